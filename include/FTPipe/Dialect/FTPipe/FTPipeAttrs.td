@@ -1,0 +1,139 @@
+//===- FTPipeAttrs.td - ftpipe attributes ------------------*- tablegen -*-===//
+//
+// Attributes for op costs, hardware descriptions and partition plans. All of
+// them print as keyword structs (`#ftpipe.cost<fwd_ms = ..., ...>`) so that a
+// reader can see every figure the partitioner used.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_DIALECT_FTPIPE_FTPIPEATTRS_TD
+#define FTPIPE_DIALECT_FTPIPE_FTPIPEATTRS_TD
+
+include "FTPipe/Dialect/FTPipe/FTPipeDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+
+/// A `double` printed in its shortest round-tripping decimal form.
+class FTPipe_F64Parameter<string desc> : AttrOrTypeParameter<"::mlir::ftpipe::F64", desc> {
+  let parser = "::mlir::ftpipe::parseF64($_parser)";
+  let printer = "::mlir::ftpipe::printF64($_printer, $_self)";
+}
+
+/// A non-negative byte count.
+class FTPipe_BytesParameter<string desc> : AttrOrTypeParameter<"int64_t", desc>;
+
+class FTPipe_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<FTPipe_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+  let genVerifyDecl = 1;
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def FTPipe_CostAttr : FTPipe_Attr<"Cost", "cost"> {
+  let summary = "Per-op cost: time and memory of one micro-batch";
+  let description = [{
+    What one execution of an op costs for one micro-batch: forward and backward
+    time in milliseconds, bytes of trainable parameters it reads, bytes of
+    activations its backward needs saved, and bytes of its results.
+
+    ```mlir
+    #ftpipe.cost<fwd_ms = 0.25, bwd_ms = 0.5, param_bytes = 4194304,
+                 act_bytes = 65536, out_bytes = 65536>
+    ```
+  }];
+  let parameters = (ins
+    FTPipe_F64Parameter<"forward time in ms">:$fwd_ms,
+    FTPipe_F64Parameter<"backward time in ms">:$bwd_ms,
+    FTPipe_BytesParameter<"bytes of parameters read">:$param_bytes,
+    FTPipe_BytesParameter<"bytes of activations saved for backward">:$act_bytes,
+    FTPipe_BytesParameter<"bytes of all results">:$out_bytes);
+}
+
+def FTPipe_DeviceSpecAttr : FTPipe_Attr<"DeviceSpec", "device"> {
+  let summary = "One accelerator: memory and sustained speed";
+  let description = [{
+    One device of a cluster: its name, memory budget in bytes, sustained
+    compute rate in TFLOP/s, memory bandwidth in GB/s, the per-kernel launch
+    overhead in microseconds and the node it sits in.
+
+    ```mlir
+    #ftpipe.device<name = "rtx2080ti", memory_bytes = 11811160064,
+                   tflops = 13.4, mem_gbps = 616.0, launch_us = 5.0, node = 0>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"device model name">:$name,
+    FTPipe_BytesParameter<"memory budget in bytes">:$memory_bytes,
+    FTPipe_F64Parameter<"sustained TFLOP/s">:$tflops,
+    FTPipe_F64Parameter<"memory bandwidth in GB/s">:$mem_gbps,
+    FTPipe_F64Parameter<"per-kernel launch overhead in us">:$launch_us,
+    AttrOrTypeParameter<"int64_t", "node index">:$node);
+}
+
+def FTPipe_LinkAttr : FTPipe_Attr<"Link", "link"> {
+  let summary = "A link between two devices";
+  let description = [{
+    A point-to-point link between devices `src` and `dst` (both directions),
+    with its bandwidth in GB/s and latency in microseconds.
+
+    ```mlir
+    #ftpipe.link<src = 0, dst = 1, gbps = 12.0, latency_us = 10.0>
+    ```
+  }];
+  let parameters = (ins
+    AttrOrTypeParameter<"int64_t", "first device">:$src,
+    AttrOrTypeParameter<"int64_t", "second device">:$dst,
+    FTPipe_F64Parameter<"bandwidth in GB/s">:$gbps,
+    FTPipe_F64Parameter<"latency in us">:$latency_us);
+}
+
+def FTPipe_HardwareAttr : FTPipe_Attr<"Hardware", "hardware"> {
+  let summary = "A cluster: devices and the links between them";
+  let description = [{
+    The hardware a plan is made for. Devices are numbered by their position in
+    `devices`; `links` name devices by that number.
+
+    ```mlir
+    #ftpipe.hardware<name = "two-gpus",
+      devices = [#ftpipe.device<name = "gpu", memory_bytes = 1000, tflops = 1.0,
+                                mem_gbps = 100.0, launch_us = 5.0, node = 0>,
+                 #ftpipe.device<name = "gpu", memory_bytes = 1000, tflops = 1.0,
+                                mem_gbps = 100.0, launch_us = 5.0, node = 0>],
+      links = [#ftpipe.link<src = 0, dst = 1, gbps = 12.0, latency_us = 10.0>]>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"cluster name">:$name,
+    ArrayRefParameter<"::mlir::ftpipe::DeviceSpecAttr", "devices">:$devices,
+    OptionalArrayRefParameter<"::mlir::ftpipe::LinkAttr", "links">:$links);
+  let assemblyFormat = [{
+    `<` `name` `=` $name `,` `devices` `=` `[` $devices `]`
+    (`,` `links` `=` `[` $links^ `]`)? `>`
+  }];
+}
+
+def FTPipe_PlanAttr : FTPipe_Attr<"Plan", "plan"> {
+  let summary = "A partition plan: stage placement, objective and memory";
+  let description = [{
+    The outcome of partitioning: which method produced it, the device of each
+    stage (`stage_device[s]` is the device of stage `s`), the objective (the
+    async steady-state time per micro-batch in ms) and the memory each device
+    needs in bytes (`memory_bytes[d]` for device `d`).
+
+    ```mlir
+    #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1, 1, 0],
+                 objective_ms = 12.5, memory_bytes = [100, 200]>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"method that produced the plan">:$method,
+    ArrayRefParameter<"int64_t", "device of each stage">:$stage_device,
+    FTPipe_F64Parameter<"async time per micro-batch in ms">:$objective_ms,
+    ArrayRefParameter<"int64_t", "bytes needed on each device">:$memory_bytes);
+  let assemblyFormat = [{
+    `<` `method` `=` $method `,` `stage_device` `=` `[` $stage_device `]` `,`
+    `objective_ms` `=` $objective_ms `,`
+    `memory_bytes` `=` `[` $memory_bytes `]` `>`
+  }];
+}
+
+#endif // FTPIPE_DIALECT_FTPIPE_FTPIPEATTRS_TD

@@ -1,0 +1,60 @@
+//===- FTPipeDialect.td - The ftpipe dialect ---------------*- tablegen -*-===//
+//
+// Declares the `ftpipe` dialect: the IR vocabulary that FTPipe's passes use to
+// record costs, hardware, partition plans, pipeline stages and point-to-point
+// transfers between devices.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_DIALECT_FTPIPE_FTPIPEDIALECT_TD
+#define FTPIPE_DIALECT_FTPIPE_FTPIPEDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def FTPipe_Dialect : Dialect {
+  let name = "ftpipe";
+  let cppNamespace = "::mlir::ftpipe";
+  let summary = "Pipeline partitioning of tensor programs for fine-tuning";
+  let description = [{
+    The `ftpipe` dialect carries what FTPipe learns and decides about a tensor
+    program on its way from one `func.func` to one executable per GPU:
+
+    * cost attributes on ops (`#ftpipe.cost`), the hardware description
+      (`#ftpipe.hardware`) and the partition plan (`#ftpipe.plan`) on the module;
+    * `ftpipe.stage`, an isolated region that is one pipeline stage;
+    * `ftpipe.send` / `ftpipe.recv`, point-to-point transfers between devices.
+
+    Discardable attributes the dialect knows and verifies:
+
+    | attribute | where | value |
+    |-----------|-------|-------|
+    | `ftpipe.param` | function argument | unit: a trainable weight |
+    | `ftpipe.name` | function argument | string: checkpoint name of the weight |
+    | `ftpipe.cost` | op | `#ftpipe.cost` |
+    | `ftpipe.block` | op | non-negative integer: coarse block id |
+    | `ftpipe.stage` | op | non-negative integer: pipeline stage id |
+    | `ftpipe.device` | op or function | non-negative integer: device id |
+    | `ftpipe.hardware` | module | `#ftpipe.hardware` |
+    | `ftpipe.plan` | module | `#ftpipe.plan` |
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Names of the discardable attributes this dialect defines.
+    static constexpr ::llvm::StringLiteral kParamAttrName = "ftpipe.param";
+    static constexpr ::llvm::StringLiteral kNameAttrName = "ftpipe.name";
+    static constexpr ::llvm::StringLiteral kCostAttrName = "ftpipe.cost";
+    static constexpr ::llvm::StringLiteral kBlockAttrName = "ftpipe.block";
+    static constexpr ::llvm::StringLiteral kStageAttrName = "ftpipe.stage";
+    static constexpr ::llvm::StringLiteral kDeviceAttrName = "ftpipe.device";
+    static constexpr ::llvm::StringLiteral kHardwareAttrName =
+        "ftpipe.hardware";
+    static constexpr ::llvm::StringLiteral kPlanAttrName = "ftpipe.plan";
+
+  private:
+    void registerAttributes();
+  }];
+}
+
+#endif // FTPIPE_DIALECT_FTPIPE_FTPIPEDIALECT_TD

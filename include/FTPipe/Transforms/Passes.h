@@ -1,0 +1,29 @@
+//===- Passes.h - FTPipe passes ---------------------------------*- C++ -*-===//
+//
+// Declares every FTPipe pass (generated from Passes.td) and the entry point
+// that registers them all with MLIR's pass registry.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_TRANSFORMS_PASSES_H
+#define FTPIPE_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace ftpipe {
+
+#define GEN_PASS_DECL
+#include "FTPipe/Transforms/Passes.h.inc"
+
+/// Generated: `registerFTPipePasses()` registers every FTPipe pass with the
+/// global pass registry, so that `--ftpipe-*` flags and textual pipelines can
+/// name them; `registerXPass()` registers one.
+#define GEN_PASS_REGISTRATION
+#include "FTPipe/Transforms/Passes.h.inc"
+
+} // namespace ftpipe
+} // namespace mlir
+
+#endif // FTPIPE_TRANSFORMS_PASSES_H

@@ -1,0 +1,159 @@
+//===- FTPipeAttrs.cpp - ftpipe attributes ----------------------*- C++ -*-===//
+//
+// Parsing, printing and verification of the cost, hardware and plan
+// attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+
+FailureOr<F64> mlir::ftpipe::parseF64(AsmParser &parser) {
+  double value;
+  if (parser.parseFloat(value))
+    return failure();
+  return F64(value);
+}
+
+std::string mlir::ftpipe::formatF64(double value) {
+  // The shortest %g form that round-trips; the MLIR lexer needs a '.' to see a
+  // float, so one goes before any exponent.
+  std::string text;
+  for (int precision = 1; precision <= 17; ++precision) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    text = buffer;
+    if (std::strtod(text.c_str(), nullptr) == value)
+      break;
+  }
+  if (std::isfinite(value) && text.find('.') == std::string::npos) {
+    size_t exponent = text.find_first_of("eE");
+    text.insert(exponent == std::string::npos ? text.size() : exponent, ".0");
+  }
+  return text;
+}
+
+void mlir::ftpipe::printF64(AsmPrinter &printer, double value) {
+  printer << formatF64(value);
+}
+
+#define GET_ATTRDEF_CLASSES
+#include "FTPipe/Dialect/FTPipe/FTPipeAttrs.cpp.inc"
+
+void FTPipeDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "FTPipe/Dialect/FTPipe/FTPipeAttrs.cpp.inc"
+      >();
+}
+
+/// Checks that a time or rate field is finite and not negative.
+static LogicalResult checkNonNegative(function_ref<InFlightDiagnostic()> emit,
+                                      StringRef field, double value) {
+  if (!std::isfinite(value) || value < 0)
+    return emit() << "'" << field << "' must be finite and non-negative, got "
+                  << formatF64(value);
+  return success();
+}
+
+/// Checks that a byte count or index is not negative.
+static LogicalResult checkNonNegative(function_ref<InFlightDiagnostic()> emit,
+                                      StringRef field, int64_t value) {
+  if (value < 0)
+    return emit() << "'" << field << "' must be non-negative, got " << value;
+  return success();
+}
+
+LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               F64 fwdMs, F64 bwdMs, int64_t paramBytes,
+                               int64_t actBytes, int64_t outBytes) {
+  return success(succeeded(checkNonNegative(emitError, "fwd_ms", fwdMs)) &&
+                 succeeded(checkNonNegative(emitError, "bwd_ms", bwdMs)) &&
+                 succeeded(checkNonNegative(emitError, "param_bytes",
+                                            paramBytes)) &&
+                 succeeded(checkNonNegative(emitError, "act_bytes",
+                                            actBytes)) &&
+                 succeeded(checkNonNegative(emitError, "out_bytes", outBytes)));
+}
+
+LogicalResult
+DeviceSpecAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       StringRef name, int64_t memoryBytes, F64 tflops,
+                       F64 memGbps, F64 launchUs, int64_t node) {
+  if (memoryBytes <= 0)
+    return emitError() << "device '" << name
+                       << "' must have a positive 'memory_bytes', got "
+                       << memoryBytes;
+  if (!(tflops > 0) || !std::isfinite(tflops))
+    return emitError() << "device '" << name
+                       << "' must have a positive 'tflops', got " << formatF64(tflops);
+  if (!(memGbps > 0) || !std::isfinite(memGbps))
+    return emitError() << "device '" << name
+                       << "' must have a positive 'mem_gbps', got "
+                       << formatF64(memGbps);
+  return success(
+      succeeded(checkNonNegative(emitError, "launch_us", launchUs)) &&
+      succeeded(checkNonNegative(emitError, "node", node)));
+}
+
+LogicalResult LinkAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t src, int64_t dst, F64 gbps,
+                               F64 latencyUs) {
+  if (failed(checkNonNegative(emitError, "src", src)) ||
+      failed(checkNonNegative(emitError, "dst", dst)) ||
+      failed(checkNonNegative(emitError, "latency_us", latencyUs)))
+    return failure();
+  if (src == dst)
+    return emitError() << "link joins device " << src << " to itself";
+  if (!(gbps > 0) || !std::isfinite(gbps))
+    return emitError() << "link " << src << " <-> " << dst
+                       << " must have a positive 'gbps', got " << formatF64(gbps);
+  return success();
+}
+
+LogicalResult
+HardwareAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     StringRef name, ArrayRef<DeviceSpecAttr> devices,
+                     ArrayRef<LinkAttr> links) {
+  int64_t numDevices = devices.size();
+  if (numDevices == 0)
+    return emitError() << "hardware '" << name << "' has no devices";
+  llvm::DenseSet<std::pair<int64_t, int64_t>> seen;
+  for (LinkAttr link : links) {
+    if (link.getSrc() >= numDevices || link.getDst() >= numDevices)
+      return emitError() << "link " << link.getSrc() << " <-> "
+                         << link.getDst() << " names a device outside 0.."
+                         << numDevices - 1;
+    auto key = std::minmax(link.getSrc(), link.getDst());
+    if (!seen.insert(key).second)
+      return emitError() << "link " << key.first << " <-> " << key.second
+                         << " is given twice";
+  }
+  return success();
+}
+
+LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               StringRef method, ArrayRef<int64_t> stageDevice,
+                               F64 objectiveMs,
+                               ArrayRef<int64_t> memoryBytes) {
+  for (auto [stage, device] : llvm::enumerate(stageDevice))
+    if (device < 0)
+      return emitError() << "stage " << stage << " has negative device "
+                         << device;
+  for (auto [device, bytes] : llvm::enumerate(memoryBytes))
+    if (bytes < 0)
+      return emitError() << "device " << device << " has negative memory "
+                         << bytes;
+  return checkNonNegative(emitError, "objective_ms", objectiveMs);
+}

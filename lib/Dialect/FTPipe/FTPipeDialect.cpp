@@ -1,0 +1,121 @@
+//===- FTPipeDialect.cpp - The ftpipe dialect -------------------*- C++ -*-===//
+//
+// Registers the dialect's attributes and ops and verifies the discardable
+// `ftpipe.*` attributes that other passes attach to foreign ops, functions
+// and function arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+
+#include "FTPipe/Dialect/FTPipe/FTPipeDialect.cpp.inc"
+
+void FTPipeDialect::initialize() {
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "FTPipe/Dialect/FTPipe/FTPipeOps.cpp.inc"
+      >();
+}
+
+void mlir::ftpipe::registerFTPipeDialect(DialectRegistry &registry) {
+  registry.insert<FTPipeDialect>();
+}
+
+/// Checks that `attr` is a non-negative integer attribute.
+static LogicalResult verifyIdAttr(Operation *op, NamedAttribute attr) {
+  auto intAttr = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!intAttr || !intAttr.getType().isSignlessInteger())
+    return op->emitError() << "'" << attr.getName()
+                           << "' must be an integer, got " << attr.getValue();
+  if (intAttr.getValue().isNegative())
+    return op->emitError() << "'" << attr.getName()
+                           << "' must be non-negative, got "
+                           << intAttr.getValue().getSExtValue();
+  return success();
+}
+
+LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kCostAttrName) {
+    if (!isa<CostAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a #ftpipe.cost, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kBlockAttrName || name == kStageAttrName ||
+      name == kDeviceAttrName)
+    return verifyIdAttr(op, attr);
+  if (name == kHardwareAttrName || name == kPlanAttrName) {
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << name
+                             << "' belongs on a builtin.module, not on '"
+                             << op->getName() << "'";
+    if (name == kHardwareAttrName && !isa<HardwareAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be a #ftpipe.hardware, got "
+                             << attr.getValue();
+    if (name == kPlanAttrName) {
+      auto plan = dyn_cast<PlanAttr>(attr.getValue());
+      if (!plan)
+        return op->emitError()
+               << "'" << name << "' must be a #ftpipe.plan, got "
+               << attr.getValue();
+      auto hw = op->getAttrOfType<HardwareAttr>(kHardwareAttrName);
+      if (hw) {
+        int64_t numDevices = hw.getDevices().size();
+        for (auto [stage, device] : llvm::enumerate(plan.getStageDevice()))
+          if (device >= numDevices)
+            return op->emitError()
+                   << "plan puts stage " << stage << " on device " << device
+                   << " but the hardware has " << numDevices << " devices";
+        if (static_cast<int64_t>(plan.getMemoryBytes().size()) != numDevices)
+          return op->emitError()
+                 << "plan gives memory for " << plan.getMemoryBytes().size()
+                 << " devices but the hardware has " << numDevices;
+      }
+    }
+    return success();
+  }
+  if (name == kParamAttrName || name == kNameAttrName)
+    return op->emitError() << "'" << name
+                           << "' belongs on a function argument, not on '"
+                           << op->getName() << "'";
+  return op->emitError() << "unknown ftpipe attribute '" << name << "'";
+}
+
+LogicalResult FTPipeDialect::verifyRegionArgAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned argIndex,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kParamAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' on argument " << argIndex
+                             << " must be a unit attribute";
+    Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (!tensorType || !isa<FloatType>(tensorType.getElementType()))
+      return op->emitError() << "parameter argument " << argIndex
+                             << " must be a ranked tensor of floats, got "
+                             << type;
+    return success();
+  }
+  if (name == kNameAttrName) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || str.getValue().empty())
+      return op->emitError() << "'" << name << "' on argument " << argIndex
+                             << " must be a non-empty string";
+    return success();
+  }
+  return op->emitError() << "unknown ftpipe argument attribute '" << name
+                         << "'";
+}

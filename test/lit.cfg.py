@@ -1,0 +1,32 @@
+# -*- Python -*-
+# lit configuration of FTPipe's regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "FTPipe"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ftpipe_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%ftpipe_src_root", config.ftpipe_src_root))
+config.substitutions.append(("%shared", config.ftpipe_shared_dir))
+
+llvm_config.use_default_substitutions()
+# `not`, `FileCheck` and friends live in LLVM's tools directory; put it first
+# on PATH so RUN lines that start with `not` work.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.ftpipe_tools_dir, append_path=True)
+
+tools = [ToolSubst("ftpipe-opt", unresolved="fatal")]
+llvm_config.add_tool_substitutions(
+    tools, [config.ftpipe_tools_dir, config.llvm_tools_dir])
+
+if os.path.exists(os.path.join(config.ftpipe_shared_dir, "models")):
+    config.available_features.add("shared-models")
