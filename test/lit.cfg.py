@@ -14,7 +14,6 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ftpipe_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
-config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%ftpipe_src_root", config.ftpipe_src_root))
 config.substitutions.append(("%shared", config.ftpipe_shared_dir))
 

@@ -20,23 +20,45 @@ using namespace mlir;
 using namespace mlir::ftpipe;
 
 FailureOr<F64> mlir::ftpipe::parseF64(AsmParser &parser) {
-  double value;
-  if (parser.parseFloat(value))
+  // Hand-written hardware files say `gbps = 12`: accept integers too, which
+  // AsmParser::parseFloat rejects.
+  SMLoc loc = parser.getCurrentLocation();
+  Attribute number;
+  if (parser.parseAttribute(number))
     return failure();
-  return F64(value);
+  if (auto floatAttr = dyn_cast<FloatAttr>(number))
+    return F64(floatAttr.getValueAsDouble());
+  if (auto intAttr = dyn_cast<IntegerAttr>(number))
+    return F64(static_cast<double>(intAttr.getValue().getSExtValue()));
+  return parser.emitError(loc) << "expected a number, got " << number;
 }
 
-std::string mlir::ftpipe::formatF64(double value) {
-  // The shortest %g form that round-trips; the MLIR lexer needs a '.' to see a
-  // float, so one goes before any exponent.
+/// The shortest text of `value` in the printf `format` (which takes a
+/// precision) that reads back as the same double.
+static std::string shortestRoundTrip(const char *format, double value,
+                                     int maxPrecision) {
   std::string text;
-  for (int precision = 1; precision <= 17; ++precision) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+  for (int precision = 0; precision <= maxPrecision; ++precision) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), format, precision, value);
     text = buffer;
     if (std::strtod(text.c_str(), nullptr) == value)
       break;
   }
+  return text;
+}
+
+std::string mlir::ftpipe::formatF64(double value) {
+  std::string text = shortestRoundTrip("%.*g", value, 17);
+  // Prefer plain decimals ("10.0", "0.0125") for everyday magnitudes.
+  double magnitude = std::fabs(value);
+  if (text.find_first_of("eE") != std::string::npos && magnitude >= 1e-4 &&
+      magnitude < 1e15) {
+    std::string fixed = shortestRoundTrip("%.*f", value, 24);
+    if (std::strtod(fixed.c_str(), nullptr) == value)
+      text = fixed;
+  }
+  // The MLIR lexer needs a '.' to see a float; it goes before any exponent.
   if (std::isfinite(value) && text.find('.') == std::string::npos) {
     size_t exponent = text.find_first_of("eE");
     text.insert(exponent == std::string::npos ? text.size() : exponent, ".0");
@@ -135,7 +157,8 @@ HardwareAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "link " << link.getSrc() << " <-> "
                          << link.getDst() << " names a device outside 0.."
                          << numDevices - 1;
-    auto key = std::minmax(link.getSrc(), link.getDst());
+    std::pair<int64_t, int64_t> key(std::min(link.getSrc(), link.getDst()),
+                                    std::max(link.getSrc(), link.getDst()));
     if (!seen.insert(key).second)
       return emitError() << "link " << key.first << " <-> " << key.second
                          << " is given twice";

@@ -31,13 +31,13 @@ void mlir::ftpipe::registerFTPipeDialect(DialectRegistry &registry) {
 
 /// Checks that `attr` is a non-negative integer attribute.
 static LogicalResult verifyIdAttr(Operation *op, NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
   auto intAttr = dyn_cast<IntegerAttr>(attr.getValue());
   if (!intAttr || !intAttr.getType().isSignlessInteger())
-    return op->emitError() << "'" << attr.getName()
-                           << "' must be an integer, got " << attr.getValue();
+    return op->emitError() << "'" << name << "' must be an integer, got "
+                           << attr.getValue();
   if (intAttr.getValue().isNegative())
-    return op->emitError() << "'" << attr.getName()
-                           << "' must be non-negative, got "
+    return op->emitError() << "'" << name << "' must be non-negative, got "
                            << intAttr.getValue().getSExtValue();
   return success();
 }
@@ -101,7 +101,14 @@ LogicalResult FTPipeDialect::verifyRegionArgAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' on argument " << argIndex
                              << " must be a unit attribute";
-    Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+    // A function declaration has no body: take the type from its signature.
+    Type type;
+    if (auto function = dyn_cast<FunctionOpInterface>(op))
+      type = function.getArgumentTypes()[argIndex];
+    else if (!op->getRegion(regionIndex).empty())
+      type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+    else
+      return success();
     auto tensorType = dyn_cast<RankedTensorType>(type);
     if (!tensorType || !isa<FloatType>(tensorType.getElementType()))
       return op->emitError() << "parameter argument " << argIndex

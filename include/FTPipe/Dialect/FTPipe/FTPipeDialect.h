@@ -39,7 +39,7 @@ struct F64 {
 /// lexes as a float in MLIR (it always has a '.'), e.g. "3.0", "0.125".
 std::string formatF64(double value);
 
-/// Parses a floating-point attribute field.
+/// Parses a floating-point attribute field (integers are accepted).
 FailureOr<F64> parseF64(AsmParser &parser);
 /// Prints a floating-point attribute field in its shortest form that parses
 /// back to the same value.
