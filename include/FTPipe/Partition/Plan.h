@@ -1,0 +1,51 @@
+//===- Plan.h - A pipeline plan: stages and their devices -------*- C++ -*-===//
+//
+// A plan says which stage every node belongs to and which device runs every
+// stage. Several stages may share a device (Mixed-Pipe places non-adjacent
+// stages together). Plain data: algorithms produce plans, verifyPlan checks
+// them, evaluatePlan scores them, the simulator runs them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_PARTITION_PLAN_H
+#define FTPIPE_PARTITION_PLAN_H
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ftpipe {
+namespace partition {
+
+/// Index of a pipeline stage.
+using StageId = uint32_t;
+/// Index of a device in a Hardware description.
+using DeviceId = uint32_t;
+
+/// Stage of each node and device of each stage.
+struct Plan {
+  /// nodeStage[n] is the stage of node n; one entry per node.
+  std::vector<StageId> nodeStage;
+  /// stageDevice[s] is the device of stage s; one entry per stage.
+  std::vector<DeviceId> stageDevice;
+
+  size_t numStages() const { return stageDevice.size(); }
+
+  /// The plan before partitioning: every node in stage 0 on device 0.
+  static Plan singleStage(size_t numNodes) {
+    Plan plan;
+    plan.nodeStage.assign(numNodes, 0);
+    plan.stageDevice.assign(1, 0);
+    return plan;
+  }
+
+  bool operator==(const Plan &other) const {
+    return nodeStage == other.nodeStage && stageDevice == other.stageDevice;
+  }
+  bool operator!=(const Plan &other) const { return !(*this == other); }
+};
+
+} // namespace partition
+} // namespace ftpipe
+
+#endif // FTPIPE_PARTITION_PLAN_H
