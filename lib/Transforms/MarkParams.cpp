@@ -26,7 +26,7 @@ using namespace mlir;
 using namespace mlir::ftpipe;
 
 namespace {
-struct MarkParamsPass : public ftpipe::impl::MarkParamsPassBase<MarkParamsPass> {
+struct MarkParamsPass : public mlir::ftpipe::impl::MarkParamsPassBase<MarkParamsPass> {
   using Base::Base;
   void runOnOperation() override;
 };

@@ -36,8 +36,52 @@ def MarkParamsPass : Pass<"ftpipe-mark-params", "func::FuncOp"> {
                "Indices of float tensor arguments that are data inputs, not "
                "parameters">,
   ];
+  let dependentDialects = ["ftpipe::FTPipeDialect"];
   let statistics = [
     Statistic<"numParams", "num-params", "Number of arguments marked">,
+  ];
+}
+
+def AnnotateCostsPass : Pass<"ftpipe-annotate-costs", "ModuleOp"> {
+  let summary = "Attaches the analytical (or profiled) cost of every op";
+  let description = [{
+    Sets the module's `ftpipe.hardware` to the chosen cluster and gives every
+    op of every function body a `#ftpipe.cost`: forward and backward time for
+    one micro-batch on the reference device, bytes of parameters it reads,
+    bytes of activations its backward keeps, bytes of its results.
+
+    Times come from a roofline per kernel (the larger of FLOPs at the
+    device's sustained rate and bytes at its sustained bandwidth, plus a
+    launch overhead); backward rules follow each op's derivative; ops on
+    which no gradient flows (masks, position ids) have no backward. An op
+    without a rule gets a warning at its location and a byte-based estimate.
+    A measured profile (JSON: scope -> `{"fwd_ms": x, "bwd_ms": y}`)
+    replaces the figures of the ops in each listed scope, split among them in
+    proportion to the analytical ones. docs/CostModel.md has the rules.
+
+    Before:
+    ```mlir
+    %0 = tosa.matmul %a, %b : (tensor<1x64x64xf32>, tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+    ```
+    After:
+    ```mlir
+    %0 = tosa.matmul %a, %b {ftpipe.cost = #ftpipe.cost<fwd_ms = 0.005, bwd_ms = 0.01,
+        param_bytes = 0, act_bytes = 32768, out_bytes = 16384>} : ...
+    ```
+  }];
+  let options = [
+    Option<"hardware", "hardware", "std::string",
+           /*default=*/"\"rtx2080ti-pcie-x8\"",
+           "Hardware preset name or cluster JSON file">,
+    Option<"device", "device", "unsigned", /*default=*/"0",
+           "Reference device whose speed times the ops">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "Measured profile (JSON) that overrides analytical times">,
+  ];
+  let dependentDialects = ["ftpipe::FTPipeDialect"];
+  let statistics = [
+    Statistic<"numUnknownOps", "num-unknown-ops",
+              "Ops costed by the byte-based fallback">,
   ];
 }
 
