@@ -64,21 +64,27 @@ double OpCostEstimate::backwardMs(const partition::Device &device) const {
 //===----------------------------------------------------------------------===//
 
 /// Views, constants and metadata: no kernel runs.
-static const llvm::StringSet<> kFreeOps = {
-    "tosa.reshape",      "tosa.const",           "tosa.identity",
-    "tensor.empty",      "tensor.collapse_shape", "tensor.expand_shape",
-    "tensor.cast",       "tensor.extract",        "tensor.dim",
-    "tensor.bitcast",    "tensor.reshape",        "tensor.rank",
-    "tensor.from_elements"};
+static const llvm::StringSet<> kFreeOps = {"tosa.reshape",
+                                           "tosa.const",
+                                           "tosa.identity",
+                                           "tensor.empty",
+                                           "tensor.collapse_shape",
+                                           "tensor.expand_shape",
+                                           "tensor.cast",
+                                           "tensor.extract",
+                                           "tensor.dim",
+                                           "tensor.bitcast",
+                                           "tensor.reshape",
+                                           "tensor.rank",
+                                           "tensor.from_elements"};
 
 static const llvm::StringSet<> kContractionOps = {
-    "tosa.matmul", "tosa.fully_connected", "tosa.conv2d", "tosa.conv3d",
-    "tosa.depthwise_conv2d", "tosa.transpose_conv2d"};
+    "tosa.matmul", "tosa.fully_connected",  "tosa.conv2d",
+    "tosa.conv3d", "tosa.depthwise_conv2d", "tosa.transpose_conv2d"};
 
 static const llvm::StringSet<> kReductionOps = {
-    "tosa.reduce_sum", "tosa.reduce_max", "tosa.reduce_min",
-    "tosa.reduce_prod", "tosa.reduce_all", "tosa.reduce_any",
-    "tosa.argmax"};
+    "tosa.reduce_sum", "tosa.reduce_max", "tosa.reduce_min", "tosa.reduce_prod",
+    "tosa.reduce_all", "tosa.reduce_any", "tosa.argmax"};
 
 /// Reductions whose backward needs the input (where the extreme was, or the
 /// other factors).
@@ -86,31 +92,64 @@ static const llvm::StringSet<> kReductionsSavingInput = {
     "tosa.reduce_max", "tosa.reduce_min", "tosa.reduce_prod", "tosa.argmax"};
 
 static const llvm::StringSet<> kDataMovementOps = {
-    "tosa.transpose",       "tosa.slice",       "tosa.concat",
-    "tosa.pad",             "tosa.tile",        "tosa.reverse",
-    "tosa.gather",          "tosa.scatter",     "tosa.resize",
-    "tensor.extract_slice", "tensor.insert_slice", "tensor.pad",
-    "tensor.concat",        "tensor.gather",    "tensor.scatter",
-    "tensor.generate",      "tensor.splat"};
+    "tosa.transpose",      "tosa.slice",
+    "tosa.concat",         "tosa.pad",
+    "tosa.tile",           "tosa.reverse",
+    "tosa.gather",         "tosa.scatter",
+    "tosa.resize",         "tensor.extract_slice",
+    "tensor.insert_slice", "tensor.pad",
+    "tensor.concat",       "tensor.gather",
+    "tensor.scatter",      "tensor.generate",
+    "tensor.splat"};
 
 /// Elementwise ops whose gradient needs none of their inputs.
 static const llvm::StringSet<> kLinearElementwiseOps = {
-    "tosa.add",    "tosa.sub",    "tosa.negate", "tosa.cast",
-    "arith.addf",  "arith.subf",  "arith.negf",  "arith.extf",
-    "arith.truncf"};
+    "tosa.add",   "tosa.sub",   "tosa.negate", "tosa.cast",   "arith.addf",
+    "arith.subf", "arith.negf", "arith.extf",  "arith.truncf"};
 
 static const llvm::StringSet<> kTosaElementwiseOps = {
-    "tosa.add", "tosa.sub", "tosa.mul", "tosa.div", "tosa.int_div",
-    "tosa.pow", "tosa.maximum", "tosa.minimum", "tosa.abs", "tosa.exp",
-    "tosa.log", "tosa.negate", "tosa.reciprocal", "tosa.rsqrt",
-    "tosa.sigmoid", "tosa.tanh", "tosa.erf", "tosa.cast", "tosa.clamp",
-    "tosa.select", "tosa.equal", "tosa.greater", "tosa.greater_equal",
-    "tosa.logical_and", "tosa.logical_or", "tosa.logical_xor",
-    "tosa.logical_not", "tosa.bitwise_and", "tosa.bitwise_or",
-    "tosa.bitwise_xor", "tosa.bitwise_not", "tosa.floor", "tosa.ceil",
-    "tosa.table", "tosa.arithmetic_right_shift", "tosa.logical_left_shift",
-    "tosa.logical_right_shift", "tosa.clz", "tosa.rescale", "tosa.sin",
-    "tosa.cos", "tosa.apply_scale"};
+    "tosa.add",
+    "tosa.sub",
+    "tosa.mul",
+    "tosa.div",
+    "tosa.int_div",
+    "tosa.pow",
+    "tosa.maximum",
+    "tosa.minimum",
+    "tosa.abs",
+    "tosa.exp",
+    "tosa.log",
+    "tosa.negate",
+    "tosa.reciprocal",
+    "tosa.rsqrt",
+    "tosa.sigmoid",
+    "tosa.tanh",
+    "tosa.erf",
+    "tosa.cast",
+    "tosa.clamp",
+    "tosa.select",
+    "tosa.equal",
+    "tosa.greater",
+    "tosa.greater_equal",
+    "tosa.logical_and",
+    "tosa.logical_or",
+    "tosa.logical_xor",
+    "tosa.logical_not",
+    "tosa.bitwise_and",
+    "tosa.bitwise_or",
+    "tosa.bitwise_xor",
+    "tosa.bitwise_not",
+    "tosa.floor",
+    "tosa.ceil",
+    "tosa.table",
+    "tosa.arithmetic_right_shift",
+    "tosa.logical_left_shift",
+    "tosa.logical_right_shift",
+    "tosa.clz",
+    "tosa.rescale",
+    "tosa.sin",
+    "tosa.cos",
+    "tosa.apply_scale"};
 
 static CostRule classify(Operation *op) {
   StringRef name = op->getName().getStringRef();
@@ -143,11 +182,11 @@ static CostRule classify(Operation *op) {
 namespace {
 /// Byte totals of an op's operands and results.
 struct Sizes {
-  int64_t in = 0;        // all operands
-  int64_t out = 0;       // all tensor results
-  int64_t gradIn = 0;    // operands that receive a gradient
-  int64_t savedAll = 0;  // float operands that are not parameters
-  int64_t intIn = 0;     // integer operands (indices, masks)
+  int64_t in = 0;       // all operands
+  int64_t out = 0;      // all tensor results
+  int64_t gradIn = 0;   // operands that receive a gradient
+  int64_t savedAll = 0; // float operands that are not parameters
+  int64_t intIn = 0;    // integer operands (indices, masks)
 };
 } // namespace
 
@@ -159,7 +198,13 @@ static Sizes measure(Operation *op, ArrayRef<OperandInfo> operands) {
     if (info.needsGrad)
       sizes.gradIn += bytes;
     if (isFloatTensor(value.getType())) {
-      if (!info.isParam)
+      // Parameters are kept anyway; constants and fresh buffers (linalg
+      // `outs` from tensor.empty) hold nothing worth saving.
+      Operation *producer = value.getDefiningOp();
+      bool holdsData =
+          !producer || (!producer->hasTrait<OpTrait::ConstantLike>() &&
+                        producer->getName().getStringRef() != "tensor.empty");
+      if (!info.isParam && holdsData)
         sizes.savedAll += bytes;
     } else {
       sizes.intIn += bytes;
@@ -190,11 +235,12 @@ static double contractionFlops(Operation *op) {
   // elements of its output channel. Weights are [OC, ...] except depthwise
   // ones, [KH, KW, C, M] with C x M output channels.
   auto weight = cast<RankedTensorType>(op->getOperand(1).getType());
-  int64_t outChannels = name == "tosa.depthwise_conv2d"
-                            ? cast<RankedTensorType>(resultType).getShape().back()
-                            : weight.getShape().front();
-  double perOutput =
-      double(getNumElements(weight)) / double(std::max<int64_t>(1, outChannels));
+  int64_t outChannels =
+      name == "tosa.depthwise_conv2d"
+          ? cast<RankedTensorType>(resultType).getShape().back()
+          : weight.getShape().front();
+  double perOutput = double(getNumElements(weight)) /
+                     double(std::max<int64_t>(1, outChannels));
   return 2.0 * outElements * perOutput;
 }
 
@@ -220,8 +266,8 @@ OpCostEstimate mlir::ftpipe::estimateOpCost(Operation *op,
   if (cost.rule == CostRule::Free)
     return cost;
 
-  bool anyGrad = llvm::any_of(operands,
-                              [](const OperandInfo &i) { return i.needsGrad; });
+  bool anyGrad =
+      llvm::any_of(operands, [](const OperandInfo &i) { return i.needsGrad; });
   bool floatResult = llvm::any_of(op->getResultTypes(), isFloatTensor);
   bool hasBackward = anyGrad && floatResult;
   double outElements = 0.0;

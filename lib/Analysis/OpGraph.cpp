@@ -122,9 +122,8 @@ FailureOr<OpGraph> mlir::ftpipe::buildOpGraph(func::FuncOp func) {
     unsigned argIndex = arg.getArgNumber();
     int64_t bytes = getTypeBytes(arg.getType());
     if (func.getArgAttr(argIndex, FTPipeDialect::kParamAttrName)) {
-      auto name =
-          func.getArgAttrOfType<StringAttr>(argIndex,
-                                            FTPipeDialect::kNameAttrName);
+      auto name = func.getArgAttrOfType<StringAttr>(
+          argIndex, FTPipeDialect::kNameAttrName);
       partition::ParamId param = builder.addParam(
           name ? name.getValue().str() : "arg" + std::to_string(argIndex),
           bytes);
@@ -139,7 +138,8 @@ FailureOr<OpGraph> mlir::ftpipe::buildOpGraph(func::FuncOp func) {
   for (Operation *op : result.ops) {
     for (Value value : op->getResults()) {
       SmallVector<partition::NodeId> consumers = consumersOf(value);
-      int64_t bytes = isRematerializable(op) ? 0 : getTypeBytes(value.getType());
+      int64_t bytes =
+          isRematerializable(op) ? 0 : getTypeBytes(value.getType());
       builder.addValue(nodeOf.lookup(op), bytes, consumers);
     }
   }
@@ -161,8 +161,8 @@ mlir::ftpipe::getHardwareAttr(MLIRContext *context,
   SmallVector<DeviceSpecAttr> devices;
   for (const partition::Device &device : hardware.devices())
     devices.push_back(DeviceSpecAttr::get(
-        context, device.name, device.memoryBytes, device.tflops,
-        device.memGBps, device.launchUs, device.node));
+        context, device.name, device.memoryBytes, device.tflops, device.memGBps,
+        device.launchUs, device.node));
   SmallVector<LinkAttr> links;
   unsigned numDevices = hardware.numDevices();
   for (unsigned src = 0; src < numDevices; ++src) {
@@ -172,8 +172,8 @@ mlir::ftpipe::getHardwareAttr(MLIRContext *context,
       if (forward.GBps != backward.GBps ||
           forward.latencyUs != backward.latencyUs)
         return emitError() << "hardware '" << hardware.name()
-                           << "' has different links " << src << " -> "
-                           << dst << " and back; #ftpipe.hardware describes "
+                           << "' has different links " << src << " -> " << dst
+                           << " and back; #ftpipe.hardware describes "
                            << "symmetric links only";
       links.push_back(
           LinkAttr::get(context, src, dst, forward.GBps, forward.latencyUs));

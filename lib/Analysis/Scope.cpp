@@ -32,7 +32,7 @@ std::string mlir::ftpipe::getOpScope(Operation *op, StringRef functionName,
   StringRef name = findName(op->getLoc());
   if (!name.empty())
     return name.str();
-  return ("func.func[" + functionName + "]/" +
-          op->getName().getStringRef() + "[" + Twine(index) + "]")
+  return ("func.func[" + functionName + "]/" + op->getName().getStringRef() +
+          "[" + Twine(index) + "]")
       .str();
 }

@@ -64,8 +64,10 @@ readProfile(StringRef path, function_ref<InFlightDiagnostic()> emitError) {
   llvm::StringMap<MeasuredTime> profile;
   for (const auto &[scope, entry] : *object) {
     const llvm::json::Object *times = entry.getAsObject();
-    std::optional<double> fwd = times ? times->getNumber("fwd_ms") : std::nullopt;
-    std::optional<double> bwd = times ? times->getNumber("bwd_ms") : std::nullopt;
+    std::optional<double> fwd =
+        times ? times->getNumber("fwd_ms") : std::nullopt;
+    std::optional<double> bwd =
+        times ? times->getNumber("bwd_ms") : std::nullopt;
     if (!fwd || !bwd || *fwd < 0 || *bwd < 0)
       return emitError() << "profile entry '" << scope.str()
                          << "' needs non-negative numbers 'fwd_ms' and "
@@ -96,12 +98,13 @@ void AnnotateCostsPass::runOnOperation() {
     return signalPassFailure();
   }
   if (device >= hw->numDevices()) {
-    module.emitError() << "reference device " << device << " is not one of the "
-                       << hw->numDevices() << " devices of '" << hw->name()
-                       << "'";
+    module.emitError() << "reference device " << device.getValue()
+                       << " is not one of the " << hw->numDevices()
+                       << " devices of '" << hw->name() << "'";
     return signalPassFailure();
   }
-  FailureOr<HardwareAttr> hwAttr = getHardwareAttr(context, *hw, emitModuleError);
+  FailureOr<HardwareAttr> hwAttr =
+      getHardwareAttr(context, *hw, emitModuleError);
   if (failed(hwAttr))
     return signalPassFailure();
   module->setAttr(FTPipeDialect::kHardwareAttrName, *hwAttr);

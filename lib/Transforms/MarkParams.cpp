@@ -26,7 +26,8 @@ using namespace mlir;
 using namespace mlir::ftpipe;
 
 namespace {
-struct MarkParamsPass : public mlir::ftpipe::impl::MarkParamsPassBase<MarkParamsPass> {
+struct MarkParamsPass
+    : public mlir::ftpipe::impl::MarkParamsPassBase<MarkParamsPass> {
   using Base::Base;
   void runOnOperation() override;
 };

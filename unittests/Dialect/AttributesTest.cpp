@@ -68,8 +68,8 @@ TEST_F(AttributesTest, IntegralTimesPrintAsFloats) {
 }
 
 TEST_F(AttributesTest, HardwareRoundTripsDevicesAndLinks) {
-  auto gpu = DeviceSpecAttr::get(&context, "gpu", 11000000000, 13.4, 616.0,
-                                 5.0, 0);
+  auto gpu =
+      DeviceSpecAttr::get(&context, "gpu", 11000000000, 13.4, 616.0, 5.0, 0);
   auto link = LinkAttr::get(&context, 0, 1, 12.0, 10.0);
   auto hw = HardwareAttr::get(&context, "pair", {gpu, gpu}, {link});
   auto parsed = dyn_cast_or_null<HardwareAttr>(roundTrip(hw));

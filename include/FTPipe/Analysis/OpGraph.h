@@ -51,10 +51,9 @@ DenseMap<Value, OperandInfo> analyzeGradientFlow(func::FuncOp func);
 FailureOr<OpGraph> buildOpGraph(func::FuncOp func);
 
 /// The hardware as an attribute, with one link per device pair.
-FailureOr<HardwareAttr> getHardwareAttr(MLIRContext *context,
-                                        const partition::Hardware &hardware,
-                                        function_ref<InFlightDiagnostic()>
-                                            emitError);
+FailureOr<HardwareAttr>
+getHardwareAttr(MLIRContext *context, const partition::Hardware &hardware,
+                function_ref<InFlightDiagnostic()> emitError);
 
 /// The hardware an attribute describes; fails with a diagnostic when it is
 /// incomplete (e.g. a device pair without a link).

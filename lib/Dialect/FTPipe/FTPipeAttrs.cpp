@@ -100,13 +100,12 @@ static LogicalResult checkNonNegative(function_ref<InFlightDiagnostic()> emit,
 LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                F64 fwdMs, F64 bwdMs, int64_t paramBytes,
                                int64_t actBytes, int64_t outBytes) {
-  return success(succeeded(checkNonNegative(emitError, "fwd_ms", fwdMs)) &&
-                 succeeded(checkNonNegative(emitError, "bwd_ms", bwdMs)) &&
-                 succeeded(checkNonNegative(emitError, "param_bytes",
-                                            paramBytes)) &&
-                 succeeded(checkNonNegative(emitError, "act_bytes",
-                                            actBytes)) &&
-                 succeeded(checkNonNegative(emitError, "out_bytes", outBytes)));
+  return success(
+      succeeded(checkNonNegative(emitError, "fwd_ms", fwdMs)) &&
+      succeeded(checkNonNegative(emitError, "bwd_ms", bwdMs)) &&
+      succeeded(checkNonNegative(emitError, "param_bytes", paramBytes)) &&
+      succeeded(checkNonNegative(emitError, "act_bytes", actBytes)) &&
+      succeeded(checkNonNegative(emitError, "out_bytes", outBytes)));
 }
 
 LogicalResult
@@ -119,7 +118,8 @@ DeviceSpecAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << memoryBytes;
   if (!(tflops > 0) || !std::isfinite(tflops))
     return emitError() << "device '" << name
-                       << "' must have a positive 'tflops', got " << formatF64(tflops);
+                       << "' must have a positive 'tflops', got "
+                       << formatF64(tflops);
   if (!(memGbps > 0) || !std::isfinite(memGbps))
     return emitError() << "device '" << name
                        << "' must have a positive 'mem_gbps', got "
@@ -140,23 +140,23 @@ LogicalResult LinkAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "link joins device " << src << " to itself";
   if (!(gbps > 0) || !std::isfinite(gbps))
     return emitError() << "link " << src << " <-> " << dst
-                       << " must have a positive 'gbps', got " << formatF64(gbps);
+                       << " must have a positive 'gbps', got "
+                       << formatF64(gbps);
   return success();
 }
 
-LogicalResult
-HardwareAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     StringRef name, ArrayRef<DeviceSpecAttr> devices,
-                     ArrayRef<LinkAttr> links) {
+LogicalResult HardwareAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StringRef name,
+                                   ArrayRef<DeviceSpecAttr> devices,
+                                   ArrayRef<LinkAttr> links) {
   int64_t numDevices = devices.size();
   if (numDevices == 0)
     return emitError() << "hardware '" << name << "' has no devices";
   llvm::DenseSet<std::pair<int64_t, int64_t>> seen;
   for (LinkAttr link : links) {
     if (link.getSrc() >= numDevices || link.getDst() >= numDevices)
-      return emitError() << "link " << link.getSrc() << " <-> "
-                         << link.getDst() << " names a device outside 0.."
-                         << numDevices - 1;
+      return emitError() << "link " << link.getSrc() << " <-> " << link.getDst()
+                         << " names a device outside 0.." << numDevices - 1;
     std::pair<int64_t, int64_t> key(std::min(link.getSrc(), link.getDst()),
                                     std::max(link.getSrc(), link.getDst()));
     if (!seen.insert(key).second)
@@ -168,8 +168,7 @@ HardwareAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                StringRef method, ArrayRef<int64_t> stageDevice,
-                               F64 objectiveMs,
-                               ArrayRef<int64_t> memoryBytes) {
+                               F64 objectiveMs, ArrayRef<int64_t> memoryBytes) {
   for (auto [stage, device] : llvm::enumerate(stageDevice))
     if (device < 0)
       return emitError() << "stage " << stage << " has negative device "

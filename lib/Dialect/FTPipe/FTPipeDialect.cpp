@@ -56,13 +56,13 @@ LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
     return verifyIdAttr(op, attr);
   if (name == kHardwareAttrName || name == kPlanAttrName) {
     if (!isa<ModuleOp>(op))
-      return op->emitError() << "'" << name
-                             << "' belongs on a builtin.module, not on '"
-                             << op->getName() << "'";
+      return op->emitError()
+             << "'" << name << "' belongs on a builtin.module, not on '"
+             << op->getName() << "'";
     if (name == kHardwareAttrName && !isa<HardwareAttr>(attr.getValue()))
-      return op->emitError() << "'" << name
-                             << "' must be a #ftpipe.hardware, got "
-                             << attr.getValue();
+      return op->emitError()
+             << "'" << name << "' must be a #ftpipe.hardware, got "
+             << attr.getValue();
     if (name == kPlanAttrName) {
       auto plan = dyn_cast<PlanAttr>(attr.getValue());
       if (!plan)
@@ -111,9 +111,9 @@ LogicalResult FTPipeDialect::verifyRegionArgAttribute(Operation *op,
       return success();
     auto tensorType = dyn_cast<RankedTensorType>(type);
     if (!tensorType || !isa<FloatType>(tensorType.getElementType()))
-      return op->emitError() << "parameter argument " << argIndex
-                             << " must be a ranked tensor of floats, got "
-                             << type;
+      return op->emitError()
+             << "parameter argument " << argIndex
+             << " must be a ranked tensor of floats, got " << type;
     return success();
   }
   if (name == kNameAttrName) {

@@ -93,7 +93,8 @@ LogicalResult StageOp::verify() {
   // Ids are unique among the stages of one block; report the later one.
   for (Operation *other = (*this)->getPrevNode(); other;
        other = other->getPrevNode())
-    if (auto stage = dyn_cast<StageOp>(other); stage && stage.getId() == getId())
+    if (auto stage = dyn_cast<StageOp>(other);
+        stage && stage.getId() == getId())
       return emitOpError() << "id " << getId()
                            << " is already used by an earlier stage";
   return success();
@@ -121,10 +122,9 @@ LogicalResult StageOp::verifyRegions() {
   for (auto [index, value, result] :
        llvm::enumerate(yield.getValues(), getResults()))
     if (value.getType() != result.getType())
-      return yield.emitOpError()
-             << "value " << index << " has type " << value.getType()
-             << " but stage result " << index << " has type "
-             << result.getType();
+      return yield.emitOpError() << "value " << index << " has type "
+                                 << value.getType() << " but stage result "
+                                 << index << " has type " << result.getType();
   return success();
 }
 
@@ -139,8 +139,8 @@ static std::optional<int64_t> getOwnDevice(Operation *op) {
        parent = parent->getParentOp()) {
     if (auto stage = dyn_cast<StageOp>(parent))
       return stage.getDevice();
-    if (auto device = parent->getAttrOfType<IntegerAttr>(
-            FTPipeDialect::kDeviceAttrName))
+    if (auto device =
+            parent->getAttrOfType<IntegerAttr>(FTPipeDialect::kDeviceAttrName))
       return device.getInt();
   }
   return std::nullopt;
@@ -150,8 +150,8 @@ static std::optional<int64_t> getOwnDevice(Operation *op) {
 static LogicalResult verifyPeer(Operation *op, int64_t peer) {
   std::optional<int64_t> own = getOwnDevice(op);
   if (own && *own == peer)
-    return op->emitOpError() << "peer " << peer
-                             << " is the device the op runs on";
+    return op->emitOpError()
+           << "peer " << peer << " is the device the op runs on";
   return success();
 }
 

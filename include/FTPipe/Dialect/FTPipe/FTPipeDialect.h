@@ -9,14 +9,14 @@
 #define FTPIPE_DIALECT_FTPIPE_FTPIPEDIALECT_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
-#include "llvm/ADT/bit.h"
-#include "llvm/ADT/Hashing.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/bit.h"
 
 namespace mlir {
 namespace ftpipe {

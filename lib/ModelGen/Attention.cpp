@@ -1,0 +1,69 @@
+//===- Attention.cpp - Multi-head attention and masks -----------*- C++ -*-===//
+//
+// Scaled dot-product attention over heads, written once for BERT, GPT-2 and
+// T5 (which differ in their projections, scaling and masks), and the masks
+// HF builds: the extended (additive) padding mask and the causal predicate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Layers.h"
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+
+/// [B, S, nh*dh] -> [B*nh, S, dh] (`keyLayout`: [B*nh, dh, S], i.e. k^T).
+static Value splitHeads(GraphBuilder &b, Value x, int64_t numHeads,
+                        bool keyLayout) {
+  llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(x);
+  int64_t batch = shape[0], len = shape[1];
+  int64_t headDim = shape[2] / numHeads;
+  Value heads = b.reshape(x, {batch, len, numHeads, headDim});
+  if (keyLayout) {
+    heads = b.transpose(heads, {0, 2, 3, 1});
+    return b.reshape(heads, {batch * numHeads, headDim, len});
+  }
+  heads = b.transpose(heads, {0, 2, 1, 3});
+  return b.reshape(heads, {batch * numHeads, len, headDim});
+}
+
+Value mlir::ftpipe::attention(GraphBuilder &b, Value q, Value k, Value v,
+                              int64_t numHeads, double scale, Value causal,
+                              Value bias) {
+  llvm::ArrayRef<int64_t> qShape = GraphBuilder::shapeOf(q);
+  int64_t batch = qShape[0], queryLen = qShape[1], inner = qShape[2];
+  int64_t keyLen = GraphBuilder::shapeOf(k)[1];
+  int64_t headDim = inner / numHeads;
+
+  Value scores = b.matmul(splitHeads(b, q, numHeads, false),
+                          splitHeads(b, k, numHeads, true));
+  scores = b.reshape(scores, {batch, numHeads, queryLen, keyLen});
+  if (scale != 1.0)
+    scores = b.mul(scores, b.scalar(scale, 4));
+  if (causal)
+    scores = b.select(causal, scores, b.lowest(4));
+  if (bias)
+    scores = b.add(scores, bias);
+  Value probs = softmax(b, scores);
+
+  probs = b.reshape(probs, {batch * numHeads, queryLen, keyLen});
+  Value context = b.matmul(probs, splitHeads(b, v, numHeads, false));
+  context = b.reshape(context, {batch, numHeads, queryLen, headDim});
+  context = b.transpose(context, {0, 2, 1, 3});
+  return b.reshape(context, {batch, queryLen, inner});
+}
+
+Value mlir::ftpipe::extendedAttentionMask(GraphBuilder &b, Value mask) {
+  llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(mask);
+  Value m = b.convert(b.reshape(mask, {shape[0], 1, 1, shape[1]}),
+                      b.getFloatType());
+  return b.mul(b.sub(b.scalar(1.0, 4), m), b.lowest(4));
+}
+
+Value mlir::ftpipe::causalPredicate(GraphBuilder &b, int64_t queryLen,
+                                    int64_t keyLen) {
+  Value rows = b.reshape(b.iota(queryLen), {1, 1, queryLen, 1});
+  if (keyLen != queryLen)
+    rows = b.add(rows, b.scalarI32(keyLen - queryLen, 4));
+  Value cols = b.reshape(b.iota(keyLen), {1, 1, 1, keyLen});
+  return b.greaterEqual(rows, cols);
+}

@@ -1,0 +1,105 @@
+//===- Layers.h - Transformer building blocks for model IR ------*- C++ -*-===//
+//
+// The layers the three families share, written once on top of GraphBuilder:
+// linear maps (nn.Linear and GPT-2's Conv1D), embeddings, LayerNorm and T5's
+// RMS norm, activations, softmax, attention and the cross-entropy loss. A
+// function that takes an `attrName` is a module: it enters its own scope
+// (e.g. "Linear[query]") and creates its weights there; the others are
+// functional and use the caller's scope, as the tracer records them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_LIB_MODELGEN_LAYERS_H
+#define FTPIPE_LIB_MODELGEN_LAYERS_H
+
+#include "GraphBuilder.h"
+
+namespace mlir {
+namespace ftpipe {
+
+//===----------------------------------------------------------------------===//
+// Modules with weights (Layers.cpp)
+//===----------------------------------------------------------------------===//
+
+/// nn.Linear: x[..., in] W^T (+ b), W of shape [out, in] (HF layout), as
+/// tosa.fully_connected on the flattened tokens. Without a bias, a zero bias
+/// constant feeds the op (TOSA requires one).
+Value linear(GraphBuilder &b, llvm::StringRef attrName, Value x,
+             int64_t outFeatures, bool withBias);
+
+/// A bias-free nn.Linear whose weight [out, in] is given (tied weights).
+Value linearWithWeight(GraphBuilder &b, llvm::StringRef attrName, Value x,
+                       Value weight);
+
+/// GPT-2's Conv1D: x[..., nx] W + b with W of shape [nx, nf] (HF layout),
+/// as tosa.matmul.
+Value conv1d(GraphBuilder &b, llvm::StringRef attrName, Value x, int64_t nf);
+
+/// nn.Embedding: creates `weight` [num, dim] and looks `ids` up in it.
+Value embedding(GraphBuilder &b, llvm::StringRef attrName, Value ids,
+                int64_t num, int64_t dim);
+
+/// A learned absolute position embedding `weight` [num, dim] for positions
+/// 0 .. seqLen-1 (HF's arange position ids) -> [1, seqLen, dim], read with
+/// tosa.slice.
+Value positionEmbedding(GraphBuilder &b, llvm::StringRef attrName,
+                        int64_t num, int64_t dim, int64_t seqLen);
+
+/// Looks i32 `ids` [B, S] up in `table` [V, H] -> [B, S, H] (tosa.gather),
+/// in the current scope.
+Value embeddingLookup(GraphBuilder &b, Value table, Value ids);
+
+/// nn.LayerNorm over the last axis, with weight and bias.
+Value layerNorm(GraphBuilder &b, llvm::StringRef attrName, Value x,
+                double eps);
+
+/// T5LayerNorm: x * rsqrt(mean(x^2) + eps) * weight; no mean, no bias.
+Value t5LayerNorm(GraphBuilder &b, llvm::StringRef attrName, Value x,
+                  double eps);
+
+/// The activation modules of the three families.
+enum class Activation {
+  /// GELUActivation (BERT's "gelu"): exact, with erf.
+  Gelu,
+  /// NewGELUActivation (GPT-2's "gelu_new"): the tanh approximation.
+  GeluTanh,
+  /// ReLU (T5 v1.0).
+  Relu,
+};
+
+/// Applies `kind` as module `attrName` of its class.
+Value activation(GraphBuilder &b, Activation kind, llvm::StringRef attrName,
+                 Value x);
+
+//===----------------------------------------------------------------------===//
+// Functional pieces (Layers.cpp, Attention.cpp, Loss.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Softmax over the last axis, shifted by the maximum for stability.
+Value softmax(GraphBuilder &b, Value x);
+
+/// softmax(scale * q k^T [causal] + bias) v for q [B, Sq, nh*dh] and
+/// k, v [B, Sk, nh*dh] -> [B, Sq, nh*dh]. `scale` 1.0 emits no multiply (T5);
+/// `causal` (i1, broadcastable to [B, nh, Sq, Sk]) keeps a score where true
+/// and puts the lowest float elsewhere (GPT-2's torch.where); `bias` is
+/// added (masks, T5's position bias). Either may be null.
+Value attention(GraphBuilder &b, Value q, Value k, Value v, int64_t numHeads,
+                double scale, Value causal, Value bias);
+
+/// HF's extended attention mask: (1 - mask) * lowest for an i32 `mask`
+/// [B, S] of ones and zeros -> float [B, 1, 1, S].
+Value extendedAttentionMask(GraphBuilder &b, Value mask);
+
+/// The causal predicate i1 [1, 1, Sq, Sk]: query i sees key j iff
+/// j <= i + Sk - Sq.
+Value causalPredicate(GraphBuilder &b, int64_t queryLen, int64_t keyLen);
+
+/// Mean cross-entropy of `logits` [N, C] against i32 `labels` [N], skipping
+/// labels equal to `ignoreIndex` (HF's CrossEntropyLoss) -> rank-0 tensor.
+Value crossEntropy(GraphBuilder &b, Value logits, Value labels,
+                   int32_t ignoreIndex);
+
+} // namespace ftpipe
+} // namespace mlir
+
+#endif // FTPIPE_LIB_MODELGEN_LAYERS_H

@@ -1,0 +1,33 @@
+//===- Loss.cpp - Cross-entropy loss ----------------------------*- C++ -*-===//
+//
+// HF's CrossEntropyLoss (mean over the labels that are not `ignore_index`),
+// where a training graph ends: log-sum-exp minus the label's logit, picked
+// with tosa.gather so no one-hot tensor of the vocabulary's size is built.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Layers.h"
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+
+Value mlir::ftpipe::crossEntropy(GraphBuilder &b, Value logits, Value labels,
+                                 int32_t ignoreIndex) {
+  llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(logits);
+  int64_t n = shape[0], classes = shape[1];
+
+  Value shifted = b.sub(logits, b.reduceMax(logits, 1));
+  Value logSumExp = b.log(b.reduceSum(b.exp(shifted), 1));
+
+  Value label = b.reshape(labels, {n, 1});
+  Value valid = b.logicalNot(b.equal(label, b.scalarI32(ignoreIndex, 2)));
+  Value safeLabel = b.select(valid, label, b.scalarI32(0, 2));
+  Value picked =
+      b.gather(b.reshape(shifted, {n, classes, 1}), safeLabel);
+  Value nll = b.sub(logSumExp, b.reshape(picked, {n, 1}));
+  nll = b.select(valid, nll, b.scalar(0.0, 2));
+
+  Value total = b.reduceSum(nll, 0);
+  Value count = b.reduceSum(b.convert(valid, b.getFloatType()), 0);
+  return b.reshape(b.mul(total, b.reciprocal(count)), {});
+}

@@ -1,0 +1,280 @@
+//===- ModelConfig.cpp - Reading and checking model configs -----*- C++ -*-===//
+//
+// Reads HF-style `config.json` text with llvm::json into the per-family
+// structs, with one-line errors for what a user gets wrong (missing or
+// non-numeric fields, zero sizes, a hidden size that the heads do not
+// divide), and finds configs by file path or bundled name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/ModelGen/ModelConfig.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+
+namespace {
+/// Reads fields of one JSON object; the first problem becomes `error`.
+class FieldReader {
+public:
+  FieldReader(const llvm::json::Object &object, llvm::StringRef source)
+      : object(object), source(source) {}
+
+  /// A required positive integer.
+  void positive(llvm::StringRef key, int64_t &out) {
+    if (failed)
+      return;
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return fail(llvm::formatv("field '{0}' is missing", key));
+    readPositive(key, *value, out);
+  }
+
+  /// An optional positive integer (null or absent keeps `out`).
+  void optionalPositive(llvm::StringRef key, int64_t &out) {
+    const llvm::json::Value *value = object.get(key);
+    if (failed || !value || value->kind() == llvm::json::Value::Null)
+      return;
+    readPositive(key, *value, out);
+  }
+
+  /// A required positive number.
+  void positiveNumber(llvm::StringRef key, double &out) {
+    if (failed)
+      return;
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return fail(llvm::formatv("field '{0}' is missing", key));
+    std::optional<double> number = value->getAsNumber();
+    if (!number)
+      return fail(llvm::formatv("field '{0}' must be a number", key));
+    if (!(*number > 0.0))
+      return fail(llvm::formatv("field '{0}' must be positive, got {1}", key,
+                                *number));
+    out = *number;
+  }
+
+  /// An optional boolean.
+  void optionalBool(llvm::StringRef key, bool &out) {
+    const llvm::json::Value *value = object.get(key);
+    if (failed || !value)
+      return;
+    std::optional<bool> flag = value->getAsBoolean();
+    if (!flag)
+      return fail(llvm::formatv("field '{0}' must be true or false", key));
+    out = *flag;
+  }
+
+  /// Records a failure unless one is already recorded.
+  void fail(const llvm::Twine &message) {
+    if (failed)
+      return;
+    failed = true;
+    error = (source + ": " + message).str();
+  }
+
+  bool failed = false;
+  std::string error;
+
+private:
+  void readPositive(llvm::StringRef key, const llvm::json::Value &value,
+                    int64_t &out) {
+    std::optional<int64_t> number = value.getAsInteger();
+    if (!number)
+      return fail(llvm::formatv("field '{0}' must be an integer", key));
+    if (*number <= 0)
+      return fail(llvm::formatv("field '{0}' must be positive, got {1}", key,
+                                *number));
+    out = *number;
+  }
+
+  const llvm::json::Object &object;
+  llvm::StringRef source;
+};
+} // namespace
+
+/// Checks that `heads` divides `hidden`.
+static void checkDivisible(FieldReader &reader, llvm::StringRef hiddenKey,
+                           int64_t hidden, llvm::StringRef headsKey,
+                           int64_t heads) {
+  if (!reader.failed && hidden % heads != 0)
+    reader.fail(llvm::formatv("'{0}' ({1}) is not divisible by '{2}' ({3})",
+                              hiddenKey, hidden, headsKey, heads));
+}
+
+static BertConfig readBert(FieldReader &reader) {
+  BertConfig c;
+  reader.positive("hidden_size", c.hiddenSize);
+  reader.positive("num_hidden_layers", c.numHiddenLayers);
+  reader.positive("num_attention_heads", c.numAttentionHeads);
+  reader.positive("intermediate_size", c.intermediateSize);
+  reader.positive("vocab_size", c.vocabSize);
+  reader.positive("max_position_embeddings", c.maxPositionEmbeddings);
+  reader.positive("type_vocab_size", c.typeVocabSize);
+  reader.positiveNumber("layer_norm_eps", c.layerNormEps);
+  checkDivisible(reader, "hidden_size", c.hiddenSize, "num_attention_heads",
+                 c.numAttentionHeads);
+  return c;
+}
+
+static GPT2Config readGPT2(FieldReader &reader) {
+  GPT2Config c;
+  reader.positive("n_embd", c.nEmbd);
+  reader.positive("n_layer", c.nLayer);
+  reader.positive("n_head", c.nHead);
+  reader.positive("vocab_size", c.vocabSize);
+  reader.positive("n_positions", c.nPositions);
+  reader.positiveNumber("layer_norm_epsilon", c.layerNormEpsilon);
+  c.nInner = 4 * c.nEmbd;
+  reader.optionalPositive("n_inner", c.nInner);
+  reader.optionalBool("tie_word_embeddings", c.tieWordEmbeddings);
+  checkDivisible(reader, "n_embd", c.nEmbd, "n_head", c.nHead);
+  return c;
+}
+
+static T5Config readT5(FieldReader &reader, const llvm::json::Object &object) {
+  T5Config c;
+  reader.positive("d_model", c.dModel);
+  reader.positive("d_ff", c.dFf);
+  reader.positive("d_kv", c.dKv);
+  reader.positive("num_heads", c.numHeads);
+  reader.positive("num_layers", c.numLayers);
+  reader.positive("vocab_size", c.vocabSize);
+  reader.positive("relative_attention_num_buckets",
+                  c.relativeAttentionNumBuckets);
+  reader.positiveNumber("layer_norm_epsilon", c.layerNormEpsilon);
+  c.numDecoderLayers = c.numLayers;
+  reader.optionalPositive("num_decoder_layers", c.numDecoderLayers);
+  reader.optionalPositive("relative_attention_max_distance",
+                          c.relativeAttentionMaxDistance);
+  reader.optionalBool("tie_word_embeddings", c.tieWordEmbeddings);
+  if (!reader.failed && c.relativeAttentionNumBuckets < 4)
+    reader.fail(llvm::formatv(
+        "field 'relative_attention_num_buckets' must be at least 4, got {0}",
+        c.relativeAttentionNumBuckets));
+  if (std::optional<llvm::StringRef> proj =
+          object.getString("feed_forward_proj")) {
+    if (*proj != "relu")
+      reader.fail(llvm::formatv("feed_forward_proj '{0}' is not supported "
+                                "(T5 v1.0 uses 'relu')",
+                                *proj));
+  }
+  return c;
+}
+
+/// Reads the optional FTPipe extension `"ftpipe": {...}` of a config.
+static ShapeDefaults readShapes(FieldReader &reader,
+                                const llvm::json::Object &object) {
+  ShapeDefaults shapes;
+  const llvm::json::Value *value = object.get("ftpipe");
+  if (!value)
+    return shapes;
+  const llvm::json::Object *ftpipe = value->getAsObject();
+  if (!ftpipe) {
+    reader.fail("field 'ftpipe' must be an object");
+    return shapes;
+  }
+  FieldReader inner(*ftpipe, "");
+  inner.optionalPositive("micro_batch_size", shapes.microBatchSize);
+  inner.optionalPositive("seq_len", shapes.seqLen);
+  inner.optionalPositive("decoder_seq_len", shapes.decoderSeqLen);
+  if (inner.failed)
+    reader.fail(llvm::StringRef(inner.error).drop_front(2) + " in 'ftpipe'");
+  return shapes;
+}
+
+llvm::Expected<ModelConfig>
+mlir::ftpipe::parseModelConfig(llvm::StringRef jsonText,
+                               llvm::StringRef name) {
+  auto makeError = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(jsonText);
+  if (!json)
+    return makeError(name + ": invalid JSON: " +
+                     llvm::toString(json.takeError()));
+  const llvm::json::Object *object = json->getAsObject();
+  if (!object)
+    return makeError(name + ": invalid config: expected a JSON object");
+
+  ModelConfig config;
+  config.name = name.str();
+  std::optional<llvm::StringRef> modelType = object->getString("model_type");
+  if (!modelType)
+    return makeError(name + ": field 'model_type' is missing (expected "
+                            "\"bert\", \"gpt2\" or \"t5\")");
+  FieldReader reader(*object, name);
+  if (*modelType == "bert")
+    config.family = readBert(reader);
+  else if (*modelType == "gpt2")
+    config.family = readGPT2(reader);
+  else if (*modelType == "t5")
+    config.family = readT5(reader, *object);
+  else
+    return makeError(name + ": model_type '" + *modelType +
+                     "' is not supported (expected \"bert\", \"gpt2\" or "
+                     "\"t5\")");
+  config.shapes = readShapes(reader, *object);
+  if (reader.failed)
+    return makeError(reader.error);
+  return config;
+}
+
+//===----------------------------------------------------------------------===//
+// Bundled configs
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct BundledModel {
+  llvm::StringRef name;
+  llvm::StringRef json;
+};
+} // namespace
+
+// Generated by CMake from models/*.json: `kBundledModels`.
+#include "BundledModels.inc"
+
+llvm::ArrayRef<llvm::StringRef> mlir::ftpipe::getBundledModelNames() {
+  static const llvm::SmallVector<llvm::StringRef> names = [] {
+    llvm::SmallVector<llvm::StringRef> result;
+    for (const BundledModel &model : kBundledModels)
+      result.push_back(model.name);
+    return result;
+  }();
+  return names;
+}
+
+llvm::StringRef mlir::ftpipe::getBundledModelConfig(llvm::StringRef name) {
+  for (const BundledModel &model : kBundledModels)
+    if (model.name == name)
+      return model.json;
+  return {};
+}
+
+llvm::Expected<ModelConfig>
+mlir::ftpipe::loadModelConfig(llvm::StringRef nameOrPath) {
+  if (llvm::sys::fs::exists(nameOrPath)) {
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
+    if (!buffer)
+      return llvm::createStringError(buffer.getError(),
+                                     "%s: cannot read config: %s",
+                                     nameOrPath.str().c_str(),
+                                     buffer.getError().message().c_str());
+    return parseModelConfig((*buffer)->getBuffer(), nameOrPath);
+  }
+  llvm::StringRef json = getBundledModelConfig(nameOrPath);
+  if (json.empty())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "'" + nameOrPath +
+            "' is neither a config file nor a bundled model (bundled: " +
+            llvm::join(getBundledModelNames(), ", ") + ")");
+  return parseModelConfig(json, nameOrPath);
+}

@@ -1,0 +1,78 @@
+// RUN: ftpipe-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --ftpipe-annotate-costs=hardware=%S/Inputs/slow-pair.json | FileCheck %s
+
+// The slow-pair hardware runs 1e6 FLOP and moves 1e6 bytes per ms with no
+// launch overhead, so every figure below is FLOPs or bytes / 1e6.
+
+// Tests the rules on a small layer: a weight (parameter) seen through a view,
+// a matmul whose only gradient goes to the weight, a tanh, a residual add,
+// and an op on data alone (no backward).
+
+// CHECK: module attributes {ftpipe.hardware = #ftpipe.hardware<name = "slow-pair"
+// CHECK-LABEL: func.func @layer
+func.func @layer(%w: tensor<64x64xf32> {ftpipe.param}, %x: tensor<1x64x64xf32>) -> tensor<1x64x64xf32> {
+  // A view: no kernel, but it reads the parameter.
+  // CHECK: tosa.reshape {{.*}}fwd_ms = 0.0, bwd_ms = 0.0, param_bytes = 16384, act_bytes = 0, out_bytes = 16384
+  %a = tosa.reshape %w {new_shape = array<i64: 1, 64, 64>} : (tensor<64x64xf32>) -> tensor<1x64x64xf32>
+  // 2*64^3 FLOPs forward; one backward product (for the weight), which keeps %x.
+  // CHECK: tosa.matmul {{.*}}fwd_ms = 0.524288, bwd_ms = 0.524288, param_bytes = 0, act_bytes = 16384, out_bytes = 16384
+  %b = tosa.matmul %x, %a : (tensor<1x64x64xf32>, tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  // Memory-bound: read 16 KiB, write 16 KiB; backward also reads what it kept.
+  // CHECK: tosa.tanh {{.*}}fwd_ms = 0.032768, bwd_ms = 0.049152, param_bytes = 0, act_bytes = 16384, out_bytes = 16384
+  %c = tosa.tanh %b : (tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  // Linear: backward keeps nothing and writes one gradient (%x needs none).
+  // CHECK: tosa.add {{.*}}fwd_ms = 0.049152, bwd_ms = 0.032768, param_bytes = 0, act_bytes = 0, out_bytes = 16384
+  %d = tosa.add %c, %x : (tensor<1x64x64xf32>, tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  // No gradient flows through data alone.
+  // CHECK: tosa.abs {{.*}}fwd_ms = 0.032768, bwd_ms = 0.0, param_bytes = 0, act_bytes = 0, out_bytes = 16384
+  %e = tosa.abs %x : (tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  return %d : tensor<1x64x64xf32>
+}
+
+// -----
+
+// Tests an embedding lookup, a reduction and linalg ops: a gather's backward
+// zero-fills the table gradient and keeps the indices; a linalg.matmul counts
+// 2 FLOPs per point of its iteration space; a linalg.generic counts its body.
+
+// CHECK-LABEL: func.func @lookup
+func.func @lookup(%table: tensor<1x1000x16xf32> {ftpipe.param}, %ids: tensor<1x8xi32>, %w: tensor<16x16xf32> {ftpipe.param}) -> tensor<8x16xf32> {
+  // CHECK: tosa.gather {{.*}}fwd_ms = 0.001024, bwd_ms = 0.065024, param_bytes = 64000, act_bytes = 32, out_bytes = 512
+  %g = tosa.gather %table, %ids : (tensor<1x1000x16xf32>, tensor<1x8xi32>) -> tensor<1x8x16xf32>
+  // CHECK: tosa.reduce_sum {{.*}}fwd_ms = 0.000544, bwd_ms = 0.000544, param_bytes = 0, act_bytes = 0, out_bytes = 32
+  %s = tosa.reduce_sum %g {axis = 2 : i32} : (tensor<1x8x16xf32>) -> tensor<1x8x1xf32>
+  %r = tosa.reshape %g {new_shape = array<i64: 8, 16>} : (tensor<1x8x16xf32>) -> tensor<8x16xf32>
+  // CHECK: tensor.empty() {ftpipe.cost = #ftpipe.cost<fwd_ms = 0.0, bwd_ms = 0.0
+  %init = tensor.empty() : tensor<8x16xf32>
+  // CHECK: linalg.matmul {{.*}}fwd_ms = 0.004096, bwd_ms = 0.008192, param_bytes = 1024, act_bytes = 512, out_bytes = 512
+  %m = linalg.matmul ins(%r, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%init : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // Two body ops per point: 256 FLOPs; it reads two 512-byte operands and
+  // writes 512; backward keeps %m but not the fresh buffer.
+  // CHECK: linalg.generic {{.*}}fwd_ms = 0.001536, bwd_ms = 0.001536, param_bytes = 0, act_bytes = 512, out_bytes = 512
+  %o = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<8x16xf32>) outs(%init : tensor<8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.mulf %in, %in : f32
+    %u = arith.addf %t, %in : f32
+    linalg.yield %u : f32
+  } -> tensor<8x16xf32>
+  return %o : tensor<8x16xf32>
+}
+
+// -----
+
+// Tests that an op without a rule is flagged at its location and still costs
+// its bytes (here only its result: the region captures %x).
+
+// CHECK-LABEL: func.func @unknown
+func.func @unknown(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  // expected-warning @+3 {{no cost rule for 'scf.execute_region': using a byte-based estimate}}
+  // CHECK: scf.execute_region
+  // CHECK: } {ftpipe.cost = #ftpipe.cost<fwd_ms = 0.004096,
+  %r = scf.execute_region -> tensor<1024xf32> {
+    scf.yield %x : tensor<1024xf32>
+  }
+  return %r : tensor<1024xf32>
+}
+
