@@ -298,13 +298,3 @@ Value GraphBuilder::matmul(Value lhs, Value rhs) {
   auto type = RankedTensorType::get({a[0], a[1], b[2]}, elementTypeOf(lhs));
   return builder.create<tosa::MatMulOp>(currentLoc, type, lhs, rhs);
 }
-
-Value GraphBuilder::fullyConnected(Value input, Value weight, Value bias) {
-  llvm::ArrayRef<int64_t> x = shapeOf(input);
-  llvm::ArrayRef<int64_t> w = shapeOf(weight);
-  assert(x.size() == 2 && w.size() == 2 && x[1] == w[1] &&
-         "bad fully_connected shapes");
-  auto type = RankedTensorType::get({x[0], w[0]}, elementTypeOf(input));
-  return builder.create<tosa::FullyConnectedOp>(currentLoc, type, input,
-                                                weight, bias);
-}

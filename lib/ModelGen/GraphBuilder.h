@@ -126,8 +126,6 @@ public:
   // Contractions.
   /// tosa.matmul: [N,H,C] x [N,C,W] -> [N,H,W].
   Value matmul(Value lhs, Value rhs);
-  /// tosa.fully_connected: [N,IC] x weight [OC,IC] + bias [OC] -> [N,OC].
-  Value fullyConnected(Value input, Value weight, Value bias);
 
 private:
   template <typename OpTy>

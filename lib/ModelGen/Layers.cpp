@@ -39,15 +39,26 @@ static Value broadcastVector(GraphBuilder &b, Value vector, int64_t rank) {
   return b.reshape(vector, shape);
 }
 
-/// x [..., in] times `weight` [out, in] plus `bias` [out] via
-/// tosa.fully_connected on the flattened tokens.
-static Value fullyConnectedTokens(GraphBuilder &b, Value x, Value weight,
-                                  Value bias) {
+/// x [..., in] times `weight` [in, out] (+ `bias` [out] when given) as
+/// tosa.matmul on the flattened tokens [1, tokens, in].
+static Value matmulTokens(GraphBuilder &b, Value x, Value weight,
+                          Value bias) {
   llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(x);
-  int64_t out = GraphBuilder::shapeOf(weight)[0];
-  Value flat = b.reshape(x, {leadingElements(shape), shape.back()});
-  Value y = b.fullyConnected(flat, weight, bias);
-  return b.reshape(y, withLast(shape, out));
+  llvm::ArrayRef<int64_t> w = GraphBuilder::shapeOf(weight);
+  Value rhs = b.reshape(weight, {1, w[0], w[1]});
+  Value flat = b.reshape(x, {1, leadingElements(shape), shape.back()});
+  Value y = b.reshape(b.matmul(flat, rhs), withLast(shape, w[1]));
+  if (!bias)
+    return y;
+  return b.add(y, broadcastVector(b, bias, shape.size()));
+}
+
+/// nn.Linear's x W^T: TOSA's fully_connected wants constant weights
+/// (tosa-validate's strict spec alignment rejects arguments), so the
+/// weight [out, in] is transposed and fed to tosa.matmul.
+static Value linearWithTransposedWeight(GraphBuilder &b, Value x,
+                                        Value weight, Value bias) {
+  return matmulTokens(b, x, b.transpose(weight, {1, 0}), bias);
 }
 
 Value mlir::ftpipe::linear(GraphBuilder &b, llvm::StringRef attrName, Value x,
@@ -55,29 +66,23 @@ Value mlir::ftpipe::linear(GraphBuilder &b, llvm::StringRef attrName, Value x,
   auto scope = b.enter("Linear", attrName);
   int64_t in = GraphBuilder::shapeOf(x).back();
   Value weight = b.addParam("weight", {outFeatures, in});
-  Value bias = withBias ? b.addParam("bias", {outFeatures})
-                        : b.splat(0.0, {outFeatures});
-  return fullyConnectedTokens(b, x, weight, bias);
+  Value bias = withBias ? b.addParam("bias", {outFeatures}) : Value();
+  return linearWithTransposedWeight(b, x, weight, bias);
 }
 
 Value mlir::ftpipe::linearWithWeight(GraphBuilder &b, llvm::StringRef attrName,
                                      Value x, Value weight) {
   auto scope = b.enter("Linear", attrName);
-  int64_t out = GraphBuilder::shapeOf(weight)[0];
-  return fullyConnectedTokens(b, x, weight, b.splat(0.0, {out}));
+  return linearWithTransposedWeight(b, x, weight, Value());
 }
 
 Value mlir::ftpipe::conv1d(GraphBuilder &b, llvm::StringRef attrName, Value x,
                            int64_t nf) {
   auto scope = b.enter("Conv1D", attrName);
-  llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(x);
-  int64_t nx = shape.back();
+  int64_t nx = GraphBuilder::shapeOf(x).back();
   Value weight = b.addParam("weight", {nx, nf});
   Value bias = b.addParam("bias", {nf});
-  Value flat = b.reshape(x, {1, leadingElements(shape), nx});
-  Value y = b.matmul(flat, b.reshape(weight, {1, nx, nf}));
-  y = b.reshape(y, withLast(shape, nf));
-  return b.add(y, broadcastVector(b, bias, shape.size()));
+  return matmulTokens(b, x, weight, bias);
 }
 
 Value mlir::ftpipe::embeddingLookup(GraphBuilder &b, Value table, Value ids) {

@@ -22,8 +22,7 @@ namespace ftpipe {
 //===----------------------------------------------------------------------===//
 
 /// nn.Linear: x[..., in] W^T (+ b), W of shape [out, in] (HF layout), as
-/// tosa.fully_connected on the flattened tokens. Without a bias, a zero bias
-/// constant feeds the op (TOSA requires one).
+/// tosa.transpose of W and tosa.matmul on the flattened tokens.
 Value linear(GraphBuilder &b, llvm::StringRef attrName, Value x,
              int64_t outFeatures, bool withBias);
 
