@@ -1,0 +1,56 @@
+//===- Assignment.h - Mixed-Pipe placement of blocks on devices -*- C++ -*-===//
+//
+// The second phase of Mixed-Pipe (FTPipe, Eliad et al., ATC'21, Sec. 4.3):
+// place the L coarse blocks on P devices, largest first, each on the least
+// loaded device with memory for it (ties broken by communication saved), so
+// that several non-adjacent blocks may share a device; then turn each
+// device's blocks into as few stages as keep the stage graph acyclic.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_PARTITION_ASSIGNMENT_H
+#define FTPIPE_PARTITION_ASSIGNMENT_H
+
+#include "FTPipe/Partition/Coarsening.h"
+#include "FTPipe/Partition/Graph.h"
+#include "FTPipe/Partition/Hardware.h"
+#include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/Plan.h"
+
+#include "llvm/Support/Error.h"
+
+namespace ftpipe {
+namespace partition {
+
+/// Parameters of assignment.
+struct AssignmentConfig {
+  /// Two devices whose loads differ by at most this fraction of the larger
+  /// count as equally loaded; the tie goes to the one exchanging the most
+  /// bytes with the block (its neighbours already there), then the lower id.
+  double tieTolerance = 1e-9;
+  /// Merge a device's blocks into as few stages as acyclicity allows (off:
+  /// one stage per block, for ablation).
+  bool mergeStagesPerDevice = true;
+
+  /// Checks ranges; names the offending field.
+  llvm::Error validate() const;
+};
+
+/// Places the blocks of `coarse` on the devices of `hw` and forms stages
+/// (Sec. 4.3). Memory while placing follows evaluatePlan's model with each
+/// block's micro-batches in flight estimated from its height in the block
+/// graph; the result is re-checked exactly by the caller (verifyPlan).
+/// Guarantees: every node in exactly one stage; stages numbered in a
+/// topological order of an acyclic stage graph; no empty stage; a stage's
+/// blocks all on its device; deterministic. Fails, naming the block, the
+/// bytes it needs and the most free memory on any device, when a block fits
+/// on no device.
+llvm::Expected<Plan> assignDevices(const Graph &graph, const Hardware &hw,
+                                   const CoarseGraph &coarse,
+                                   const ObjectiveConfig &objective,
+                                   const AssignmentConfig &config = {});
+
+} // namespace partition
+} // namespace ftpipe
+
+#endif // FTPIPE_PARTITION_ASSIGNMENT_H

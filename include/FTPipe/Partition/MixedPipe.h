@@ -1,0 +1,91 @@
+//===- MixedPipe.h - The Mixed-Pipe partitioner -----------------*- C++ -*-===//
+//
+// FTPipe's Mixed-Pipe (Eliad et al., ATC'21, Sec. 4): coarsen the op graph to
+// L blocks, place the blocks on P devices (several non-adjacent blocks may
+// share one), then uncoarsen while refining. Run for L in {P, 2P, 3P, 4P}
+// and keep the best plan that fits in memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_PARTITION_MIXEDPIPE_H
+#define FTPIPE_PARTITION_MIXEDPIPE_H
+
+#include "FTPipe/Partition/Assignment.h"
+#include "FTPipe/Partition/Coarsening.h"
+#include "FTPipe/Partition/Graph.h"
+#include "FTPipe/Partition/Hardware.h"
+#include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/Plan.h"
+#include "FTPipe/Partition/Refinement.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace ftpipe {
+namespace partition {
+
+/// Everything Mixed-Pipe depends on, grouped by phase.
+struct MixedPipeConfig {
+  ObjectiveConfig objective;
+  CoarseningConfig coarsening;
+  AssignmentConfig assignment;
+  RefinementConfig refinement;
+  /// L is tried as each of these multiples of the device count P.
+  std::vector<uint32_t> stageMultipliers = {1, 2, 3, 4};
+  /// Skip refinement (ablation, and "mixed never worse than unrefined").
+  bool refine = true;
+
+  /// Validates every part; names the offending field.
+  llvm::Error validate() const;
+};
+
+/// Wall-clock seconds spent per phase.
+struct PhaseTimes {
+  double coarsenSec = 0.0;
+  double assignSec = 0.0;
+  double refineSec = 0.0;
+  double totalSec() const { return coarsenSec + assignSec + refineSec; }
+};
+
+/// One value of L tried.
+struct MixedPipeCandidate {
+  uint32_t numBlocks = 0;
+  /// Fits in memory and passed verifyPlan.
+  bool feasible = false;
+  /// Why not, when infeasible.
+  std::string failure;
+  uint32_t numStages = 0;
+  /// Async time per micro-batch after assignment and after refinement.
+  double assignedMs = 0.0;
+  double refinedMs = 0.0;
+  PhaseTimes times;
+};
+
+/// The best plan and how it was found.
+struct MixedPipeResult {
+  Plan plan;
+  /// evaluatePlan of `plan`.
+  PlanMetrics metrics;
+  /// L of the chosen candidate.
+  uint32_t numBlocks = 0;
+  std::vector<MixedPipeCandidate> candidates;
+  /// Sums over all candidates.
+  PhaseTimes times;
+};
+
+/// Runs Mixed-Pipe on all devices of `hw`: for each L = m * P, coarsening
+/// (coarsenGraph), assignment (assignDevices), refinement (refinePlan), then
+/// verifyPlan; returns the feasible candidate with the smallest async time
+/// per micro-batch (ties: smaller L). Deterministic. Fails when the config
+/// is invalid or the graph is empty, and, when no candidate fits, with an
+/// error naming the memory needed and available.
+llvm::Expected<MixedPipeResult> runMixedPipe(const Graph &graph,
+                                             const Hardware &hw,
+                                             const MixedPipeConfig &config = {});
+
+} // namespace partition
+} // namespace ftpipe
+
+#endif // FTPIPE_PARTITION_MIXEDPIPE_H

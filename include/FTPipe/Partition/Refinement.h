@@ -1,0 +1,154 @@
+//===- Refinement.h - Mixed-Pipe uncoarsening with refinement ---*- C++ -*-===//
+//
+// The last phase of Mixed-Pipe (FTPipe, Eliad et al., ATC'21, Sec. 4.4):
+// walk the coarsening hierarchy back down, coarsest level first, and at each
+// level move units (blocks of that level, single ops at the end) across stage
+// boundaries while the objective of Objective.h improves. Moves never break a
+// memory limit, never empty a stage, and keep the stage graph acyclic: stages
+// keep a topological rank during a pass, and a unit may only move to a stage
+// ranked after all stages that feed it and before all stages it feeds.
+//
+// IncrementalObjective keeps evaluatePlan's figures up to date under moves in
+// time proportional to the moved nodes' values and parameters (plus the
+// stage count when the stage graph's edge set changes); tests hold it equal
+// to evaluatePlan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_PARTITION_REFINEMENT_H
+#define FTPIPE_PARTITION_REFINEMENT_H
+
+#include "FTPipe/Partition/Coarsening.h"
+#include "FTPipe/Partition/Graph.h"
+#include "FTPipe/Partition/Hardware.h"
+#include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/Plan.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ftpipe {
+namespace partition {
+
+/// evaluatePlan's load and memory model, maintained under node moves.
+/// Stage and device sets are fixed; only nodes move. All figures equal
+/// evaluatePlan's on the current plan up to floating-point rounding.
+class IncrementalObjective {
+public:
+  /// Builds the state for `plan`. Fails when the plan does not match the
+  /// graph or hardware, or its stage graph has a cycle.
+  static llvm::Expected<IncrementalObjective>
+  create(const Graph &graph, const Hardware &hw, Plan plan,
+         const ObjectiveConfig &config);
+
+  const Plan &plan() const { return current; }
+  size_t numStages() const { return current.numStages(); }
+  size_t numDevices() const { return devLoad.size(); }
+
+  /// Largest device load: the async steady-state time per micro-batch.
+  double objective() const;
+  double deviceLoadMs(DeviceId d) const { return devLoad[d]; }
+  double stageLoadMs(StageId s) const { return stLoad[s]; }
+  /// Device memory as evaluatePlan counts it (reserve included).
+  uint64_t deviceMemoryBytes(DeviceId d) const;
+  bool deviceMemoryFits(DeviceId d) const;
+  bool allMemoryFits() const;
+  uint32_t stageNodeCount(StageId s) const { return stCount[s]; }
+  /// Stages in a topological order of the stage graph (smallest id first
+  /// among ready stages), and each stage's position in it.
+  llvm::ArrayRef<StageId> stageOrder() const { return topo; }
+  llvm::ArrayRef<uint32_t> stageRank() const { return rank; }
+  /// Whether the last moveNodes changed the stage graph's edge set.
+  bool lastMoveChangedStageGraph() const { return edgeSetChanged; }
+
+  /// Moves `nodes` to stage `to` and updates every figure. The caller keeps
+  /// the stage graph acyclic (moveIsOrderSafe); a move that breaks it leaves
+  /// stageOrder() partial and heights undefined until it is undone.
+  void moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to);
+
+  /// True when moving `nodes` (all in one stage) to `to` keeps every stage
+  /// edge going forward in stageRank(), hence the stage graph acyclic.
+  bool moveIsOrderSafe(llvm::ArrayRef<NodeId> nodes, StageId to) const;
+
+  /// Recomputes everything from scratch (drops accumulated rounding).
+  void rebuild();
+
+private:
+  IncrementalObjective(const Graph &graph, const Hardware &hw, Plan plan,
+                       const ObjectiveConfig &config);
+  void applyValue(ValueId v, bool add);
+  void applyParam(ParamId p, bool add);
+  uint64_t paramContribution(ParamId p, DeviceId d) const;
+  void recomputeOrder();
+  void recomputeParamMemory();
+  void refreshStage(StageId s);
+  uint32_t inFlight(StageId s) const;
+
+  const Graph *g;
+  const Hardware *hw;
+  ObjectiveConfig config;
+  Plan current;
+  std::vector<double> speed;
+  // Per stage.
+  std::vector<double> rawFwd, rawBwd, commFwd, commBwd, stLoad;
+  std::vector<uint64_t> actSum, kept;
+  std::vector<uint32_t> stCount, height, rank;
+  std::vector<StageId> topo;
+  std::vector<uint32_t> edgeCount; // S x S
+  // Per device.
+  std::vector<double> devLoad;
+  std::vector<uint64_t> paramMem;
+  // Per parameter: reader stages with reader counts.
+  std::vector<llvm::SmallVector<std::pair<StageId, uint32_t>, 2>> paramStages;
+  // Scratch.
+  std::vector<uint32_t> stageStamp, valueStamp, paramStamp;
+  uint32_t stageEpoch = 0, valueEpoch = 0, paramEpoch = 0;
+  std::vector<StageId> touchedStages;
+  bool edgeSetChanged = false;
+};
+
+/// Parameters of refinement.
+struct RefinementConfig {
+  /// Passes over the units of one level; a pass without an accepted move
+  /// ends the level early.
+  uint32_t maxPassesPerLevel = 8;
+  /// Refine on every level of the hierarchy (false: only on single ops).
+  bool allLevels = true;
+  /// Relative improvement a move must bring to count as one.
+  double minRelativeGain = 1e-12;
+
+  /// Checks ranges; names the offending field.
+  llvm::Error validate() const;
+};
+
+/// What refinement did.
+struct RefinementStats {
+  double initialObjectiveMs = 0.0;
+  double finalObjectiveMs = 0.0;
+  uint64_t movesTried = 0;
+  uint64_t movesAccepted = 0;
+  uint32_t levelsVisited = 0;
+};
+
+/// Improves `plan` in place by moving units of `hierarchy`'s levels (then
+/// single ops) between the existing stages (Sec. 4.4). A move is taken when
+/// it lowers the largest device load, or leaves it unchanged and lowers the
+/// larger load of the two devices involved. Guarantees: the objective of
+/// evaluatePlan never increases (up to rounding); no device that fitted its
+/// memory stops fitting; no stage becomes empty; the stage graph stays
+/// acyclic; deterministic. Fails when the plan does not match the graph (or
+/// the hierarchy), or its stage graph has a cycle.
+llvm::Expected<RefinementStats>
+refinePlan(const Graph &graph, const Hardware &hw,
+           const CoarseningHierarchy &hierarchy, Plan &plan,
+           const ObjectiveConfig &objective,
+           const RefinementConfig &config = {});
+
+} // namespace partition
+} // namespace ftpipe
+
+#endif // FTPIPE_PARTITION_REFINEMENT_H

@@ -1,0 +1,268 @@
+//===- Assignment.cpp - Mixed-Pipe placement of blocks on devices ----------===//
+//
+// Largest-first placement (LPT) of coarse blocks under evaluatePlan's memory
+// model, then stage formation: blocks are visited in topological order and
+// each joins the most recent stage of its device that it can join without
+// closing a cycle in the stage graph, or opens a new one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/Assignment.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+using namespace ftpipe::partition;
+using llvm::Error;
+using llvm::Expected;
+
+static Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+static std::string gib(uint64_t bytes) {
+  return llvm::formatv("{0:F2} GiB", double(bytes) / double(1ull << 30));
+}
+
+Error AssignmentConfig::validate() const {
+  if (!(tieTolerance >= 0.0) || !std::isfinite(tieTolerance))
+    return makeError(llvm::formatv(
+        "assignment: tieTolerance must be finite and non-negative, got {0}",
+        tieTolerance));
+  return Error::success();
+}
+
+namespace {
+/// Blocks of a coarse graph with predecessor lists and their members.
+struct BlockInfo {
+  std::vector<std::vector<std::pair<BlockId, uint64_t>>> preds, succs;
+  std::vector<std::vector<ParamId>> params;
+  std::vector<uint64_t> inBytes;
+  std::vector<uint32_t> height;
+};
+} // namespace
+
+static BlockInfo describeBlocks(const Graph &g, const CoarseGraph &cg) {
+  size_t L = cg.numBlocks();
+  BlockInfo info;
+  info.preds.resize(L);
+  info.succs.resize(L);
+  info.params.resize(L);
+  info.inBytes.assign(L, 0);
+  info.height.assign(L, 0);
+  for (BlockId b = 0; b < L; ++b) {
+    llvm::ArrayRef<BlockId> s = cg.successors(b);
+    llvm::ArrayRef<uint64_t> bytes = cg.successorBytes(b);
+    for (size_t i = 0; i < s.size(); ++i) {
+      info.succs[b].push_back({s[i], bytes[i]});
+      info.preds[s[i]].push_back({b, bytes[i]});
+      info.inBytes[s[i]] += bytes[i];
+    }
+  }
+  for (size_t b = L; b-- > 0;)
+    for (auto [s, bytes] : info.succs[b])
+      info.height[b] = std::max(info.height[b], info.height[s] + 1);
+  std::vector<uint32_t> seen(g.numParams(), ~0u);
+  for (NodeId n = 0; n < g.numNodes(); ++n) {
+    BlockId b = cg.nodeBlock[n];
+    for (ParamId p : g.params(n))
+      if (seen[p] != b) {
+        seen[p] = b;
+        info.params[b].push_back(p);
+      }
+  }
+  return info;
+}
+
+/// True when merging block b into cluster c (all of whose blocks precede b
+/// in topological order) keeps the cluster graph acyclic: no path from c to
+/// b through another cluster. Paths from b back to c cannot exist, since
+/// every merged cluster holds only blocks before b.
+static bool canJoin(const BlockInfo &info, llvm::ArrayRef<uint32_t> clusterOf,
+                    uint32_t c, BlockId b, std::vector<uint32_t> &stamp,
+                    uint32_t epoch) {
+  std::vector<BlockId> stack;
+  for (BlockId x = 0; x < b; ++x)
+    if (clusterOf[x] == c)
+      stack.push_back(x);
+  while (!stack.empty()) {
+    BlockId x = stack.back();
+    stack.pop_back();
+    for (auto [y, bytes] : info.succs[x]) {
+      if (y == b) {
+        if (clusterOf[x] != c)
+          return false; // c -> ... -> x -> b with x outside c
+        continue;
+      }
+      if (y > b || stamp[y] == epoch)
+        continue;
+      stamp[y] = epoch;
+      stack.push_back(y);
+      // Every block of a cluster we enter is reachable through the merge.
+      for (BlockId z = 0; z < b; ++z)
+        if (clusterOf[z] == clusterOf[y] && stamp[z] != epoch) {
+          stamp[z] = epoch;
+          stack.push_back(z);
+        }
+    }
+  }
+  return true;
+}
+
+Expected<Plan> ftpipe::partition::assignDevices(
+    const Graph &graph, const Hardware &hw, const CoarseGraph &coarse,
+    const ObjectiveConfig &objective, const AssignmentConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  if (Error err = objective.validate())
+    return std::move(err);
+  if (coarse.nodeBlock.size() != graph.numNodes())
+    return makeError(llvm::formatv(
+        "assignment: coarse graph maps {0} nodes, graph has {1}",
+        coarse.nodeBlock.size(), graph.numNodes()));
+  size_t L = coarse.numBlocks(), P = hw.numDevices();
+  BlockInfo info = describeBlocks(graph, coarse);
+  std::vector<double> speed(P, 1.0);
+  if (objective.scaleComputeByDevice)
+    for (DeviceId d = 0; d < P; ++d)
+      speed[d] = hw.device(d).tflops / hw.device(0).tflops;
+  unsigned stateFactor = optimizerStateFactor(objective.optimizer);
+
+  // Largest first.
+  std::vector<BlockId> order(L);
+  for (BlockId b = 0; b < L; ++b)
+    order[b] = b;
+  auto computeOf = [&](BlockId b) {
+    const CoarseBlock &blk = coarse.blocks[b];
+    return blk.fwdMs + blk.bwdMs + (objective.recompute ? blk.fwdMs : 0.0);
+  };
+  llvm::stable_sort(order, [&](BlockId a, BlockId b) {
+    return computeOf(a) > computeOf(b);
+  });
+
+  std::vector<DeviceId> blockDevice(L, 0);
+  std::vector<double> load(P, 0.0);
+  std::vector<uint64_t> memory(P, objective.reservedBytesPerDevice);
+  std::vector<llvm::DenseSet<ParamId>> onDevice(P);
+  std::vector<char> placed(L, 0);
+  for (BlockId b : order) {
+    const CoarseBlock &blk = coarse.blocks[b];
+    uint32_t inFlight = microBatchesInFlight(info.height[b], objective);
+    uint64_t perParam =
+        2 + stateFactor + extraWeightVersions(inFlight, objective);
+    uint64_t act = objective.recompute
+                       ? inFlight * info.inBytes[b] + blk.actBytes
+                       : inFlight * blk.actBytes;
+    int best = -1;
+    double bestFinish = 0.0;
+    uint64_t bestComm = 0, smallestNeed = ~uint64_t(0), mostFree = 0;
+    for (DeviceId d = 0; d < P; ++d) {
+      uint64_t need = act;
+      for (ParamId p : info.params[b])
+        if (!onDevice[d].contains(p))
+          need += graph.paramBytes(p) * perParam;
+      uint64_t budget = hw.device(d).memoryBytes;
+      smallestNeed = std::min(smallestNeed, need);
+      mostFree = std::max(mostFree, budget > memory[d] ? budget - memory[d] : 0);
+      if (memory[d] + need > budget)
+        continue;
+      double finish = load[d] + computeOf(b) / speed[d];
+      uint64_t comm = 0;
+      for (auto [x, bytes] : info.preds[b])
+        if (placed[x] && blockDevice[x] == d)
+          comm += bytes;
+      for (auto [x, bytes] : info.succs[b])
+        if (placed[x] && blockDevice[x] == d)
+          comm += bytes;
+      double tol = config.tieTolerance * std::max(finish, bestFinish);
+      bool take = best < 0 || finish < bestFinish - tol ||
+                  (finish <= bestFinish + tol && comm > bestComm);
+      if (take) {
+        best = int(d);
+        bestFinish = finish;
+        bestComm = comm;
+      }
+    }
+    if (best < 0)
+      return makeError(llvm::formatv(
+          "block {0} ({1} ops) needs {2} but the device with the most free "
+          "memory has {3}",
+          b, blk.numNodes, gib(smallestNeed), gib(mostFree)));
+    DeviceId d = DeviceId(best);
+    blockDevice[b] = d;
+    placed[b] = 1;
+    load[d] = bestFinish;
+    for (ParamId p : info.params[b])
+      if (onDevice[d].insert(p).second)
+        memory[d] += graph.paramBytes(p) * perParam;
+    memory[d] += act;
+  }
+
+  // Stages: each block joins the latest stage of its device it can join.
+  std::vector<uint32_t> clusterOf(L);
+  std::vector<std::vector<uint32_t>> deviceClusters(P);
+  std::vector<uint32_t> stamp(L, 0);
+  uint32_t epoch = 0, numClusters = 0;
+  for (BlockId b = 0; b < L; ++b) {
+    DeviceId d = blockDevice[b];
+    clusterOf[b] = ~0u;
+    if (config.mergeStagesPerDevice)
+      for (size_t i = deviceClusters[d].size(); i-- > 0;) {
+        uint32_t c = deviceClusters[d][i];
+        if (canJoin(info, clusterOf, c, b, stamp, ++epoch)) {
+          clusterOf[b] = c;
+          break;
+        }
+      }
+    if (clusterOf[b] == ~0u) {
+      clusterOf[b] = numClusters++;
+      deviceClusters[d].push_back(clusterOf[b]);
+    }
+  }
+
+  // Number stages in a topological order of the cluster graph (smallest
+  // first block first).
+  std::vector<std::vector<uint32_t>> succ(numClusters);
+  std::vector<uint32_t> indeg(numClusters, 0), firstBlock(numClusters, ~0u);
+  std::vector<DeviceId> clusterDevice(numClusters);
+  for (BlockId b = 0; b < L; ++b) {
+    firstBlock[clusterOf[b]] = std::min(firstBlock[clusterOf[b]], b);
+    clusterDevice[clusterOf[b]] = blockDevice[b];
+    for (auto [s, bytes] : info.succs[b])
+      if (clusterOf[s] != clusterOf[b])
+        succ[clusterOf[b]].push_back(clusterOf[s]);
+  }
+  for (auto &list : succ) {
+    llvm::sort(list);
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    for (uint32_t c : list)
+      ++indeg[c];
+  }
+  using Item = std::pair<uint32_t, uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+  for (uint32_t c = 0; c < numClusters; ++c)
+    if (!indeg[c])
+      ready.push({firstBlock[c], c});
+  std::vector<StageId> stageOf(numClusters, ~0u);
+  Plan plan;
+  while (!ready.empty()) {
+    uint32_t c = ready.top().second;
+    ready.pop();
+    stageOf[c] = plan.stageDevice.size();
+    plan.stageDevice.push_back(clusterDevice[c]);
+    for (uint32_t s : succ[c])
+      if (--indeg[s] == 0)
+        ready.push({firstBlock[s], s});
+  }
+  if (plan.stageDevice.size() != numClusters)
+    return makeError("assignment: internal error, the stage graph has a cycle");
+  plan.nodeStage.resize(graph.numNodes());
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    plan.nodeStage[n] = stageOf[clusterOf[coarse.nodeBlock[n]]];
+  return plan;
+}

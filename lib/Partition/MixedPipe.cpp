@@ -1,0 +1,155 @@
+//===- MixedPipe.cpp - The Mixed-Pipe partitioner --------------------------===//
+//
+// The orchestration of FTPipe's Mixed-Pipe, phase by phase as in the paper,
+// with a timer per phase. The phases themselves live in Coarsening.cpp,
+// Assignment.cpp and Refinement.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/Verify.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+
+using namespace ftpipe::partition;
+using llvm::Error;
+using llvm::Expected;
+
+static Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+Error MixedPipeConfig::validate() const {
+  if (Error err = objective.validate())
+    return err;
+  if (Error err = coarsening.validate())
+    return err;
+  if (Error err = assignment.validate())
+    return err;
+  if (Error err = refinement.validate())
+    return err;
+  if (stageMultipliers.empty())
+    return makeError("mixed-pipe: stageMultipliers must not be empty");
+  for (uint32_t m : stageMultipliers)
+    if (m == 0)
+      return makeError("mixed-pipe: stage multipliers must be positive");
+  return Error::success();
+}
+
+namespace {
+/// Seconds since construction.
+class Timer {
+public:
+  double seconds() const {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+};
+} // namespace
+
+/// One candidate L: coarsen, assign, refine, verify.
+static Expected<Plan> runForL(const Graph &graph, const Hardware &hw,
+                              const MixedPipeConfig &config,
+                              MixedPipeCandidate &cand) {
+  // Phase 1 (Sec. 4.2): coarsening to L blocks.
+  Timer coarsenTimer;
+  Expected<CoarseningHierarchy> hierarchy =
+      coarsenGraph(graph, hw, cand.numBlocks, config.coarsening);
+  cand.times.coarsenSec = coarsenTimer.seconds();
+  if (!hierarchy)
+    return hierarchy.takeError();
+
+  // Phase 2 (Sec. 4.3): blocks onto devices, blocks into stages.
+  Timer assignTimer;
+  Expected<Plan> plan = assignDevices(graph, hw, hierarchy->top,
+                                      config.objective, config.assignment);
+  cand.times.assignSec = assignTimer.seconds();
+  if (!plan)
+    return plan.takeError();
+  if (Error err = verifyPlan(graph, hw, *plan, config.objective))
+    return std::move(err);
+  Expected<PlanMetrics> assigned =
+      evaluatePlan(graph, hw, *plan, config.objective);
+  if (!assigned)
+    return assigned.takeError();
+  cand.assignedMs = assigned->asyncMsPerMicroBatch;
+
+  // Phase 3 (Sec. 4.4): uncoarsening with refinement.
+  Timer refineTimer;
+  if (config.refine) {
+    Expected<RefinementStats> stats = refinePlan(
+        graph, hw, *hierarchy, *plan, config.objective, config.refinement);
+    if (!stats)
+      return stats.takeError();
+  }
+  cand.times.refineSec = refineTimer.seconds();
+  if (Error err = verifyPlan(graph, hw, *plan, config.objective))
+    return std::move(err);
+  Expected<PlanMetrics> refined =
+      evaluatePlan(graph, hw, *plan, config.objective);
+  if (!refined)
+    return refined.takeError();
+  cand.refinedMs = refined->asyncMsPerMicroBatch;
+  cand.numStages = plan->numStages();
+  return plan;
+}
+
+Expected<MixedPipeResult>
+ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
+                                const MixedPipeConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  if (graph.numNodes() == 0)
+    return makeError("mixed-pipe: the graph has no nodes");
+  uint32_t P = hw.numDevices();
+
+  MixedPipeResult result;
+  bool found = false;
+  for (uint32_t m : config.stageMultipliers) {
+    MixedPipeCandidate cand;
+    cand.numBlocks = m * P;
+    Expected<Plan> plan = runForL(graph, hw, config, cand);
+    result.times.coarsenSec += cand.times.coarsenSec;
+    result.times.assignSec += cand.times.assignSec;
+    result.times.refineSec += cand.times.refineSec;
+    if (!plan) {
+      cand.failure = llvm::toString(plan.takeError());
+    } else {
+      cand.feasible = true;
+      if (!found || cand.refinedMs < result.metrics.asyncMsPerMicroBatch) {
+        Expected<PlanMetrics> metrics =
+            evaluatePlan(graph, hw, *plan, config.objective);
+        if (!metrics)
+          return metrics.takeError();
+        result.plan = std::move(*plan);
+        result.metrics = std::move(*metrics);
+        result.numBlocks = cand.numBlocks;
+        found = true;
+      }
+    }
+    result.candidates.push_back(std::move(cand));
+  }
+  if (!found) {
+    std::string why;
+    for (const MixedPipeCandidate &c : result.candidates)
+      why += llvm::formatv("\n  L = {0}: {1}", c.numBlocks, c.failure).str();
+    uint64_t budget = 0;
+    for (const Device &d : hw.devices())
+      budget += d.memoryBytes;
+    return makeError(llvm::formatv(
+        "mixed-pipe found no plan that fits: the model needs at least {0:F2} "
+        "GiB of weights, gradients and optimizer state, the {1} devices have "
+        "{2:F2} GiB together; more devices, recomputation, a smaller "
+        "micro-batch or a lighter optimizer may help{3}",
+        double(graph.totalParamBytes()) *
+            (2 + optimizerStateFactor(config.objective.optimizer)) /
+            double(1ull << 30),
+        P, double(budget) / double(1ull << 30), why));
+  }
+  return result;
+}

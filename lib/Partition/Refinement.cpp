@@ -1,0 +1,523 @@
+//===- Refinement.cpp - Mixed-Pipe uncoarsening with refinement ------------===//
+//
+// IncrementalObjective mirrors evaluatePlan (Objective.cpp) term by term, as
+// per-value and per-parameter contributions that a move subtracts and adds
+// back; refinePlan drives it level by level down the coarsening hierarchy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/Refinement.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+using namespace ftpipe::partition;
+using llvm::Error;
+using llvm::Expected;
+
+static Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+//===----------------------------------------------------------------------===//
+// IncrementalObjective
+//===----------------------------------------------------------------------===//
+
+IncrementalObjective::IncrementalObjective(const Graph &graph,
+                                           const Hardware &hardware, Plan plan,
+                                           const ObjectiveConfig &cfg)
+    : g(&graph), hw(&hardware), config(cfg), current(std::move(plan)) {}
+
+Expected<IncrementalObjective>
+IncrementalObjective::create(const Graph &graph, const Hardware &hw, Plan plan,
+                             const ObjectiveConfig &config) {
+  // buildStageGraph checks shape, ids and acyclicity for us.
+  Expected<StageGraph> sg = buildStageGraph(graph, hw, plan, config);
+  if (!sg)
+    return sg.takeError();
+  IncrementalObjective obj(graph, hw, std::move(plan), config);
+  obj.rebuild();
+  return std::move(obj);
+}
+
+void IncrementalObjective::rebuild() {
+  size_t S = current.numStages(), P = hw->numDevices();
+  speed.assign(P, 1.0);
+  if (config.scaleComputeByDevice)
+    for (DeviceId d = 0; d < P; ++d)
+      speed[d] = hw->device(d).tflops / hw->device(0).tflops;
+  rawFwd.assign(S, 0.0);
+  rawBwd.assign(S, 0.0);
+  commFwd.assign(S, 0.0);
+  commBwd.assign(S, 0.0);
+  stLoad.assign(S, 0.0);
+  actSum.assign(S, 0);
+  kept.assign(S, 0);
+  stCount.assign(S, 0);
+  edgeCount.assign(S * S, 0);
+  devLoad.assign(P, 0.0);
+  paramStages.assign(g->numParams(), {});
+  stageStamp.assign(S, 0);
+  valueStamp.assign(g->numValues(), 0);
+  paramStamp.assign(g->numParams(), 0);
+  for (NodeId n = 0; n < g->numNodes(); ++n) {
+    StageId s = current.nodeStage[n];
+    rawFwd[s] += g->cost(n).fwdMs;
+    rawBwd[s] += g->cost(n).bwdMs;
+    actSum[s] += g->cost(n).actBytes;
+    ++stCount[s];
+  }
+  for (ParamId p = 0; p < g->numParams(); ++p)
+    for (NodeId r : g->paramReaders(p)) {
+      StageId s = current.nodeStage[r];
+      auto it = llvm::find_if(paramStages[p],
+                              [&](const auto &e) { return e.first == s; });
+      if (it == paramStages[p].end())
+        paramStages[p].push_back({s, 1});
+      else
+        ++it->second;
+    }
+  for (ValueId v = 0; v < g->numValues(); ++v)
+    applyValue(v, true);
+  recomputeOrder();
+  recomputeParamMemory();
+  for (StageId s = 0; s < S; ++s)
+    refreshStage(s);
+  touchedStages.clear();
+  edgeSetChanged = false;
+}
+
+uint32_t IncrementalObjective::inFlight(StageId s) const {
+  return microBatchesInFlight(height[s], config);
+}
+
+/// Stage load and its share of its device's load.
+void IncrementalObjective::refreshStage(StageId s) {
+  DeviceId d = current.stageDevice[s];
+  double compute = (rawFwd[s] + rawBwd[s]) / speed[d];
+  if (config.recompute)
+    compute += rawFwd[s] / speed[d];
+  double load = compute + std::max(0.0, commFwd[s] - compute) +
+                std::max(0.0, commBwd[s] - compute);
+  devLoad[d] += load - stLoad[s];
+  stLoad[s] = load;
+}
+
+/// Adds (or removes) value v's part of the figures: one transfer per
+/// destination stage on another device (forward always, backward when the
+/// value needs a gradient), one stage edge per destination stage, and under
+/// recomputation the bytes a destination keeps as stage input.
+void IncrementalObjective::applyValue(ValueId v, bool add) {
+  NodeId p = g->producer(v);
+  StageId src = p == kNoNode ? ~StageId(0) : current.nodeStage[p];
+  uint64_t bytes = g->valueBytes(v);
+  double sign = add ? 1.0 : -1.0;
+  size_t S = current.numStages();
+  ++stageEpoch;
+  if (src != ~StageId(0)) {
+    stageStamp[src] = stageEpoch;
+    touchedStages.push_back(src);
+  }
+  for (NodeId c : g->consumers(v)) {
+    StageId dst = current.nodeStage[c];
+    if (dst == src || stageStamp[dst] == stageEpoch)
+      continue;
+    stageStamp[dst] = stageEpoch;
+    touchedStages.push_back(dst);
+    if (config.recompute)
+      kept[dst] += add ? bytes : uint64_t(0) - bytes;
+    if (p == kNoNode)
+      continue;
+    uint32_t &count = edgeCount[size_t(src) * S + dst];
+    if (add) {
+      if (count++ == 0)
+        edgeSetChanged = true;
+    } else if (--count == 0) {
+      edgeSetChanged = true;
+    }
+    DeviceId ds = current.stageDevice[src], dd = current.stageDevice[dst];
+    if (ds == dd)
+      continue;
+    const LinkParams &fl = hw->link(ds, dd);
+    double fwd = double(bytes) / (fl.GBps * 1e6) + fl.latencyUs * 1e-3;
+    commFwd[src] += sign * fwd;
+    commFwd[dst] += sign * fwd;
+    if (g->valueNeedsGrad(v)) {
+      const LinkParams &bl = hw->link(dd, ds);
+      double bwd = double(bytes) / (bl.GBps * 1e6) + bl.latencyUs * 1e-3;
+      commBwd[src] += sign * bwd;
+      commBwd[dst] += sign * bwd;
+    }
+  }
+}
+
+/// Bytes parameter p costs on device d: weights, gradients, optimizer state
+/// and as many stashed versions as its most demanding reader stage there.
+uint64_t IncrementalObjective::paramContribution(ParamId p,
+                                                 DeviceId d) const {
+  bool present = false;
+  uint32_t extra = 0;
+  for (const auto &[s, count] : paramStages[p]) {
+    if (current.stageDevice[s] != d)
+      continue;
+    present = true;
+    extra = std::max(extra, extraWeightVersions(inFlight(s), config));
+  }
+  if (!present)
+    return 0;
+  return g->paramBytes(p) *
+         (2 + optimizerStateFactor(config.optimizer) + uint64_t(extra));
+}
+
+void IncrementalObjective::applyParam(ParamId p, bool add) {
+  // Devices holding a reader, each once.
+  llvm::SmallVector<DeviceId, 4> devs;
+  for (const auto &[s, count] : paramStages[p]) {
+    DeviceId d = current.stageDevice[s];
+    if (!llvm::is_contained(devs, d))
+      devs.push_back(d);
+  }
+  for (DeviceId d : devs) {
+    uint64_t c = paramContribution(p, d);
+    paramMem[d] += add ? c : uint64_t(0) - c;
+  }
+}
+
+void IncrementalObjective::recomputeParamMemory() {
+  paramMem.assign(hw->numDevices(), 0);
+  for (ParamId p = 0; p < g->numParams(); ++p)
+    applyParam(p, true);
+}
+
+/// Kahn's algorithm over the stage edges (smallest ready stage first, as
+/// buildStageGraph), then heights from the sinks up.
+void IncrementalObjective::recomputeOrder() {
+  size_t S = current.numStages();
+  std::vector<uint32_t> indeg(S, 0);
+  for (size_t a = 0; a < S; ++a)
+    for (size_t b = 0; b < S; ++b)
+      if (edgeCount[a * S + b])
+        ++indeg[b];
+  std::priority_queue<StageId, std::vector<StageId>, std::greater<StageId>>
+      ready;
+  for (StageId s = 0; s < S; ++s)
+    if (!indeg[s])
+      ready.push(s);
+  topo.clear();
+  while (!ready.empty()) {
+    StageId s = ready.top();
+    ready.pop();
+    topo.push_back(s);
+    for (StageId b = 0; b < S; ++b)
+      if (edgeCount[size_t(s) * S + b] && --indeg[b] == 0)
+        ready.push(b);
+  }
+  rank.assign(S, ~0u);
+  for (uint32_t i = 0; i < topo.size(); ++i)
+    rank[topo[i]] = i;
+  height.assign(S, 0);
+  for (size_t i = topo.size(); i-- > 0;) {
+    StageId s = topo[i];
+    for (StageId b = 0; b < S; ++b)
+      if (edgeCount[size_t(s) * S + b])
+        height[s] = std::max(height[s], height[b] + 1);
+  }
+}
+
+void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes,
+                                     StageId to) {
+  edgeSetChanged = false;
+  touchedStages.clear();
+  touchedStages.push_back(to);
+  ++valueEpoch;
+  ++paramEpoch;
+  llvm::SmallVector<ValueId, 16> values;
+  llvm::SmallVector<ParamId, 8> params;
+  for (NodeId n : nodes) {
+    for (ValueId v : g->outputs(n))
+      if (valueStamp[v] != valueEpoch) {
+        valueStamp[v] = valueEpoch;
+        values.push_back(v);
+      }
+    for (ValueId v : g->inputs(n))
+      if (valueStamp[v] != valueEpoch) {
+        valueStamp[v] = valueEpoch;
+        values.push_back(v);
+      }
+    for (ParamId p : g->params(n))
+      if (paramStamp[p] != paramEpoch) {
+        paramStamp[p] = paramEpoch;
+        params.push_back(p);
+      }
+  }
+  for (ValueId v : values)
+    applyValue(v, false);
+  for (ParamId p : params)
+    applyParam(p, false);
+  for (NodeId n : nodes) {
+    StageId from = current.nodeStage[n];
+    if (from == to)
+      continue;
+    touchedStages.push_back(from);
+    const NodeCost &c = g->cost(n);
+    rawFwd[from] -= c.fwdMs;
+    rawBwd[from] -= c.bwdMs;
+    actSum[from] -= c.actBytes;
+    --stCount[from];
+    rawFwd[to] += c.fwdMs;
+    rawBwd[to] += c.bwdMs;
+    actSum[to] += c.actBytes;
+    ++stCount[to];
+    current.nodeStage[n] = to;
+    for (ParamId p : g->params(n)) {
+      auto &entries = paramStages[p];
+      auto it = llvm::find_if(entries,
+                              [&](const auto &e) { return e.first == from; });
+      if (--it->second == 0)
+        entries.erase(it);
+      auto jt =
+          llvm::find_if(entries, [&](const auto &e) { return e.first == to; });
+      if (jt == entries.end())
+        entries.push_back({to, 1});
+      else
+        ++jt->second;
+    }
+  }
+  bool changed = edgeSetChanged;
+  edgeSetChanged = false;
+  for (ValueId v : values)
+    applyValue(v, true);
+  edgeSetChanged |= changed;
+  if (edgeSetChanged) {
+    std::vector<uint32_t> oldHeight = height;
+    recomputeOrder();
+    if (height != oldHeight) {
+      // Stash counts depend on heights: recount every parameter.
+      recomputeParamMemory();
+    } else {
+      for (ParamId p : params)
+        applyParam(p, true);
+    }
+  } else {
+    for (ParamId p : params)
+      applyParam(p, true);
+  }
+  // Rounding can leave -1e-17 where a stage has no traffic left.
+  for (StageId s : touchedStages) {
+    if (std::fabs(commFwd[s]) < 1e-12)
+      commFwd[s] = 0.0;
+    if (std::fabs(commBwd[s]) < 1e-12)
+      commBwd[s] = 0.0;
+    if (stCount[s] == 0) {
+      rawFwd[s] = rawBwd[s] = 0.0;
+    }
+  }
+  llvm::sort(touchedStages);
+  touchedStages.erase(std::unique(touchedStages.begin(), touchedStages.end()),
+                      touchedStages.end());
+  for (StageId s : touchedStages)
+    refreshStage(s);
+}
+
+bool IncrementalObjective::moveIsOrderSafe(llvm::ArrayRef<NodeId> nodes,
+                                           StageId to) const {
+  // Nodes of the unit are recognised by their stage; the caller moves whole
+  // units out of one stage, so "outside" means any node we are not moving.
+  llvm::SmallVector<NodeId, 16> sorted(nodes.begin(), nodes.end());
+  llvm::sort(sorted);
+  auto inUnit = [&](NodeId n) {
+    return std::binary_search(sorted.begin(), sorted.end(), n);
+  };
+  uint32_t rt = rank[to];
+  for (NodeId n : nodes) {
+    for (NodeId p : g->preds(n)) {
+      StageId s = current.nodeStage[p];
+      if (s != to && rank[s] >= rt && !inUnit(p))
+        return false;
+    }
+    for (NodeId c : g->succs(n)) {
+      StageId s = current.nodeStage[c];
+      if (s != to && rank[s] <= rt && !inUnit(c))
+        return false;
+    }
+  }
+  return true;
+}
+
+double IncrementalObjective::objective() const {
+  double best = 0.0;
+  for (double l : devLoad)
+    best = std::max(best, l);
+  return best;
+}
+
+uint64_t IncrementalObjective::deviceMemoryBytes(DeviceId d) const {
+  uint64_t bytes = paramMem[d] + config.reservedBytesPerDevice;
+  for (StageId s = 0; s < current.numStages(); ++s) {
+    if (current.stageDevice[s] != d)
+      continue;
+    uint64_t keptPerMb = config.recompute ? kept[s] : actSum[s];
+    bytes += uint64_t(inFlight(s)) * keptPerMb +
+             (config.recompute ? actSum[s] : 0);
+  }
+  return bytes;
+}
+
+bool IncrementalObjective::deviceMemoryFits(DeviceId d) const {
+  return deviceMemoryBytes(d) <= hw->device(d).memoryBytes;
+}
+
+bool IncrementalObjective::allMemoryFits() const {
+  for (DeviceId d = 0; d < numDevices(); ++d)
+    if (!deviceMemoryFits(d))
+      return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// refinePlan
+//===----------------------------------------------------------------------===//
+
+Error RefinementConfig::validate() const {
+  if (!(minRelativeGain >= 0.0) || !std::isfinite(minRelativeGain))
+    return makeError(llvm::formatv(
+        "refinement: minRelativeGain must be finite and non-negative, got {0}",
+        minRelativeGain));
+  return Error::success();
+}
+
+namespace {
+/// Units of one level as CSR lists of nodes, in block order.
+struct Units {
+  std::vector<uint32_t> offsets;
+  std::vector<NodeId> nodes;
+  size_t size() const { return offsets.size() - 1; }
+  llvm::ArrayRef<NodeId> operator[](size_t u) const {
+    return llvm::ArrayRef<NodeId>(nodes.data() + offsets[u],
+                                  nodes.data() + offsets[u + 1]);
+  }
+};
+} // namespace
+
+static Units unitsOf(llvm::ArrayRef<BlockId> nodeBlock, uint32_t numBlocks) {
+  Units u;
+  u.offsets.assign(numBlocks + 1, 0);
+  for (BlockId b : nodeBlock)
+    ++u.offsets[b + 1];
+  for (uint32_t b = 0; b < numBlocks; ++b)
+    u.offsets[b + 1] += u.offsets[b];
+  u.nodes.resize(nodeBlock.size());
+  std::vector<uint32_t> fill(u.offsets.begin(), u.offsets.end() - 1);
+  for (NodeId n = 0; n < nodeBlock.size(); ++n)
+    u.nodes[fill[nodeBlock[n]]++] = n;
+  return u;
+}
+
+/// One level: passes over its units until none moves.
+static void refineLevel(IncrementalObjective &obj, const Graph &g,
+                        const Units &units, const RefinementConfig &config,
+                        RefinementStats &stats) {
+  size_t P = obj.numDevices();
+  std::vector<char> fits(P);
+  for (DeviceId d = 0; d < P; ++d)
+    fits[d] = obj.deviceMemoryFits(d);
+  std::vector<StageId> candidates;
+  for (uint32_t pass = 0; pass < config.maxPassesPerLevel; ++pass) {
+    bool improved = false;
+    for (size_t u = 0; u < units.size(); ++u) {
+      llvm::ArrayRef<NodeId> unit = units[u];
+      if (unit.empty())
+        continue;
+      StageId from = obj.plan().nodeStage[unit.front()];
+      if (obj.stageNodeCount(from) == unit.size())
+        continue; // would leave an empty stage
+      candidates.clear();
+      for (NodeId n : unit) {
+        for (NodeId p : g.preds(n))
+          candidates.push_back(obj.plan().nodeStage[p]);
+        for (NodeId c : g.succs(n))
+          candidates.push_back(obj.plan().nodeStage[c]);
+      }
+      llvm::sort(candidates);
+      candidates.erase(std::unique(candidates.begin(), candidates.end()),
+                       candidates.end());
+      for (StageId to : candidates) {
+        if (to == from || !obj.moveIsOrderSafe(unit, to))
+          continue;
+        DeviceId ds = obj.plan().stageDevice[from];
+        DeviceId dt = obj.plan().stageDevice[to];
+        double before = obj.objective();
+        double pairBefore = std::max(obj.deviceLoadMs(ds), obj.deviceLoadMs(dt));
+        ++stats.movesTried;
+        obj.moveNodes(unit, to);
+        double after = obj.objective();
+        double pairAfter = std::max(obj.deviceLoadMs(ds), obj.deviceLoadMs(dt));
+        double eps = config.minRelativeGain * before;
+        bool better = after < before - eps ||
+                      (after <= before && pairAfter < pairBefore - eps);
+        if (better) {
+          if (obj.lastMoveChangedStageGraph()) {
+            for (DeviceId d = 0; d < P && better; ++d)
+              better = !fits[d] || obj.deviceMemoryFits(d);
+          } else {
+            better = !fits[dt] || obj.deviceMemoryFits(dt);
+          }
+        }
+        if (!better) {
+          obj.moveNodes(unit, from);
+          continue;
+        }
+        ++stats.movesAccepted;
+        improved = true;
+        for (DeviceId d = 0; d < P; ++d)
+          fits[d] = fits[d] && obj.deviceMemoryFits(d);
+        break;
+      }
+    }
+    if (!improved)
+      break;
+  }
+}
+
+Expected<RefinementStats>
+ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
+                              const CoarseningHierarchy &hierarchy,
+                              Plan &plan, const ObjectiveConfig &objective,
+                              const RefinementConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  for (const CoarseningLevel &level : hierarchy.levels)
+    if (level.nodeBlock.size() != graph.numNodes())
+      return makeError(llvm::formatv(
+          "refinement: hierarchy level '{0}' maps {1} nodes, graph has {2}",
+          level.pass, level.nodeBlock.size(), graph.numNodes()));
+  Expected<IncrementalObjective> objOr =
+      IncrementalObjective::create(graph, hw, plan, objective);
+  if (!objOr)
+    return objOr.takeError();
+  IncrementalObjective &obj = *objOr;
+
+  RefinementStats stats;
+  stats.initialObjectiveMs = obj.objective();
+  if (config.allLevels)
+    for (size_t i = hierarchy.levels.size(); i-- > 0;) {
+      const CoarseningLevel &level = hierarchy.levels[i];
+      refineLevel(obj, graph, unitsOf(level.nodeBlock, level.numBlocks),
+                  config, stats);
+      obj.rebuild();
+      ++stats.levelsVisited;
+    }
+  std::vector<BlockId> identity(graph.numNodes());
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    identity[n] = n;
+  refineLevel(obj, graph, unitsOf(identity, graph.numNodes()), config, stats);
+  obj.rebuild();
+  ++stats.levelsVisited;
+  stats.finalObjectiveMs = obj.objective();
+  plan = obj.plan();
+  return stats;
+}

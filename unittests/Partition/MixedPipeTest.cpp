@@ -1,0 +1,490 @@
+//===- MixedPipeTest.cpp - Mixed-Pipe property tests ------------*- C++ -*-===//
+//
+// Property tests for coarsening, assignment, refinement and the Mixed-Pipe
+// orchestration over a matrix of random DAG families, device counts and
+// seeds: every node in exactly one stage, acyclic coarse and stage graphs,
+// memory limits held, refinement never worse, the incremental objective
+// equal to evaluatePlan, and the same input giving the same plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/Assignment.h"
+#include "FTPipe/Partition/Coarsening.h"
+#include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/Refinement.h"
+#include "FTPipe/Partition/Verify.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+
+using namespace ftpipe::partition;
+
+namespace {
+
+template <typename T> T unwrapOr(llvm::Expected<T> value) {
+  if (!value) {
+    ADD_FAILURE() << llvm::toString(value.takeError());
+    return T();
+  }
+  return std::move(*value);
+}
+
+std::string errorText(llvm::Error err) {
+  return err ? llvm::toString(std::move(err)) : std::string();
+}
+
+/// P devices at 12 GB/s and 20 us (PCIe-like), `memory` bytes each; with
+/// `mixedSpeeds`, odd devices are half as fast.
+Hardware makeHardware(size_t p, uint64_t memory = 1ull << 50,
+                      bool mixedSpeeds = false) {
+  HardwareSpec spec;
+  spec.name = "test";
+  for (size_t i = 0; i < p; ++i) {
+    Device d;
+    d.name = "dev" + std::to_string(i);
+    d.memoryBytes = memory;
+    d.tflops = mixedSpeeds && i % 2 ? 5.0 : 10.0;
+    d.memGBps = 300.0;
+    spec.devices.push_back(d);
+  }
+  spec.intraNode = {12.0, 20.0};
+  spec.network = {6.0, 50.0};
+  return unwrapOr(Hardware::create(spec));
+}
+
+Graph makeGraph(GraphFamily family, uint32_t n, uint64_t seed) {
+  RandomGraphOptions o;
+  o.family = family;
+  o.numNodes = n;
+  o.seed = seed;
+  return unwrapOr(generateRandomGraph(o));
+}
+
+const GraphFamily kFamilies[] = {GraphFamily::Chain, GraphFamily::Layered,
+                                 GraphFamily::Wide};
+
+const char *familyName(GraphFamily f) {
+  switch (f) {
+  case GraphFamily::Chain:
+    return "chain";
+  case GraphFamily::Layered:
+    return "layered";
+  case GraphFamily::Wide:
+    return "wide";
+  }
+  return "?";
+}
+
+double planObjective(const Graph &g, const Hardware &hw, const Plan &plan,
+                     const ObjectiveConfig &cfg) {
+  llvm::Expected<PlanMetrics> m = evaluatePlan(g, hw, plan, cfg);
+  if (!m) {
+    ADD_FAILURE() << llvm::toString(m.takeError());
+    return 0.0;
+  }
+  return m->asyncMsPerMicroBatch;
+}
+
+bool near(double a, double b) {
+  return std::fabs(a - b) <= 1e-7 * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
+
+//===----------------------------------------------------------------------===//
+// Coarsening
+//===----------------------------------------------------------------------===//
+
+TEST(Coarsening, LevelsAreAcyclicNestedAndReachL) {
+  for (GraphFamily family : kFamilies)
+    for (uint32_t n : {1u, 7u, 60u, 300u})
+      for (uint64_t seed = 1; seed <= 4; ++seed)
+        for (uint32_t L : {1u, 2u, 5u, 16u, 32u}) {
+          SCOPED_TRACE(testing::Message() << familyName(family) << " n=" << n
+                                          << " seed=" << seed << " L=" << L);
+          Graph g = makeGraph(family, n, seed);
+          Hardware hw = makeHardware(4);
+          CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, L));
+          ASSERT_FALSE(h.levels.empty());
+          for (size_t i = 0; i < h.levels.size(); ++i) {
+            const CoarseningLevel &lvl = h.levels[i];
+            ASSERT_EQ(lvl.nodeBlock.size(), n);
+            EXPECT_TRUE(isBlockGraphAcyclic(g, lvl.nodeBlock)) << lvl.pass;
+            // Blocks are numbered 0..numBlocks-1, all used.
+            std::vector<char> used(lvl.numBlocks, 0);
+            for (BlockId b : lvl.nodeBlock) {
+              ASSERT_LT(b, lvl.numBlocks);
+              used[b] = 1;
+            }
+            for (char u : used)
+              EXPECT_TRUE(u);
+            // Nested in the next level: a block maps to one coarser block.
+            if (i + 1 < h.levels.size()) {
+              std::vector<BlockId> up(lvl.numBlocks, ~0u);
+              for (NodeId v = 0; v < n; ++v) {
+                BlockId b = lvl.nodeBlock[v];
+                BlockId c = h.levels[i + 1].nodeBlock[v];
+                if (up[b] == ~0u)
+                  up[b] = c;
+                EXPECT_EQ(up[b], c);
+              }
+            }
+          }
+          EXPECT_EQ(h.top.numBlocks(), std::min<size_t>(L, n));
+          EXPECT_EQ(h.top.nodeBlock, h.levels.back().nodeBlock);
+          double total = 0.0;
+          uint32_t nodes = 0;
+          for (const CoarseBlock &b : h.top.blocks) {
+            total += b.computeMs();
+            nodes += b.numNodes;
+          }
+          EXPECT_NEAR(total, g.totalComputeMs(), 1e-9 * (1 + total));
+          EXPECT_EQ(nodes, n);
+          // Edges of the block graph go forward in block order.
+          for (BlockId b = 0; b < h.top.numBlocks(); ++b)
+            for (BlockId s : h.top.successors(b))
+              EXPECT_LT(b, s);
+        }
+}
+
+TEST(Coarsening, IsDeterministic) {
+  for (GraphFamily family : kFamilies) {
+    Graph g = makeGraph(family, 500, 3);
+    Hardware hw = makeHardware(8);
+    CoarseningHierarchy a = unwrapOr(coarsenGraph(g, hw, 16));
+    CoarseningHierarchy b = unwrapOr(coarsenGraph(g, hw, 16));
+    ASSERT_EQ(a.levels.size(), b.levels.size());
+    for (size_t i = 0; i < a.levels.size(); ++i)
+      EXPECT_EQ(a.levels[i].nodeBlock, b.levels[i].nodeBlock);
+  }
+}
+
+TEST(Coarsening, PrefixMakesOneNodePerBlockInstance) {
+  // 10 blocks of 7 ops; with L = 2 every block instance fits under the cap.
+  Graph g = makeGraph(GraphFamily::Layered, 72, 5);
+  Hardware hw = makeHardware(2);
+  CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 2));
+  ASSERT_EQ(h.levels.front().pass, "prefix");
+  const std::vector<BlockId> &map = h.levels.front().nodeBlock;
+  for (NodeId v = 1; v + 1 < g.numNodes(); ++v) {
+    NodeId first = 1 + (v - 1) / 7 * 7;
+    EXPECT_EQ(map[v], map[first]) << g.scope(v).str();
+  }
+  // Different instances stay apart, and so do embedding and head.
+  EXPECT_NE(map[1], map[8]);
+  EXPECT_NE(map[0], map[1]);
+  EXPECT_EQ(h.levels.front().numBlocks, 12u);
+}
+
+TEST(Coarsening, ConfigurableBlockTypes) {
+  Graph g = makeGraph(GraphFamily::Layered, 72, 5);
+  Hardware hw = makeHardware(2);
+  CoarseningConfig cfg;
+  cfg.blockTypes = {"T5Block"}; // not present: only same-module ops merge
+  cfg.cco = cfg.centres = false;
+  CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 2, cfg));
+  // Same-module ops of a block (its two norms, its two adds) would close a
+  // cycle, so nothing merges by prefix.
+  EXPECT_NE(h.levels.front().pass, "prefix");
+  EXPECT_GT(h.refusedForCycles, 0u);
+  cfg.blockTypes = {"a/b"};
+  EXPECT_NE(errorText(cfg.validate()), "");
+  EXPECT_FALSE(bool(coarsenGraph(g, hw, 0)));
+  llvm::consumeError(coarsenGraph(g, hw, 0).takeError());
+}
+
+TEST(Coarsening, ZeroWeightOpsAreAbsorbed) {
+  GraphBuilder b;
+  b.addNode("m/a", "tosa.matmul", {1.0, 2.0, 0, 100});
+  b.addNode("m/z", "tosa.reshape2", {0.0, 0.0, 0, 100});
+  b.addNode("n/c", "tosa.matmul", {1.0, 2.0, 0, 100});
+  b.addNode("o/d", "tosa.matmul", {1.0, 2.0, 0, 100});
+  b.addEdge(0, 1, 100);
+  b.addEdge(1, 2, 100);
+  b.addEdge(2, 3, 100);
+  Graph g = unwrapOr(b.build());
+  Hardware hw = makeHardware(2);
+  CoarseningConfig cfg;
+  cfg.byPrefix = cfg.cco = cfg.centres = false;
+  CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 3, cfg));
+  EXPECT_EQ(h.levels.front().pass, "zero");
+  EXPECT_EQ(h.top.nodeBlock[0], h.top.nodeBlock[1]);
+  EXPECT_EQ(h.top.numBlocks(), 3u);
+}
+
+TEST(Coarsening, CCOGrowsBlocksThatCannotHideTheirTransfers) {
+  // 40 cheap ops exchanging 12 MB tensors (1 ms each way at 12 GB/s) with
+  // 0.2 ms of compute each: every cut is exposed until blocks are big.
+  GraphBuilder b;
+  for (int i = 0; i < 40; ++i)
+    b.addNode("m/op" + std::to_string(i), "t", {0.1, 0.1, 0, 12000000});
+  for (int i = 0; i + 1 < 40; ++i)
+    b.addEdge(i, i + 1, 12000000);
+  Graph g = unwrapOr(b.build());
+  Hardware hw = makeHardware(2);
+  CoarseningConfig cfg;
+  cfg.centres = false;
+  CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 2, cfg));
+  const CoarseningLevel *cco = nullptr;
+  for (const CoarseningLevel &l : h.levels)
+    if (l.pass == "cco")
+      cco = &l;
+  ASSERT_NE(cco, nullptr);
+  CoarseGraph cg = unwrapOr(buildCoarseGraph(g, cco->nodeBlock));
+  // Interior blocks send 1 ms and receive 1 ms: they need >= 2 ms compute.
+  for (BlockId blk = 1; blk + 1 < cg.numBlocks(); ++blk)
+    EXPECT_GE(cg.blocks[blk].computeMs(), 2.0 - 1e-9);
+}
+
+TEST(Coarsening, BuildCoarseGraphRejectsCycles) {
+  GraphBuilder b;
+  for (int i = 0; i < 3; ++i)
+    b.addNode("m", "t", {1.0, 1.0, 0, 8});
+  b.addEdge(0, 1, 8);
+  b.addEdge(1, 2, 8);
+  Graph g = unwrapOr(b.build());
+  std::vector<uint32_t> map = {7, 9, 7}; // {0, 2} and {1}: a cycle
+  EXPECT_FALSE(isBlockGraphAcyclic(g, map));
+  llvm::Expected<CoarseGraph> cg = buildCoarseGraph(g, map);
+  ASSERT_FALSE(bool(cg));
+  EXPECT_NE(llvm::toString(cg.takeError()).find("cycle"), std::string::npos);
+  map = {9, 9, 7};
+  CoarseGraph ok = unwrapOr(buildCoarseGraph(g, map));
+  EXPECT_EQ(ok.nodeBlock, (std::vector<BlockId>{0, 0, 1}));
+  EXPECT_EQ(ok.successorBytes(0).vec(), (std::vector<uint64_t>{8}));
+}
+
+//===----------------------------------------------------------------------===//
+// Incremental objective
+//===----------------------------------------------------------------------===//
+
+void expectAgrees(const Graph &g, const Hardware &hw,
+                  const IncrementalObjective &obj, const ObjectiveConfig &cfg) {
+  llvm::Expected<PlanMetrics> m = evaluatePlan(g, hw, obj.plan(), cfg);
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_TRUE(near(obj.objective(), m->asyncMsPerMicroBatch))
+      << obj.objective() << " vs " << m->asyncMsPerMicroBatch;
+  for (DeviceId d = 0; d < hw.numDevices(); ++d) {
+    EXPECT_TRUE(near(obj.deviceLoadMs(d), m->devices[d].loadMs))
+        << "device " << d << ": " << obj.deviceLoadMs(d) << " vs "
+        << m->devices[d].loadMs;
+    EXPECT_EQ(obj.deviceMemoryBytes(d), m->devices[d].memoryBytes)
+        << "device " << d;
+  }
+  for (StageId s = 0; s < obj.numStages(); ++s)
+    EXPECT_TRUE(near(obj.stageLoadMs(s), m->stages[s].loadMs)) << "stage " << s;
+}
+
+TEST(IncrementalObjective, EqualsFromScratchUnderRandomMoves) {
+  std::vector<ObjectiveConfig> configs(4);
+  configs[1].recompute = true;
+  configs[2].schedule = Schedule::GPipe;
+  configs[3].versioning = WeightVersioning::DoubleBuffered;
+  configs[3].optimizer = Optimizer::Momentum;
+  configs[3].reservedBytesPerDevice = 12345;
+  int cfgIndex = 0;
+  for (GraphFamily family : kFamilies)
+    for (uint64_t seed = 1; seed <= 3; ++seed)
+      for (bool mixed : {false, true}) {
+        ObjectiveConfig cfg = configs[cfgIndex++ % configs.size()];
+        SCOPED_TRACE(testing::Message() << familyName(family) << " seed="
+                                        << seed << " mixed=" << mixed);
+        Graph g = makeGraph(family, 150, seed);
+        Hardware hw = makeHardware(4, 1ull << 50, mixed);
+        CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 8));
+        Plan plan = unwrapOr(assignDevices(g, hw, h.top, cfg));
+        llvm::Expected<IncrementalObjective> objOr =
+            IncrementalObjective::create(g, hw, plan, cfg);
+        ASSERT_TRUE(bool(objOr)) << llvm::toString(objOr.takeError());
+        IncrementalObjective &obj = *objOr;
+        expectAgrees(g, hw, obj, cfg);
+        std::mt19937_64 rng(seed);
+        int moved = 0;
+        for (int step = 0; step < 300; ++step) {
+          NodeId n = rng() % g.numNodes();
+          // Mostly a neighbour's stage (legal more often), sometimes any.
+          std::vector<StageId> near;
+          for (NodeId x : g.preds(n))
+            near.push_back(obj.plan().nodeStage[x]);
+          for (NodeId x : g.succs(n))
+            near.push_back(obj.plan().nodeStage[x]);
+          StageId to = near.empty() || step % 4 == 0
+                           ? StageId(rng() % obj.numStages())
+                           : near[rng() % near.size()];
+          NodeId one[] = {n};
+          StageId from = obj.plan().nodeStage[n];
+          if (to == from || obj.stageNodeCount(from) == 1 ||
+              !obj.moveIsOrderSafe(one, to))
+            continue;
+          obj.moveNodes(one, to);
+          ++moved;
+          ASSERT_TRUE(isBlockGraphAcyclic(g, obj.plan().nodeStage));
+          if (step % 10 == 0)
+            expectAgrees(g, hw, obj, cfg);
+        }
+        EXPECT_GT(moved, 0);
+        expectAgrees(g, hw, obj, cfg);
+      }
+}
+
+//===----------------------------------------------------------------------===//
+// Assignment and refinement
+//===----------------------------------------------------------------------===//
+
+TEST(Assignment, PlansAreValidAndShareDevices) {
+  ObjectiveConfig cfg;
+  bool sawSharedDevice = false;
+  for (GraphFamily family : kFamilies)
+    for (size_t P : {1u, 2u, 4u, 8u})
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        SCOPED_TRACE(testing::Message() << familyName(family) << " P=" << P
+                                        << " seed=" << seed);
+        Graph g = makeGraph(family, 200, seed);
+        Hardware hw = makeHardware(P);
+        CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 3 * P));
+        Plan plan = unwrapOr(assignDevices(g, hw, h.top, cfg));
+        EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+        // A stage is a union of blocks.
+        for (NodeId v = 0; v < g.numNodes(); ++v)
+          for (NodeId w : g.succs(v)) {
+            if (h.top.nodeBlock[v] == h.top.nodeBlock[w]) {
+              EXPECT_EQ(plan.nodeStage[v], plan.nodeStage[w]);
+            }
+          }
+        // Stage ids follow a topological order.
+        for (NodeId v = 0; v < g.numNodes(); ++v)
+          for (NodeId w : g.succs(v))
+            EXPECT_LE(plan.nodeStage[v], plan.nodeStage[w]);
+        std::vector<int> perDevice(P, 0);
+        for (DeviceId d : plan.stageDevice)
+          sawSharedDevice |= ++perDevice[d] > 1;
+      }
+  EXPECT_TRUE(sawSharedDevice);
+}
+
+TEST(Assignment, ReportsMemoryNeededWhenNothingFits) {
+  Graph g = makeGraph(GraphFamily::Layered, 100, 1);
+  Hardware hw = makeHardware(2, 1 << 20);
+  CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 4));
+  llvm::Expected<Plan> plan = assignDevices(g, hw, h.top, ObjectiveConfig());
+  ASSERT_FALSE(bool(plan));
+  std::string msg = llvm::toString(plan.takeError());
+  EXPECT_NE(msg.find("needs"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("GiB"), std::string::npos) << msg;
+}
+
+TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
+  ObjectiveConfig cfg;
+  uint64_t improvedSomewhere = 0;
+  for (GraphFamily family : kFamilies)
+    for (size_t P : {2u, 4u, 8u})
+      for (uint64_t seed = 1; seed <= 3; ++seed)
+        for (bool tightMemory : {false, true}) {
+          SCOPED_TRACE(testing::Message() << familyName(family) << " P=" << P
+                                          << " seed=" << seed
+                                          << " tight=" << tightMemory);
+          Graph g = makeGraph(family, 250, seed);
+          Hardware hw = makeHardware(P);
+          CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 2 * P));
+          Plan plan = unwrapOr(assignDevices(g, hw, h.top, cfg));
+          if (tightMemory) {
+            // Budget: 5% above the fullest device of the assigned plan.
+            PlanMetrics m = unwrapOr(evaluatePlan(g, hw, plan, cfg));
+            uint64_t most = 0;
+            for (const DeviceMetrics &d : m.devices)
+              most = std::max(most, d.memoryBytes);
+            hw = makeHardware(P, most + most / 20);
+          }
+          ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+          double before = planObjective(g, hw, plan, cfg);
+          RefinementStats stats =
+              unwrapOr(refinePlan(g, hw, h, plan, cfg));
+          double after = planObjective(g, hw, plan, cfg);
+          EXPECT_LE(after, before * (1 + 1e-9));
+          EXPECT_TRUE(near(stats.finalObjectiveMs, after));
+          EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+          improvedSomewhere += stats.movesAccepted;
+        }
+  EXPECT_GT(improvedSomewhere, 0u);
+}
+
+//===----------------------------------------------------------------------===//
+// Mixed-Pipe
+//===----------------------------------------------------------------------===//
+
+TEST(MixedPipe, FindsValidPlansAcrossTheMatrix) {
+  for (GraphFamily family : kFamilies)
+    for (size_t P : {1u, 2u, 4u, 8u})
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        SCOPED_TRACE(testing::Message() << familyName(family) << " P=" << P
+                                        << " seed=" << seed);
+        Graph g = makeGraph(family, 200 + 37 * seed, seed);
+        Hardware hw = makeHardware(P, 1ull << 50, seed == 2);
+        MixedPipeConfig cfg;
+        MixedPipeResult r = unwrapOr(runMixedPipe(g, hw, cfg));
+        ASSERT_EQ(r.plan.nodeStage.size(), g.numNodes());
+        EXPECT_EQ(errorText(verifyPlan(g, hw, r.plan, cfg.objective)), "");
+        ASSERT_EQ(r.candidates.size(), 4u);
+        for (const MixedPipeCandidate &c : r.candidates) {
+          EXPECT_TRUE(c.feasible) << c.failure;
+          EXPECT_GE(c.refinedMs * (1 + 1e-9), r.metrics.asyncMsPerMicroBatch);
+          EXPECT_LE(c.refinedMs, c.assignedMs * (1 + 1e-9));
+        }
+        EXPECT_GE(r.metrics.asyncMsPerMicroBatch,
+                  r.metrics.lowerBoundMs * (1 - 1e-9));
+        EXPECT_TRUE(near(r.metrics.asyncMsPerMicroBatch,
+                         planObjective(g, hw, r.plan, cfg.objective)));
+      }
+}
+
+TEST(MixedPipe, IsDeterministic) {
+  for (GraphFamily family : kFamilies) {
+    Graph g = makeGraph(family, 400, 11);
+    Hardware hw = makeHardware(4);
+    MixedPipeResult a = unwrapOr(runMixedPipe(g, hw));
+    MixedPipeResult b = unwrapOr(runMixedPipe(g, hw));
+    EXPECT_EQ(a.plan, b.plan);
+    EXPECT_EQ(a.numBlocks, b.numBlocks);
+  }
+}
+
+TEST(MixedPipe, NeverWorseThanUnrefined) {
+  for (GraphFamily family : kFamilies)
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      Graph g = makeGraph(family, 300, seed);
+      Hardware hw = makeHardware(4);
+      MixedPipeConfig cfg;
+      MixedPipeResult refined = unwrapOr(runMixedPipe(g, hw, cfg));
+      cfg.refine = false;
+      MixedPipeResult raw = unwrapOr(runMixedPipe(g, hw, cfg));
+      EXPECT_LE(refined.metrics.asyncMsPerMicroBatch,
+                raw.metrics.asyncMsPerMicroBatch * (1 + 1e-9));
+    }
+}
+
+TEST(MixedPipe, ErrorNamesMemoryWhenNothingFits) {
+  Graph g = makeGraph(GraphFamily::Layered, 100, 1);
+  Hardware hw = makeHardware(2, 1 << 20);
+  llvm::Expected<MixedPipeResult> r = runMixedPipe(g, hw);
+  ASSERT_FALSE(bool(r));
+  std::string msg = llvm::toString(r.takeError());
+  EXPECT_NE(msg.find("GiB"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("L = 8"), std::string::npos) << msg;
+}
+
+TEST(MixedPipe, ValidatesConfig) {
+  MixedPipeConfig cfg;
+  cfg.stageMultipliers = {};
+  EXPECT_NE(errorText(cfg.validate()), "");
+  cfg.stageMultipliers = {0};
+  EXPECT_NE(errorText(cfg.validate()), "");
+  cfg = MixedPipeConfig();
+  cfg.coarsening.capFactor = 0.0;
+  EXPECT_NE(errorText(cfg.validate()), "");
+  cfg = MixedPipeConfig();
+  cfg.objective.microBatches = 0;
+  EXPECT_NE(errorText(cfg.validate()), "");
+}
+
+} // namespace
