@@ -41,8 +41,9 @@ void GraphBuilder::addParamUse(NodeId node, ParamId param) {
 }
 
 ValueId GraphBuilder::addValue(NodeId producer, uint64_t bytes,
-                               llvm::ArrayRef<NodeId> consumers) {
-  values.push_back({producer, bytes, consumers.vec()});
+                               llvm::ArrayRef<NodeId> consumers,
+                               bool needsGrad) {
+  values.push_back({producer, bytes, consumers.vec(), needsGrad});
   return ValueId(values.size() - 1);
 }
 
@@ -105,12 +106,12 @@ Expected<Graph> GraphBuilder::build() {
     std::sort(params.begin(), params.end());
     for (size_t i = 0; i < params.size(); ++i) {
       if (params[i] >= ps.size())
-        return makeError(llvm::formatv(
-            "node {0} reads param {1}, but only {2} params exist", n,
-            params[i], ps.size()));
+        return makeError(
+            llvm::formatv("node {0} reads param {1}, but only {2} params exist",
+                          n, params[i], ps.size()));
       if (i > 0 && params[i] == params[i - 1])
-        return makeError(llvm::formatv("node {0} reads param {1} twice", n,
-                                       params[i]));
+        return makeError(
+            llvm::formatv("node {0} reads param {1} twice", n, params[i]));
     }
   }
 
@@ -127,8 +128,8 @@ Expected<Graph> GraphBuilder::build() {
       NodeId c = val.consumers[i];
       if (c >= numNodes)
         return makeError(llvm::formatv(
-            "value {0} is consumed by node {1}, but only {2} nodes exist", v,
-            c, numNodes));
+            "value {0} is consumed by node {1}, but only {2} nodes exist", v, c,
+            numNodes));
       if (i > 0 && c == val.consumers[i - 1])
         return makeError(
             llvm::formatv("value {0} lists consumer {1} twice", v, c));
@@ -186,9 +187,11 @@ Expected<Graph> GraphBuilder::build() {
   std::vector<std::vector<NodeId>> cons(vs.size());
   g.valueProducers.reserve(vs.size());
   g.valueBytesArr.reserve(vs.size());
+  g.valueGrad.reserve(vs.size());
   for (size_t v = 0; v < vs.size(); ++v) {
     g.valueProducers.push_back(vs[v].producer);
     g.valueBytesArr.push_back(vs[v].bytes);
+    g.valueGrad.push_back(vs[v].needsGrad ? 1 : 0);
     cons[v] = std::move(vs[v].consumers);
   }
   toCSR(cons, g.valueConsOffsets, g.valueConsList);
@@ -246,8 +249,8 @@ static NodeCost randomCost(Rng &rng, const RandomGraphOptions &o,
   return c;
 }
 
-Expected<Graph> ftpipe::partition::generateRandomGraph(
-    const RandomGraphOptions &o) {
+Expected<Graph>
+ftpipe::partition::generateRandomGraph(const RandomGraphOptions &o) {
   if (o.numNodes == 0)
     return makeError("random graph needs at least one node");
   if (!(o.minFwdMs >= 0.0 && o.minFwdMs <= o.maxFwdMs &&
@@ -264,8 +267,8 @@ Expected<Graph> ftpipe::partition::generateRandomGraph(
     outBytes[i] = rng.range(o.minBytes, o.maxBytes);
   auto maybeParam = [&](NodeId node, llvm::StringRef name) {
     if (rng.chance(o.paramProbability))
-      b.addParamUse(node, b.addParam(name, rng.range(o.minParamBytes,
-                                                     o.maxParamBytes)));
+      b.addParamUse(
+          node, b.addParam(name, rng.range(o.minParamBytes, o.maxParamBytes)));
   };
 
   switch (o.family) {
@@ -275,7 +278,7 @@ Expected<Graph> ftpipe::partition::generateRandomGraph(
                             randomCost(rng, o, outBytes[i]));
       maybeParam(id, ("w" + llvm::Twine(i)).str());
     }
-    b.addValue(kNoNode, o.minBytes, {0});
+    b.addValue(kNoNode, o.minBytes, {0}, /*needsGrad=*/false);
     for (uint32_t i = 0; i + 1 < n; ++i)
       b.addEdge(i, i + 1, outBytes[i]);
     break;
@@ -289,12 +292,12 @@ Expected<Graph> ftpipe::partition::generateRandomGraph(
     static const char *const kTypes[] = {
         "tosa.mul",    "tosa.matmul", "tosa.add", "tosa.mul",
         "tosa.matmul", "tosa.matmul", "tosa.add"};
-    ParamId embedding = b.addParam("embedding", rng.range(o.minParamBytes,
-                                                          o.maxParamBytes));
+    ParamId embedding =
+        b.addParam("embedding", rng.range(o.minParamBytes, o.maxParamBytes));
     NodeId first = b.addNode("Model/Embedding", "tosa.gather",
                              randomCost(rng, o, outBytes[0]));
     b.addParamUse(first, embedding);
-    b.addValue(kNoNode, o.minBytes, {first});
+    b.addValue(kNoNode, o.minBytes, {first}, /*needsGrad=*/false);
     // residual: the value currently carrying the residual stream.
     ValueId residual = b.addValue(first, outBytes[0]);
     ValueId prev = residual;
@@ -330,7 +333,7 @@ Expected<Graph> ftpipe::partition::generateRandomGraph(
                             randomCost(rng, o, outBytes[i]));
       maybeParam(id, ("w" + llvm::Twine(i)).str());
       if (i == 0) {
-        b.addValue(kNoNode, o.minBytes, {0});
+        b.addValue(kNoNode, o.minBytes, {0}, /*needsGrad=*/false);
       } else {
         uint32_t lo = i > window ? i - window : 0;
         uint32_t fanIn = uint32_t(rng.range(1, 3));

@@ -72,8 +72,8 @@ Expected<Hardware> Hardware::create(HardwareSpec spec) {
     const Link &l = spec.links[i];
     if (l.src >= p || l.dst >= p)
       return makeError(llvm::formatv(
-          "link {0} connects devices {1} -> {2}, but only {3} devices exist",
-          i, l.src, l.dst, p));
+          "link {0} connects devices {1} -> {2}, but only {3} devices exist", i,
+          l.src, l.dst, p));
     if (l.src == l.dst)
       return makeError(
           llvm::formatv("link {0} connects device {1} to itself", i, l.src));
@@ -84,8 +84,8 @@ Expected<Hardware> Hardware::create(HardwareSpec spec) {
           i, l.src, l.dst, l.GBps, l.latencyUs));
     size_t idx = size_t(l.src) * p + l.dst;
     if (explicitLink[idx] == 2)
-      return makeError(llvm::formatv("link {0} ({1} -> {2}) is listed twice",
-                                     i, l.src, l.dst));
+      return makeError(llvm::formatv("link {0} ({1} -> {2}) is listed twice", i,
+                                     l.src, l.dst));
     explicitLink[idx] = 2;
     hw.table[idx] = {l.GBps, l.latencyUs};
   }
@@ -172,8 +172,8 @@ static HardwareSpec uniformNode(llvm::StringRef name, llvm::StringRef devName,
 ///  - Network (only used by JSON clusters that extend this preset): 10 GbE,
 ///    1.25 GB/s, 50 us.
 static HardwareSpec rtx2080tiPcie() {
-  HardwareSpec spec = uniformNode("rtx2080ti-pcie-x8", "RTX2080Ti", 8,
-                                  11 * kGiB, 13.45, 616.0);
+  HardwareSpec spec =
+      uniformNode("rtx2080ti-pcie-x8", "RTX2080Ti", 8, 11 * kGiB, 13.45, 616.0);
   spec.intraNode = {12.0, 20.0};
   spec.network = {1.25, 50.0};
   return spec;
@@ -262,8 +262,8 @@ Expected<Hardware> ftpipe::partition::getHardwarePreset(llvm::StringRef name) {
   std::string known;
   for (llvm::StringRef n : kPresetNames)
     known += (known.empty() ? "" : ", ") + n.str();
-  return makeError(llvm::formatv("unknown hardware preset '{0}' (known: {1})",
-                                 name, known));
+  return makeError(
+      llvm::formatv("unknown hardware preset '{0}' (known: {1})", name, known));
 }
 
 //===----------------------------------------------------------------------===//
@@ -475,7 +475,8 @@ llvm::json::Value ftpipe::partition::hardwareToJSON(const Hardware &hw) {
                             {"network", params(spec.network)}};
 }
 
-Expected<Hardware> ftpipe::partition::loadHardware(llvm::StringRef pathOrPreset) {
+Expected<Hardware>
+ftpipe::partition::loadHardware(llvm::StringRef pathOrPreset) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
       llvm::MemoryBuffer::getFile(pathOrPreset);
   if (!buf) {

@@ -83,15 +83,13 @@ TEST(GraphBuilder, RejectsUnknownIds) {
     GraphBuilder b;
     b.addNode("a", "t", {});
     b.addEdge(0, 5, 4);
-    EXPECT_NE(errorOf(b.build()).find("consumed by node 5"),
-              std::string::npos);
+    EXPECT_NE(errorOf(b.build()).find("consumed by node 5"), std::string::npos);
   }
   {
     GraphBuilder b;
     b.addNode("a", "t", {});
     b.addValue(7, 4, {0});
-    EXPECT_NE(errorOf(b.build()).find("produced by node 7"),
-              std::string::npos);
+    EXPECT_NE(errorOf(b.build()).find("produced by node 7"), std::string::npos);
   }
   {
     GraphBuilder b;
@@ -195,7 +193,7 @@ TEST(RandomGraph, LayeredHasTiedEmbeddingAndSkips) {
 TEST(RandomGraph, RejectsZeroNodes) {
   RandomGraphOptions o;
   o.numNodes = 0;
-  EXPECT_FALSE(bool(generateRandomGraph(o)) );
+  EXPECT_FALSE(bool(generateRandomGraph(o)));
   llvm::consumeError(generateRandomGraph(o).takeError());
 }
 

@@ -105,8 +105,8 @@ TEST(Hardware, HeterogeneousMultiNodeCluster) {
 }
 
 TEST(Hardware, PresetBaseWithOverride) {
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(
-      R"({"base": "a100-40g-nvlink-x8", "name": "mine"})");
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse(R"({"base": "a100-40g-nvlink-x8", "name": "mine"})");
   ASSERT_TRUE(bool(json));
   llvm::Expected<Hardware> hw = hardwareFromJSON(*json);
   ASSERT_TRUE(bool(hw)) << llvm::toString(hw.takeError());
@@ -134,13 +134,12 @@ TEST(Hardware, JSONErrorsNameTheField) {
             std::string::npos);
   EXPECT_NE(parseError(R"({"devices": []})").find("no devices"),
             std::string::npos);
-  EXPECT_NE(
-      parseError(R"({"devices": [{"memory_bytes": 1, "tflops": 1,
+  EXPECT_NE(parseError(R"({"devices": [{"memory_bytes": 1, "tflops": 1,
                     "mem_gbps": 1, "count": 2}],
                     "links": [{"src": 0, "dst": 5, "gbps": 1,
                     "latency_us": 0}]})")
-          .find("only 2 devices"),
-      std::string::npos);
+                .find("only 2 devices"),
+            std::string::npos);
   // Two devices, no link, no default: the missing default is named.
   EXPECT_NE(parseError(R"({"devices": [{"memory_bytes": 1, "tflops": 1,
                           "mem_gbps": 1, "count": 2}]})")

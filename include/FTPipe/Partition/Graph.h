@@ -106,6 +106,9 @@ public:
   /// Producing node, or kNoNode for a graph input.
   NodeId producer(ValueId v) const { return valueProducers[v]; }
   uint64_t valueBytes(ValueId v) const { return valueBytesArr[v]; }
+  /// Whether a gradient of this value flows back in the backward pass (false
+  /// for integer tensors, masks, and values that no parameter depends on).
+  bool valueNeedsGrad(ValueId v) const { return valueGrad[v] != 0; }
   /// Consumers of the value, ascending, each once.
   llvm::ArrayRef<NodeId> consumers(ValueId v) const {
     return slice(valueConsOffsets, valueConsList, v);
@@ -143,14 +146,15 @@ private:
   std::vector<std::string> scopes, types;
   std::vector<uint64_t> nodeParamBytesArr;
   // CSR arrays: offsets have numX + 1 entries (last one is the sentinel).
-  std::vector<uint32_t> nodeOutOffsets, nodeInOffsets, succOffsets,
-      predOffsets, nodeParamOffsets;
+  std::vector<uint32_t> nodeOutOffsets, nodeInOffsets, succOffsets, predOffsets,
+      nodeParamOffsets;
   std::vector<ValueId> nodeOuts, nodeIns;
   std::vector<NodeId> succList, predList;
   std::vector<ParamId> nodeParamList;
 
   std::vector<NodeId> valueProducers;
   std::vector<uint64_t> valueBytesArr;
+  std::vector<uint8_t> valueGrad;
   std::vector<uint32_t> valueConsOffsets;
   std::vector<NodeId> valueConsList;
 
@@ -180,9 +184,11 @@ public:
   void addParamUse(NodeId node, ParamId param);
 
   /// Adds a value of `bytes` bytes produced by `producer` (kNoNode for a
-  /// graph input) and consumed by `consumers`.
+  /// graph input) and consumed by `consumers`. `needsGrad` says whether its
+  /// gradient flows back (and crosses stage boundaries in the backward).
   ValueId addValue(NodeId producer, uint64_t bytes,
-                   llvm::ArrayRef<NodeId> consumers = {});
+                   llvm::ArrayRef<NodeId> consumers = {},
+                   bool needsGrad = true);
 
   /// Adds one more consumer to an existing value.
   void addConsumer(ValueId value, NodeId consumer);
@@ -211,6 +217,7 @@ private:
     NodeId producer;
     uint64_t bytes;
     std::vector<NodeId> consumers;
+    bool needsGrad;
   };
   struct ParamRec {
     std::string name;

@@ -34,9 +34,10 @@ struct GraphWithPlan {
 llvm::json::Value graphToJSON(const Graph &graph, const Plan *plan = nullptr);
 
 /// Parses a graph. Fails with a message naming the path of the bad field
-/// (e.g. "nodes[3].fwd_ms: expected a number") or the builder's validation
-/// error. Without `values`, edges from the same source with equal bytes are
-/// one value; without `params`, each node's `param_bytes` is its own weight.
+/// (e.g. "expected a number at graph.nodes[3].fwd_ms") or the builder's
+/// validation error. Without `values`, edges from the same source with equal
+/// bytes are one value; without `params`, each node's `param_bytes` is its own
+/// weight.
 llvm::Expected<GraphWithPlan> graphFromJSON(const llvm::json::Value &json);
 
 /// Writes graphToJSON to `path` (pretty-printed).

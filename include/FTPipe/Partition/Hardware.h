@@ -130,7 +130,7 @@ llvm::ArrayRef<llvm::StringRef> hardwarePresetNames();
 llvm::Expected<Hardware> getHardwarePreset(llvm::StringRef name);
 
 /// Parses the cluster JSON format (docs/Partition.md). Errors name the path
-/// of the bad field, e.g. "devices[2].memory_bytes: expected a number".
+/// of the bad field, e.g. "expected a number at hardware.devices[2].tflops".
 llvm::Expected<Hardware> hardwareFromJSON(const llvm::json::Value &json);
 
 /// Serializes to the format hardwareFromJSON reads (round-trips exactly).

@@ -1,0 +1,365 @@
+//===- Objective.cpp - Stage graph and from-scratch plan metrics --------===//
+//
+// buildStageGraph collapses a plan into stages and the traffic between
+// them; evaluatePlan turns that into FTPipe's steady-state objective and the
+// memory of every device. Everything is recomputed from scratch, in time
+// linear in the size of the graph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/Objective.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace ftpipe::partition;
+using llvm::Error;
+using llvm::Expected;
+
+static Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+unsigned ftpipe::partition::optimizerStateFactor(Optimizer optimizer) {
+  switch (optimizer) {
+  case Optimizer::SGD:
+    return 0;
+  case Optimizer::Momentum:
+    return 1;
+  case Optimizer::Adam:
+    return 2;
+  }
+  llvm_unreachable("unknown optimizer");
+}
+
+Error ObjectiveConfig::validate() const {
+  if (microBatches == 0)
+    return makeError("micro-batches per mini-batch must be at least 1");
+  return Error::success();
+}
+
+uint32_t ftpipe::partition::microBatchesInFlight(uint32_t height,
+                                                 const ObjectiveConfig &c) {
+  switch (c.schedule) {
+  case Schedule::Async:
+    return height + 1;
+  case Schedule::OneFOneB:
+    return std::min(height + 1, c.microBatches);
+  case Schedule::GPipe:
+    return c.microBatches;
+  }
+  llvm_unreachable("unknown schedule");
+}
+
+uint32_t ftpipe::partition::extraWeightVersions(uint32_t inFlight,
+                                                const ObjectiveConfig &c) {
+  if (c.schedule != Schedule::Async || inFlight <= 1)
+    return 0;
+  switch (c.versioning) {
+  case WeightVersioning::Stash:
+    return inFlight - 1;
+  case WeightVersioning::DoubleBuffered:
+    return 1;
+  case WeightVersioning::None:
+    return 0;
+  }
+  llvm_unreachable("unknown versioning");
+}
+
+static double transferMs(uint64_t bytes, uint32_t tensors, DeviceId from,
+                         DeviceId to, const Hardware &hw) {
+  if (from == to || tensors == 0)
+    return 0.0;
+  const LinkParams &l = hw.link(from, to);
+  return double(bytes) / (l.GBps * 1e6) + tensors * l.latencyUs * 1e-3;
+}
+
+double StageGraph::fwdTransferMs(const StageEdge &e, const Hardware &hw) const {
+  return transferMs(e.fwdBytes, e.fwdTensors, device[e.src], device[e.dst], hw);
+}
+
+double StageGraph::bwdTransferMs(const StageEdge &e, const Hardware &hw) const {
+  return transferMs(e.bwdBytes, e.bwdTensors, device[e.dst], device[e.src], hw);
+}
+
+/// Relative speed of each device (1 for device 0's speed).
+static std::vector<double> deviceSpeeds(const Hardware &hw,
+                                        const ObjectiveConfig &config) {
+  std::vector<double> speed(hw.numDevices(), 1.0);
+  if (config.scaleComputeByDevice)
+    for (size_t d = 0; d < hw.numDevices(); ++d)
+      speed[d] = hw.device(DeviceId(d)).tflops / hw.device(0).tflops;
+  return speed;
+}
+
+/// Checks sizes and ids of a plan; shared by buildStageGraph only (the
+/// verifier has its own checks).
+static Error checkPlanShape(const Graph &graph, const Hardware &hw,
+                            const Plan &plan) {
+  if (plan.nodeStage.size() != graph.numNodes())
+    return makeError(llvm::formatv("plan assigns {0} nodes but the graph has "
+                                   "{1}",
+                                   plan.nodeStage.size(), graph.numNodes()));
+  if (plan.stageDevice.empty() && graph.numNodes() > 0)
+    return makeError("plan has no stages");
+  for (size_t n = 0; n < plan.nodeStage.size(); ++n)
+    if (plan.nodeStage[n] >= plan.numStages())
+      return makeError(
+          llvm::formatv("node {0} is in stage {1}, but the plan has {2} stages",
+                        n, plan.nodeStage[n], plan.numStages()));
+  for (size_t s = 0; s < plan.numStages(); ++s)
+    if (plan.stageDevice[s] >= hw.numDevices())
+      return makeError(llvm::formatv(
+          "stage {0} is on device {1}, but the hardware has {2} devices", s,
+          plan.stageDevice[s], hw.numDevices()));
+  return Error::success();
+}
+
+Expected<StageGraph>
+ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
+                                   const Plan &plan,
+                                   const ObjectiveConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  if (Error err = checkPlanShape(graph, hw, plan))
+    return std::move(err);
+  size_t numStages = plan.numStages();
+  std::vector<double> speed = deviceSpeeds(hw, config);
+
+  StageGraph sg;
+  sg.device = plan.stageDevice;
+  sg.fwdMs.assign(numStages, 0.0);
+  sg.bwdMs.assign(numStages, 0.0);
+  sg.recomputeMs.assign(numStages, 0.0);
+  sg.keptBytesPerMicroBatch.assign(numStages, 0);
+  sg.recomputePeakBytes.assign(numStages, 0);
+  std::vector<uint64_t> actBytes(numStages, 0);
+  for (NodeId n = 0; n < graph.numNodes(); ++n) {
+    StageId s = plan.nodeStage[n];
+    const NodeCost &c = graph.cost(n);
+    sg.fwdMs[s] += c.fwdMs;
+    sg.bwdMs[s] += c.bwdMs;
+    actBytes[s] += c.actBytes;
+  }
+  for (StageId s = 0; s < numStages; ++s) {
+    double scale = 1.0 / speed[sg.device[s]];
+    sg.fwdMs[s] *= scale;
+    sg.bwdMs[s] *= scale;
+    if (config.recompute) {
+      sg.recomputeMs[s] = sg.fwdMs[s];
+      sg.recomputePeakBytes[s] = actBytes[s];
+    } else {
+      sg.keptBytesPerMicroBatch[s] = actBytes[s];
+    }
+  }
+
+  // Values crossing stages: once per (value, destination stage).
+  llvm::DenseMap<uint64_t, uint32_t> edgeIndex;
+  std::vector<uint32_t> seen(numStages, ~0u);
+  for (ValueId v = 0; v < graph.numValues(); ++v) {
+    NodeId p = graph.producer(v);
+    StageId src = p == kNoNode ? ~StageId(0) : plan.nodeStage[p];
+    for (NodeId c : graph.consumers(v)) {
+      StageId dst = plan.nodeStage[c];
+      if (dst == src || seen[dst] == v)
+        continue;
+      seen[dst] = v;
+      // Stage inputs are what recomputation keeps (graph inputs included).
+      if (config.recompute)
+        sg.keptBytesPerMicroBatch[dst] += graph.valueBytes(v);
+      if (p == kNoNode)
+        continue;
+      uint64_t key = (uint64_t(src) << 32) | dst;
+      auto [it, inserted] = edgeIndex.try_emplace(key, sg.edges.size());
+      if (inserted)
+        sg.edges.push_back({src, dst, 0, 0, 0, 0});
+      StageEdge &e = sg.edges[it->second];
+      e.fwdBytes += graph.valueBytes(v);
+      ++e.fwdTensors;
+      if (graph.valueNeedsGrad(v)) {
+        e.bwdBytes += graph.valueBytes(v);
+        ++e.bwdTensors;
+      }
+    }
+  }
+  llvm::sort(sg.edges, [](const StageEdge &a, const StageEdge &b) {
+    return std::make_pair(a.src, a.dst) < std::make_pair(b.src, b.dst);
+  });
+
+  // Kahn's algorithm over stages; edges are sorted by src, so out-edges of a
+  // stage are a contiguous range.
+  std::vector<uint32_t> outBegin(numStages + 1, 0), indeg(numStages, 0);
+  for (const StageEdge &e : sg.edges) {
+    ++outBegin[e.src + 1];
+    ++indeg[e.dst];
+  }
+  for (size_t s = 0; s < numStages; ++s)
+    outBegin[s + 1] += outBegin[s];
+  std::vector<StageId> ready;
+  for (StageId s = 0; s < numStages; ++s)
+    if (indeg[s] == 0)
+      ready.push_back(s);
+  // Smallest ready stage first, so the order is deterministic and follows
+  // stage numbering where it can.
+  std::make_heap(ready.begin(), ready.end(), std::greater<>());
+  while (!ready.empty()) {
+    std::pop_heap(ready.begin(), ready.end(), std::greater<>());
+    StageId s = ready.back();
+    ready.pop_back();
+    sg.topoOrder.push_back(s);
+    for (uint32_t i = outBegin[s]; i < outBegin[s + 1]; ++i)
+      if (--indeg[sg.edges[i].dst] == 0) {
+        ready.push_back(sg.edges[i].dst);
+        std::push_heap(ready.begin(), ready.end(), std::greater<>());
+      }
+  }
+  if (sg.topoOrder.size() != numStages) {
+    // Walk back along in-edges between stages left over; every one of them
+    // has such an in-edge, so the walk closes a cycle.
+    std::vector<std::vector<StageId>> predsLeft(numStages);
+    for (const StageEdge &e : sg.edges)
+      if (indeg[e.dst] > 0 && indeg[e.src] > 0)
+        predsLeft[e.dst].push_back(e.src);
+    StageId s = 0;
+    while (indeg[s] == 0)
+      ++s;
+    std::vector<int> pos(numStages, -1);
+    std::vector<StageId> walk;
+    while (pos[s] < 0) {
+      pos[s] = int(walk.size());
+      walk.push_back(s);
+      s = predsLeft[s].front();
+    }
+    std::string cycle;
+    for (size_t i = walk.size(); i-- > size_t(pos[s]);)
+      cycle += "stage " + std::to_string(walk[i]) + " -> ";
+    cycle += "stage " + std::to_string(walk.back());
+    return makeError("stage graph has a cycle: " + cycle);
+  }
+
+  sg.height.assign(numStages, 0);
+  for (size_t i = numStages; i-- > 0;) {
+    StageId s = sg.topoOrder[i];
+    for (uint32_t j = outBegin[s]; j < outBegin[s + 1]; ++j)
+      sg.height[s] = std::max(sg.height[s], sg.height[sg.edges[j].dst] + 1);
+  }
+  return std::move(sg);
+}
+
+Expected<PlanMetrics>
+ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
+                                const Plan &plan,
+                                const ObjectiveConfig &config) {
+  Expected<StageGraph> sgOr = buildStageGraph(graph, hw, plan, config);
+  if (!sgOr)
+    return sgOr.takeError();
+  const StageGraph &sg = *sgOr;
+  size_t numStages = sg.numStages(), numDevices = hw.numDevices();
+
+  PlanMetrics m;
+  m.stages.resize(numStages);
+  m.devices.resize(numDevices);
+  for (StageId s = 0; s < numStages; ++s) {
+    StageMetrics &st = m.stages[s];
+    st.device = sg.device[s];
+    st.computeMs = sg.fwdMs[s] + sg.bwdMs[s] + sg.recomputeMs[s];
+    st.inFlight = microBatchesInFlight(sg.height[s], config);
+    st.activationBytes =
+        st.inFlight * sg.keptBytesPerMicroBatch[s] + sg.recomputePeakBytes[s];
+  }
+  for (const StageEdge &e : sg.edges) {
+    if (sg.device[e.src] == sg.device[e.dst])
+      continue;
+    double fwd = sg.fwdTransferMs(e, hw), bwd = sg.bwdTransferMs(e, hw);
+    StageMetrics &src = m.stages[e.src], &dst = m.stages[e.dst];
+    src.commFwdMs += fwd;
+    dst.commFwdMs += fwd;
+    src.commBwdMs += bwd;
+    dst.commBwdMs += bwd;
+    src.sentBytes += e.fwdBytes;
+    src.receivedBytes += e.bwdBytes;
+    dst.receivedBytes += e.fwdBytes;
+    dst.sentBytes += e.bwdBytes;
+  }
+  for (StageId s = 0; s < numStages; ++s) {
+    StageMetrics &st = m.stages[s];
+    st.exposedCommMs = std::max(0.0, st.commFwdMs - st.computeMs) +
+                       std::max(0.0, st.commBwdMs - st.computeMs);
+    st.loadMs = st.computeMs + st.exposedCommMs;
+    DeviceMetrics &d = m.devices[st.device];
+    d.computeMs += st.computeMs;
+    d.exposedCommMs += st.exposedCommMs;
+    d.loadMs += st.loadMs;
+    ++d.numStages;
+    d.activationBytes += st.activationBytes;
+    d.sentBytes += st.sentBytes;
+    d.receivedBytes += st.receivedBytes;
+  }
+
+  // Parameters: once per device holding a reader; stashed versions as many
+  // as the most demanding reader stage on that device needs.
+  std::vector<uint32_t> extra(numDevices, 0);
+  std::vector<uint32_t> seen(numDevices, ~0u);
+  std::vector<DeviceId> devs;
+  for (ParamId p = 0; p < graph.numParams(); ++p) {
+    devs.clear();
+    for (NodeId r : graph.paramReaders(p)) {
+      StageId s = plan.nodeStage[r];
+      DeviceId d = sg.device[s];
+      uint32_t x = extraWeightVersions(m.stages[s].inFlight, config);
+      if (seen[d] != p) {
+        seen[d] = p;
+        extra[d] = x;
+        devs.push_back(d);
+      } else {
+        extra[d] = std::max(extra[d], x);
+      }
+    }
+    uint64_t bytes = graph.paramBytes(p);
+    for (DeviceId d : devs) {
+      m.devices[d].paramBytes += bytes;
+      m.devices[d].stashBytes += bytes * extra[d];
+    }
+  }
+  unsigned stateFactor = optimizerStateFactor(config.optimizer);
+  double maxLoad = -1.0, sumLoad = 0.0;
+  for (DeviceId d = 0; d < numDevices; ++d) {
+    DeviceMetrics &dm = m.devices[d];
+    dm.gradBytes = dm.paramBytes;
+    dm.optimizerBytes = dm.paramBytes * stateFactor;
+    dm.memoryBytes = dm.paramBytes + dm.gradBytes + dm.optimizerBytes +
+                     dm.stashBytes + dm.activationBytes +
+                     config.reservedBytesPerDevice;
+    dm.budgetBytes = hw.device(d).memoryBytes;
+    if (dm.memoryBytes > dm.budgetBytes)
+      m.memoryFits = false;
+    sumLoad += dm.loadMs;
+    if (dm.loadMs > maxLoad) {
+      maxLoad = dm.loadMs;
+      m.bottleneckDevice = d;
+    }
+  }
+  m.asyncMsPerMicroBatch = maxLoad;
+  double mean = sumLoad / double(numDevices);
+  m.imbalance = mean > 0.0 ? maxLoad / mean : 1.0;
+
+  std::vector<double> speed = deviceSpeeds(hw, config);
+  double speedSum = 0.0, speedMax = 0.0;
+  for (double s : speed) {
+    speedSum += s;
+    speedMax = std::max(speedMax, s);
+  }
+  double total = 0.0, largest = 0.0;
+  for (NodeId n = 0; n < graph.numNodes(); ++n) {
+    const NodeCost &c = graph.cost(n);
+    double t = c.fwdMs + c.bwdMs + (config.recompute ? c.fwdMs : 0.0);
+    total += t;
+    largest = std::max(largest, t);
+  }
+  m.totalComputeMs = total;
+  m.lowerBoundMs = std::max(total / speedSum, largest / speedMax);
+  return std::move(m);
+}

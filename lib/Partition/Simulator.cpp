@@ -1,0 +1,363 @@
+//===- Simulator.cpp - Discrete-event pipeline simulator ----------------===//
+//
+// An event queue ordered by time; all events of one instant are applied
+// before idle devices pick their next task, so a task that becomes ready at
+// the same instant as a device frees up competes fairly. Every stage walks
+// its own fixed task order (the schedule); devices choose among their
+// stages' next tasks. Deterministic: ties break by insertion order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/Simulator.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <queue>
+
+using namespace ftpipe::partition;
+using llvm::Error;
+using llvm::Expected;
+
+static Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+Error SimulatorConfig::validate() const {
+  if (microBatches == 0)
+    return makeError("simulator: micro-batches per mini-batch must be at "
+                     "least 1");
+  if (asyncMicroBatches != 0 && asyncMicroBatches < 8)
+    return makeError("simulator: stream at least 8 async micro-batches");
+  return Error::success();
+}
+
+std::string SimEvent::label() const {
+  switch (kind) {
+  case Kind::Forward:
+    return llvm::formatv("F s{0} mb{1}", stage, microBatch).str();
+  case Kind::Backward:
+    return llvm::formatv("B s{0} mb{1}", stage, microBatch).str();
+  case Kind::Transfer:
+    return llvm::formatv("{0} s{1}->s{2} mb{3}", backward ? "grad" : "act",
+                         stage, peer, microBatch)
+        .str();
+  }
+  llvm_unreachable("unknown event kind");
+}
+
+namespace {
+
+/// The whole simulation state; one object per simulate() call.
+class Simulation {
+public:
+  Simulation(const StageGraph &sg, const Hardware &hw,
+             const SimulatorConfig &config, uint32_t numMicroBatches)
+      : sg(sg), hw(hw), config(config), K(numMicroBatches) {}
+
+  llvm::Expected<SimResult> run();
+
+private:
+  // Task id: (stage * K + microBatch) * 2 + isBackward.
+  uint32_t taskId(StageId s, uint32_t m, bool bwd) const {
+    return (s * K + m) * 2 + (bwd ? 1 : 0);
+  }
+
+  /// The pos-th task in stage s's own order: (micro-batch, backward?).
+  std::pair<uint32_t, bool> sequence(StageId s, uint32_t pos) const {
+    if (config.schedule == Schedule::GPipe)
+      return pos < K ? std::make_pair(pos, false)
+                     : std::make_pair(pos - K, true);
+    uint32_t w = std::min(K, sg.height[s] + 1);
+    if (pos < w)
+      return {pos, false};
+    if (pos < 2 * K - w) {
+      uint32_t j = (pos - w) / 2;
+      return (pos - w) % 2 == 0 ? std::make_pair(j, true)
+                                : std::make_pair(w + j, false);
+    }
+    return {pos - K, true};
+  }
+
+  struct Event {
+    double time;
+    uint64_t order;
+    /// Task that finished (device event) or that the transfer feeds.
+    uint32_t task;
+    bool isTransfer;
+    bool operator>(const Event &o) const {
+      return time != o.time ? time > o.time : order > o.order;
+    }
+  };
+
+  void push(double time, uint32_t task, bool isTransfer) {
+    queue.push({time, nextOrder++, task, isTransfer});
+  }
+
+  /// One dependency of `task` is satisfied at time t.
+  void arrive(uint32_t task, double t) {
+    readyAt[task] = std::max(readyAt[task], t);
+    --depsLeft[task];
+  }
+
+  void send(const StageEdge &e, uint32_t m, bool bwd, double t);
+  void finishTask(uint32_t task, double t);
+  void dispatch(DeviceId d, double t);
+
+  const StageGraph &sg;
+  const Hardware &hw;
+  const SimulatorConfig &config;
+  const uint32_t K;
+
+  std::vector<std::vector<uint32_t>> inEdges, outEdges; // edge indices
+  std::vector<std::vector<StageId>> deviceStages;
+  std::vector<uint32_t> rank; // topological rank of each stage
+  std::vector<uint32_t> depsLeft;
+  std::vector<double> readyAt, finishedAt;
+  std::vector<uint32_t> pos;
+  std::vector<char> deviceBusy;
+  std::vector<double> linkFree;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue;
+  uint64_t nextOrder = 0;
+  SimResult result;
+};
+
+} // namespace
+
+void Simulation::send(const StageEdge &e, uint32_t m, bool bwd, double t) {
+  StageId from = bwd ? e.dst : e.src, to = bwd ? e.src : e.dst;
+  uint32_t target = taskId(to, m, bwd);
+  DeviceId a = sg.device[from], b = sg.device[to];
+  if (a == b) {
+    arrive(target, t);
+    return;
+  }
+  double duration = bwd ? sg.bwdTransferMs(e, hw) : sg.fwdTransferMs(e, hw);
+  double &free = linkFree[size_t(a) * hw.numDevices() + b];
+  double start = std::max(t, free);
+  free = start + duration;
+  push(free, target, /*isTransfer=*/true);
+  if (config.recordEvents) {
+    SimEvent ev;
+    ev.kind = SimEvent::Kind::Transfer;
+    ev.backward = bwd;
+    ev.stage = from;
+    ev.peer = to;
+    ev.microBatch = m;
+    ev.device = a;
+    ev.toDevice = b;
+    ev.startMs = start;
+    ev.endMs = free;
+    result.events.push_back(ev);
+  }
+}
+
+void Simulation::finishTask(uint32_t task, double t) {
+  StageId s = task / 2 / K;
+  uint32_t m = task / 2 % K;
+  bool bwd = task % 2;
+  finishedAt[task] = t;
+  deviceBusy[sg.device[s]] = 0;
+  if (!bwd) {
+    for (uint32_t i : outEdges[s])
+      send(sg.edges[i], m, /*bwd=*/false, t);
+  } else {
+    for (uint32_t i : inEdges[s])
+      if (sg.edges[i].bwdTensors > 0)
+        send(sg.edges[i], m, /*bwd=*/true, t);
+  }
+}
+
+void Simulation::dispatch(DeviceId d, double t) {
+  if (deviceBusy[d])
+    return;
+  // Best ready task: backward first, then older micro-batch, then earlier
+  // stage in topological order.
+  StageId best = ~StageId(0);
+  std::tuple<int, uint32_t, uint32_t> bestKey;
+  for (StageId s : deviceStages[d]) {
+    if (pos[s] >= 2 * K)
+      continue;
+    auto [m, bwd] = sequence(s, pos[s]);
+    uint32_t task = taskId(s, m, bwd);
+    if (depsLeft[task] != 0 || readyAt[task] > t)
+      continue;
+    std::tuple<int, uint32_t, uint32_t> key{bwd ? 0 : 1, m, rank[s]};
+    if (best == ~StageId(0) || key < bestKey) {
+      best = s;
+      bestKey = key;
+    }
+  }
+  if (best == ~StageId(0))
+    return;
+  auto [m, bwd] = sequence(best, pos[best]);
+  ++pos[best];
+  double duration =
+      bwd ? sg.bwdMs[best] + sg.recomputeMs[best] : sg.fwdMs[best];
+  deviceBusy[d] = 1;
+  result.deviceBusyMs[d] += duration;
+  push(t + duration, taskId(best, m, bwd), /*isTransfer=*/false);
+  if (config.recordEvents) {
+    SimEvent ev;
+    ev.kind = bwd ? SimEvent::Kind::Backward : SimEvent::Kind::Forward;
+    ev.stage = best;
+    ev.microBatch = m;
+    ev.device = ev.toDevice = d;
+    ev.startMs = t;
+    ev.endMs = t + duration;
+    result.events.push_back(ev);
+  }
+}
+
+Expected<SimResult> Simulation::run() {
+  size_t S = sg.numStages(), P = hw.numDevices();
+  inEdges.assign(S, {});
+  outEdges.assign(S, {});
+  for (uint32_t i = 0; i < sg.edges.size(); ++i) {
+    outEdges[sg.edges[i].src].push_back(i);
+    inEdges[sg.edges[i].dst].push_back(i);
+  }
+  rank.assign(S, 0);
+  for (uint32_t i = 0; i < sg.topoOrder.size(); ++i)
+    rank[sg.topoOrder[i]] = i;
+  deviceStages.assign(P, {});
+  for (StageId s : sg.topoOrder)
+    deviceStages[sg.device[s]].push_back(s);
+
+  size_t numTasks = S * K * 2;
+  depsLeft.assign(numTasks, 0);
+  readyAt.assign(numTasks, 0.0);
+  finishedAt.assign(numTasks, 0.0);
+  for (StageId s = 0; s < S; ++s) {
+    uint32_t gradsIn = 0;
+    for (uint32_t i : outEdges[s])
+      gradsIn += sg.edges[i].bwdTensors > 0 ? 1 : 0;
+    for (uint32_t m = 0; m < K; ++m) {
+      depsLeft[taskId(s, m, false)] = uint32_t(inEdges[s].size());
+      depsLeft[taskId(s, m, true)] = gradsIn;
+    }
+  }
+  pos.assign(S, 0);
+  deviceBusy.assign(P, 0);
+  linkFree.assign(P * P, 0.0);
+  result.deviceBusyMs.assign(P, 0.0);
+  result.microBatches = K;
+
+  double now = 0.0;
+  for (DeviceId d = 0; d < P; ++d)
+    dispatch(d, now);
+  while (!queue.empty()) {
+    now = queue.top().time;
+    while (!queue.empty() && queue.top().time == now) {
+      Event ev = queue.top();
+      queue.pop();
+      if (ev.isTransfer)
+        arrive(ev.task, ev.time);
+      else
+        finishTask(ev.task, ev.time);
+    }
+    for (DeviceId d = 0; d < P; ++d)
+      dispatch(d, now);
+  }
+  result.makespanMs = now;
+  for (StageId s = 0; s < S; ++s)
+    if (pos[s] != 2 * K)
+      return makeError(llvm::formatv(
+          "simulator: stage {0} stalled after {1} of {2} tasks (internal "
+          "error: the schedule deadlocked)",
+          s, pos[s], 2 * K));
+
+  if (config.schedule == Schedule::Async) {
+    // Completion of micro-batch m: its last backward anywhere. The pipeline
+    // becomes periodic after the fill, possibly with a cycle of several
+    // micro-batches (stages sharing a device interleave in a pattern); find
+    // the shortest cycle in the middle half and average over whole cycles.
+    std::vector<double> done(K, 0.0);
+    for (uint32_t m = 0; m < K; ++m)
+      for (StageId s = 0; s < S; ++s)
+        done[m] = std::max(done[m], finishedAt[taskId(s, m, true)]);
+    uint32_t lo = K / 4, hi = 3 * K / 4;
+    double eps = 1e-9 * std::max(1.0, done[K - 1]);
+    auto gap = [&](uint32_t m) { return done[m] - done[m - 1]; };
+    uint32_t cycle = 0;
+    for (uint32_t k = 1; k <= (hi - lo) / 2 && cycle == 0; ++k) {
+      bool periodic = true;
+      for (uint32_t m = lo + 1 + k; m <= hi && periodic; ++m)
+        periodic = std::abs(gap(m) - gap(m - k)) <= eps;
+      if (periodic)
+        cycle = k;
+    }
+    uint32_t span = cycle ? (hi - lo) / cycle * cycle : hi - lo;
+    result.asyncCycle = cycle;
+    result.msPerMicroBatch = (done[hi] - done[hi - span]) / double(span);
+    result.msPerMiniBatch = result.msPerMicroBatch * config.microBatches;
+  } else {
+    result.msPerMiniBatch = result.makespanMs;
+    result.msPerMicroBatch = result.makespanMs / double(K);
+  }
+
+  double busy = 0.0;
+  size_t used = 0;
+  for (DeviceId d = 0; d < P; ++d)
+    if (!deviceStages[d].empty()) {
+      busy += result.deviceBusyMs[d];
+      ++used;
+    }
+  if (used > 0 && result.makespanMs > 0.0)
+    result.idleFraction = 1.0 - busy / (double(used) * result.makespanMs);
+  llvm::stable_sort(result.events, [](const SimEvent &a, const SimEvent &b) {
+    return a.startMs < b.startMs;
+  });
+  return std::move(result);
+}
+
+Expected<SimResult> ftpipe::partition::simulate(const StageGraph &sg,
+                                                const Hardware &hw,
+                                                const SimulatorConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  size_t S = sg.numStages();
+  if (sg.fwdMs.size() != S || sg.bwdMs.size() != S ||
+      sg.recomputeMs.size() != S || sg.height.size() != S ||
+      sg.topoOrder.size() != S)
+    return makeError("simulator: malformed stage graph (use "
+                     "buildStageGraph)");
+  for (StageId s = 0; s < S; ++s)
+    if (sg.device[s] >= hw.numDevices())
+      return makeError(llvm::formatv(
+          "simulator: stage {0} is on device {1}, but the hardware has {2}", s,
+          sg.device[s], hw.numDevices()));
+  for (const StageEdge &e : sg.edges)
+    if (e.src >= S || e.dst >= S)
+      return makeError("simulator: stage edge names a missing stage");
+  uint32_t K = config.microBatches;
+  if (config.schedule == Schedule::Async)
+    K = config.asyncMicroBatches ? config.asyncMicroBatches
+                                 : std::max<uint32_t>(64, uint32_t(8 * S));
+  for (;;) {
+    if (uint64_t(S) * K * 2 >= (1ull << 32))
+      return makeError("simulator: too many tasks");
+    Simulation sim(sg, hw, config, K);
+    Expected<SimResult> result = sim.run();
+    bool retry = result && config.schedule == Schedule::Async &&
+                 config.asyncMicroBatches == 0 && result->asyncCycle == 0 &&
+                 K < 4096;
+    if (!retry)
+      return result;
+    K = std::min<uint32_t>(4096, 2 * K);
+  }
+}
+
+Expected<SimResult> ftpipe::partition::simulatePlan(
+    const Graph &graph, const Hardware &hw, const Plan &plan,
+    const ObjectiveConfig &objective, bool recordEvents) {
+  Expected<StageGraph> sg = buildStageGraph(graph, hw, plan, objective);
+  if (!sg)
+    return sg.takeError();
+  SimulatorConfig config;
+  config.schedule = objective.schedule;
+  config.microBatches = objective.microBatches;
+  config.recordEvents = recordEvents;
+  return simulate(*sg, hw, config);
+}

@@ -1,0 +1,177 @@
+//===- Verify.cpp - Independent plan verifier ---------------------------===//
+//
+// Deliberately written differently from Objective.cpp (ordered sets, a
+// recursive-style DFS with colours, per-device memory summed from node
+// lists), so that the two catch each other's mistakes in property tests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/Verify.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+using namespace ftpipe::partition;
+using llvm::Error;
+
+static Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+static std::string gib(uint64_t bytes) {
+  return llvm::formatv("{0:F2} GiB", double(bytes) / double(1ull << 30)).str();
+}
+
+Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
+                                    const Plan &plan,
+                                    const ObjectiveConfig &config,
+                                    const VerifyOptions &options) {
+  if (Error err = config.validate())
+    return err;
+  size_t numNodes = graph.numNodes(), numStages = plan.stageDevice.size();
+  if (plan.nodeStage.size() != numNodes)
+    return makeError(
+        llvm::formatv("plan places {0} nodes but the graph has {1}",
+                      plan.nodeStage.size(), numNodes));
+  std::vector<std::vector<NodeId>> members(numStages);
+  for (NodeId n = 0; n < numNodes; ++n) {
+    if (plan.nodeStage[n] >= numStages)
+      return makeError(llvm::formatv(
+          "node {0} ('{1}') is in stage {2}, but the plan has {3} stages", n,
+          graph.scope(n), plan.nodeStage[n], numStages));
+    members[plan.nodeStage[n]].push_back(n);
+  }
+  for (size_t s = 0; s < numStages; ++s) {
+    if (plan.stageDevice[s] >= hw.numDevices())
+      return makeError(llvm::formatv(
+          "stage {0} is on device {1}, but hardware '{2}' has {3} devices", s,
+          plan.stageDevice[s], hw.name(), hw.numDevices()));
+    if (members[s].empty() && !options.allowEmptyStages)
+      return makeError(llvm::formatv("stage {0} holds no node", s));
+  }
+
+  // Stage graph, remembering one witness value per stage edge.
+  struct Witness {
+    ValueId value;
+    NodeId from, to;
+  };
+  std::map<std::pair<StageId, StageId>, Witness> stageEdges;
+  for (ValueId v = 0; v < graph.numValues(); ++v) {
+    NodeId p = graph.producer(v);
+    if (p == kNoNode)
+      continue;
+    for (NodeId c : graph.consumers(v)) {
+      StageId a = plan.nodeStage[p], b = plan.nodeStage[c];
+      if (a != b)
+        stageEdges.emplace(std::make_pair(a, b), Witness{v, p, c});
+    }
+  }
+  std::vector<std::vector<StageId>> succ(numStages);
+  for (const auto &entry : stageEdges)
+    succ[entry.first.first].push_back(entry.first.second);
+
+  // DFS with colours; the grey path is the stack.
+  enum Colour : uint8_t { White, Grey, Black };
+  std::vector<Colour> colour(numStages, White);
+  std::vector<uint32_t> height(numStages, 0);
+  for (StageId root = 0; root < numStages; ++root) {
+    if (colour[root] != White)
+      continue;
+    std::vector<std::pair<StageId, size_t>> stack = {{root, 0}};
+    colour[root] = Grey;
+    while (!stack.empty()) {
+      auto &[s, next] = stack.back();
+      if (next < succ[s].size()) {
+        StageId t = succ[s][next++];
+        if (colour[t] == Grey) {
+          std::string cycle;
+          size_t i = 0;
+          while (stack[i].first != t)
+            ++i;
+          for (; i < stack.size(); ++i)
+            cycle += "stage " + std::to_string(stack[i].first) + " -> ";
+          cycle += "stage " + std::to_string(t);
+          StageId last = stack.back().first;
+          const Witness &w = stageEdges.at({last, t});
+          return makeError(llvm::formatv(
+              "stage graph has a cycle: {0} (value {1} flows from node {2} in "
+              "stage {3} to node {4} in stage {5})",
+              cycle, w.value, w.from, last, w.to, t));
+        }
+        if (colour[t] == White) {
+          colour[t] = Grey;
+          stack.push_back({t, 0});
+        }
+        continue;
+      }
+      for (StageId t : succ[s])
+        height[s] = std::max(height[s], height[t] + 1);
+      colour[s] = Black;
+      stack.pop_back();
+    }
+  }
+
+  if (!options.checkMemory)
+    return Error::success();
+
+  // Memory, device by device, from the member lists.
+  unsigned state = optimizerStateFactor(config.optimizer);
+  for (DeviceId d = 0; d < hw.numDevices(); ++d) {
+    std::map<ParamId, uint32_t> paramVersions; // param -> extra versions
+    uint64_t activations = 0;
+    std::vector<StageId> stagesHere;
+    for (StageId s = 0; s < numStages; ++s) {
+      if (plan.stageDevice[s] != d)
+        continue;
+      stagesHere.push_back(s);
+      uint32_t inFlight = microBatchesInFlight(height[s], config);
+      uint32_t extra = extraWeightVersions(inFlight, config);
+      uint64_t act = 0;
+      std::set<ValueId> inputs;
+      for (NodeId n : members[s]) {
+        act += graph.cost(n).actBytes;
+        for (ParamId p : graph.params(n)) {
+          auto [it, inserted] = paramVersions.emplace(p, extra);
+          if (!inserted)
+            it->second = std::max(it->second, extra);
+        }
+        for (ValueId v : graph.inputs(n)) {
+          NodeId p = graph.producer(v);
+          if (p == kNoNode || plan.nodeStage[p] != s)
+            inputs.insert(v);
+        }
+      }
+      if (config.recompute) {
+        uint64_t in = 0;
+        for (ValueId v : inputs)
+          in += graph.valueBytes(v);
+        activations += inFlight * in + act;
+      } else {
+        activations += inFlight * act;
+      }
+    }
+    uint64_t params = 0, stash = 0;
+    for (const auto &[p, extra] : paramVersions) {
+      params += graph.paramBytes(p);
+      stash += graph.paramBytes(p) * extra;
+    }
+    uint64_t total = params * (2 + state) + stash + activations +
+                     config.reservedBytesPerDevice;
+    uint64_t budget = hw.device(d).memoryBytes;
+    if (total > budget) {
+      std::string stages;
+      for (StageId s : stagesHere)
+        stages += (stages.empty() ? "" : ", ") + std::to_string(s);
+      return makeError(llvm::formatv(
+          "device {0} needs {1} but has {2} (stages {3}: weights {4}, "
+          "gradients {4}, optimizer state {5}, stashed weights {6}, "
+          "activations {7}, reserved {8})",
+          d, gib(total), gib(budget), stages, gib(params), gib(params * state),
+          gib(stash), gib(activations), gib(config.reservedBytesPerDevice)));
+    }
+  }
+  return Error::success();
+}

@@ -1,0 +1,297 @@
+//===- SimulatorTest.cpp - Pipeline simulator closed forms ------*- C++ -*-===//
+//
+// Holds the discrete-event simulator to closed forms: GPipe and 1F1B with P
+// equal stages and M micro-batches take (M + P - 1) x stage time (bubble
+// (P - 1) / (M + P - 1)); the async steady state equals the busiest device's
+// load, also with several stages per device; transfers slower than compute
+// show up as exactly the exposed communication of the CCO rule. Plus the
+// timeline's invariants on random plans.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/Simulator.h"
+
+#include "TestUtil.h"
+
+#include <map>
+
+using namespace ftpipe::partition;
+using namespace ftpipe::partition::test;
+
+namespace {
+
+/// One node per stage, stage i on device i.
+Plan onePerDevice(size_t n) {
+  Plan plan;
+  for (size_t i = 0; i < n; ++i) {
+    plan.nodeStage.push_back(StageId(i));
+    plan.stageDevice.push_back(DeviceId(i));
+  }
+  return plan;
+}
+
+SimResult run(const Graph &g, const Hardware &hw, const Plan &plan,
+              Schedule schedule, uint32_t m) {
+  ObjectiveConfig config;
+  config.schedule = schedule;
+  config.microBatches = m;
+  return unwrap(simulatePlan(g, hw, plan, config));
+}
+
+class SyncClosedForm
+    : public ::testing::TestWithParam<std::tuple<Schedule, int, int>> {};
+
+TEST_P(SyncClosedForm, EqualStagesTakeMPlusPMinusOneStageTimes) {
+  auto [schedule, p, m] = GetParam();
+  const double f = 1.5, b = 2.5;
+  Graph g = chain(p, f, b, /*bytes=*/0);
+  Hardware hw = uniformHardware(p, 1.0, 0.0);
+  SimResult r = run(g, hw, onePerDevice(p), schedule, m);
+  EXPECT_NEAR(r.makespanMs, (m + p - 1) * (f + b), 1e-9);
+  EXPECT_NEAR(r.msPerMiniBatch, r.makespanMs, 0.0);
+  EXPECT_NEAR(r.idleFraction, double(p - 1) / double(m + p - 1), 1e-12);
+  for (int d = 0; d < p; ++d)
+    EXPECT_NEAR(r.deviceBusyMs[d], m * (f + b), 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Schedules, SyncClosedForm,
+    ::testing::Combine(::testing::Values(Schedule::GPipe, Schedule::OneFOneB),
+                       ::testing::Values(1, 2, 4, 8),
+                       ::testing::Values(1, 3, 8, 16)));
+
+TEST(Simulator, GPipeRunsAllForwardsFirst) {
+  Graph g = chain(3, 1, 2, 0);
+  Hardware hw = uniformHardware(3);
+  SimResult r = run(g, hw, onePerDevice(3), Schedule::GPipe, 4);
+  // On every device the first backward starts after the last forward ends.
+  for (DeviceId d = 0; d < 3; ++d) {
+    double lastF = 0, firstB = 1e30;
+    for (const SimEvent &e : r.events)
+      if (!e.onLink() && e.device == d) {
+        if (e.kind == SimEvent::Kind::Forward)
+          lastF = std::max(lastF, e.endMs);
+        else
+          firstB = std::min(firstB, e.startMs);
+      }
+    EXPECT_LE(lastF, firstB);
+  }
+}
+
+TEST(Simulator, OneFOneBKeepsFewerMicroBatchesInFlight) {
+  Graph g = chain(4, 1, 2, 0);
+  Hardware hw = uniformHardware(4);
+  SimResult r = run(g, hw, onePerDevice(4), Schedule::OneFOneB, 8);
+  // Stage 0 runs P = 4 forwards, then its first backward.
+  std::vector<const SimEvent *> stage0;
+  for (const SimEvent &e : r.events)
+    if (!e.onLink() && e.stage == 0)
+      stage0.push_back(&e);
+  ASSERT_EQ(stage0.size(), 16u);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(stage0[i]->kind, SimEvent::Kind::Forward);
+  EXPECT_EQ(stage0[4]->kind, SimEvent::Kind::Backward);
+  EXPECT_EQ(stage0[5]->kind, SimEvent::Kind::Forward);
+}
+
+TEST(Simulator, AsyncSteadyStateIsBusiestDeviceLoad) {
+  // Unequal stages, one per device: the period is the slowest stage.
+  GraphBuilder b;
+  double f[] = {1, 3, 2, 0.5}, bw[] = {2, 3, 1, 1};
+  for (int i = 0; i < 4; ++i)
+    b.addNode("s", "t", {f[i], bw[i], 0, 0});
+  for (int i = 0; i < 3; ++i)
+    b.addEdge(i, i + 1, 0);
+  Graph g = unwrap(b.build());
+  Hardware hw = uniformHardware(4);
+  SimResult r = run(g, hw, onePerDevice(4), Schedule::Async, 8);
+  EXPECT_NEAR(r.msPerMicroBatch, 6.0, 1e-9);
+  EXPECT_NEAR(r.msPerMiniBatch, 48.0, 1e-9);
+  PlanMetrics m = unwrap(evaluatePlan(g, hw, onePerDevice(4), {}));
+  EXPECT_NEAR(r.msPerMicroBatch, m.asyncMsPerMicroBatch, 1e-9);
+}
+
+TEST(Simulator, AsyncWithSeveralStagesPerDevice) {
+  // Four stages, non-adjacent pairs share a device: {0, 2} on device 0 and
+  // {1, 3} on device 1. Loads: 2 + 4 = 6 and 3 + 5 = 8.
+  GraphBuilder b;
+  double c[] = {2, 3, 4, 5};
+  for (int i = 0; i < 4; ++i)
+    b.addNode("s", "t", {c[i] / 2, c[i] / 2, 0, 0});
+  for (int i = 0; i < 3; ++i)
+    b.addEdge(i, i + 1, 0);
+  Graph g = unwrap(b.build());
+  Hardware hw = uniformHardware(2);
+  Plan plan{{0, 1, 2, 3}, {0, 1, 0, 1}};
+  SimResult r = run(g, hw, plan, Schedule::Async, 8);
+  PlanMetrics m = unwrap(evaluatePlan(g, hw, plan, {}));
+  EXPECT_NEAR(m.asyncMsPerMicroBatch, 8.0, 1e-12);
+  EXPECT_NEAR(r.msPerMicroBatch, 8.0, 1e-9);
+}
+
+TEST(Simulator, SlowTransfersAreExposedCommunicationExactly) {
+  // Two stages, f = b = 1 each (C = 2); the activation (no gradient) takes
+  // t ms on the link. CCO: load = C + max(0, t - C).
+  for (double t : {0.5, 2.0, 3.0, 7.25}) {
+    Graph g = chain(2, 1, 1, uint64_t(t * 1e6), /*grad=*/false);
+    Hardware hw = uniformHardware(2, /*gbps=*/1.0);
+    PlanMetrics m = unwrap(evaluatePlan(g, hw, onePerDevice(2), {}));
+    EXPECT_NEAR(m.stages[0].exposedCommMs, std::max(0.0, t - 2.0), 1e-12);
+    SimResult r = run(g, hw, onePerDevice(2), Schedule::Async, 8);
+    EXPECT_NEAR(r.msPerMicroBatch, m.asyncMsPerMicroBatch, 1e-9) << t;
+    EXPECT_NEAR(r.msPerMicroBatch - 2.0, std::max(0.0, t - 2.0), 1e-9) << t;
+  }
+}
+
+TEST(Simulator, GPipeWithSlowForwardLink) {
+  // Stage 0 sends every activation over a link that needs t > f per
+  // micro-batch; by hand: the last forward on stage 1 ends at
+  // f + M t + f, its backwards follow back to back, and so do stage 0's
+  // (no gradient crosses): makespan = 2 f + M t + M b.
+  const double f = 1, b = 1, t = 3;
+  const int m = 5;
+  Graph g = chain(2, f, b, uint64_t(t * 1e6), /*grad=*/false);
+  Hardware hw = uniformHardware(2, 1.0);
+  SimResult r = run(g, hw, onePerDevice(2), Schedule::GPipe, m);
+  EXPECT_NEAR(r.makespanMs, 2 * f + m * t + m * b, 1e-9);
+  double linkBusy = 0;
+  for (const SimEvent &e : r.events)
+    if (e.onLink())
+      linkBusy += e.endMs - e.startMs;
+  EXPECT_NEAR(linkBusy, m * t, 1e-9);
+}
+
+TEST(Simulator, RecomputationLengthensBackward) {
+  Graph g = chain(2, 1, 2, 0);
+  Hardware hw = uniformHardware(2);
+  ObjectiveConfig config;
+  config.schedule = Schedule::GPipe;
+  config.microBatches = 4;
+  config.recompute = true;
+  SimResult r = unwrap(simulatePlan(g, hw, onePerDevice(2), config));
+  EXPECT_NEAR(r.makespanMs, (4 + 1) * (1 + 2 + 1), 1e-9);
+}
+
+TEST(Simulator, RejectsBadConfig) {
+  StageGraph sg;
+  Hardware hw = uniformHardware(1);
+  SimulatorConfig config;
+  config.microBatches = 0;
+  llvm::Expected<SimResult> r = simulate(sg, hw, config);
+  EXPECT_FALSE(bool(r));
+  llvm::consumeError(r.takeError());
+}
+
+/// Checks the timeline: one task at a time per device and per link, every
+/// task once, dependencies respected.
+void checkTimeline(const Graph &g, const Hardware &hw, const Plan &plan,
+                   const SimResult &r, Schedule schedule, uint32_t m) {
+  ObjectiveConfig config;
+  config.schedule = schedule;
+  config.microBatches = m;
+  StageGraph sg = unwrap(buildStageGraph(g, hw, plan, config));
+  std::map<std::pair<uint32_t, uint32_t>,
+           std::vector<std::pair<double, double>>>
+      tracks;
+  std::map<std::tuple<StageId, uint32_t, bool>, std::pair<double, double>>
+      tasks;
+  for (const SimEvent &e : r.events) {
+    EXPECT_LE(e.startMs, e.endMs);
+    tracks[{e.device, e.onLink() ? e.toDevice + 1000 : e.device}].push_back(
+        {e.startMs, e.endMs});
+    if (!e.onLink()) {
+      bool inserted =
+          tasks
+              .emplace(std::make_tuple(e.stage, e.microBatch,
+                                       e.kind == SimEvent::Kind::Backward),
+                       std::make_pair(e.startMs, e.endMs))
+              .second;
+      EXPECT_TRUE(inserted) << e.label();
+    }
+  }
+  EXPECT_EQ(tasks.size(), sg.numStages() * r.microBatches * 2);
+  for (auto &[track, intervals] : tracks) {
+    std::sort(intervals.begin(), intervals.end());
+    for (size_t i = 1; i < intervals.size(); ++i)
+      EXPECT_LE(intervals[i - 1].second, intervals[i].first + 1e-9);
+  }
+  auto task = [&](StageId s, uint32_t mb, bool bwd) {
+    return tasks[std::make_tuple(s, mb, bwd)];
+  };
+  for (const StageEdge &e : sg.edges)
+    for (uint32_t mb = 0; mb < r.microBatches; ++mb) {
+      EXPECT_LE(task(e.src, mb, false).second,
+                task(e.dst, mb, false).first + 1e-9);
+      if (e.bwdTensors > 0) {
+        EXPECT_LE(task(e.dst, mb, true).second,
+                  task(e.src, mb, true).first + 1e-9);
+      }
+    }
+  for (StageId s = 0; s < sg.numStages(); ++s)
+    for (uint32_t mb = 0; mb < r.microBatches; ++mb)
+      EXPECT_LE(task(s, mb, false).second, task(s, mb, true).first);
+}
+
+class SimulatorProperties
+    : public ::testing::TestWithParam<std::tuple<GraphFamily, int>> {};
+
+TEST_P(SimulatorProperties, TimelineIsConsistent) {
+  auto [family, seed] = GetParam();
+  RandomGraphOptions o;
+  o.family = family;
+  o.seed = uint64_t(seed);
+  o.numNodes = 60;
+  Graph g = unwrap(generateRandomGraph(o));
+  Hardware hw = unwrap(getHardwarePreset("rtx2080ti-pcie-x8"));
+  for (Schedule schedule :
+       {Schedule::GPipe, Schedule::OneFOneB, Schedule::Async}) {
+    Plan plan = randomContiguousPlan(g, 2 + seed % 10, 8, uint64_t(seed));
+    ObjectiveConfig config;
+    config.schedule = schedule;
+    config.microBatches = 1 + seed % 6;
+    SimResult r = unwrap(simulatePlan(g, hw, plan, config));
+    checkTimeline(g, hw, plan, r, schedule, config.microBatches);
+    PlanMetrics m = unwrap(evaluatePlan(g, hw, plan, config));
+    // No schedule beats the busiest device's compute per micro-batch.
+    double maxCompute = 0;
+    for (const DeviceMetrics &d : m.devices)
+      maxCompute = std::max(maxCompute, d.computeMs);
+    EXPECT_GE(r.msPerMicroBatch, maxCompute * (1 - 1e-9));
+    if (schedule == Schedule::Async) {
+      EXPECT_GT(r.asyncCycle, 0u); // a repeating steady state was found
+    }
+    // Same input, same timeline.
+    SimResult again = unwrap(simulatePlan(g, hw, plan, config));
+    EXPECT_EQ(again.makespanMs, r.makespanMs);
+    EXPECT_EQ(again.events.size(), r.events.size());
+  }
+}
+
+TEST_P(SimulatorProperties, ChainsWithFreeLinksRunAtTheObjective) {
+  auto [family, seed] = GetParam();
+  if (family != GraphFamily::Chain)
+    GTEST_SKIP();
+  RandomGraphOptions o;
+  o.family = family;
+  o.seed = uint64_t(seed);
+  o.numNodes = 40;
+  Graph g = unwrap(generateRandomGraph(o));
+  Hardware hw = uniformHardware(4, 1e12, 0.0);
+  Plan plan = randomContiguousPlan(g, 4, 4, uint64_t(seed));
+  for (StageId s = 0; s < 4; ++s)
+    plan.stageDevice[s] = s;
+  PlanMetrics m = unwrap(evaluatePlan(g, hw, plan, {}));
+  SimResult r = unwrap(simulatePlan(g, hw, plan, {}, /*recordEvents=*/false));
+  EXPECT_NEAR(r.msPerMicroBatch, m.asyncMsPerMicroBatch,
+              1e-6 * m.asyncMsPerMicroBatch);
+  EXPECT_TRUE(r.events.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RandomDAGs, SimulatorProperties,
+    ::testing::Combine(::testing::Values(GraphFamily::Chain,
+                                         GraphFamily::Layered,
+                                         GraphFamily::Wide),
+                       ::testing::Range(1, 7)));
+
+} // namespace
