@@ -23,7 +23,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.ftpipe_tools_dir, append_path=True)
 
-tools = [ToolSubst("ftpipe-opt", unresolved="fatal")]
+tools = [ToolSubst("ftpipe-opt", unresolved="fatal"),
+         ToolSubst("ftpipe-model-gen", unresolved="fatal")]
 llvm_config.add_tool_substitutions(
     tools, [config.ftpipe_tools_dir, config.llvm_tools_dir])
 

@@ -34,8 +34,11 @@ Value mlir::ftpipe::attention(GraphBuilder &b, Value q, Value k, Value v,
   int64_t keyLen = GraphBuilder::shapeOf(k)[1];
   int64_t headDim = inner / numHeads;
 
-  Value scores = b.matmul(splitHeads(b, q, numHeads, false),
-                          splitHeads(b, k, numHeads, true));
+  // Operands are built one statement at a time so that the op order does
+  // not depend on the compiler's argument evaluation order.
+  Value queries = splitHeads(b, q, numHeads, false);
+  Value keys = splitHeads(b, k, numHeads, true);
+  Value scores = b.matmul(queries, keys);
   scores = b.reshape(scores, {batch, numHeads, queryLen, keyLen});
   if (scale != 1.0)
     scores = b.mul(scores, b.scalar(scale, 4));
@@ -52,11 +55,17 @@ Value mlir::ftpipe::attention(GraphBuilder &b, Value q, Value k, Value v,
   return b.reshape(context, {batch, queryLen, inner});
 }
 
+Value mlir::ftpipe::additiveMask(GraphBuilder &b, Value keep) {
+  Value m = b.convert(keep, b.getFloatType());
+  int64_t rank = GraphBuilder::shapeOf(keep).size();
+  Value dropped = b.sub(b.scalar(1.0, rank), m);
+  Value lowest = b.lowest(rank);
+  return b.mul(dropped, lowest);
+}
+
 Value mlir::ftpipe::extendedAttentionMask(GraphBuilder &b, Value mask) {
   llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(mask);
-  Value m = b.convert(b.reshape(mask, {shape[0], 1, 1, shape[1]}),
-                      b.getFloatType());
-  return b.mul(b.sub(b.scalar(1.0, 4), m), b.lowest(4));
+  return additiveMask(b, b.reshape(mask, {shape[0], 1, 1, shape[1]}));
 }
 
 Value mlir::ftpipe::causalPredicate(GraphBuilder &b, int64_t queryLen,

@@ -121,9 +121,10 @@ void mlir::ftpipe::buildBert(GraphBuilder &b, const BertConfig &c,
     return;
   }
   int32_t ignored = seqLen;
-  Value startLoss = crossEntropy(
-      b, start, clampPosition(b, startPositions, seqLen), ignored);
-  Value endLoss =
-      crossEntropy(b, end, clampPosition(b, endPositions, seqLen), ignored);
-  b.finish(b.mul(b.add(startLoss, endLoss), b.scalar(0.5, 0)));
+  startPositions = clampPosition(b, startPositions, seqLen);
+  endPositions = clampPosition(b, endPositions, seqLen);
+  Value startLoss = crossEntropy(b, start, startPositions, ignored);
+  Value endLoss = crossEntropy(b, end, endPositions, ignored);
+  Value total = b.add(startLoss, endLoss);
+  b.finish(b.mul(total, b.scalar(0.5, 0)));
 }

@@ -116,8 +116,8 @@ static Value normalize(GraphBuilder &b, Value x, double eps) {
   llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(x);
   int64_t rank = shape.size();
   int32_t axis = rank - 1;
-  Value meanSquare = b.mul(b.reduceSum(b.mul(x, x), axis),
-                           b.scalar(1.0 / shape.back(), rank));
+  Value sumSquare = b.reduceSum(b.mul(x, x), axis);
+  Value meanSquare = b.mul(sumSquare, b.scalar(1.0 / shape.back(), rank));
   Value inv = b.rsqrt(b.add(meanSquare, b.scalar(eps, rank)));
   return b.mul(x, inv);
 }
@@ -129,8 +129,8 @@ Value mlir::ftpipe::layerNorm(GraphBuilder &b, llvm::StringRef attrName,
   int64_t rank = shape.size();
   Value weight = b.addParam("weight", {shape.back()});
   Value bias = b.addParam("bias", {shape.back()});
-  Value mean = b.mul(b.reduceSum(x, rank - 1),
-                     b.scalar(1.0 / shape.back(), rank));
+  Value sum = b.reduceSum(x, rank - 1);
+  Value mean = b.mul(sum, b.scalar(1.0 / shape.back(), rank));
   Value y = normalize(b, b.sub(x, mean), eps);
   y = b.mul(y, broadcastVector(b, weight, rank));
   return b.add(y, broadcastVector(b, bias, rank));

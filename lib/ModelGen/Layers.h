@@ -85,6 +85,10 @@ Value softmax(GraphBuilder &b, Value x);
 Value attention(GraphBuilder &b, Value q, Value k, Value v, int64_t numHeads,
                 double scale, Value causal, Value bias);
 
+/// (1 - keep) * lowest for `keep` (i1 or an integer of ones and zeros) ->
+/// float of the same shape: 0 where kept, the lowest float where masked.
+Value additiveMask(GraphBuilder &b, Value keep);
+
 /// HF's extended attention mask: (1 - mask) * lowest for an i32 `mask`
 /// [B, S] of ones and zeros -> float [B, 1, 1, S].
 Value extendedAttentionMask(GraphBuilder &b, Value mask);

@@ -54,9 +54,13 @@ public:
     std::optional<double> number = value->getAsNumber();
     if (!number)
       return fail(llvm::formatv("field '{0}' must be a number", key));
-    if (!(*number > 0.0))
+    if (!(*number > 0.0)) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << *value;
       return fail(llvm::formatv("field '{0}' must be positive, got {1}", key,
-                                *number));
+                                text));
+    }
     out = *number;
   }
 

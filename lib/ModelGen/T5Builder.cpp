@@ -62,8 +62,8 @@ static Value relativePositionBias(GraphBuilder &b, const T5Config &c,
   Value context = b.reshape(b.iota(queryLen), {queryLen, 1});
   Value relative = b.sub(memory, context);
   Value index = b.add(relative, b.scalarI32(queryLen - 1, 2));
-  Value buckets = b.gather(b.constI32(table, {1, distances, 1}),
-                           b.reshape(index, {1, queryLen * keyLen}));
+  index = b.reshape(index, {1, queryLen * keyLen});
+  Value buckets = b.gather(b.constI32(table, {1, distances, 1}), index);
   buckets = b.reshape(buckets, {1, queryLen * keyLen});
   Value values;
   {
@@ -171,8 +171,7 @@ static Value t5Stack(GraphBuilder &b, const T5Config &c, Value shared,
   if (isDecoder) {
     // No decoder attention mask: the causal mask alone, as HF with ones.
     int64_t len = GraphBuilder::shapeOf(inputIds)[1];
-    Value causal = b.convert(causalPredicate(b, len, len), b.getFloatType());
-    stack.selfMask = b.mul(b.sub(b.scalar(1.0, 4), causal), b.lowest(4));
+    stack.selfMask = additiveMask(b, causalPredicate(b, len, len));
     stack.crossMask = extendedAttentionMask(b, encoderMask);
   } else {
     stack.selfMask = extendedAttentionMask(b, encoderMask);
@@ -225,6 +224,7 @@ void mlir::ftpipe::buildT5(GraphBuilder &b, const T5Config &c,
     return;
   }
   int64_t tokens = batch * decLen;
-  b.finish(crossEntropy(b, b.reshape(logits, {tokens, c.vocabSize}),
-                        b.reshape(labels, {tokens}), -100));
+  logits = b.reshape(logits, {tokens, c.vocabSize});
+  labels = b.reshape(labels, {tokens});
+  b.finish(crossEntropy(b, logits, labels, -100));
 }

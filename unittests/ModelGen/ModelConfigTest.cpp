@@ -1,0 +1,187 @@
+//===- ModelConfigTest.cpp - Config reading and parameter formulas -------===//
+//
+// Reading HF-style configs: the bundled ones parse, user mistakes give one
+// clear line, defaults apply; and the parameter formulas give the reference
+// implementations' counts for the paper's models.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/ModelGen/ModelConfig.h"
+#include "FTPipe/ModelGen/ModelGen.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/JSON.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+
+namespace {
+
+/// The error message of `parseModelConfig(json)`, or "" when it parses.
+std::string parseError(llvm::StringRef json) {
+  llvm::Expected<ModelConfig> config = parseModelConfig(json, "cfg.json");
+  if (config)
+    return "";
+  return llvm::toString(config.takeError());
+}
+
+/// A valid tiny BERT config with `key` set to `value` (or removed when
+/// `value` is null).
+std::string bertWith(llvm::StringRef key, std::optional<llvm::json::Value>
+                                              value) {
+  llvm::json::Object object{{"model_type", "bert"},
+                            {"hidden_size", 64},
+                            {"num_hidden_layers", 2},
+                            {"num_attention_heads", 4},
+                            {"intermediate_size", 256},
+                            {"vocab_size", 100},
+                            {"max_position_embeddings", 32},
+                            {"type_vocab_size", 2},
+                            {"layer_norm_eps", 1e-12}};
+  if (value)
+    object[key] = std::move(*value);
+  else
+    object.erase(key);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(object));
+  return text;
+}
+
+TEST(ModelConfigTest, BundledModelsParse) {
+  llvm::ArrayRef<llvm::StringRef> names = getBundledModelNames();
+  for (llvm::StringRef expected :
+       {"bert-large-uncased", "gpt2-xl", "t5-3b", "bert-tiny", "gpt2-tiny",
+        "t5-tiny"})
+    EXPECT_TRUE(llvm::is_contained(names, expected)) << expected.str();
+  for (llvm::StringRef name : names) {
+    llvm::Expected<ModelConfig> config = loadModelConfig(name);
+    ASSERT_TRUE(static_cast<bool>(config))
+        << name.str() << ": " << llvm::toString(config.takeError());
+    EXPECT_EQ(config->name, name.str());
+  }
+}
+
+TEST(ModelConfigTest, PaperParameterCounts) {
+  auto count = [](llvm::StringRef name) {
+    llvm::Expected<ModelConfig> config = loadModelConfig(name);
+    EXPECT_TRUE(static_cast<bool>(config));
+    return config ? computeParameterCount(*config, true) : 0;
+  };
+  EXPECT_EQ(count("bert-large-uncased"), 334094338u);
+  EXPECT_EQ(count("gpt2-xl"), 1557611200u);
+  EXPECT_EQ(count("t5-3b"), 2851598336u);
+}
+
+TEST(ModelConfigTest, ReadsFields) {
+  llvm::Expected<ModelConfig> config = loadModelConfig("t5-3b");
+  ASSERT_TRUE(static_cast<bool>(config));
+  ASSERT_EQ(config->getFamily(), ModelFamily::T5);
+  const T5Config &t5 = std::get<T5Config>(config->family);
+  EXPECT_EQ(t5.dModel, 1024);
+  EXPECT_EQ(t5.dFf, 16384);
+  EXPECT_EQ(t5.dKv, 128);
+  EXPECT_EQ(t5.numHeads, 32);
+  EXPECT_EQ(t5.numLayers, 24);
+  EXPECT_EQ(t5.numDecoderLayers, 24);
+  EXPECT_EQ(t5.relativeAttentionNumBuckets, 32);
+  EXPECT_EQ(t5.relativeAttentionMaxDistance, 128);
+  EXPECT_DOUBLE_EQ(t5.layerNormEpsilon, 1e-6);
+  EXPECT_EQ(config->shapes.microBatchSize, 4);
+  EXPECT_EQ(config->shapes.seqLen, 512);
+  EXPECT_EQ(config->shapes.decoderSeqLen, 4);
+}
+
+TEST(ModelConfigTest, OptionalFieldsTakeHFDefaults) {
+  llvm::Expected<ModelConfig> gpt2 = parseModelConfig(
+      R"({"model_type": "gpt2", "n_embd": 32, "n_layer": 1, "n_head": 2,
+          "vocab_size": 10, "n_positions": 8, "layer_norm_epsilon": 1e-5,
+          "n_inner": null})",
+      "g");
+  ASSERT_TRUE(static_cast<bool>(gpt2));
+  EXPECT_EQ(std::get<GPT2Config>(gpt2->family).nInner, 128);
+  EXPECT_TRUE(std::get<GPT2Config>(gpt2->family).tieWordEmbeddings);
+
+  llvm::Expected<ModelConfig> t5 = parseModelConfig(
+      R"({"model_type": "t5", "d_model": 32, "d_ff": 64, "d_kv": 8,
+          "num_heads": 4, "num_layers": 3, "vocab_size": 10,
+          "relative_attention_num_buckets": 8, "layer_norm_epsilon": 1e-6})",
+      "t");
+  ASSERT_TRUE(static_cast<bool>(t5));
+  EXPECT_EQ(std::get<T5Config>(t5->family).numDecoderLayers, 3);
+  EXPECT_EQ(std::get<T5Config>(t5->family).relativeAttentionMaxDistance, 128);
+}
+
+TEST(ModelConfigTest, UserErrorsAreOneClearLine) {
+  EXPECT_EQ(parseError(bertWith("hidden_size", std::nullopt)),
+            "cfg.json: field 'hidden_size' is missing");
+  EXPECT_EQ(parseError(bertWith("num_attention_heads", 0)),
+            "cfg.json: field 'num_attention_heads' must be positive, got 0");
+  EXPECT_EQ(parseError(bertWith("num_attention_heads", 3)),
+            "cfg.json: 'hidden_size' (64) is not divisible by "
+            "'num_attention_heads' (3)");
+  EXPECT_EQ(parseError(bertWith("vocab_size", "many")),
+            "cfg.json: field 'vocab_size' must be an integer");
+  EXPECT_EQ(parseError(bertWith("layer_norm_eps", -1.0)),
+            "cfg.json: field 'layer_norm_eps' must be positive, got -1");
+  EXPECT_EQ(parseError(bertWith("model_type", "llama")),
+            "cfg.json: model_type 'llama' is not supported (expected "
+            "\"bert\", \"gpt2\" or \"t5\")");
+  EXPECT_EQ(parseError(bertWith("model_type", std::nullopt)),
+            "cfg.json: field 'model_type' is missing (expected \"bert\", "
+            "\"gpt2\" or \"t5\")");
+  EXPECT_EQ(parseError("[1, 2]"),
+            "cfg.json: invalid config: expected a JSON object");
+  std::string invalid = parseError("{\"model_type\": \"bert\",");
+  EXPECT_EQ(invalid.rfind("cfg.json: invalid JSON: ", 0), 0u) << invalid;
+  EXPECT_EQ(invalid.find('\n'), std::string::npos) << invalid;
+  EXPECT_EQ(parseError(bertWith("ftpipe", llvm::json::Object{{"seq_len", 0}})),
+            "cfg.json: field 'seq_len' must be positive, got 0 in 'ftpipe'");
+  EXPECT_EQ(parseError(bertWith("hidden_size", 64)), "");
+}
+
+TEST(ModelConfigTest, UnknownNameListsBundledModels) {
+  llvm::Expected<ModelConfig> config = loadModelConfig("no-such-model");
+  ASSERT_FALSE(static_cast<bool>(config));
+  std::string message = llvm::toString(config.takeError());
+  EXPECT_NE(message.find("'no-such-model' is neither a config file nor a "
+                         "bundled model"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("t5-3b"), std::string::npos) << message;
+}
+
+TEST(ModelConfigTest, ShapeDefaults) {
+  llvm::Expected<ModelConfig> bert = parseModelConfig(bertWith("x", 1), "b");
+  ASSERT_TRUE(static_cast<bool>(bert));
+  ModelGenOptions options;
+  // The family default (384 tokens) exceeds this config's 32 positions.
+  llvm::Expected<ResolvedShapes> shapes = resolveShapes(*bert, options);
+  ASSERT_FALSE(static_cast<bool>(shapes));
+  EXPECT_EQ(llvm::toString(shapes.takeError()),
+            "b: sequence length 384 exceeds 'max_position_embeddings' (32)");
+  // The config's "ftpipe" shapes come before the family's.
+  bert->shapes.seqLen = 16;
+  shapes = resolveShapes(*bert, options);
+  ASSERT_TRUE(static_cast<bool>(shapes)) << llvm::toString(shapes.takeError());
+  EXPECT_EQ(shapes->microBatchSize, 4);
+  EXPECT_EQ(shapes->seqLen, 16);
+  EXPECT_EQ(shapes->decoderSeqLen, 0);
+  options.seqLen = 33;
+  shapes = resolveShapes(*bert, options);
+  ASSERT_FALSE(static_cast<bool>(shapes));
+  EXPECT_EQ(llvm::toString(shapes.takeError()),
+            "b: sequence length 33 exceeds 'max_position_embeddings' (32)");
+
+  llvm::Expected<ModelConfig> t5 = loadModelConfig("t5-3b");
+  ASSERT_TRUE(static_cast<bool>(t5));
+  shapes = resolveShapes(*t5, ModelGenOptions());
+  ASSERT_TRUE(static_cast<bool>(shapes));
+  EXPECT_EQ(shapes->microBatchSize, 4);
+  EXPECT_EQ(shapes->seqLen, 512);
+  EXPECT_EQ(shapes->decoderSeqLen, 4);
+}
+
+} // namespace
