@@ -83,13 +83,13 @@ static BlockInfo describeBlocks(const Graph &g, const CoarseGraph &cg) {
 /// in topological order) keeps the cluster graph acyclic: no path from c to
 /// b through another cluster. Paths from b back to c cannot exist, since
 /// every merged cluster holds only blocks before b.
+/// O(blocks + block edges).
 static bool canJoin(const BlockInfo &info, llvm::ArrayRef<uint32_t> clusterOf,
-                    uint32_t c, BlockId b, std::vector<uint32_t> &stamp,
-                    uint32_t epoch) {
-  std::vector<BlockId> stack;
-  for (BlockId x = 0; x < b; ++x)
-    if (clusterOf[x] == c)
-      stack.push_back(x);
+                    llvm::ArrayRef<std::vector<BlockId>> members, uint32_t c,
+                    BlockId b, std::vector<uint32_t> &stamp, uint32_t epoch) {
+  std::vector<BlockId> stack(members[c].begin(), members[c].end());
+  for (BlockId x : stack)
+    stamp[x] = epoch;
   while (!stack.empty()) {
     BlockId x = stack.back();
     stack.pop_back();
@@ -104,8 +104,8 @@ static bool canJoin(const BlockInfo &info, llvm::ArrayRef<uint32_t> clusterOf,
       stamp[y] = epoch;
       stack.push_back(y);
       // Every block of a cluster we enter is reachable through the merge.
-      for (BlockId z = 0; z < b; ++z)
-        if (clusterOf[z] == clusterOf[y] && stamp[z] != epoch) {
+      for (BlockId z : members[clusterOf[y]])
+        if (stamp[z] != epoch) {
           stamp[z] = epoch;
           stack.push_back(z);
         }
@@ -206,6 +206,7 @@ Expected<Plan> ftpipe::partition::assignDevices(
   // Stages: each block joins the latest stage of its device it can join.
   std::vector<uint32_t> clusterOf(L);
   std::vector<std::vector<uint32_t>> deviceClusters(P);
+  std::vector<std::vector<BlockId>> members;
   std::vector<uint32_t> stamp(L, 0);
   uint32_t epoch = 0, numClusters = 0;
   for (BlockId b = 0; b < L; ++b) {
@@ -214,14 +215,16 @@ Expected<Plan> ftpipe::partition::assignDevices(
     if (config.mergeStagesPerDevice)
       for (size_t i = deviceClusters[d].size(); i-- > 0;) {
         uint32_t c = deviceClusters[d][i];
-        if (canJoin(info, clusterOf, c, b, stamp, ++epoch)) {
+        if (canJoin(info, clusterOf, members, c, b, stamp, ++epoch)) {
           clusterOf[b] = c;
+          members[c].push_back(b);
           break;
         }
       }
     if (clusterOf[b] == ~0u) {
       clusterOf[b] = numClusters++;
       deviceClusters[d].push_back(clusterOf[b]);
+      members.push_back({b});
     }
   }
 

@@ -21,6 +21,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -685,8 +686,12 @@ static void coarsenAroundCentres(Contractor &c, uint32_t L, double cap) {
 }
 
 /// Pass 6: the lightest block merges with its lightest neighbour that keeps
-/// the graph acyclic, or else with the block next to it in topological order
-/// (always acyclic), until L blocks remain.
+/// the graph acyclic. Blocks with no such neighbour (a disconnected
+/// component, or every neighbour closing a cycle) are set aside; if more than
+/// L blocks remain at the end, the lightest pair of blocks next to each other
+/// in the topological order merges until L remain. Such a pair never closes
+/// a cycle (no block lies between them), and merging it moves no other
+/// block, so the order stays a valid linked list. O(A log A) for A blocks.
 static void coarsenSmallestFirst(Contractor &c, uint32_t L) {
   const double inf = std::numeric_limits<double>::infinity();
   using Item = std::pair<double, uint32_t>;
@@ -702,28 +707,61 @@ static void coarsenSmallestFirst(Contractor &c, uint32_t L) {
     llvm::stable_sort(nbrs, [&](const Adj &a, const Adj &b) {
       return c.compute[a.cluster] < c.compute[b.cluster];
     });
-    bool merged = false;
     for (const Adj &a : nbrs)
       if (c.tryMerge(r, a.cluster, inf)) {
-        merged = true;
+        uint32_t nr = c.find(r);
+        heap.push({c.compute[nr], nr});
         break;
       }
-    if (!merged) {
-      // No edge to a safe partner (e.g. a disconnected component): take the
-      // lighter of the clusters right before and after r.
-      std::vector<uint32_t> order = c.clustersInOrder();
-      size_t i = llvm::find(order, r) - order.begin();
-      uint32_t partner = ~0u;
-      if (i > 0)
-        partner = order[i - 1];
-      if (i + 1 < order.size() &&
-          (partner == ~0u || c.compute[order[i + 1]] < c.compute[partner]))
-        partner = order[i + 1];
-      if (partner == ~0u || !c.tryMerge(r, partner, inf))
-        continue; // cannot happen: neighbours in the order merge safely
+  }
+  if (c.alive <= L)
+    return;
+
+  std::vector<uint32_t> order = c.clustersInOrder();
+  size_t A = order.size();
+  std::vector<uint32_t> prev(A), next(A), rep = order;
+  std::vector<double> weight(A);
+  std::vector<uint64_t> version(A, 0);
+  for (size_t i = 0; i < A; ++i) {
+    prev[i] = i == 0 ? ~0u : uint32_t(i - 1);
+    next[i] = i + 1 == A ? ~0u : uint32_t(i + 1);
+    weight[i] = c.compute[order[i]];
+  }
+  // Pair (i, next[i]) keyed by combined weight, then position.
+  struct Pair {
+    double w;
+    uint32_t left;
+    uint64_t vl, vr;
+    bool operator>(const Pair &o) const {
+      return w != o.w ? w > o.w : left > o.left;
     }
-    uint32_t nr = c.find(r);
-    heap.push({c.compute[nr], nr});
+  };
+  std::priority_queue<Pair, std::vector<Pair>, std::greater<Pair>> pairs;
+  auto pushPair = [&](uint32_t i) {
+    if (i != ~0u && next[i] != ~0u)
+      pairs.push({weight[i] + weight[next[i]], i, version[i],
+                  version[next[i]]});
+  };
+  for (uint32_t i = 0; i + 1 < A; ++i)
+    pushPair(i);
+  while (c.alive > L && !pairs.empty()) {
+    Pair p = pairs.top();
+    pairs.pop();
+    uint32_t i = p.left, j = next[i];
+    if (j == ~0u || version[i] != p.vl || version[j] != p.vr)
+      continue;
+    bool merged = c.tryMerge(rep[i], rep[j], inf);
+    assert(merged && "clusters next to each other in the order must merge");
+    (void)merged;
+    rep[i] = c.find(rep[i]);
+    weight[i] += weight[j];
+    ++version[i];
+    ++version[j];
+    next[i] = next[j];
+    if (next[j] != ~0u)
+      prev[next[j]] = i;
+    pushPair(prev[i]);
+    pushPair(i);
   }
 }
 

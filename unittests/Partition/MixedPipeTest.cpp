@@ -237,6 +237,33 @@ TEST(Coarsening, CCOGrowsBlocksThatCannotHideTheirTransfers) {
     EXPECT_GE(cg.blocks[blk].computeMs(), 2.0 - 1e-9);
 }
 
+TEST(Coarsening, DisconnectedGraphsReachL) {
+  // 100 chains of 5 ops, 300 isolated ops, and one hub value read by 200
+  // ops: smallest first must fall back to merging blocks next to each other
+  // in the order.
+  GraphBuilder b;
+  for (int i = 0; i < 800; ++i)
+    b.addNode("", "t", {0.5 + (i % 7) * 0.25, 1.0, 64, 64});
+  for (int c = 0; c < 100; ++c)
+    for (int k = 0; k + 1 < 5; ++k)
+      b.addEdge(c * 5 + k, c * 5 + k + 1, 1000);
+  std::vector<NodeId> readers;
+  for (int i = 601; i < 800; ++i)
+    readers.push_back(i);
+  b.addValue(600, 5000, readers);
+  Graph g = unwrapOr(b.build());
+  Hardware hw = makeHardware(4);
+  for (uint32_t L : {1u, 4u, 8u, 16u}) {
+    CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, L));
+    EXPECT_EQ(h.top.numBlocks(), L);
+    for (const CoarseningLevel &lvl : h.levels)
+      EXPECT_TRUE(isBlockGraphAcyclic(g, lvl.nodeBlock)) << lvl.pass;
+  }
+  MixedPipeResult r = unwrapOr(runMixedPipe(g, hw));
+  EXPECT_EQ(errorText(verifyPlan(g, hw, r.plan, MixedPipeConfig().objective)),
+            "");
+}
+
 TEST(Coarsening, BuildCoarseGraphRejectsCycles) {
   GraphBuilder b;
   for (int i = 0; i < 3; ++i)
