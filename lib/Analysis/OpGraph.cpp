@@ -133,14 +133,17 @@ FailureOr<OpGraph> mlir::ftpipe::buildOpGraph(func::FuncOp func) {
     }
     SmallVector<partition::NodeId> consumers = consumersOf(arg);
     if (!consumers.empty())
-      builder.addValue(partition::kNoNode, bytes, consumers);
+      builder.addValue(partition::kNoNode, bytes, consumers,
+                       /*needsGrad=*/false);
   }
+  DenseMap<Value, OperandInfo> flow = analyzeGradientFlow(func);
   for (Operation *op : result.ops) {
     for (Value value : op->getResults()) {
       SmallVector<partition::NodeId> consumers = consumersOf(value);
       int64_t bytes =
           isRematerializable(op) ? 0 : getTypeBytes(value.getType());
-      builder.addValue(nodeOf.lookup(op), bytes, consumers);
+      builder.addValue(nodeOf.lookup(op), bytes, consumers,
+                       flow.lookup(value).needsGrad);
     }
   }
 

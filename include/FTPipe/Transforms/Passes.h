@@ -8,6 +8,8 @@
 #ifndef FTPIPE_TRANSFORMS_PASSES_H
 #define FTPIPE_TRANSFORMS_PASSES_H
 
+#include "FTPipe/Partition/Objective.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 

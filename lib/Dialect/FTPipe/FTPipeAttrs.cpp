@@ -168,7 +168,8 @@ LogicalResult HardwareAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                StringRef method, ArrayRef<int64_t> stageDevice,
-                               F64 objectiveMs, ArrayRef<int64_t> memoryBytes) {
+                               F64 objectiveMs, ArrayRef<int64_t> memoryBytes,
+                               F64 seconds) {
   for (auto [stage, device] : llvm::enumerate(stageDevice))
     if (device < 0)
       return emitError() << "stage " << stage << " has negative device "
@@ -177,5 +178,7 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (bytes < 0)
       return emitError() << "device " << device << " has negative memory "
                          << bytes;
-  return checkNonNegative(emitError, "objective_ms", objectiveMs);
+  return success(
+      succeeded(checkNonNegative(emitError, "objective_ms", objectiveMs)) &&
+      succeeded(checkNonNegative(emitError, "seconds", seconds)));
 }

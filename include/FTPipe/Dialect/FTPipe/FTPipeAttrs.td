@@ -18,6 +18,12 @@ class FTPipe_F64Parameter<string desc> : AttrOrTypeParameter<"::mlir::ftpipe::F6
   let printer = "::mlir::ftpipe::printF64($_printer, $_self)";
 }
 
+/// A `double` that may be left out, standing for `value`.
+class FTPipe_DefaultF64Parameter<string desc, string value>
+    : FTPipe_F64Parameter<desc> {
+  let defaultValue = value;
+}
+
 /// A non-negative byte count.
 class FTPipe_BytesParameter<string desc> : AttrOrTypeParameter<"int64_t", desc>;
 
@@ -116,23 +122,27 @@ def FTPipe_PlanAttr : FTPipe_Attr<"Plan", "plan"> {
   let description = [{
     The outcome of partitioning: which method produced it, the device of each
     stage (`stage_device[s]` is the device of stage `s`), the objective (the
-    async steady-state time per micro-batch in ms) and the memory each device
-    needs in bytes (`memory_bytes[d]` for device `d`).
+    async steady-state time per micro-batch in ms), the memory each device
+    needs in bytes (`memory_bytes[d]` for device `d`) and, when the plan was
+    computed, how long that took in seconds (`seconds`, printed only when
+    non-zero).
 
     ```mlir
     #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1, 1, 0],
-                 objective_ms = 12.5, memory_bytes = [100, 200]>
+                 objective_ms = 12.5, memory_bytes = [100, 200], seconds = 0.02>
     ```
   }];
   let parameters = (ins
     StringRefParameter<"method that produced the plan">:$method,
     ArrayRefParameter<"int64_t", "device of each stage">:$stage_device,
     FTPipe_F64Parameter<"async time per micro-batch in ms">:$objective_ms,
-    ArrayRefParameter<"int64_t", "bytes needed on each device">:$memory_bytes);
+    ArrayRefParameter<"int64_t", "bytes needed on each device">:$memory_bytes,
+    FTPipe_DefaultF64Parameter<"seconds spent partitioning", "0.0">:$seconds);
   let assemblyFormat = [{
     `<` `method` `=` $method `,` `stage_device` `=` `[` $stage_device `]` `,`
     `objective_ms` `=` $objective_ms `,`
-    `memory_bytes` `=` `[` $memory_bytes `]` `>`
+    `memory_bytes` `=` `[` $memory_bytes `]`
+    (`,` `seconds` `=` $seconds^)? `>`
   }];
 }
 

@@ -1,0 +1,77 @@
+//===- PlanIO.cpp - The partition plan in IR --------------------*- C++ -*-===//
+//
+// Moves plans between IR attributes and lib/Partition.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Analysis/PlanIO.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+
+FailureOr<partition::Plan> mlir::ftpipe::readPlan(ModuleOp module,
+                                                  const OpGraph &opGraph) {
+  size_t numNodes = opGraph.ops.size();
+  auto planAttr = module->getAttrOfType<PlanAttr>(FTPipeDialect::kPlanAttrName);
+  partition::Plan plan;
+  plan.nodeStage.resize(numNodes);
+  size_t numWithStage = 0;
+  for (auto [node, op] : llvm::enumerate(opGraph.ops)) {
+    auto stage = op->getAttrOfType<IntegerAttr>(FTPipeDialect::kStageAttrName);
+    if (!stage)
+      continue;
+    plan.nodeStage[node] = stage.getInt();
+    ++numWithStage;
+  }
+  if (numWithStage == 0 && !planAttr)
+    return partition::Plan::singleStage(numNodes);
+  if (numWithStage != numNodes) {
+    for (Operation *op : opGraph.ops)
+      if (!op->hasAttr(FTPipeDialect::kStageAttrName))
+        return op->emitError()
+               << "op has no '" << FTPipeDialect::kStageAttrName << "' while "
+               << numWithStage << " of " << numNodes << " ops have one";
+  }
+  if (!planAttr)
+    return module.emitError()
+           << "ops have stages but the module has no '"
+           << FTPipeDialect::kPlanAttrName << "' to place them on devices";
+  for (int64_t device : planAttr.getStageDevice())
+    plan.stageDevice.push_back(device);
+  for (auto [node, op] : llvm::enumerate(opGraph.ops))
+    if (plan.nodeStage[node] >= plan.stageDevice.size())
+      return op->emitError() << "op is in stage " << plan.nodeStage[node]
+                             << " but the plan places only "
+                             << plan.stageDevice.size() << " stages";
+  return plan;
+}
+
+void mlir::ftpipe::writePlan(ModuleOp module, const OpGraph &opGraph,
+                             const partition::Plan &plan, StringRef method,
+                             const partition::PlanMetrics &metrics,
+                             double seconds) {
+  Builder builder(module.getContext());
+  for (auto [node, op] : llvm::enumerate(opGraph.ops))
+    op->setAttr(FTPipeDialect::kStageAttrName,
+                builder.getI64IntegerAttr(plan.nodeStage[node]));
+  SmallVector<int64_t> stageDevice(plan.stageDevice.begin(),
+                                   plan.stageDevice.end());
+  SmallVector<int64_t> memory;
+  for (const partition::DeviceMetrics &device : metrics.devices)
+    memory.push_back(device.memoryBytes);
+  module->setAttr(FTPipeDialect::kPlanAttrName,
+                  PlanAttr::get(module.getContext(), method, stageDevice,
+                                metrics.asyncMsPerMicroBatch, memory, seconds));
+}
+
+FailureOr<partition::Hardware> mlir::ftpipe::readHardware(ModuleOp module) {
+  auto attr =
+      module->getAttrOfType<HardwareAttr>(FTPipeDialect::kHardwareAttrName);
+  if (!attr)
+    return module.emitError()
+           << "module has no '" << FTPipeDialect::kHardwareAttrName
+           << "': run --ftpipe-annotate-costs first";
+  return getHardware(attr, [&] { return module.emitError(); });
+}

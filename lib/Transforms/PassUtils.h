@@ -1,0 +1,52 @@
+//===- PassUtils.h - Helpers shared by FTPipe passes ------------*- C++ -*-===//
+//
+// Private to lib/Transforms: turning the generated pass options into
+// lib/Partition configs, and opening output files.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_LIB_TRANSFORMS_PASSUTILS_H
+#define FTPIPE_LIB_TRANSFORMS_PASSUTILS_H
+
+#include "FTPipe/Partition/Objective.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <memory>
+
+namespace mlir {
+namespace ftpipe {
+
+/// The objective configuration given by a pass's ObjectiveOptions (the
+/// generated option members are protected, so the pass passes their values).
+inline ::ftpipe::partition::ObjectiveConfig
+makeObjectiveConfig(::ftpipe::partition::Schedule schedule,
+                    ::ftpipe::partition::Optimizer optimizer,
+                    ::ftpipe::partition::WeightVersioning versioning,
+                    bool recompute, unsigned microBatches) {
+  ::ftpipe::partition::ObjectiveConfig config;
+  config.schedule = schedule;
+  config.optimizer = optimizer;
+  config.versioning = versioning;
+  config.recompute = recompute;
+  config.microBatches = microBatches;
+  return config;
+}
+
+/// Opens `path` for writing ("-" is stdout); emits an error at `loc` and
+/// returns null when it cannot. Call keep() on the result once written.
+inline std::unique_ptr<llvm::ToolOutputFile> openOutput(StringRef path,
+                                                        Location loc) {
+  std::string message;
+  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(path, &message);
+  if (!file)
+    emitError(loc) << "cannot write '" << path << "': " << message;
+  return file;
+}
+
+} // namespace ftpipe
+} // namespace mlir
+
+#endif // FTPIPE_LIB_TRANSFORMS_PASSUTILS_H

@@ -1,0 +1,381 @@
+//===- Report.cpp - Score the plan and print the report ---------*- C++ -*-===//
+//
+// Evaluates the plan in the IR with lib/Partition's objective and simulator
+// and presents it: a table on stdout, and on request JSON, a Chrome trace of
+// the simulated timeline and a Graphviz stage graph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Analysis/PlanIO.h"
+#include "FTPipe/Partition/Simulator.h"
+#include "FTPipe/Transforms/Passes.h"
+
+#include "PassUtils.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#define DEBUG_TYPE "ftpipe-report"
+
+namespace mlir {
+namespace ftpipe {
+#define GEN_PASS_DEF_REPORTPASS
+#include "FTPipe/Transforms/Passes.h.inc"
+} // namespace ftpipe
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+using partition::DeviceMetrics;
+using partition::PlanMetrics;
+using partition::StageMetrics;
+
+namespace {
+struct ReportPass : public mlir::ftpipe::impl::ReportPassBase<ReportPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+/// Everything the report shows, computed once.
+struct ReportData {
+  std::string method;
+  std::string function;
+  double partitionSeconds = 0.0;
+  size_t numNodes = 0;
+  partition::ObjectiveConfig config;
+  PlanMetrics metrics;
+  partition::SimResult gpipe, oneFOneB;
+  partition::StageGraph stages;
+};
+} // namespace
+
+static double toMiB(uint64_t bytes) { return double(bytes) / (1 << 20); }
+static double toGiB(uint64_t bytes) { return double(bytes) / (1 << 30); }
+
+static StringRef scheduleName(partition::Schedule schedule) {
+  switch (schedule) {
+  case partition::Schedule::Async:
+    return "async (PipeDream 1F1B)";
+  case partition::Schedule::GPipe:
+    return "GPipe";
+  case partition::Schedule::OneFOneB:
+    return "1F1B with flush";
+  }
+  llvm_unreachable("unknown schedule");
+}
+
+static StringRef optimizerName(partition::Optimizer optimizer) {
+  switch (optimizer) {
+  case partition::Optimizer::SGD:
+    return "sgd";
+  case partition::Optimizer::Momentum:
+    return "momentum";
+  case partition::Optimizer::Adam:
+    return "adam";
+  }
+  llvm_unreachable("unknown optimizer");
+}
+
+static StringRef versioningName(partition::WeightVersioning versioning) {
+  switch (versioning) {
+  case partition::WeightVersioning::Stash:
+    return "weight stashing";
+  case partition::WeightVersioning::DoubleBuffered:
+    return "2 weight versions (2BW)";
+  case partition::WeightVersioning::None:
+    return "one weight version";
+  }
+  llvm_unreachable("unknown versioning");
+}
+
+static void printTable(raw_ostream &os, const ReportData &data,
+                       const partition::Hardware &hw) {
+  const PlanMetrics &m = data.metrics;
+  os << llvm::formatv("FTPipe partition report: '{0}' plan of @{1} on {2} "
+                      "({3} devices)\n",
+                      data.method, data.function, hw.name(), hw.numDevices());
+  os << llvm::formatv(
+      "setup: {0} schedule, {1}, {2}, {3}, M = {4} "
+      "micro-batches per mini-batch\n",
+      scheduleName(data.config.schedule), optimizerName(data.config.optimizer),
+      versioningName(data.config.versioning),
+      data.config.recompute ? "recomputation" : "no recomputation",
+      data.config.microBatches);
+  os << llvm::formatv("{0} ops, {1} stages, total compute {2:f2} ms per "
+                      "micro-batch\n\n",
+                      data.numNodes, m.stages.size(), m.totalComputeMs);
+
+  os << llvm::formatv("{0,5} {1,6} {2,11} {3,11} {4,11} {5,10} {6,10} {7,6} "
+                      "{8,10}\n",
+                      "stage", "device", "compute_ms", "comm_fwd_ms",
+                      "comm_bwd_ms", "exposed_ms", "load_ms", "depth",
+                      "act_MiB");
+  for (auto [id, stage] : llvm::enumerate(m.stages))
+    os << llvm::formatv("{0,5} {1,6} {2,11:f3} {3,11:f3} {4,11:f3} {5,10:f3} "
+                        "{6,10:f3} {7,6} {8,10:f1}\n",
+                        id, stage.device, stage.computeMs, stage.commFwdMs,
+                        stage.commBwdMs, stage.exposedCommMs, stage.loadMs,
+                        stage.inFlight, toMiB(stage.activationBytes));
+  os << "\n";
+  os << llvm::formatv("{0,6} {1,6} {2,11} {3,10} {4,10} {5,10} {6,10} {7,10} "
+                      "{8,9} {9,9}\n",
+                      "device", "stages", "compute_ms", "exposed_ms", "load_ms",
+                      "params_GiB", "memory_GiB", "budget_GiB", "sent_MiB",
+                      "recv_MiB");
+  for (auto [id, device] : llvm::enumerate(m.devices))
+    os << llvm::formatv(
+        "{0,6} {1,6} {2,11:f3} {3,10:f3} {4,10:f3} {5,10:f2} "
+        "{6,10:f2} {7,10:f2} {8,9:f1} {9,9:f1}{10}\n",
+        id, device.numStages, device.computeMs, device.exposedCommMs,
+        device.loadMs, toGiB(device.paramBytes), toGiB(device.memoryBytes),
+        toGiB(device.budgetBytes), toMiB(device.sentBytes),
+        toMiB(device.receivedBytes),
+        device.memoryBytes > device.budgetBytes ? "  OVER BUDGET" : "");
+  os << "\n";
+  os << llvm::formatv("async time per micro-batch : {0:f3} ms (bottleneck: "
+                      "device {1})\n",
+                      m.asyncMsPerMicroBatch, m.bottleneckDevice);
+  os << llvm::formatv(
+      "lower bound                : {0:f3} ms (async / "
+      "bound = {1:f3})\n",
+      m.lowerBoundMs,
+      m.lowerBoundMs > 0 ? m.asyncMsPerMicroBatch / m.lowerBoundMs : 1.0);
+  os << llvm::formatv("imbalance (busiest / mean) : {0:f3}\n", m.imbalance);
+  os << llvm::formatv("GPipe per mini-batch       : {0:f3} ms (M = {1}, idle "
+                      "{2:f1}%)\n",
+                      data.gpipe.msPerMiniBatch, data.config.microBatches,
+                      100.0 * data.gpipe.idleFraction);
+  os << llvm::formatv("1F1B per mini-batch        : {0:f3} ms (M = {1}, idle "
+                      "{2:f1}%)\n",
+                      data.oneFOneB.msPerMiniBatch, data.config.microBatches,
+                      100.0 * data.oneFOneB.idleFraction);
+  os << llvm::formatv("memory                     : {0}\n",
+                      m.memoryFits ? "fits on every device"
+                                   : "DOES NOT FIT (see OVER BUDGET above)");
+  if (data.partitionSeconds > 0)
+    os << llvm::formatv("partitioning took          : {0:f3} s\n",
+                        data.partitionSeconds);
+}
+
+static llvm::json::Value toJSON(const ReportData &data,
+                                const partition::Hardware &hw) {
+  const PlanMetrics &m = data.metrics;
+  llvm::json::Array stageDevice, perDevice, perStage;
+  for (const StageMetrics &stage : m.stages) {
+    stageDevice.push_back(stage.device);
+    perStage.push_back(
+        llvm::json::Object{{"device", stage.device},
+                           {"compute_ms", stage.computeMs},
+                           {"comm_fwd_ms", stage.commFwdMs},
+                           {"comm_bwd_ms", stage.commBwdMs},
+                           {"exposed_comm_ms", stage.exposedCommMs},
+                           {"load_ms", stage.loadMs},
+                           {"in_flight", stage.inFlight},
+                           {"activation_bytes", int64_t(stage.activationBytes)},
+                           {"sent_bytes", int64_t(stage.sentBytes)},
+                           {"received_bytes", int64_t(stage.receivedBytes)}});
+  }
+  for (auto [id, device] : llvm::enumerate(m.devices))
+    perDevice.push_back(llvm::json::Object{
+        {"device", int64_t(id)},
+        {"stages", device.numStages},
+        {"compute_ms", device.computeMs},
+        {"exposed_comm_ms", device.exposedCommMs},
+        {"load_ms", device.loadMs},
+        {"memory_bytes", int64_t(device.memoryBytes)},
+        {"memory_budget_bytes", int64_t(device.budgetBytes)},
+        {"param_bytes", int64_t(device.paramBytes)},
+        {"grad_bytes", int64_t(device.gradBytes)},
+        {"optimizer_bytes", int64_t(device.optimizerBytes)},
+        {"stash_bytes", int64_t(device.stashBytes)},
+        {"activation_bytes", int64_t(device.activationBytes)},
+        {"sent_bytes", int64_t(device.sentBytes)},
+        {"received_bytes", int64_t(device.receivedBytes)}});
+  return llvm::json::Object{
+      {"method", data.method},
+      {"function", data.function},
+      {"hardware", hw.name()},
+      {"devices", int64_t(hw.numDevices())},
+      {"nodes", int64_t(data.numNodes)},
+      {"stages", int64_t(m.stages.size())},
+      {"stage_device", std::move(stageDevice)},
+      {"per_stage", std::move(perStage)},
+      {"per_device", std::move(perDevice)},
+      {"schedule", scheduleName(data.config.schedule)},
+      {"optimizer", optimizerName(data.config.optimizer)},
+      {"weight_versions", versioningName(data.config.versioning)},
+      {"recompute", data.config.recompute},
+      {"total_compute_ms", m.totalComputeMs},
+      {"async_ms_per_microbatch", m.asyncMsPerMicroBatch},
+      {"lower_bound_ms", m.lowerBoundMs},
+      {"imbalance", m.imbalance},
+      {"memory_fits", m.memoryFits},
+      {"microbatches", data.config.microBatches},
+      {"gpipe_ms_per_minibatch", data.gpipe.msPerMiniBatch},
+      {"onef1b_ms_per_minibatch", data.oneFOneB.msPerMiniBatch},
+      {"partition_seconds", data.partitionSeconds}};
+}
+
+/// The Chrome trace event format: one process for devices and one for links,
+/// one thread (track) per device and per directed link.
+static llvm::json::Value toTrace(const partition::SimResult &sim,
+                                 const partition::Hardware &hw) {
+  llvm::json::Array events;
+  auto name = [&](int pid, int64_t tid, const Twine &text) {
+    events.push_back(
+        llvm::json::Object{{"ph", "M"},
+                           {"pid", pid},
+                           {"tid", tid},
+                           {"name", "thread_name"},
+                           {"args", llvm::json::Object{{"name", text.str()}}}});
+  };
+  events.push_back(
+      llvm::json::Object{{"ph", "M"},
+                         {"pid", 0},
+                         {"name", "process_name"},
+                         {"args", llvm::json::Object{{"name", "devices"}}}});
+  events.push_back(
+      llvm::json::Object{{"ph", "M"},
+                         {"pid", 1},
+                         {"name", "process_name"},
+                         {"args", llvm::json::Object{{"name", "links"}}}});
+  for (unsigned d = 0; d < hw.numDevices(); ++d)
+    name(0, d, "device " + Twine(d) + " (" + hw.device(d).name + ")");
+  llvm::DenseSet<int64_t> namedLinks;
+  for (const partition::SimEvent &event : sim.events) {
+    bool onLink = event.onLink();
+    int64_t tid = onLink
+                      ? int64_t(event.device) * hw.numDevices() + event.toDevice
+                      : event.device;
+    if (onLink && namedLinks.insert(tid).second)
+      name(1, tid,
+           "link " + Twine(event.device) + " -> " + Twine(event.toDevice));
+    events.push_back(
+        llvm::json::Object{{"ph", "X"},
+                           {"pid", onLink ? 1 : 0},
+                           {"tid", tid},
+                           {"name", event.label()},
+                           {"ts", event.startMs * 1000.0},
+                           {"dur", (event.endMs - event.startMs) * 1000.0}});
+  }
+  return llvm::json::Object{{"traceEvents", std::move(events)},
+                            {"displayTimeUnit", "ms"}};
+}
+
+static void printDot(raw_ostream &os, const ReportData &data) {
+  // A qualitative palette (ColorBrewer Set3), one colour per device.
+  static const char *kColors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
+                                  "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+                                  "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+  os << "digraph stages {\n  rankdir=LR;\n  node [shape=box, style=filled];\n";
+  for (auto [id, stage] : llvm::enumerate(data.metrics.stages))
+    os << llvm::formatv("  s{0} [label=\"stage {0}\\ndevice {1}\\n{2:f2} ms\", "
+                        "fillcolor=\"{3}\"];\n",
+                        id, stage.device, stage.loadMs,
+                        kColors[stage.device % std::size(kColors)]);
+  for (const partition::StageEdge &edge : data.stages.edges)
+    os << llvm::formatv("  s{0} -> s{1} [label=\"{2:f2} MiB\"];\n", edge.src,
+                        edge.dst, toMiB(edge.fwdBytes));
+  os << "}\n";
+}
+
+/// Writes `write`'s output to `path`, reporting failures at `loc`.
+static LogicalResult writeFile(StringRef path, Location loc,
+                               function_ref<void(raw_ostream &)> write) {
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutput(path, loc);
+  if (!output)
+    return failure();
+  write(output->os());
+  output->keep();
+  return success();
+}
+
+void ReportPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto fail = [&](llvm::Error error) {
+    module.emitError() << llvm::toString(std::move(error));
+    signalPassFailure();
+  };
+  FailureOr<func::FuncOp> func = getModelFunction(module, function);
+  if (failed(func))
+    return signalPassFailure();
+  FailureOr<OpGraph> opGraph = buildOpGraph(*func);
+  if (failed(opGraph))
+    return signalPassFailure();
+  FailureOr<partition::Hardware> hw = readHardware(module);
+  if (failed(hw))
+    return signalPassFailure();
+  FailureOr<partition::Plan> plan = readPlan(module, *opGraph);
+  if (failed(plan))
+    return signalPassFailure();
+
+  ReportData data;
+  data.function = func->getSymName().str();
+  data.numNodes = opGraph->graph.numNodes();
+  data.config = makeObjectiveConfig(schedule, optimizer, stashing, recompute,
+                                    microbatches);
+  if (auto planAttr =
+          module->getAttrOfType<PlanAttr>(FTPipeDialect::kPlanAttrName)) {
+    data.method = planAttr.getMethod().str();
+    data.partitionSeconds = planAttr.getSeconds();
+  } else {
+    data.method = "single-stage";
+  }
+  if (llvm::Error error = data.config.validate())
+    return fail(std::move(error));
+
+  llvm::Expected<PlanMetrics> metrics =
+      partition::evaluatePlan(opGraph->graph, *hw, *plan, data.config);
+  if (!metrics)
+    return fail(metrics.takeError());
+  data.metrics = std::move(*metrics);
+  llvm::Expected<partition::StageGraph> stages =
+      partition::buildStageGraph(opGraph->graph, *hw, *plan, data.config);
+  if (!stages)
+    return fail(stages.takeError());
+  data.stages = std::move(*stages);
+
+  // The mini-batch times of both synchronous schedules, and the timeline of
+  // the chosen one for the trace.
+  auto simulateWith = [&](partition::Schedule schedule,
+                          bool events) -> llvm::Expected<partition::SimResult> {
+    partition::SimulatorConfig sim;
+    sim.schedule = schedule;
+    sim.microBatches = data.config.microBatches;
+    sim.recordEvents = events;
+    return partition::simulate(data.stages, *hw, sim);
+  };
+  llvm::Expected<partition::SimResult> gpipe =
+      simulateWith(partition::Schedule::GPipe, false);
+  if (!gpipe)
+    return fail(gpipe.takeError());
+  data.gpipe = std::move(*gpipe);
+  llvm::Expected<partition::SimResult> oneFOneB =
+      simulateWith(partition::Schedule::OneFOneB, false);
+  if (!oneFOneB)
+    return fail(oneFOneB.takeError());
+  data.oneFOneB = std::move(*oneFOneB);
+
+  printTable(llvm::outs(), data, *hw);
+  llvm::outs().flush();
+
+  Location loc = module.getLoc();
+  if (!json.empty() && failed(writeFile(json, loc, [&](raw_ostream &os) {
+        os << llvm::formatv("{0:2}\n", toJSON(data, *hw));
+      })))
+    return signalPassFailure();
+  if (!trace.empty()) {
+    llvm::Expected<partition::SimResult> timeline =
+        simulateWith(data.config.schedule, true);
+    if (!timeline)
+      return fail(timeline.takeError());
+    if (failed(writeFile(trace, loc, [&](raw_ostream &os) {
+          os << llvm::formatv("{0}\n", toTrace(*timeline, *hw));
+        })))
+      return signalPassFailure();
+  }
+  if (!dot.empty() &&
+      failed(writeFile(dot, loc, [&](raw_ostream &os) { printDot(os, data); })))
+    return signalPassFailure();
+  markAllAnalysesPreserved();
+}
