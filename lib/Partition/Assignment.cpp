@@ -114,72 +114,74 @@ static bool canJoin(const BlockInfo &info, llvm::ArrayRef<uint32_t> clusterOf,
   return true;
 }
 
-Expected<Plan> ftpipe::partition::assignDevices(
-    const Graph &graph, const Hardware &hw, const CoarseGraph &coarse,
-    const ObjectiveConfig &objective, const AssignmentConfig &config) {
-  if (Error err = config.validate())
-    return std::move(err);
-  if (Error err = objective.validate())
-    return std::move(err);
-  if (coarse.nodeBlock.size() != graph.numNodes())
-    return makeError(llvm::formatv(
-        "assignment: coarse graph maps {0} nodes, graph has {1}",
-        coarse.nodeBlock.size(), graph.numNodes()));
-  size_t L = coarse.numBlocks(), P = hw.numDevices();
-  BlockInfo info = describeBlocks(graph, coarse);
-  std::vector<double> speed(P, 1.0);
-  if (objective.scaleComputeByDevice)
-    for (DeviceId d = 0; d < P; ++d)
-      speed[d] = hw.device(d).tflops / hw.device(0).tflops;
-  unsigned stateFactor = optimizerStateFactor(objective.optimizer);
+namespace {
+/// What placement needs to know about the problem.
+struct PlacementInput {
+  const Graph &graph;
+  const Hardware &hw;
+  const CoarseGraph &coarse;
+  const ObjectiveConfig &objective;
+  const AssignmentConfig &config;
+  const BlockInfo &info;
+  std::vector<double> speed;
+};
+} // namespace
 
-  // Largest first.
-  std::vector<BlockId> order(L);
-  for (BlockId b = 0; b < L; ++b)
-    order[b] = b;
-  auto computeOf = [&](BlockId b) {
-    const CoarseBlock &blk = coarse.blocks[b];
-    return blk.fwdMs + blk.bwdMs + (objective.recompute ? blk.fwdMs : 0.0);
-  };
-  llvm::stable_sort(order, [&](BlockId a, BlockId b) {
-    return computeOf(a) > computeOf(b);
-  });
+static double blockCompute(const PlacementInput &in, BlockId b) {
+  const CoarseBlock &blk = in.coarse.blocks[b];
+  return blk.fwdMs + blk.bwdMs + (in.objective.recompute ? blk.fwdMs : 0.0);
+}
 
+/// Micro-batches in flight for block b and the bytes one copy of each of its
+/// parameters costs (weights, gradients, optimizer state, stashed versions).
+static std::pair<uint64_t, uint64_t> blockMemoryTerms(const PlacementInput &in,
+                                                      BlockId b) {
+  const CoarseBlock &blk = in.coarse.blocks[b];
+  uint32_t inFlight = microBatchesInFlight(in.info.height[b], in.objective);
+  uint64_t perParam = 2 + optimizerStateFactor(in.objective.optimizer) +
+                      extraWeightVersions(inFlight, in.objective);
+  uint64_t act = in.objective.recompute
+                     ? inFlight * in.info.inBytes[b] + blk.actBytes
+                     : inFlight * blk.actBytes;
+  return {act, perParam};
+}
+
+/// Places blocks in `order`, each on the device that finishes it first among
+/// those with memory for it (ties: most bytes exchanged with blocks already
+/// there, then lowest id).
+static Expected<std::vector<DeviceId>>
+placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order) {
+  size_t L = in.coarse.numBlocks(), P = in.hw.numDevices();
   std::vector<DeviceId> blockDevice(L, 0);
   std::vector<double> load(P, 0.0);
-  std::vector<uint64_t> memory(P, objective.reservedBytesPerDevice);
+  std::vector<uint64_t> memory(P, in.objective.reservedBytesPerDevice);
   std::vector<llvm::DenseSet<ParamId>> onDevice(P);
   std::vector<char> placed(L, 0);
   for (BlockId b : order) {
-    const CoarseBlock &blk = coarse.blocks[b];
-    uint32_t inFlight = microBatchesInFlight(info.height[b], objective);
-    uint64_t perParam =
-        2 + stateFactor + extraWeightVersions(inFlight, objective);
-    uint64_t act = objective.recompute
-                       ? inFlight * info.inBytes[b] + blk.actBytes
-                       : inFlight * blk.actBytes;
+    const CoarseBlock &blk = in.coarse.blocks[b];
+    auto [act, perParam] = blockMemoryTerms(in, b);
     int best = -1;
     double bestFinish = 0.0;
     uint64_t bestComm = 0, smallestNeed = ~uint64_t(0), mostFree = 0;
     for (DeviceId d = 0; d < P; ++d) {
       uint64_t need = act;
-      for (ParamId p : info.params[b])
+      for (ParamId p : in.info.params[b])
         if (!onDevice[d].contains(p))
-          need += graph.paramBytes(p) * perParam;
-      uint64_t budget = hw.device(d).memoryBytes;
+          need += in.graph.paramBytes(p) * perParam;
+      uint64_t budget = in.hw.device(d).memoryBytes;
       smallestNeed = std::min(smallestNeed, need);
       mostFree = std::max(mostFree, budget > memory[d] ? budget - memory[d] : 0);
       if (memory[d] + need > budget)
         continue;
-      double finish = load[d] + computeOf(b) / speed[d];
+      double finish = load[d] + blockCompute(in, b) / in.speed[d];
       uint64_t comm = 0;
-      for (auto [x, bytes] : info.preds[b])
+      for (auto [x, bytes] : in.info.preds[b])
         if (placed[x] && blockDevice[x] == d)
           comm += bytes;
-      for (auto [x, bytes] : info.succs[b])
+      for (auto [x, bytes] : in.info.succs[b])
         if (placed[x] && blockDevice[x] == d)
           comm += bytes;
-      double tol = config.tieTolerance * std::max(finish, bestFinish);
+      double tol = in.config.tieTolerance * std::max(finish, bestFinish);
       bool take = best < 0 || finish < bestFinish - tol ||
                   (finish <= bestFinish + tol && comm > bestComm);
       if (take) {
@@ -197,11 +199,62 @@ Expected<Plan> ftpipe::partition::assignDevices(
     blockDevice[b] = d;
     placed[b] = 1;
     load[d] = bestFinish;
-    for (ParamId p : info.params[b])
+    for (ParamId p : in.info.params[b])
       if (onDevice[d].insert(p).second)
-        memory[d] += graph.paramBytes(p) * perParam;
+        memory[d] += in.graph.paramBytes(p) * perParam;
     memory[d] += act;
   }
+  return blockDevice;
+}
+
+Expected<Plan> ftpipe::partition::assignDevices(
+    const Graph &graph, const Hardware &hw, const CoarseGraph &coarse,
+    const ObjectiveConfig &objective, const AssignmentConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  if (Error err = objective.validate())
+    return std::move(err);
+  if (coarse.nodeBlock.size() != graph.numNodes())
+    return makeError(llvm::formatv(
+        "assignment: coarse graph maps {0} nodes, graph has {1}",
+        coarse.nodeBlock.size(), graph.numNodes()));
+  size_t L = coarse.numBlocks(), P = hw.numDevices();
+  BlockInfo info = describeBlocks(graph, coarse);
+  PlacementInput in{graph, hw, coarse, objective, config, info, {}};
+  in.speed.assign(P, 1.0);
+  if (objective.scaleComputeByDevice)
+    for (DeviceId d = 0; d < P; ++d)
+      in.speed[d] = hw.device(d).tflops / hw.device(0).tflops;
+
+  // Largest compute first (the paper's rule). When memory runs out before
+  // every block is placed, try once more with the most memory first, which
+  // packs tight instances that compute order cannot.
+  std::vector<BlockId> order(L);
+  for (BlockId b = 0; b < L; ++b)
+    order[b] = b;
+  llvm::stable_sort(order, [&](BlockId a, BlockId b) {
+    return blockCompute(in, a) > blockCompute(in, b);
+  });
+  Expected<std::vector<DeviceId>> placement = placeBlocks(in, order);
+  if (!placement) {
+    std::vector<uint64_t> need(L);
+    for (BlockId b = 0; b < L; ++b) {
+      auto [act, perParam] = blockMemoryTerms(in, b);
+      need[b] = act + coarse.blocks[b].paramBytes * perParam;
+    }
+    llvm::stable_sort(order,
+                      [&](BlockId a, BlockId b) { return need[a] > need[b]; });
+    Expected<std::vector<DeviceId>> second = placeBlocks(in, order);
+    if (!second)
+      llvm::consumeError(second.takeError());
+    else {
+      llvm::consumeError(placement.takeError());
+      placement = std::move(second);
+    }
+  }
+  if (!placement)
+    return placement.takeError();
+  std::vector<DeviceId> blockDevice = std::move(*placement);
 
   // Stages: each block joins the latest stage of its device it can join.
   std::vector<uint32_t> clusterOf(L);

@@ -177,6 +177,92 @@ TEST(Coarsening, PrefixMakesOneNodePerBlockInstance) {
   EXPECT_EQ(h.levels.front().numBlocks, 12u);
 }
 
+/// A T5-shaped graph with FTPipe's scope format: `blocks` encoder and
+/// decoder blocks of 6 ops each (encoder 4x the compute, decoder 2x the
+/// parameters), embedding first and a tied head last.
+Graph t5Like(int blocks) {
+  GraphBuilder b;
+  const char *root = "T5ForConditionalGeneration";
+  ParamId shared = b.addParam("shared", 64 << 20);
+  NodeId emb = b.addNode(std::string(root) + "/Embedding[shared]",
+                         "tosa.gather", {0.1, 0.1, 1 << 20, 1 << 20});
+  b.addParamUse(emb, shared);
+  b.addValue(kNoNode, 4096, {emb}, false);
+  NodeId prev = emb;
+  for (const char *stack : {"encoder", "decoder"}) {
+    bool enc = stack[0] == 'e';
+    for (int k = 0; k < blocks; ++k) {
+      std::string blk = std::string(root) + "/T5Stack[" + stack +
+                        "]/ModuleList[block]/T5Block[" + std::to_string(k) +
+                        "]";
+      const char *sub[] = {"T5LayerSelfAttention[0]/Linear[q]",
+                           "T5LayerSelfAttention[0]/Linear[k]",
+                           "T5LayerSelfAttention[0]/Linear[o]",
+                           "T5LayerFF[1]/T5DenseReluDense[DenseReluDense]/"
+                           "Linear[wi]",
+                           "T5LayerFF[1]/T5DenseReluDense[DenseReluDense]/"
+                           "Linear[wo]",
+                           "T5LayerFF[1]/T5LayerNorm[layer_norm]"};
+      for (const char *s : sub) {
+        double f = enc ? 0.4 : 0.1;
+        NodeId n = b.addNode(blk + "/" + s, "tosa.matmul",
+                             {f, 2 * f, 1 << 16, 1 << 20});
+        b.addParamUse(n, b.addParam(blk + "/" + s, enc ? 4 << 20 : 8 << 20));
+        b.addEdge(prev, n, 1 << 20);
+        prev = n;
+      }
+    }
+  }
+  NodeId head = b.addNode(std::string(root) + "/Linear[lm_head]",
+                          "tosa.matmul", {0.2, 0.4, 1 << 20, 1 << 20});
+  b.addParamUse(head, shared);
+  b.addEdge(prev, head, 1 << 20);
+  return unwrapOr(b.build());
+}
+
+TEST(Coarsening, PrefixUnderstandsFTPipeScopes) {
+  Graph g = t5Like(6);
+  Hardware hw = makeHardware(2);
+  CoarseningConfig cfg;
+  CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 2, cfg));
+  ASSERT_EQ(h.levels.front().pass, "prefix");
+  // 12 block instances, embedding and head.
+  EXPECT_EQ(h.levels.front().numBlocks, 14u);
+  const std::vector<BlockId> &map = h.levels.front().nodeBlock;
+  for (NodeId v = 1; v + 1 < g.numNodes(); ++v)
+    EXPECT_EQ(map[v], map[1 + (v - 1) / 6 * 6]);
+}
+
+TEST(MixedPipe, MixesEncoderAndDecoderBlocksUnderTightMemory) {
+  // Encoder blocks carry 80% of the compute, decoder blocks 60% of the
+  // weights. With memory for half of all weights per device, the device
+  // that would take the decoder in a contiguous split cannot hold it: a
+  // balanced plan must put encoder and decoder work on the same devices.
+  Graph g = t5Like(8);
+  ObjectiveConfig obj;
+  obj.optimizer = Optimizer::SGD;
+  obj.versioning = WeightVersioning::None;
+  uint64_t weights = g.totalParamBytes() * 2;
+  Hardware hw = makeHardware(4, weights / 2);
+  MixedPipeConfig cfg;
+  cfg.objective = obj;
+  MixedPipeResult r = unwrapOr(runMixedPipe(g, hw, cfg));
+  EXPECT_EQ(errorText(verifyPlan(g, hw, r.plan, obj)), "");
+  EXPECT_LT(r.metrics.imbalance, 1.25);
+  std::vector<int> encOn(4, 0), decOn(4, 0);
+  for (NodeId v = 0; v < g.numNodes(); ++v) {
+    DeviceId d = r.plan.stageDevice[r.plan.nodeStage[v]];
+    if (g.scope(v).contains("encoder"))
+      ++encOn[d];
+    if (g.scope(v).contains("decoder"))
+      ++decOn[d];
+  }
+  int mixed = 0;
+  for (int d = 0; d < 4; ++d)
+    mixed += encOn[d] > 0 && decOn[d] > 0;
+  EXPECT_GE(mixed, 2);
+}
+
 TEST(Coarsening, ConfigurableBlockTypes) {
   Graph g = makeGraph(GraphFamily::Layered, 72, 5);
   Hardware hw = makeHardware(2);
