@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <queue>
 
 using namespace ftpipe::partition;
@@ -417,65 +418,109 @@ static Units unitsOf(llvm::ArrayRef<BlockId> nodeBlock, uint32_t numBlocks) {
   return u;
 }
 
-/// One level: passes over its units until none moves.
+/// Tries to move one unit to a neighbouring stage; returns whether a move
+/// was taken. `fits` says which devices fitted their memory so far.
+static bool tryMoveUnit(IncrementalObjective &obj, const Graph &g,
+                        llvm::ArrayRef<NodeId> unit,
+                        const RefinementConfig &config, std::vector<char> &fits,
+                        std::vector<StageId> &candidates,
+                        RefinementStats &stats) {
+  size_t P = obj.numDevices();
+  StageId from = obj.plan().nodeStage[unit.front()];
+  if (obj.stageNodeCount(from) == unit.size())
+    return false; // would leave an empty stage
+  candidates.clear();
+  for (NodeId n : unit) {
+    for (NodeId p : g.preds(n))
+      candidates.push_back(obj.plan().nodeStage[p]);
+    for (NodeId c : g.succs(n))
+      candidates.push_back(obj.plan().nodeStage[c]);
+  }
+  llvm::sort(candidates);
+  candidates.erase(std::unique(candidates.begin(), candidates.end()),
+                   candidates.end());
+  for (StageId to : candidates) {
+    if (to == from || !obj.moveIsOrderSafe(unit, to))
+      continue;
+    DeviceId ds = obj.plan().stageDevice[from];
+    DeviceId dt = obj.plan().stageDevice[to];
+    double before = obj.objective();
+    double pairBefore = std::max(obj.deviceLoadMs(ds), obj.deviceLoadMs(dt));
+    ++stats.movesTried;
+    obj.moveNodes(unit, to);
+    double after = obj.objective();
+    double pairAfter = std::max(obj.deviceLoadMs(ds), obj.deviceLoadMs(dt));
+    double eps = config.minRelativeGain * before;
+    // Lower the bottleneck, or keep it and even out the two devices, which
+    // opens room for the bottleneck's next move.
+    bool better = after < before - eps ||
+                  (after <= before && pairAfter < pairBefore - eps);
+    if (better) {
+      if (obj.lastMoveChangedStageGraph()) {
+        // Heights (hence in-flight copies) may have changed anywhere.
+        for (DeviceId d = 0; d < P && better; ++d)
+          better = !fits[d] || obj.deviceMemoryFits(d);
+      } else {
+        better = !fits[dt] || obj.deviceMemoryFits(dt);
+      }
+    }
+    if (!better) {
+      obj.moveNodes(unit, from);
+      continue;
+    }
+    ++stats.movesAccepted;
+    for (DeviceId d = 0; d < P; ++d)
+      fits[d] = fits[d] && obj.deviceMemoryFits(d);
+    return true;
+  }
+  return false;
+}
+
+/// One level: passes over its units in order; a unit that moves puts its
+/// neighbouring units back on the work list, so a boundary can travel
+/// further than one unit per pass. Each pass tries at most four moves per
+/// unit; a pass without a move ends the level.
 static void refineLevel(IncrementalObjective &obj, const Graph &g,
-                        const Units &units, const RefinementConfig &config,
+                        llvm::ArrayRef<BlockId> nodeUnit, const Units &units,
+                        const RefinementConfig &config,
                         RefinementStats &stats) {
   size_t P = obj.numDevices();
   std::vector<char> fits(P);
   for (DeviceId d = 0; d < P; ++d)
     fits[d] = obj.deviceMemoryFits(d);
   std::vector<StageId> candidates;
+  std::vector<char> queued(units.size(), 0);
+  std::deque<uint32_t> work;
   for (uint32_t pass = 0; pass < config.maxPassesPerLevel; ++pass) {
     bool improved = false;
-    for (size_t u = 0; u < units.size(); ++u) {
-      llvm::ArrayRef<NodeId> unit = units[u];
-      if (unit.empty())
-        continue;
-      StageId from = obj.plan().nodeStage[unit.front()];
-      if (obj.stageNodeCount(from) == unit.size())
-        continue; // would leave an empty stage
-      candidates.clear();
-      for (NodeId n : unit) {
-        for (NodeId p : g.preds(n))
-          candidates.push_back(obj.plan().nodeStage[p]);
-        for (NodeId c : g.succs(n))
-          candidates.push_back(obj.plan().nodeStage[c]);
+    for (uint32_t u = 0; u < units.size(); ++u)
+      if (!units[u].empty()) {
+        work.push_back(u);
+        queued[u] = 1;
       }
-      llvm::sort(candidates);
-      candidates.erase(std::unique(candidates.begin(), candidates.end()),
-                       candidates.end());
-      for (StageId to : candidates) {
-        if (to == from || !obj.moveIsOrderSafe(unit, to))
-          continue;
-        DeviceId ds = obj.plan().stageDevice[from];
-        DeviceId dt = obj.plan().stageDevice[to];
-        double before = obj.objective();
-        double pairBefore = std::max(obj.deviceLoadMs(ds), obj.deviceLoadMs(dt));
-        ++stats.movesTried;
-        obj.moveNodes(unit, to);
-        double after = obj.objective();
-        double pairAfter = std::max(obj.deviceLoadMs(ds), obj.deviceLoadMs(dt));
-        double eps = config.minRelativeGain * before;
-        bool better = after < before - eps ||
-                      (after <= before && pairAfter < pairBefore - eps);
-        if (better) {
-          if (obj.lastMoveChangedStageGraph()) {
-            for (DeviceId d = 0; d < P && better; ++d)
-              better = !fits[d] || obj.deviceMemoryFits(d);
-          } else {
-            better = !fits[dt] || obj.deviceMemoryFits(dt);
+    uint64_t budget = 4 * uint64_t(units.size());
+    while (!work.empty()) {
+      uint32_t u = work.front();
+      work.pop_front();
+      queued[u] = 0;
+      if (budget == 0)
+        continue; // drain
+      --budget;
+      llvm::ArrayRef<NodeId> unit = units[u];
+      if (!tryMoveUnit(obj, g, unit, config, fits, candidates, stats))
+        continue;
+      improved = true;
+      for (NodeId n : unit) {
+        for (NodeId x : g.preds(n))
+          if (!queued[nodeUnit[x]]) {
+            queued[nodeUnit[x]] = 1;
+            work.push_back(nodeUnit[x]);
           }
-        }
-        if (!better) {
-          obj.moveNodes(unit, from);
-          continue;
-        }
-        ++stats.movesAccepted;
-        improved = true;
-        for (DeviceId d = 0; d < P; ++d)
-          fits[d] = fits[d] && obj.deviceMemoryFits(d);
-        break;
+        for (NodeId x : g.succs(n))
+          if (!queued[nodeUnit[x]]) {
+            queued[nodeUnit[x]] = 1;
+            work.push_back(nodeUnit[x]);
+          }
       }
     }
     if (!improved)
@@ -506,15 +551,16 @@ ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
   if (config.allLevels)
     for (size_t i = hierarchy.levels.size(); i-- > 0;) {
       const CoarseningLevel &level = hierarchy.levels[i];
-      refineLevel(obj, graph, unitsOf(level.nodeBlock, level.numBlocks),
-                  config, stats);
+      refineLevel(obj, graph, level.nodeBlock,
+                  unitsOf(level.nodeBlock, level.numBlocks), config, stats);
       obj.rebuild();
       ++stats.levelsVisited;
     }
   std::vector<BlockId> identity(graph.numNodes());
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     identity[n] = n;
-  refineLevel(obj, graph, unitsOf(identity, graph.numNodes()), config, stats);
+  refineLevel(obj, graph, identity, unitsOf(identity, graph.numNodes()),
+              config, stats);
   obj.rebuild();
   ++stats.levelsVisited;
   stats.finalObjectiveMs = obj.objective();
