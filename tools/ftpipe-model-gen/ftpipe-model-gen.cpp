@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
                          .count();
     llvm::errs() << llvm::formatv(
         "ftpipe-model-gen: {0}: {1} ops, {2} parameters, {3} parameter "
-        "bytes, {4} IR bytes, {5:f2} s\n",
+        "bytes, {4} IR bytes, {5:f3} s\n",
         config->name, stats.numOps, stats.numParameters, stats.parameterBytes,
         written, seconds);
   }
