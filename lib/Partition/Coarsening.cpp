@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -531,7 +532,8 @@ static llvm::StringRef componentType(llvm::StringRef component) {
 
 /// Pass 1: deepest common scope prefixes first, up to block instances.
 static void coarsenByPrefix(Contractor &c, const Graph &g,
-                            const CoarseningConfig &config, double cap) {
+                            const CoarseningConfig &config, double cap,
+                            llvm::function_ref<void()> recordLevel) {
   llvm::StringSet<> blockTypes;
   for (const std::string &t : config.blockTypes)
     blockTypes.insert(t);
@@ -571,6 +573,8 @@ static void coarsenByPrefix(Contractor &c, const Graph &g,
       if (!inserted && !c.tryMerge(it->second, v, cap))
         it->second = v; // later members of the group join v's cluster
     }
+    // Every depth is a level: refinement can later move sub-layers.
+    recordLevel();
   }
 }
 
@@ -799,8 +803,7 @@ ftpipe::partition::coarsenGraph(const Graph &graph, const Hardware &hardware,
   };
 
   if (config.byPrefix) {
-    coarsenByPrefix(c, graph, config, cap);
-    record("prefix");
+    coarsenByPrefix(c, graph, config, cap, [&] { record("prefix"); });
   }
   if (config.byType) {
     coarsenByType(c, graph, config, cap);

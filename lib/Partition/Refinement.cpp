@@ -445,16 +445,22 @@ static bool tryMoveUnit(IncrementalObjective &obj, const Graph &g,
     DeviceId ds = obj.plan().stageDevice[from];
     DeviceId dt = obj.plan().stageDevice[to];
     double before = obj.objective();
-    double pairBefore = std::max(obj.deviceLoadMs(ds), obj.deviceLoadMs(dt));
+    double fromLoad = obj.deviceLoadMs(ds), toLoad = obj.deviceLoadMs(dt);
+    double pairBefore = std::max(fromLoad, toLoad);
     ++stats.movesTried;
     obj.moveNodes(unit, to);
     double after = obj.objective();
     double pairAfter = std::max(obj.deviceLoadMs(ds), obj.deviceLoadMs(dt));
     double eps = config.minRelativeGain * before;
     // Lower the bottleneck, or keep it and even out the two devices, which
-    // opens room for the bottleneck's next move.
+    // opens room for the bottleneck's next move. A move that changes neither
+    // (an op without compute, such as a reshape, at a boundary) is taken
+    // when it goes from the busier device to the less busy one: it lets the
+    // ops behind it follow, and it cannot bounce straight back.
     bool better = after < before - eps ||
-                  (after <= before && pairAfter < pairBefore - eps);
+                  (after <= before && pairAfter < pairBefore - eps) ||
+                  (after <= before && pairAfter <= pairBefore &&
+                   fromLoad > toLoad + eps);
     if (better) {
       if (obj.lastMoveChangedStageGraph()) {
         // Heights (hence in-flight copies) may have changed anywhere.

@@ -126,7 +126,8 @@ struct CoarseningLevel {
 };
 
 /// All levels, finest first; each level's blocks are unions of the previous
-/// level's blocks. Passes that changed nothing add no level. The fine graph
+/// level's blocks. Passes that changed nothing add no level; the prefix pass
+/// adds one level per scope depth that merged something. The fine graph
 /// itself (one block per node) is implicit and not stored.
 struct CoarseningHierarchy {
   std::vector<CoarseningLevel> levels;
