@@ -1,0 +1,79 @@
+//===- SeqPipe.h - Contiguous pipelines: exact DP and greedy ----*- C++ -*-===//
+//
+// FTPipe's Seq-Pipe baselines (Eliad et al., ATC'21, Sec. 5): the nodes, in
+// their topological order (node ids), are cut into S <= P contiguous stages,
+// one stage per device. Stage s of S runs on device P - S + s, so the last
+// stage is always on the last device (with identical devices and links the
+// choice does not matter; on mixed hardware it fixes the order).
+//
+// The objective is evaluatePlan's: the largest stage cost, FTPipe's CCO rule
+// with every value that crosses a cut priced once per destination stage on
+// the link between the two devices, under every device's memory limit with
+// the exact in-flight depth of each stage.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_PARTITION_SEQPIPE_H
+#define FTPIPE_PARTITION_SEQPIPE_H
+
+#include "FTPipe/Partition/Graph.h"
+#include "FTPipe/Partition/Hardware.h"
+#include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/Plan.h"
+
+#include "llvm/Support/Error.h"
+
+namespace ftpipe {
+namespace partition {
+
+/// Options of both Seq-Pipe methods.
+struct SeqPipeConfig {
+  ObjectiveConfig objective;
+  /// At most this many stages (0: one per device of the hardware).
+  uint32_t maxStages = 0;
+  /// The exact DP gives up (with an error) after creating this many states;
+  /// graphs whose values live across many cuts need many states.
+  uint64_t maxStates = 4'000'000;
+
+  /// Fails on a bad objective config.
+  llvm::Error validate() const;
+};
+
+struct SeqPipeResult {
+  Plan plan;
+  /// evaluatePlan's async time per micro-batch of `plan`.
+  double objectiveMs = 0.0;
+  /// DP: states created; greedy: thresholds tried.
+  uint64_t work = 0;
+};
+
+/// Exact Seq-Pipe: the contiguous plan (S <= maxStages stages, stage s on
+/// device P - S + s) with the smallest objective among those that fit in
+/// memory. A dynamic program over cuts from the last node backwards; a state
+/// is a cut, the stages formed to its right that still wait for a value from
+/// its left, and their partial traffic; states dominated in every respect
+/// are dropped, so the search is exact. The greedy result bounds it from
+/// above. Fails when no contiguous plan fits (naming the smallest memory
+/// shortfall it met and what would help) or when maxStates is exceeded.
+llvm::Expected<SeqPipeResult> seqPipeDP(const Graph &graph, const Hardware &hw,
+                                        const SeqPipeConfig &config);
+
+/// Greedy Seq-Pipe: binary search on a target stage time; for each target,
+/// cut left to right, closing a stage when its compute plus exposed
+/// incoming traffic would pass the target or its memory (with the deepest
+/// in-flight count it could need) would not fit. Every candidate plan is
+/// scored with evaluatePlan and the best feasible one returned. O(N log)
+/// per target, about 60 targets. Fails when no target gives a feasible plan.
+llvm::Expected<SeqPipeResult> seqPipeGreedy(const Graph &graph,
+                                            const Hardware &hw,
+                                            const SeqPipeConfig &config);
+
+/// The plan that cuts the nodes before each id in `cuts` (ascending, each in
+/// 1..N-1), with the Seq-Pipe device rule; for tests and tools.
+Plan contiguousPlan(size_t numNodes, llvm::ArrayRef<uint32_t> cuts,
+                    size_t numDevices);
+
+} // namespace partition
+} // namespace ftpipe
+
+#endif // FTPIPE_PARTITION_SEQPIPE_H

@@ -1,0 +1,552 @@
+//===- SeqPipe.cpp - Contiguous pipelines: exact DP and greedy ----------===//
+//
+// The DP walks cuts from the end of the topological order to its start.
+// Going right to left, a new stage's successors are all known when it is
+// formed, so its in-flight depth (memory) and the traffic it sends are
+// exact; what it will receive is not, so a stage stays "open" until the cut
+// passes the earliest producer it reads from. A state is (cut, stages so
+// far, open stages with their ranges) plus partial traffic; states with the
+// same key are kept only when no other is at least as good in every figure,
+// which keeps the search exact because every stage cost is monotone in its
+// traffic and memory is monotone in the depth.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/SeqPipe.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+using namespace ftpipe::partition;
+using llvm::Error;
+using llvm::Expected;
+
+static Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+static constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Error SeqPipeConfig::validate() const { return objective.validate(); }
+
+Plan ftpipe::partition::contiguousPlan(size_t numNodes,
+                                       llvm::ArrayRef<uint32_t> cuts,
+                                       size_t numDevices) {
+  Plan plan;
+  size_t numStages = cuts.size() + 1;
+  plan.nodeStage.assign(numNodes, 0);
+  size_t stage = 0;
+  for (size_t n = 0; n < numNodes; ++n) {
+    while (stage < cuts.size() && cuts[stage] <= n)
+      ++stage;
+    plan.nodeStage[n] = StageId(stage);
+  }
+  for (size_t s = 0; s < numStages; ++s)
+    plan.stageDevice.push_back(DeviceId(numDevices - numStages + s));
+  return plan;
+}
+
+static std::string gib(double bytes) {
+  return llvm::formatv("{0:F2} GiB", bytes / double(1ull << 30)).str();
+}
+
+namespace {
+
+/// Per-graph tables shared by both methods.
+struct Problem {
+  const Graph &graph;
+  const Hardware &hw;
+  const ObjectiveConfig &cfg;
+  size_t numNodes, numDevices, maxStages;
+  std::vector<double> speed;
+  /// Compute of node x on device 0 (f + b, + f when recomputing).
+  std::vector<double> nodeCompute;
+  /// Prefix sums of nodeCompute.
+  std::vector<double> prefixCompute;
+  /// Smallest producer among the node-produced values x reads (numNodes if
+  /// none): a stage [lo, hi) receives from the left of cut c iff the minimum
+  /// over its nodes is below c.
+  std::vector<uint32_t> minProducer;
+  unsigned stateFactor;
+
+  Problem(const Graph &graph, const Hardware &hw, const SeqPipeConfig &config)
+      : graph(graph), hw(hw), cfg(config.objective), numNodes(graph.numNodes()),
+        numDevices(hw.numDevices()) {
+    maxStages = config.maxStages
+                    ? std::min<size_t>(config.maxStages, numDevices)
+                    : numDevices;
+    maxStages = std::min(maxStages, std::max<size_t>(1, numNodes));
+    speed.assign(numDevices, 1.0);
+    if (cfg.scaleComputeByDevice)
+      for (size_t d = 0; d < numDevices; ++d)
+        speed[d] = hw.device(DeviceId(d)).tflops / hw.device(0).tflops;
+    nodeCompute.resize(numNodes);
+    prefixCompute.assign(numNodes + 1, 0.0);
+    minProducer.assign(numNodes, uint32_t(numNodes));
+    for (NodeId x = 0; x < numNodes; ++x) {
+      const NodeCost &c = graph.cost(x);
+      nodeCompute[x] = c.fwdMs + c.bwdMs + (cfg.recompute ? c.fwdMs : 0.0);
+      prefixCompute[x + 1] = prefixCompute[x] + nodeCompute[x];
+      for (ValueId u : graph.inputs(x)) {
+        NodeId p = graph.producer(u);
+        if (p != kNoNode)
+          minProducer[x] = std::min(minProducer[x], uint32_t(p));
+      }
+    }
+    stateFactor = optimizerStateFactor(cfg.optimizer);
+  }
+
+  /// Memory of one stage alone on its device.
+  double memory(double params, double act, double inputs,
+                uint32_t height) const {
+    uint32_t inFlight = microBatchesInFlight(height, cfg);
+    uint32_t extra = extraWeightVersions(inFlight, cfg);
+    double activations =
+        cfg.recompute ? double(inFlight) * inputs + act : inFlight * act;
+    return params * (2 + stateFactor + extra) + activations +
+           double(cfg.reservedBytesPerDevice);
+  }
+
+  static double cco(double c, double fwd, double bwd) {
+    return c + std::max(0.0, fwd - c) + std::max(0.0, bwd - c);
+  }
+
+  /// Scores a plan with the one objective; kInf when it does not fit.
+  double score(const Plan &plan) const {
+    Expected<PlanMetrics> m = evaluatePlan(graph, hw, plan, cfg);
+    if (!m) {
+      llvm::consumeError(m.takeError());
+      return kInf;
+    }
+    return m->memoryFits ? m->asyncMsPerMicroBatch : kInf;
+  }
+};
+
+/// A stage formed to the right of the cut that still receives from its left.
+struct Open {
+  uint32_t lo, hi;
+  /// Index counted from the right (device numDevices - 1 - j).
+  uint32_t j;
+  uint32_t height;
+  uint32_t minProd;
+  double compute;
+  double sendF, sendB, recvF, recvB;
+};
+
+struct State {
+  uint32_t cut;
+  /// Stages formed so far.
+  uint32_t numStages;
+  double maxClosed;
+  int64_t parent;
+  /// The stage formed to reach this state: [stageLo, stageHi).
+  uint32_t stageLo, stageHi;
+  std::vector<Open> open;
+};
+
+bool dominates(const State &a, const State &b) {
+  if (a.maxClosed > b.maxClosed)
+    return false;
+  for (size_t i = 0; i < a.open.size(); ++i) {
+    const Open &x = a.open[i], &y = b.open[i];
+    if (x.sendF > y.sendF || x.sendB > y.sendB || x.recvF > y.recvF ||
+        x.recvB > y.recvB || x.height > y.height)
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+/// Builds the "does not fit" error with a hint.
+static Error noFitError(const Problem &pb, double smallestShortfallNeed,
+                        double smallestShortfallHave) {
+  double fixed = double(pb.graph.totalParamBytes()) * (2 + pb.stateFactor);
+  double budget = 0.0;
+  for (size_t d = pb.numDevices - pb.maxStages; d < pb.numDevices; ++d)
+    budget += double(pb.hw.device(DeviceId(d)).memoryBytes);
+  std::string detail =
+      fixed > budget
+          ? llvm::formatv("weights, gradients and optimizer state alone need "
+                          "{0} and {1} devices have {2}",
+                          gib(fixed), pb.maxStages, gib(budget))
+                .str()
+      : smallestShortfallNeed > 0
+          ? llvm::formatv("a stage that did not fit needed {0} on a device "
+                          "with {1}",
+                          gib(smallestShortfallNeed),
+                          gib(smallestShortfallHave))
+                .str()
+          : std::string("every split needs more stages than devices");
+  return makeError(llvm::formatv(
+      "no contiguous split of {0} nodes into at most {1} stages fits in "
+      "memory ({2}); more devices, recomputation, a smaller micro-batch or an "
+      "optimizer with less state would help",
+      pb.numNodes, pb.maxStages, detail));
+}
+
+Expected<SeqPipeResult>
+ftpipe::partition::seqPipeGreedy(const Graph &graph, const Hardware &hw,
+                                 const SeqPipeConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  if (graph.numNodes() == 0)
+    return makeError("seq-pipe: the graph has no nodes");
+  Problem pb(graph, hw, config);
+  size_t n = pb.numNodes, smax = pb.maxStages;
+
+  double needWorst = 0.0, haveWorst = 0.0;
+  std::vector<uint32_t> paramStamp(graph.numParams(), 0),
+      valueStamp(graph.numValues(), 0);
+  uint32_t token = 0;
+  // Cuts for target T, or false when it needs more than smax stages or a
+  // node does not fit alone. Stage k is assumed to be on device P - smax + k
+  // with height smax - 1 - k (the most it can have), so memory is safe.
+  auto cutFor = [&](double target, std::vector<uint32_t> &cuts) {
+    cuts.clear();
+    size_t k = 0, lo = 0;
+    double c = 0, recvF = 0, recvB = 0, params = 0, act = 0, inputs = 0;
+    ++token;
+    for (size_t x = 0; x < n;) {
+      DeviceId dev = DeviceId(pb.numDevices - smax + k);
+      double budget = double(hw.device(dev).memoryBytes);
+      // Try adding x to the current stage [lo, x).
+      double c2 = c + pb.nodeCompute[x] / pb.speed[dev];
+      double rF = recvF, rB = recvB, pBytes = params, in = inputs;
+      double a2 = act + double(graph.cost(NodeId(x)).actBytes);
+      for (ParamId p : graph.params(NodeId(x)))
+        if (paramStamp[p] != token)
+          pBytes += double(graph.paramBytes(p));
+      for (ValueId u : graph.inputs(NodeId(x))) {
+        if (valueStamp[u] == token)
+          continue;
+        in += double(graph.valueBytes(u));
+        NodeId p = graph.producer(u);
+        if (p == kNoNode || p >= lo)
+          continue;
+        DeviceId from =
+            DeviceId(pb.numDevices - smax + (k == 0 ? 0 : k - 1)); // estimate
+        double t = hw.transferMs(graph.valueBytes(u), from, dev);
+        rF += t;
+        if (graph.valueNeedsGrad(u))
+          rB += t;
+      }
+      double mem = pb.memory(pBytes, a2, in, uint32_t(smax - 1 - k));
+      bool fits = mem <= budget && Problem::cco(c2, rF, rB) <= target;
+      if (!fits && x > lo) {
+        // Close [lo, x) and start a new stage at x.
+        cuts.push_back(uint32_t(x));
+        if (++k >= smax)
+          return false;
+        lo = x;
+        c = recvF = recvB = params = act = inputs = 0;
+        ++token;
+        continue;
+      }
+      if (mem > budget) {
+        if (needWorst == 0.0 || mem < needWorst) {
+          needWorst = mem;
+          haveWorst = budget;
+        }
+        return false;
+      }
+      // Commit x.
+      for (ParamId p : graph.params(NodeId(x)))
+        paramStamp[p] = token;
+      for (ValueId u : graph.inputs(NodeId(x)))
+        valueStamp[u] = token;
+      // x's own results consumed inside the stage are not inputs; results
+      // are marked so later consumers in the stage do not count them.
+      for (ValueId v : graph.outputs(NodeId(x)))
+        valueStamp[v] = token;
+      c = c2;
+      recvF = rF;
+      recvB = rB;
+      params = pBytes;
+      act = a2;
+      inputs = in;
+      ++x;
+    }
+    return true;
+  };
+
+  SeqPipeResult best;
+  best.objectiveMs = kInf;
+  std::vector<uint32_t> cuts;
+  auto consider = [&](const std::vector<uint32_t> &c) {
+    Plan plan = contiguousPlan(n, c, pb.numDevices);
+    double score = pb.score(plan);
+    if (score < best.objectiveMs) {
+      best.objectiveMs = score;
+      best.plan = std::move(plan);
+    }
+  };
+  double lo = 0.0, hi = pb.prefixCompute[n];
+  // Upper end: everything on one device plus all traffic, doubled until it
+  // is feasible (or clearly hopeless).
+  double total = 0.0;
+  for (ValueId v = 0; v < graph.numValues(); ++v)
+    total += hw.transferMs(graph.valueBytes(v), 0,
+                           DeviceId(pb.numDevices > 1 ? 1 : 0)) *
+             double(graph.consumers(v).size());
+  hi = std::max(hi, pb.prefixCompute[n] / pb.speed[0]) + 2 * total + 1e-9;
+  bool any = false;
+  for (int i = 0; i < 8 && !any; ++i) {
+    ++best.work;
+    if (cutFor(hi, cuts)) {
+      any = true;
+      consider(cuts);
+    } else {
+      hi *= 2;
+    }
+  }
+  if (!any)
+    return noFitError(pb, needWorst, haveWorst);
+  for (int i = 0; i < 60 && hi - lo > 1e-9 * hi; ++i) {
+    double mid = 0.5 * (lo + hi);
+    ++best.work;
+    if (cutFor(mid, cuts)) {
+      hi = mid;
+      consider(cuts);
+    } else {
+      lo = mid;
+    }
+  }
+  if (best.objectiveMs == kInf)
+    return noFitError(pb, needWorst, haveWorst);
+  return std::move(best);
+}
+
+Expected<SeqPipeResult>
+ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
+                             const SeqPipeConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  if (graph.numNodes() == 0)
+    return makeError("seq-pipe: the graph has no nodes");
+  Problem pb(graph, hw, config);
+  size_t n = pb.numNodes, smax = pb.maxStages, numDevices = pb.numDevices;
+
+  // Upper bound from the greedy plan (any feasible plan will do).
+  double upper = kInf;
+  SeqPipeResult greedy;
+  greedy.objectiveMs = kInf;
+  if (Expected<SeqPipeResult> g = seqPipeGreedy(graph, hw, config)) {
+    greedy = std::move(*g);
+    upper = greedy.objectiveMs * (1 + 1e-9) + 1e-12;
+  } else {
+    llvm::consumeError(g.takeError());
+  }
+  double fastest = 0.0;
+  for (size_t d = numDevices - smax; d < numDevices; ++d)
+    fastest = std::max(fastest, pb.speed[d]);
+
+  std::vector<State> states;
+  states.push_back({uint32_t(n), 0, 0.0, -1, 0, 0, {}});
+  // Buckets per cut: key -> state ids (the Pareto front of that key).
+  std::vector<std::map<std::vector<uint32_t>, std::vector<int64_t>>> buckets(n +
+                                                                             1);
+  buckets[n][{0}].push_back(0);
+
+  double bestCost = kInf;
+  int64_t bestParent = -1;
+  uint32_t bestLast = 0;
+  double needWorst = 0.0, haveWorst = 0.0;
+
+  std::vector<uint32_t> paramStamp(graph.numParams(), 0),
+      valueStamp(graph.numValues(), 0), recvStamp;
+  uint32_t token = 0;
+  std::vector<double> dRecvF, dRecvB;
+  std::vector<char> receives;
+  uint64_t created = 1;
+
+  for (size_t a = n; a >= 1; --a) {
+    for (auto &[key, ids] : buckets[a]) {
+      for (int64_t id : ids) {
+        if (id < 0)
+          continue;                      // dominated after insertion
+        State from = states[size_t(id)]; // copy: `states` grows below
+        uint32_t j = from.numStages;
+        if (j >= smax)
+          continue;
+        DeviceId dev = DeviceId(numDevices - 1 - j);
+        double budget = double(hw.device(dev).memoryBytes);
+        size_t numOpen = from.open.size();
+        dRecvF.assign(numOpen, 0.0);
+        dRecvB.assign(numOpen, 0.0);
+        receives.assign(numOpen, 0);
+        double c = 0, act = 0, params = 0, inputs = 0, sendF = 0, sendB = 0;
+        uint32_t height = 0, minProd = uint32_t(n);
+        ++token;
+        for (size_t x = a; x-- > 0;) {
+          // Extend the new stage to [x, a).
+          c += pb.nodeCompute[x] / pb.speed[dev];
+          if (c > upper)
+            break;
+          act += double(graph.cost(NodeId(x)).actBytes);
+          for (ParamId p : graph.params(NodeId(x)))
+            if (paramStamp[p] != token) {
+              paramStamp[p] = token;
+              params += double(graph.paramBytes(p));
+            }
+          for (ValueId u : graph.inputs(NodeId(x)))
+            if (valueStamp[u] != token) {
+              valueStamp[u] = token;
+              inputs += double(graph.valueBytes(u));
+            }
+          for (ValueId v : graph.outputs(NodeId(x))) {
+            if (valueStamp[v] == token)
+              inputs -= double(graph.valueBytes(v)); // now internal
+            valueStamp[v] = token;
+            // Consumers right of the cut sit in open stages, each priced
+            // once per destination stage.
+            llvm::ArrayRef<NodeId> cons = graph.consumers(v);
+            auto it = std::lower_bound(cons.begin(), cons.end(), NodeId(a));
+            size_t lastStage = ~size_t(0);
+            for (; it != cons.end(); ++it) {
+              size_t o = 0;
+              while (!(from.open[o].lo <= *it && *it < from.open[o].hi))
+                ++o;
+              if (o == lastStage)
+                continue;
+              lastStage = o;
+              DeviceId to = DeviceId(numDevices - 1 - from.open[o].j);
+              double t = hw.transferMs(graph.valueBytes(v), dev, to);
+              sendF += t;
+              dRecvF[o] += t;
+              if (graph.valueNeedsGrad(v)) {
+                double tb = hw.transferMs(graph.valueBytes(v), to, dev);
+                sendB += tb;
+                dRecvB[o] += tb;
+              }
+              if (!receives[o]) {
+                receives[o] = 1;
+                height = std::max(height, from.open[o].height + 1);
+              }
+            }
+          }
+          minProd = std::min(minProd, pb.minProducer[x]);
+          double fixedMem = params * (2 + pb.stateFactor) + act +
+                            double(pb.cfg.reservedBytesPerDevice);
+          if (fixedMem > budget) {
+            if (needWorst == 0.0 || fixedMem < needWorst) {
+              needWorst = fixedMem;
+              haveWorst = budget;
+            }
+            break; // only grows as the stage grows
+          }
+          double mem = pb.memory(params, act, inputs, height);
+          if (mem > budget) {
+            if (needWorst == 0.0 || mem < needWorst) {
+              needWorst = mem;
+              haveWorst = budget;
+            }
+            continue;
+          }
+          uint32_t cut = uint32_t(x);
+          size_t left = smax - (j + 1);
+          if (cut > 0 &&
+              (left == 0 ||
+               pb.prefixCompute[cut] / (double(left) * fastest) > upper))
+            continue;
+
+          // Close what no longer receives from the left of the new cut.
+          State next;
+          next.cut = cut;
+          next.numStages = j + 1;
+          next.maxClosed = from.maxClosed;
+          next.parent = id;
+          next.stageLo = cut;
+          next.stageHi = uint32_t(a);
+          bool pruned = false;
+          for (size_t o = 0; o < numOpen && !pruned; ++o) {
+            Open st = from.open[o];
+            st.recvF += dRecvF[o];
+            st.recvB += dRecvB[o];
+            double cost = Problem::cco(st.compute, st.sendF + st.recvF,
+                                       st.sendB + st.recvB);
+            if (cost > upper)
+              pruned = true;
+            else if (st.minProd < cut)
+              next.open.push_back(st);
+            else
+              next.maxClosed = std::max(next.maxClosed, cost);
+          }
+          Open mine{cut, uint32_t(a), j,     height, minProd,
+                    c,   sendF,       sendB, 0.0,    0.0};
+          double myCost = Problem::cco(c, sendF, sendB);
+          if (pruned || myCost > upper)
+            continue;
+          if (minProd < cut)
+            next.open.push_back(mine);
+          else
+            next.maxClosed = std::max(next.maxClosed, myCost);
+          if (next.maxClosed > upper)
+            continue;
+          if (cut == 0) {
+            if (next.maxClosed < bestCost) {
+              bestCost = next.maxClosed;
+              bestParent = id;
+              bestLast = uint32_t(a);
+            }
+            continue;
+          }
+          llvm::sort(next.open,
+                     [](const Open &p, const Open &q) { return p.lo < q.lo; });
+          std::vector<uint32_t> nextKey = {next.numStages};
+          for (const Open &st : next.open) {
+            nextKey.push_back(st.lo);
+            nextKey.push_back(st.hi);
+            nextKey.push_back(st.j);
+          }
+          std::vector<int64_t> &front = buckets[cut][nextKey];
+          bool dominated = false;
+          for (int64_t other : front)
+            if (other >= 0 && dominates(states[size_t(other)], next)) {
+              dominated = true;
+              break;
+            }
+          if (dominated)
+            continue;
+          for (int64_t &other : front)
+            if (other >= 0 && dominates(next, states[size_t(other)]))
+              other = -1;
+          if (++created > config.maxStates)
+            return makeError(llvm::formatv(
+                "seq-pipe dp: gave up after {0} states on {1} nodes (values "
+                "that live across many cuts multiply the states); use the "
+                "greedy method or coarsen the graph first",
+                config.maxStates, n));
+          front.push_back(int64_t(states.size()));
+          states.push_back(std::move(next));
+        }
+      }
+    }
+    buckets[a].clear();
+  }
+
+  if (bestParent < 0) {
+    if (greedy.objectiveMs < kInf) {
+      // The greedy plan is optimal up to rounding (nothing beat the bound).
+      greedy.work = created;
+      return std::move(greedy);
+    }
+    return noFitError(pb, needWorst, haveWorst);
+  }
+  std::vector<uint32_t> cuts = {bestLast};
+  for (int64_t s = bestParent; s > 0; s = states[size_t(s)].parent)
+    cuts.push_back(states[size_t(s)].stageHi);
+  cuts.pop_back(); // the last stage ends at N: not a cut
+  SeqPipeResult result;
+  result.plan = contiguousPlan(n, cuts, numDevices);
+  result.objectiveMs = pb.score(result.plan);
+  result.work = created;
+  if (greedy.objectiveMs < result.objectiveMs)
+    return std::move(greedy); // equal up to rounding: keep the bound's plan
+  return std::move(result);
+}
