@@ -28,8 +28,8 @@ static Value gpt2Attention(GraphBuilder &b, const GPT2Config &c, Value x,
   // Each layer slices its own `bias` buffer in HF; so does each layer here.
   Value causal = causalPredicate(b, seqLen, seqLen);
   double headDim = embd / c.nHead;
-  Value context = attention(b, q, k, v, c.nHead, 1.0 / std::sqrt(headDim),
-                            causal, mask);
+  Value context =
+      attention(b, q, k, v, c.nHead, 1.0 / std::sqrt(headDim), causal, mask);
   return conv1d(b, "c_proj", context, embd);
 }
 
@@ -98,10 +98,10 @@ void mlir::ftpipe::buildGPT2(GraphBuilder &b, const GPT2Config &c,
   }
   // Token t predicts label t + 1.
   int64_t predicted = batch * (seqLen - 1);
-  Value shiftedLogits = b.reshape(
-      b.slice(logits, {0, 0, 0}, {batch, seqLen - 1, c.vocabSize}),
-      {predicted, c.vocabSize});
-  Value shiftedLabels = b.reshape(
-      b.slice(labels, {0, 1}, {batch, seqLen - 1}), {predicted});
+  Value shiftedLogits =
+      b.reshape(b.slice(logits, {0, 0, 0}, {batch, seqLen - 1, c.vocabSize}),
+                {predicted, c.vocabSize});
+  Value shiftedLabels =
+      b.reshape(b.slice(labels, {0, 1}, {batch, seqLen - 1}), {predicted});
   b.finish(crossEntropy(b, shiftedLogits, shiftedLabels, -100));
 }

@@ -54,9 +54,10 @@ void GraphBuilder::updateLoc() {
       path += "/";
     path += scope.first;
   }
-  currentLoc = path.empty() ? Location(UnknownLoc::get(getContext()))
-                            : Location(NameLoc::get(
-                                  StringAttr::get(getContext(), path)));
+  currentLoc =
+      path.empty()
+          ? Location(UnknownLoc::get(getContext()))
+          : Location(NameLoc::get(StringAttr::get(getContext(), path)));
 }
 
 Value GraphBuilder::addInput(llvm::StringRef name,
@@ -91,8 +92,8 @@ Value GraphBuilder::addParam(llvm::StringRef leaf,
 void GraphBuilder::finish(ValueRange results) {
   builder.create<func::ReturnOp>(rootLoc, results);
   Block &entry = func.getBody().front();
-  func.setFunctionType(builder.getFunctionType(entry.getArgumentTypes(),
-                                               TypeRange(results)));
+  func.setFunctionType(
+      builder.getFunctionType(entry.getArgumentTypes(), TypeRange(results)));
   func.setAllArgAttrs(argAttrs);
 }
 
@@ -110,7 +111,8 @@ static Type elementTypeOf(Value value) {
 
 Value GraphBuilder::splat(double value, llvm::ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(shape, floatType);
-  auto attr = DenseElementsAttr::get(type, builder.getFloatAttr(floatType, value));
+  auto attr =
+      DenseElementsAttr::get(type, builder.getFloatAttr(floatType, value));
   return builder.create<tosa::ConstOp>(currentLoc, type, attr);
 }
 
@@ -130,7 +132,8 @@ Value GraphBuilder::lowest(int64_t rank) {
       RankedTensorType::get(llvm::SmallVector<int64_t>(rank, 1), floatType);
   llvm::APFloat min =
       llvm::APFloat::getLargest(floatType.getFloatSemantics(), true);
-  auto attr = DenseElementsAttr::get(type, builder.getFloatAttr(floatType, min));
+  auto attr =
+      DenseElementsAttr::get(type, builder.getFloatAttr(floatType, min));
   return builder.create<tosa::ConstOp>(currentLoc, type, attr);
 }
 
@@ -163,11 +166,9 @@ Value GraphBuilder::transpose(Value value, llvm::ArrayRef<int32_t> perms) {
   llvm::SmallVector<int64_t> out;
   for (int32_t p : perms)
     out.push_back(in[p]);
-  Value permsValue =
-      constI32(perms, {static_cast<int64_t>(perms.size())});
+  Value permsValue = constI32(perms, {static_cast<int64_t>(perms.size())});
   auto type = RankedTensorType::get(out, elementTypeOf(value));
-  return builder.create<tosa::TransposeOp>(currentLoc, type, value,
-                                           permsValue);
+  return builder.create<tosa::TransposeOp>(currentLoc, type, value, permsValue);
 }
 
 Value GraphBuilder::slice(Value value, llvm::ArrayRef<int64_t> start,

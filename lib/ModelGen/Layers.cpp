@@ -41,8 +41,7 @@ static Value broadcastVector(GraphBuilder &b, Value vector, int64_t rank) {
 
 /// x [..., in] times `weight` [in, out] (+ `bias` [out] when given) as
 /// tosa.matmul on the flattened tokens [1, tokens, in].
-static Value matmulTokens(GraphBuilder &b, Value x, Value weight,
-                          Value bias) {
+static Value matmulTokens(GraphBuilder &b, Value x, Value weight, Value bias) {
   llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(x);
   llvm::ArrayRef<int64_t> w = GraphBuilder::shapeOf(weight);
   Value rhs = b.reshape(weight, {1, w[0], w[1]});
@@ -56,8 +55,8 @@ static Value matmulTokens(GraphBuilder &b, Value x, Value weight,
 /// nn.Linear's x W^T: TOSA's fully_connected wants constant weights
 /// (tosa-validate's strict spec alignment rejects arguments), so the
 /// weight [out, in] is transposed and fed to tosa.matmul.
-static Value linearWithTransposedWeight(GraphBuilder &b, Value x,
-                                        Value weight, Value bias) {
+static Value linearWithTransposedWeight(GraphBuilder &b, Value x, Value weight,
+                                        Value bias) {
   return matmulTokens(b, x, b.transpose(weight, {1, 0}), bias);
 }
 

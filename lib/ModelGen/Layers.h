@@ -41,16 +41,15 @@ Value embedding(GraphBuilder &b, llvm::StringRef attrName, Value ids,
 /// A learned absolute position embedding `weight` [num, dim] for positions
 /// 0 .. seqLen-1 (HF's arange position ids) -> [1, seqLen, dim], read with
 /// tosa.slice.
-Value positionEmbedding(GraphBuilder &b, llvm::StringRef attrName,
-                        int64_t num, int64_t dim, int64_t seqLen);
+Value positionEmbedding(GraphBuilder &b, llvm::StringRef attrName, int64_t num,
+                        int64_t dim, int64_t seqLen);
 
 /// Looks i32 `ids` [B, S] up in `table` [V, H] -> [B, S, H] (tosa.gather),
 /// in the current scope.
 Value embeddingLookup(GraphBuilder &b, Value table, Value ids);
 
 /// nn.LayerNorm over the last axis, with weight and bias.
-Value layerNorm(GraphBuilder &b, llvm::StringRef attrName, Value x,
-                double eps);
+Value layerNorm(GraphBuilder &b, llvm::StringRef attrName, Value x, double eps);
 
 /// T5LayerNorm: x * rsqrt(mean(x^2) + eps) * weight; no mean, no bias.
 Value t5LayerNorm(GraphBuilder &b, llvm::StringRef attrName, Value x,

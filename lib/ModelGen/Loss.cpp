@@ -22,8 +22,7 @@ Value mlir::ftpipe::crossEntropy(GraphBuilder &b, Value logits, Value labels,
   Value label = b.reshape(labels, {n, 1});
   Value valid = b.logicalNot(b.equal(label, b.scalarI32(ignoreIndex, 2)));
   Value safeLabel = b.select(valid, label, b.scalarI32(0, 2));
-  Value picked =
-      b.gather(b.reshape(shifted, {n, classes, 1}), safeLabel);
+  Value picked = b.gather(b.reshape(shifted, {n, classes, 1}), safeLabel);
   Value nll = b.sub(logSumExp, b.reshape(picked, {n, 1}));
   nll = b.select(valid, nll, b.scalar(0.0, 2));
 

@@ -58,8 +58,8 @@ public:
       std::string text;
       llvm::raw_string_ostream os(text);
       os << *value;
-      return fail(llvm::formatv("field '{0}' must be positive, got {1}", key,
-                                text));
+      return fail(
+          llvm::formatv("field '{0}' must be positive, got {1}", key, text));
     }
     out = *number;
   }
@@ -75,12 +75,13 @@ public:
     out = *flag;
   }
 
-  /// Records a failure unless one is already recorded.
+  /// Records a failure unless one is already recorded; the message is
+  /// prefixed by the source, if any.
   void fail(const llvm::Twine &message) {
     if (failed)
       return;
     failed = true;
-    error = (source + ": " + message).str();
+    error = source.empty() ? message.str() : (source + ": " + message).str();
   }
 
   bool failed = false;
@@ -93,8 +94,8 @@ private:
     if (!number)
       return fail(llvm::formatv("field '{0}' must be an integer", key));
     if (*number <= 0)
-      return fail(llvm::formatv("field '{0}' must be positive, got {1}", key,
-                                *number));
+      return fail(
+          llvm::formatv("field '{0}' must be positive, got {1}", key, *number));
     out = *number;
   }
 
@@ -162,6 +163,15 @@ static T5Config readT5(FieldReader &reader, const llvm::json::Object &object) {
     reader.fail(llvm::formatv(
         "field 'relative_attention_num_buckets' must be at least 4, got {0}",
         c.relativeAttentionNumBuckets));
+  // The log-spaced buckets start at half the buckets (a quarter when
+  // bidirectional) and end at the maximum distance, which must lie beyond.
+  if (!reader.failed &&
+      c.relativeAttentionMaxDistance <= c.relativeAttentionNumBuckets / 2)
+    reader.fail(llvm::formatv("field 'relative_attention_max_distance' ({0}) "
+                              "must exceed half of "
+                              "'relative_attention_num_buckets' ({1})",
+                              c.relativeAttentionMaxDistance,
+                              c.relativeAttentionNumBuckets));
   if (std::optional<llvm::StringRef> proj =
           object.getString("feed_forward_proj")) {
     if (*proj != "relu")
@@ -189,20 +199,19 @@ static ShapeDefaults readShapes(FieldReader &reader,
   inner.optionalPositive("seq_len", shapes.seqLen);
   inner.optionalPositive("decoder_seq_len", shapes.decoderSeqLen);
   if (inner.failed)
-    reader.fail(llvm::StringRef(inner.error).drop_front(2) + " in 'ftpipe'");
+    reader.fail(inner.error + " in 'ftpipe'");
   return shapes;
 }
 
 llvm::Expected<ModelConfig>
-mlir::ftpipe::parseModelConfig(llvm::StringRef jsonText,
-                               llvm::StringRef name) {
+mlir::ftpipe::parseModelConfig(llvm::StringRef jsonText, llvm::StringRef name) {
   auto makeError = [](const llvm::Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
   };
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(jsonText);
   if (!json)
-    return makeError(name + ": invalid JSON: " +
-                     llvm::toString(json.takeError()));
+    return makeError(name +
+                     ": invalid JSON: " + llvm::toString(json.takeError()));
   const llvm::json::Object *object = json->getAsObject();
   if (!object)
     return makeError(name + ": invalid config: expected a JSON object");
@@ -267,10 +276,9 @@ mlir::ftpipe::loadModelConfig(llvm::StringRef nameOrPath) {
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
         llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
     if (!buffer)
-      return llvm::createStringError(buffer.getError(),
-                                     "%s: cannot read config: %s",
-                                     nameOrPath.str().c_str(),
-                                     buffer.getError().message().c_str());
+      return llvm::createStringError(
+          buffer.getError(), "%s: cannot read config: %s",
+          nameOrPath.str().c_str(), buffer.getError().message().c_str());
     return parseModelConfig((*buffer)->getBuffer(), nameOrPath);
   }
   llvm::StringRef json = getBundledModelConfig(nameOrPath);

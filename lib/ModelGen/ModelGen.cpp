@@ -111,9 +111,9 @@ mlir::ftpipe::generateModel(MLIRContext &context, const ModelConfig &config,
   llvm::Expected<ResolvedShapes> shapes = resolveShapes(config, options);
   if (!shapes)
     return shapes.takeError();
-  context.loadDialect<func::FuncDialect, tosa::TosaDialect,
-                      tensor::TensorDialect, arith::ArithDialect,
-                      FTPipeDialect>();
+  context
+      .loadDialect<func::FuncDialect, tosa::TosaDialect, tensor::TensorDialect,
+                   arith::ArithDialect, FTPipeDialect>();
 
   llvm::StringRef top = getTopModuleName(config.getFamily(), options.head);
   Location loc = NameLoc::get(StringAttr::get(&context, top));

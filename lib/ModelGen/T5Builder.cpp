@@ -23,8 +23,7 @@ using namespace mlir::ftpipe;
 /// HF's `T5Attention._relative_position_bucket` for one relative position
 /// (key minus query), with its float32 arithmetic.
 static int32_t relativePositionBucket(int64_t relative, bool bidirectional,
-                                      int64_t numBuckets,
-                                      int64_t maxDistance) {
+                                      int64_t numBuckets, int64_t maxDistance) {
   int64_t bucket = 0;
   if (bidirectional) {
     numBuckets /= 2;
@@ -38,8 +37,8 @@ static int32_t relativePositionBucket(int64_t relative, bool bidirectional,
   if (relative < maxExact)
     return bucket + relative;
   float ratio = static_cast<float>(relative) / static_cast<float>(maxExact);
-  float logRange = static_cast<float>(
-      std::log(static_cast<double>(maxDistance) / maxExact));
+  float logRange =
+      static_cast<float>(std::log(static_cast<double>(maxDistance) / maxExact));
   float scaled =
       std::log(ratio) / logRange * static_cast<float>(numBuckets - maxExact);
   int64_t large = maxExact + static_cast<int64_t>(scaled);
@@ -103,10 +102,10 @@ static Value t5Attention(GraphBuilder &b, const T5Config &c,
   if (!bias) {
     int64_t queryLen = GraphBuilder::shapeOf(x)[1];
     int64_t keyLen = GraphBuilder::shapeOf(keyValue)[1];
-    bias = role.hasRelativeBias
-               ? relativePositionBias(b, c, queryLen, keyLen,
-                                      role.bidirectional)
-               : b.splat(0.0, {1, c.numHeads, queryLen, keyLen});
+    bias =
+        role.hasRelativeBias
+            ? relativePositionBias(b, c, queryLen, keyLen, role.bidirectional)
+            : b.splat(0.0, {1, c.numHeads, queryLen, keyLen});
     bias = b.add(bias, mask);
   }
   Value context = attention(b, q, k, v, c.numHeads, 1.0, nullptr, bias);
@@ -123,8 +122,8 @@ struct StackState {
 };
 } // namespace
 
-static Value t5Block(GraphBuilder &b, const T5Config &c, int64_t index,
-                     Value h, StackState &stack) {
+static Value t5Block(GraphBuilder &b, const T5Config &c, int64_t index, Value h,
+                     StackState &stack) {
   auto scope = b.enter("T5Block", index);
   bool first = index == 0;
   // T5Block.layer is a ModuleList that the tracer's scope omits.
@@ -193,8 +192,7 @@ void mlir::ftpipe::buildT5(GraphBuilder &b, const T5Config &c,
   Type i32 = IntegerType::get(b.getContext(), 32);
   Value inputIds = b.addInput("input_ids", {batch, encLen}, i32);
   Value attentionMask = b.addInput("attention_mask", {batch, encLen}, i32);
-  Value decoderInputIds =
-      b.addInput("decoder_input_ids", {batch, decLen}, i32);
+  Value decoderInputIds = b.addInput("decoder_input_ids", {batch, decLen}, i32);
   bool lmHead = options.head == ModelHead::Task;
   Value labels;
   if (lmHead && options.withLoss)

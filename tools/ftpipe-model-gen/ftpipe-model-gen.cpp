@@ -18,8 +18,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -146,9 +146,9 @@ int main(int argc, char **argv) {
   if (!quiet) {
     auto func = cast<func::FuncOp>((*module)->getBody()->front());
     ModelStats stats = computeModelStats(func);
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     llvm::errs() << llvm::formatv(
         "ftpipe-model-gen: {0}: {1} ops, {2} parameters, {3} parameter "
         "bytes, {4} IR bytes, {5:f3} s\n",

@@ -29,17 +29,14 @@ std::string parseError(llvm::StringRef json) {
 
 /// A valid tiny BERT config with `key` set to `value` (or removed when
 /// `value` is null).
-std::string bertWith(llvm::StringRef key, std::optional<llvm::json::Value>
-                                              value) {
-  llvm::json::Object object{{"model_type", "bert"},
-                            {"hidden_size", 64},
-                            {"num_hidden_layers", 2},
-                            {"num_attention_heads", 4},
-                            {"intermediate_size", 256},
-                            {"vocab_size", 100},
-                            {"max_position_embeddings", 32},
-                            {"type_vocab_size", 2},
-                            {"layer_norm_eps", 1e-12}};
+std::string bertWith(llvm::StringRef key,
+                     std::optional<llvm::json::Value> value) {
+  llvm::json::Object object{
+      {"model_type", "bert"},          {"hidden_size", 64},
+      {"num_hidden_layers", 2},        {"num_attention_heads", 4},
+      {"intermediate_size", 256},      {"vocab_size", 100},
+      {"max_position_embeddings", 32}, {"type_vocab_size", 2},
+      {"layer_norm_eps", 1e-12}};
   if (value)
     object[key] = std::move(*value);
   else
@@ -52,9 +49,8 @@ std::string bertWith(llvm::StringRef key, std::optional<llvm::json::Value>
 
 TEST(ModelConfigTest, BundledModelsParse) {
   llvm::ArrayRef<llvm::StringRef> names = getBundledModelNames();
-  for (llvm::StringRef expected :
-       {"bert-large-uncased", "gpt2-xl", "t5-3b", "bert-tiny", "gpt2-tiny",
-        "t5-tiny"})
+  for (llvm::StringRef expected : {"bert-large-uncased", "gpt2-xl", "t5-3b",
+                                   "bert-tiny", "gpt2-tiny", "t5-tiny"})
     EXPECT_TRUE(llvm::is_contained(names, expected)) << expected.str();
   for (llvm::StringRef name : names) {
     llvm::Expected<ModelConfig> config = loadModelConfig(name);
@@ -140,6 +136,14 @@ TEST(ModelConfigTest, UserErrorsAreOneClearLine) {
   EXPECT_EQ(parseError(bertWith("ftpipe", llvm::json::Object{{"seq_len", 0}})),
             "cfg.json: field 'seq_len' must be positive, got 0 in 'ftpipe'");
   EXPECT_EQ(parseError(bertWith("hidden_size", 64)), "");
+  EXPECT_EQ(
+      parseError(R"({"model_type": "t5", "d_model": 8, "d_ff": 8, "d_kv": 2,
+                     "num_heads": 4, "num_layers": 1, "vocab_size": 10,
+                     "relative_attention_num_buckets": 32,
+                     "relative_attention_max_distance": 16,
+                     "layer_norm_epsilon": 1e-6})"),
+      "cfg.json: field 'relative_attention_max_distance' (16) must exceed "
+      "half of 'relative_attention_num_buckets' (32)");
 }
 
 TEST(ModelConfigTest, UnknownNameListsBundledModels) {

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/ModelGen/ModelGen.h"
+#include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -60,8 +60,8 @@ protected:
   /// The argument named `name` by `ftpipe.name`, or null.
   static BlockArgument findParam(func::FuncOp func, llvm::StringRef name) {
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      if (auto attr =
-              func.getArgAttrOfType<StringAttr>(i, FTPipeDialect::kNameAttrName))
+      if (auto attr = func.getArgAttrOfType<StringAttr>(
+              i, FTPipeDialect::kNameAttrName))
         if (attr.getValue() == name)
           return func.getArgument(i);
     return nullptr;
@@ -210,11 +210,10 @@ TEST_F(ModelGenTest, TiedWeightIsOneArgumentUsedTwice) {
     for (Operation *user : weight.getUsers())
       scopes.insert(cast<NameLoc>(user->getLoc()).getName().getValue());
     EXPECT_TRUE(scopes.contains(c.lookupScope)) << c.model;
-    std::string head =
-        std::string(c.model == llvm::StringRef("gpt2-tiny")
-                        ? "GPT2LMHeadModel"
-                        : "T5ForConditionalGeneration") +
-        "/Linear[lm_head]";
+    std::string head = std::string(c.model == llvm::StringRef("gpt2-tiny")
+                                       ? "GPT2LMHeadModel"
+                                       : "T5ForConditionalGeneration") +
+                       "/Linear[lm_head]";
     EXPECT_TRUE(scopes.contains(head)) << c.model;
   }
 }
@@ -285,10 +284,10 @@ TEST_F(ModelGenTest, ResultsAndInputs) {
   ASSERT_TRUE(gpt2);
   EXPECT_EQ(getFunc(*gpt2).getSymName(), "GPT2Model");
   EXPECT_TRUE(findParam(getFunc(*gpt2), "wte.weight"));
-  EXPECT_EQ(cast<RankedTensorType>(
-                getFunc(*gpt2).getFunctionType().getResult(0))
-                .getShape(),
-            llvm::ArrayRef<int64_t>({2, 16, 64}));
+  EXPECT_EQ(
+      cast<RankedTensorType>(getFunc(*gpt2).getFunctionType().getResult(0))
+          .getShape(),
+      llvm::ArrayRef<int64_t>({2, 16, 64}));
 }
 
 TEST_F(ModelGenTest, F64ElementType) {
