@@ -37,6 +37,10 @@ static Error makeError(const llvm::Twine &msg) {
 }
 
 Error CoarseningConfig::validate() const {
+  if (!(memoryFraction >= 0.0) || !std::isfinite(memoryFraction))
+    return makeError(llvm::formatv(
+        "coarsening: memoryFraction must be finite and non-negative, got {0}",
+        memoryFraction));
   if (!(capFactor > 0.0) || !std::isfinite(capFactor))
     return makeError(llvm::formatv(
         "coarsening: capFactor must be positive and finite, got {0}",
@@ -222,7 +226,7 @@ struct Adj {
 
 class Contractor {
 public:
-  Contractor(const Graph &g, double bytesPerMs);
+  Contractor(const Graph &g, double bytesPerMs, uint32_t paramCopies);
 
   uint32_t find(uint32_t x) {
     uint32_t r = x;
@@ -237,8 +241,9 @@ public:
   }
 
   /// Merges the clusters of a and b unless they are the same, the merged
-  /// compute would exceed `cap`, or the merge would close a cycle.
-  bool tryMerge(uint32_t a, uint32_t b, double cap);
+  /// compute would exceed `cap`, the merged memory `memCap` (when
+  /// `limitMemory`), or the merge would close a cycle.
+  bool tryMerge(uint32_t a, uint32_t b, double cap, bool limitMemory = true);
 
   /// Distinct neighbour clusters of rep c with connecting bytes; predecessors
   /// first when `predsFirst`, each group by bytes descending, then id.
@@ -258,6 +263,10 @@ public:
   std::vector<int64_t> ord;
   std::vector<double> compute;
   std::vector<uint64_t> commBytes;
+  /// Parameter bytes (a tied parameter once per reader) times copies, plus
+  /// activation bytes: an estimate of a block's memory.
+  std::vector<uint64_t> memBytes;
+  uint64_t memCap = ~uint64_t(0);
   std::vector<std::vector<Adj>> out, in;
   std::vector<uint32_t> outClean, inClean;
   uint32_t alive = 0;
@@ -275,7 +284,8 @@ private:
 };
 } // namespace
 
-Contractor::Contractor(const Graph &graph, double bytesPerMs)
+Contractor::Contractor(const Graph &graph, double bytesPerMs,
+                       uint32_t paramCopies)
     : g(graph), bytesPerMs(bytesPerMs) {
   uint32_t n = g.numNodes();
   parent.resize(n);
@@ -287,8 +297,11 @@ Contractor::Contractor(const Graph &graph, double bytesPerMs)
   ord.resize(n);
   std::iota(ord.begin(), ord.end(), int64_t(0));
   compute.resize(n);
-  for (NodeId v = 0; v < n; ++v)
+  memBytes.resize(n);
+  for (NodeId v = 0; v < n; ++v) {
     compute[v] = g.cost(v).fwdMs + g.cost(v).bwdMs;
+    memBytes[v] = g.nodeParamBytes(v) * paramCopies + g.cost(v).actBytes;
+  }
   commBytes.assign(n, 0);
   out.resize(n);
   in.resize(n);
@@ -352,12 +365,17 @@ void Contractor::compact(std::vector<Adj> &list, uint32_t self) {
   list.resize(w);
 }
 
-bool Contractor::tryMerge(uint32_t a, uint32_t b, double cap) {
+bool Contractor::tryMerge(uint32_t a, uint32_t b, double cap,
+                          bool limitMemory) {
   a = find(a);
   b = find(b);
   if (a == b)
     return false;
   if (compute[a] + compute[b] > cap)
+    return false;
+  // A side without memory (a reshape) may join a block already over the cap.
+  if (limitMemory && memBytes[a] + memBytes[b] > memCap &&
+      std::min(memBytes[a], memBytes[b]) > 0)
     return false;
   uint32_t u = ord[a] < ord[b] ? a : b;
   uint32_t v = u == a ? b : a;
@@ -463,6 +481,7 @@ void Contractor::doMerge(uint32_t a, uint32_t b) {
   memberNext[memberTail[rep]] = memberHead[other];
   memberTail[rep] = memberTail[other];
   compute[rep] += compute[other];
+  memBytes[rep] += memBytes[other];
   commBytes[rep] += commBytes[other];
   commBytes[other] = 0;
   for (ValueId x : touched)
@@ -754,7 +773,7 @@ static void coarsenSmallestFirst(Contractor &c, uint32_t L) {
     uint32_t i = p.left, j = next[i];
     if (j == ~0u || version[i] != p.vl || version[j] != p.vr)
       continue;
-    bool merged = c.tryMerge(rep[i], rep[j], inf);
+    bool merged = c.tryMerge(rep[i], rep[j], inf, /*limitMemory=*/false);
     assert(merged && "clusters next to each other in the order must merge");
     (void)merged;
     rep[i] = c.find(rep[i]);
@@ -789,7 +808,13 @@ ftpipe::partition::coarsenGraph(const Graph &graph, const Hardware &hardware,
                                                  : 1e300; // one device
 
   CoarseningHierarchy h;
-  Contractor c(graph, bytesPerMs);
+  Contractor c(graph, bytesPerMs, config.paramCopies);
+  if (config.memoryFraction > 0.0) {
+    uint64_t smallest = ~uint64_t(0);
+    for (const Device &d : hardware.devices())
+      smallest = std::min(smallest, d.memoryBytes);
+    c.memCap = uint64_t(config.memoryFraction * double(smallest));
+  }
   double cap = config.capFactor * graph.totalComputeMs() / numBlocks;
   uint64_t lastMerges = 0;
   auto record = [&](const char *pass) {

@@ -58,8 +58,10 @@ static Expected<Plan> runForL(const Graph &graph, const Hardware &hw,
                               MixedPipeCandidate &cand) {
   // Phase 1 (Sec. 4.2): coarsening to L blocks.
   Timer coarsenTimer;
+  CoarseningConfig coarsening = config.coarsening;
+  coarsening.paramCopies = 2 + optimizerStateFactor(config.objective.optimizer);
   Expected<CoarseningHierarchy> hierarchy =
-      coarsenGraph(graph, hw, cand.numBlocks, config.coarsening);
+      coarsenGraph(graph, hw, cand.numBlocks, coarsening);
   cand.times.coarsenSec = coarsenTimer.seconds();
   if (!hierarchy)
     return hierarchy.takeError();

@@ -429,6 +429,9 @@ static bool tryMoveUnit(IncrementalObjective &obj, const Graph &g,
   StageId from = obj.plan().nodeStage[unit.front()];
   if (obj.stageNodeCount(from) == unit.size())
     return false; // would leave an empty stage
+  // Stages of the unit's neighbours, and the stages right before and after
+  // its own in the order (an op whose inputs are all graph inputs or
+  // parameters has no neighbour there, yet may be the one in the way).
   candidates.clear();
   for (NodeId n : unit) {
     for (NodeId p : g.preds(n))
@@ -436,6 +439,11 @@ static bool tryMoveUnit(IncrementalObjective &obj, const Graph &g,
     for (NodeId c : g.succs(n))
       candidates.push_back(obj.plan().nodeStage[c]);
   }
+  uint32_t rank = obj.stageRank()[from];
+  if (rank > 0)
+    candidates.push_back(obj.stageOrder()[rank - 1]);
+  if (rank + 1 < obj.numStages())
+    candidates.push_back(obj.stageOrder()[rank + 1]);
   llvm::sort(candidates);
   candidates.erase(std::unique(candidates.begin(), candidates.end()),
                    candidates.end());
@@ -462,8 +470,10 @@ static bool tryMoveUnit(IncrementalObjective &obj, const Graph &g,
                   (after <= before && pairAfter <= pairBefore &&
                    fromLoad > toLoad + eps);
     if (better) {
-      if (obj.lastMoveChangedStageGraph()) {
-        // Heights (hence in-flight copies) may have changed anywhere.
+      // Not only the target's memory changes: a new stage edge changes
+      // heights (in-flight copies) anywhere, and under recomputation every
+      // stage that now receives a value from another stage keeps more input.
+      if (obj.lastMoveChangedStageGraph() || obj.objectiveConfig().recompute) {
         for (DeviceId d = 0; d < P && better; ++d)
           better = !fits[d] || obj.deviceMemoryFits(d);
       } else {

@@ -502,26 +502,30 @@ TEST(Assignment, ReportsMemoryNeededWhenNothingFits) {
 }
 
 TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
-  ObjectiveConfig cfg;
   uint64_t improvedSomewhere = 0;
   for (GraphFamily family : kFamilies)
     for (size_t P : {2u, 4u, 8u})
-      for (uint64_t seed = 1; seed <= 3; ++seed)
+      for (uint64_t seed = 1; seed <= 4; ++seed)
         for (bool tightMemory : {false, true}) {
           SCOPED_TRACE(testing::Message() << familyName(family) << " P=" << P
                                           << " seed=" << seed
                                           << " tight=" << tightMemory);
+          // Recomputation makes memory depend on which stage feeds which.
+          ObjectiveConfig cfg;
+          cfg.recompute = seed % 2 == 0;
           Graph g = makeGraph(family, 250, seed);
           Hardware hw = makeHardware(P);
           CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 2 * P));
           Plan plan = unwrapOr(assignDevices(g, hw, h.top, cfg));
           if (tightMemory) {
-            // Budget: 5% above the fullest device of the assigned plan.
+            // Every device's budget is exactly what it uses now: any move
+            // that adds memory anywhere must be refused.
             PlanMetrics m = unwrapOr(evaluatePlan(g, hw, plan, cfg));
-            uint64_t most = 0;
-            for (const DeviceMetrics &d : m.devices)
-              most = std::max(most, d.memoryBytes);
-            hw = makeHardware(P, most + most / 20);
+            HardwareSpec spec = hw.spec();
+            for (DeviceId d = 0; d < P; ++d)
+              spec.devices[d].memoryBytes =
+                  std::max<uint64_t>(m.devices[d].memoryBytes, 1);
+            hw = unwrapOr(Hardware::create(spec));
           }
           ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
           double before = planObjective(g, hw, plan, cfg);
@@ -534,6 +538,41 @@ TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
           improvedSomewhere += stats.movesAccepted;
         }
   EXPECT_GT(improvedSomewhere, 0u);
+}
+
+TEST(Refinement, RespectsTheSourceDevicesMemoryUnderRecomputation) {
+  // a, d -> stage 0 on device 0; b, c -> stage 1 on device 1; edges a -> b,
+  // b -> c and d -> c (so the stage edge 0 -> 1 survives any single move).
+  // Moving b to device 0 balances the loads, but under recomputation device
+  // 1 would then keep b's 1000-byte output as a stage input instead of a's
+  // 10 bytes, and it has room for only 100.
+  GraphBuilder b;
+  b.addNode("m/a", "t", {0.5, 0.5, 0, 10});
+  b.addNode("m/d", "t", {0.5, 0.5, 0, 10});
+  b.addNode("m/b", "t", {4.0, 4.0, 0, 1000});
+  b.addNode("m/c", "t", {4.0, 4.0, 0, 10});
+  b.addEdge(0, 2, 10);
+  b.addEdge(1, 3, 10);
+  b.addEdge(2, 3, 1000);
+  Graph g = unwrapOr(b.build());
+  HardwareSpec spec = makeHardware(2).spec();
+  spec.devices[1].memoryBytes = 100;
+  spec.intraNode = spec.network = {1e6, 0.0}; // communication is free
+  Hardware hw = unwrapOr(Hardware::create(spec));
+  ObjectiveConfig cfg;
+  cfg.recompute = true;
+  Plan plan;
+  plan.nodeStage = {0, 0, 1, 1};
+  plan.stageDevice = {0, 1};
+  ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+  Plan moved = plan;
+  moved.nodeStage = {0, 0, 0, 1};
+  EXPECT_LT(planObjective(g, hw, moved, cfg), planObjective(g, hw, plan, cfg));
+  EXPECT_NE(errorText(verifyPlan(g, hw, moved, cfg)), "");
+  CoarseningHierarchy none;
+  unwrapOr(refinePlan(g, hw, none, plan, cfg));
+  EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+  EXPECT_EQ(plan.nodeStage, (std::vector<StageId>{0, 0, 1, 1}));
 }
 
 //===----------------------------------------------------------------------===//

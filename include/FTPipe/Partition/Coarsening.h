@@ -13,6 +13,8 @@
 //      backward communication (T_comm - C <= 0 in both directions);
 //   5. growth around L centres spread evenly over the topological order;
 //   6. smallest first, down to L blocks.
+// Blocks also stay small enough to fit a device's memory, so that the blocks
+// of a parameter-heavy part (T5's decoder) do not clump into one.
 // Every contraction keeps the coarse graph acyclic. The check is Pearce-Kelly
 // style: clusters keep a dynamic topological order, and merging u, v (u before
 // v) is safe iff no path u -> w -> ... -> v exists; the search only visits
@@ -63,6 +65,14 @@ struct CoarseningConfig {
   /// No pass but the last (smallest first) builds a block with more than
   /// capFactor * totalCompute / L of compute.
   double capFactor = 1.0;
+  /// Copies of every parameter byte a device keeps (weights, gradients,
+  /// optimizer state: 4 for Adam); runMixedPipe sets it from the objective.
+  uint32_t paramCopies = 4;
+  /// No merge builds a block whose parameters (times paramCopies) plus
+  /// activations exceed this fraction of the smallest device's memory, except
+  /// merges of blocks next to each other in topological order that the last
+  /// pass needs to reach L. 0 disables the limit.
+  double memoryFraction = 1.0;
 
   /// Checks ranges; names the offending field.
   llvm::Error validate() const;

@@ -46,6 +46,7 @@ public:
          const ObjectiveConfig &config);
 
   const Plan &plan() const { return current; }
+  const ObjectiveConfig &objectiveConfig() const { return config; }
   size_t numStages() const { return current.numStages(); }
   size_t numDevices() const { return devLoad.size(); }
 
