@@ -124,6 +124,9 @@ struct PlacementInput {
   const AssignmentConfig &config;
   const BlockInfo &info;
   std::vector<double> speed;
+  /// Memory each device may fill while placing (its memory at first, less
+  /// after an exact check found the estimate short).
+  std::vector<uint64_t> budget;
 };
 } // namespace
 
@@ -168,7 +171,7 @@ placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order) {
       for (ParamId p : in.info.params[b])
         if (!onDevice[d].contains(p))
           need += in.graph.paramBytes(p) * perParam;
-      uint64_t budget = in.hw.device(d).memoryBytes;
+      uint64_t budget = in.budget[d];
       smallestNeed = std::min(smallestNeed, need);
       mostFree = std::max(mostFree, budget > memory[d] ? budget - memory[d] : 0);
       if (memory[d] + need > budget)
@@ -207,28 +210,11 @@ placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order) {
   return blockDevice;
 }
 
-Expected<Plan> ftpipe::partition::assignDevices(
-    const Graph &graph, const Hardware &hw, const CoarseGraph &coarse,
-    const ObjectiveConfig &objective, const AssignmentConfig &config) {
-  if (Error err = config.validate())
-    return std::move(err);
-  if (Error err = objective.validate())
-    return std::move(err);
-  if (coarse.nodeBlock.size() != graph.numNodes())
-    return makeError(llvm::formatv(
-        "assignment: coarse graph maps {0} nodes, graph has {1}",
-        coarse.nodeBlock.size(), graph.numNodes()));
-  size_t L = coarse.numBlocks(), P = hw.numDevices();
-  BlockInfo info = describeBlocks(graph, coarse);
-  PlacementInput in{graph, hw, coarse, objective, config, info, {}};
-  in.speed.assign(P, 1.0);
-  if (objective.scaleComputeByDevice)
-    for (DeviceId d = 0; d < P; ++d)
-      in.speed[d] = hw.device(d).tflops / hw.device(0).tflops;
-
-  // Largest compute first (the paper's rule). When memory runs out before
-  // every block is placed, try once more with the most memory first, which
-  // packs tight instances that compute order cannot.
+/// Largest compute first (the paper's rule). When memory runs out before
+/// every block is placed, tries once more with the most memory first, which
+/// packs tight instances that compute order cannot.
+static Expected<std::vector<DeviceId>> placeAll(const PlacementInput &in) {
+  size_t L = in.coarse.numBlocks();
   std::vector<BlockId> order(L);
   for (BlockId b = 0; b < L; ++b)
     order[b] = b;
@@ -236,27 +222,34 @@ Expected<Plan> ftpipe::partition::assignDevices(
     return blockCompute(in, a) > blockCompute(in, b);
   });
   Expected<std::vector<DeviceId>> placement = placeBlocks(in, order);
-  if (!placement) {
-    std::vector<uint64_t> need(L);
-    for (BlockId b = 0; b < L; ++b) {
-      auto [act, perParam] = blockMemoryTerms(in, b);
-      need[b] = act + coarse.blocks[b].paramBytes * perParam;
-    }
-    llvm::stable_sort(order,
-                      [&](BlockId a, BlockId b) { return need[a] > need[b]; });
-    Expected<std::vector<DeviceId>> second = placeBlocks(in, order);
-    if (!second)
-      llvm::consumeError(second.takeError());
-    else {
-      llvm::consumeError(placement.takeError());
-      placement = std::move(second);
-    }
+  if (placement)
+    return placement;
+  std::vector<uint64_t> need(L);
+  for (BlockId b = 0; b < L; ++b) {
+    auto [act, perParam] = blockMemoryTerms(in, b);
+    need[b] = act + in.coarse.blocks[b].paramBytes * perParam;
   }
-  if (!placement)
-    return placement.takeError();
-  std::vector<DeviceId> blockDevice = std::move(*placement);
+  llvm::stable_sort(order,
+                    [&](BlockId a, BlockId b) { return need[a] > need[b]; });
+  Expected<std::vector<DeviceId>> second = placeBlocks(in, order);
+  if (!second) {
+    llvm::consumeError(second.takeError());
+    return placement;
+  }
+  llvm::consumeError(placement.takeError());
+  return second;
+}
 
-  // Stages: each block joins the latest stage of its device it can join.
+/// Stages: each block, in topological order, joins the latest stage of its
+/// device it can join without closing a cycle; stages are numbered in a
+/// topological order of the stage graph (smallest first block first).
+static Expected<Plan> formStages(const PlacementInput &in,
+                                 llvm::ArrayRef<DeviceId> blockDevice) {
+  const Graph &graph = in.graph;
+  const CoarseGraph &coarse = in.coarse;
+  const BlockInfo &info = in.info;
+  const AssignmentConfig &config = in.config;
+  size_t L = coarse.numBlocks(), P = in.hw.numDevices();
   std::vector<uint32_t> clusterOf(L);
   std::vector<std::vector<uint32_t>> deviceClusters(P);
   std::vector<std::vector<BlockId>> members;
@@ -320,5 +313,57 @@ Expected<Plan> ftpipe::partition::assignDevices(
   plan.nodeStage.resize(graph.numNodes());
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     plan.nodeStage[n] = stageOf[clusterOf[coarse.nodeBlock[n]]];
+  return plan;
+}
+
+Expected<Plan> ftpipe::partition::assignDevices(
+    const Graph &graph, const Hardware &hw, const CoarseGraph &coarse,
+    const ObjectiveConfig &objective, const AssignmentConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  if (Error err = objective.validate())
+    return std::move(err);
+  if (coarse.nodeBlock.size() != graph.numNodes())
+    return makeError(llvm::formatv(
+        "assignment: coarse graph maps {0} nodes, graph has {1}",
+        coarse.nodeBlock.size(), graph.numNodes()));
+  size_t P = hw.numDevices();
+  BlockInfo info = describeBlocks(graph, coarse);
+  PlacementInput in{graph, hw, coarse, objective, config, info, {}, {}};
+  in.speed.assign(P, 1.0);
+  if (objective.scaleComputeByDevice)
+    for (DeviceId d = 0; d < P; ++d)
+      in.speed[d] = hw.device(d).tflops / hw.device(0).tflops;
+  for (DeviceId d = 0; d < P; ++d)
+    in.budget.push_back(hw.device(d).memoryBytes);
+
+  // Placement estimates in-flight copies from block heights; stages can be
+  // deeper than blocks. Check the plan exactly and, where a device came out
+  // over its memory, place again with that device's budget cut by the excess.
+  Expected<Plan> plan = makeError("assignment: no placement tried");
+  for (int round = 0; round < 4; ++round) {
+    llvm::consumeError(plan.takeError());
+    Expected<std::vector<DeviceId>> placement = placeAll(in);
+    if (!placement)
+      return placement.takeError();
+    plan = formStages(in, *placement);
+    if (!plan)
+      return plan.takeError();
+    Expected<PlanMetrics> metrics = evaluatePlan(graph, hw, *plan, objective);
+    if (!metrics)
+      return metrics.takeError();
+    bool over = false;
+    for (DeviceId d = 0; d < P; ++d) {
+      uint64_t used = metrics->devices[d].memoryBytes;
+      uint64_t limit = hw.device(d).memoryBytes;
+      if (used <= limit)
+        continue;
+      over = true;
+      uint64_t cut = used - limit + limit / 64;
+      in.budget[d] = in.budget[d] > cut ? in.budget[d] - cut : 0;
+    }
+    if (!over)
+      break;
+  }
   return plan;
 }

@@ -39,7 +39,9 @@ struct AssignmentConfig {
 /// Places the blocks of `coarse` on the devices of `hw` and forms stages
 /// (Sec. 4.3). Memory while placing follows evaluatePlan's model with each
 /// block's micro-batches in flight estimated from its height in the block
-/// graph; the result is re-checked exactly by the caller (verifyPlan). When
+/// graph, then checked exactly (evaluatePlan): a device found over its
+/// memory gets its placement budget cut by the excess and placement runs
+/// again (at most four rounds; the caller still verifies the result). When
 /// largest-compute-first runs out of memory, placement is retried once in
 /// order of memory need (largest first) before giving up.
 /// Guarantees: every node in exactly one stage; stages numbered in a
