@@ -60,6 +60,8 @@ void IncrementalObjective::rebuild() {
   kept.assign(S, 0);
   stCount.assign(S, 0);
   edgeCount.assign(S * S, 0);
+  pairStamp.assign(S * S, 0);
+  touchedPairs.clear();
   devLoad.assign(P, 0.0);
   paramStages.assign(g->numParams(), {});
   stageStamp.assign(S, 0);
@@ -133,13 +135,13 @@ void IncrementalObjective::applyValue(ValueId v, bool add) {
       kept[dst] += add ? bytes : uint64_t(0) - bytes;
     if (p == kNoNode)
       continue;
-    uint32_t &count = edgeCount[size_t(src) * S + dst];
-    if (add) {
-      if (count++ == 0)
-        edgeSetChanged = true;
-    } else if (--count == 0) {
-      edgeSetChanged = true;
+    size_t pair = size_t(src) * S + dst;
+    if (pairStamp[pair] != pairEpoch) {
+      // Remember whether the edge existed before this move.
+      pairStamp[pair] = pairEpoch;
+      touchedPairs.push_back({pair, edgeCount[pair] > 0});
     }
+    edgeCount[pair] += add ? 1 : uint32_t(-1);
     DeviceId ds = current.stageDevice[src], dd = current.stageDevice[dst];
     if (ds == dd)
       continue;
@@ -234,6 +236,8 @@ void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes,
   edgeSetChanged = false;
   touchedStages.clear();
   touchedStages.push_back(to);
+  touchedPairs.clear();
+  ++pairEpoch;
   ++valueEpoch;
   ++paramEpoch;
   llvm::SmallVector<ValueId, 16> values;
@@ -288,11 +292,10 @@ void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes,
         ++jt->second;
     }
   }
-  bool changed = edgeSetChanged;
-  edgeSetChanged = false;
   for (ValueId v : values)
     applyValue(v, true);
-  edgeSetChanged |= changed;
+  for (auto [pair, existed] : touchedPairs)
+    edgeSetChanged |= existed != (edgeCount[pair] > 0);
   if (edgeSetChanged) {
     std::vector<uint32_t> oldHeight = height;
     recomputeOrder();

@@ -428,8 +428,26 @@ TEST(IncrementalObjective, EqualsFromScratchUnderRandomMoves) {
         expectAgrees(g, hw, obj, cfg);
         std::mt19937_64 rng(seed);
         int moved = 0;
+        // Units: single nodes, and every third step a block of the finest
+        // coarsening level that lies in one stage.
+        const std::vector<BlockId> &blocks = h.levels.front().nodeBlock;
+        auto edgeSet = [&] {
+          StageGraph sg = unwrapOr(buildStageGraph(g, hw, obj.plan(), cfg));
+          std::vector<std::pair<StageId, StageId>> edges;
+          for (const StageEdge &e : sg.edges)
+            edges.push_back({e.src, e.dst});
+          return edges;
+        };
         for (int step = 0; step < 300; ++step) {
           NodeId n = rng() % g.numNodes();
+          StageId from = obj.plan().nodeStage[n];
+          std::vector<NodeId> unit = {n};
+          if (step % 3 == 0) {
+            unit.clear();
+            for (NodeId v = 0; v < g.numNodes(); ++v)
+              if (blocks[v] == blocks[n] && obj.plan().nodeStage[v] == from)
+                unit.push_back(v);
+          }
           // Mostly a neighbour's stage (legal more often), sometimes any.
           std::vector<StageId> near;
           for (NodeId x : g.preds(n))
@@ -439,14 +457,17 @@ TEST(IncrementalObjective, EqualsFromScratchUnderRandomMoves) {
           StageId to = near.empty() || step % 4 == 0
                            ? StageId(rng() % obj.numStages())
                            : near[rng() % near.size()];
-          NodeId one[] = {n};
-          StageId from = obj.plan().nodeStage[n];
-          if (to == from || obj.stageNodeCount(from) == 1 ||
-              !obj.moveIsOrderSafe(one, to))
+          if (to == from || obj.stageNodeCount(from) == unit.size() ||
+              !obj.moveIsOrderSafe(unit, to))
             continue;
-          obj.moveNodes(one, to);
+          auto before = edgeSet();
+          obj.moveNodes(unit, to);
           ++moved;
           ASSERT_TRUE(isBlockGraphAcyclic(g, obj.plan().nodeStage));
+          EXPECT_EQ(obj.lastMoveChangedStageGraph(), before != edgeSet());
+          // stageOrder() is a topological order of the stage graph.
+          for (const auto &[a, b] : edgeSet())
+            EXPECT_LT(obj.stageRank()[a], obj.stageRank()[b]);
           if (step % 10 == 0)
             expectAgrees(g, hw, obj, cfg);
         }

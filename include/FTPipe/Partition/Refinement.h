@@ -109,6 +109,9 @@ private:
   std::vector<uint32_t> stageStamp, valueStamp, paramStamp;
   uint32_t stageEpoch = 0, valueEpoch = 0, paramEpoch = 0;
   std::vector<StageId> touchedStages;
+  std::vector<uint32_t> pairStamp;
+  uint32_t pairEpoch = 0;
+  std::vector<std::pair<size_t, bool>> touchedPairs;
   bool edgeSetChanged = false;
 };
 
