@@ -76,9 +76,10 @@ struct MixedPipeResult {
 };
 
 /// Runs Mixed-Pipe on all devices of `hw`: for each L = m * P, coarsening
-/// (coarsenGraph), assignment (assignDevices), refinement (refinePlan), then
-/// verifyPlan; returns the feasible candidate with the smallest async time
-/// per micro-batch (ties: smaller L). Deterministic. Fails when the config
+/// (coarsenGraph, with paramCopies taken from the objective's optimizer),
+/// assignment (assignDevices), refinement (refinePlan), then verifyPlan;
+/// returns the feasible candidate with the smallest async time per
+/// micro-batch (ties: smaller L). Deterministic. Fails when the config
 /// is invalid or the graph is empty, and, when no candidate fits, with an
 /// error naming the memory needed and available.
 llvm::Expected<MixedPipeResult> runMixedPipe(const Graph &graph,

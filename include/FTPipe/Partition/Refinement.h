@@ -139,9 +139,14 @@ struct RefinementStats {
 };
 
 /// Improves `plan` in place by moving units of `hierarchy`'s levels (then
-/// single ops) between the existing stages (Sec. 4.4). A move is taken when
-/// it lowers the largest device load, or leaves it unchanged and lowers the
-/// larger load of the two devices involved. Guarantees: the objective of
+/// single ops) between the existing stages (Sec. 4.4). A unit may go to the
+/// stage of a neighbouring op or to the stage right before or after its own
+/// in topological order. A move is taken when it lowers the largest device
+/// load; or leaves it unchanged and lowers the larger load of the two
+/// devices involved; or changes neither and goes from the busier device to
+/// the less busy one (so that ops without compute, e.g. reshapes, do not pin
+/// a boundary). A unit that moves puts its neighbours back on the work list.
+/// Guarantees: the objective of
 /// evaluatePlan never increases (up to rounding); no device that fitted its
 /// memory stops fitting; no stage becomes empty; the stage graph stays
 /// acyclic; deterministic. Fails when the plan does not match the graph (or
