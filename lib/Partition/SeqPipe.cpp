@@ -128,14 +128,16 @@ struct Problem {
 };
 
 /// A stage formed to the right of the cut that still receives from its left.
+/// Only what its final cost and the depth rule need: the nodes it holds
+/// that wait for values from the left are in the state's pending map.
 struct Open {
-  uint32_t lo, hi;
-  /// Index counted from the right (device numDevices - 1 - j).
+  /// Index counted from the right (device numDevices - 1 - j); unique.
   uint32_t j;
   uint32_t height;
-  uint32_t minProd;
   double compute;
-  double sendF, sendB, recvF, recvB;
+  /// Traffic so far (sends are final; receives grow as stages form on the
+  /// left).
+  double fwd, bwd;
 };
 
 struct State {
@@ -144,18 +146,29 @@ struct State {
   uint32_t numStages;
   double maxClosed;
   int64_t parent;
-  /// The stage formed to reach this state: [stageLo, stageHi).
-  uint32_t stageLo, stageHi;
+  /// End of the stage formed to reach this state (it starts at `cut`).
+  uint32_t stageHi;
+  /// Open stages, by ascending j.
   std::vector<Open> open;
+  /// For each node of pending[cut] (nodes right of the cut that read a
+  /// value from its left), the index in `open` of its stage.
+  std::vector<uint32_t> pendingStage;
 };
 
+/// Whether `a` is at least as good as `b` for every future. Both have the
+/// same key: the same open stages (by j) holding the same pending nodes, so
+/// the future adds the same traffic to each. A stage's final cost is
+/// max(C, F) + max(0, B - C) with F, B its forward and backward traffic, so
+/// it is no larger for `a` whatever is added when F_a <= F_b,
+/// C_a <= max(C_b, F_b) and B_a - C_a <= B_b - C_b; a smaller depth never
+/// needs more memory later.
 bool dominates(const State &a, const State &b) {
   if (a.maxClosed > b.maxClosed)
     return false;
   for (size_t i = 0; i < a.open.size(); ++i) {
     const Open &x = a.open[i], &y = b.open[i];
-    if (x.sendF > y.sendF || x.sendB > y.sendB || x.recvF > y.recvF ||
-        x.recvB > y.recvB || x.height > y.height)
+    if (x.fwd > y.fwd || x.compute > std::max(y.compute, y.fwd) ||
+        x.bwd - x.compute > y.bwd - y.compute || x.height > y.height)
       return false;
   }
   return true;
@@ -332,22 +345,56 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
   Problem pb(graph, hw, config);
   size_t n = pb.numNodes, smax = pb.maxStages, numDevices = pb.numDevices;
 
+  // pending[c]: nodes y >= c that read a value produced left of c, i.e.
+  // minProducer[y] < c; ascending. Their total size is the sum over nodes
+  // of how far back they read, small for graphs with local edges.
+  std::vector<std::vector<uint32_t>> pending(n + 1);
+  uint64_t pendingSize = 0;
+  for (uint32_t y = 0; y < n; ++y)
+    if (pb.minProducer[y] < y)
+      pendingSize += y - pb.minProducer[y];
+  if (pendingSize > 50'000'000)
+    return makeError(llvm::formatv(
+        "seq-pipe dp: values live across too many cuts ({0} node-cut pairs "
+        "on {1} nodes); use the greedy method or coarsen the graph first",
+        pendingSize, n));
+  for (uint32_t y = 0; y < n; ++y)
+    for (uint32_t c = pb.minProducer[y] + 1; c <= y && c <= n; ++c)
+      pending[c].push_back(y);
+
   // Upper bound from the greedy plan (any feasible plan will do).
   double upper = kInf;
   SeqPipeResult greedy;
   greedy.objectiveMs = kInf;
-  if (Expected<SeqPipeResult> g = seqPipeGreedy(graph, hw, config)) {
-    greedy = std::move(*g);
-    upper = greedy.objectiveMs * (1 + 1e-9) + 1e-12;
-  } else {
-    llvm::consumeError(g.takeError());
+  if (config.greedyBound) {
+    if (Expected<SeqPipeResult> g = seqPipeGreedy(graph, hw, config)) {
+      greedy = std::move(*g);
+      upper = greedy.objectiveMs * (1 + 1e-9) + 1e-12;
+    } else {
+      llvm::consumeError(g.takeError());
+    }
   }
   double fastest = 0.0;
   for (size_t d = numDevices - smax; d < numDevices; ++d)
     fastest = std::max(fastest, pb.speed[d]);
+  // Links are uniform when every pair of the devices in use has the same
+  // bandwidth and latency (all presets but the V100 cube mesh).
+  bool uniform = true;
+  DeviceId first = DeviceId(numDevices - smax);
+  for (size_t d1 = first; d1 < numDevices; ++d1)
+    for (size_t d2 = first; d2 < numDevices; ++d2)
+      if (d1 != d2) {
+        const LinkParams &l = hw.link(DeviceId(d1), DeviceId(d2));
+        const LinkParams &l0 = hw.link(first, first + 1);
+        uniform &= l.GBps == l0.GBps && l.latencyUs == l0.latencyUs;
+      }
+  auto uniformMs = [&](ValueId v) {
+    return smax > 1 ? hw.transferMs(graph.valueBytes(v), first, first + 1)
+                    : 0.0;
+  };
 
   std::vector<State> states;
-  states.push_back({uint32_t(n), 0, 0.0, -1, 0, 0, {}});
+  states.push_back({uint32_t(n), 0, 0.0, -1, 0, {}, {}});
   // Buckets per cut: key -> state ids (the Pareto front of that key).
   std::vector<std::map<std::vector<uint32_t>, std::vector<int64_t>>> buckets(n +
                                                                              1);
@@ -359,13 +406,15 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
   double needWorst = 0.0, haveWorst = 0.0;
 
   std::vector<uint32_t> paramStamp(graph.numParams(), 0),
-      valueStamp(graph.numValues(), 0), recvStamp;
+      valueStamp(graph.numValues(), 0);
   uint32_t token = 0;
-  std::vector<double> dRecvF, dRecvB;
+  std::vector<double> dFwd, dBwd;
+  std::vector<uint32_t> seenValue, remap;
   std::vector<char> receives;
   uint64_t created = 1;
 
   for (size_t a = n; a >= 1; --a) {
+    const std::vector<uint32_t> &pendA = pending[a];
     for (auto &[key, ids] : buckets[a]) {
       for (int64_t id : ids) {
         if (id < 0)
@@ -377,11 +426,13 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
         DeviceId dev = DeviceId(numDevices - 1 - j);
         double budget = double(hw.device(dev).memoryBytes);
         size_t numOpen = from.open.size();
-        dRecvF.assign(numOpen, 0.0);
-        dRecvB.assign(numOpen, 0.0);
+        dFwd.assign(numOpen, 0.0);
+        dBwd.assign(numOpen, 0.0);
         receives.assign(numOpen, 0);
+        seenValue.assign(numOpen, ~0u);
         double c = 0, act = 0, params = 0, inputs = 0, sendF = 0, sendB = 0;
-        uint32_t height = 0, minProd = uint32_t(n);
+        double recvF = 0, recvB = 0; // uniform links only
+        uint32_t height = 0;
         ++token;
         for (size_t x = a; x-- > 0;) {
           // Extend the new stage to [x, a).
@@ -398,31 +449,46 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
             if (valueStamp[u] != token) {
               valueStamp[u] = token;
               inputs += double(graph.valueBytes(u));
+              if (uniform && graph.producer(u) != kNoNode) {
+                recvF += uniformMs(u);
+                if (graph.valueNeedsGrad(u))
+                  recvB += uniformMs(u);
+              }
             }
           for (ValueId v : graph.outputs(NodeId(x))) {
-            if (valueStamp[v] == token)
+            if (valueStamp[v] == token) {
               inputs -= double(graph.valueBytes(v)); // now internal
+              if (uniform) {
+                recvF -= uniformMs(v);
+                if (graph.valueNeedsGrad(v))
+                  recvB -= uniformMs(v);
+              }
+            }
             valueStamp[v] = token;
-            // Consumers right of the cut sit in open stages, each priced
-            // once per destination stage.
+            // Consumers right of the cut are pending there and sit in open
+            // stages; each destination stage is priced once.
             llvm::ArrayRef<NodeId> cons = graph.consumers(v);
-            auto it = std::lower_bound(cons.begin(), cons.end(), NodeId(a));
-            size_t lastStage = ~size_t(0);
-            for (; it != cons.end(); ++it) {
-              size_t o = 0;
-              while (!(from.open[o].lo <= *it && *it < from.open[o].hi))
-                ++o;
-              if (o == lastStage)
+            for (auto it =
+                     std::lower_bound(cons.begin(), cons.end(), NodeId(a));
+                 it != cons.end(); ++it) {
+              size_t i =
+                  size_t(std::lower_bound(pendA.begin(), pendA.end(), *it) -
+                         pendA.begin());
+              assert(i < pendA.size() && pendA[i] == *it && "not pending");
+              uint32_t o = from.pendingStage[i];
+              if (seenValue[o] == v)
                 continue;
-              lastStage = o;
+              seenValue[o] = v;
               DeviceId to = DeviceId(numDevices - 1 - from.open[o].j);
               double t = hw.transferMs(graph.valueBytes(v), dev, to);
               sendF += t;
-              dRecvF[o] += t;
+              if (!uniform)
+                dFwd[o] += t;
               if (graph.valueNeedsGrad(v)) {
                 double tb = hw.transferMs(graph.valueBytes(v), to, dev);
                 sendB += tb;
-                dRecvB[o] += tb;
+                if (!uniform)
+                  dBwd[o] += tb;
               }
               if (!receives[o]) {
                 receives[o] = 1;
@@ -430,7 +496,6 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
               }
             }
           }
-          minProd = std::min(minProd, pb.minProducer[x]);
           double fixedMem = params * (2 + pb.stateFactor) + act +
                             double(pb.cfg.reservedBytesPerDevice);
           if (fixedMem > budget) {
@@ -455,35 +520,55 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
                pb.prefixCompute[cut] / (double(left) * fastest) > upper))
             continue;
 
-          // Close what no longer receives from the left of the new cut.
+          // Stages still pending at the new cut stay open; the others are
+          // final.
+          const std::vector<uint32_t> &pendX = pending[cut];
+          remap.assign(numOpen, ~0u);
+          bool mineOpen = false;
+          for (uint32_t y : pendX) {
+            if (y < a) {
+              mineOpen = true;
+              continue;
+            }
+            size_t i = size_t(std::lower_bound(pendA.begin(), pendA.end(), y) -
+                              pendA.begin());
+            remap[from.pendingStage[i]] = 0; // marked: still open
+          }
           State next;
           next.cut = cut;
           next.numStages = j + 1;
           next.maxClosed = from.maxClosed;
           next.parent = id;
-          next.stageLo = cut;
           next.stageHi = uint32_t(a);
           bool pruned = false;
           for (size_t o = 0; o < numOpen && !pruned; ++o) {
             Open st = from.open[o];
-            st.recvF += dRecvF[o];
-            st.recvB += dRecvB[o];
-            double cost = Problem::cco(st.compute, st.sendF + st.recvF,
-                                       st.sendB + st.recvB);
-            if (cost > upper)
+            st.fwd += dFwd[o];
+            st.bwd += dBwd[o];
+            double cost = Problem::cco(st.compute, st.fwd, st.bwd);
+            if (cost > upper) {
               pruned = true;
-            else if (st.minProd < cut)
+            } else if (remap[o] != ~0u) {
+              remap[o] = uint32_t(next.open.size());
               next.open.push_back(st);
-            else
+            } else {
               next.maxClosed = std::max(next.maxClosed, cost);
+            }
           }
-          Open mine{cut, uint32_t(a), j,     height, minProd,
-                    c,   sendF,       sendB, 0.0,    0.0};
-          double myCost = Problem::cco(c, sendF, sendB);
+          // With uniform links what the stage will receive is known now
+          // (every value read from the left crosses, once), so its cost is
+          // final and an open stage only routes traffic and sets depths.
+          double myCost = uniform
+                              ? Problem::cco(c, sendF + recvF, sendB + recvB)
+                              : Problem::cco(c, sendF, sendB);
           if (pruned || myCost > upper)
             continue;
-          if (minProd < cut)
-            next.open.push_back(mine);
+          uint32_t mine = uint32_t(next.open.size());
+          if (uniform)
+            next.maxClosed = std::max(next.maxClosed, myCost);
+          if (mineOpen)
+            next.open.push_back(uniform ? Open{j, height, 0.0, 0.0, 0.0}
+                                        : Open{j, height, c, sendF, sendB});
           else
             next.maxClosed = std::max(next.maxClosed, myCost);
           if (next.maxClosed > upper)
@@ -496,13 +581,20 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
             }
             continue;
           }
-          llvm::sort(next.open,
-                     [](const Open &p, const Open &q) { return p.lo < q.lo; });
           std::vector<uint32_t> nextKey = {next.numStages};
-          for (const Open &st : next.open) {
-            nextKey.push_back(st.lo);
-            nextKey.push_back(st.hi);
-            nextKey.push_back(st.j);
+          next.pendingStage.reserve(pendX.size());
+          for (uint32_t y : pendX) {
+            uint32_t o;
+            if (y < a) {
+              o = mine;
+            } else {
+              size_t i =
+                  size_t(std::lower_bound(pendA.begin(), pendA.end(), y) -
+                         pendA.begin());
+              o = remap[from.pendingStage[i]];
+            }
+            next.pendingStage.push_back(o);
+            nextKey.push_back(next.open[o].j);
           }
           std::vector<int64_t> &front = buckets[cut][nextKey];
           bool dominated = false;
@@ -527,6 +619,14 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
         }
       }
     }
+    // States at cut a are never expanded again: keep only what rebuilds
+    // the plan.
+    for (auto &[key, ids] : buckets[a])
+      for (int64_t id : ids)
+        if (id >= 0) {
+          std::vector<Open>().swap(states[size_t(id)].open);
+          std::vector<uint32_t>().swap(states[size_t(id)].pendingStage);
+        }
     buckets[a].clear();
   }
 

@@ -106,6 +106,7 @@ TEST(SeqPipe, StateBudget) {
   Graph g = unwrap(generateRandomGraph(o));
   SeqPipeConfig config;
   config.maxStates = 10;
+  config.greedyBound = false;
   llvm::Expected<SeqPipeResult> r = seqPipeDP(g, uniformHardware(4), config);
   ASSERT_FALSE(bool(r));
   EXPECT_NE(llvm::toString(r.takeError()).find("gave up"), std::string::npos);
@@ -134,20 +135,39 @@ TEST_P(SeqPipeBruteForce, DPEqualsBruteForceAndGreedyIsFeasible) {
     config.schedule = Schedule((bc.seed + variant) % 3);
     config.recompute = variant % 2;
     config.microBatches = 1 + variant;
-    Hardware loose = uniformHardware(bc.devices, 2.0, 10.0);
+    // Odd variants: links of different speeds and devices of different
+    // speeds (the DP's general mode); even ones: identical devices.
+    auto makeHardware = [&](uint64_t memory) {
+      HardwareSpec spec = uniformHardware(bc.devices, 2.0, 10.0, memory).spec();
+      if (variant % 2 == 1) {
+        for (DeviceId a = 0; a < bc.devices; ++a) {
+          spec.devices[a].tflops = 1.0 + 0.5 * (a % 2);
+          for (DeviceId b = a + 1; b < bc.devices; ++b)
+            spec.links.push_back({a, b, 0.5 + (a + 2 * b) % 3, 5.0 * b});
+        }
+      }
+      return unwrap(Hardware::create(spec));
+    };
+    Hardware loose = makeHardware(1ull << 50);
     Brute unlimited = bruteForce(g, loose, config, bc.devices);
     // A budget between the smallest and largest peak memory of all splits
     // makes memory bind.
     uint64_t budget =
         unlimited.minPeakMemory +
         (unlimited.maxPeakMemory - unlimited.minPeakMemory) * variant / 4;
-    Hardware hw = uniformHardware(bc.devices, 2.0, 10.0, budget);
+    Hardware hw = makeHardware(budget);
     Brute brute = bruteForce(g, hw, config, bc.devices);
     ASSERT_LT(brute.best, std::numeric_limits<double>::infinity());
     SeqPipeConfig sp;
     sp.objective = config;
     SeqPipeResult dp = unwrap(seqPipeDP(g, hw, sp));
     EXPECT_NEAR(dp.objectiveMs, brute.best, 1e-9 * brute.best)
+        << "variant " << variant;
+    // The DP alone, without the greedy bound, finds the same optimum.
+    SeqPipeConfig alone = sp;
+    alone.greedyBound = false;
+    SeqPipeResult dpAlone = unwrap(seqPipeDP(g, hw, alone));
+    EXPECT_NEAR(dpAlone.objectiveMs, brute.best, 1e-9 * brute.best)
         << "variant " << variant;
     EXPECT_EQ(message(verifyPlan(g, hw, dp.plan, config)), "");
     llvm::Expected<SeqPipeResult> greedy = seqPipeGreedy(g, hw, sp);
@@ -159,8 +179,7 @@ TEST_P(SeqPipeBruteForce, DPEqualsBruteForceAndGreedyIsFeasible) {
     }
     // Below the smallest peak nothing fits, and the DP says so.
     if (unlimited.minPeakMemory > 1) {
-      Hardware tiny =
-          uniformHardware(bc.devices, 2.0, 10.0, unlimited.minPeakMemory - 1);
+      Hardware tiny = makeHardware(unlimited.minPeakMemory - 1);
       llvm::Expected<SeqPipeResult> none = seqPipeDP(g, tiny, sp);
       EXPECT_FALSE(bool(none));
       if (!none)

@@ -34,6 +34,9 @@ struct SeqPipeConfig {
   /// The exact DP gives up (with an error) after creating this many states;
   /// graphs whose values live across many cuts need many states.
   uint64_t maxStates = 4'000'000;
+  /// Bound the DP by the greedy result (prunes most states; off only to
+  /// test the DP alone).
+  bool greedyBound = true;
 
   /// Fails on a bad objective config.
   llvm::Error validate() const;
@@ -51,10 +54,14 @@ struct SeqPipeResult {
 /// device P - S + s) with the smallest objective among those that fit in
 /// memory. A dynamic program over cuts from the last node backwards; a state
 /// is a cut, the stages formed to its right that still wait for a value from
-/// its left, and their partial traffic; states dominated in every respect
-/// are dropped, so the search is exact. The greedy result bounds it from
-/// above. Fails when no contiguous plan fits (naming the smallest memory
-/// shortfall it met and what would help) or when maxStates is exceeded.
+/// its left (which of their nodes wait), and their partial traffic; states
+/// that another state with the same key beats for every possible future are
+/// dropped, so the search is exact. The greedy result bounds it from above.
+/// For graphs whose values are read close to where they are made (chains,
+/// transformer layers) the states per cut stay few, so the work is about
+/// N x (N / P) x P; values read far away multiply the states. Fails when no
+/// contiguous plan fits (naming the smallest memory shortfall it met and what
+/// would help) or when maxStates is exceeded.
 llvm::Expected<SeqPipeResult> seqPipeDP(const Graph &graph, const Hardware &hw,
                                         const SeqPipeConfig &config);
 
