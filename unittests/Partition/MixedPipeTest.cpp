@@ -660,6 +660,52 @@ TEST(MixedPipe, ErrorNamesMemoryWhenNothingFits) {
   EXPECT_NE(msg.find("L = 8"), std::string::npos) << msg;
 }
 
+TEST(MixedPipe, HandlesDegenerateGraphs) {
+  Hardware hw = makeHardware(8);
+  // Fewer ops than devices, a single op, and no compute at all.
+  for (uint32_t n : {1u, 3u})
+    for (double fwd : {0.0, 1.0}) {
+      SCOPED_TRACE(testing::Message() << "n=" << n << " fwd=" << fwd);
+      GraphBuilder b;
+      for (uint32_t i = 0; i < n; ++i)
+        b.addNode("m/op" + std::to_string(i), "t", {fwd, fwd, 8, 8});
+      for (uint32_t i = 0; i + 1 < n; ++i)
+        b.addEdge(i, i + 1, 8);
+      Graph g = unwrapOr(b.build());
+      MixedPipeResult r = unwrapOr(runMixedPipe(g, hw));
+      EXPECT_EQ(errorText(verifyPlan(g, hw, r.plan, ObjectiveConfig())), "");
+      EXPECT_LE(r.plan.numStages(), n);
+    }
+  EXPECT_FALSE(bool(runMixedPipe(unwrapOr(GraphBuilder().build()), hw)));
+  llvm::consumeError(runMixedPipe(unwrapOr(GraphBuilder().build()), hw)
+                         .takeError());
+}
+
+TEST(Assignment, TiesGoToTheDeviceHoldingTheNeighbours) {
+  // Blocks a -> b -> c -> d with compute 4, 2, 2, 4 on two devices: a and d
+  // go first, onto devices 0 and 1; b would finish at 6 on either and joins
+  // a, whose output it reads; c then goes to the less loaded device 1.
+  GraphBuilder b;
+  double costs[] = {2.0, 1.0, 1.0, 2.0};
+  for (int i = 0; i < 4; ++i)
+    b.addNode("m/op" + std::to_string(i), "t", {costs[i], costs[i], 0, 8});
+  for (int i = 0; i + 1 < 4; ++i)
+    b.addEdge(i, i + 1, 1000);
+  Graph g = unwrapOr(b.build());
+  Hardware hw = makeHardware(2);
+  std::vector<uint32_t> identity = {0, 1, 2, 3};
+  CoarseGraph cg = unwrapOr(buildCoarseGraph(g, identity));
+  Plan plan = unwrapOr(assignDevices(g, hw, cg, ObjectiveConfig()));
+  std::vector<DeviceId> device(4);
+  for (NodeId v = 0; v < 4; ++v)
+    device[v] = plan.stageDevice[plan.nodeStage[v]];
+  EXPECT_EQ(device[1], device[0]);
+  EXPECT_EQ(device[2], device[3]);
+  EXPECT_NE(device[0], device[3]);
+  // Two contiguous stages.
+  EXPECT_EQ(plan.numStages(), 2u);
+}
+
 TEST(MixedPipe, ValidatesConfig) {
   MixedPipeConfig cfg;
   cfg.stageMultipliers = {};
