@@ -20,7 +20,7 @@ FailureOr<func::FuncOp> mlir::ftpipe::getModelFunction(ModuleOp module,
   if (!name.empty()) {
     auto func = module.lookupSymbol<func::FuncOp>(name);
     if (!func || func.isExternal()) {
-      module.emitError() << "no function '@" << name << "' with a body";
+      emitError(module.getLoc()) << "no function '@" << name << "' with a body";
       return failure();
     }
     return func;
@@ -30,15 +30,16 @@ FailureOr<func::FuncOp> mlir::ftpipe::getModelFunction(ModuleOp module,
     if (func.isExternal())
       continue;
     if (found) {
-      module.emitError() << "several functions ('@" << found.getSymName()
-                         << "', '@" << func.getSymName()
-                         << "'): name the model with the 'function' option";
+      emitError(module.getLoc())
+          << "several functions ('@" << found.getSymName() << "', '@"
+          << func.getSymName()
+          << "'): name the model with the 'function' option";
       return failure();
     }
     found = func;
   }
   if (!found) {
-    module.emitError() << "no function with a body to partition";
+    emitError(module.getLoc()) << "no function with a body to partition";
     return failure();
   }
   return found;
@@ -149,8 +150,8 @@ FailureOr<OpGraph> mlir::ftpipe::buildOpGraph(func::FuncOp func) {
 
   llvm::Expected<partition::Graph> graph = builder.build();
   if (!graph) {
-    func.emitError() << "cannot build the op graph: "
-                     << llvm::toString(graph.takeError());
+    emitError(func.getLoc())
+        << "cannot build the op graph: " << llvm::toString(graph.takeError());
     return failure();
   }
   result.graph = std::move(*graph);

@@ -35,7 +35,7 @@ FailureOr<partition::Plan> mlir::ftpipe::readPlan(ModuleOp module,
                << numWithStage << " of " << numNodes << " ops have one";
   }
   if (!planAttr)
-    return module.emitError()
+    return emitError(module.getLoc())
            << "ops have stages but the module has no '"
            << FTPipeDialect::kPlanAttrName << "' to place them on devices";
   for (int64_t device : planAttr.getStageDevice())
@@ -70,8 +70,8 @@ FailureOr<partition::Hardware> mlir::ftpipe::readHardware(ModuleOp module) {
   auto attr =
       module->getAttrOfType<HardwareAttr>(FTPipeDialect::kHardwareAttrName);
   if (!attr)
-    return module.emitError()
+    return emitError(module.getLoc())
            << "module has no '" << FTPipeDialect::kHardwareAttrName
            << "': run --ftpipe-annotate-costs first";
-  return getHardware(attr, [&] { return module.emitError(); });
+  return getHardware(attr, [&] { return emitError(module.getLoc()); });
 }

@@ -89,18 +89,18 @@ static double roundToSignificant(double value) {
 void AnnotateCostsPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *context = &getContext();
-  auto emitModuleError = [&] { return module.emitError(); };
+  auto emitModuleError = [&] { return emitError(module.getLoc()); };
 
   llvm::Expected<partition::Hardware> hw = partition::loadHardware(hardware);
   if (!hw) {
-    module.emitError() << "cannot load hardware '" << hardware
-                       << "': " << llvm::toString(hw.takeError());
+    emitError(module.getLoc()) << "cannot load hardware '" << hardware
+                               << "': " << llvm::toString(hw.takeError());
     return signalPassFailure();
   }
   if (device >= hw->numDevices()) {
-    module.emitError() << "reference device " << device.getValue()
-                       << " is not one of the " << hw->numDevices()
-                       << " devices of '" << hw->name() << "'";
+    emitError(module.getLoc())
+        << "reference device " << device.getValue() << " is not one of the "
+        << hw->numDevices() << " devices of '" << hw->name() << "'";
     return signalPassFailure();
   }
   FailureOr<HardwareAttr> hwAttr =
@@ -177,8 +177,8 @@ void AnnotateCostsPass::runOnOperation() {
   }
   for (const auto &item : measured)
     if (!matched.contains(item.getKey()))
-      module.emitWarning() << "profile scope '" << item.getKey()
-                           << "' matches no op";
+      emitWarning(module.getLoc())
+          << "profile scope '" << item.getKey() << "' matches no op";
 
   for (Entry &entry : entries)
     entry.op->setAttr(FTPipeDialect::kCostAttrName,

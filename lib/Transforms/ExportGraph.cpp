@@ -35,7 +35,7 @@ struct ExportGraphPass
 void ExportGraphPass::runOnOperation() {
   ModuleOp module = getOperation();
   if (file.empty()) {
-    module.emitError() << "ftpipe-export-graph needs 'file'";
+    emitError(module.getLoc()) << "ftpipe-export-graph needs 'file'";
     return signalPassFailure();
   }
   FailureOr<func::FuncOp> func = getModelFunction(module, function);

@@ -45,9 +45,9 @@ void MarkParamsPass::runOnOperation() {
   llvm::SmallSet<unsigned, 8> dataInputs;
   for (unsigned index : inputs) {
     if (index >= numArgs) {
-      func.emitError() << "input index " << index << " is out of range: '@"
-                       << func.getSymName() << "' has " << numArgs
-                       << " arguments";
+      emitError(func.getLoc())
+          << "input index " << index << " is out of range: '@"
+          << func.getSymName() << "' has " << numArgs << " arguments";
       return signalPassFailure();
     }
     dataInputs.insert(index);
@@ -57,9 +57,10 @@ void MarkParamsPass::runOnOperation() {
   for (unsigned index = 0; index < numArgs; ++index) {
     if (dataInputs.contains(index)) {
       if (func.getArgAttr(index, FTPipeDialect::kParamAttrName)) {
-        func.emitError() << "argument " << index
-                         << " is listed as an input but is already marked "
-                            "'ftpipe.param'";
+        emitError(func.getLoc())
+            << "argument " << index
+            << " is listed as an input but is already marked "
+               "'ftpipe.param'";
         return signalPassFailure();
       }
       continue;

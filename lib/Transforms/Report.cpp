@@ -293,7 +293,7 @@ static LogicalResult writeFile(StringRef path, Location loc,
 void ReportPass::runOnOperation() {
   ModuleOp module = getOperation();
   auto fail = [&](llvm::Error error) {
-    module.emitError() << llvm::toString(std::move(error));
+    emitError(module.getLoc()) << llvm::toString(std::move(error));
     signalPassFailure();
   };
   FailureOr<func::FuncOp> func = getModelFunction(module, function);

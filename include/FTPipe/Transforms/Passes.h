@@ -16,6 +16,14 @@
 namespace mlir {
 namespace ftpipe {
 
+/// How ftpipe-seq-pipe cuts.
+enum class SeqPipeMethod {
+  /// Exact dynamic programming.
+  DP,
+  /// Greedy cuts under a binary-searched stage time.
+  Greedy,
+};
+
 #define GEN_PASS_DECL
 #include "FTPipe/Transforms/Passes.h.inc"
 

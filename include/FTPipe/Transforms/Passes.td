@@ -174,4 +174,139 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
 
+/// Options every partitioning pass takes besides the objective's.
+defvar PartitionOptions = [
+  Option<"devices", "devices", "unsigned", /*default=*/"0",
+         "Plan for the first P devices of the module's hardware (0: all); "
+         "the module's hardware becomes those P devices">,
+  Option<"function", "function", "std::string", /*default=*/"\"\"",
+         "Model function (default: the only function with a body)">,
+];
+
+def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
+  let summary = "Contiguous pipeline stages, one per device (Seq-Pipe)";
+  let description = [{
+    Cuts the ops, in program order (a topological order), into at most P
+    contiguous stages and puts stage i on device i. `method=dp` is exact for
+    the objective: the busiest stage's compute plus its exposed
+    communication, where every value crossing a cut is priced once per
+    destination stage, under every device's memory limit. `method=greedy`
+    binary-searches a target stage time and cuts left to right: fast and
+    good. Both keep the best plan by the objective and verify it. Needs
+    ftpipe-annotate-costs; writes `ftpipe.stage` on every op and
+    `#ftpipe.plan` on the module.
+
+    ```mlir
+    // ftpipe-opt --ftpipe-annotate-costs --ftpipe-seq-pipe="devices=2 method=dp"
+    %0 = tosa.matmul ... {ftpipe.stage = 0 : i64, ...}
+    %1 = tosa.matmul ... {ftpipe.stage = 1 : i64, ...}
+    module attributes {ftpipe.plan = #ftpipe.plan<method = "seq-dp",
+        stage_device = [0, 1], ...>}
+    ```
+  }];
+  let options = !listconcat(PartitionOptions, [
+    Option<"method", "method", "::mlir::ftpipe::SeqPipeMethod",
+           /*default=*/"::mlir::ftpipe::SeqPipeMethod::DP",
+           "How to cut", [{::llvm::cl::values(
+             clEnumValN(::mlir::ftpipe::SeqPipeMethod::DP, "dp",
+                        "exact dynamic programming"),
+             clEnumValN(::mlir::ftpipe::SeqPipeMethod::Greedy, "greedy",
+                        "binary search on the stage time, greedy cuts"))}]>,
+  ], ObjectiveOptions);
+  let dependentDialects = ["ftpipe::FTPipeDialect"];
+}
+
+def CoarsenPass : Pass<"ftpipe-coarsen", "ModuleOp"> {
+  let summary = "Coarsens the op graph into L blocks (Mixed-Pipe, phase 1)";
+  let description = [{
+    Contracts the op graph into `stages` blocks, keeping the block graph
+    acyclic after every contraction (checked with an incremental topological
+    order): by scope prefix (each instance of a block type such as `T5Block`
+    becomes one node, deeper common prefixes first), by op type, absorbing
+    zero-weight ops, CCO merging (a block grows until its compute covers its
+    forward and backward communication), growth around L centres, then
+    smallest-first down to L. Writes the block id of every op as
+    `ftpipe.block`. Needs ftpipe-annotate-costs (the hardware prices
+    communication).
+
+    ```mlir
+    %0 = tosa.matmul ... {ftpipe.block = 3 : i64, ...}
+    ```
+  }];
+  let options = !listconcat(PartitionOptions, [
+    Option<"stages", "stages", "unsigned", /*default=*/"0",
+           "Number of blocks L (0: 2P)">,
+    ListOption<"blockTypes", "block-types", "std::string",
+               "Module types whose instances become one block each "
+               "(default: T5Block, BertLayer, GPT2Block, Block, "
+               "LlamaDecoderLayer)">,
+  ]);
+  let dependentDialects = ["ftpipe::FTPipeDialect"];
+}
+
+def AssignDevicesPass : Pass<"ftpipe-assign-devices", "ModuleOp"> {
+  let summary = "Places the blocks on devices (Mixed-Pipe, phase 2)";
+  let description = [{
+    Places the blocks that ftpipe-coarsen wrote (`ftpipe.block`) onto P
+    devices: largest first, onto the least loaded device that has memory for
+    it, ties broken by communication. Several non-adjacent blocks may share a
+    device; each device's blocks then become as few stages as keep the stage
+    graph acyclic. Writes `ftpipe.stage` on every op and `#ftpipe.plan`.
+  }];
+  let options = !listconcat(PartitionOptions, ObjectiveOptions);
+  let dependentDialects = ["ftpipe::FTPipeDialect"];
+}
+
+def RefinePass : Pass<"ftpipe-refine", "ModuleOp"> {
+  let summary = "Improves the plan by moving boundary ops (Mixed-Pipe, phase 3)";
+  let description = [{
+    Uncoarsens level by level (whole blocks from `ftpipe.block`, when
+    present, then single ops) and moves units between the existing stages
+    while the objective (the largest device load) improves, never breaking a
+    memory limit or the stage graph's acyclicity, never emptying a stage.
+    Rewrites `ftpipe.stage` and `#ftpipe.plan` (method gets "+refine").
+  }];
+  let options = !listconcat([
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "Model function (default: the only function with a body)">,
+  ], ObjectiveOptions);
+  let dependentDialects = ["ftpipe::FTPipeDialect"];
+}
+
+def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
+  let summary = "Mixed-Pipe: coarsen, assign and refine, best of L in {P..4P}";
+  let description = [{
+    Runs coarsening, assignment and refinement for L = P, 2P, 3P and 4P and
+    keeps the best plan that fits in memory. Writes `ftpipe.stage` and
+    `#ftpipe.plan`. Prints one line per candidate L on stderr with
+    `verbose`.
+  }];
+  let options = !listconcat(PartitionOptions, [
+    Option<"verbose", "verbose", "bool", /*default=*/"false",
+           "Print every candidate L on stderr">,
+  ], ObjectiveOptions);
+  let dependentDialects = ["ftpipe::FTPipeDialect"];
+}
+
+def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
+  let summary = "Runs every partitioner and keeps the best feasible plan";
+  let description = [{
+    "Run what is feasible, take the best": Seq-Pipe `dp` (when the graph is
+    small enough for it, `dp-max-ops`), Seq-Pipe `greedy` and Mixed-Pipe;
+    each feasible plan is scored by the objective and simulated; the plan with
+    the lowest time per micro-batch under the chosen schedule wins. Prints a
+    line per candidate on stderr. IR without scopes partitions too (coarsening
+    falls back to structure). When no plan fits, fails with the memory needed
+    and available and what would help (more devices, recomputation, a
+    smaller micro-batch, another optimizer).
+  }];
+  let options = !listconcat(PartitionOptions, [
+    Option<"dpMaxOps", "dp-max-ops", "unsigned", /*default=*/"20000",
+           "Largest graph on which Seq-Pipe dp is tried">,
+    Option<"quiet", "quiet", "bool", /*default=*/"false",
+           "Do not print the candidates">,
+  ], ObjectiveOptions);
+  let dependentDialects = ["ftpipe::FTPipeDialect"];
+}
+
 #endif // FTPIPE_TRANSFORMS_PASSES_TD

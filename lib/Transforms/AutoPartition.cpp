@@ -1,0 +1,161 @@
+//===- AutoPartition.cpp - Run every partitioner, keep the best -*- C++ -*-===//
+//
+// FTPipe's rule "run what is feasible, take the best": Seq-Pipe dp (when
+// affordable), Seq-Pipe greedy and Mixed-Pipe; every feasible plan is scored
+// by the simulator under the chosen schedule and the fastest one is kept.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/SeqPipe.h"
+#include "FTPipe/Partition/Simulator.h"
+#include "FTPipe/Transforms/Passes.h"
+
+#include "PartitionProblem.h"
+#include "PassUtils.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <optional>
+
+#define DEBUG_TYPE "ftpipe-auto-partition"
+
+namespace mlir {
+namespace ftpipe {
+#define GEN_PASS_DEF_AUTOPARTITIONPASS
+#include "FTPipe/Transforms/Passes.h.inc"
+} // namespace ftpipe
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+
+namespace {
+struct AutoPartitionPass
+    : public mlir::ftpipe::impl::AutoPartitionPassBase<AutoPartitionPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+/// One partitioner's outcome.
+struct Candidate {
+  std::string method;
+  std::optional<partition::Plan> plan;
+  /// Why there is no plan.
+  std::string failure;
+  double seconds = 0.0;
+  double asyncMs = 0.0, simulatedMs = 0.0, imbalance = 0.0;
+  size_t numStages = 0;
+};
+} // namespace
+
+/// Runs `solve`, timing it, and scores its plan with the objective and the
+/// simulator under `config`'s schedule.
+static Candidate
+runCandidate(StringRef method, const PartitionProblem &problem,
+             const partition::ObjectiveConfig &config,
+             function_ref<llvm::Expected<partition::Plan>()> solve) {
+  Candidate candidate;
+  candidate.method = method.str();
+  Stopwatch stopwatch;
+  llvm::Expected<partition::Plan> plan = solve();
+  candidate.seconds = stopwatch.seconds();
+  if (!plan) {
+    candidate.failure = llvm::toString(plan.takeError());
+    return candidate;
+  }
+  const partition::Graph &graph = problem.opGraph.graph;
+  llvm::Expected<partition::PlanMetrics> metrics =
+      partition::evaluatePlan(graph, problem.hardware, *plan, config);
+  llvm::Expected<partition::SimResult> sim = partition::simulatePlan(
+      graph, problem.hardware, *plan, config, /*recordEvents=*/false);
+  if (!metrics || !sim) {
+    candidate.failure =
+        llvm::toString(llvm::joinErrors(metrics.takeError(), sim.takeError()));
+    return candidate;
+  }
+  candidate.asyncMs = metrics->asyncMsPerMicroBatch;
+  candidate.imbalance = metrics->imbalance;
+  candidate.simulatedMs = sim->msPerMicroBatch;
+  candidate.numStages = plan->numStages();
+  candidate.plan = std::move(*plan);
+  return candidate;
+}
+
+void AutoPartitionPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  Stopwatch stopwatch;
+  FailureOr<PartitionProblem> problem =
+      loadPartitionProblem(module, function, devices);
+  if (failed(problem))
+    return signalPassFailure();
+  const partition::Graph &graph = problem->opGraph.graph;
+  const partition::Hardware &hw = problem->hardware;
+  partition::ObjectiveConfig objective = makeObjectiveConfig(
+      schedule, optimizer, stashing, recompute, microbatches);
+
+  partition::SeqPipeConfig seqConfig;
+  seqConfig.objective = objective;
+  partition::MixedPipeConfig mixedConfig;
+  mixedConfig.objective = objective;
+  auto planOf = [](auto result) -> llvm::Expected<partition::Plan> {
+    if (!result)
+      return result.takeError();
+    return std::move(result->plan);
+  };
+
+  std::vector<Candidate> candidates;
+  if (graph.numNodes() <= dpMaxOps)
+    candidates.push_back(runCandidate("seq-dp", *problem, objective, [&] {
+      return planOf(partition::seqPipeDP(graph, hw, seqConfig));
+    }));
+  else
+    candidates.push_back({"seq-dp", std::nullopt,
+                          llvm::formatv("skipped: {0} ops > dp-max-ops={1}",
+                                        graph.numNodes(), dpMaxOps.getValue())
+                              .str()});
+  candidates.push_back(runCandidate("seq-greedy", *problem, objective, [&] {
+    return planOf(partition::seqPipeGreedy(graph, hw, seqConfig));
+  }));
+  candidates.push_back(runCandidate("mixed-pipe", *problem, objective, [&] {
+    return planOf(partition::runMixedPipe(graph, hw, mixedConfig));
+  }));
+
+  const Candidate *best = nullptr;
+  for (const Candidate &candidate : candidates)
+    if (candidate.plan && (!best || candidate.simulatedMs < best->simulatedMs))
+      best = &candidate;
+
+  if (!quiet) {
+    llvm::errs() << llvm::formatv(
+        "ftpipe-auto-partition: {0} ops on {1} devices of '{2}'\n",
+        graph.numNodes(), hw.numDevices(), hw.name());
+    for (const Candidate &candidate : candidates) {
+      if (!candidate.plan) {
+        llvm::errs() << llvm::formatv("  {0,-10} no plan: {1}\n",
+                                      candidate.method, candidate.failure);
+        continue;
+      }
+      llvm::errs() << llvm::formatv(
+          "  {0,-10} {1,3} stages  async {2,10:f3} ms  simulated {3,10:f3} "
+          "ms/micro-batch  imbalance {4:f3}  {5:f3} s{6}\n",
+          candidate.method, candidate.numStages, candidate.asyncMs,
+          candidate.simulatedMs, candidate.imbalance, candidate.seconds,
+          &candidate == best ? "  <- chosen" : "");
+    }
+  }
+
+  if (!best) {
+    InFlightDiagnostic diag = emitError(module.getLoc())
+                              << "no partitioner found a plan that fits";
+    for (const Candidate &candidate : candidates)
+      diag << "; " << candidate.method << ": " << candidate.failure;
+    diag << ". What would help: more devices, recompute=true (keeps only "
+            "stage inputs), a smaller micro-batch, or an optimizer with less "
+            "state (optimizer=momentum or sgd)";
+    return signalPassFailure();
+  }
+  if (failed(commitPlan(module, *problem, *best->plan, best->method, objective,
+                        stopwatch.seconds())))
+    return signalPassFailure();
+}

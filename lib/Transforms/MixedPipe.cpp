@@ -1,0 +1,69 @@
+//===- MixedPipe.cpp - The whole Mixed-Pipe algorithm -----------*- C++ -*-===//
+//
+// Coarsening, assignment and refinement for L in {P, 2P, 3P, 4P}, keeping the
+// best feasible plan (lib/Partition/MixedPipe).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Transforms/Passes.h"
+
+#include "PartitionProblem.h"
+#include "PassUtils.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#define DEBUG_TYPE "ftpipe-mixed-pipe"
+
+namespace mlir {
+namespace ftpipe {
+#define GEN_PASS_DEF_MIXEDPIPEPASS
+#include "FTPipe/Transforms/Passes.h.inc"
+} // namespace ftpipe
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+
+namespace {
+struct MixedPipePass
+    : public mlir::ftpipe::impl::MixedPipePassBase<MixedPipePass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+} // namespace
+
+void MixedPipePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  Stopwatch stopwatch;
+  FailureOr<PartitionProblem> problem =
+      loadPartitionProblem(module, function, devices);
+  if (failed(problem))
+    return signalPassFailure();
+
+  partition::MixedPipeConfig config;
+  config.objective = makeObjectiveConfig(schedule, optimizer, stashing,
+                                         recompute, microbatches);
+  llvm::Expected<partition::MixedPipeResult> result = partition::runMixedPipe(
+      problem->opGraph.graph, problem->hardware, config);
+  if (!result) {
+    emitError(module.getLoc())
+        << "mixed-pipe: " << llvm::toString(result.takeError());
+    return signalPassFailure();
+  }
+  if (verbose) {
+    for (const partition::MixedPipeCandidate &candidate : result->candidates)
+      llvm::errs() << llvm::formatv(
+          "mixed-pipe L={0,-3} {1}\n", candidate.numBlocks,
+          candidate.feasible
+              ? llvm::formatv("{0} stages, assigned {1:f3} ms, refined {2:f3} "
+                              "ms, {3:f3} s",
+                              candidate.numStages, candidate.assignedMs,
+                              candidate.refinedMs, candidate.times.totalSec())
+                    .str()
+              : "infeasible: " + candidate.failure);
+  }
+  if (failed(commitPlan(module, *problem, result->plan, "mixed-pipe",
+                        config.objective, stopwatch.seconds())))
+    return signalPassFailure();
+}
