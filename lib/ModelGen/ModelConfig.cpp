@@ -16,6 +16,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::ftpipe;
 
@@ -96,6 +98,10 @@ private:
     if (*number <= 0)
       return fail(
           llvm::formatv("field '{0}' must be positive, got {1}", key, *number));
+    // Sizes beyond i32 would overflow the products of tensor shapes.
+    if (*number > std::numeric_limits<int32_t>::max())
+      return fail(
+          llvm::formatv("field '{0}' is too large, got {1}", key, *number));
     out = *number;
   }
 

@@ -77,6 +77,15 @@ mlir::ftpipe::resolveShapes(const ModelConfig &config,
   if (options.microBatchSize < 0 || options.seqLen < 0 ||
       options.decoderSeqLen < 0)
     return makeError("shape options must be positive");
+  // Masks and T5's bucket tables hold one constant per token.
+  constexpr int64_t kMaxTokens = int64_t(1) << 20;
+  for (int64_t value :
+       {shapes.microBatchSize, shapes.seqLen, shapes.decoderSeqLen})
+    if (value > kMaxTokens)
+      return makeError(
+          llvm::formatv("shape {0} exceeds the supported maximum {1}", value,
+                        kMaxTokens)
+              .str());
   if (options.decoderSeqLen > 0 && family != ModelFamily::T5)
     return makeError(config.name +
                      ": a decoder sequence length applies to T5 only");

@@ -32,6 +32,10 @@
 // DECODER: ftpipe-model-gen: error: bert-tiny: a decoder sequence length applies to T5 only{{$}}
 // RUN: not ftpipe-model-gen t5-tiny --head=none --loss 2>&1 | FileCheck %s --check-prefix=HEADLOSS
 // HEADLOSS: ftpipe-model-gen: error: a loss needs a head (--head=none has no labels){{$}}
+// RUN: not ftpipe-model-gen t5-tiny --seq-len=100000000 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: ftpipe-model-gen: error: shape 100000000 exceeds the supported maximum 1048576{{$}}
+// RUN: not ftpipe-model-gen t5-tiny --micro-batch-size=-2 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: ftpipe-model-gen: error: shape options must be positive{{$}}
 // RUN: not ftpipe-model-gen t5-tiny -o %t/no-such-dir/out.mlir 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // OUTPUT: ftpipe-model-gen: error: {{.+}}
 

@@ -135,6 +135,8 @@ TEST(ModelConfigTest, UserErrorsAreOneClearLine) {
   EXPECT_EQ(invalid.find('\n'), std::string::npos) << invalid;
   EXPECT_EQ(parseError(bertWith("ftpipe", llvm::json::Object{{"seq_len", 0}})),
             "cfg.json: field 'seq_len' must be positive, got 0 in 'ftpipe'");
+  EXPECT_EQ(parseError(bertWith("vocab_size", int64_t(1) << 40)),
+            "cfg.json: field 'vocab_size' is too large, got 1099511627776");
   EXPECT_EQ(parseError(bertWith("hidden_size", 64)), "");
   EXPECT_EQ(
       parseError(R"({"model_type": "t5", "d_model": 8, "d_ff": 8, "d_kv": 2,
