@@ -37,6 +37,8 @@ static Error makeError(const llvm::Twine &msg) {
 }
 
 Error CoarseningConfig::validate() const {
+  if (maxInFlight == 0)
+    return makeError("coarsening: maxInFlight must be at least 1");
   if (!(memoryFraction >= 0.0) || !std::isfinite(memoryFraction))
     return makeError(llvm::formatv(
         "coarsening: memoryFraction must be finite and non-negative, got {0}",
@@ -266,6 +268,8 @@ public:
   /// Parameter bytes (a tied parameter once per reader) times copies, plus
   /// activation bytes: an estimate of a block's memory.
   std::vector<uint64_t> memBytes;
+  /// Parameter bytes (a tied parameter once per reader) and activation bytes.
+  std::vector<uint64_t> paramBytes, actBytes;
   uint64_t memCap = ~uint64_t(0);
   std::vector<std::vector<Adj>> out, in;
   std::vector<uint32_t> outClean, inClean;
@@ -298,9 +302,13 @@ Contractor::Contractor(const Graph &graph, double bytesPerMs,
   std::iota(ord.begin(), ord.end(), int64_t(0));
   compute.resize(n);
   memBytes.resize(n);
+  paramBytes.resize(n);
+  actBytes.resize(n);
   for (NodeId v = 0; v < n; ++v) {
     compute[v] = g.cost(v).fwdMs + g.cost(v).bwdMs;
     memBytes[v] = g.nodeParamBytes(v) * paramCopies + g.cost(v).actBytes;
+    paramBytes[v] = g.nodeParamBytes(v);
+    actBytes[v] = g.cost(v).actBytes;
   }
   commBytes.assign(n, 0);
   out.resize(n);
@@ -482,6 +490,8 @@ void Contractor::doMerge(uint32_t a, uint32_t b) {
   memberTail[rep] = memberTail[other];
   compute[rep] += compute[other];
   memBytes[rep] += memBytes[other];
+  paramBytes[rep] += paramBytes[other];
+  actBytes[rep] += actBytes[other];
   commBytes[rep] += commBytes[other];
   commBytes[other] = 0;
   for (ValueId x : touched)
@@ -604,7 +614,9 @@ static void coarsenByType(Contractor &c, const Graph &g,
   for (const std::string &t : config.mergeTypes)
     types.insert(t);
   for (NodeId v = 0; v < g.numNodes(); ++v) {
-    if (!types.contains(g.type(v)))
+    // Only ops still on their own: a view op that the prefix pass already
+    // put in its module's block stays there (merging it would merge blocks).
+    if (!types.contains(g.type(v)) || c.size[c.find(v)] != 1)
       continue;
     NodeId best = kNoNode;
     uint64_t bestBytes = 0;
@@ -708,32 +720,69 @@ static void coarsenAroundCentres(Contractor &c, uint32_t L, double cap) {
   }
 }
 
-/// Pass 6: the lightest block merges with its lightest neighbour that keeps
-/// the graph acyclic. Blocks with no such neighbour (a disconnected
-/// component, or every neighbour closing a cycle) are set aside; if more than
-/// L blocks remain at the end, the lightest pair of blocks next to each other
-/// in the topological order merges until L remain. Such a pair never closes
-/// a cycle (no block lies between them), and merging it moves no other
-/// block, so the order stays a valid linked list. O(A log A) for A blocks.
-static void coarsenSmallestFirst(Contractor &c, uint32_t L) {
+/// Pass 6: the smallest block merges with its smallest neighbour that keeps
+/// the graph acyclic. Size is the larger of a block's share of all compute
+/// and its share of all memory, so that light but parameter-heavy blocks
+/// (T5's decoder) do not clump into one block no device can hold. Blocks
+/// with no such neighbour (a disconnected component, or every neighbour
+/// closing a cycle) are set aside; if more than L blocks remain at the end,
+/// the smallest pair of blocks next to each other in the topological order
+/// merges until L remain. Such a pair never closes a cycle (no block lies
+/// between them), and merging it moves no other block, so the order stays a
+/// valid linked list. O(A log A) for A blocks.
+static void coarsenSmallestFirst(Contractor &c, uint32_t L,
+                                 const CoarseningConfig &config) {
   const double inf = std::numeric_limits<double>::infinity();
+  std::vector<uint32_t> start = c.clustersInOrder();
+  double totalCompute = 0.0, totalMem = 0.0;
+  for (uint32_t r : start)
+    totalCompute += c.compute[r];
+  // Memory as the pipeline will see it: a block early in the order keeps
+  // more micro-batches in flight (up to maxInFlight for the first, one for
+  // the last), each with its activations and, under stashing, a weight copy.
+  std::vector<double> effMem(c.parent.size(), 0.0);
+  double before = 0.0;
+  for (uint32_t r : start) {
+    double x = totalCompute > 0.0 ? before / totalCompute : 0.0;
+    before += c.compute[r];
+    double inFlight = 1.0 + (double(config.maxInFlight) - 1.0) * (1.0 - x);
+    double copies = double(config.paramCopies) +
+                    (config.stashPerInFlight ? inFlight - 1.0 : 0.0);
+    effMem[r] = double(c.paramBytes[r]) * copies +
+                double(c.actBytes[r]) * inFlight;
+    totalMem += effMem[r];
+  }
+  auto share = [&](double compute, double mem) {
+    double s = totalCompute > 0.0 ? compute / totalCompute : 0.0;
+    return totalMem > 0.0 ? std::max(s, mem / totalMem) : s;
+  };
+  auto size = [&](uint32_t r) { return share(c.compute[r], effMem[r]); };
+  auto merge = [&](uint32_t a, uint32_t b, bool limitMemory) {
+    a = c.find(a);
+    b = c.find(b);
+    double m = effMem[a] + effMem[b];
+    if (!c.tryMerge(a, b, inf, limitMemory))
+      return false;
+    effMem[c.find(a)] = m;
+    return true;
+  };
   using Item = std::pair<double, uint32_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
-  for (uint32_t r : c.clustersInOrder())
-    heap.push({c.compute[r], r});
+  for (uint32_t r : start)
+    heap.push({size(r), r});
   while (c.alive > L && !heap.empty()) {
     auto [w, r] = heap.top();
     heap.pop();
-    if (c.find(r) != r || c.compute[r] != w)
+    if (c.find(r) != r || size(r) != w)
       continue;
     std::vector<Adj> nbrs = c.neighbours(r, /*predsFirst=*/false);
     llvm::stable_sort(nbrs, [&](const Adj &a, const Adj &b) {
-      return c.compute[a.cluster] < c.compute[b.cluster];
+      return size(a.cluster) < size(b.cluster);
     });
     for (const Adj &a : nbrs)
-      if (c.tryMerge(r, a.cluster, inf)) {
+      if (merge(r, a.cluster, /*limitMemory=*/true)) {
         uint32_t nr = c.find(r);
-        heap.push({c.compute[nr], nr});
+        heap.push({size(nr), nr});
         break;
       }
   }
@@ -743,14 +792,15 @@ static void coarsenSmallestFirst(Contractor &c, uint32_t L) {
   std::vector<uint32_t> order = c.clustersInOrder();
   size_t A = order.size();
   std::vector<uint32_t> prev(A), next(A), rep = order;
-  std::vector<double> weight(A);
+  std::vector<double> compute(A), mem(A);
   std::vector<uint64_t> version(A, 0);
   for (size_t i = 0; i < A; ++i) {
     prev[i] = i == 0 ? ~0u : uint32_t(i - 1);
     next[i] = i + 1 == A ? ~0u : uint32_t(i + 1);
-    weight[i] = c.compute[order[i]];
+    compute[i] = c.compute[order[i]];
+    mem[i] = effMem[order[i]];
   }
-  // Pair (i, next[i]) keyed by combined weight, then position.
+  // Pair (i, next[i]) keyed by the size of their union, then position.
   struct Pair {
     double w;
     uint32_t left;
@@ -761,9 +811,11 @@ static void coarsenSmallestFirst(Contractor &c, uint32_t L) {
   };
   std::priority_queue<Pair, std::vector<Pair>, std::greater<Pair>> pairs;
   auto pushPair = [&](uint32_t i) {
-    if (i != ~0u && next[i] != ~0u)
-      pairs.push({weight[i] + weight[next[i]], i, version[i],
-                  version[next[i]]});
+    if (i == ~0u || next[i] == ~0u)
+      return;
+    uint32_t j = next[i];
+    pairs.push({share(compute[i] + compute[j], mem[i] + mem[j]), i,
+                version[i], version[j]});
   };
   for (uint32_t i = 0; i + 1 < A; ++i)
     pushPair(i);
@@ -773,11 +825,12 @@ static void coarsenSmallestFirst(Contractor &c, uint32_t L) {
     uint32_t i = p.left, j = next[i];
     if (j == ~0u || version[i] != p.vl || version[j] != p.vr)
       continue;
-    bool merged = c.tryMerge(rep[i], rep[j], inf, /*limitMemory=*/false);
+    bool merged = merge(rep[i], rep[j], /*limitMemory=*/false);
     assert(merged && "clusters next to each other in the order must merge");
     (void)merged;
     rep[i] = c.find(rep[i]);
-    weight[i] += weight[j];
+    compute[i] += compute[j];
+    mem[i] += mem[j];
     ++version[i];
     ++version[j];
     next[i] = next[j];
@@ -810,10 +863,17 @@ ftpipe::partition::coarsenGraph(const Graph &graph, const Hardware &hardware,
   CoarseningHierarchy h;
   Contractor c(graph, bytesPerMs, config.paramCopies);
   if (config.memoryFraction > 0.0) {
+    // A block may fill neither a device nor more than its share (as for
+    // compute, capFactor / L) of the whole model's memory.
     uint64_t smallest = ~uint64_t(0);
     for (const Device &d : hardware.devices())
       smallest = std::min(smallest, d.memoryBytes);
-    c.memCap = uint64_t(config.memoryFraction * double(smallest));
+    double total = 0.0;
+    for (uint64_t m : c.memBytes)
+      total += double(m);
+    c.memCap = uint64_t(config.memoryFraction *
+                        std::min(double(smallest),
+                                 config.capFactor * total / numBlocks));
   }
   double cap = config.capFactor * graph.totalComputeMs() / numBlocks;
   uint64_t lastMerges = 0;
@@ -846,7 +906,7 @@ ftpipe::partition::coarsenGraph(const Graph &graph, const Hardware &hardware,
     coarsenAroundCentres(c, numBlocks, cap);
     record("centres");
   }
-  coarsenSmallestFirst(c, numBlocks);
+  coarsenSmallestFirst(c, numBlocks, config);
   record("smallest");
   if (h.levels.empty()) { // nothing merged: the top level is the graph
     CoarseningLevel level;

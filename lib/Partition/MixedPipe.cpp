@@ -56,25 +56,45 @@ private:
 static Expected<Plan> runForL(const Graph &graph, const Hardware &hw,
                               const MixedPipeConfig &config,
                               MixedPipeCandidate &cand) {
-  // Phase 1 (Sec. 4.2): coarsening to L blocks.
-  Timer coarsenTimer;
+  // Phases 1 and 2. Activations in flight make early blocks need several
+  // times the memory coarsening can see; when no placement fits, coarsen
+  // again with a tighter memory cap per block (finer blocks pack better).
   CoarseningConfig coarsening = config.coarsening;
-  coarsening.paramCopies = 2 + optimizerStateFactor(config.objective.optimizer);
-  Expected<CoarseningHierarchy> hierarchy =
-      coarsenGraph(graph, hw, cand.numBlocks, coarsening);
-  cand.times.coarsenSec = coarsenTimer.seconds();
-  if (!hierarchy)
-    return hierarchy.takeError();
+  const ObjectiveConfig &obj = config.objective;
+  coarsening.paramCopies = 2 + optimizerStateFactor(obj.optimizer);
+  coarsening.maxInFlight = microBatchesInFlight(cand.numBlocks - 1, obj);
+  uint32_t extra = extraWeightVersions(coarsening.maxInFlight, obj);
+  coarsening.stashPerInFlight = extra + 1 == coarsening.maxInFlight && extra;
+  if (extra && !coarsening.stashPerInFlight)
+    coarsening.paramCopies += extra; // double-buffered: a fixed extra copy
+  const double tighten[] = {1.0, 0.25, 0.0625};
+  Expected<CoarseningHierarchy> hierarchy = makeError("not coarsened");
+  Expected<Plan> plan = makeError("not assigned");
+  for (double factor : tighten) {
+    llvm::consumeError(hierarchy.takeError());
+    llvm::consumeError(plan.takeError());
+    coarsening.memoryFraction = config.coarsening.memoryFraction * factor;
 
-  // Phase 2 (Sec. 4.3): blocks onto devices, blocks into stages.
-  Timer assignTimer;
-  Expected<Plan> plan = assignDevices(graph, hw, hierarchy->top,
-                                      config.objective, config.assignment);
-  cand.times.assignSec = assignTimer.seconds();
+    // Phase 1 (Sec. 4.2): coarsening to L blocks.
+    Timer coarsenTimer;
+    hierarchy = coarsenGraph(graph, hw, cand.numBlocks, coarsening);
+    cand.times.coarsenSec += coarsenTimer.seconds();
+    if (!hierarchy)
+      return hierarchy.takeError();
+
+    // Phase 2 (Sec. 4.3): blocks onto devices, blocks into stages.
+    Timer assignTimer;
+    plan = assignDevices(graph, hw, hierarchy->top, config.objective,
+                         config.assignment);
+    if (plan)
+      if (Error err = verifyPlan(graph, hw, *plan, config.objective))
+        plan = std::move(err);
+    cand.times.assignSec += assignTimer.seconds();
+    if (plan || config.coarsening.memoryFraction == 0.0)
+      break;
+  }
   if (!plan)
     return plan.takeError();
-  if (Error err = verifyPlan(graph, hw, *plan, config.objective))
-    return std::move(err);
   Expected<PlanMetrics> assigned =
       evaluatePlan(graph, hw, *plan, config.objective);
   if (!assigned)

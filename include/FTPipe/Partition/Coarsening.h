@@ -68,8 +68,17 @@ struct CoarseningConfig {
   /// Copies of every parameter byte a device keeps (weights, gradients,
   /// optimizer state: 4 for Adam); runMixedPipe sets it from the objective.
   uint32_t paramCopies = 4;
+  /// Micro-batches in flight on the first block of the order (the last has
+  /// one; in between, in proportion): the smallest-first pass sizes blocks by
+  /// the memory they will need there. runMixedPipe sets it from the
+  /// objective's schedule (L under async). With `stashPerInFlight`, every
+  /// micro-batch in flight beyond the first also keeps a weight copy.
+  uint32_t maxInFlight = 1;
+  bool stashPerInFlight = false;
   /// No merge builds a block whose parameters (times paramCopies) plus
-  /// activations exceed this fraction of the smallest device's memory, except
+  /// activations exceed this fraction of the smaller of the smallest
+  /// device's memory and capFactor / L of the whole graph's (the memory
+  /// analogue of the compute cap), except merges that add no memory and
   /// merges of blocks next to each other in topological order that the last
   /// pass needs to reach L. 0 disables the limit.
   double memoryFraction = 1.0;
