@@ -163,15 +163,29 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
     uint64_t budget = 0;
     for (const Device &d : hw.devices())
       budget += d.memoryBytes;
+    double stateGiB = double(graph.totalParamBytes()) *
+                      (2 + optimizerStateFactor(config.objective.optimizer)) /
+                      double(1ull << 30);
+    double budgetGiB = double(budget) / double(1ull << 30);
+    std::string what =
+        stateGiB > budgetGiB
+            ? llvm::formatv("weights, gradients and optimizer state alone "
+                            "need {0:F2} GiB but the {1} devices have {2:F2} "
+                            "GiB",
+                            stateGiB, P, budgetGiB)
+                  .str()
+            : llvm::formatv("weights, gradients and optimizer state take "
+                            "{0:F2} GiB of the {2:F2} GiB on the {1} "
+                            "devices, and activations of the micro-batches "
+                            "in flight (and stashed weights) need more than "
+                            "the rest",
+                            stateGiB, P, budgetGiB)
+                  .str();
     return makeError(llvm::formatv(
-        "mixed-pipe found no plan that fits: the model needs at least {0:F2} "
-        "GiB of weights, gradients and optimizer state, the {1} devices have "
-        "{2:F2} GiB together; more devices, recomputation, a smaller "
-        "micro-batch or a lighter optimizer may help{3}",
-        double(graph.totalParamBytes()) *
-            (2 + optimizerStateFactor(config.objective.optimizer)) /
-            double(1ull << 30),
-        P, double(budget) / double(1ull << 30), why));
+        "mixed-pipe found no plan that fits in memory: {0}; more devices, "
+        "recomputation, a smaller micro-batch or a lighter optimizer may "
+        "help{1}",
+        what, why));
   }
   return result;
 }
