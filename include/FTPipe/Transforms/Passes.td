@@ -86,7 +86,10 @@ def AnnotateCostsPass : Pass<"ftpipe-annotate-costs", "ModuleOp"> {
 }
 
 /// Options of the fine-tuning setup that the objective, the memory model and
-/// the simulator depend on; every pass that scores plans takes them.
+/// the simulator depend on; every pass that scores plans takes them. The
+/// defaults are FTPipe's setup (docs/FineTuningSetup.md): asynchronous 1F1B,
+/// one weight version (staleness handled by weight prediction, not
+/// stashing), recomputation of every stage's forward, Adam.
 defvar ObjectiveOptions = [
   Option<"schedule", "schedule", "::ftpipe::partition::Schedule",
          /*default=*/"::ftpipe::partition::Schedule::Async",
@@ -107,7 +110,7 @@ defvar ObjectiveOptions = [
            clEnumValN(::ftpipe::partition::Optimizer::Adam, "adam",
                       "Adam / AdamW: two buffers"))}]>,
   Option<"stashing", "stashing", "::ftpipe::partition::WeightVersioning",
-         /*default=*/"::ftpipe::partition::WeightVersioning::Stash",
+         /*default=*/"::ftpipe::partition::WeightVersioning::None",
          "Weight versions kept by the async schedule", [{::llvm::cl::values(
            clEnumValN(::ftpipe::partition::WeightVersioning::Stash, "stash",
                       "one version per micro-batch in flight (PipeDream)"),
@@ -115,7 +118,7 @@ defvar ObjectiveOptions = [
                       "2bw", "two versions (PipeDream-2BW)"),
            clEnumValN(::ftpipe::partition::WeightVersioning::None, "none",
                       "a single version"))}]>,
-  Option<"recompute", "recompute", "bool", /*default=*/"false",
+  Option<"recompute", "recompute", "bool", /*default=*/"true",
          "Keep only stage inputs and recompute the forward before backward">,
   Option<"microbatches", "microbatches", "unsigned", /*default=*/"8",
          "Micro-batches per mini-batch (GPipe and 1F1B)">,
