@@ -26,3 +26,11 @@
 // LINALG: func.func
 // LINALG: linalg.batch_matmul
 // LINALG: return
+
+// The scope and name examples of the issue, at full size.
+// RUN: FileCheck %s --check-prefix=T5-SCOPE --input-file=%t.t5.mlir
+// T5-SCOPE: {ftpipe.name = "encoder.block.23.layer.0.SelfAttention.q.weight", ftpipe.param} loc("T5ForConditionalGeneration/T5Stack[encoder]/ModuleList[block]/T5Block[23]/T5LayerSelfAttention[0]/T5Attention[SelfAttention]/Linear[q]")
+// RUN: FileCheck %s --check-prefix=BERT-SCOPE --input-file=%t.bert.mlir
+// BERT-SCOPE: {ftpipe.name = "bert.encoder.layer.5.attention.self.query.weight", ftpipe.param} loc("BertForQuestionAnswering/BertModel[bert]/BertEncoder[encoder]/ModuleList[layer]/BertLayer[5]/BertAttention[attention]/BertSelfAttention[self]/Linear[query]")
+// RUN: FileCheck %s --check-prefix=GPT2-SCOPE --input-file=%t.gpt2.mlir
+// GPT2-SCOPE: {ftpipe.name = "transformer.h.3.attn.c_attn.weight", ftpipe.param} loc("GPT2LMHeadModel/GPT2Model[transformer]/ModuleList[h]/GPT2Block[3]/GPT2Attention[attn]/Conv1D[c_attn]")
