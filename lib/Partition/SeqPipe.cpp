@@ -412,6 +412,9 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
   std::vector<uint32_t> seenValue, remap;
   std::vector<char> receives;
   uint64_t created = 1;
+  // Node steps taken; bounded like the states, since without a good upper
+  // bound every state may extend its stage back to the first node.
+  uint64_t steps = 0, maxSteps = config.maxStates * 64;
 
   for (size_t a = n; a >= 1; --a) {
     const std::vector<uint32_t> &pendA = pending[a];
@@ -435,6 +438,11 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
         uint32_t height = 0;
         ++token;
         for (size_t x = a; x-- > 0;) {
+          if (++steps > maxSteps)
+            return makeError(llvm::formatv(
+                "seq-pipe dp: gave up after {0} steps on {1} nodes; use the "
+                "greedy method or coarsen the graph first",
+                maxSteps, n));
           // Extend the new stage to [x, a).
           c += pb.nodeCompute[x] / pb.speed[dev];
           if (c > upper)

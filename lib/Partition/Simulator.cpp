@@ -361,3 +361,52 @@ Expected<SimResult> ftpipe::partition::simulatePlan(
   config.recordEvents = recordEvents;
   return simulate(*sg, hw, config);
 }
+
+llvm::json::Value
+ftpipe::partition::simulationToChromeTrace(const SimResult &result,
+                                           const Hardware &hw) {
+  size_t p = hw.numDevices();
+  llvm::json::Array events;
+  std::vector<char> linkUsed(p * p, 0);
+  for (const SimEvent &e : result.events)
+    if (e.onLink())
+      linkUsed[size_t(e.device) * p + e.toDevice] = 1;
+  auto name = [&](int64_t tid, std::string text) {
+    events.push_back(llvm::json::Object{
+        {"ph", "M"},
+        {"name", "thread_name"},
+        {"pid", 0},
+        {"tid", tid},
+        {"args", llvm::json::Object{{"name", std::move(text)}}}});
+  };
+  for (size_t d = 0; d < p; ++d)
+    name(int64_t(d),
+         llvm::formatv("device {0} ({1})", d, hw.device(DeviceId(d)).name)
+             .str());
+  for (size_t a = 0; a < p; ++a)
+    for (size_t b = 0; b < p; ++b)
+      if (linkUsed[a * p + b])
+        name(int64_t(p + a * p + b), llvm::formatv("link {0}->{1}", a, b));
+  for (const SimEvent &e : result.events) {
+    int64_t tid = e.onLink() ? int64_t(p + size_t(e.device) * p + e.toDevice)
+                             : int64_t(e.device);
+    const char *cat = e.kind == SimEvent::Kind::Forward    ? "forward"
+                      : e.kind == SimEvent::Kind::Backward ? "backward"
+                      : e.backward                         ? "gradient"
+                                                           : "activation";
+    llvm::json::Object args{{"stage", int64_t(e.stage)},
+                            {"microbatch", int64_t(e.microBatch)}};
+    if (e.onLink())
+      args["to_stage"] = int64_t(e.peer);
+    events.push_back(llvm::json::Object{{"name", e.label()},
+                                        {"cat", cat},
+                                        {"ph", "X"},
+                                        {"pid", 0},
+                                        {"tid", tid},
+                                        {"ts", e.startMs * 1e3},
+                                        {"dur", (e.endMs - e.startMs) * 1e3},
+                                        {"args", std::move(args)}});
+  }
+  return llvm::json::Object{{"traceEvents", std::move(events)},
+                            {"displayTimeUnit", "ms"}};
+}

@@ -26,6 +26,8 @@
 
 #include "FTPipe/Partition/Objective.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <string>
 #include <vector>
 
@@ -103,6 +105,14 @@ llvm::Expected<SimResult> simulatePlan(const Graph &graph, const Hardware &hw,
                                        const Plan &plan,
                                        const ObjectiveConfig &objective,
                                        bool recordEvents = true);
+
+/// The recorded timeline as a Chrome / Perfetto trace (`{"traceEvents":
+/// [...]}`, times in microseconds): one named track per device ("device 0
+/// (RTX2080Ti:0)") and per directed link that carried traffic ("link 0->1"),
+/// a complete ("X") event per task and transfer with its stage and
+/// micro-batch in `args`.
+llvm::json::Value simulationToChromeTrace(const SimResult &result,
+                                          const Hardware &hw);
 
 } // namespace partition
 } // namespace ftpipe
