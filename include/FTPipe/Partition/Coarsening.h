@@ -161,10 +161,11 @@ struct CoarseningHierarchy {
 /// Coarsens `graph` to at most `numBlocks` (L) blocks with the six passes
 /// above, in order, for the devices of `hardware` (the slowest link between
 /// two of them prices communication in the CCO pass). Guarantees: every level
-/// is acyclic and nested in the next; the top level has
-/// min(L, numNodes) blocks or fewer only when the graph has fewer nodes;
-/// deterministic (no randomness, ties broken by ids). O((N + E) log N) in
-/// practice. Fails when L == 0 or the config is invalid.
+/// is acyclic and nested in the next; the top level has at most L blocks,
+/// exactly min(L, numNodes) when capFactor <= 1 and the graph has compute
+/// (each block then holds at most 1/L of it); deterministic (no randomness,
+/// ties broken by ids). O((N + E) log N) in practice. Fails when L == 0 or
+/// the config is invalid.
 llvm::Expected<CoarseningHierarchy>
 coarsenGraph(const Graph &graph, const Hardware &hardware, uint32_t numBlocks,
              const CoarseningConfig &config = {});
