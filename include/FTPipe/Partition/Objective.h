@@ -189,11 +189,15 @@ struct PlanMetrics {
   std::vector<DeviceMetrics> devices;
   /// Largest device load: the async steady-state time per micro-batch.
   double asyncMsPerMicroBatch = 0.0;
-  /// max(total compute / P, largest node), P = devices in the hardware.
+  /// max(total compute / P, largest node), P = devices in the hardware
+  /// (with heterogeneous devices: total / sum of relative speeds, largest /
+  /// fastest speed).
   double lowerBoundMs = 0.0;
   /// Busiest device load / mean load over all P devices (1 when all zero).
   double imbalance = 1.0;
+  /// Sum over nodes of f + b (+ f under recomputation), as on device 0.
   double totalComputeMs = 0.0;
+  /// The device with the largest load (the lowest id among equals).
   DeviceId bottleneckDevice = 0;
   /// Every device's memory fits its budget.
   bool memoryFits = true;
