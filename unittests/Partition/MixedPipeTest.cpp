@@ -157,6 +157,30 @@ TEST(Coarsening, LevelsAreAcyclicNestedAndReachL) {
         }
 }
 
+TEST(Coarsening, EveryPassAloneKeepsLevelsAcyclic) {
+  // Ablation: each pass on its own (smallest first always runs last).
+  for (int pass = 0; pass < 6; ++pass)
+    for (GraphFamily family : kFamilies)
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        SCOPED_TRACE(testing::Message() << "pass " << pass << " "
+                                        << familyName(family) << " seed="
+                                        << seed);
+        CoarseningConfig cfg;
+        cfg.byPrefix = pass == 0;
+        cfg.byType = pass == 1;
+        cfg.zeroWeight = pass == 2;
+        cfg.cco = pass == 3;
+        cfg.centres = pass == 4;
+        cfg.memoryFraction = pass == 5 ? 0.0 : 0.5;
+        Graph g = makeGraph(family, 240, seed);
+        Hardware hw = makeHardware(4, 1ull << 32);
+        CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 12, cfg));
+        for (const CoarseningLevel &lvl : h.levels)
+          EXPECT_TRUE(isBlockGraphAcyclic(g, lvl.nodeBlock)) << lvl.pass;
+        EXPECT_EQ(h.top.numBlocks(), 12u);
+      }
+}
+
 TEST(Coarsening, IsDeterministic) {
   for (GraphFamily family : kFamilies) {
     Graph g = makeGraph(family, 500, 3);
