@@ -8,6 +8,7 @@
 
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/Transforms/Passes.h"
+#include "FTPipe/Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -38,6 +39,7 @@ int main(int argc, char **argv) {
 
   mlir::registerTransformsPasses();
   mlir::ftpipe::registerFTPipePasses();
+  mlir::ftpipe::registerFTPipePipelines();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "FTPipe optimizer driver: pipeline partitioning passes\n",

@@ -1,0 +1,86 @@
+# `cmake --install` of FTPipe as a CMake package (docs/Integrating.md):
+# headers (sources and generated .inc), the libraries as the build made them
+# (static by default, shared with BUILD_SHARED_LIBS), libFTPipe-C.so, the
+# tools, and FTPipeConfig.cmake / FTPipeConfigVersion.cmake with the targets
+# FTPipe::Passes, ::Dialect, ::Analysis, ::Transforms, ::ModelGen, ::CAPI,
+# ::Partition and the tools.
+#
+# Two export sets keep lib/Partition usable without MLIR: FTPipe::Partition
+# lives in FTPipePartitionTargets.cmake (needs only LLVM), everything else in
+# FTPipeTargets.cmake (needs MLIR). `find_package(FTPipe COMPONENTS
+# Partition)` loads only the first.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(FTPIPE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/FTPipe CACHE STRING
+    "Where FTPipeConfig.cmake is installed, relative to the prefix")
+
+# Everything a host needs to register and run the passes and pipelines.
+add_library(FTPipePasses INTERFACE)
+target_link_libraries(FTPipePasses INTERFACE
+  FTPipeTransforms FTPipeAnalysis FTPipeDialect FTPipePartition MLIR LLVM)
+
+set(ftpipe_mlir_libraries FTPipeDialect FTPipeAnalysis FTPipeTransforms
+    FTPipeModelGen)
+set(ftpipe_tools ftpipe-opt ftpipe-model-gen)
+
+set_target_properties(FTPipePartition PROPERTIES EXPORT_NAME Partition)
+set_target_properties(FTPipeDialect PROPERTIES EXPORT_NAME Dialect)
+set_target_properties(FTPipeAnalysis PROPERTIES EXPORT_NAME Analysis)
+set_target_properties(FTPipeTransforms PROPERTIES EXPORT_NAME Transforms)
+set_target_properties(FTPipeModelGen PROPERTIES EXPORT_NAME ModelGen)
+set_target_properties(FTPipePasses PROPERTIES EXPORT_NAME Passes)
+set_target_properties(FTPipeCAPI PROPERTIES EXPORT_NAME CAPI)
+
+foreach(library FTPipePartition FTPipeCAPI ${ftpipe_mlir_libraries})
+  target_include_directories(${library} PUBLIC
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  # LLVM 19's headers need C++17; consumers get it from the targets.
+  target_compile_features(${library} PUBLIC cxx_std_17)
+endforeach()
+
+# Installed binaries find FTPipe's shared libraries next to them and
+# libMLIR.so / libLLVM.so where the build found them.
+foreach(target FTPipePartition FTPipeCAPI ${ftpipe_mlir_libraries}
+        ${ftpipe_tools})
+  set_target_properties(${target} PROPERTIES
+    INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};$ORIGIN"
+    INSTALL_RPATH_USE_LINK_PATH ON)
+endforeach()
+
+install(TARGETS FTPipePartition EXPORT FTPipePartitionTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS ${ftpipe_mlir_libraries} FTPipePasses FTPipeCAPI
+                ${ftpipe_tools}
+  EXPORT FTPipeTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/FTPipe
+                  ${PROJECT_SOURCE_DIR}/include/FTPipe-c
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
+install(DIRECTORY ${PROJECT_BINARY_DIR}/include/FTPipe
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h.inc"
+  PATTERN "CMakeFiles" EXCLUDE)
+
+install(EXPORT FTPipePartitionTargets NAMESPACE FTPipe::
+  DESTINATION ${FTPIPE_INSTALL_CMAKEDIR})
+install(EXPORT FTPipeTargets NAMESPACE FTPipe::
+  DESTINATION ${FTPIPE_INSTALL_CMAKEDIR})
+
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/FTPipeConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/FTPipeConfig.cmake
+  INSTALL_DESTINATION ${FTPIPE_INSTALL_CMAKEDIR})
+# 0.x: a new minor version may break the API.
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/cmake/FTPipeConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/cmake/FTPipeConfig.cmake
+              ${PROJECT_BINARY_DIR}/cmake/FTPipeConfigVersion.cmake
+  DESTINATION ${FTPIPE_INSTALL_CMAKEDIR})

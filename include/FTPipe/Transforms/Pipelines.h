@@ -1,0 +1,279 @@
+//===- Pipelines.h - FTPipe's pass pipelines --------------------*- C++ -*-===//
+//
+// The partitioning pipelines as code, for compilers that embed FTPipe: an
+// options struct with typed fields per pipeline, a builder that appends the
+// passes to a caller's pass manager (so a host compiler composes FTPipe with
+// its own passes without going through strings), and the registration of the
+// same pipelines under a name for textual pipelines and ftpipe-opt.
+//
+// Every builder expects a pass manager nested on `builtin.module` (the FTPipe
+// partitioning passes run on the module: it carries the hardware and the
+// plan). Each phase remains available as its own pass (Passes.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_TRANSFORMS_PIPELINES_H
+#define FTPIPE_TRANSFORMS_PIPELINES_H
+
+#include "FTPipe/Transforms/Passes.h"
+
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+class OpPassManager;
+
+namespace ftpipe {
+
+/// Which partitioner ends the partitioning pipeline.
+enum class PartitionMethod {
+  /// Runs every partitioner, keeps the fastest feasible plan
+  /// (ftpipe-auto-partition).
+  Auto,
+  /// Mixed-Pipe, best L in {P, 2P, 3P, 4P} (ftpipe-mixed-pipe).
+  MixedPipe,
+  /// Contiguous stages, exact dynamic programming (ftpipe-seq-pipe, dp).
+  SeqDP,
+  /// Contiguous stages, greedy cuts (ftpipe-seq-pipe, greedy).
+  SeqGreedy,
+};
+
+/// The fine-tuning setup that plans are scored for: the `ObjectiveOptions`
+/// every scoring pass takes (Passes.td, docs/FineTuningSetup.md). The
+/// defaults are the passes' own: async 1F1B, Adam, one weight version,
+/// recomputation, 8 micro-batches.
+struct ObjectiveSetup {
+  ::ftpipe::partition::Schedule schedule = AutoPartitionPassOptions().schedule;
+  ::ftpipe::partition::Optimizer optimizer =
+      AutoPartitionPassOptions().optimizer;
+  ::ftpipe::partition::WeightVersioning stashing =
+      AutoPartitionPassOptions().stashing;
+  bool recompute = AutoPartitionPassOptions().recompute;
+  unsigned microbatches = AutoPartitionPassOptions().microbatches;
+};
+
+/// Options of the partitioning pipeline: ftpipe-annotate-costs, then the
+/// partitioner that `method` names. Defaults are the passes' defaults.
+struct PartitionPipelineOptions {
+  /// Hardware preset name or cluster JSON file (default
+  /// "rtx2080ti-pcie-x8", FTPipe's testbed).
+  std::string hardware = AnnotateCostsPassOptions().hardware;
+  /// Measured profile (JSON) that overrides the analytical op times; empty
+  /// for none.
+  std::string profile;
+  /// Plan for the first `devices` devices of the hardware (0: all).
+  unsigned devices = 0;
+  /// Model function (empty: the only function with a body).
+  std::string function;
+  /// The partitioner.
+  PartitionMethod method = PartitionMethod::Auto;
+  /// Auto only: the largest graph on which Seq-Pipe dp is tried.
+  unsigned dpMaxOps = AutoPartitionPassOptions().dpMaxOps;
+  /// Auto: do not print the candidates; MixedPipe: the opposite of verbose.
+  /// Library users usually want no output on stderr, hence the default.
+  bool quiet = true;
+  ObjectiveSetup objective;
+};
+
+/// Options of the Mixed-Pipe pipeline: ftpipe-annotate-costs, then either
+/// the search over L (ftpipe-mixed-pipe) or the three phases with a fixed L
+/// (ftpipe-coarsen, ftpipe-assign-devices, ftpipe-refine).
+struct MixedPipeOptions {
+  /// As in PartitionPipelineOptions.
+  std::string hardware = AnnotateCostsPassOptions().hardware;
+  std::string profile;
+  unsigned devices = 0;
+  std::string function;
+  /// Number of blocks L that coarsening leaves. 0 searches L in {P, 2P, 3P,
+  /// 4P} and keeps the best plan (ftpipe-mixed-pipe); any other value runs
+  /// the three phases as separate passes with that L.
+  unsigned stages = 0;
+  /// Fixed L only: module types whose instances become one block each
+  /// (empty: the coarsening pass's defaults).
+  std::vector<std::string> blockTypes;
+  /// Fixed L only: run the refinement phase (off for ablations).
+  bool refine = true;
+  /// Search only: print every candidate L on stderr.
+  bool verbose = false;
+  ObjectiveSetup objective;
+};
+
+/// Appends the partitioning pipeline to `pm` (nested on builtin.module):
+/// cost annotation for `options.hardware`, then the chosen partitioner. On
+/// success every op of the model function carries `ftpipe.stage` and the
+/// module carries `ftpipe.hardware` and `ftpipe.plan`.
+void buildPartitionPipeline(OpPassManager &pm,
+                            const PartitionPipelineOptions &options);
+
+/// Appends the Mixed-Pipe pipeline to `pm` (nested on builtin.module). Same
+/// result attributes as buildPartitionPipeline; with a fixed L every op also
+/// keeps its coarse block id (`ftpipe.block`).
+void buildMixedPipePipeline(OpPassManager &pm, const MixedPipeOptions &options);
+
+//===----------------------------------------------------------------------===//
+// Textual forms, for PassPipelineRegistration and `--pass-pipeline`
+//===----------------------------------------------------------------------===//
+
+/// Command-line form of PartitionPipelineOptions
+/// (`ftpipe-partition-pipeline{hardware=... devices=4 method=mixed-pipe}`).
+struct PartitionPipelineTextOptions
+    : public PassPipelineOptions<PartitionPipelineTextOptions> {
+  PassOptions::Option<std::string> hardware{
+      *this, "hardware",
+      llvm::cl::desc("Hardware preset name or cluster JSON file"),
+      llvm::cl::init(PartitionPipelineOptions().hardware)};
+  PassOptions::Option<std::string> profile{
+      *this, "profile",
+      llvm::cl::desc("Measured profile (JSON) that overrides analytical times")};
+  PassOptions::Option<unsigned> devices{
+      *this, "devices",
+      llvm::cl::desc("Plan for the first P devices of the hardware (0: all)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> function{
+      *this, "function",
+      llvm::cl::desc("Model function (default: the only one with a body)")};
+  PassOptions::Option<PartitionMethod> method{
+      *this, "method", llvm::cl::desc("Partitioner"),
+      llvm::cl::init(PartitionMethod::Auto),
+      llvm::cl::values(
+          clEnumValN(PartitionMethod::Auto, "auto",
+                     "every partitioner, the fastest feasible plan"),
+          clEnumValN(PartitionMethod::MixedPipe, "mixed-pipe",
+                     "Mixed-Pipe, best L in {P..4P}"),
+          clEnumValN(PartitionMethod::SeqDP, "seq-dp",
+                     "contiguous stages, exact dynamic programming"),
+          clEnumValN(PartitionMethod::SeqGreedy, "seq-greedy",
+                     "contiguous stages, greedy cuts"))};
+  PassOptions::Option<unsigned> dpMaxOps{
+      *this, "dp-max-ops",
+      llvm::cl::desc("auto: largest graph on which Seq-Pipe dp is tried"),
+      llvm::cl::init(PartitionPipelineOptions().dpMaxOps)};
+  PassOptions::Option<bool> quiet{
+      *this, "quiet", llvm::cl::desc("Print no candidates on stderr"),
+      llvm::cl::init(true)};
+  PassOptions::Option<::ftpipe::partition::Schedule> schedule{
+      *this, "schedule", llvm::cl::desc("Pipeline schedule"),
+      llvm::cl::init(ObjectiveSetup().schedule),
+      llvm::cl::values(
+          clEnumValN(::ftpipe::partition::Schedule::Async, "async",
+                     "PipeDream-style asynchronous 1F1B"),
+          clEnumValN(::ftpipe::partition::Schedule::GPipe, "gpipe",
+                     "GPipe: fill, drain, flush"),
+          clEnumValN(::ftpipe::partition::Schedule::OneFOneB, "1f1b",
+                     "1F1B with a flush per mini-batch"))};
+  PassOptions::Option<::ftpipe::partition::Optimizer> optimizer{
+      *this, "optimizer", llvm::cl::desc("Optimizer whose state is kept"),
+      llvm::cl::init(ObjectiveSetup().optimizer),
+      llvm::cl::values(
+          clEnumValN(::ftpipe::partition::Optimizer::SGD, "sgd", "no state"),
+          clEnumValN(::ftpipe::partition::Optimizer::Momentum, "momentum",
+                     "one buffer"),
+          clEnumValN(::ftpipe::partition::Optimizer::Adam, "adam",
+                     "two buffers"))};
+  PassOptions::Option<::ftpipe::partition::WeightVersioning> stashing{
+      *this, "stashing", llvm::cl::desc("Weight versions of the async schedule"),
+      llvm::cl::init(ObjectiveSetup().stashing),
+      llvm::cl::values(
+          clEnumValN(::ftpipe::partition::WeightVersioning::Stash, "stash",
+                     "one per micro-batch in flight"),
+          clEnumValN(::ftpipe::partition::WeightVersioning::DoubleBuffered,
+                     "2bw", "two versions"),
+          clEnumValN(::ftpipe::partition::WeightVersioning::None, "none",
+                     "a single version"))};
+  PassOptions::Option<bool> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Recompute the forward before the backward"),
+      llvm::cl::init(ObjectiveSetup().recompute)};
+  PassOptions::Option<unsigned> microbatches{
+      *this, "microbatches",
+      llvm::cl::desc("Micro-batches per mini-batch (GPipe and 1F1B)"),
+      llvm::cl::init(ObjectiveSetup().microbatches)};
+
+  /// The typed options these flags spell.
+  PartitionPipelineOptions toOptions() const;
+};
+
+/// Command-line form of MixedPipeOptions (`ftpipe-mixed-pipe-pipeline{...}`);
+/// the objective options are those of PartitionPipelineTextOptions.
+struct MixedPipeTextOptions : public PassPipelineOptions<MixedPipeTextOptions> {
+  PassOptions::Option<std::string> hardware{
+      *this, "hardware",
+      llvm::cl::desc("Hardware preset name or cluster JSON file"),
+      llvm::cl::init(MixedPipeOptions().hardware)};
+  PassOptions::Option<std::string> profile{
+      *this, "profile",
+      llvm::cl::desc("Measured profile (JSON) that overrides analytical times")};
+  PassOptions::Option<unsigned> devices{
+      *this, "devices",
+      llvm::cl::desc("Plan for the first P devices of the hardware (0: all)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> function{
+      *this, "function",
+      llvm::cl::desc("Model function (default: the only one with a body)")};
+  PassOptions::Option<unsigned> stages{
+      *this, "stages",
+      llvm::cl::desc("Blocks L after coarsening (0: search L in {P..4P})"),
+      llvm::cl::init(0)};
+  PassOptions::ListOption<std::string> blockTypes{
+      *this, "block-types",
+      llvm::cl::desc("Fixed L: module types that become one block each")};
+  PassOptions::Option<bool> refine{
+      *this, "refine", llvm::cl::desc("Fixed L: run the refinement phase"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> verbose{
+      *this, "verbose", llvm::cl::desc("Search: print every candidate L"),
+      llvm::cl::init(false)};
+  PassOptions::Option<::ftpipe::partition::Schedule> schedule{
+      *this, "schedule", llvm::cl::desc("Pipeline schedule"),
+      llvm::cl::init(ObjectiveSetup().schedule),
+      llvm::cl::values(
+          clEnumValN(::ftpipe::partition::Schedule::Async, "async",
+                     "PipeDream-style asynchronous 1F1B"),
+          clEnumValN(::ftpipe::partition::Schedule::GPipe, "gpipe",
+                     "GPipe: fill, drain, flush"),
+          clEnumValN(::ftpipe::partition::Schedule::OneFOneB, "1f1b",
+                     "1F1B with a flush per mini-batch"))};
+  PassOptions::Option<::ftpipe::partition::Optimizer> optimizer{
+      *this, "optimizer", llvm::cl::desc("Optimizer whose state is kept"),
+      llvm::cl::init(ObjectiveSetup().optimizer),
+      llvm::cl::values(
+          clEnumValN(::ftpipe::partition::Optimizer::SGD, "sgd", "no state"),
+          clEnumValN(::ftpipe::partition::Optimizer::Momentum, "momentum",
+                     "one buffer"),
+          clEnumValN(::ftpipe::partition::Optimizer::Adam, "adam",
+                     "two buffers"))};
+  PassOptions::Option<::ftpipe::partition::WeightVersioning> stashing{
+      *this, "stashing", llvm::cl::desc("Weight versions of the async schedule"),
+      llvm::cl::init(ObjectiveSetup().stashing),
+      llvm::cl::values(
+          clEnumValN(::ftpipe::partition::WeightVersioning::Stash, "stash",
+                     "one per micro-batch in flight"),
+          clEnumValN(::ftpipe::partition::WeightVersioning::DoubleBuffered,
+                     "2bw", "two versions"),
+          clEnumValN(::ftpipe::partition::WeightVersioning::None, "none",
+                     "a single version"))};
+  PassOptions::Option<bool> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Recompute the forward before the backward"),
+      llvm::cl::init(ObjectiveSetup().recompute)};
+  PassOptions::Option<unsigned> microbatches{
+      *this, "microbatches",
+      llvm::cl::desc("Micro-batches per mini-batch (GPipe and 1F1B)"),
+      llvm::cl::init(ObjectiveSetup().microbatches)};
+
+  /// The typed options these flags spell.
+  MixedPipeOptions toOptions() const;
+};
+
+/// Registers the named pipelines `ftpipe-partition-pipeline` and
+/// `ftpipe-mixed-pipe-pipeline` with MLIR's global pass registry, so that
+/// `--pass-pipeline` strings and `parsePassPipeline` can name them. Call once,
+/// before parsing pipelines (ftpipe-opt does).
+void registerFTPipePipelines();
+
+} // namespace ftpipe
+} // namespace mlir
+
+#endif // FTPIPE_TRANSFORMS_PIPELINES_H
