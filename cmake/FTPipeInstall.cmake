@@ -20,16 +20,47 @@ add_library(FTPipePasses INTERFACE)
 target_link_libraries(FTPipePasses INTERFACE
   FTPipeTransforms FTPipeAnalysis FTPipeDialect FTPipePartition MLIR LLVM)
 
-set(ftpipe_mlir_libraries FTPipeDialect FTPipeAnalysis FTPipeTransforms
-    FTPipeModelGen)
+# ftpipe_link_closure(<out> <targets...>): the targets and every FTPipe
+# library they link, transitively. Exporting the closure means a library that
+# starts to link a new internal FTPipe library keeps `install(EXPORT)` valid.
+function(ftpipe_link_closure out)
+  set(result "")
+  set(queue ${ARGN})
+  while(queue)
+    list(POP_FRONT queue target)
+    if(NOT TARGET ${target} OR target IN_LIST result)
+      continue()
+    endif()
+    get_target_property(imported ${target} IMPORTED)
+    if(imported)
+      continue()
+    endif()
+    list(APPEND result ${target})
+    get_target_property(type ${target} TYPE)
+    set(links "")
+    if(NOT type STREQUAL "INTERFACE_LIBRARY")
+      get_target_property(links ${target} LINK_LIBRARIES)
+    endif()
+    get_target_property(interface_links ${target} INTERFACE_LINK_LIBRARIES)
+    foreach(link IN LISTS links interface_links)
+      if(link MATCHES "^FTPipe" AND TARGET ${link})
+        list(APPEND queue ${link})
+      endif()
+    endforeach()
+  endwhile()
+  set(${out} ${result} PARENT_SCOPE)
+endfunction()
+
+ftpipe_link_closure(ftpipe_mlir_libraries FTPipeDialect FTPipeAnalysis
+  FTPipeTransforms FTPipeModelGen FTPipePasses FTPipeCAPI)
+list(REMOVE_ITEM ftpipe_mlir_libraries FTPipePartition FTPipePasses FTPipeCAPI)
 set(ftpipe_tools ftpipe-opt ftpipe-model-gen)
 
-set_target_properties(FTPipePartition PROPERTIES EXPORT_NAME Partition)
-set_target_properties(FTPipeDialect PROPERTIES EXPORT_NAME Dialect)
-set_target_properties(FTPipeAnalysis PROPERTIES EXPORT_NAME Analysis)
-set_target_properties(FTPipeTransforms PROPERTIES EXPORT_NAME Transforms)
-set_target_properties(FTPipeModelGen PROPERTIES EXPORT_NAME ModelGen)
-set_target_properties(FTPipePasses PROPERTIES EXPORT_NAME Passes)
+# FTPipe::<name without the FTPipe prefix>.
+foreach(library FTPipePartition FTPipePasses ${ftpipe_mlir_libraries})
+  string(REGEX REPLACE "^FTPipe" "" export_name ${library})
+  set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})
+endforeach()
 set_target_properties(FTPipeCAPI PROPERTIES EXPORT_NAME CAPI)
 
 foreach(library FTPipePartition FTPipeCAPI ${ftpipe_mlir_libraries})
