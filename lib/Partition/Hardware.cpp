@@ -138,6 +138,20 @@ static constexpr double kLaunchUs = 5.0;
 static constexpr double kLinkEfficiency = 0.90;
 static constexpr uint64_t kGiB = 1ull << 30;
 
+Device ftpipe::partition::sustainedDevice(llvm::StringRef name,
+                                         uint64_t memoryBytes,
+                                         double peakTflops, double peakGBps,
+                                         uint32_t node) {
+  Device d;
+  d.name = name.str();
+  d.memoryBytes = memoryBytes;
+  d.tflops = peakTflops * kComputeEfficiency;
+  d.memGBps = peakGBps * kMemoryEfficiency;
+  d.launchUs = kLaunchUs;
+  d.node = node;
+  return d;
+}
+
 static HardwareSpec uniformNode(llvm::StringRef name, llvm::StringRef devName,
                                 unsigned count, uint64_t memoryBytes,
                                 double peakTflops, double peakGBps) {
@@ -145,14 +159,9 @@ static HardwareSpec uniformNode(llvm::StringRef name, llvm::StringRef devName,
   spec.name = name.str();
   spec.dtype = "fp32";
   for (unsigned i = 0; i < count; ++i) {
-    Device d;
-    d.name = (devName + ":" + llvm::Twine(i)).str();
-    d.memoryBytes = memoryBytes;
-    d.tflops = peakTflops * kComputeEfficiency;
-    d.memGBps = peakGBps * kMemoryEfficiency;
-    d.launchUs = kLaunchUs;
-    d.node = 0;
-    spec.devices.push_back(d);
+    spec.devices.push_back(
+        sustainedDevice((devName + ":" + llvm::Twine(i)).str(), memoryBytes,
+                        peakTflops, peakGBps));
   }
   return spec;
 }

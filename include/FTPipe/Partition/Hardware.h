@@ -50,6 +50,13 @@ struct Device {
   double rooflineMs(double flops, double bytes) const;
 };
 
+/// A device from datasheet peaks, with the sustained efficiencies every
+/// preset uses (70 % of peak FLOP/s, 80 % of peak bandwidth, 5 us launch;
+/// Hardware.cpp gives the sources), so devices described from a datasheet or
+/// detected on a machine compare fairly with the presets.
+Device sustainedDevice(llvm::StringRef name, uint64_t memoryBytes,
+                       double peakTflops, double peakGBps, uint32_t node = 0);
+
 /// A directed link between two devices. Transfer time of b bytes is
 /// b / (GBps * 1e9) s + latencyUs.
 struct Link {
