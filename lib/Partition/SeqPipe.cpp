@@ -134,10 +134,16 @@ struct Open {
   /// Index counted from the right (device numDevices - 1 - j); unique.
   uint32_t j;
   uint32_t height;
+  /// The stage's cost no longer depends on what it will receive (it is in
+  /// the state's maxClosed already): always with uniform links, and
+  /// otherwise when even the slowest link could not change the CCO cost.
+  bool final;
   double compute;
   /// Traffic so far (sends are final; receives grow as stages form on the
   /// left).
   double fwd, bwd;
+  /// Upper bounds on what it may still receive (slowest link).
+  double moreFwd, moreBwd;
 };
 
 struct State {
@@ -157,18 +163,29 @@ struct State {
 
 /// Whether `a` is at least as good as `b` for every future. Both have the
 /// same key: the same open stages (by j) holding the same pending nodes, so
-/// the future adds the same traffic to each. A stage's final cost is
-/// max(C, F) + max(0, B - C) with F, B its forward and backward traffic, so
-/// it is no larger for `a` whatever is added when F_a <= F_b,
-/// C_a <= max(C_b, F_b) and B_a - C_a <= B_b - C_b; a smaller depth never
-/// needs more memory later.
+/// the future adds the same traffic d_F in [0, D], d_B in [0, E] to each. A
+/// stage's final cost is max(C, F + d_F) + max(0, B + d_B - C), no larger
+/// for `a` whatever is added when C_a <= max(C_b, F_b), F_a <= F_b or
+/// F_a + D <= C_b, and B_a - C_a <= B_b - C_b or B_a + E <= C_a; a final
+/// stage adds nothing more; a smaller depth never needs more memory later.
 bool dominates(const State &a, const State &b) {
   if (a.maxClosed > b.maxClosed)
     return false;
   for (size_t i = 0; i < a.open.size(); ++i) {
     const Open &x = a.open[i], &y = b.open[i];
-    if (x.fwd > y.fwd || x.compute > std::max(y.compute, y.fwd) ||
-        x.bwd - x.compute > y.bwd - y.compute || x.height > y.height)
+    if (x.height > y.height)
+      return false;
+    if (x.final)
+      continue;
+    if (y.final)
+      return false;
+    double d = std::max(x.moreFwd, y.moreFwd),
+           e = std::max(x.moreBwd, y.moreBwd);
+    if (x.compute > std::max(y.compute, y.fwd))
+      return false;
+    if (x.fwd > y.fwd && x.fwd + d > y.compute)
+      return false;
+    if (x.bwd - x.compute > y.bwd - y.compute && x.bwd + e > x.compute)
       return false;
   }
   return true;
@@ -388,9 +405,23 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
         const LinkParams &l0 = hw.link(first, first + 1);
         uniform &= l.GBps == l0.GBps && l.latencyUs == l0.latencyUs;
       }
-  auto uniformMs = [&](ValueId v) {
-    return smax > 1 ? hw.transferMs(graph.valueBytes(v), first, first + 1)
-                    : 0.0;
+  // What a stage receives is priced when it is formed: exactly with
+  // uniform links, else as an upper bound with the slowest link.
+  double slowGBps = kInf, slowLatencyUs = 0.0;
+  for (size_t d1 = first; d1 < numDevices; ++d1)
+    for (size_t d2 = first; d2 < numDevices; ++d2)
+      if (d1 != d2) {
+        const LinkParams &l = hw.link(DeviceId(d1), DeviceId(d2));
+        slowGBps = std::min(slowGBps, l.GBps);
+        slowLatencyUs = std::max(slowLatencyUs, l.latencyUs);
+      }
+  auto receiveMs = [&](ValueId v) {
+    if (smax <= 1)
+      return 0.0;
+    if (uniform)
+      return hw.transferMs(graph.valueBytes(v), first, first + 1);
+    return double(graph.valueBytes(v)) / (slowGBps * 1e6) +
+           slowLatencyUs * 1e-3;
   };
 
   std::vector<State> states;
@@ -434,7 +465,7 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
         receives.assign(numOpen, 0);
         seenValue.assign(numOpen, ~0u);
         double c = 0, act = 0, params = 0, inputs = 0, sendF = 0, sendB = 0;
-        double recvF = 0, recvB = 0; // uniform links only
+        double recvF = 0, recvB = 0; // exact, or bounds (receiveMs)
         uint32_t height = 0;
         ++token;
         for (size_t x = a; x-- > 0;) {
@@ -457,20 +488,18 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
             if (valueStamp[u] != token) {
               valueStamp[u] = token;
               inputs += double(graph.valueBytes(u));
-              if (uniform && graph.producer(u) != kNoNode) {
-                recvF += uniformMs(u);
+              if (graph.producer(u) != kNoNode) {
+                recvF += receiveMs(u);
                 if (graph.valueNeedsGrad(u))
-                  recvB += uniformMs(u);
+                  recvB += receiveMs(u);
               }
             }
           for (ValueId v : graph.outputs(NodeId(x))) {
             if (valueStamp[v] == token) {
               inputs -= double(graph.valueBytes(v)); // now internal
-              if (uniform) {
-                recvF -= uniformMs(v);
-                if (graph.valueNeedsGrad(v))
-                  recvB -= uniformMs(v);
-              }
+              recvF -= receiveMs(v);
+              if (graph.valueNeedsGrad(v))
+                recvB -= receiveMs(v);
             }
             valueStamp[v] = token;
             // Consumers right of the cut are pending there and sit in open
@@ -490,12 +519,12 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
               DeviceId to = DeviceId(numDevices - 1 - from.open[o].j);
               double t = hw.transferMs(graph.valueBytes(v), dev, to);
               sendF += t;
-              if (!uniform)
+              if (!from.open[o].final)
                 dFwd[o] += t;
               if (graph.valueNeedsGrad(v)) {
                 double tb = hw.transferMs(graph.valueBytes(v), to, dev);
                 sendB += tb;
-                if (!uniform)
+                if (!from.open[o].final)
                   dBwd[o] += tb;
               }
               if (!receives[o]) {
@@ -551,9 +580,12 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
           bool pruned = false;
           for (size_t o = 0; o < numOpen && !pruned; ++o) {
             Open st = from.open[o];
-            st.fwd += dFwd[o];
-            st.bwd += dBwd[o];
-            double cost = Problem::cco(st.compute, st.fwd, st.bwd);
+            double cost = 0.0;
+            if (!st.final) {
+              st.fwd += dFwd[o];
+              st.bwd += dBwd[o];
+              cost = Problem::cco(st.compute, st.fwd, st.bwd);
+            }
             if (cost > upper) {
               pruned = true;
             } else if (remap[o] != ~0u) {
@@ -563,22 +595,26 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
               next.maxClosed = std::max(next.maxClosed, cost);
             }
           }
-          // With uniform links what the stage will receive is known now
-          // (every value read from the left crosses, once), so its cost is
-          // final and an open stage only routes traffic and sets depths.
-          double myCost = uniform
-                              ? Problem::cco(c, sendF + recvF, sendB + recvB)
-                              : Problem::cco(c, sendF, sendB);
+          // The new stage's cost is final now when its receives cannot
+          // change it: with uniform links (every value read from the left
+          // crosses once, priced exactly) or when even the slowest link
+          // leaves the CCO cost as it is.
+          double lowCost = Problem::cco(c, sendF, sendB);
+          double highCost = Problem::cco(c, sendF + recvF, sendB + recvB);
+          bool final = uniform || !mineOpen || highCost == lowCost;
+          double myCost = uniform ? highCost : lowCost;
           if (pruned || myCost > upper)
             continue;
           uint32_t mine = uint32_t(next.open.size());
-          if (uniform)
+          if (final)
             next.maxClosed = std::max(next.maxClosed, myCost);
-          if (mineOpen)
-            next.open.push_back(uniform ? Open{j, height, 0.0, 0.0, 0.0}
-                                        : Open{j, height, c, sendF, sendB});
-          else
-            next.maxClosed = std::max(next.maxClosed, myCost);
+          if (mineOpen) {
+            if (final)
+              next.open.push_back({j, height, true, 0.0, 0.0, 0.0, 0.0, 0.0});
+            else
+              next.open.push_back(
+                  {j, height, false, c, sendF, sendB, recvF, recvB});
+          }
           if (next.maxClosed > upper)
             continue;
           if (cut == 0) {
@@ -641,7 +677,7 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
   if (bestParent < 0) {
     if (greedy.objectiveMs < kInf) {
       // The greedy plan is optimal up to rounding (nothing beat the bound).
-      greedy.work = created;
+      greedy.work = steps;
       return std::move(greedy);
     }
     return noFitError(pb, needWorst, haveWorst);
@@ -653,7 +689,7 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
   SeqPipeResult result;
   result.plan = contiguousPlan(n, cuts, numDevices);
   result.objectiveMs = pb.score(result.plan);
-  result.work = created;
+  result.work = steps;
   if (greedy.objectiveMs < result.objectiveMs)
     return std::move(greedy); // equal up to rounding: keep the bound's plan
   return std::move(result);
