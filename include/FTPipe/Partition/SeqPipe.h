@@ -31,8 +31,9 @@ struct SeqPipeConfig {
   ObjectiveConfig objective;
   /// At most this many stages (0: one per device of the hardware).
   uint32_t maxStages = 0;
-  /// The exact DP gives up (with an error) after creating this many states;
-  /// graphs whose values live across many cuts need many states.
+  /// The exact DP gives up (with an error) after creating this many states
+  /// or taking 64 times as many node steps; graphs whose values live across
+  /// many cuts, with traffic that compute cannot hide, need many states.
   uint64_t maxStates = 4'000'000;
   /// Bound the DP by the greedy result (prunes most states; off only to
   /// test the DP alone).
@@ -46,7 +47,8 @@ struct SeqPipeResult {
   Plan plan;
   /// evaluatePlan's async time per micro-batch of `plan`.
   double objectiveMs = 0.0;
-  /// DP: states created; greedy: thresholds tried.
+  /// DP: node steps taken (the measure of its work); greedy: targets
+  /// tried.
   uint64_t work = 0;
 };
 
@@ -61,7 +63,7 @@ struct SeqPipeResult {
 /// transformer layers) the states per cut stay few, so the work is about
 /// N x (N / P) x P; values read far away multiply the states. Fails when no
 /// contiguous plan fits (naming the smallest memory shortfall it met and what
-/// would help) or when maxStates is exceeded.
+/// would help) or when its budget (maxStates) is exceeded.
 llvm::Expected<SeqPipeResult> seqPipeDP(const Graph &graph, const Hardware &hw,
                                         const SeqPipeConfig &config);
 
