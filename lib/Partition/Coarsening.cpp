@@ -607,9 +607,46 @@ static void coarsenByPrefix(Contractor &c, const Graph &g,
   }
 }
 
-/// Pass 2: view-like ops join the producer of their largest input.
+/// Pass 2: ops that compute only from parameters (weight preprocessing such
+/// as the transposes of foreign IR whose weights are arguments, constants)
+/// join the consumer of their largest output: cutting after them would send
+/// a weight-sized tensor every micro-batch, and under recomputation keep it
+/// per micro-batch in flight. Then view-like ops join the producer of their
+/// largest input.
 static void coarsenByType(Contractor &c, const Graph &g,
                           const CoarseningConfig &config, double cap) {
+  // weightOnly[v]: v reads no value except outputs of weight-only ops (no
+  // graph input, no activation).
+  std::vector<char> weightOnly(g.numNodes(), 0);
+  for (NodeId v = 0; v < g.numNodes(); ++v) {
+    bool only = true;
+    for (ValueId x : g.inputs(v)) {
+      NodeId p = g.producer(x);
+      if (p == kNoNode || !weightOnly[p]) {
+        only = false;
+        break;
+      }
+    }
+    weightOnly[v] = only && !g.succs(v).empty();
+  }
+  // Last first, so a chain of them ends up with its first real consumer.
+  for (NodeId v = g.numNodes(); v-- > 0;) {
+    if (!weightOnly[v])
+      continue;
+    NodeId best = kNoNode;
+    uint64_t bestBytes = 0;
+    for (ValueId x : g.outputs(v))
+      for (NodeId s : g.consumers(x))
+        if (best == kNoNode || g.valueBytes(x) > bestBytes) {
+          best = s;
+          bestBytes = g.valueBytes(x);
+        }
+    // No cap: the weight goes wherever its consumer goes, however big.
+    if (best != kNoNode)
+      c.tryMerge(v, best, std::numeric_limits<double>::infinity(),
+                 /*limitMemory=*/false);
+  }
+
   llvm::StringSet<> types;
   for (const std::string &t : config.mergeTypes)
     types.insert(t);

@@ -324,6 +324,7 @@ TEST(Coarsening, ZeroWeightOpsAreAbsorbed) {
   b.addNode("m/z", "tosa.reshape2", {0.0, 0.0, 0, 100});
   b.addNode("n/c", "tosa.matmul", {1.0, 2.0, 0, 100});
   b.addNode("o/d", "tosa.matmul", {1.0, 2.0, 0, 100});
+  b.addValue(kNoNode, 8, {0}, false); // token ids: a computes from data
   b.addEdge(0, 1, 100);
   b.addEdge(1, 2, 100);
   b.addEdge(2, 3, 100);
@@ -337,12 +338,44 @@ TEST(Coarsening, ZeroWeightOpsAreAbsorbed) {
   EXPECT_EQ(h.top.numBlocks(), 3u);
 }
 
+TEST(Coarsening, WeightPreprocessingJoinsItsConsumer) {
+  // Foreign IR: weights are arguments, transposed before use. The transposes
+  // (and a reshape before one of them) read only parameters; each must end
+  // up with the matmul that reads its output, never in a block of its own.
+  GraphBuilder b;
+  NodeId x = b.addNode("", "tosa.mul", {1.0, 1.0, 8, 8});
+  NodeId r = b.addNode("", "tosa.reshape", {0.0, 0.0, 0, 1 << 24});
+  NodeId t1 = b.addNode("", "tosa.transpose", {0.5, 0.0, 0, 1 << 24});
+  NodeId m1 = b.addNode("", "tosa.matmul", {4.0, 8.0, 8, 8});
+  NodeId t2 = b.addNode("", "tosa.transpose", {0.5, 0.0, 0, 1 << 24});
+  NodeId m2 = b.addNode("", "tosa.matmul", {4.0, 8.0, 8, 8});
+  ParamId w1 = b.addParam("w1", 1 << 24), w2 = b.addParam("w2", 1 << 24);
+  b.addParamUse(r, w1);
+  b.addParamUse(t2, w2);
+  b.addValue(kNoNode, 8, {x}, false);
+  b.addEdge(r, t1, 1 << 24);
+  b.addValue(x, 8, {m1});
+  b.addEdge(t1, m1, 1 << 24);
+  b.addEdge(m1, m2, 8);
+  b.addEdge(t2, m2, 1 << 24);
+  Graph g = unwrapOr(b.build());
+  Hardware hw = makeHardware(2);
+  for (uint32_t L : {2u, 3u, 4u}) {
+    CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, L));
+    const std::vector<BlockId> &map = h.top.nodeBlock;
+    EXPECT_EQ(map[r], map[m1]);
+    EXPECT_EQ(map[t1], map[m1]);
+    EXPECT_EQ(map[t2], map[m2]);
+  }
+}
+
 TEST(Coarsening, CCOGrowsBlocksThatCannotHideTheirTransfers) {
   // 40 cheap ops exchanging 12 MB tensors (1 ms each way at 12 GB/s) with
   // 0.2 ms of compute each: every cut is exposed until blocks are big.
   GraphBuilder b;
   for (int i = 0; i < 40; ++i)
     b.addNode("m/op" + std::to_string(i), "t", {0.1, 0.1, 0, 12000000});
+  b.addValue(kNoNode, 8, {0}, false);
   for (int i = 0; i + 1 < 40; ++i)
     b.addEdge(i, i + 1, 12000000);
   Graph g = unwrapOr(b.build());

@@ -6,8 +6,10 @@
 // hierarchy that refinement later walks back down:
 //   1. by prefix: ops sharing a scope prefix merge, deepest prefix first, up
 //      to one node per instance of a block type (T5Block, BertLayer, ...);
-//   2. by type: view-like ops (reshape, transpose, cast, ...) join their
-//      producer, since cutting after them sends the same bytes;
+//   2. by type: ops computing only from parameters (weight transposes,
+//      constants) join their consumer, and view-like ops (reshape,
+//      transpose, cast, ...) their producer, since cutting after them sends
+//      a weight every micro-batch, or the same bytes;
 //   3. zero weight: ops with fwd + bwd == 0 join a neighbour;
 //   4. CCO: a block grows until its compute covers both its forward and its
 //      backward communication (T_comm - C <= 0 in both directions);
