@@ -194,16 +194,35 @@ bool dominates(const State &a, const State &b) {
 } // namespace
 
 /// Builds the "does not fit" error with a hint.
-static Error noFitError(const Problem &pb, double smallestShortfallNeed,
-                        double smallestShortfallHave) {
-  double fixed = double(pb.graph.totalParamBytes()) * (2 + pb.stateFactor);
+/// Memory every plan needs at least, summed over devices: each weight once
+/// with its gradient and optimizer state, every node's saved activations
+/// once (one micro-batch in flight, or one recomputed micro-batch per
+/// stage), and the reserve of one device.
+static double memoryLowerBound(const Problem &pb) {
+  double act = 0.0;
+  for (NodeId x = 0; x < pb.numNodes; ++x)
+    act += double(pb.graph.cost(x).actBytes);
+  return double(pb.graph.totalParamBytes()) * (2 + pb.stateFactor) + act +
+         double(pb.cfg.reservedBytesPerDevice);
+}
+
+static double usableMemory(const Problem &pb) {
   double budget = 0.0;
   for (size_t d = pb.numDevices - pb.maxStages; d < pb.numDevices; ++d)
     budget += double(pb.hw.device(DeviceId(d)).memoryBytes);
+  return budget;
+}
+
+/// Builds the "does not fit" error with a hint.
+static Error noFitError(const Problem &pb, double smallestShortfallNeed,
+                        double smallestShortfallHave) {
+  double fixed = memoryLowerBound(pb);
+  double budget = usableMemory(pb);
   std::string detail =
       fixed > budget
-          ? llvm::formatv("weights, gradients and optimizer state alone need "
-                          "{0} and {1} devices have {2}",
+          ? llvm::formatv("weights, gradients, optimizer state and one "
+                          "micro-batch of activations need at least {0} and "
+                          "{1} devices have {2}",
                           gib(fixed), pb.maxStages, gib(budget))
                 .str()
       : smallestShortfallNeed > 0
@@ -228,6 +247,8 @@ ftpipe::partition::seqPipeGreedy(const Graph &graph, const Hardware &hw,
   if (graph.numNodes() == 0)
     return makeError("seq-pipe: the graph has no nodes");
   Problem pb(graph, hw, config);
+  if (memoryLowerBound(pb) > usableMemory(pb))
+    return noFitError(pb, 0.0, 0.0);
   size_t n = pb.numNodes, smax = pb.maxStages;
 
   double needWorst = 0.0, haveWorst = 0.0;
@@ -360,6 +381,8 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
   if (graph.numNodes() == 0)
     return makeError("seq-pipe: the graph has no nodes");
   Problem pb(graph, hw, config);
+  if (memoryLowerBound(pb) > usableMemory(pb))
+    return noFitError(pb, 0.0, 0.0);
   size_t n = pb.numNodes, smax = pb.maxStages, numDevices = pb.numDevices;
 
   // pending[c]: nodes y >= c that read a value produced left of c, i.e.

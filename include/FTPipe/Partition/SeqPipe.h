@@ -34,7 +34,7 @@ struct SeqPipeConfig {
   /// The exact DP gives up (with an error) after creating this many states
   /// or taking 64 times as many node steps; graphs whose values live across
   /// many cuts, with traffic that compute cannot hide, need many states.
-  uint64_t maxStates = 4'000'000;
+  uint64_t maxStates = 1'000'000;
   /// Bound the DP by the greedy result (prunes most states; off only to
   /// test the DP alone).
   bool greedyBound = true;
