@@ -148,6 +148,43 @@ TEST(Hardware, JSONErrorsNameTheField) {
   EXPECT_NE(parseError("[1]").find("expected an object"), std::string::npos);
 }
 
+TEST(Hardware, RejectsBadLinks) {
+  HardwareSpec spec;
+  spec.devices.assign(2, Device{"d", 1, 1.0, 1.0, 0.0, 0});
+  spec.intraNode = {1.0, 0.0};
+  spec.links = {{0, 0, 1.0, 0.0}};
+  llvm::Expected<Hardware> self = Hardware::create(spec);
+  ASSERT_FALSE(bool(self));
+  EXPECT_NE(llvm::toString(self.takeError()).find("to itself"),
+            std::string::npos);
+  spec.links = {{0, 1, 1.0, 0.0}, {0, 1, 2.0, 0.0}};
+  llvm::Expected<Hardware> twice = Hardware::create(spec);
+  ASSERT_FALSE(bool(twice));
+  EXPECT_NE(llvm::toString(twice.takeError()).find("listed twice"),
+            std::string::npos);
+  spec.links = {{0, 1, 0.0, 0.0}};
+  llvm::Expected<Hardware> zero = Hardware::create(spec);
+  ASSERT_FALSE(bool(zero));
+  EXPECT_NE(llvm::toString(zero.takeError()).find("bandwidth must be"),
+            std::string::npos);
+  // Both directions listed: each keeps its own figures.
+  spec.links = {{0, 1, 1.0, 0.0}, {1, 0, 4.0, 0.0}};
+  llvm::Expected<Hardware> both = Hardware::create(spec);
+  ASSERT_TRUE(bool(both));
+  EXPECT_EQ(both->link(0, 1).GBps, 1.0);
+  EXPECT_EQ(both->link(1, 0).GBps, 4.0);
+}
+
+TEST(Hardware, LoadByPresetNameOrFile) {
+  llvm::Expected<Hardware> preset = loadHardware("h100-80g-nvlink-x8");
+  ASSERT_TRUE(bool(preset)) << llvm::toString(preset.takeError());
+  EXPECT_EQ(preset->name(), "h100-80g-nvlink-x8");
+  llvm::Expected<Hardware> missing = loadHardware("/nonexistent/hw.json");
+  ASSERT_FALSE(bool(missing));
+  EXPECT_NE(llvm::toString(missing.takeError()).find("not a preset name"),
+            std::string::npos);
+}
+
 TEST(Hardware, FirstDevices) {
   llvm::Expected<Hardware> hw = getHardwarePreset("v100-nvlink-x8");
   ASSERT_TRUE(bool(hw));
