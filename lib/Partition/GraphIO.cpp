@@ -425,7 +425,7 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
 Error ftpipe::partition::saveGraphJSON(llvm::StringRef path, const Graph &graph,
                                        const Plan *plan) {
   std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_TextWithCRLF);
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
   if (ec)
     return makeError(
         llvm::formatv("cannot write '{0}': {1}", path, ec.message()));

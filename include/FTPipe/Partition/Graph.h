@@ -63,13 +63,18 @@ class Graph {
 public:
   Graph() = default;
 
+  /// Number of nodes (ops); ids are 0..numNodes()-1 in topological order.
   size_t numNodes() const { return costs.size(); }
+  /// Number of values (tensors), graph inputs included.
   size_t numValues() const { return valueProducers.size(); }
+  /// Number of parameters (trainable weights).
   size_t numParams() const { return paramBytesArr.size(); }
 
   //===--- Nodes ----------------------------------------------------------===//
 
+  /// Cost of node n for one micro-batch.
   const NodeCost &cost(NodeId n) const { return costs[n]; }
+  /// Costs of all nodes, indexed by node id.
   llvm::ArrayRef<NodeCost> allCosts() const { return costs; }
   /// Scope path of the node (module path, e.g. "T5Stack[encoder]/T5Block[3]/
   /// T5LayerFF[1]"), possibly empty. Used for coarsening by prefix.
@@ -105,6 +110,7 @@ public:
 
   /// Producing node, or kNoNode for a graph input.
   NodeId producer(ValueId v) const { return valueProducers[v]; }
+  /// Size of the value in bytes (per micro-batch).
   uint64_t valueBytes(ValueId v) const { return valueBytesArr[v]; }
   /// Whether a gradient of this value flows back in the backward pass (false
   /// for integer tensors, masks, and values that no parameter depends on).
@@ -116,7 +122,9 @@ public:
 
   //===--- Parameters -----------------------------------------------------===//
 
+  /// Size of the parameter in bytes.
   uint64_t paramBytes(ParamId p) const { return paramBytesArr[p]; }
+  /// Name of the parameter (e.g. the function argument's name), may be "".
   llvm::StringRef paramName(ParamId p) const { return paramNames[p]; }
   /// Nodes that read the parameter, ascending.
   llvm::ArrayRef<NodeId> paramReaders(ParamId p) const {
@@ -199,6 +207,7 @@ public:
     return addValue(src, bytes, {dst});
   }
 
+  /// Nodes added so far.
   size_t numNodes() const { return nodes.size(); }
 
   /// Validates everything added so far and returns the graph. Fails when a

@@ -98,10 +98,15 @@ public:
   /// defaults are positive whenever some device pair needs them.
   static llvm::Expected<Hardware> create(HardwareSpec spec);
 
+  /// The validated description (copy it to derive a variant).
   const HardwareSpec &spec() const { return hwSpec; }
+  /// Preset or cluster name.
   llvm::StringRef name() const { return hwSpec.name; }
+  /// Number of devices (P).
   size_t numDevices() const { return hwSpec.devices.size(); }
+  /// Device d (0 <= d < numDevices()).
   const Device &device(DeviceId d) const { return hwSpec.devices[d]; }
+  /// All devices, indexed by DeviceId.
   llvm::ArrayRef<Device> devices() const { return hwSpec.devices; }
 
   /// Link between two distinct devices (explicit, or the default class).

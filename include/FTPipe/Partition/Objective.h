@@ -129,6 +129,7 @@ struct StageGraph {
   /// flight under 1F1B.
   std::vector<uint32_t> height;
 
+  /// Number of stages.
   size_t numStages() const { return device.size(); }
 
   /// Time to move an edge's forward (or backward) traffic over its link.
@@ -155,6 +156,7 @@ uint32_t microBatchesInFlight(uint32_t height, const ObjectiveConfig &config);
 /// Weight versions a stage keeps beyond the live one.
 uint32_t extraWeightVersions(uint32_t inFlight, const ObjectiveConfig &config);
 
+/// Per-stage figures of evaluatePlan, for one micro-batch.
 struct StageMetrics {
   DeviceId device = 0;
   /// f + b (+ recompute) on the stage's device.
@@ -171,6 +173,8 @@ struct StageMetrics {
   uint64_t activationBytes = 0;
 };
 
+/// Per-device figures of evaluatePlan: sums over the device's stages, and
+/// its memory.
 struct DeviceMetrics {
   double computeMs = 0.0, exposedCommMs = 0.0, loadMs = 0.0;
   uint32_t numStages = 0;
@@ -184,6 +188,7 @@ struct DeviceMetrics {
   uint64_t sentBytes = 0, receivedBytes = 0;
 };
 
+/// Everything evaluatePlan computes for a plan.
 struct PlanMetrics {
   std::vector<StageMetrics> stages;
   std::vector<DeviceMetrics> devices;

@@ -29,6 +29,7 @@ struct Plan {
   /// stageDevice[s] is the device of stage s; one entry per stage.
   std::vector<DeviceId> stageDevice;
 
+  /// Number of stages (the length of stageDevice).
   size_t numStages() const { return stageDevice.size(); }
 
   /// The plan before partitioning: every node in stage 0 on device 0.
@@ -39,6 +40,7 @@ struct Plan {
     return plan;
   }
 
+  /// Plans are equal when they place every node and stage alike.
   bool operator==(const Plan &other) const {
     return nodeStage == other.nodeStage && stageDevice == other.stageDevice;
   }

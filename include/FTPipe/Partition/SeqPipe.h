@@ -43,6 +43,7 @@ struct SeqPipeConfig {
   llvm::Error validate() const;
 };
 
+/// A Seq-Pipe plan and its score.
 struct SeqPipeResult {
   Plan plan;
   /// evaluatePlan's async time per micro-batch of `plan`.

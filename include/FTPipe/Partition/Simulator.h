@@ -65,11 +65,13 @@ struct SimEvent {
   DeviceId device = 0, toDevice = 0;
   double startMs = 0.0, endMs = 0.0;
 
+  /// Whether the event is on a link track (a transfer) rather than a device.
   bool onLink() const { return kind == Kind::Transfer; }
   /// Short label for a trace, e.g. "F s3 mb5", "B s0 mb1", "act s1->s2 mb0".
   std::string label() const;
 };
 
+/// What a simulation measured.
 struct SimResult {
   /// Time from the first task to the last one.
   double makespanMs = 0.0;
