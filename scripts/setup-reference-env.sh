@@ -56,15 +56,16 @@ fi
 
 echo "== setting up the reference environment in $VENV (one-time, a few minutes)"
 start=$SECONDS
-rm -rf "$VENV" "$VENV.tmp" "$UNAVAILABLE"
+rm -rf "$VENV" "$UNAVAILABLE"
 mkdir -p "$(dirname "$VENV")"
 log="$VENV.log"
-if ! "$base_python" -m venv "$VENV.tmp" >"$log" 2>&1; then
+# Made in place: a venv's scripts hold its absolute path. No stamp until the
+# end, so a half-made venv is made again next time.
+if ! "$base_python" -m venv "$VENV" >"$log" 2>&1; then
+  rm -rf "$VENV"
   unavailable "python3 -m venv failed (see $log)"
 fi
-# The venv is used where it was made: its scripts hold absolute paths.
-mv "$VENV.tmp" "$VENV"
-if ! timeout 1800 "$VENV/bin/pip" install --no-cache-dir --progress-bar off \
+if ! timeout 1800 "$VENV/bin/python" -m pip install --no-cache-dir --progress-bar off \
     --disable-pip-version-check --timeout 30 -r "$REQUIREMENTS" >>"$log" 2>&1; then
   reason="$(grep -E "^(ERROR|WARNING: Retrying)" "$log" | tail -n 1)"
   rm -rf "$VENV"
