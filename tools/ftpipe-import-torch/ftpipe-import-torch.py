@@ -15,16 +15,20 @@
 # The result goes straight into `ftpipe-opt`.
 #
 #   ftpipe-import-torch.py models/t5-tiny.json -o t5-tiny.mlir
-#   ftpipe-import-torch.py --module mypkg.mymodel:make -o model.mlir
+#   ftpipe-import-torch.py --module examples/mlp.py:make -o mlp.mlir
 #
 # A Hugging Face config.json (BERT, GPT-2, T5: the families ftpipe-model-gen
 # knows) gives the HF model with random weights (nothing is downloaded) and
-# random inputs of the config's "ftpipe" shapes; `--module pkg.mod:factory`
-# names a function returning (module, example kwargs) for any other model.
+# random inputs of the config's "ftpipe" shapes; `--module FILE.py:factory`
+# (or `pkg.mod:factory`) names a function returning (module, example kwargs)
+# for any other model. The output is linalg on tensors by default:
+# torch-mlir's TOSA is TOSA 1.0 (`tosa.const_shape`, `!tosa.shape`), which
+# MLIR 19 (ftpipe-opt) cannot parse.
 # Runs in the reference environment (scripts/setup-reference-env.sh).
 
 import argparse
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -218,8 +222,8 @@ def main():
     parser = argparse.ArgumentParser(description="PyTorch front end for FTPipe")
     parser.add_argument("config", nargs="?",
                         help="a Hugging Face config.json (BERT, GPT-2, T5)")
-    parser.add_argument("--module", help="pkg.mod:factory returning "
-                                         "(nn.Module, example kwargs)")
+    parser.add_argument("--module", help="FILE.py:factory or pkg.mod:factory "
+                                         "returning (nn.Module, example kwargs)")
     parser.add_argument("-o", dest="output", default="-")
     parser.add_argument("--output-type", default="linalg-on-tensors",
                         choices=["linalg-on-tensors", "tosa", "torch"])
@@ -232,8 +236,15 @@ def main():
     opts = parser.parse_args()
 
     if opts.module:
-        module_name, factory = opts.module.split(":")
-        model, kwargs = getattr(importlib.import_module(module_name), factory)()
+        module_name, factory = opts.module.rsplit(":", 1)
+        if module_name.endswith(".py"):
+            spec = importlib.util.spec_from_file_location(
+                os.path.basename(module_name)[:-3], module_name)
+            user_module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(user_module)
+        else:
+            user_module = importlib.import_module(module_name)
+        model, kwargs = getattr(user_module, factory)()
         wrapped, prefix = model, []
     elif opts.config:
         model, kwargs = hf_model_and_inputs(
