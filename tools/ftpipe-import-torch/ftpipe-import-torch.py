@@ -34,6 +34,10 @@ import os
 import re
 import sys
 
+# Random weights from configs only: never reach a model hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
 import torch
 
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))

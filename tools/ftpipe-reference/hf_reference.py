@@ -32,6 +32,10 @@ import subprocess
 import sys
 import tempfile
 
+# Random weights from configs only: never reach a model hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
