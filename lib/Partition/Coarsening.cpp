@@ -744,7 +744,13 @@ static void coarsenAroundCentres(Contractor &c, uint32_t L, double cap) {
     heap.pop();
     if (c.find(r) != r || c.compute[r] != w)
       continue;
-    for (const Adj &a : c.neighbours(r, /*predsFirst=*/false)) {
+    // Most bytes first; among equals a predecessor, since the centre holds
+    // the middle of its share and quantiles are taken at cluster ends.
+    std::vector<Adj> nbrs = c.neighbours(r, /*predsFirst=*/true);
+    llvm::stable_sort(nbrs, [](const Adj &a, const Adj &b) {
+      return a.bytes > b.bytes;
+    });
+    for (const Adj &a : nbrs) {
       if (isRegion[a.cluster])
         continue;
       if (c.tryMerge(r, a.cluster, cap)) {

@@ -159,7 +159,7 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
   if (!found) {
     std::string why;
     for (const MixedPipeCandidate &c : result.candidates)
-      why += llvm::formatv("\n  L = {0}: {1}", c.numBlocks, c.failure).str();
+      why += llvm::formatv("; L = {0}: {1}", c.numBlocks, c.failure).str();
     uint64_t budget = 0;
     for (const Device &d : hw.devices())
       budget += d.memoryBytes;
@@ -181,10 +181,11 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
                             "the rest",
                             stateGiB, P, budgetGiB)
                   .str();
+    // One line (diagnostics quote it): the cause, each L's first failure,
+    // then what would help.
     return makeError(llvm::formatv(
-        "mixed-pipe found no plan that fits in memory: {0}; more devices, "
-        "recomputation, a smaller micro-batch or a lighter optimizer may "
-        "help{1}",
+        "mixed-pipe found no plan that fits in memory: {0}{1}; more devices, "
+        "recomputation, a smaller micro-batch or a lighter optimizer may help",
         what, why));
   }
   return result;

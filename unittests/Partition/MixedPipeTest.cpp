@@ -715,6 +715,8 @@ TEST(MixedPipe, ErrorNamesMemoryWhenNothingFits) {
   std::string msg = llvm::toString(r.takeError());
   EXPECT_NE(msg.find("GiB"), std::string::npos) << msg;
   EXPECT_NE(msg.find("L = 8"), std::string::npos) << msg;
+  // Passes quote it in one diagnostic line.
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
 }
 
 TEST(MixedPipe, HandlesDegenerateGraphs) {
