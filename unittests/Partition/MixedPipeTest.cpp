@@ -660,12 +660,15 @@ TEST(Refinement, RespectsTheSourceDevicesMemoryUnderRecomputation) {
 TEST(MixedPipe, FindsValidPlansAcrossTheMatrix) {
   for (GraphFamily family : kFamilies)
     for (size_t P : {1u, 2u, 4u, 8u})
-      for (uint64_t seed = 1; seed <= 3; ++seed) {
+      for (uint64_t seed = 1; seed <= 6; ++seed) {
         SCOPED_TRACE(testing::Message() << familyName(family) << " P=" << P
                                         << " seed=" << seed);
-        Graph g = makeGraph(family, 200 + 37 * seed, seed);
-        Hardware hw = makeHardware(P, 1ull << 50, seed == 2);
+        Graph g = makeGraph(family, 150 + 37 * seed, seed);
+        Hardware hw = makeHardware(P, 1ull << 50, seed % 3 == 2);
         MixedPipeConfig cfg;
+        cfg.objective.recompute = seed % 2 == 1;
+        if (seed == 4)
+          cfg.objective.schedule = Schedule::OneFOneB;
         MixedPipeResult r = unwrapOr(runMixedPipe(g, hw, cfg));
         ASSERT_EQ(r.plan.nodeStage.size(), g.numNodes());
         EXPECT_EQ(errorText(verifyPlan(g, hw, r.plan, cfg.objective)), "");
@@ -680,6 +683,34 @@ TEST(MixedPipe, FindsValidPlansAcrossTheMatrix) {
         EXPECT_TRUE(near(r.metrics.asyncMsPerMicroBatch,
                          planObjective(g, hw, r.plan, cfg.objective)));
       }
+}
+
+TEST(MixedPipe, HoldsMemoryLimitsOrSaysWhy) {
+  // Budgets from generous to impossible: every plan returned fits (verified
+  // independently); every failure is about memory.
+  int found = 0, refused = 0;
+  for (GraphFamily family : kFamilies)
+    for (uint64_t seed = 1; seed <= 4; ++seed)
+      for (uint64_t gib : {1ull, 4ull, 16ull, 64ull}) {
+        SCOPED_TRACE(testing::Message() << familyName(family) << " seed="
+                                        << seed << " GiB=" << gib);
+        Graph g = makeGraph(family, 180, seed);
+        Hardware hw = makeHardware(4, gib << 30);
+        MixedPipeConfig cfg;
+        cfg.objective.recompute = seed % 2 == 0;
+        llvm::Expected<MixedPipeResult> r = runMixedPipe(g, hw, cfg);
+        if (!r) {
+          std::string msg = llvm::toString(r.takeError());
+          EXPECT_NE(msg.find("fits in memory"), std::string::npos) << msg;
+          ++refused;
+          continue;
+        }
+        ++found;
+        EXPECT_EQ(errorText(verifyPlan(g, hw, r->plan, cfg.objective)), "");
+        EXPECT_TRUE(r->metrics.memoryFits);
+      }
+  EXPECT_GT(found, 0);
+  EXPECT_GT(refused, 0);
 }
 
 TEST(MixedPipe, IsDeterministic) {
