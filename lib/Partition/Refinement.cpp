@@ -40,6 +40,11 @@ IncrementalObjective::create(const Graph &graph, const Hardware &hw, Plan plan,
   Expected<StageGraph> sg = buildStageGraph(graph, hw, plan, config);
   if (!sg)
     return sg.takeError();
+  // Stage edges are a dense S x S table (pipelines have tens of stages).
+  if (plan.numStages() > kMaxStages)
+    return makeError(llvm::formatv(
+        "incremental objective: {0} stages, at most {1} supported",
+        plan.numStages(), kMaxStages));
   IncrementalObjective obj(graph, hw, std::move(plan), config);
   obj.rebuild();
   return std::move(obj);

@@ -39,8 +39,12 @@ namespace partition {
 /// evaluatePlan's on the current plan up to floating-point rounding.
 class IncrementalObjective {
 public:
+  /// Most stages a plan may have (the stage graph is kept as a dense table).
+  static constexpr size_t kMaxStages = 4096;
+
   /// Builds the state for `plan`. Fails when the plan does not match the
-  /// graph or hardware, or its stage graph has a cycle.
+  /// graph or hardware, its stage graph has a cycle, or it has more than
+  /// kMaxStages stages.
   static llvm::Expected<IncrementalObjective>
   create(const Graph &graph, const Hardware &hw, Plan plan,
          const ObjectiveConfig &config);
@@ -150,7 +154,8 @@ struct RefinementStats {
 /// evaluatePlan never increases (up to rounding); no device that fitted its
 /// memory stops fitting; no stage becomes empty; the stage graph stays
 /// acyclic; deterministic. Fails when the plan does not match the graph (or
-/// the hierarchy), or its stage graph has a cycle.
+/// the hierarchy), its stage graph has a cycle, or it has more than
+/// IncrementalObjective::kMaxStages stages.
 llvm::Expected<RefinementStats>
 refinePlan(const Graph &graph, const Hardware &hw,
            const CoarseningHierarchy &hierarchy, Plan &plan,
