@@ -216,52 +216,6 @@ static llvm::json::Value toJSON(const ReportData &data,
       {"partition_seconds", data.partitionSeconds}};
 }
 
-/// The Chrome trace event format: one process for devices and one for links,
-/// one thread (track) per device and per directed link.
-static llvm::json::Value toTrace(const partition::SimResult &sim,
-                                 const partition::Hardware &hw) {
-  llvm::json::Array events;
-  auto name = [&](int pid, int64_t tid, const Twine &text) {
-    events.push_back(
-        llvm::json::Object{{"ph", "M"},
-                           {"pid", pid},
-                           {"tid", tid},
-                           {"name", "thread_name"},
-                           {"args", llvm::json::Object{{"name", text.str()}}}});
-  };
-  events.push_back(
-      llvm::json::Object{{"ph", "M"},
-                         {"pid", 0},
-                         {"name", "process_name"},
-                         {"args", llvm::json::Object{{"name", "devices"}}}});
-  events.push_back(
-      llvm::json::Object{{"ph", "M"},
-                         {"pid", 1},
-                         {"name", "process_name"},
-                         {"args", llvm::json::Object{{"name", "links"}}}});
-  for (unsigned d = 0; d < hw.numDevices(); ++d)
-    name(0, d, "device " + Twine(d) + " (" + hw.device(d).name + ")");
-  llvm::DenseSet<int64_t> namedLinks;
-  for (const partition::SimEvent &event : sim.events) {
-    bool onLink = event.onLink();
-    int64_t tid = onLink
-                      ? int64_t(event.device) * hw.numDevices() + event.toDevice
-                      : event.device;
-    if (onLink && namedLinks.insert(tid).second)
-      name(1, tid,
-           "link " + Twine(event.device) + " -> " + Twine(event.toDevice));
-    events.push_back(
-        llvm::json::Object{{"ph", "X"},
-                           {"pid", onLink ? 1 : 0},
-                           {"tid", tid},
-                           {"name", event.label()},
-                           {"ts", event.startMs * 1000.0},
-                           {"dur", (event.endMs - event.startMs) * 1000.0}});
-  }
-  return llvm::json::Object{{"traceEvents", std::move(events)},
-                            {"displayTimeUnit", "ms"}};
-}
-
 static void printDot(raw_ostream &os, const ReportData &data) {
   // A qualitative palette (ColorBrewer Set3), one colour per device.
   static const char *kColors[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
@@ -370,7 +324,8 @@ void ReportPass::runOnOperation() {
     if (!timeline)
       return fail(timeline.takeError());
     if (failed(writeFile(trace, loc, [&](raw_ostream &os) {
-          os << llvm::formatv("{0}\n", toTrace(*timeline, *hw));
+          os << llvm::formatv(
+              "{0}\n", partition::simulationToChromeTrace(*timeline, *hw));
         })))
       return signalPassFailure();
   }

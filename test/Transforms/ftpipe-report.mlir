@@ -1,8 +1,8 @@
-// RUN: ftpipe-opt %s --ftpipe-report="json=%t.json trace=%t.trace.json dot=%t.dot" -o /dev/null | FileCheck %s
+// RUN: ftpipe-opt %s --ftpipe-report="json=%t.json trace=%t.trace.json dot=%t.dot stashing=stash recompute=false" -o /dev/null | FileCheck %s
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
 // RUN: FileCheck %s --check-prefix=TRACE < %t.trace.json
 // RUN: FileCheck %s --check-prefix=DOT < %t.dot
-// RUN: ftpipe-opt %s --ftpipe-report="schedule=gpipe microbatches=4 optimizer=sgd" -o /dev/null | FileCheck %s --check-prefix=GPIPE
+// RUN: ftpipe-opt %s --ftpipe-report="schedule=gpipe microbatches=4 optimizer=sgd stashing=stash recompute=false" -o /dev/null | FileCheck %s --check-prefix=GPIPE
 
 // Tests the report on a plan with two non-adjacent stages on one device:
 // stages 0 and 2 on device 0, stage 1 on device 1. The link moves 1e6 bytes
@@ -49,7 +49,7 @@
 // JSON: "stages": 3
 
 // TRACE-DAG: "name":"device 0 (g0)"
-// TRACE-DAG: "name":"link 0 -> 1"
+// TRACE-DAG: "name":"link 0->1"
 // TRACE-DAG: "name":"F s1 mb0"
 
 // DOT: digraph stages {
