@@ -36,7 +36,8 @@ int main(int argc, char **argv) {
 
   // The default testbed's devices and links, with memory large enough that
   // every size fits: this measures time, not feasibility.
-  llvm::Expected<Hardware> preset = getHardwarePreset(defaultHardwarePresetName());
+  llvm::Expected<Hardware> preset =
+      getHardwarePreset(defaultHardwarePresetName());
   if (!preset) {
     llvm::errs() << llvm::toString(preset.takeError()) << "\n";
     return 1;
@@ -60,8 +61,8 @@ int main(int argc, char **argv) {
   llvm::outs() << llvm::formatv("{0,8} {1,10} {2,10} {3,10} {4,10} {5,11} "
                                 "{6,9} {7,9} {8,4} {9}\n",
                                 "ops", "coarsen_s", "assign_s", "refine_s",
-                                "total_s", "async_ms", "/bound", "imbal",
-                                "L", "verified");
+                                "total_s", "async_ms", "/bound", "imbal", "L",
+                                "verified");
   std::vector<double> logN, logT;
   for (uint32_t n : {1000u, 2000u, 5000u, 10000u, 20000u, 50000u, 100000u}) {
     if (n > maxOps)
@@ -77,9 +78,9 @@ int main(int argc, char **argv) {
     }
     auto start = std::chrono::steady_clock::now();
     llvm::Expected<MixedPipeResult> r = runMixedPipe(*g, *hw);
-    double wall = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
+    double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     if (!r) {
       llvm::errs() << llvm::toString(r.takeError()) << "\n";
       return 1;

@@ -1,4 +1,4 @@
-//===- Assignment.cpp - Mixed-Pipe placement of blocks on devices ----------===//
+//===- Assignment.cpp - Mixed-Pipe placement of blocks on devices ---------===//
 //
 // Largest-first placement (LPT) of coarse blocks under evaluatePlan's memory
 // model, then stage formation: blocks are visited in topological order and
@@ -173,7 +173,8 @@ placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order) {
           need += in.graph.paramBytes(p) * perParam;
       uint64_t budget = in.budget[d];
       smallestNeed = std::min(smallestNeed, need);
-      mostFree = std::max(mostFree, budget > memory[d] ? budget - memory[d] : 0);
+      mostFree =
+          std::max(mostFree, budget > memory[d] ? budget - memory[d] : 0);
       if (memory[d] + need > budget)
         continue;
       double finish = load[d] + blockCompute(in, b) / in.speed[d];
@@ -324,9 +325,9 @@ Expected<Plan> ftpipe::partition::assignDevices(
   if (Error err = objective.validate())
     return std::move(err);
   if (coarse.nodeBlock.size() != graph.numNodes())
-    return makeError(llvm::formatv(
-        "assignment: coarse graph maps {0} nodes, graph has {1}",
-        coarse.nodeBlock.size(), graph.numNodes()));
+    return makeError(
+        llvm::formatv("assignment: coarse graph maps {0} nodes, graph has {1}",
+                      coarse.nodeBlock.size(), graph.numNodes()));
   size_t P = hw.numDevices();
   BlockInfo info = describeBlocks(graph, coarse);
   PlacementInput in{graph, hw, coarse, objective, config, info, {}, {}};

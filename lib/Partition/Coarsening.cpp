@@ -1,4 +1,4 @@
-//===- Coarsening.cpp - Mixed-Pipe coarsening to L blocks ------------------===//
+//===- Coarsening.cpp - Mixed-Pipe coarsening to L blocks -----------------===//
 //
 // Implements the six coarsening passes of Mixed-Pipe on a union-find of
 // clusters with a dynamic topological order (Pearce and Kelly, "A dynamic
@@ -106,10 +106,10 @@ static BlockGraphScan scanBlocks(const Graph &g,
       s.edges.push_back({bp, bc, g.valueBytes(x)});
     }
   }
-  llvm::sort(s.edges, [](const BlockGraphScan::Edge &a,
-                         const BlockGraphScan::Edge &b) {
-    return a.src != b.src ? a.src < b.src : a.dst < b.dst;
-  });
+  llvm::sort(s.edges,
+             [](const BlockGraphScan::Edge &a, const BlockGraphScan::Edge &b) {
+               return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+             });
   size_t w = 0;
   for (size_t r = 0; r < s.edges.size(); ++r) {
     if (w > 0 && s.edges[w - 1].src == s.edges[r].src &&
@@ -201,10 +201,10 @@ ftpipe::partition::buildCoarseGraph(const Graph &graph,
     e.src = rank[e.src];
     e.dst = rank[e.dst];
   }
-  llvm::sort(s.edges, [](const BlockGraphScan::Edge &a,
-                         const BlockGraphScan::Edge &b) {
-    return a.src != b.src ? a.src < b.src : a.dst < b.dst;
-  });
+  llvm::sort(s.edges,
+             [](const BlockGraphScan::Edge &a, const BlockGraphScan::Edge &b) {
+               return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+             });
   cg.succOffsets.assign(s.numBlocks + 1, 0);
   for (const auto &e : s.edges) {
     ++cg.succOffsets[e.src + 1];
@@ -358,9 +358,8 @@ void Contractor::contribute(ValueId x, bool add) {
 void Contractor::compact(std::vector<Adj> &list, uint32_t self) {
   for (Adj &a : list)
     a.cluster = find(a.cluster);
-  llvm::sort(list, [](const Adj &a, const Adj &b) {
-    return a.cluster < b.cluster;
-  });
+  llvm::sort(list,
+             [](const Adj &a, const Adj &b) { return a.cluster < b.cluster; });
   size_t w = 0;
   for (const Adj &a : list) {
     if (a.cluster == self)
@@ -747,9 +746,8 @@ static void coarsenAroundCentres(Contractor &c, uint32_t L, double cap) {
     // Most bytes first; among equals a predecessor, since the centre holds
     // the middle of its share and quantiles are taken at cluster ends.
     std::vector<Adj> nbrs = c.neighbours(r, /*predsFirst=*/true);
-    llvm::stable_sort(nbrs, [](const Adj &a, const Adj &b) {
-      return a.bytes > b.bytes;
-    });
+    llvm::stable_sort(
+        nbrs, [](const Adj &a, const Adj &b) { return a.bytes > b.bytes; });
     for (const Adj &a : nbrs) {
       if (isRegion[a.cluster])
         continue;
@@ -791,8 +789,8 @@ static void coarsenSmallestFirst(Contractor &c, uint32_t L,
     double inFlight = 1.0 + (double(config.maxInFlight) - 1.0) * (1.0 - x);
     double copies = double(config.paramCopies) +
                     (config.stashPerInFlight ? inFlight - 1.0 : 0.0);
-    effMem[r] = double(c.paramBytes[r]) * copies +
-                double(c.actBytes[r]) * inFlight;
+    effMem[r] =
+        double(c.paramBytes[r]) * copies + double(c.actBytes[r]) * inFlight;
     totalMem += effMem[r];
   }
   auto share = [&](double compute, double mem) {
@@ -857,8 +855,8 @@ static void coarsenSmallestFirst(Contractor &c, uint32_t L,
     if (i == ~0u || next[i] == ~0u)
       return;
     uint32_t j = next[i];
-    pairs.push({share(compute[i] + compute[j], mem[i] + mem[j]), i,
-                version[i], version[j]});
+    pairs.push({share(compute[i] + compute[j], mem[i] + mem[j]), i, version[i],
+                version[j]});
   };
   for (uint32_t i = 0; i + 1 < A; ++i)
     pushPair(i);
@@ -900,8 +898,8 @@ ftpipe::partition::coarsenGraph(const Graph &graph, const Hardware &hardware,
     for (DeviceId b = 0; b < hardware.numDevices(); ++b)
       if (a != b)
         slowestGBps = std::min(slowestGBps, hardware.link(a, b).GBps);
-  double bytesPerMs = std::isfinite(slowestGBps) ? slowestGBps * 1e6
-                                                 : 1e300; // one device
+  double bytesPerMs =
+      std::isfinite(slowestGBps) ? slowestGBps * 1e6 : 1e300; // one device
 
   CoarseningHierarchy h;
   Contractor c(graph, bytesPerMs, config.paramCopies);
@@ -914,9 +912,9 @@ ftpipe::partition::coarsenGraph(const Graph &graph, const Hardware &hardware,
     double total = 0.0;
     for (uint64_t m : c.memBytes)
       total += double(m);
-    c.memCap = uint64_t(config.memoryFraction *
-                        std::min(double(smallest),
-                                 config.capFactor * total / numBlocks));
+    c.memCap = uint64_t(
+        config.memoryFraction *
+        std::min(double(smallest), config.capFactor * total / numBlocks));
   }
   double cap = config.capFactor * graph.totalComputeMs() / numBlocks;
   uint64_t lastMerges = 0;
@@ -960,7 +958,8 @@ ftpipe::partition::coarsenGraph(const Graph &graph, const Hardware &hardware,
 
   h.contractions = c.merges;
   h.refusedForCycles = c.refused;
-  Expected<CoarseGraph> top = buildCoarseGraph(graph, h.levels.back().nodeBlock);
+  Expected<CoarseGraph> top =
+      buildCoarseGraph(graph, h.levels.back().nodeBlock);
   if (!top)
     return top.takeError();
   h.top = std::move(*top);

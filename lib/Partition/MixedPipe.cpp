@@ -1,4 +1,4 @@
-//===- MixedPipe.cpp - The Mixed-Pipe partitioner --------------------------===//
+//===- MixedPipe.cpp - The Mixed-Pipe partitioner -------------------------===//
 //
 // The orchestration of FTPipe's Mixed-Pipe, phase by phase as in the paper,
 // with a timer per phase. The phases themselves live in Coarsening.cpp,

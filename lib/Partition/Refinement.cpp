@@ -1,4 +1,4 @@
-//===- Refinement.cpp - Mixed-Pipe uncoarsening with refinement ------------===//
+//===- Refinement.cpp - Mixed-Pipe uncoarsening with refinement -----------===//
 //
 // IncrementalObjective mirrors evaluatePlan (Objective.cpp) term by term, as
 // per-value and per-parameter contributions that a move subtracts and adds
@@ -165,8 +165,7 @@ void IncrementalObjective::applyValue(ValueId v, bool add) {
 
 /// Bytes parameter p costs on device d: weights, gradients, optimizer state
 /// and as many stashed versions as its most demanding reader stage there.
-uint64_t IncrementalObjective::paramContribution(ParamId p,
-                                                 DeviceId d) const {
+uint64_t IncrementalObjective::paramContribution(ParamId p, DeviceId d) const {
   bool present = false;
   uint32_t extra = 0;
   for (const auto &[s, count] : paramStages[p]) {
@@ -236,8 +235,7 @@ void IncrementalObjective::recomputeOrder() {
   }
 }
 
-void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes,
-                                     StageId to) {
+void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
   edgeSetChanged = false;
   touchedStages.clear();
   touchedStages.push_back(to);
@@ -370,8 +368,8 @@ uint64_t IncrementalObjective::deviceMemoryBytes(DeviceId d) const {
     if (current.stageDevice[s] != d)
       continue;
     uint64_t keptPerMb = config.recompute ? kept[s] : actSum[s];
-    bytes += uint64_t(inFlight(s)) * keptPerMb +
-             (config.recompute ? actSum[s] : 0);
+    bytes +=
+        uint64_t(inFlight(s)) * keptPerMb + (config.recompute ? actSum[s] : 0);
   }
   return bytes;
 }
@@ -473,10 +471,10 @@ static bool tryMoveUnit(IncrementalObjective &obj, const Graph &g,
     // (an op without compute, such as a reshape, at a boundary) is taken
     // when it goes from the busier device to the less busy one: it lets the
     // ops behind it follow, and it cannot bounce straight back.
-    bool better = after < before - eps ||
-                  (after <= before && pairAfter < pairBefore - eps) ||
-                  (after <= before && pairAfter <= pairBefore &&
-                   fromLoad > toLoad + eps);
+    bool better =
+        after < before - eps ||
+        (after <= before && pairAfter < pairBefore - eps) ||
+        (after <= before && pairAfter <= pairBefore && fromLoad > toLoad + eps);
     if (better) {
       // Not only the target's memory changes: a new stage edge changes
       // heights (in-flight copies) anywhere, and under recomputation every
@@ -554,8 +552,8 @@ static void refineLevel(IncrementalObjective &obj, const Graph &g,
 
 Expected<RefinementStats>
 ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
-                              const CoarseningHierarchy &hierarchy,
-                              Plan &plan, const ObjectiveConfig &objective,
+                              const CoarseningHierarchy &hierarchy, Plan &plan,
+                              const ObjectiveConfig &objective,
                               const RefinementConfig &config) {
   if (Error err = config.validate())
     return std::move(err);
@@ -583,8 +581,8 @@ ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
   std::vector<BlockId> identity(graph.numNodes());
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     identity[n] = n;
-  refineLevel(obj, graph, identity, unitsOf(identity, graph.numNodes()),
-              config, stats);
+  refineLevel(obj, graph, identity, unitsOf(identity, graph.numNodes()), config,
+              stats);
   obj.rebuild();
   ++stats.levelsVisited;
   stats.finalObjectiveMs = obj.objective();

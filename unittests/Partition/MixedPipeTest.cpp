@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/Assignment.h"
 #include "FTPipe/Partition/Coarsening.h"
-#include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Partition/Refinement.h"
 #include "FTPipe/Partition/Verify.h"
@@ -162,9 +162,9 @@ TEST(Coarsening, EveryPassAloneKeepsLevelsAcyclic) {
   for (int pass = 0; pass < 6; ++pass)
     for (GraphFamily family : kFamilies)
       for (uint64_t seed = 1; seed <= 3; ++seed) {
-        SCOPED_TRACE(testing::Message() << "pass " << pass << " "
-                                        << familyName(family) << " seed="
-                                        << seed);
+        SCOPED_TRACE(testing::Message()
+                     << "pass " << pass << " " << familyName(family)
+                     << " seed=" << seed);
         CoarseningConfig cfg;
         cfg.byPrefix = pass == 0;
         cfg.byType = pass == 1;
@@ -247,8 +247,8 @@ Graph t5Like(int blocks) {
       }
     }
   }
-  NodeId head = b.addNode(std::string(root) + "/Linear[lm_head]",
-                          "tosa.matmul", {0.2, 0.4, 1 << 20, 1 << 20});
+  NodeId head = b.addNode(std::string(root) + "/Linear[lm_head]", "tosa.matmul",
+                          {0.2, 0.4, 1 << 20, 1 << 20});
   b.addParamUse(head, shared);
   b.addEdge(prev, head, 1 << 20);
   return unwrapOr(b.build());
@@ -543,8 +543,8 @@ TEST(Assignment, PlansAreValidAndShareDevices) {
   for (GraphFamily family : kFamilies)
     for (size_t P : {1u, 2u, 4u, 8u})
       for (uint64_t seed = 1; seed <= 3; ++seed) {
-        SCOPED_TRACE(testing::Message() << familyName(family) << " P=" << P
-                                        << " seed=" << seed);
+        SCOPED_TRACE(testing::Message()
+                     << familyName(family) << " P=" << P << " seed=" << seed);
         Graph g = makeGraph(family, 200, seed);
         Hardware hw = makeHardware(P);
         CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 3 * P));
@@ -585,9 +585,9 @@ TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
     for (size_t P : {2u, 4u, 8u})
       for (uint64_t seed = 1; seed <= 4; ++seed)
         for (bool tightMemory : {false, true}) {
-          SCOPED_TRACE(testing::Message() << familyName(family) << " P=" << P
-                                          << " seed=" << seed
-                                          << " tight=" << tightMemory);
+          SCOPED_TRACE(testing::Message()
+                       << familyName(family) << " P=" << P << " seed=" << seed
+                       << " tight=" << tightMemory);
           // Recomputation makes memory depend on which stage feeds which.
           ObjectiveConfig cfg;
           cfg.recompute = seed % 2 == 0;
@@ -607,8 +607,7 @@ TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
           }
           ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
           double before = planObjective(g, hw, plan, cfg);
-          RefinementStats stats =
-              unwrapOr(refinePlan(g, hw, h, plan, cfg));
+          RefinementStats stats = unwrapOr(refinePlan(g, hw, h, plan, cfg));
           double after = planObjective(g, hw, plan, cfg);
           EXPECT_LE(after, before * (1 + 1e-9));
           EXPECT_TRUE(near(stats.finalObjectiveMs, after));
@@ -661,8 +660,8 @@ TEST(MixedPipe, FindsValidPlansAcrossTheMatrix) {
   for (GraphFamily family : kFamilies)
     for (size_t P : {1u, 2u, 4u, 8u})
       for (uint64_t seed = 1; seed <= 6; ++seed) {
-        SCOPED_TRACE(testing::Message() << familyName(family) << " P=" << P
-                                        << " seed=" << seed);
+        SCOPED_TRACE(testing::Message()
+                     << familyName(family) << " P=" << P << " seed=" << seed);
         Graph g = makeGraph(family, 150 + 37 * seed, seed);
         Hardware hw = makeHardware(P, 1ull << 50, seed % 3 == 2);
         MixedPipeConfig cfg;
@@ -692,8 +691,8 @@ TEST(MixedPipe, HoldsMemoryLimitsOrSaysWhy) {
   for (GraphFamily family : kFamilies)
     for (uint64_t seed = 1; seed <= 4; ++seed)
       for (uint64_t gib : {1ull, 4ull, 16ull, 64ull}) {
-        SCOPED_TRACE(testing::Message() << familyName(family) << " seed="
-                                        << seed << " GiB=" << gib);
+        SCOPED_TRACE(testing::Message() << familyName(family)
+                                        << " seed=" << seed << " GiB=" << gib);
         Graph g = makeGraph(family, 180, seed);
         Hardware hw = makeHardware(4, gib << 30);
         MixedPipeConfig cfg;
@@ -767,8 +766,8 @@ TEST(MixedPipe, HandlesDegenerateGraphs) {
       EXPECT_LE(r.plan.numStages(), n);
     }
   EXPECT_FALSE(bool(runMixedPipe(unwrapOr(GraphBuilder().build()), hw)));
-  llvm::consumeError(runMixedPipe(unwrapOr(GraphBuilder().build()), hw)
-                         .takeError());
+  llvm::consumeError(
+      runMixedPipe(unwrapOr(GraphBuilder().build()), hw).takeError());
 }
 
 TEST(Assignment, TiesGoToTheDeviceHoldingTheNeighbours) {

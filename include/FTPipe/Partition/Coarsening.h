@@ -53,11 +53,18 @@ struct CoarseningConfig {
   std::vector<std::string> blockTypes = {"T5Block", "BertLayer", "GPT2Block",
                                          "Block", "LlamaDecoderLayer"};
   /// Op types that join their producer in the by-type pass.
-  std::vector<std::string> mergeTypes = {
-      "tosa.reshape",         "tosa.transpose",        "tosa.cast",
-      "tensor.expand_shape",  "tensor.collapse_shape", "tensor.cast",
-      "tensor.extract_slice", "tosa.slice",            "tosa.identity",
-      "tosa.const",           "arith.constant",        "tensor.empty"};
+  std::vector<std::string> mergeTypes = {"tosa.reshape",
+                                         "tosa.transpose",
+                                         "tosa.cast",
+                                         "tensor.expand_shape",
+                                         "tensor.collapse_shape",
+                                         "tensor.cast",
+                                         "tensor.extract_slice",
+                                         "tosa.slice",
+                                         "tosa.identity",
+                                         "tosa.const",
+                                         "arith.constant",
+                                         "tensor.empty"};
   /// Switches for the individual passes (ablation; all on by default).
   bool byPrefix = true;
   bool byType = true;
@@ -128,8 +135,8 @@ struct CoarseGraph {
 /// `nodeBlock` (any block ids; they are renumbered in topological order, ties
 /// by smallest member node). Fails when `nodeBlock` has the wrong size or the
 /// block graph has a cycle (naming a block on it).
-llvm::Expected<CoarseGraph> buildCoarseGraph(const Graph &graph,
-                                             llvm::ArrayRef<uint32_t> nodeBlock);
+llvm::Expected<CoarseGraph>
+buildCoarseGraph(const Graph &graph, llvm::ArrayRef<uint32_t> nodeBlock);
 
 /// True when the graph of the blocks given by `nodeBlock` (any ids) has no
 /// cycle. O(N + E).

@@ -82,9 +82,9 @@ struct MixedPipeResult {
 /// micro-batch (ties: smaller L). Deterministic. Fails when the config
 /// is invalid or the graph is empty, and, when no candidate fits, with an
 /// error naming the memory needed and available.
-llvm::Expected<MixedPipeResult> runMixedPipe(const Graph &graph,
-                                             const Hardware &hw,
-                                             const MixedPipeConfig &config = {});
+llvm::Expected<MixedPipeResult>
+runMixedPipe(const Graph &graph, const Hardware &hw,
+             const MixedPipeConfig &config = {});
 
 } // namespace partition
 } // namespace ftpipe

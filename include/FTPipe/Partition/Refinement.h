@@ -156,11 +156,12 @@ struct RefinementStats {
 /// acyclic; deterministic. Fails when the plan does not match the graph (or
 /// the hierarchy), its stage graph has a cycle, or it has more than
 /// IncrementalObjective::kMaxStages stages.
-llvm::Expected<RefinementStats>
-refinePlan(const Graph &graph, const Hardware &hw,
-           const CoarseningHierarchy &hierarchy, Plan &plan,
-           const ObjectiveConfig &objective,
-           const RefinementConfig &config = {});
+llvm::Expected<RefinementStats> refinePlan(const Graph &graph,
+                                           const Hardware &hw,
+                                           const CoarseningHierarchy &hierarchy,
+                                           Plan &plan,
+                                           const ObjectiveConfig &objective,
+                                           const RefinementConfig &config = {});
 
 } // namespace partition
 } // namespace ftpipe
