@@ -153,7 +153,9 @@ def make_parameters_arguments(program, prefix):
         if spec.kind != InputKind.PARAMETER:
             continue
         tensor = program.state_dict[spec.target]
-        key = (tensor.data_ptr(), tuple(tensor.shape), tensor.dtype)
+        # Same storage, or the same object where there is no storage (meta).
+        key = id(tensor) if tensor.is_meta else (
+            tensor.data_ptr(), tuple(tensor.shape), tensor.dtype)
         node = placeholders[spec.arg.name]
         if key in seen:
             node.replace_all_uses_with(seen[key])
