@@ -135,18 +135,32 @@ static double blockCompute(const PlacementInput &in, BlockId b) {
   return blk.fwdMs + blk.bwdMs + (in.objective.recompute ? blk.fwdMs : 0.0);
 }
 
-/// Micro-batches in flight for block b and the bytes one copy of each of its
-/// parameters costs (weights, gradients, optimizer state, stashed versions).
-static std::pair<uint64_t, uint64_t> blockMemoryTerms(const PlacementInput &in,
-                                                      BlockId b) {
+namespace {
+/// Memory a block brings to a device: activations kept per micro-batch in
+/// flight, the micro-batch rebuilt under recomputation (a device rebuilds
+/// one stage at a time, so only the largest of its blocks' counts), and the
+/// bytes one copy of each of its parameters costs (weights, gradients,
+/// optimizer state, stashed versions).
+struct BlockMemory {
+  uint64_t kept = 0;
+  uint64_t recomputePeak = 0;
+  uint64_t perParam = 0;
+};
+} // namespace
+
+static BlockMemory blockMemoryTerms(const PlacementInput &in, BlockId b) {
   const CoarseBlock &blk = in.coarse.blocks[b];
   uint32_t inFlight = microBatchesInFlight(in.info.height[b], in.objective);
-  uint64_t perParam = 2 + optimizerStateFactor(in.objective.optimizer) +
-                      extraWeightVersions(inFlight, in.objective);
-  uint64_t act = in.objective.recompute
-                     ? inFlight * in.info.inBytes[b] + blk.actBytes
-                     : inFlight * blk.actBytes;
-  return {act, perParam};
+  BlockMemory memory;
+  memory.perParam = 2 + optimizerStateFactor(in.objective.optimizer) +
+                    extraWeightVersions(inFlight, in.objective);
+  if (in.objective.recompute) {
+    memory.kept = inFlight * in.info.inBytes[b];
+    memory.recomputePeak = blk.actBytes;
+  } else {
+    memory.kept = inFlight * blk.actBytes;
+  }
+  return memory;
 }
 
 /// Places blocks in `order`, each on the device that finishes it first among
@@ -158,19 +172,25 @@ placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order) {
   std::vector<DeviceId> blockDevice(L, 0);
   std::vector<double> load(P, 0.0);
   std::vector<uint64_t> memory(P, in.objective.reservedBytesPerDevice);
+  std::vector<uint64_t> peak(P, 0);
   std::vector<llvm::DenseSet<ParamId>> onDevice(P);
   std::vector<char> placed(L, 0);
   for (BlockId b : order) {
     const CoarseBlock &blk = in.coarse.blocks[b];
-    auto [act, perParam] = blockMemoryTerms(in, b);
+    BlockMemory terms = blockMemoryTerms(in, b);
+    auto activations = [&](DeviceId d) {
+      return terms.kept + (terms.recomputePeak > peak[d]
+                               ? terms.recomputePeak - peak[d]
+                               : 0);
+    };
     int best = -1;
     double bestFinish = 0.0;
     uint64_t bestComm = 0, smallestNeed = ~uint64_t(0), mostFree = 0;
     for (DeviceId d = 0; d < P; ++d) {
-      uint64_t need = act;
+      uint64_t need = activations(d);
       for (ParamId p : in.info.params[b])
         if (!onDevice[d].contains(p))
-          need += in.graph.paramBytes(p) * perParam;
+          need += in.graph.paramBytes(p) * terms.perParam;
       uint64_t budget = in.budget[d];
       smallestNeed = std::min(smallestNeed, need);
       mostFree =
@@ -205,8 +225,9 @@ placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order) {
     load[d] = bestFinish;
     for (ParamId p : in.info.params[b])
       if (onDevice[d].insert(p).second)
-        memory[d] += in.graph.paramBytes(p) * perParam;
-    memory[d] += act;
+        memory[d] += in.graph.paramBytes(p) * terms.perParam;
+    memory[d] += activations(d);
+    peak[d] = std::max(peak[d], terms.recomputePeak);
   }
   return blockDevice;
 }
@@ -227,8 +248,9 @@ static Expected<std::vector<DeviceId>> placeAll(const PlacementInput &in) {
     return placement;
   std::vector<uint64_t> need(L);
   for (BlockId b = 0; b < L; ++b) {
-    auto [act, perParam] = blockMemoryTerms(in, b);
-    need[b] = act + in.coarse.blocks[b].paramBytes * perParam;
+    BlockMemory terms = blockMemoryTerms(in, b);
+    need[b] = terms.kept + terms.recomputePeak +
+              in.coarse.blocks[b].paramBytes * terms.perParam;
   }
   llvm::stable_sort(order,
                     [&](BlockId a, BlockId b) { return need[a] > need[b]; });

@@ -284,6 +284,7 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     dst.receivedBytes += e.fwdBytes;
     dst.sentBytes += e.bwdBytes;
   }
+  std::vector<uint64_t> devicePeak(numDevices, 0);
   for (StageId s = 0; s < numStages; ++s) {
     StageMetrics &st = m.stages[s];
     st.exposedCommMs = std::max(0.0, st.commFwdMs - st.computeMs) +
@@ -294,7 +295,12 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     d.exposedCommMs += st.exposedCommMs;
     d.loadMs += st.loadMs;
     ++d.numStages;
-    d.activationBytes += st.activationBytes;
+    // A device runs one task at a time, so only one of its stages holds a
+    // recomputed micro-batch at any moment: kept activations add up, the
+    // recomputation peaks do not.
+    d.activationBytes += st.activationBytes - sg.recomputePeakBytes[s];
+    devicePeak[st.device] =
+        std::max(devicePeak[st.device], sg.recomputePeakBytes[s]);
     d.sentBytes += st.sentBytes;
     d.receivedBytes += st.receivedBytes;
   }
@@ -328,6 +334,7 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
   double maxLoad = -1.0, sumLoad = 0.0;
   for (DeviceId d = 0; d < numDevices; ++d) {
     DeviceMetrics &dm = m.devices[d];
+    dm.activationBytes += devicePeak[d];
     dm.gradBytes = dm.paramBytes;
     dm.optimizerBytes = dm.paramBytes * stateFactor;
     dm.memoryBytes = dm.paramBytes + dm.gradBytes + dm.optimizerBytes +

@@ -364,14 +364,18 @@ double IncrementalObjective::objective() const {
 
 uint64_t IncrementalObjective::deviceMemoryBytes(DeviceId d) const {
   uint64_t bytes = paramMem[d] + config.reservedBytesPerDevice;
+  // One task at a time per device: only one of its stages holds a
+  // recomputed micro-batch at any moment.
+  uint64_t recomputePeak = 0;
   for (StageId s = 0; s < current.numStages(); ++s) {
     if (current.stageDevice[s] != d)
       continue;
     uint64_t keptPerMb = config.recompute ? kept[s] : actSum[s];
-    bytes +=
-        uint64_t(inFlight(s)) * keptPerMb + (config.recompute ? actSum[s] : 0);
+    bytes += uint64_t(inFlight(s)) * keptPerMb;
+    if (config.recompute)
+      recomputePeak = std::max(recomputePeak, actSum[s]);
   }
-  return bytes;
+  return bytes + recomputePeak;
 }
 
 bool IncrementalObjective::deviceMemoryFits(DeviceId d) const {

@@ -121,7 +121,7 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
   unsigned state = optimizerStateFactor(config.optimizer);
   for (DeviceId d = 0; d < hw.numDevices(); ++d) {
     std::map<ParamId, uint32_t> paramVersions; // param -> extra versions
-    uint64_t activations = 0;
+    uint64_t activations = 0, recomputePeak = 0;
     std::vector<StageId> stagesHere;
     for (StageId s = 0; s < numStages; ++s) {
       if (plan.stageDevice[s] != d)
@@ -148,11 +148,15 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
         uint64_t in = 0;
         for (ValueId v : inputs)
           in += graph.valueBytes(v);
-        activations += inFlight * in + act;
+        // A device runs one task at a time, so only one of its stages holds
+        // a recomputed micro-batch at any moment.
+        activations += inFlight * in;
+        recomputePeak = std::max(recomputePeak, act);
       } else {
         activations += inFlight * act;
       }
     }
+    activations += recomputePeak;
     uint64_t params = 0, stash = 0;
     for (const auto &[p, extra] : paramVersions) {
       params += graph.paramBytes(p);
