@@ -205,6 +205,9 @@ int main(int argc, char **argv) {
   options = mlirFTPipePartitionOptionsGetDefault();
   options.devices = 3;
   options.method = MlirFTPipePartitionMethodSeqDP;
+  options.schedule = MlirFTPipeScheduleGPipe;
+  options.microbatches = 4;
+  options.optimizer = MlirFTPipeOptimizerMomentum;
   mlirFTPipeBuildPartitionPipeline(mlirPassManagerGetAsOpPassManager(pm),
                                    &options);
   ok = ok &&
@@ -212,6 +215,31 @@ int main(int argc, char **argv) {
            mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(third))) &&
        checkPartitioned(third, 3, "seq-dp", "built into a pass manager");
   mlirPassManagerDestroy(pm);
+
+  /* The typed fine-tuning setup reaches the passes: the same plan with Adam
+   * (two state buffers per weight) needs more memory than with momentum
+   * (one). */
+  MlirModule withAdam = mlirModuleCreateParse(context, source);
+  options.optimizer = MlirFTPipeOptimizerAdam;
+  ok = ok && mlirLogicalResultIsSuccess(
+                 mlirFTPipeRunPartitionPipeline(withAdam, &options));
+  if (ok) {
+    MlirAttribute momentumPlan = mlirFTPipeModuleGetPlan(third);
+    MlirAttribute adamPlan = mlirFTPipeModuleGetPlan(withAdam);
+    int64_t momentumBytes = 0, adamBytes = 0;
+    for (intptr_t d = 0; d < mlirFTPipePlanGetNumDevices(momentumPlan); ++d)
+      momentumBytes += mlirFTPipePlanGetMemoryBytes(momentumPlan, d);
+    for (intptr_t d = 0; d < mlirFTPipePlanGetNumDevices(adamPlan); ++d)
+      adamBytes += mlirFTPipePlanGetMemoryBytes(adamPlan, d);
+    if (momentumBytes >= adamBytes) {
+      fprintf(stderr,
+              "pipeline-from-c: momentum needs %ld bytes, Adam %ld: the "
+              "optimizer option did not reach the passes\n",
+              (long)momentumBytes, (long)adamBytes);
+      ok = 0;
+    }
+  }
+  mlirModuleDestroy(withAdam);
   mlirModuleDestroy(third);
 
   MlirModule fourth = mlirModuleCreateParse(context, source);

@@ -58,11 +58,36 @@ typedef enum MlirFTPipePartitionMethod {
   MlirFTPipePartitionMethodSeqGreedy = 3,
 } MlirFTPipePartitionMethod;
 
-/// The common options of the partitioning pipeline. Start from
+/// Pipeline schedule the plan is scored for (values are stable).
+typedef enum MlirFTPipeSchedule {
+  /// PipeDream-style asynchronous 1F1B (FTPipe's default).
+  MlirFTPipeScheduleAsync = 0,
+  /// GPipe: fill, drain, flush.
+  MlirFTPipeScheduleGPipe = 1,
+  /// 1F1B with a flush per mini-batch.
+  MlirFTPipeScheduleOneFOneB = 2,
+} MlirFTPipeSchedule;
+
+/// Optimizer whose state is kept per parameter (values are stable).
+typedef enum MlirFTPipeOptimizer {
+  MlirFTPipeOptimizerSGD = 0,
+  MlirFTPipeOptimizerMomentum = 1,
+  MlirFTPipeOptimizerAdam = 2,
+} MlirFTPipeOptimizer;
+
+/// Weight versions the async schedule keeps (values are stable).
+typedef enum MlirFTPipeWeightVersioning {
+  /// A single version.
+  MlirFTPipeWeightVersioningNone = 0,
+  /// One per micro-batch in flight (PipeDream).
+  MlirFTPipeWeightVersioningStash = 1,
+  /// Two versions (PipeDream-2BW).
+  MlirFTPipeWeightVersioningDoubleBuffered = 2,
+} MlirFTPipeWeightVersioning;
+
+/// Options of the partitioning pipeline, typed. Start from
 /// mlirFTPipePartitionOptionsGetDefault(); the strings are borrowed for the
-/// duration of the call that takes the struct. The fine-tuning setup
-/// (schedule, optimizer, ...) keeps its defaults here; set it through
-/// mlirFTPipeRunPartitionPipelineWithText.
+/// duration of the call that takes the struct.
 typedef struct MlirFTPipePartitionOptions {
   /// Hardware preset name or cluster JSON file (default
   /// "rtx2080ti-pcie-x8").
@@ -76,6 +101,14 @@ typedef struct MlirFTPipePartitionOptions {
   MlirFTPipePartitionMethod method;
   /// Print nothing on stderr besides diagnostics.
   bool quiet;
+  /// The fine-tuning setup plans are scored for (docs/FineTuningSetup.md).
+  MlirFTPipeSchedule schedule;
+  MlirFTPipeOptimizer optimizer;
+  MlirFTPipeWeightVersioning stashing;
+  /// Keep only stage inputs and recompute the forward before the backward.
+  bool recompute;
+  /// Micro-batches per mini-batch (GPipe and 1F1B).
+  unsigned microbatches;
 } MlirFTPipePartitionOptions;
 
 /// The defaults: the passes' defaults, quiet.

@@ -35,6 +35,79 @@ void mlirFTPipeRegisterPasses(void) { registerFTPipePasses(); }
 
 void mlirFTPipeRegisterPipelines(void) { registerFTPipePipelines(); }
 
+namespace partition = ::ftpipe::partition;
+
+static MlirFTPipeSchedule wrapSchedule(partition::Schedule schedule) {
+  switch (schedule) {
+  case partition::Schedule::GPipe:
+    return MlirFTPipeScheduleGPipe;
+  case partition::Schedule::OneFOneB:
+    return MlirFTPipeScheduleOneFOneB;
+  case partition::Schedule::Async:
+    break;
+  }
+  return MlirFTPipeScheduleAsync;
+}
+
+static partition::Schedule unwrapSchedule(MlirFTPipeSchedule schedule) {
+  switch (schedule) {
+  case MlirFTPipeScheduleGPipe:
+    return partition::Schedule::GPipe;
+  case MlirFTPipeScheduleOneFOneB:
+    return partition::Schedule::OneFOneB;
+  default:
+    return partition::Schedule::Async;
+  }
+}
+
+static MlirFTPipeOptimizer wrapOptimizer(partition::Optimizer optimizer) {
+  switch (optimizer) {
+  case partition::Optimizer::SGD:
+    return MlirFTPipeOptimizerSGD;
+  case partition::Optimizer::Momentum:
+    return MlirFTPipeOptimizerMomentum;
+  case partition::Optimizer::Adam:
+    break;
+  }
+  return MlirFTPipeOptimizerAdam;
+}
+
+static partition::Optimizer unwrapOptimizer(MlirFTPipeOptimizer optimizer) {
+  switch (optimizer) {
+  case MlirFTPipeOptimizerSGD:
+    return partition::Optimizer::SGD;
+  case MlirFTPipeOptimizerMomentum:
+    return partition::Optimizer::Momentum;
+  default:
+    return partition::Optimizer::Adam;
+  }
+}
+
+static MlirFTPipeWeightVersioning
+wrapVersioning(partition::WeightVersioning versioning) {
+  switch (versioning) {
+  case partition::WeightVersioning::Stash:
+    return MlirFTPipeWeightVersioningStash;
+  case partition::WeightVersioning::DoubleBuffered:
+    return MlirFTPipeWeightVersioningDoubleBuffered;
+  case partition::WeightVersioning::None:
+    break;
+  }
+  return MlirFTPipeWeightVersioningNone;
+}
+
+static partition::WeightVersioning
+unwrapVersioning(MlirFTPipeWeightVersioning versioning) {
+  switch (versioning) {
+  case MlirFTPipeWeightVersioningStash:
+    return partition::WeightVersioning::Stash;
+  case MlirFTPipeWeightVersioningDoubleBuffered:
+    return partition::WeightVersioning::DoubleBuffered;
+  default:
+    return partition::WeightVersioning::None;
+  }
+}
+
 MlirFTPipePartitionOptions mlirFTPipePartitionOptionsGetDefault(void) {
   // The C++ defaults are the single source of truth; only the hardware
   // string needs storage that outlives this call.
@@ -46,6 +119,11 @@ MlirFTPipePartitionOptions mlirFTPipePartitionOptionsGetDefault(void) {
   options.function = wrap(llvm::StringRef());
   options.method = MlirFTPipePartitionMethodAuto;
   options.quiet = defaults.quiet;
+  options.schedule = wrapSchedule(defaults.objective.schedule);
+  options.optimizer = wrapOptimizer(defaults.objective.optimizer);
+  options.stashing = wrapVersioning(defaults.objective.stashing);
+  options.recompute = defaults.objective.recompute;
+  options.microbatches = defaults.objective.microbatches;
   return options;
 }
 
@@ -76,6 +154,11 @@ toPipelineOptions(const MlirFTPipePartitionOptions *options) {
     break;
   }
   result.quiet = options->quiet;
+  result.objective.schedule = unwrapSchedule(options->schedule);
+  result.objective.optimizer = unwrapOptimizer(options->optimizer);
+  result.objective.stashing = unwrapVersioning(options->stashing);
+  result.objective.recompute = options->recompute;
+  result.objective.microbatches = options->microbatches;
   return result;
 }
 
