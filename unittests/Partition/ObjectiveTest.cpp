@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/Verify.h"
 
 #include "TestUtil.h"
 
@@ -140,6 +141,37 @@ TEST(Objective, Recomputation) {
   // Stage 1 keeps v1 for its one micro-batch and rebuilds 70 B.
   EXPECT_EQ(m.stages[1].activationBytes, 2'000'070u);
   EXPECT_DOUBLE_EQ(m.lowerBoundMs, 13.5);
+}
+
+TEST(Objective, OneRecomputationAtATimePerDevice) {
+  // Three stages of a chain, 0 and 2 on device 0: each node keeps 1000 B of
+  // activations. Under recomputation a device rebuilds one micro-batch at a
+  // time, so device 0 holds its stages' kept inputs plus the larger of their
+  // rebuilt micro-batches, not the sum of both; the verifier agrees.
+  GraphBuilder b;
+  for (int i = 0; i < 6; ++i)
+    b.addNode("c/op" + std::to_string(i), "test.op",
+              {1.0, 1.0, i < 2 ? 3000u : 1000u, 10});
+  for (int i = 0; i + 1 < 6; ++i)
+    b.addValue(NodeId(i), 10, {NodeId(i + 1)});
+  Graph g = unwrap(b.build());
+  Plan plan{{0, 0, 1, 1, 2, 2}, {0, 1, 0}};
+  ObjectiveConfig config;
+  config.recompute = true;
+  config.optimizer = Optimizer::SGD;
+  PlanMetrics m = unwrap(evaluatePlan(g, uniformHardware(2), plan, config));
+  // Stage 0: no inputs, rebuilds 6000 B; stage 2: keeps 10 B for its one
+  // micro-batch in flight, rebuilds 2000 B.
+  EXPECT_EQ(m.stages[0].activationBytes, 6000u);
+  EXPECT_EQ(m.stages[2].activationBytes, 2010u);
+  EXPECT_EQ(m.devices[0].activationBytes, 6010u);
+  // The verifier's independent count: fits at exactly that figure.
+  EXPECT_FALSE(bool(verifyPlan(g, uniformHardware(2, 1.0, 0.0, 6010), plan,
+                               config)));
+  llvm::Error tight =
+      verifyPlan(g, uniformHardware(2, 1.0, 0.0, 6009), plan, config);
+  EXPECT_TRUE(bool(tight));
+  llvm::consumeError(std::move(tight));
 }
 
 TEST(Objective, SchedulesAndOptimizers) {
