@@ -8,13 +8,13 @@
 
 // CHECK: module attributes {
 // CHECK-SAME: ftpipe.hardware = #ftpipe.hardware<name = "pair", devices = [<name = "rtx2080ti", memory_bytes = 11811160064, tflops = 13.4, mem_gbps = 616.0, launch_us = 5.0, node = 0>, <name = "rtx2080ti", memory_bytes = 11811160064, tflops = 13.4, mem_gbps = 616.0, launch_us = 5.0, node = 1>], links = [<src = 0, dst = 1, gbps = 12.0, latency_us = 10.0>]>
-// CHECK-SAME: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1], objective_ms = 2.5, memory_bytes = [1024, 2048]>
+// CHECK-SAME: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1], objective_ms = 2.5, memory_bytes = [1024, 2048], seconds = 0.25>
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "pair",
     devices = [#ftpipe.device<name = "rtx2080ti", memory_bytes = 11811160064, tflops = 13.4, mem_gbps = 616.0, launch_us = 5.0, node = 0>,
                #ftpipe.device<name = "rtx2080ti", memory_bytes = 11811160064, tflops = 13.4, mem_gbps = 616, launch_us = 5.0, node = 1>],
     links = [#ftpipe.link<src = 0, dst = 1, gbps = 12.0, latency_us = 10.0>]>,
-  ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1], objective_ms = 2.5, memory_bytes = [1024, 2048]>
+  ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1], objective_ms = 2.5, memory_bytes = [1024, 2048], seconds = 0.25>
 } {
   // CHECK-LABEL: func.func @f
   // CHECK-SAME: %{{.*}}: tensor<4x4xf32> {ftpipe.name = "layer.weight", ftpipe.param}
@@ -36,3 +36,8 @@ module attributes {
 // CHECK-LABEL: func.func private @no_links
 // CHECK-SAME: hw = #ftpipe.hardware<name = "one", devices = [<name = "cpu", memory_bytes = 1, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>]>
 func.func private @no_links() attributes {hw = #ftpipe.hardware<name = "one", devices = [#ftpipe.device<name = "cpu", memory_bytes = 1, tflops = 1, mem_gbps = 1, launch_us = 0, node = 0>]>}
+
+// A plan without a partitioning time prints without the seconds field.
+// CHECK-LABEL: func.func private @no_seconds
+// CHECK-SAME: p = #ftpipe.plan<method = "hand", stage_device = [0], objective_ms = 1.0, memory_bytes = [0]>}
+func.func private @no_seconds() attributes {p = #ftpipe.plan<method = "hand", stage_device = [0], objective_ms = 1.0, memory_bytes = [0], seconds = 0.0>}

@@ -96,6 +96,12 @@ func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device =
 
 // -----
 
+// Tests that a plan's partitioning time is non-negative.
+// expected-error @+1 {{'seconds' must be finite and non-negative, got -0.5}}
+func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device = [0], objective_ms = 1.0, memory_bytes = [0], seconds = -0.5>}
+
+// -----
+
 // Tests that ftpipe.cost holds a cost.
 // expected-error @+1 {{'ftpipe.cost' must be a #ftpipe.cost, got 1 : i64}}
 func.func private @f() attributes {ftpipe.cost = 1}

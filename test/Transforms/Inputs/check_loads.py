@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Recomputes every device's load from an exported graph, independently of
+lib/Partition, and compares it with the report's figures.
+
+usage: check_loads.py GRAPH.json REPORT.json LINK_GBPS LATENCY_US
+
+The model (docs/Report.md, FTPipe's CCO rule): a stage's compute C is the sum
+of fwd + bwd (+ fwd again under recomputation) of its ops; every value that
+crosses into another stage on another device costs bytes / bandwidth +
+latency, once per destination stage, forward for all values and backward for
+those that carry a gradient; exposed = max(0, comm_fwd - C) + max(0,
+comm_bwd - C); a device's load is the sum over its stages. Uniform links and
+devices only.
+"""
+import json
+import sys
+
+
+def main():
+    graph = json.load(open(sys.argv[1]))
+    report = json.load(open(sys.argv[2]))
+    gbps, latency_us = float(sys.argv[3]), float(sys.argv[4])
+    recompute = report["recompute"]
+    stage_device = report["stage_device"]
+    nodes = {n["id"]: n for n in graph["nodes"]}
+
+    compute = [0.0] * len(stage_device)
+    for n in graph["nodes"]:
+        c = n["fwd_ms"] + n["bwd_ms"] + (n["fwd_ms"] if recompute else 0.0)
+        compute[n["stage"]] += c
+
+    def transfer_ms(nbytes):
+        return nbytes / (gbps * 1e6) + latency_us * 1e-3
+
+    comm_fwd = [0.0] * len(stage_device)
+    comm_bwd = [0.0] * len(stage_device)
+    for v in graph["values"]:
+        if v["src"] < 0:
+            continue
+        src_stage = nodes[v["src"]]["stage"]
+        destinations = {nodes[d]["stage"] for d in v["dsts"]} - {src_stage}
+        for dst_stage in destinations:
+            if stage_device[dst_stage] == stage_device[src_stage]:
+                continue
+            t = transfer_ms(v["bytes"])
+            comm_fwd[src_stage] += t
+            comm_fwd[dst_stage] += t
+            if v["grad"]:
+                comm_bwd[src_stage] += t
+                comm_bwd[dst_stage] += t
+
+    loads = [0.0] * report["devices"]
+    for s, device in enumerate(stage_device):
+        exposed = max(0.0, comm_fwd[s] - compute[s]) + max(0.0, comm_bwd[s] - compute[s])
+        loads[device] += compute[s] + exposed
+
+    worst = 0.0
+    for d, entry in enumerate(report["per_device"]):
+        reported = entry["load_ms"]
+        error = abs(reported - loads[d]) / max(1e-12, abs(loads[d]), abs(reported))
+        worst = max(worst, error)
+        if error > 1e-9:
+            print(f"device {d}: report says {reported} ms, recomputed {loads[d]} ms")
+            return 1
+    print(f"{len(loads)} device loads agree (largest relative difference {worst:.1e})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
