@@ -3,12 +3,13 @@
 # (static by default, shared with BUILD_SHARED_LIBS), libFTPipe-C.so, the
 # tools, and FTPipeConfig.cmake / FTPipeConfigVersion.cmake with the targets
 # FTPipe::Passes, ::Dialect, ::Analysis, ::Transforms, ::ModelGen, ::CAPI,
-# ::Partition and the tools.
+# ::Partition, ::Runtime and the tools.
 #
-# Two export sets keep lib/Partition usable without MLIR: FTPipe::Partition
-# lives in FTPipePartitionTargets.cmake (needs only LLVM), everything else in
-# FTPipeTargets.cmake (needs MLIR). `find_package(FTPipe COMPONENTS
-# Partition)` loads only the first.
+# Separate export sets keep lib/Partition and lib/Runtime usable without
+# MLIR: FTPipe::Partition lives in FTPipePartitionTargets.cmake (needs only
+# LLVM), FTPipe::Runtime (when built) in FTPipeRuntimeTargets.cmake (LLVM, and
+# CUDA when built with it), everything else in FTPipeTargets.cmake (needs
+# MLIR). `find_package(FTPipe COMPONENTS Partition)` loads only the first.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -53,17 +54,34 @@ endfunction()
 
 ftpipe_link_closure(ftpipe_mlir_libraries FTPipeDialect FTPipeAnalysis
   FTPipeTransforms FTPipeModelGen FTPipePasses FTPipeCAPI)
-list(REMOVE_ITEM ftpipe_mlir_libraries FTPipePartition FTPipePasses FTPipeCAPI)
-set(ftpipe_tools ftpipe-opt ftpipe-model-gen)
+list(REMOVE_ITEM ftpipe_mlir_libraries FTPipePartition FTPipeRuntime
+     FTPipePasses FTPipeCAPI)
+set(ftpipe_tools "")
+foreach(tool ftpipe-opt ftpipe-model-gen ftpipe-devices)
+  if(TARGET ${tool})
+    list(APPEND ftpipe_tools ${tool})
+  endif()
+endforeach()
+# lib/Runtime, when built: no MLIR, its own export set like lib/Partition.
+set(ftpipe_runtime_libraries "")
+if(TARGET FTPipeRuntime)
+  set(ftpipe_runtime_libraries FTPipeRuntime)
+endif()
+set(FTPIPE_PACKAGE_HAS_RUNTIME OFF)
+if(ftpipe_runtime_libraries)
+  set(FTPIPE_PACKAGE_HAS_RUNTIME ON)
+endif()
 
 # FTPipe::<name without the FTPipe prefix>.
-foreach(library FTPipePartition FTPipePasses ${ftpipe_mlir_libraries})
+foreach(library FTPipePartition FTPipePasses ${ftpipe_runtime_libraries}
+        ${ftpipe_mlir_libraries})
   string(REGEX REPLACE "^FTPipe" "" export_name ${library})
   set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})
 endforeach()
 set_target_properties(FTPipeCAPI PROPERTIES EXPORT_NAME CAPI)
 
-foreach(library FTPipePartition FTPipeCAPI ${ftpipe_mlir_libraries})
+foreach(library FTPipePartition FTPipeCAPI ${ftpipe_runtime_libraries}
+        ${ftpipe_mlir_libraries})
   target_include_directories(${library} PUBLIC
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   # LLVM 19's headers need C++17; consumers get it from the targets.
@@ -72,8 +90,8 @@ endforeach()
 
 # Installed binaries find FTPipe's shared libraries next to them and
 # libMLIR.so / libLLVM.so where the build found them.
-foreach(target FTPipePartition FTPipeCAPI ${ftpipe_mlir_libraries}
-        ${ftpipe_tools})
+foreach(target FTPipePartition FTPipeCAPI ${ftpipe_runtime_libraries}
+        ${ftpipe_mlir_libraries} ${ftpipe_tools})
   set_target_properties(${target} PROPERTIES
     INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};$ORIGIN"
     INSTALL_RPATH_USE_LINK_PATH ON)
@@ -83,6 +101,14 @@ install(TARGETS FTPipePartition EXPORT FTPipePartitionTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(ftpipe_runtime_libraries)
+  install(TARGETS ${ftpipe_runtime_libraries} EXPORT FTPipeRuntimeTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(EXPORT FTPipeRuntimeTargets NAMESPACE FTPipe::
+    DESTINATION ${FTPIPE_INSTALL_CMAKEDIR})
+endif()
 install(TARGETS ${ftpipe_mlir_libraries} FTPipePasses FTPipeCAPI
                 ${ftpipe_tools}
   EXPORT FTPipeTargets

@@ -109,6 +109,16 @@ build_example() {
     grep -q '^mixed-pipe: ' "$work/out.txt" || fail "no mixed-pipe plan"
     grep -q '^seq-dp: ' "$work/out.txt" || fail "no seq-dp plan"
     ;;
+  runtime-hardware)
+    # The runtime links LLVM (and CUDA), never MLIR.
+    local libraries
+    libraries="$(ldd "$program")"
+    if has "$libraries" '[Mm][Ll][Ii][Rr]'; then
+      fail "$name links MLIR: $libraries"
+    fi
+    "$program" | tee "$work/out.txt"
+    grep -q ' devices$' "$work/out.txt" || fail "no hardware description"
+    ;;
   pipeline-from-cxx | pipeline-from-c)
     if [[ "$name" == pipeline-from-c ]]; then
       # A C program on the C API only: libFTPipe-C.so is all it names.
