@@ -57,6 +57,8 @@ struct Row {
   std::optional<partition::PlanMetrics> metrics;
   double gpipeMs = 0.0, seconds = 0.0;
   std::string failure;
+  /// What each device holds, for encoder-decoder models.
+  std::string composition;
 };
 } // namespace
 
@@ -72,12 +74,46 @@ static partition::ObjectiveConfig fineTuningSetup() {
   return config;
 }
 
+/// For encoder-decoder graphs (scopes with `[encoder]` and `[decoder]`): per
+/// device, the compute of encoder and decoder ops and the parameters it
+/// holds. This is where Mixed-Pipe's gain on T5 comes from: it can pair a
+/// compute-heavy encoder chunk with a parameter-heavy decoder chunk on each
+/// GPU, which contiguous stages cannot. Empty for other graphs.
+static std::string describeEncoderDecoder(const partition::Graph &graph,
+                                          const partition::Plan &plan,
+                                          const partition::PlanMetrics &m) {
+  size_t numDevices = m.devices.size();
+  std::vector<double> encoder(numDevices, 0.0), decoder(numDevices, 0.0);
+  bool any = false;
+  for (partition::NodeId n = 0; n < graph.numNodes(); ++n) {
+    llvm::StringRef scope = graph.scope(n);
+    bool enc = scope.contains("[encoder]"), dec = scope.contains("[decoder]");
+    any |= enc || dec;
+    double ms = graph.cost(n).fwdMs + graph.cost(n).bwdMs;
+    partition::DeviceId d = plan.stageDevice[plan.nodeStage[n]];
+    (enc ? encoder : dec ? decoder : encoder)[d] += enc || dec ? ms : 0.0;
+  }
+  if (!any)
+    return "";
+  std::string text;
+  for (size_t d = 0; d < numDevices; ++d)
+    text +=
+        llvm::formatv("    device {0}: encoder {1,7:f1} ms, decoder {2,7:f1} "
+                      "ms, parameters {3:f2} GiB, memory {4:f2} GiB\n",
+                      d, encoder[d], decoder[d],
+                      double(m.devices[d].paramBytes) / (1ull << 30),
+                      double(m.devices[d].memoryBytes) / (1ull << 30))
+            .str();
+  return text;
+}
+
 static Row runMethod(StringRef model, StringRef setup, StringRef method,
                      const partition::Graph &graph,
                      const partition::Hardware &hw,
                      const partition::ObjectiveConfig &config,
                      std::function<llvm::Expected<partition::Plan>()> solve) {
-  Row row{model.str(), setup.str(), method.str(), std::nullopt, 0.0, 0.0, ""};
+  Row row{model.str(), setup.str(), method.str(), std::nullopt,
+          0.0,         0.0,         "",           ""};
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<partition::Plan> plan = solve();
   row.seconds =
@@ -105,6 +141,7 @@ static Row runMethod(StringRef model, StringRef setup, StringRef method,
   }
   row.metrics = std::move(*metrics);
   row.gpipeMs = sim->msPerMiniBatch;
+  row.composition = describeEncoderDecoder(graph, *plan, *row.metrics);
   return row;
 }
 
@@ -181,7 +218,8 @@ static void printRows(ArrayRef<Row> rows) {
   }
 }
 
-/// Mixed-Pipe's bottleneck against seq dp's, per model and setup.
+/// Mixed-Pipe's bottleneck against seq dp's, per model and setup, and for
+/// encoder-decoder models what each device holds under both.
 static void printGains(ArrayRef<Row> rows) {
   llvm::outs() << "\nMixed-Pipe vs Seq-Pipe dp (async time per micro-batch; "
                   "FTPipe reported a 5-19% lower bottleneck on T5-3B):\n";
@@ -207,6 +245,13 @@ static void printGains(ArrayRef<Row> rows) {
         mixed.model, mixed.setup, dp->metrics->asyncMsPerMicroBatch,
         mixed.metrics->asyncMsPerMicroBatch, ratio,
         100.0 * (1.0 - 1.0 / ratio));
+    if (!mixed.composition.empty())
+      llvm::outs() << "    where the time goes, seq-dp (contiguous stages: "
+                      "encoder-only and decoder-only GPUs):\n"
+                   << dp->composition
+                   << "    where the time goes, mixed-pipe (encoder and "
+                      "decoder chunks share GPUs):\n"
+                   << mixed.composition;
   }
 }
 
