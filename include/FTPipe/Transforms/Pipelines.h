@@ -116,17 +116,62 @@ void buildMixedPipePipeline(OpPassManager &pm, const MixedPipeOptions &options);
 // Textual forms, for PassPipelineRegistration and `--pass-pipeline`
 //===----------------------------------------------------------------------===//
 
+/// The fine-tuning setup's options, shared by the command-line forms of
+/// both pipelines (CRTP over MLIR's PassPipelineOptions).
+template <typename Derived>
+struct ObjectiveTextOptions : public PassPipelineOptions<Derived> {
+  using PassOptions = ::mlir::detail::PassOptions;
+  PassOptions::Option<::ftpipe::partition::Schedule> schedule{
+      *this, "schedule", llvm::cl::desc("Pipeline schedule"),
+      llvm::cl::init(ObjectiveSetup().schedule),
+      llvm::cl::values(clEnumValN(::ftpipe::partition::Schedule::Async, "async",
+                                  "PipeDream-style asynchronous 1F1B"),
+                       clEnumValN(::ftpipe::partition::Schedule::GPipe, "gpipe",
+                                  "GPipe: fill, drain, flush"),
+                       clEnumValN(::ftpipe::partition::Schedule::OneFOneB,
+                                  "1f1b", "1F1B with a flush per mini-batch"))};
+  PassOptions::Option<::ftpipe::partition::Optimizer> optimizer{
+      *this, "optimizer", llvm::cl::desc("Optimizer whose state is kept"),
+      llvm::cl::init(ObjectiveSetup().optimizer),
+      llvm::cl::values(
+          clEnumValN(::ftpipe::partition::Optimizer::SGD, "sgd", "no state"),
+          clEnumValN(::ftpipe::partition::Optimizer::Momentum, "momentum",
+                     "one buffer"),
+          clEnumValN(::ftpipe::partition::Optimizer::Adam, "adam",
+                     "two buffers"))};
+  PassOptions::Option<::ftpipe::partition::WeightVersioning> stashing{
+      *this, "stashing",
+      llvm::cl::desc("Weight versions of the async schedule"),
+      llvm::cl::init(ObjectiveSetup().stashing),
+      llvm::cl::values(
+          clEnumValN(::ftpipe::partition::WeightVersioning::Stash, "stash",
+                     "one per micro-batch in flight"),
+          clEnumValN(::ftpipe::partition::WeightVersioning::DoubleBuffered,
+                     "2bw", "two versions"),
+          clEnumValN(::ftpipe::partition::WeightVersioning::None, "none",
+                     "a single version"))};
+  PassOptions::Option<bool> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Recompute the forward before the backward"),
+      llvm::cl::init(ObjectiveSetup().recompute)};
+  PassOptions::Option<unsigned> microbatches{
+      *this, "microbatches",
+      llvm::cl::desc("Micro-batches per mini-batch (GPipe and 1F1B)"),
+      llvm::cl::init(ObjectiveSetup().microbatches)};
+};
+
 /// Command-line form of PartitionPipelineOptions
 /// (`ftpipe-partition-pipeline{hardware=... devices=4 method=mixed-pipe}`).
 struct PartitionPipelineTextOptions
-    : public PassPipelineOptions<PartitionPipelineTextOptions> {
+    : public ObjectiveTextOptions<PartitionPipelineTextOptions> {
   PassOptions::Option<std::string> hardware{
       *this, "hardware",
       llvm::cl::desc("Hardware preset name or cluster JSON file"),
       llvm::cl::init(PartitionPipelineOptions().hardware)};
   PassOptions::Option<std::string> profile{
       *this, "profile",
-      llvm::cl::desc("Measured profile (JSON) that overrides analytical times")};
+      llvm::cl::desc(
+          "Measured profile (JSON) that overrides analytical times")};
   PassOptions::Option<unsigned> devices{
       *this, "devices",
       llvm::cl::desc("Plan for the first P devices of the hardware (0: all)"),
@@ -153,58 +198,23 @@ struct PartitionPipelineTextOptions
   PassOptions::Option<bool> quiet{
       *this, "quiet", llvm::cl::desc("Print no candidates on stderr"),
       llvm::cl::init(true)};
-  PassOptions::Option<::ftpipe::partition::Schedule> schedule{
-      *this, "schedule", llvm::cl::desc("Pipeline schedule"),
-      llvm::cl::init(ObjectiveSetup().schedule),
-      llvm::cl::values(
-          clEnumValN(::ftpipe::partition::Schedule::Async, "async",
-                     "PipeDream-style asynchronous 1F1B"),
-          clEnumValN(::ftpipe::partition::Schedule::GPipe, "gpipe",
-                     "GPipe: fill, drain, flush"),
-          clEnumValN(::ftpipe::partition::Schedule::OneFOneB, "1f1b",
-                     "1F1B with a flush per mini-batch"))};
-  PassOptions::Option<::ftpipe::partition::Optimizer> optimizer{
-      *this, "optimizer", llvm::cl::desc("Optimizer whose state is kept"),
-      llvm::cl::init(ObjectiveSetup().optimizer),
-      llvm::cl::values(
-          clEnumValN(::ftpipe::partition::Optimizer::SGD, "sgd", "no state"),
-          clEnumValN(::ftpipe::partition::Optimizer::Momentum, "momentum",
-                     "one buffer"),
-          clEnumValN(::ftpipe::partition::Optimizer::Adam, "adam",
-                     "two buffers"))};
-  PassOptions::Option<::ftpipe::partition::WeightVersioning> stashing{
-      *this, "stashing", llvm::cl::desc("Weight versions of the async schedule"),
-      llvm::cl::init(ObjectiveSetup().stashing),
-      llvm::cl::values(
-          clEnumValN(::ftpipe::partition::WeightVersioning::Stash, "stash",
-                     "one per micro-batch in flight"),
-          clEnumValN(::ftpipe::partition::WeightVersioning::DoubleBuffered,
-                     "2bw", "two versions"),
-          clEnumValN(::ftpipe::partition::WeightVersioning::None, "none",
-                     "a single version"))};
-  PassOptions::Option<bool> recompute{
-      *this, "recompute",
-      llvm::cl::desc("Recompute the forward before the backward"),
-      llvm::cl::init(ObjectiveSetup().recompute)};
-  PassOptions::Option<unsigned> microbatches{
-      *this, "microbatches",
-      llvm::cl::desc("Micro-batches per mini-batch (GPipe and 1F1B)"),
-      llvm::cl::init(ObjectiveSetup().microbatches)};
 
   /// The typed options these flags spell.
   PartitionPipelineOptions toOptions() const;
 };
 
 /// Command-line form of MixedPipeOptions (`ftpipe-mixed-pipe-pipeline{...}`);
-/// the objective options are those of PartitionPipelineTextOptions.
-struct MixedPipeTextOptions : public PassPipelineOptions<MixedPipeTextOptions> {
+/// the objective options come from ObjectiveTextOptions.
+struct MixedPipeTextOptions
+    : public ObjectiveTextOptions<MixedPipeTextOptions> {
   PassOptions::Option<std::string> hardware{
       *this, "hardware",
       llvm::cl::desc("Hardware preset name or cluster JSON file"),
       llvm::cl::init(MixedPipeOptions().hardware)};
   PassOptions::Option<std::string> profile{
       *this, "profile",
-      llvm::cl::desc("Measured profile (JSON) that overrides analytical times")};
+      llvm::cl::desc(
+          "Measured profile (JSON) that overrides analytical times")};
   PassOptions::Option<unsigned> devices{
       *this, "devices",
       llvm::cl::desc("Plan for the first P devices of the hardware (0: all)"),
@@ -225,43 +235,6 @@ struct MixedPipeTextOptions : public PassPipelineOptions<MixedPipeTextOptions> {
   PassOptions::Option<bool> verbose{
       *this, "verbose", llvm::cl::desc("Search: print every candidate L"),
       llvm::cl::init(false)};
-  PassOptions::Option<::ftpipe::partition::Schedule> schedule{
-      *this, "schedule", llvm::cl::desc("Pipeline schedule"),
-      llvm::cl::init(ObjectiveSetup().schedule),
-      llvm::cl::values(
-          clEnumValN(::ftpipe::partition::Schedule::Async, "async",
-                     "PipeDream-style asynchronous 1F1B"),
-          clEnumValN(::ftpipe::partition::Schedule::GPipe, "gpipe",
-                     "GPipe: fill, drain, flush"),
-          clEnumValN(::ftpipe::partition::Schedule::OneFOneB, "1f1b",
-                     "1F1B with a flush per mini-batch"))};
-  PassOptions::Option<::ftpipe::partition::Optimizer> optimizer{
-      *this, "optimizer", llvm::cl::desc("Optimizer whose state is kept"),
-      llvm::cl::init(ObjectiveSetup().optimizer),
-      llvm::cl::values(
-          clEnumValN(::ftpipe::partition::Optimizer::SGD, "sgd", "no state"),
-          clEnumValN(::ftpipe::partition::Optimizer::Momentum, "momentum",
-                     "one buffer"),
-          clEnumValN(::ftpipe::partition::Optimizer::Adam, "adam",
-                     "two buffers"))};
-  PassOptions::Option<::ftpipe::partition::WeightVersioning> stashing{
-      *this, "stashing", llvm::cl::desc("Weight versions of the async schedule"),
-      llvm::cl::init(ObjectiveSetup().stashing),
-      llvm::cl::values(
-          clEnumValN(::ftpipe::partition::WeightVersioning::Stash, "stash",
-                     "one per micro-batch in flight"),
-          clEnumValN(::ftpipe::partition::WeightVersioning::DoubleBuffered,
-                     "2bw", "two versions"),
-          clEnumValN(::ftpipe::partition::WeightVersioning::None, "none",
-                     "a single version"))};
-  PassOptions::Option<bool> recompute{
-      *this, "recompute",
-      llvm::cl::desc("Recompute the forward before the backward"),
-      llvm::cl::init(ObjectiveSetup().recompute)};
-  PassOptions::Option<unsigned> microbatches{
-      *this, "microbatches",
-      llvm::cl::desc("Micro-batches per mini-batch (GPipe and 1F1B)"),
-      llvm::cl::init(ObjectiveSetup().microbatches)};
 
   /// The typed options these flags spell.
   MixedPipeOptions toOptions() const;
