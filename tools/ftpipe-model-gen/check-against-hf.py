@@ -30,46 +30,12 @@ import torch
 import transformers
 
 LLVM_BIN = "/usr/lib/llvm-19/bin"
-PIPELINE = (
-    "builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
-    "tosa-to-tensor),one-shot-bufferize{bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-    "func.func(convert-linalg-to-loops),convert-scf-to-cf,expand-strided-metadata,"
-    "lower-affine,convert-math-to-llvm,convert-math-to-libm,"
-    "finalize-memref-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,"
-    "convert-func-to-llvm,convert-index-to-llvm,reconcile-unrealized-casts)")
-
-ARG_RE = re.compile(
-    r'%arg(\d+): tensor<([0-9x]*?)x?(f32|f64|i32)>'
-    r'(?: \{ftpipe\.name = "([^"]+)", ftpipe\.param\})? loc\(("[^"]*"|#loc\d*)\)')
-
-
-def memref_struct(rank):
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-              ("offset", ctypes.c_int64)]
-    if rank:
-        fields += [("sizes", ctypes.c_int64 * rank),
-                   ("strides", ctypes.c_int64 * rank)]
-    return type("MemRef%d" % rank, (ctypes.Structure,), {"_fields_": fields})
-
-
-def descriptor(array):
-    array = np.ascontiguousarray(array)
-    desc = memref_struct(array.ndim)()
-    desc.allocated = desc.aligned = array.ctypes.data
-    desc.offset = 0
-    for i, (size, stride) in enumerate(zip(array.shape, array.strides)):
-        desc.sizes[i] = size
-        desc.strides[i] = stride // array.itemsize
-    return desc, array
-
-
-def read_memref(desc, shape, dtype):
-    count = int(np.prod(shape)) if shape else 1
-    pointer = ctypes.cast(desc.aligned, ctypes.POINTER(
-        ctypes.c_double if dtype == np.float64 else ctypes.c_float))
-    return np.ctypeslib.as_array(pointer, shape=(count,)).copy().reshape(shape)
+# The lowering pipeline, the signature pattern and the memref descriptors are
+# shared with the reference steps that lit runs.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "ftpipe-reference"))
+from hf_reference import (ARG_RE, PIPELINE, descriptor,  # noqa: E402
+                          memref_struct, read_memref)
 
 
 def build_library(tool, model, flags, workdir):
