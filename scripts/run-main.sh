@@ -13,6 +13,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 model="${1:-t5-3b}"
 hardware="${2:-rtx2080ti-pcie-x8}"
+# FTPipe's own configs fine-tune T5 with Adafactor and BERT/GPT-2 with Adam(W)
+# (docs/FineTuningSetup.md); OPTIMIZER overrides.
+case "$(basename "$model")" in
+  t5*) optimizer="${OPTIMIZER:-adafactor}" ;;
+  *) optimizer="${OPTIMIZER:-adam}" ;;
+esac
 
 ftpipe_install_deps
 ftpipe_build --target ftpipe-opt ftpipe-model-gen
@@ -25,8 +31,8 @@ echo "== generating $model"
 echo "== partitioning for $hardware"
 "$FTPIPE_BUILD_DIR/bin/ftpipe-opt" "$out/$name.mlir" \
   --ftpipe-annotate-costs="hardware=$hardware" \
-  --ftpipe-auto-partition \
-  --ftpipe-report="json=$out/$name.report.json trace=$out/$name.trace.json dot=$out/$name.stages.dot" \
+  --ftpipe-auto-partition="optimizer=$optimizer" \
+  --ftpipe-report="optimizer=$optimizer json=$out/$name.report.json trace=$out/$name.trace.json dot=$out/$name.stages.dot" \
   --mlir-print-debuginfo -o "$out/$name.partitioned.mlir"
 echo "== written: $out/$name.partitioned.mlir (partitioned IR),"
 echo "   $name.report.json, $name.trace.json (chrome://tracing or ui.perfetto.dev),"

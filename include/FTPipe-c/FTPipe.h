@@ -73,6 +73,7 @@ typedef enum MlirFTPipeOptimizer {
   MlirFTPipeOptimizerSGD = 0,
   MlirFTPipeOptimizerMomentum = 1,
   MlirFTPipeOptimizerAdam = 2,
+  MlirFTPipeOptimizerAdafactor = 3,
 } MlirFTPipeOptimizer;
 
 /// Weight versions the async schedule keeps (values are stable).

@@ -66,6 +66,8 @@ static MlirFTPipeOptimizer wrapOptimizer(partition::Optimizer optimizer) {
     return MlirFTPipeOptimizerSGD;
   case partition::Optimizer::Momentum:
     return MlirFTPipeOptimizerMomentum;
+  case partition::Optimizer::Adafactor:
+    return MlirFTPipeOptimizerAdafactor;
   case partition::Optimizer::Adam:
     break;
   }
@@ -78,6 +80,8 @@ static partition::Optimizer unwrapOptimizer(MlirFTPipeOptimizer optimizer) {
     return partition::Optimizer::SGD;
   case MlirFTPipeOptimizerMomentum:
     return partition::Optimizer::Momentum;
+  case MlirFTPipeOptimizerAdafactor:
+    return partition::Optimizer::Adafactor;
   default:
     return partition::Optimizer::Adam;
   }
@@ -181,8 +185,9 @@ mlirFTPipeRunPartitionPipeline(MlirModule module,
   return runOnModule(pm, moduleOp);
 }
 
-MlirLogicalResult mlirFTPipeRunPartitionPipelineWithText(MlirModule module,
-                                                         MlirStringRef options) {
+MlirLogicalResult
+mlirFTPipeRunPartitionPipelineWithText(MlirModule module,
+                                       MlirStringRef options) {
   ModuleOp moduleOp = unwrap(module);
   PartitionPipelineTextOptions text;
   std::string message;
@@ -190,8 +195,8 @@ MlirLogicalResult mlirFTPipeRunPartitionPipelineWithText(MlirModule module,
   if (failed(text.parseFromString(unwrap(options), errors))) {
     errors.flush();
     emitError(moduleOp.getLoc())
-        << "invalid options for ftpipe-partition-pipeline '"
-        << unwrap(options) << "': " << message;
+        << "invalid options for ftpipe-partition-pipeline '" << unwrap(options)
+        << "': " << message;
     return wrap(failure());
   }
   PassManager pm(moduleOp->getContext(), ModuleOp::getOperationName());

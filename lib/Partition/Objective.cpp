@@ -31,6 +31,8 @@ unsigned ftpipe::partition::optimizerStateFactor(Optimizer optimizer) {
     return 1;
   case Optimizer::Adam:
     return 2;
+  case Optimizer::Adafactor:
+    return 0;
   }
   llvm_unreachable("unknown optimizer");
 }

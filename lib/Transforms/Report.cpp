@@ -70,6 +70,8 @@ static StringRef optimizerName(partition::Optimizer optimizer) {
     return "sgd";
   case partition::Optimizer::Momentum:
     return "momentum";
+  case partition::Optimizer::Adafactor:
+    return "adafactor";
   case partition::Optimizer::Adam:
     return "adam";
   }

@@ -166,8 +166,8 @@ TEST(Objective, OneRecomputationAtATimePerDevice) {
   EXPECT_EQ(m.stages[2].activationBytes, 2010u);
   EXPECT_EQ(m.devices[0].activationBytes, 6010u);
   // The verifier's independent count: fits at exactly that figure.
-  EXPECT_FALSE(bool(verifyPlan(g, uniformHardware(2, 1.0, 0.0, 6010), plan,
-                               config)));
+  EXPECT_FALSE(
+      bool(verifyPlan(g, uniformHardware(2, 1.0, 0.0, 6010), plan, config)));
   llvm::Error tight =
       verifyPlan(g, uniformHardware(2, 1.0, 0.0, 6009), plan, config);
   EXPECT_TRUE(bool(tight));
@@ -193,6 +193,14 @@ TEST(Objective, SchedulesAndOptimizers) {
   m = unwrap(evaluatePlan(g, hw, twoStages(), config));
   EXPECT_EQ(m.stages[0].inFlight, 2u);
   EXPECT_EQ(m.devices[0].optimizerBytes, 150u);
+
+  // Adafactor's factored moments are counted as no state; Adam keeps two.
+  config.optimizer = Optimizer::Adafactor;
+  m = unwrap(evaluatePlan(g, hw, twoStages(), config));
+  EXPECT_EQ(m.devices[0].optimizerBytes, 0u);
+  config.optimizer = Optimizer::Adam;
+  m = unwrap(evaluatePlan(g, hw, twoStages(), config));
+  EXPECT_EQ(m.devices[0].optimizerBytes, 300u);
 
   config.schedule = Schedule::Async;
   config.versioning = WeightVersioning::DoubleBuffered;

@@ -44,6 +44,10 @@ enum class Optimizer {
   Momentum,
   /// Adam / AdamW: first and second moments (2x).
   Adam,
+  /// Adafactor without momentum (T5's recipe, and FTPipe's for T5-3B): its
+  /// second moments are factored into a row and a column vector per matrix,
+  /// about 0.1% of the weights of a transformer, counted as no state.
+  Adafactor,
 };
 
 /// How the pipeline is run. Determines micro-batches in flight per stage

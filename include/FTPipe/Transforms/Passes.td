@@ -108,7 +108,9 @@ defvar ObjectiveOptions = [
            clEnumValN(::ftpipe::partition::Optimizer::Momentum, "momentum",
                       "SGD with momentum: one buffer"),
            clEnumValN(::ftpipe::partition::Optimizer::Adam, "adam",
-                      "Adam / AdamW: two buffers"))}]>,
+                      "Adam / AdamW: two buffers"),
+           clEnumValN(::ftpipe::partition::Optimizer::Adafactor, "adafactor",
+                      "Adafactor without momentum: factored, about no state"))}]>,
   Option<"stashing", "stashing", "::ftpipe::partition::WeightVersioning",
          /*default=*/"::ftpipe::partition::WeightVersioning::None",
          "Weight versions kept by the async schedule", [{::llvm::cl::values(

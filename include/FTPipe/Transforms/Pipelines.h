@@ -138,7 +138,9 @@ struct ObjectiveTextOptions : public PassPipelineOptions<Derived> {
           clEnumValN(::ftpipe::partition::Optimizer::Momentum, "momentum",
                      "one buffer"),
           clEnumValN(::ftpipe::partition::Optimizer::Adam, "adam",
-                     "two buffers"))};
+                     "two buffers"),
+          clEnumValN(::ftpipe::partition::Optimizer::Adafactor, "adafactor",
+                     "factored, about no state"))};
   PassOptions::Option<::ftpipe::partition::WeightVersioning> stashing{
       *this, "stashing",
       llvm::cl::desc("Weight versions of the async schedule"),
