@@ -9,6 +9,8 @@
 
 #include "FTPipe/Partition/GraphIO.h"
 
+#include "JSONFields.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -110,23 +112,6 @@ public:
     return a;
   }
 
-  bool number(const json::Object &obj, llvm::StringRef key, double &out,
-              json::Path at, bool required) {
-    const json::Value *v = obj.get(key);
-    if (!v) {
-      if (required)
-        at.field(key).report("missing required number");
-      return !required;
-    }
-    std::optional<double> d = v->getAsNumber();
-    if (!d) {
-      at.field(key).report("expected a number");
-      return false;
-    }
-    out = *d;
-    return true;
-  }
-
   /// Signed integer (ids may be -1).
   bool integer(const json::Value &v, int64_t &out, json::Path at) {
     if (std::optional<int64_t> i = v.getAsInteger()) {
@@ -151,27 +136,6 @@ public:
       return !required;
     }
     return integer(*v, out, at.field(key));
-  }
-
-  bool bytes(const json::Object &obj, llvm::StringRef key, uint64_t &out,
-             json::Path at, bool required) {
-    const json::Value *v = obj.get(key);
-    if (!v) {
-      if (required)
-        at.field(key).report("missing required integer");
-      return !required;
-    }
-    if (std::optional<uint64_t> u = v->getAsUINT64()) {
-      out = *u;
-      return true;
-    }
-    std::optional<double> d = v->getAsNumber();
-    if (d && *d >= 0 && std::floor(*d) == *d && *d < 1.8e19) {
-      out = uint64_t(*d);
-      return true;
-    }
-    at.field(key).report("expected a non-negative integer");
-    return false;
   }
 
   /// An id in [lo, limit).
@@ -226,11 +190,12 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
     int64_t id = int64_t(i);
     NodeCost c;
     if (!rd.integer(*n, "id", id, at, false) ||
-        !rd.number(*n, "fwd_ms", c.fwdMs, at, true) ||
-        !rd.number(*n, "bwd_ms", c.bwdMs, at, true) ||
-        !rd.bytes(*n, "act_bytes", c.actBytes, at, false) ||
-        !rd.bytes(*n, "out_bytes", c.outBytes, at, false) ||
-        !rd.bytes(*n, "param_bytes", nodeParamBytes[i], at, false) ||
+        !detail::readNumber(*n, "fwd_ms", c.fwdMs, at, true) ||
+        !detail::readNumber(*n, "bwd_ms", c.bwdMs, at, true) ||
+        !detail::readUnsigned(*n, "act_bytes", c.actBytes, at, false) ||
+        !detail::readUnsigned(*n, "out_bytes", c.outBytes, at, false) ||
+        !detail::readUnsigned(*n, "param_bytes", nodeParamBytes[i], at,
+                              false) ||
         !rd.integer(*n, "stage", nodeStage[i], at, false) ||
         !rd.integer(*n, "device", nodeDevice[i], at, false))
       return fail();
@@ -260,7 +225,7 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
       int64_t src = -1;
       uint64_t bytes = 0;
       if (!rd.integer(*v, "src", src, at, true) ||
-          !rd.bytes(*v, "bytes", bytes, at, true))
+          !detail::readUnsigned(*v, "bytes", bytes, at, true))
         return fail();
       if (src < -1 || src >= int64_t(nodes->size())) {
         at.field("src").report("node id out of range");
@@ -300,7 +265,7 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
       uint64_t bytes = 0;
       if (!rd.integer(*e, "src", src, at, true) ||
           !rd.integer(*e, "dst", dst, at, true) ||
-          !rd.bytes(*e, "bytes", bytes, at, true))
+          !detail::readUnsigned(*e, "bytes", bytes, at, true))
         return fail();
       if (src < 0 || src >= int64_t(nodes->size()) || dst < 0 ||
           dst >= int64_t(nodes->size())) {
@@ -336,7 +301,7 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
         return fail();
       }
       uint64_t bytes = 0;
-      if (!rd.bytes(*p, "bytes", bytes, at, true))
+      if (!detail::readUnsigned(*p, "bytes", bytes, at, true))
         return fail();
       ParamId id = b.addParam(p->getString("name").value_or(""), bytes);
       if (const json::Array *readers = p->getArray("readers"))

@@ -21,6 +21,8 @@
 
 #include "FTPipe/Partition/Hardware.h"
 
+#include "JSONFields.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -139,9 +141,9 @@ static constexpr double kLinkEfficiency = 0.90;
 static constexpr uint64_t kGiB = 1ull << 30;
 
 Device ftpipe::partition::sustainedDevice(llvm::StringRef name,
-                                         uint64_t memoryBytes,
-                                         double peakTflops, double peakGBps,
-                                         uint32_t node) {
+                                          uint64_t memoryBytes,
+                                          double peakTflops, double peakGBps,
+                                          uint32_t node) {
   Device d;
   d.name = name.str();
   d.memoryBytes = memoryBytes;
@@ -294,23 +296,6 @@ struct Reader {
 };
 } // namespace
 
-static bool readNumber(const llvm::json::Object &obj, llvm::StringRef key,
-                       double &out, llvm::json::Path path, bool required) {
-  const llvm::json::Value *v = obj.get(key);
-  if (!v) {
-    if (required)
-      path.field(key).report("missing required number");
-    return !required;
-  }
-  std::optional<double> d = v->getAsNumber();
-  if (!d) {
-    path.field(key).report("expected a number");
-    return false;
-  }
-  out = *d;
-  return true;
-}
-
 static bool readLinkParams(const llvm::json::Object &obj, llvm::StringRef key,
                            LinkParams &out, llvm::json::Path path) {
   const llvm::json::Value *v = obj.get(key);
@@ -322,38 +307,8 @@ static bool readLinkParams(const llvm::json::Object &obj, llvm::StringRef key,
     return false;
   }
   llvm::json::Path p = path.field(key);
-  return readNumber(*o, "gbps", out.GBps, p, true) &&
-         readNumber(*o, "latency_us", out.latencyUs, p, true);
-}
-
-static bool readUnsigned(const llvm::json::Object &obj, llvm::StringRef key,
-                         uint64_t &out, llvm::json::Path path, bool required) {
-  const llvm::json::Value *v = obj.get(key);
-  if (!v) {
-    if (required)
-      path.field(key).report("missing required integer");
-    return !required;
-  }
-  // Byte counts above 2^53 may arrive as doubles; accept integral values.
-  if (std::optional<int64_t> i = v->getAsInteger()) {
-    if (*i < 0) {
-      path.field(key).report("expected a non-negative integer");
-      return false;
-    }
-    out = uint64_t(*i);
-    return true;
-  }
-  if (std::optional<uint64_t> u = v->getAsUINT64()) {
-    out = *u;
-    return true;
-  }
-  std::optional<double> d = v->getAsNumber();
-  if (d && *d >= 0 && std::floor(*d) == *d && *d < 1.8e19) {
-    out = uint64_t(*d);
-    return true;
-  }
-  path.field(key).report("expected a non-negative integer");
-  return false;
+  return detail::readNumber(*o, "gbps", out.GBps, p, true) &&
+         detail::readNumber(*o, "latency_us", out.latencyUs, p, true);
 }
 
 Expected<Hardware>
@@ -401,12 +356,13 @@ ftpipe::partition::hardwareFromJSON(const llvm::json::Value &json) {
       uint64_t count = 1, node = 0;
       if (std::optional<llvm::StringRef> n = d->getString("name"))
         dev.name = n->str();
-      if (!readUnsigned(*d, "memory_bytes", dev.memoryBytes, ep, true) ||
-          !readNumber(*d, "tflops", dev.tflops, ep, true) ||
-          !readNumber(*d, "mem_gbps", dev.memGBps, ep, true) ||
-          !readNumber(*d, "launch_us", dev.launchUs, ep, false) ||
-          !readUnsigned(*d, "node", node, ep, false) ||
-          !readUnsigned(*d, "count", count, ep, false))
+      if (!detail::readUnsigned(*d, "memory_bytes", dev.memoryBytes, ep,
+                                true) ||
+          !detail::readNumber(*d, "tflops", dev.tflops, ep, true) ||
+          !detail::readNumber(*d, "mem_gbps", dev.memGBps, ep, true) ||
+          !detail::readNumber(*d, "launch_us", dev.launchUs, ep, false) ||
+          !detail::readUnsigned(*d, "node", node, ep, false) ||
+          !detail::readUnsigned(*d, "count", count, ep, false))
         return r.error();
       if (count == 0 || count > 4096) {
         ep.field("count").report("expected 1..4096");
@@ -438,10 +394,10 @@ ftpipe::partition::hardwareFromJSON(const llvm::json::Value &json) {
       }
       uint64_t src = 0, dst = 0;
       Link link;
-      if (!readUnsigned(*l, "src", src, ep, true) ||
-          !readUnsigned(*l, "dst", dst, ep, true) ||
-          !readNumber(*l, "gbps", link.GBps, ep, true) ||
-          !readNumber(*l, "latency_us", link.latencyUs, ep, true))
+      if (!detail::readUnsigned(*l, "src", src, ep, true) ||
+          !detail::readUnsigned(*l, "dst", dst, ep, true) ||
+          !detail::readNumber(*l, "gbps", link.GBps, ep, true) ||
+          !detail::readNumber(*l, "latency_us", link.latencyUs, ep, true))
         return r.error();
       if (src > UINT32_MAX || dst > UINT32_MAX) {
         ep.report("device id out of range");
