@@ -116,11 +116,27 @@ void buildMixedPipePipeline(OpPassManager &pm, const MixedPipeOptions &options);
 // Textual forms, for PassPipelineRegistration and `--pass-pipeline`
 //===----------------------------------------------------------------------===//
 
-/// The fine-tuning setup's options, shared by the command-line forms of
-/// both pipelines (CRTP over MLIR's PassPipelineOptions).
+/// The options both pipelines' command-line forms take: the problem
+/// (hardware, profile, devices, function) and the fine-tuning setup (CRTP
+/// over MLIR's PassPipelineOptions).
 template <typename Derived>
-struct ObjectiveTextOptions : public PassPipelineOptions<Derived> {
+struct CommonTextOptions : public PassPipelineOptions<Derived> {
   using PassOptions = ::mlir::detail::PassOptions;
+  PassOptions::Option<std::string> hardware{
+      *this, "hardware",
+      llvm::cl::desc("Hardware preset name or cluster JSON file"),
+      llvm::cl::init(PartitionPipelineOptions().hardware)};
+  PassOptions::Option<std::string> profile{
+      *this, "profile",
+      llvm::cl::desc(
+          "Measured profile (JSON) that overrides analytical times")};
+  PassOptions::Option<unsigned> devices{
+      *this, "devices",
+      llvm::cl::desc("Plan for the first P devices of the hardware (0: all)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> function{
+      *this, "function",
+      llvm::cl::desc("Model function (default: the only one with a body)")};
   PassOptions::Option<::ftpipe::partition::Schedule> schedule{
       *this, "schedule", llvm::cl::desc("Pipeline schedule"),
       llvm::cl::init(ObjectiveSetup().schedule),
@@ -165,22 +181,7 @@ struct ObjectiveTextOptions : public PassPipelineOptions<Derived> {
 /// Command-line form of PartitionPipelineOptions
 /// (`ftpipe-partition-pipeline{hardware=... devices=4 method=mixed-pipe}`).
 struct PartitionPipelineTextOptions
-    : public ObjectiveTextOptions<PartitionPipelineTextOptions> {
-  PassOptions::Option<std::string> hardware{
-      *this, "hardware",
-      llvm::cl::desc("Hardware preset name or cluster JSON file"),
-      llvm::cl::init(PartitionPipelineOptions().hardware)};
-  PassOptions::Option<std::string> profile{
-      *this, "profile",
-      llvm::cl::desc(
-          "Measured profile (JSON) that overrides analytical times")};
-  PassOptions::Option<unsigned> devices{
-      *this, "devices",
-      llvm::cl::desc("Plan for the first P devices of the hardware (0: all)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<std::string> function{
-      *this, "function",
-      llvm::cl::desc("Model function (default: the only one with a body)")};
+    : public CommonTextOptions<PartitionPipelineTextOptions> {
   PassOptions::Option<PartitionMethod> method{
       *this, "method", llvm::cl::desc("Partitioner"),
       llvm::cl::init(PartitionMethod::Auto),
@@ -206,24 +207,8 @@ struct PartitionPipelineTextOptions
 };
 
 /// Command-line form of MixedPipeOptions (`ftpipe-mixed-pipe-pipeline{...}`);
-/// the objective options come from ObjectiveTextOptions.
-struct MixedPipeTextOptions
-    : public ObjectiveTextOptions<MixedPipeTextOptions> {
-  PassOptions::Option<std::string> hardware{
-      *this, "hardware",
-      llvm::cl::desc("Hardware preset name or cluster JSON file"),
-      llvm::cl::init(MixedPipeOptions().hardware)};
-  PassOptions::Option<std::string> profile{
-      *this, "profile",
-      llvm::cl::desc(
-          "Measured profile (JSON) that overrides analytical times")};
-  PassOptions::Option<unsigned> devices{
-      *this, "devices",
-      llvm::cl::desc("Plan for the first P devices of the hardware (0: all)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<std::string> function{
-      *this, "function",
-      llvm::cl::desc("Model function (default: the only one with a body)")};
+/// the shared options come from CommonTextOptions.
+struct MixedPipeTextOptions : public CommonTextOptions<MixedPipeTextOptions> {
   PassOptions::Option<unsigned> stages{
       *this, "stages",
       llvm::cl::desc("Blocks L after coarsening (0: search L in {P..4P})"),
