@@ -30,12 +30,12 @@ import torch
 import transformers
 
 LLVM_BIN = "/usr/lib/llvm-19/bin"
-# The lowering pipeline, the signature pattern and the memref descriptors are
-# shared with the reference steps that lit runs.
+# The lowering pipeline, the signature pattern, the data inputs and the memref
+# descriptors are shared with the reference steps that lit runs.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "ftpipe-reference"))
 from hf_reference import (ARG_RE, PIPELINE, descriptor,  # noqa: E402
-                          memref_struct, read_memref)
+                          make_inputs, memref_struct, read_memref)
 
 
 def build_library(tool, model, flags, workdir):
@@ -88,32 +88,6 @@ def hf_model(config_json):
     return model.eval()
 
 
-def make_inputs(family, args, vocab, seed):
-    """Random data inputs by argument name, with padding and ignored labels."""
-    rng = np.random.default_rng(seed)
-    data = {}
-    for arg in args:
-        if arg["param"]:
-            continue
-        name, shape = arg["loc"], arg["shape"]
-        if name in ("input_ids", "decoder_input_ids", "labels"):
-            value = rng.integers(0, vocab, size=shape)
-            if name == "labels":
-                value[0, -1] = -100
-        elif name == "attention_mask":
-            value = np.ones(shape, dtype=np.int64)
-            value[-1, -3:] = 0
-        elif name == "token_type_ids":
-            value = rng.integers(0, 2, size=shape)
-        elif name in ("start_positions", "end_positions"):
-            value = rng.integers(0, 16, size=shape)
-            value[-1] = 1000  # clamped to the sequence length, then ignored
-        else:
-            raise ValueError("unknown data input " + name)
-        data[name] = value.astype(np.int32)
-    return data
-
-
 def run(tool, model_name, element, with_loss, workdir, seed, extra_flags):
     models_dir = os.path.join(os.path.dirname(__file__), "..", "..", "models")
     config_json = json.load(open(os.path.join(models_dir, model_name + ".json")))
@@ -127,7 +101,7 @@ def run(tool, model_name, element, with_loss, workdir, seed, extra_flags):
     dtype = np.float64 if element == "f64" else np.float32
     model = model.double() if element == "f64" else model.float()
     state = model.state_dict()
-    data = make_inputs(family, args, config_json["vocab_size"], seed)
+    data = make_inputs(args, config_json["vocab_size"], seed)
 
     keep = []
     call_args = []
