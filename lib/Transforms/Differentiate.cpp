@@ -102,6 +102,23 @@ static LogicalResult differentiate(func::FuncOp func,
     backward.setArgAttr(func.getNumArguments() + k, sa::kSaved,
                         b.getI64IntegerAttr(k));
   }
+  if (result->numSaved) {
+    // Calls of the stage (in the model function) get the extra results.
+    SmallVector<func::CallOp> calls;
+    func->getParentOp()->walk([&](func::CallOp call) {
+      if (call.getCallee() == func.getSymName())
+        calls.push_back(call);
+    });
+    for (func::CallOp call : calls) {
+      OpBuilder builder(call);
+      auto updated = builder.create<func::CallOp>(call.getLoc(), func,
+                                                  call.getOperands());
+      updated->setAttrs(call->getAttrs());
+      for (unsigned i = 0; i < numResults; ++i)
+        call.getResult(i).replaceAllUsesWith(updated.getResult(i));
+      call.erase();
+    }
+  }
   func->setAttr(sa::kRecompute, b.getBoolAttr(recompute));
   func->setAttr(sa::kNumSaved, b.getI64IntegerAttr(result->numSaved));
   return success();
