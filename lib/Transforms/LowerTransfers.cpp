@@ -128,4 +128,14 @@ void LowerTransfersPass::runOnOperation() {
     recv.replaceAllUsesWith(tensor);
     recv.erase();
   }
+  // Upstream tools cannot parse the values of ftpipe attributes (hardware,
+  // plan, costs); the lowered code does not need them.
+  module.walk([](Operation *op) {
+    SmallVector<StringAttr> dropped;
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      if (isa<FTPipeDialect>(attr.getValue().getDialect()))
+        dropped.push_back(attr.getName());
+    for (StringAttr name : dropped)
+      op->removeAttr(name);
+  });
 }

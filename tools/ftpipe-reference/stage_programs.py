@@ -38,7 +38,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_reference import (PIPELINE, DTYPES, memref_struct, descriptor,  # noqa
+from hf_reference import (PIPELINE, DTYPES, memref_struct,  # noqa
                           read_memref, cmd_compare)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -138,6 +138,17 @@ def signatures(text):
     return functions
 
 
+def descriptor(array):
+    """A memref descriptor over a C-contiguous array of any rank (0 too)."""
+    desc = memref_struct(array.ndim)()
+    desc.allocated = desc.aligned = array.ctypes.data
+    desc.offset = 0
+    for i, (size, stride) in enumerate(zip(array.shape, array.strides)):
+        desc.sizes[i] = size
+        desc.strides[i] = stride // array.itemsize
+    return desc, array
+
+
 # --- building and calling ------------------------------------------------------
 
 def tools(opts):
@@ -166,7 +177,8 @@ def build_library(opts, source, entries, workdir):
     lib_dir = os.path.join(opts.build, "lib")
     steps = [
         [tools(opts)[0], mlir, "--ftpipe-lower-transfers", "-o", mlir + ".t"],
-        [llvm_bin + "/mlir-opt", mlir + ".t", "--pass-pipeline=" + PIPELINE,
+        [llvm_bin + "/mlir-opt", mlir + ".t", "--allow-unregistered-dialect",
+         "--pass-pipeline=" + PIPELINE,
          "-o", mlir + ".llvm"],
         [llvm_bin + "/mlir-translate", "--mlir-to-llvmir", mlir + ".llvm",
          "-o", mlir + ".ll"],
@@ -190,7 +202,8 @@ def call(library, name, signature, values):
         if arg["elem"] == "index":
             call_args.append(ctypes.c_int64(value))
             continue
-        array = np.ascontiguousarray(value, dtype=DTYPES[arg["elem"]])
+        # np.array, not ascontiguousarray: that one makes scalars 1-d.
+        array = np.array(value, dtype=DTYPES[arg["elem"]], order="C")
         if list(array.shape) != arg["shape"]:
             raise SystemExit("error: %s argument shaped %s, the IR wants %s" %
                              (name, list(array.shape), arg["shape"]))
@@ -404,7 +417,8 @@ def cmd_hf_grads(opts):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    parser = argparse.ArgumentParser(
+        description="runs FTPipe's differentiated and per-device IR on the CPU")
     sub = parser.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("model")

@@ -456,6 +456,8 @@ def LowerTransfersPass : Pass<"ftpipe-lower-transfers", "ModuleOp"> {
     the tensor's buffer, as an unranked memref, so that the per-device IR
     then goes through the ordinary bufferization and LLVM lowering. A
     receive writes into a new buffer (`bufferization.to_tensor restrict`).
+    Attributes whose values belong to the ftpipe dialect (hardware, plan,
+    costs) are dropped, so that upstream tools can read the result.
 
     ```mlir
     %t = ftpipe.recv from 0 tag 4 microbatch %mb : tensor<2x8xf32>
