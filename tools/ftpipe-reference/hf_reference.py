@@ -52,7 +52,7 @@ PIPELINE = (
 ARG_RE = re.compile(
     r'%arg(\d+): tensor<([0-9x]*?)x?(f32|f64|i32|i64)>'
     r'(?: \{ftpipe\.name = "([^"]+)", ftpipe\.param\})? loc\(("[^"]*"|#loc\d*)\)')
-DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
+DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i1": np.bool_,
           "i64": np.int64}
 
 
@@ -122,7 +122,10 @@ def make_inputs(args, vocab, seed):
         elif name == "token_type_ids":
             value = rng.integers(0, 2, size=shape)
         elif name in ("start_positions", "end_positions"):
-            value = rng.integers(0, 16, size=shape)
+            # Positions inside the sequence, whatever its length.
+            seq = next(a["shape"][-1] for a in args
+                       if a["loc"] == "input_ids")
+            value = rng.integers(0, seq, size=shape)
             value[-1] = 1000  # clamped to the sequence length, then ignored
         else:
             raise SystemExit("error: unknown data input '%s'" % name)
