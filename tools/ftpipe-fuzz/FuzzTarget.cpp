@@ -69,6 +69,10 @@ struct FuzzState {
     llvm::sys::fs::createTemporaryFile("ftpipe-fuzz", "json", path);
     scratchPath = path.str().str();
   }
+  ~FuzzState() {
+    llvm::sys::fs::remove(scratchPath);
+    llvm::sys::fs::remove(scratchPath + ".graph");
+  }
 };
 } // namespace
 
@@ -207,10 +211,11 @@ static void fuzzModelConfig(MLIRContext &context, llvm::StringRef text) {
 bool ftpipeFuzzShowDiagnostics = false;
 
 int ftpipeFuzzOne(const uint8_t *data, size_t size) {
+  FuzzState &state = getState(); // made once, before any fork
   if (size == 0)
     return 0;
   llvm::StringRef text(reinterpret_cast<const char *>(data + 1), size - 1);
-  MLIRContext context(getState().registry);
+  MLIRContext context(state.registry);
   context.allowUnregisteredDialects();
   // Errors are the expected outcome of most inputs: keep them quiet.
   ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) {

@@ -13,7 +13,7 @@
 
 /// Runs one input; the first byte picks its kind ('I' IR, 'H' cluster,
 /// 'P' profile, 'G' graph, 'M' model config). Returns 0; aborts on a
-/// finding that did not crash by itself.
+/// finding that did not crash by itself. An empty input only sets up.
 int ftpipeFuzzOne(const uint8_t *data, size_t size);
 
 /// Print the diagnostics of each input (off: most inputs are refused, and

@@ -7,6 +7,8 @@
 // an abort or a timeout it writes the input to --crash-dir and dies with the
 // signal, so a test run fails and the input can be replayed:
 //   ftpipe-fuzz --replay FILE
+// With --keep-going each input runs in a child process, and the run goes on
+// past findings, saving each.
 // Seeds are files or directories: .mlir files become IR inputs; .json files
 // become cluster, profile, graph or model-config inputs by their keys.
 //
@@ -29,6 +31,7 @@
 #include <csignal>
 #include <random>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -51,6 +54,10 @@ static cl::opt<std::string>
              cl::init("."));
 static cl::opt<std::string> replay("replay",
                                    cl::desc("Run one saved input and exit"));
+static cl::opt<bool> keepGoing(
+    "keep-going",
+    cl::desc("Run each input in a child process and go on after a finding, "
+             "saving each failing input as ftpipe-fuzz-finding-N.bin"));
 static cl::opt<bool>
     verbose("v", cl::desc("Print each input's size and diagnostics"));
 
@@ -185,7 +192,7 @@ static void mutate(std::string &input, const std::vector<std::string> &seeds,
   }
 }
 
-static void runOne(const std::string &input) {
+static void runInProcess(const std::string &input) {
   current = input;
   if (verbose)
     llvm::errs() << llvm::formatv("input of {0} bytes, kind '{1}'\n",
@@ -196,6 +203,42 @@ static void runOne(const std::string &input) {
   alarm(0);
 }
 
+static unsigned numFindings = 0;
+
+/// Runs `input` in a child (with --keep-going) or in this process.
+static void runOne(const std::string &input) {
+  if (!keepGoing)
+    return runInProcess(input);
+  llvm::outs().flush();
+  llvm::errs().flush();
+  pid_t child = fork();
+  if (child == 0) {
+    runInProcess(input);
+    _exit(0);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) {
+    llvm::errs() << "ftpipe-fuzz: cannot run a child process\n";
+    std::exit(1);
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return;
+  // The first 100 are saved: a common bug would fill the disk.
+  if (numFindings++ >= 100)
+    return;
+  llvm::SmallString<256> path(crashDir);
+  llvm::sys::path::append(
+      path, llvm::formatv("ftpipe-fuzz-finding-{0}.bin", numFindings).str());
+  std::error_code error;
+  llvm::raw_fd_ostream os(path, error);
+  os << input;
+  llvm::errs() << "ftpipe-fuzz: finding " << numFindings << " ("
+               << (WIFSIGNALED(status) ? "signal " : "exit ")
+               << (WIFSIGNALED(status) ? WTERMSIG(status)
+                                       : WEXITSTATUS(status))
+               << ") saved as " << path << "\n";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(
@@ -204,6 +247,7 @@ int main(int argc, char **argv) {
       "parser, every pass and the input readers\n");
   llvm::sys::AddSignalHandler(saveCurrent, nullptr);
   ftpipeFuzzShowDiagnostics = verbose;
+  ftpipeFuzzOne(nullptr, 0); // set up once, in this process
   std::signal(SIGALRM, onTimeout);
 
   if (!replay.empty()) {
@@ -242,6 +286,12 @@ int main(int argc, char **argv) {
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
+  if (numFindings) {
+    llvm::errs() << llvm::formatv("ftpipe-fuzz: {0} seeds and {1} mutated "
+                                  "inputs in {2:f1} s, {3} findings\n",
+                                  seeds.size(), done, seconds, numFindings);
+    return 1;
+  }
   llvm::errs() << llvm::formatv("ftpipe-fuzz: {0} seeds and {1} mutated inputs "
                                 "in {2:f1} s, no finding\n",
                                 seeds.size(), done, seconds);
