@@ -47,8 +47,7 @@ static std::optional<int64_t> getCheckedTensorBytes(TensorType type,
   std::optional<int64_t> bytes = getElementBytes(ranked.getElementType());
   if (!bytes) {
     llvm::raw_string_ostream(reason)
-        << "element type '" << ranked.getElementType()
-        << "' has no known size";
+        << "element type '" << ranked.getElementType() << "' has no known size";
     return std::nullopt;
   }
   for (int64_t dim : ranked.getShape()) {

@@ -92,16 +92,14 @@ LogicalResult mlir::ftpipe::verifyCostableFunction(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments())
     if (std::string reason = getUnsizedTypeReason(arg.getType());
         !reason.empty())
-      return func.emitError()
-             << "argument " << arg.getArgNumber() << " of '@"
-             << func.getSymName() << "' has type " << arg.getType() << ": "
-             << reason;
+      return func.emitError() << "argument " << arg.getArgNumber() << " of '@"
+                              << func.getSymName() << "' has type "
+                              << arg.getType() << ": " << reason;
   WalkResult walk = func.getBody().walk([&](Operation *op) {
     for (Value result : op->getResults())
       if (std::string reason = getUnsizedTypeReason(result.getType());
           !reason.empty()) {
-        op->emitError() << "result type " << result.getType() << ": "
-                        << reason;
+        op->emitError() << "result type " << result.getType() << ": " << reason;
         return WalkResult::interrupt();
       }
     return WalkResult::advance();

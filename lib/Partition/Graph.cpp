@@ -133,9 +133,9 @@ Expected<Graph> GraphBuilder::build() {
   for (size_t v = 0; v < vs.size(); ++v) {
     ValueRec &val = vs[v];
     if (val.bytes > kMaxGraphBytes)
-      return makeError(llvm::formatv(
-          "value {0}: bytes must be at most {1}, got {2}", v, kMaxGraphBytes,
-          val.bytes));
+      return makeError(
+          llvm::formatv("value {0}: bytes must be at most {1}, got {2}", v,
+                        kMaxGraphBytes, val.bytes));
     if (val.producer != kNoNode && val.producer >= numNodes)
       return makeError(llvm::formatv(
           "value {0} is produced by node {1}, but only {2} nodes exist", v,

@@ -25,9 +25,9 @@
 #include "JSONFields.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/FileSystem.h"
 
 #include <algorithm>
 #include <cmath>
@@ -48,7 +48,9 @@ double Device::rooflineMs(double flops, double bytes) const {
 
 /// `x` in the shortest form (`%g`): limits such as 1e-3 and values such as
 /// 5e-324 read as written.
-static std::string num(double x) { return llvm::formatv("{0}", llvm::format("%g", x)).str(); }
+static std::string num(double x) {
+  return llvm::formatv("{0}", llvm::format("%g", x)).str();
+}
 
 static bool inRange(double x, double lo, double hi) {
   return x >= lo && x <= hi; // false for NaN

@@ -40,8 +40,8 @@ ftpipe::partition::readInputFile(llvm::StringRef path, llvm::StringRef what,
       break;
     text.append(chunk.data(), *read);
     if (text.size() > maxBytes) {
-      error = makeError(llvm::formatv(
-          "{0} '{1}' is larger than {2} MiB", what, path, maxBytes >> 20));
+      error = makeError(llvm::formatv("{0} '{1}' is larger than {2} MiB", what,
+                                      path, maxBytes >> 20));
       break;
     }
   }
@@ -73,9 +73,9 @@ ftpipe::partition::parseBoundedJSON(llvm::StringRef text, unsigned maxDepth) {
       inString = true;
     } else if (c == '[' || c == '{') {
       if (++depth > maxDepth)
-        return makeError(llvm::formatv(
-            "line {0}: JSON nested deeper than {1} levels", lineOf(text, i),
-            maxDepth));
+        return makeError(
+            llvm::formatv("line {0}: JSON nested deeper than {1} levels",
+                          lineOf(text, i), maxDepth));
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }

@@ -48,8 +48,7 @@ struct MeasuredTime {
 /// Reads a profile: a JSON object from scope to {"fwd_ms", "bwd_ms"}.
 static FailureOr<llvm::StringMap<MeasuredTime>>
 readProfile(StringRef path, function_ref<InFlightDiagnostic()> emitError) {
-  llvm::Expected<std::string> text =
-      partition::readInputFile(path, "profile");
+  llvm::Expected<std::string> text = partition::readInputFile(path, "profile");
   if (!text)
     return emitError() << llvm::toString(text.takeError());
   llvm::Expected<llvm::json::Value> json = partition::parseBoundedJSON(*text);

@@ -316,9 +316,9 @@ void ReportPass::runOnOperation() {
 
   // Inputs are range-checked, so these are finite; if one is not, say so
   // rather than print a table and JSON (which has no inf or nan) of it.
-  for (double ms : {data.metrics.asyncMsPerMicroBatch,
-                    data.metrics.totalComputeMs, data.gpipe.msPerMiniBatch,
-                    data.oneFOneB.msPerMiniBatch})
+  for (double ms :
+       {data.metrics.asyncMsPerMicroBatch, data.metrics.totalComputeMs,
+        data.gpipe.msPerMiniBatch, data.oneFOneB.msPerMiniBatch})
     if (!std::isfinite(ms))
       return fail(llvm::createStringError(
           llvm::inconvertibleErrorCode(),

@@ -51,20 +51,21 @@ struct FuzzState {
   FuzzState() {
     mlir::ftpipe::registerAllFTPipe(registry);
     mlir::ftpipe::registerModelGenDialects(registry);
-    smallModel = "func.func @m(%x: tensor<8x16xf32>, %w: tensor<16x16xf32> "
-                 "{ftpipe.param, ftpipe.name = \"w\"}) -> tensor<8x16xf32> {\n"
-                 "  %0 = tosa.abs %x : (tensor<8x16xf32>) -> tensor<8x16xf32> "
-                 "loc(\"Model/x\")\n"
-                 "  %1 = tosa.reshape %0 {new_shape = array<i64: 1, 8, 16>} : "
-                 "(tensor<8x16xf32>) -> tensor<1x8x16xf32>\n"
-                 "  %2 = tosa.reshape %w {new_shape = array<i64: 1, 16, 16>} : "
-                 "(tensor<16x16xf32>) -> tensor<1x16x16xf32>\n"
-                 "  %3 = tosa.matmul %1, %2 : (tensor<1x8x16xf32>, "
-                 "tensor<1x16x16xf32>) -> tensor<1x8x16xf32> loc(\"Model/y\")\n"
-                 "  %4 = tosa.reshape %3 {new_shape = array<i64: 8, 16>} : "
-                 "(tensor<1x8x16xf32>) -> tensor<8x16xf32>\n"
-                 "  %5 = tosa.tanh %4 : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
-                 "  return %5 : tensor<8x16xf32>\n}\n";
+    smallModel =
+        "func.func @m(%x: tensor<8x16xf32>, %w: tensor<16x16xf32> "
+        "{ftpipe.param, ftpipe.name = \"w\"}) -> tensor<8x16xf32> {\n"
+        "  %0 = tosa.abs %x : (tensor<8x16xf32>) -> tensor<8x16xf32> "
+        "loc(\"Model/x\")\n"
+        "  %1 = tosa.reshape %0 {new_shape = array<i64: 1, 8, 16>} : "
+        "(tensor<8x16xf32>) -> tensor<1x8x16xf32>\n"
+        "  %2 = tosa.reshape %w {new_shape = array<i64: 1, 16, 16>} : "
+        "(tensor<16x16xf32>) -> tensor<1x16x16xf32>\n"
+        "  %3 = tosa.matmul %1, %2 : (tensor<1x8x16xf32>, "
+        "tensor<1x16x16xf32>) -> tensor<1x8x16xf32> loc(\"Model/y\")\n"
+        "  %4 = tosa.reshape %3 {new_shape = array<i64: 8, 16>} : "
+        "(tensor<1x8x16xf32>) -> tensor<8x16xf32>\n"
+        "  %5 = tosa.tanh %4 : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        "  return %5 : tensor<8x16xf32>\n}\n";
     llvm::SmallString<128> path;
     llvm::sys::fs::createTemporaryFile("ftpipe-fuzz", "json", path);
     scratchPath = path.str().str();
@@ -166,11 +167,12 @@ static void fuzzHardware(MLIRContext &context, llvm::StringRef text) {
   writeScratch(text);
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(getState().smallModel, &context);
-  (void)runPipeline(context, *module,
-              llvm::formatv("ftpipe-annotate-costs{{hardware={0}},"
-                            "ftpipe-auto-partition{{quiet=true},ftpipe-report",
-                            getState().scratchPath)
-                  .str());
+  (void)runPipeline(
+      context, *module,
+      llvm::formatv("ftpipe-annotate-costs{{hardware={0}},"
+                    "ftpipe-auto-partition{{quiet=true},ftpipe-report",
+                    getState().scratchPath)
+          .str());
 }
 
 static void fuzzProfile(MLIRContext &context, llvm::StringRef text) {
@@ -178,10 +180,10 @@ static void fuzzProfile(MLIRContext &context, llvm::StringRef text) {
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(getState().smallModel, &context);
   (void)runPipeline(context, *module,
-              llvm::formatv("ftpipe-annotate-costs{{profile={0}},"
-                            "ftpipe-seq-pipe{{devices=2},ftpipe-report",
-                            getState().scratchPath)
-                  .str());
+                    llvm::formatv("ftpipe-annotate-costs{{profile={0}},"
+                                  "ftpipe-seq-pipe{{devices=2},ftpipe-report",
+                                  getState().scratchPath)
+                        .str());
 }
 
 static void fuzzGraph(llvm::StringRef text) {
@@ -200,8 +202,8 @@ static void fuzzModelConfig(MLIRContext &context, llvm::StringRef text) {
       mlir::ftpipe::parseModelConfig(text, "fuzz");
   if (!config)
     return llvm::consumeError(config.takeError());
-  llvm::Expected<OwningOpRef<ModuleOp>> module =
-      mlir::ftpipe::generateModel(context, *config, mlir::ftpipe::ModelGenOptions());
+  llvm::Expected<OwningOpRef<ModuleOp>> module = mlir::ftpipe::generateModel(
+      context, *config, mlir::ftpipe::ModelGenOptions());
   if (!module)
     return llvm::consumeError(module.takeError());
   if (failed(verify(**module)))

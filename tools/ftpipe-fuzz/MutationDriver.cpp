@@ -46,9 +46,9 @@ static cl::opt<unsigned> maxSeconds(
     cl::desc("Stop after this many seconds of mutations (0: no limit)"),
     cl::init(0));
 static cl::opt<unsigned> seed("seed", cl::desc("Random seed"), cl::init(1));
-static cl::opt<unsigned>
-    timeoutSeconds("timeout", cl::desc("Seconds one input may take"),
-                   cl::init(20));
+static cl::opt<unsigned> timeoutSeconds("timeout",
+                                        cl::desc("Seconds one input may take"),
+                                        cl::init(20));
 static cl::opt<std::string>
     crashDir("crash-dir", cl::desc("Where a failing input is written"),
              cl::init("."));
@@ -73,8 +73,8 @@ static void saveCurrent(void *) {
     return;
   os << current;
   os.flush();
-  llvm::errs() << "ftpipe-fuzz: the failing input is in " << path
-               << " (kind '" << (current.empty() ? ' ' : current[0])
+  llvm::errs() << "ftpipe-fuzz: the failing input is in " << path << " (kind '"
+               << (current.empty() ? ' ' : current[0])
                << "'); replay with --replay\n";
 }
 
@@ -133,8 +133,8 @@ static std::vector<std::string> loadSeeds() {
 
 /// Boundary values that mutations put in place of numbers.
 static const char *const kInteresting[] = {
-    "0",    "-1",    "1",    "?",     "4294967296", "18446744073709551615",
-    "1e308", "5e-324", "nan", "inf",  "-0.0",       "9223372036854775807",
+    "0",     "-1",         "1",    "?",   "4294967296", "18446744073709551615",
+    "1e308", "5e-324",     "nan",  "inf", "-0.0",       "9223372036854775807",
     "65536", "2147483648", "[[[[", "}}}}"};
 
 static void mutate(std::string &input, const std::vector<std::string> &seeds,
@@ -151,8 +151,7 @@ static void mutate(std::string &input, const std::vector<std::string> &seeds,
     input[1 + below(size - 1)] ^= char(1u << below(8));
     break;
   case 1: // insert a printable byte
-    input.insert(input.begin() + 1 + below(size - 1),
-                 char(' ' + below(95)));
+    input.insert(input.begin() + 1 + below(size - 1), char(' ' + below(95)));
     break;
   case 2: { // delete a chunk
     size_t at = 1 + below(size - 1);
@@ -186,7 +185,8 @@ static void mutate(std::string &input, const std::vector<std::string> &seeds,
     size_t end = input.find_first_not_of("0123456789.eE+-", begin);
     if (end == std::string::npos)
       end = input.size();
-    input.replace(begin, end - begin, kInteresting[below(std::size(kInteresting))]);
+    input.replace(begin, end - begin,
+                  kInteresting[below(std::size(kInteresting))]);
     break;
   }
   }
@@ -198,8 +198,7 @@ static void runInProcess(const std::string &input) {
     llvm::errs() << llvm::formatv("input of {0} bytes, kind '{1}'\n",
                                   input.size(), input.empty() ? ' ' : input[0]);
   alarm(timeoutSeconds);
-  ftpipeFuzzOne(reinterpret_cast<const uint8_t *>(input.data()),
-                input.size());
+  ftpipeFuzzOne(reinterpret_cast<const uint8_t *>(input.data()), input.size());
   alarm(0);
 }
 
@@ -234,8 +233,7 @@ static void runOne(const std::string &input) {
   os << input;
   llvm::errs() << "ftpipe-fuzz: finding " << numFindings << " ("
                << (WIFSIGNALED(status) ? "signal " : "exit ")
-               << (WIFSIGNALED(status) ? WTERMSIG(status)
-                                       : WEXITSTATUS(status))
+               << (WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status))
                << ") saved as " << path << "\n";
 }
 
@@ -274,18 +272,17 @@ int main(int argc, char **argv) {
   std::mt19937_64 rng(seed);
   unsigned done = 0;
   for (; done < runs; ++done) {
-    if (maxSeconds &&
-        std::chrono::steady_clock::now() - start >
-            std::chrono::seconds(maxSeconds))
+    if (maxSeconds && std::chrono::steady_clock::now() - start >
+                          std::chrono::seconds(maxSeconds))
       break;
     std::string input = seeds[rng() % seeds.size()];
     for (unsigned n = 1 + rng() % 4; n > 0; --n)
       mutate(input, seeds, rng);
     runOne(input);
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (numFindings) {
     llvm::errs() << llvm::formatv("ftpipe-fuzz: {0} seeds and {1} mutated "
                                   "inputs in {2:f1} s, {3} findings\n",
