@@ -101,7 +101,8 @@ Expected<Graph> GraphBuilder::build() {
     const NodeCost &c = ns[n].cost;
     if (!validTime(c.fwdMs) || !validTime(c.bwdMs))
       return makeError(llvm::formatv(
-          "node {0} ('{1}'): forward/backward time must lie in [0, {4}] ms, "
+          "node {0} ('{1}'): forward/backward time must be non-negative and at "
+          "most {4} ms, "
           "got {2} / {3} ms",
           n, ns[n].scope, c.fwdMs, c.bwdMs, kMaxOpMs));
     if (c.actBytes > kMaxGraphBytes || c.outBytes > kMaxGraphBytes)

@@ -70,20 +70,20 @@ Expected<Hardware> Hardware::create(HardwareSpec spec) {
     const Device &dev = spec.devices[d];
     if (dev.memoryBytes == 0 || dev.memoryBytes > kMaxDeviceMemoryBytes)
       return makeError(llvm::formatv("device {0} ('{1}'): memory_bytes must "
-                                     "lie in [1, {2}], got {3}",
+                                     "be in [1, {2}], got {3}",
                                      d, dev.name, kMaxDeviceMemoryBytes,
                                      dev.memoryBytes));
     if (!inRange(dev.tflops, kMinTflops, kMaxTflops))
       return makeError(llvm::formatv(
-          "device {0} ('{1}'): tflops must lie in [{2}, {3}], got {4}", d,
+          "device {0} ('{1}'): tflops must be in [{2}, {3}], got {4}", d,
           dev.name, num(kMinTflops), num(kMaxTflops), num(dev.tflops)));
     if (!validGBps(dev.memGBps))
       return makeError(llvm::formatv(
-          "device {0} ('{1}'): mem_gbps must lie in [{2}, {3}], got {4}", d,
+          "device {0} ('{1}'): mem_gbps must be in [{2}, {3}], got {4}", d,
           dev.name, num(kMinGBps), num(kMaxGBps), num(dev.memGBps)));
     if (!validLatency(dev.launchUs))
       return makeError(llvm::formatv(
-          "device {0} ('{1}'): launch_us must lie in [0, {2}], got {3}", d,
+          "device {0} ('{1}'): launch_us must be in [0, {2}], got {3}", d,
           dev.name, num(kMaxLatencyUs), num(dev.launchUs)));
   }
   Hardware hw;
@@ -100,7 +100,7 @@ Expected<Hardware> Hardware::create(HardwareSpec spec) {
           llvm::formatv("link {0} connects device {1} to itself", i, l.src));
     if (!validGBps(l.GBps) || !validLatency(l.latencyUs))
       return makeError(llvm::formatv(
-          "link {0} ({1} -> {2}): bandwidth must lie in [{5}, {6}] GB/s and "
+          "link {0} ({1} -> {2}): bandwidth must be in [{5}, {6}] GB/s and "
           "latency in [0, {7}] us, got {3} GB/s and {4} us",
           i, l.src, l.dst, num(l.GBps), num(l.latencyUs), num(kMinGBps),
           num(kMaxGBps), num(kMaxLatencyUs)));

@@ -5,7 +5,7 @@
 // for minutes, or to be reported as a memory problem), before any op is
 // blamed for a time that is not finite.
 
-// CHECK: error: invalid hardware: device 1 ('g1'): tflops must lie in [0.001, 1e+06], got 1e-300
+// CHECK: error: invalid hardware: device 1 ('g1'): tflops must be in [0.001, 1e+15], got 1e-300
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "tiny", devices = [
     <name = "g0", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,

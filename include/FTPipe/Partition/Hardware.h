@@ -36,8 +36,8 @@ namespace partition {
 /// time and byte sum the partitioner forms stays finite and exact enough.
 inline constexpr size_t kMaxDevices = 256;
 inline constexpr uint64_t kMaxDeviceMemoryBytes = uint64_t(1) << 50; // 1 PiB
-inline constexpr double kMinTflops = 1e-3, kMaxTflops = 1e6;
-inline constexpr double kMinGBps = 1e-3, kMaxGBps = 1e6;
+inline constexpr double kMinTflops = 1e-3, kMaxTflops = 1e15;
+inline constexpr double kMinGBps = 1e-3, kMaxGBps = 1e15;
 inline constexpr double kMaxLatencyUs = 1e6; // launch and link latency
 
 struct Device {
