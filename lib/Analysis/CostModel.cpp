@@ -18,26 +18,68 @@
 using namespace mlir;
 using namespace mlir::ftpipe;
 
-int64_t mlir::ftpipe::getTypeBytes(Type type) {
-  auto shaped = dyn_cast<RankedTensorType>(type);
-  if (!shaped)
-    return 0;
-  int64_t elements = 1;
-  for (int64_t dim : shaped.getShape())
-    elements *= ShapedType::isDynamic(dim) ? 1 : dim;
-  unsigned bits = shaped.getElementType().getIntOrFloatBitWidth();
-  return elements * std::max<int64_t>(1, (bits + 7) / 8);
+/// Bytes of one element, or nullopt for types of unknown size.
+static std::optional<int64_t> getElementBytes(Type type) {
+  if (auto complex = dyn_cast<ComplexType>(type)) {
+    std::optional<int64_t> part = getElementBytes(complex.getElementType());
+    return part ? std::optional<int64_t>(2 * *part) : std::nullopt;
+  }
+  if (type.isIndex())
+    return 8;
+  if (type.isIntOrFloat())
+    return std::max<int64_t>(1, (type.getIntOrFloatBitWidth() + 7) / 8);
+  return std::nullopt;
 }
 
-/// Number of elements of a tensor type (dynamic dimensions count as 1).
+/// Bytes of a tensor of `type`, or nullopt (with the reason in `reason`)
+/// when they cannot be counted.
+static std::optional<int64_t> getCheckedTensorBytes(TensorType type,
+                                                    std::string &reason) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked) {
+    reason = "an unranked tensor has no size to count";
+    return std::nullopt;
+  }
+  if (!ranked.hasStaticShape()) {
+    reason = "a dynamic dimension ('?') has no size to count";
+    return std::nullopt;
+  }
+  std::optional<int64_t> bytes = getElementBytes(ranked.getElementType());
+  if (!bytes) {
+    llvm::raw_string_ostream(reason)
+        << "element type '" << ranked.getElementType() << "' has no known size";
+    return std::nullopt;
+  }
+  for (int64_t dim : ranked.getShape()) {
+    if (dim != 0 && *bytes > kMaxTensorBytes / dim) {
+      reason = "the tensor is larger than 16 TiB";
+      return std::nullopt;
+    }
+    *bytes *= dim;
+  }
+  return bytes;
+}
+
+std::string mlir::ftpipe::getUnsizedTypeReason(Type type) {
+  std::string reason;
+  if (auto tensor = dyn_cast<TensorType>(type))
+    (void)getCheckedTensorBytes(tensor, reason);
+  return reason;
+}
+
+int64_t mlir::ftpipe::getTypeBytes(Type type) {
+  auto tensor = dyn_cast<TensorType>(type);
+  std::string reason;
+  return tensor ? getCheckedTensorBytes(tensor, reason).value_or(0) : 0;
+}
+
+/// Number of elements of a tensor type (0 for other types; the types that
+/// getUnsizedTypeReason refuses never reach the cost rules).
 static int64_t getNumElements(Type type) {
   auto shaped = dyn_cast<RankedTensorType>(type);
-  if (!shaped)
+  if (!shaped || getTypeBytes(type) == 0)
     return 0;
-  int64_t elements = 1;
-  for (int64_t dim : shaped.getShape())
-    elements *= ShapedType::isDynamic(dim) ? 1 : dim;
-  return elements;
+  return shaped.getNumElements();
 }
 
 static bool isFloatTensor(Type type) {

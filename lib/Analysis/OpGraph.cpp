@@ -82,7 +82,34 @@ static bool isRematerializable(Operation *producer) {
          isa<tensor::EmptyOp>(producer);
 }
 
+LogicalResult mlir::ftpipe::verifyCostableFunction(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError()
+           << "function '@" << func.getSymName() << "' has "
+           << func.getBody().getBlocks().size()
+           << " blocks: FTPipe partitions single-block functions (control "
+              "flow must be structured, e.g. scf.if)";
+  for (BlockArgument arg : func.getArguments())
+    if (std::string reason = getUnsizedTypeReason(arg.getType());
+        !reason.empty())
+      return func.emitError() << "argument " << arg.getArgNumber() << " of '@"
+                              << func.getSymName() << "' has type "
+                              << arg.getType() << ": " << reason;
+  WalkResult walk = func.getBody().walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      if (std::string reason = getUnsizedTypeReason(result.getType());
+          !reason.empty()) {
+        op->emitError() << "result type " << result.getType() << ": " << reason;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 FailureOr<OpGraph> mlir::ftpipe::buildOpGraph(func::FuncOp func) {
+  if (failed(verifyCostableFunction(func)))
+    return failure();
   Block &body = func.getBody().front();
   OpGraph result;
   DenseMap<Operation *, partition::NodeId> nodeOf;

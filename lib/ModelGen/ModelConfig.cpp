@@ -8,18 +8,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/ModelGen/ModelConfig.h"
+#include "FTPipe/Partition/InputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::ftpipe;
+
+/// The most layers a config may ask for (GPT-3 175B has 96).
+static constexpr int64_t kMaxLayers = 1024;
 
 namespace {
 /// Reads fields of one JSON object; the first problem becomes `error`.
@@ -36,6 +39,15 @@ public:
     if (!value)
       return fail(llvm::formatv("field '{0}' is missing", key));
     readPositive(key, *value, out);
+  }
+
+  /// A required layer count: positive and at most kMaxLayers, so that no
+  /// config asks for more IR than fits in memory.
+  void layerCount(llvm::StringRef key, int64_t &out) {
+    positive(key, out);
+    if (!failed && out > kMaxLayers)
+      fail(llvm::formatv("field '{0}' is {1}; at most {2} layers are supported",
+                         key, out, kMaxLayers));
   }
 
   /// An optional positive integer (null or absent keeps `out`).
@@ -122,7 +134,7 @@ static void checkDivisible(FieldReader &reader, llvm::StringRef hiddenKey,
 static BertConfig readBert(FieldReader &reader) {
   BertConfig c;
   reader.positive("hidden_size", c.hiddenSize);
-  reader.positive("num_hidden_layers", c.numHiddenLayers);
+  reader.layerCount("num_hidden_layers", c.numHiddenLayers);
   reader.positive("num_attention_heads", c.numAttentionHeads);
   reader.positive("intermediate_size", c.intermediateSize);
   reader.positive("vocab_size", c.vocabSize);
@@ -137,7 +149,7 @@ static BertConfig readBert(FieldReader &reader) {
 static GPT2Config readGPT2(FieldReader &reader) {
   GPT2Config c;
   reader.positive("n_embd", c.nEmbd);
-  reader.positive("n_layer", c.nLayer);
+  reader.layerCount("n_layer", c.nLayer);
   reader.positive("n_head", c.nHead);
   reader.positive("vocab_size", c.vocabSize);
   reader.positive("n_positions", c.nPositions);
@@ -155,13 +167,14 @@ static T5Config readT5(FieldReader &reader, const llvm::json::Object &object) {
   reader.positive("d_ff", c.dFf);
   reader.positive("d_kv", c.dKv);
   reader.positive("num_heads", c.numHeads);
-  reader.positive("num_layers", c.numLayers);
+  reader.layerCount("num_layers", c.numLayers);
   reader.positive("vocab_size", c.vocabSize);
   reader.positive("relative_attention_num_buckets",
                   c.relativeAttentionNumBuckets);
   reader.positiveNumber("layer_norm_epsilon", c.layerNormEpsilon);
   c.numDecoderLayers = c.numLayers;
-  reader.optionalPositive("num_decoder_layers", c.numDecoderLayers);
+  if (object.get("num_decoder_layers"))
+    reader.layerCount("num_decoder_layers", c.numDecoderLayers);
   reader.optionalPositive("relative_attention_max_distance",
                           c.relativeAttentionMaxDistance);
   reader.optionalBool("tie_word_embeddings", c.tieWordEmbeddings);
@@ -214,7 +227,8 @@ mlir::ftpipe::parseModelConfig(llvm::StringRef jsonText, llvm::StringRef name) {
   auto makeError = [](const llvm::Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
   };
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(jsonText);
+  llvm::Expected<llvm::json::Value> json =
+      ::ftpipe::partition::parseBoundedJSON(jsonText);
   if (!json)
     return makeError(name +
                      ": invalid JSON: " + llvm::toString(json.takeError()));
@@ -279,13 +293,11 @@ llvm::StringRef mlir::ftpipe::getBundledModelConfig(llvm::StringRef name) {
 llvm::Expected<ModelConfig>
 mlir::ftpipe::loadModelConfig(llvm::StringRef nameOrPath) {
   if (llvm::sys::fs::exists(nameOrPath)) {
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-        llvm::MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
-    if (!buffer)
-      return llvm::createStringError(
-          buffer.getError(), "%s: cannot read config: %s",
-          nameOrPath.str().c_str(), buffer.getError().message().c_str());
-    return parseModelConfig((*buffer)->getBuffer(), nameOrPath);
+    llvm::Expected<std::string> text =
+        ::ftpipe::partition::readInputFile(nameOrPath, "model config");
+    if (!text)
+      return text.takeError();
+    return parseModelConfig(*text, nameOrPath);
   }
   llvm::StringRef json = getBundledModelConfig(nameOrPath);
   if (json.empty())

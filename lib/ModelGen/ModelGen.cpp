@@ -126,7 +126,11 @@ mlir::ftpipe::generateModel(MLIRContext &context, const ModelConfig &config,
 
   llvm::StringRef top = getTopModuleName(config.getFamily(), options.head);
   Location loc = NameLoc::get(StringAttr::get(&context, top));
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  // The module's location names the config, so that errors located at the
+  // module of generated IR say which model they are about.
+  OwningOpRef<ModuleOp> module = ModuleOp::create(NameLoc::get(
+      StringAttr::get(&context, top),
+      FileLineColLoc::get(&context, config.name, /*line=*/0, /*column=*/0)));
   OpBuilder builder(&context);
   builder.setInsertionPointToEnd(module->getBody());
   auto func =

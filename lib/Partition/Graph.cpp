@@ -55,7 +55,9 @@ void GraphBuilder::addConsumer(ValueId value, NodeId consumer) {
   values[value].consumers.push_back(consumer);
 }
 
-static bool validTime(double t) { return std::isfinite(t) && t >= 0.0; }
+static bool validTime(double t) {
+  return std::isfinite(t) && t >= 0.0 && t <= kMaxOpMs;
+}
 
 /// Builds CSR offsets + list from per-row vectors.
 template <typename T>
@@ -99,9 +101,15 @@ Expected<Graph> GraphBuilder::build() {
     const NodeCost &c = ns[n].cost;
     if (!validTime(c.fwdMs) || !validTime(c.bwdMs))
       return makeError(llvm::formatv(
-          "node {0} ('{1}'): forward/backward time must be finite and "
-          "non-negative, got {2} / {3} ms",
-          n, ns[n].scope, c.fwdMs, c.bwdMs));
+          "node {0} ('{1}'): forward/backward time must be non-negative and at "
+          "most {4} ms, "
+          "got {2} / {3} ms",
+          n, ns[n].scope, c.fwdMs, c.bwdMs, kMaxOpMs));
+    if (c.actBytes > kMaxGraphBytes || c.outBytes > kMaxGraphBytes)
+      return makeError(llvm::formatv(
+          "node {0} ('{1}'): activation/output bytes must be at most {2}, "
+          "got {3} / {4}",
+          n, ns[n].scope, kMaxGraphBytes, c.actBytes, c.outBytes));
     std::vector<ParamId> &params = ns[n].params;
     std::sort(params.begin(), params.end());
     for (size_t i = 0; i < params.size(); ++i) {
@@ -115,10 +123,20 @@ Expected<Graph> GraphBuilder::build() {
     }
   }
 
+  for (size_t p = 0; p < ps.size(); ++p)
+    if (ps[p].bytes > kMaxGraphBytes)
+      return makeError(llvm::formatv(
+          "parameter {0} ('{1}'): bytes must be at most {2}, got {3}", p,
+          ps[p].name, kMaxGraphBytes, ps[p].bytes));
+
   std::vector<std::vector<ValueId>> outs(numNodes), ins(numNodes);
   std::vector<std::vector<NodeId>> succ(numNodes), pred(numNodes);
   for (size_t v = 0; v < vs.size(); ++v) {
     ValueRec &val = vs[v];
+    if (val.bytes > kMaxGraphBytes)
+      return makeError(
+          llvm::formatv("value {0}: bytes must be at most {1}, got {2}", v,
+                        kMaxGraphBytes, val.bytes));
     if (val.producer != kNoNode && val.producer >= numNodes)
       return makeError(llvm::formatv(
           "value {0} is produced by node {1}, but only {2} nodes exist", v,

@@ -8,13 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/GraphIO.h"
+#include "FTPipe/Partition/InputFile.h"
 
 #include "JSONFields.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -399,12 +399,10 @@ Error ftpipe::partition::saveGraphJSON(llvm::StringRef path, const Graph &graph,
 }
 
 Expected<GraphWithPlan> ftpipe::partition::loadGraphJSON(llvm::StringRef path) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
-      llvm::MemoryBuffer::getFile(path);
-  if (!buf)
-    return makeError(llvm::formatv("cannot read '{0}': {1}", path,
-                                   buf.getError().message()));
-  Expected<json::Value> json = json::parse((*buf)->getBuffer());
+  Expected<std::string> text = readInputFile(path, "graph file");
+  if (!text)
+    return text.takeError();
+  Expected<json::Value> json = parseBoundedJSON(*text);
   if (!json)
     return makeError(
         llvm::formatv("{0}: {1}", path, llvm::toString(json.takeError())));

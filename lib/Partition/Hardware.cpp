@@ -21,11 +21,13 @@
 
 #include "FTPipe/Partition/Hardware.h"
 
+#include "FTPipe/Partition/InputFile.h"
 #include "JSONFields.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -44,28 +46,45 @@ double Device::rooflineMs(double flops, double bytes) const {
   return launchUs * 1e-3 + std::max(computeMs, memoryMs);
 }
 
-static bool positive(double x) { return std::isfinite(x) && x > 0.0; }
-static bool nonNegative(double x) { return std::isfinite(x) && x >= 0.0; }
+/// `x` in the shortest form (`%g`): limits such as 1e-3 and values such as
+/// 5e-324 read as written.
+static std::string num(double x) {
+  return llvm::formatv("{0}", llvm::format("%g", x)).str();
+}
+
+static bool inRange(double x, double lo, double hi) {
+  return x >= lo && x <= hi; // false for NaN
+}
+static bool validGBps(double x) { return inRange(x, kMinGBps, kMaxGBps); }
+static bool validLatency(double x) { return inRange(x, 0.0, kMaxLatencyUs); }
 
 Expected<Hardware> Hardware::create(HardwareSpec spec) {
   size_t p = spec.devices.size();
   if (p == 0)
     return makeError(llvm::formatv("hardware '{0}' has no devices", spec.name));
+  if (p > kMaxDevices)
+    return makeError(llvm::formatv("hardware '{0}' has {1} devices; at most "
+                                   "{2} are supported",
+                                   spec.name, p, kMaxDevices));
   for (size_t d = 0; d < p; ++d) {
     const Device &dev = spec.devices[d];
-    if (dev.memoryBytes == 0)
-      return makeError(llvm::formatv("device {0} ('{1}'): memory must be "
-                                     "positive",
-                                     d, dev.name));
-    if (!positive(dev.tflops) || !positive(dev.memGBps))
+    if (dev.memoryBytes == 0 || dev.memoryBytes > kMaxDeviceMemoryBytes)
+      return makeError(llvm::formatv("device {0} ('{1}'): memory_bytes must "
+                                     "be in [1, {2}], got {3}",
+                                     d, dev.name, kMaxDeviceMemoryBytes,
+                                     dev.memoryBytes));
+    if (!inRange(dev.tflops, kMinTflops, kMaxTflops))
       return makeError(llvm::formatv(
-          "device {0} ('{1}'): tflops and mem_gbps must be positive and "
-          "finite, got {2} and {3}",
-          d, dev.name, dev.tflops, dev.memGBps));
-    if (!nonNegative(dev.launchUs))
+          "device {0} ('{1}'): tflops must be in [{2}, {3}], got {4}", d,
+          dev.name, num(kMinTflops), num(kMaxTflops), num(dev.tflops)));
+    if (!validGBps(dev.memGBps))
       return makeError(llvm::formatv(
-          "device {0} ('{1}'): launch_us must be non-negative, got {2}", d,
-          dev.name, dev.launchUs));
+          "device {0} ('{1}'): mem_gbps must be in [{2}, {3}], got {4}", d,
+          dev.name, num(kMinGBps), num(kMaxGBps), num(dev.memGBps)));
+    if (!validLatency(dev.launchUs))
+      return makeError(llvm::formatv(
+          "device {0} ('{1}'): launch_us must be in [0, {2}], got {3}", d,
+          dev.name, num(kMaxLatencyUs), num(dev.launchUs)));
   }
   Hardware hw;
   hw.table.assign(p * p, LinkParams{});
@@ -79,11 +98,12 @@ Expected<Hardware> Hardware::create(HardwareSpec spec) {
     if (l.src == l.dst)
       return makeError(
           llvm::formatv("link {0} connects device {1} to itself", i, l.src));
-    if (!positive(l.GBps) || !nonNegative(l.latencyUs))
+    if (!validGBps(l.GBps) || !validLatency(l.latencyUs))
       return makeError(llvm::formatv(
-          "link {0} ({1} -> {2}): bandwidth must be positive and latency "
-          "non-negative, got {3} GB/s and {4} us",
-          i, l.src, l.dst, l.GBps, l.latencyUs));
+          "link {0} ({1} -> {2}): bandwidth must be in [{5}, {6}] GB/s and "
+          "latency in [0, {7}] us, got {3} GB/s and {4} us",
+          i, l.src, l.dst, num(l.GBps), num(l.latencyUs), num(kMinGBps),
+          num(kMaxGBps), num(kMaxLatencyUs)));
     size_t idx = size_t(l.src) * p + l.dst;
     if (explicitLink[idx] == 2)
       return makeError(llvm::formatv("link {0} ({1} -> {2}) is listed twice", i,
@@ -105,11 +125,13 @@ Expected<Hardware> Hardware::create(HardwareSpec spec) {
         continue;
       bool same = spec.devices[a].node == spec.devices[b].node;
       const LinkParams &def = same ? spec.intraNode : spec.network;
-      if (!positive(def.GBps) || !nonNegative(def.latencyUs))
+      if (!validGBps(def.GBps) || !validLatency(def.latencyUs))
         return makeError(llvm::formatv(
             "devices {0} and {1} have no explicit link and the default {2} "
-            "link is unset (bandwidth {3} GB/s, latency {4} us)",
-            a, b, same ? "intra-node" : "network", def.GBps, def.latencyUs));
+            "link is unset or out of range (bandwidth {3} GB/s, latency {4} "
+            "us)",
+            a, b, same ? "intra-node" : "network", num(def.GBps),
+            num(def.latencyUs)));
       hw.table[a * p + b] = def;
     }
   }
@@ -345,6 +367,11 @@ ftpipe::partition::hardwareFromJSON(const llvm::json::Value &json) {
     }
     spec.devices.clear();
     spec.links.clear();
+    if (arr->size() > kMaxDevices) {
+      static_assert(kMaxDevices == 256, "update the message");
+      dp.report("more than 256 devices");
+      return r.error();
+    }
     for (size_t i = 0; i < arr->size(); ++i) {
       llvm::json::Path ep = dp.index(i);
       const llvm::json::Object *d = (*arr)[i].getAsObject();
@@ -364,8 +391,10 @@ ftpipe::partition::hardwareFromJSON(const llvm::json::Value &json) {
           !detail::readUnsigned(*d, "node", node, ep, false) ||
           !detail::readUnsigned(*d, "count", count, ep, false))
         return r.error();
-      if (count == 0 || count > 4096) {
-        ep.field("count").report("expected 1..4096");
+      if (count == 0 || count > kMaxDevices - spec.devices.size()) {
+        static_assert(kMaxDevices == 256, "update the message");
+        ep.field("count").report("expected at least 1, and at most 256 "
+                                 "devices in all");
         return r.error();
       }
       dev.node = uint32_t(node);
@@ -442,16 +471,14 @@ llvm::json::Value ftpipe::partition::hardwareToJSON(const Hardware &hw) {
 
 Expected<Hardware>
 ftpipe::partition::loadHardware(llvm::StringRef pathOrPreset) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf =
-      llvm::MemoryBuffer::getFile(pathOrPreset);
-  if (!buf) {
-    if (llvm::is_contained(hardwarePresetNames(), pathOrPreset))
-      return getHardwarePreset(pathOrPreset);
-    return makeError(llvm::formatv(
-        "cannot read hardware file '{0}' ({1}) and it is not a preset name",
-        pathOrPreset, buf.getError().message()));
-  }
-  Expected<llvm::json::Value> json = llvm::json::parse((*buf)->getBuffer());
+  if (!llvm::sys::fs::exists(pathOrPreset) &&
+      llvm::is_contained(hardwarePresetNames(), pathOrPreset))
+    return getHardwarePreset(pathOrPreset);
+  Expected<std::string> text = readInputFile(pathOrPreset, "hardware file");
+  if (!text)
+    return makeError(llvm::toString(text.takeError()) +
+                     " (and it is not a preset name)");
+  Expected<llvm::json::Value> json = parseBoundedJSON(*text);
   if (!json)
     return makeError(llvm::formatv("{0}: {1}", pathOrPreset,
                                    llvm::toString(json.takeError())));

@@ -466,9 +466,17 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
   std::vector<uint32_t> seenValue, remap;
   std::vector<char> receives;
   uint64_t created = 1;
-  // Node steps taken; bounded like the states, since without a good upper
-  // bound every state may extend its stage back to the first node.
+  // Work done, counted in node steps plus the consumers and pending nodes
+  // each step visits (a value read by thousands of ops makes one step
+  // that long); bounded like the states, since without a good upper bound
+  // every state may extend its stage back to the first node.
   uint64_t steps = 0, maxSteps = config.maxStates * 64;
+  auto overBudget = [&] {
+    return makeError(llvm::formatv(
+        "seq-pipe dp: gave up after {0} steps on {1} nodes; use the "
+        "greedy method or coarsen the graph first",
+        maxSteps, n));
+  };
 
   for (size_t a = n; a >= 1; --a) {
     const std::vector<uint32_t> &pendA = pending[a];
@@ -477,6 +485,7 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
         if (id < 0)
           continue;                      // dominated after insertion
         State from = states[size_t(id)]; // copy: `states` grows below
+        steps += from.pendingStage.size() + from.open.size();
         uint32_t j = from.numStages;
         if (j >= smax)
           continue;
@@ -493,10 +502,7 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
         ++token;
         for (size_t x = a; x-- > 0;) {
           if (++steps > maxSteps)
-            return makeError(llvm::formatv(
-                "seq-pipe dp: gave up after {0} steps on {1} nodes; use the "
-                "greedy method or coarsen the graph first",
-                maxSteps, n));
+            return overBudget();
           // Extend the new stage to [x, a).
           c += pb.nodeCompute[x] / pb.speed[dev];
           if (c > upper)
@@ -528,9 +534,12 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
             // Consumers right of the cut are pending there and sit in open
             // stages; each destination stage is priced once.
             llvm::ArrayRef<NodeId> cons = graph.consumers(v);
-            for (auto it =
-                     std::lower_bound(cons.begin(), cons.end(), NodeId(a));
-                 it != cons.end(); ++it) {
+            auto firstRight =
+                std::lower_bound(cons.begin(), cons.end(), NodeId(a));
+            steps += uint64_t(cons.end() - firstRight);
+            if (steps > maxSteps)
+              return overBudget();
+            for (auto it = firstRight; it != cons.end(); ++it) {
               size_t i =
                   size_t(std::lower_bound(pendA.begin(), pendA.end(), *it) -
                          pendA.begin());
@@ -583,6 +592,10 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
           // Stages still pending at the new cut stay open; the others are
           // final.
           const std::vector<uint32_t> &pendX = pending[cut];
+          // Both loops over pendX below, and the state copy.
+          steps += 2 * pendX.size() + numOpen;
+          if (steps > maxSteps)
+            return overBudget();
           remap.assign(numOpen, ~0u);
           bool mineOpen = false;
           for (uint32_t y : pendX) {

@@ -336,8 +336,14 @@ Expected<SimResult> ftpipe::partition::simulate(const StageGraph &sg,
     K = config.asyncMicroBatches ? config.asyncMicroBatches
                                  : std::max<uint32_t>(64, uint32_t(8 * S));
   for (;;) {
-    if (uint64_t(S) * K * 2 >= (1ull << 32))
-      return makeError("simulator: too many tasks");
+    // A forward and a backward task per stage and micro-batch; more than
+    // this takes minutes and gigabytes.
+    constexpr uint64_t kMaxTasks = uint64_t(1) << 22;
+    if (uint64_t(S) * K * 2 > kMaxTasks)
+      return makeError(llvm::formatv(
+          "simulator: {0} stages x {1} micro-batches make more than {2} "
+          "tasks; use fewer micro-batches (option 'microbatches')",
+          S, K, kMaxTasks));
     Simulation sim(sg, hw, config, K);
     Expected<SimResult> result = sim.run();
     bool retry = result && config.schedule == Schedule::Async &&

@@ -10,12 +10,12 @@
 #include "FTPipe/Analysis/OpGraph.h"
 #include "FTPipe/Analysis/Scope.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
+#include "FTPipe/Partition/InputFile.h"
 #include "FTPipe/Transforms/Passes.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
 
@@ -48,12 +48,10 @@ struct MeasuredTime {
 /// Reads a profile: a JSON object from scope to {"fwd_ms", "bwd_ms"}.
 static FailureOr<llvm::StringMap<MeasuredTime>>
 readProfile(StringRef path, function_ref<InFlightDiagnostic()> emitError) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return emitError() << "cannot read profile '" << path
-                       << "': " << buffer.getError().message();
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
+  llvm::Expected<std::string> text = partition::readInputFile(path, "profile");
+  if (!text)
+    return emitError() << llvm::toString(text.takeError());
+  llvm::Expected<llvm::json::Value> json = partition::parseBoundedJSON(*text);
   if (!json)
     return emitError() << "profile '" << path
                        << "' is not JSON: " << llvm::toString(json.takeError());
@@ -72,6 +70,10 @@ readProfile(StringRef path, function_ref<InFlightDiagnostic()> emitError) {
       return emitError() << "profile entry '" << scope.str()
                          << "' needs non-negative numbers 'fwd_ms' and "
                             "'bwd_ms'";
+    if (*fwd > partition::kMaxOpMs || *bwd > partition::kMaxOpMs)
+      return emitError() << "profile entry '" << scope.str()
+                         << "': times above " << int64_t(partition::kMaxOpMs)
+                         << " ms are not supported";
     profile[scope.str()] = {*fwd, *bwd};
   }
   return profile;
@@ -136,6 +138,8 @@ void AnnotateCostsPass::runOnOperation() {
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
+    if (failed(verifyCostableFunction(func)))
+      return signalPassFailure();
     DenseMap<Value, OperandInfo> flow = analyzeGradientFlow(func);
     unsigned index = 0;
     for (Operation &op : func.getBody().front().without_terminator()) {

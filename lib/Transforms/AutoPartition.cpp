@@ -146,13 +146,20 @@ void AutoPartitionPass::runOnOperation() {
   }
 
   if (!best) {
+    // One short line, each method's reason as a note, and only the
+    // suggestions that change something.
     InFlightDiagnostic diag = emitError(module.getLoc())
                               << "no partitioner found a plan that fits";
     for (const Candidate &candidate : candidates)
-      diag << "; " << candidate.method << ": " << candidate.failure;
-    diag << ". What would help: more devices, recompute=true (keeps only "
-            "stage inputs), a smaller micro-batch, or an optimizer with less "
-            "state (optimizer=momentum or sgd)";
+      diag.attachNote(module.getLoc())
+          << candidate.method << ": " << candidate.failure;
+    Diagnostic &help = diag.attachNote(module.getLoc());
+    help << "what may help: more devices";
+    if (!objective.recompute)
+      help << ", recompute=true";
+    if (objective.optimizer != partition::Optimizer::SGD)
+      help << ", an optimizer with less state (optimizer=sgd)";
+    help << ", a smaller micro-batch";
     return signalPassFailure();
   }
   if (failed(commitPlan(module, *problem, *best->plan, best->method, objective,

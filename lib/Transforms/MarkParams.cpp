@@ -41,6 +41,9 @@ static bool isFloatTensor(Type type) {
 
 void MarkParamsPass::runOnOperation() {
   func::FuncOp func = getOperation();
+  // A declaration has no body to train, and no block arguments to mark.
+  if (func.isExternal())
+    return;
   unsigned numArgs = func.getNumArguments();
   llvm::SmallSet<unsigned, 8> dataInputs;
   for (unsigned index : inputs) {

@@ -15,6 +15,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
+
 #define DEBUG_TYPE "ftpipe-report"
 
 namespace mlir {
@@ -312,6 +314,16 @@ void ReportPass::runOnOperation() {
     return fail(oneFOneB.takeError());
   data.oneFOneB = std::move(*oneFOneB);
 
+  // Inputs are range-checked, so these are finite; if one is not, say so
+  // rather than print a table and JSON (which has no inf or nan) of it.
+  for (double ms :
+       {data.metrics.asyncMsPerMicroBatch, data.metrics.totalComputeMs,
+        data.gpipe.msPerMiniBatch, data.oneFOneB.msPerMiniBatch})
+    if (!std::isfinite(ms))
+      return fail(llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "the plan's simulated time is not finite: check the hardware "
+          "and the op costs"));
   printTable(llvm::outs(), data, *hw);
   llvm::outs().flush();
 

@@ -9,9 +9,9 @@
 // would help. The weight here (4 MB) needs more than the 1 MB of each device.
 
 // DEVICES: error: devices=3 but hardware 'tiny' has 2 devices
-// NOFIT: error: no partitioner found a plan that fits
-// NOFIT-SAME: GiB
-// NOFIT-SAME: What would help: more devices, recompute=true (keeps only stage inputs), a smaller micro-batch, or an optimizer with less state
+// NOFIT: error: no partitioner found a plan that fits{{$}}
+// NOFIT: note: seq-dp: {{.*}}GiB
+// NOFIT: note: what may help: more devices, an optimizer with less state (optimizer=sgd), a smaller micro-batch{{$}}
 // NOBLOCKS: error: op has no 'ftpipe.block': run --ftpipe-coarsen first
 // NOPLAN: error: no plan to refine: run a partitioning pass first
 // NOFUNC: error: no function '@missing' with a body

@@ -141,6 +141,12 @@ int main(int argc, char **argv) {
   (*module)->print(output->os(), flags);
   output->os() << "\n";
   uint64_t written = output->os().tell() - before;
+  output->os().flush();
+  if (std::error_code error = output->os().error()) {
+    output->os().clear_error();
+    return fail(llvm::formatv("cannot write '{0}': {1}", outputFilename,
+                              error.message()));
+  }
   output->keep();
 
   if (!quiet) {

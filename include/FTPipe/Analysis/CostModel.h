@@ -20,6 +20,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mlir {
 namespace ftpipe {
@@ -81,8 +82,18 @@ struct OperandInfo {
   bool needsGrad = false;
 };
 
+/// The largest tensor FTPipe counts (16 TiB, beyond any device's memory):
+/// sums of such sizes stay far from overflowing 64 bits.
+inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 44;
+
+/// Why FTPipe cannot count the bytes of a value of `type` (an unranked
+/// tensor, a dynamic dimension, an element type of unknown size, more than
+/// kMaxTensorBytes), or an empty string when it can.
+std::string getUnsizedTypeReason(Type type);
+
 /// Bytes of a value of `type`: elements times element size (i1 counts one
-/// byte); 0 for non-tensor types. Dynamic dimensions count as 1.
+/// byte, index 8, complex twice its part); 0 for non-tensor types and for
+/// the types getUnsizedTypeReason refuses.
 int64_t getTypeBytes(Type type);
 
 /// Estimates the cost of `op`, whose operands are described by `operands`

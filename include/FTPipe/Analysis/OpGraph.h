@@ -44,6 +44,12 @@ FailureOr<func::FuncOp> getModelFunction(ModuleOp module, StringRef name);
 /// and which receive a gradient in backward.
 DenseMap<Value, OperandInfo> analyzeGradientFlow(func::FuncOp func);
 
+/// Checks that FTPipe can cost `func`: one block (ops in other blocks would
+/// be left out of costs and plans) and tensors of countable size (see
+/// getUnsizedTypeReason). Emits an error at the first offending op or
+/// argument and fails.
+LogicalResult verifyCostableFunction(func::FuncOp func);
+
 /// Builds the graph of `func`: one node per op of the body (the terminator
 /// excluded), costs from each op's `ftpipe.cost`. Values made by constants
 /// and `tensor.empty` weigh 0 bytes: a stage that needs them makes its own.

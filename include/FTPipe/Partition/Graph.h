@@ -40,6 +40,12 @@ using ParamId = uint32_t;
 inline constexpr NodeId kNoNode = ~NodeId(0);
 
 /// Per-node cost, for one micro-batch. Times in milliseconds, sizes in bytes.
+/// The largest time of one op, in ms (about 11 days), and the largest byte
+/// figure of one op, value or parameter (256 TiB): within these, every sum
+/// the partitioner forms stays finite and far from overflowing 64 bits.
+inline constexpr double kMaxOpMs = 1e9;
+inline constexpr uint64_t kMaxGraphBytes = uint64_t(1) << 48;
+
 struct NodeCost {
   /// Forward time.
   double fwdMs = 0.0;

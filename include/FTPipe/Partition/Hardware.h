@@ -31,6 +31,15 @@ namespace partition {
 
 /// One accelerator. Speeds are sustained figures (what real kernels reach),
 /// not datasheet peaks; the presets say how each was derived.
+/// The ranges a hardware description must keep to (Hardware::create checks
+/// them): wide enough for any real device or link, narrow enough that every
+/// time and byte sum the partitioner forms stays finite and exact enough.
+inline constexpr size_t kMaxDevices = 256;
+inline constexpr uint64_t kMaxDeviceMemoryBytes = uint64_t(1) << 50; // 1 PiB
+inline constexpr double kMinTflops = 1e-3, kMaxTflops = 1e15;
+inline constexpr double kMinGBps = 1e-3, kMaxGBps = 1e15;
+inline constexpr double kMaxLatencyUs = 1e6; // launch and link latency
+
 struct Device {
   std::string name;
   /// Memory the partitioner may fill, in bytes.

@@ -32,7 +32,8 @@ struct SeqPipeConfig {
   /// At most this many stages (0: one per device of the hardware).
   uint32_t maxStages = 0;
   /// The exact DP gives up (with an error) after creating this many states
-  /// or taking 64 times as many node steps; graphs whose values live across
+  /// or taking 64 times as many steps (a node step counts one plus the
+  /// consumers and pending nodes it visits); graphs whose values live across
   /// many cuts, with traffic that compute cannot hide, need many states.
   uint64_t maxStates = 1'000'000;
   /// Bound the DP by the greedy result (prunes most states; off only to
@@ -48,7 +49,7 @@ struct SeqPipeResult {
   Plan plan;
   /// evaluatePlan's async time per micro-batch of `plan`.
   double objectiveMs = 0.0;
-  /// DP: node steps taken (the measure of its work); greedy: targets
+  /// DP: steps taken (the measure of its work); greedy: targets
   /// tried.
   uint64_t work = 0;
 };

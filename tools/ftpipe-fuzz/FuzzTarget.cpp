@@ -1,0 +1,250 @@
+//===- FuzzTarget.cpp - One fuzz input through FTPipe's front doors -------===//
+//
+// LLVMFuzzerTestOneInput: the first byte of an input picks what the rest is,
+// and the rest goes where a user's file would go:
+//  - 'I': IR, parsed, then each of several pass pipelines (every FTPipe pass)
+//    on its own copy; a result that fails to verify or to parse back after
+//    printing is a finding (abort);
+//  - 'H': a cluster file, read, then used to cost and partition a small model;
+//  - 'P': a profile, applied to a small model;
+//  - 'G': a graph file;
+//  - 'M': a model config, read, then generated and verified.
+// Anything refused with an error is fine; a crash, an abort or a hang is not.
+// The same function serves libFuzzer and the project's own mutation driver
+// (MutationDriver.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzTarget.h"
+
+#include "FTPipe/InitAllFTPipe.h"
+#include "FTPipe/ModelGen/ModelConfig.h"
+#include "FTPipe/ModelGen/ModelGen.h"
+#include "FTPipe/Partition/GraphIO.h"
+#include "FTPipe/Partition/Hardware.h"
+#include "FTPipe/Partition/InputFile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+namespace {
+/// What the fuzz target needs once: the dialects and the small model that
+/// cluster and profile inputs are tried on.
+struct FuzzState {
+  DialectRegistry registry;
+  std::string smallModel;
+  std::string scratchPath;
+
+  FuzzState() {
+    mlir::ftpipe::registerAllFTPipe(registry);
+    mlir::ftpipe::registerModelGenDialects(registry);
+    smallModel =
+        "func.func @m(%x: tensor<8x16xf32>, %w: tensor<16x16xf32> "
+        "{ftpipe.param, ftpipe.name = \"w\"}) -> tensor<8x16xf32> {\n"
+        "  %0 = tosa.abs %x : (tensor<8x16xf32>) -> tensor<8x16xf32> "
+        "loc(\"Model/x\")\n"
+        "  %1 = tosa.reshape %0 {new_shape = array<i64: 1, 8, 16>} : "
+        "(tensor<8x16xf32>) -> tensor<1x8x16xf32>\n"
+        "  %2 = tosa.reshape %w {new_shape = array<i64: 1, 16, 16>} : "
+        "(tensor<16x16xf32>) -> tensor<1x16x16xf32>\n"
+        "  %3 = tosa.matmul %1, %2 : (tensor<1x8x16xf32>, "
+        "tensor<1x16x16xf32>) -> tensor<1x8x16xf32> loc(\"Model/y\")\n"
+        "  %4 = tosa.reshape %3 {new_shape = array<i64: 8, 16>} : "
+        "(tensor<1x8x16xf32>) -> tensor<8x16xf32>\n"
+        "  %5 = tosa.tanh %4 : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        "  return %5 : tensor<8x16xf32>\n}\n";
+    llvm::SmallString<128> path;
+    llvm::sys::fs::createTemporaryFile("ftpipe-fuzz", "json", path);
+    scratchPath = path.str().str();
+  }
+  ~FuzzState() {
+    llvm::sys::fs::remove(scratchPath);
+    llvm::sys::fs::remove(scratchPath + ".graph");
+  }
+};
+} // namespace
+
+static FuzzState &getState() {
+  static FuzzState state;
+  return state;
+}
+
+/// Stops the fuzz run: the input found a bug that returned normally.
+[[noreturn]] static void finding(const llvm::Twine &what) {
+  llvm::errs() << "ftpipe-fuzz: finding: " << what << "\n";
+  std::abort();
+}
+
+/// Runs `pipeline` (the passes inside builtin.module, without that
+/// wrapper: parsePassPipeline nests the text in the pass manager's anchor)
+/// on a copy of `module`; on success the result must verify
+/// and survive printing and parsing back. Returns whether it succeeded.
+static bool runPipeline(MLIRContext &context, ModuleOp module,
+                        llvm::StringRef pipeline) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  PassManager pm(&context);
+  if (failed(parsePassPipeline(pipeline, pm)))
+    finding(llvm::Twine("bad pipeline text: ") + pipeline);
+  if (failed(pm.run(*copy)))
+    return false;
+  if (failed(verify(*copy)))
+    finding(llvm::Twine("pipeline '") + pipeline +
+            "' succeeded with IR that does not verify");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  copy->print(os);
+  if (!parseSourceString<ModuleOp>(text, &context))
+    finding(llvm::Twine("pipeline '") + pipeline +
+            "' wrote IR that does not parse back");
+  return true;
+}
+
+/// The pipelines every IR input goes through: each FTPipe pass, alone and
+/// in the orders the tools use.
+static const char *const kPipelines[] = {
+    "func.func(ftpipe-mark-params)",
+    "ftpipe-report",
+    "ftpipe-seq-pipe{devices=2},ftpipe-refine",
+    "ftpipe-annotate-costs,ftpipe-seq-pipe{method=greedy},ftpipe-report",
+    "ftpipe-annotate-costs,ftpipe-auto-partition{quiet=true},ftpipe-report",
+    "ftpipe-annotate-costs,ftpipe-coarsen,ftpipe-mixed-pipe,ftpipe-refine,"
+    "ftpipe-assign-devices",
+};
+
+static void fuzzIR(MLIRContext &context, llvm::StringRef text) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  if (!module)
+    return;
+  for (const char *pipeline : kPipelines)
+    (void)runPipeline(context, *module, pipeline);
+  // An exported graph must load back.
+  std::string graphPath = getState().scratchPath + ".graph";
+  if (runPipeline(context, *module,
+                  llvm::formatv("ftpipe-annotate-costs,"
+                                "ftpipe-export-graph{{file={0}}",
+                                graphPath)
+                      .str())) {
+    llvm::Expected<::ftpipe::partition::GraphWithPlan> graph =
+        ::ftpipe::partition::loadGraphJSON(graphPath);
+    if (!graph)
+      finding("an exported graph does not load back: " +
+              llvm::toString(graph.takeError()));
+  }
+}
+
+/// Writes `text` to the scratch file that cluster and profile inputs are
+/// read from.
+static void writeScratch(llvm::StringRef text) {
+  std::error_code error;
+  llvm::raw_fd_ostream os(getState().scratchPath, error);
+  if (error)
+    finding("cannot write the scratch file");
+  os << text;
+}
+
+static void fuzzHardware(MLIRContext &context, llvm::StringRef text) {
+  llvm::Expected<llvm::json::Value> json =
+      ::ftpipe::partition::parseBoundedJSON(text);
+  if (!json)
+    return llvm::consumeError(json.takeError());
+  llvm::Expected<::ftpipe::partition::Hardware> hw =
+      ::ftpipe::partition::hardwareFromJSON(*json);
+  if (!hw)
+    return llvm::consumeError(hw.takeError());
+  writeScratch(text);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(getState().smallModel, &context);
+  (void)runPipeline(
+      context, *module,
+      llvm::formatv("ftpipe-annotate-costs{{hardware={0}},"
+                    "ftpipe-auto-partition{{quiet=true},ftpipe-report",
+                    getState().scratchPath)
+          .str());
+}
+
+static void fuzzProfile(MLIRContext &context, llvm::StringRef text) {
+  writeScratch(text);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(getState().smallModel, &context);
+  (void)runPipeline(context, *module,
+                    llvm::formatv("ftpipe-annotate-costs{{profile={0}},"
+                                  "ftpipe-seq-pipe{{devices=2},ftpipe-report",
+                                  getState().scratchPath)
+                        .str());
+}
+
+static void fuzzGraph(llvm::StringRef text) {
+  llvm::Expected<llvm::json::Value> json =
+      ::ftpipe::partition::parseBoundedJSON(text);
+  if (!json)
+    return llvm::consumeError(json.takeError());
+  llvm::Expected<::ftpipe::partition::GraphWithPlan> graph =
+      ::ftpipe::partition::graphFromJSON(*json);
+  if (!graph)
+    llvm::consumeError(graph.takeError());
+}
+
+static void fuzzModelConfig(MLIRContext &context, llvm::StringRef text) {
+  llvm::Expected<mlir::ftpipe::ModelConfig> config =
+      mlir::ftpipe::parseModelConfig(text, "fuzz");
+  if (!config)
+    return llvm::consumeError(config.takeError());
+  llvm::Expected<OwningOpRef<ModuleOp>> module = mlir::ftpipe::generateModel(
+      context, *config, mlir::ftpipe::ModelGenOptions());
+  if (!module)
+    return llvm::consumeError(module.takeError());
+  if (failed(verify(**module)))
+    finding("a generated model does not verify");
+}
+
+bool ftpipeFuzzShowDiagnostics = false;
+
+int ftpipeFuzzOne(const uint8_t *data, size_t size) {
+  FuzzState &state = getState(); // made once, before any fork
+  if (size == 0)
+    return 0;
+  llvm::StringRef text(reinterpret_cast<const char *>(data + 1), size - 1);
+  MLIRContext context(state.registry);
+  context.allowUnregisteredDialects();
+  // Errors are the expected outcome of most inputs: keep them quiet.
+  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) {
+    return success(!ftpipeFuzzShowDiagnostics);
+  });
+  switch (data[0]) {
+  case 'I':
+    fuzzIR(context, text);
+    break;
+  case 'H':
+    fuzzHardware(context, text);
+    break;
+  case 'P':
+    fuzzProfile(context, text);
+    break;
+  case 'G':
+    fuzzGraph(text);
+    break;
+  case 'M':
+    fuzzModelConfig(context, text);
+    break;
+  default:
+    break;
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  return ftpipeFuzzOne(data, size);
+}

@@ -1,0 +1,23 @@
+//===- FuzzTarget.h - FTPipe's fuzz target ----------------------*- C++ -*-===//
+//
+// The one function both fuzz drivers call (libFuzzer through
+// LLVMFuzzerTestOneInput, and MutationDriver.cpp directly).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_TOOLS_FTPIPE_FUZZ_FUZZTARGET_H
+#define FTPIPE_TOOLS_FTPIPE_FUZZ_FUZZTARGET_H
+
+#include <cstddef>
+#include <cstdint>
+
+/// Runs one input; the first byte picks its kind ('I' IR, 'H' cluster,
+/// 'P' profile, 'G' graph, 'M' model config). Returns 0; aborts on a
+/// finding that did not crash by itself. An empty input only sets up.
+int ftpipeFuzzOne(const uint8_t *data, size_t size);
+
+/// Print the diagnostics of each input (off: most inputs are refused, and
+/// their errors are noise while fuzzing).
+extern bool ftpipeFuzzShowDiagnostics;
+
+#endif // FTPIPE_TOOLS_FTPIPE_FUZZ_FUZZTARGET_H
