@@ -158,30 +158,10 @@ Expected<Plan> ftpipe::partition::solveWithRecomputation(
     RecomputeMode mode, const Graph &graph, const Hardware &hw,
     ObjectiveConfig config, PlanSolver solve) {
   config.recompute = mode != RecomputeMode::Never;
-  Expected<Plan> first = solve(config);
-  if (!first || mode != RecomputeMode::Auto)
-    return first;
-  if (Error err = chooseRecomputation(graph, hw, *first, config))
+  Expected<Plan> plan = solve(config);
+  if (!plan || mode != RecomputeMode::Auto)
+    return plan;
+  if (Error err = chooseRecomputation(graph, hw, *plan, config))
     return std::move(err);
-  Expected<PlanMetrics> firstM = evaluatePlan(graph, hw, *first, config);
-  if (!firstM)
-    return firstM.takeError();
-
-  ObjectiveConfig keepConfig = config;
-  keepConfig.recompute = false;
-  Expected<Plan> second = solve(keepConfig);
-  if (!second) {
-    // Keeping everything does not fit this partitioner: the first plan stands.
-    llvm::consumeError(second.takeError());
-    return first;
-  }
-  if (Error err = chooseRecomputation(graph, hw, *second, keepConfig))
-    return std::move(err);
-  Expected<PlanMetrics> secondM = evaluatePlan(graph, hw, *second, config);
-  if (!secondM)
-    return secondM.takeError();
-  if (secondM->memoryFits &&
-      secondM->asyncMsPerMicroBatch < firstM->asyncMsPerMicroBatch)
-    return second;
-  return first;
+  return plan;
 }

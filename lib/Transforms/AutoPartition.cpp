@@ -94,32 +94,48 @@ void AutoPartitionPass::runOnOperation() {
   partition::ObjectiveConfig objective = makeObjectiveConfig(
       schedule, optimizer, stashing, recompute, microbatches);
 
-  partition::SeqPipeConfig seqConfig;
-  seqConfig.objective = objective;
-  partition::MixedPipeConfig mixedConfig;
-  mixedConfig.objective = objective;
   auto planOf = [](auto result) -> llvm::Expected<partition::Plan> {
     if (!result)
       return result.takeError();
     return std::move(result->plan);
   };
+  // Each method under the recompute option (recompute=auto: chosen per
+  // stage after solving with recomputation everywhere).
+  auto withRecompute = [&](auto method) {
+    return [&, method] {
+      return partition::solveWithRecomputation(recompute, graph, hw, objective,
+                                               method);
+    };
+  };
+  auto seqDP = [&](const partition::ObjectiveConfig &config) {
+    partition::SeqPipeConfig seqConfig;
+    seqConfig.objective = config;
+    return planOf(partition::seqPipeDP(graph, hw, seqConfig));
+  };
+  auto seqGreedy = [&](const partition::ObjectiveConfig &config) {
+    partition::SeqPipeConfig seqConfig;
+    seqConfig.objective = config;
+    return planOf(partition::seqPipeGreedy(graph, hw, seqConfig));
+  };
+  auto mixed = [&](const partition::ObjectiveConfig &config) {
+    partition::MixedPipeConfig mixedConfig;
+    mixedConfig.objective = config;
+    return planOf(partition::runMixedPipe(graph, hw, mixedConfig));
+  };
 
   std::vector<Candidate> candidates;
   if (graph.numNodes() <= dpMaxOps)
-    candidates.push_back(runCandidate("seq-dp", *problem, objective, [&] {
-      return planOf(partition::seqPipeDP(graph, hw, seqConfig));
-    }));
+    candidates.push_back(
+        runCandidate("seq-dp", *problem, objective, withRecompute(seqDP)));
   else
     candidates.push_back({"seq-dp", std::nullopt,
                           llvm::formatv("skipped: {0} ops > dp-max-ops={1}",
                                         graph.numNodes(), dpMaxOps.getValue())
                               .str()});
-  candidates.push_back(runCandidate("seq-greedy", *problem, objective, [&] {
-    return planOf(partition::seqPipeGreedy(graph, hw, seqConfig));
-  }));
-  candidates.push_back(runCandidate("mixed-pipe", *problem, objective, [&] {
-    return planOf(partition::runMixedPipe(graph, hw, mixedConfig));
-  }));
+  candidates.push_back(runCandidate("seq-greedy", *problem, objective,
+                                    withRecompute(seqGreedy)));
+  candidates.push_back(
+      runCandidate("mixed-pipe", *problem, objective, withRecompute(mixed)));
 
   const Candidate *best = nullptr;
   for (const Candidate &candidate : candidates)

@@ -53,13 +53,14 @@ using PlanSolver =
     llvm::function_ref<llvm::Expected<Plan>(const ObjectiveConfig &config)>;
 
 /// Runs `solve` under `mode`. Never and Always solve with config.recompute
-/// false or true. Auto solves with recomputation everywhere and then chooses
-/// per stage (chooseRecomputation), solves again without recomputation
-/// (memory permitting) and chooses likewise, and returns the plan with the
-/// smaller objective (ties: the first); the plan then carries its choice per
-/// stage. Guarantees under Auto: never slower by the objective than the plan
-/// solved with recomputation everywhere, and fails only when that solve
-/// fails (with its error).
+/// false or true. Auto solves with recomputation everywhere (the placement
+/// that fits in the least memory) and then chooses per stage
+/// (chooseRecomputation); the plan carries its choice per stage. A second
+/// solve that keeps everything is not tried: Seq-Pipe dp's search is much
+/// larger when activations fill the memory (minutes on T5-3B), and where
+/// keeping fits, dropping recomputation keeps a balanced placement balanced.
+/// Guarantees under Auto: never slower by the objective than the plan solved
+/// with recomputation everywhere, and fails only when that solve fails.
 llvm::Expected<Plan> solveWithRecomputation(RecomputeMode mode,
                                             const Graph &graph,
                                             const Hardware &hw,
