@@ -192,12 +192,14 @@ static LogicalResult partitionModel(ModuleOp module, StringRef model,
     return std::move(result->plan);
   };
   for (const Setup &setup : setups) {
+    // As the passes do: only seq-dp does not also plan for keeping
+    // everything under recompute=auto.
     auto run = [&](StringRef method, auto solveOne) {
       rows.push_back(runMethod(model, setup.name, method, graph, *hw,
                                setup.config, [&] {
                                  return partition::solveWithRecomputation(
                                      setup.recompute, graph, *hw, setup.config,
-                                     solveOne);
+                                     solveOne, method != "seq-dp");
                                }));
     };
     if (graph.numNodes() <= dpMaxOps)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/Recomputation.h"
+#include "FTPipe/Partition/Simulator.h"
 
 #include <algorithm>
 
@@ -154,14 +155,64 @@ Error ftpipe::partition::chooseRecomputation(const Graph &graph,
   return Error::success();
 }
 
+/// Simulated time per micro-batch of `plan` under `config`'s schedule.
+static Expected<double> simulatedMs(const Graph &graph, const Hardware &hw,
+                                    const Plan &plan,
+                                    const ObjectiveConfig &config) {
+  Expected<SimResult> sim =
+      simulatePlan(graph, hw, plan, config, /*recordEvents=*/false);
+  if (!sim)
+    return sim.takeError();
+  return sim->msPerMicroBatch;
+}
+
 Expected<Plan> ftpipe::partition::solveWithRecomputation(
     RecomputeMode mode, const Graph &graph, const Hardware &hw,
-    ObjectiveConfig config, PlanSolver solve) {
+    ObjectiveConfig config, PlanSolver solve, bool tryKeeping) {
   config.recompute = mode != RecomputeMode::Never;
-  Expected<Plan> plan = solve(config);
-  if (!plan || mode != RecomputeMode::Auto)
-    return plan;
-  if (Error err = chooseRecomputation(graph, hw, *plan, config))
+  Expected<Plan> everywhere = solve(config);
+  if (!everywhere || mode != RecomputeMode::Auto)
+    return everywhere;
+  Plan chosen = *everywhere;
+  if (Error err = chooseRecomputation(graph, hw, chosen, config))
     return std::move(err);
-  return plan;
+  Expected<PlanMetrics> chosenM = evaluatePlan(graph, hw, chosen, config);
+  if (!chosenM)
+    return chosenM.takeError();
+
+  if (tryKeeping) {
+    ObjectiveConfig keep = config;
+    keep.recompute = false;
+    Expected<Plan> kept = solve(keep);
+    if (!kept) {
+      // Keeping everything does not fit this partitioner's plans.
+      llvm::consumeError(kept.takeError());
+    } else {
+      if (Error err = chooseRecomputation(graph, hw, *kept, keep))
+        return std::move(err);
+      Expected<PlanMetrics> keptM = evaluatePlan(graph, hw, *kept, config);
+      if (!keptM)
+        return keptM.takeError();
+      if (keptM->memoryFits &&
+          keptM->asyncMsPerMicroBatch < chosenM->asyncMsPerMicroBatch) {
+        chosen = std::move(*kept);
+        chosenM = std::move(keptM);
+      }
+    }
+  }
+
+  // The objective sums loads per device; with several stages per device the
+  // simulator can disagree. Keep recomputation everywhere when the choice
+  // would simulate slower.
+  Expected<double> autoMs = simulatedMs(graph, hw, chosen, config);
+  if (!autoMs)
+    return autoMs.takeError();
+  Expected<double> everywhereMs = simulatedMs(graph, hw, *everywhere, config);
+  if (!everywhereMs)
+    return everywhereMs.takeError();
+  if (*autoMs > *everywhereMs) {
+    everywhere->stageRecompute.assign(everywhere->numStages(), true);
+    return everywhere;
+  }
+  return chosen;
 }

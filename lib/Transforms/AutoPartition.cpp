@@ -100,11 +100,13 @@ void AutoPartitionPass::runOnOperation() {
     return std::move(result->plan);
   };
   // Each method under the recompute option (recompute=auto: chosen per
-  // stage after solving with recomputation everywhere).
-  auto withRecompute = [&](auto method) {
-    return [&, method] {
+  // stage, lib/Partition/Recomputation.h).
+  // Seq-Pipe dp does not also plan for keeping everything (its search grows
+  // too much when activations fill the memory).
+  auto withRecompute = [&](auto method, bool tryKeeping) {
+    return [&, method, tryKeeping] {
       return partition::solveWithRecomputation(recompute, graph, hw, objective,
-                                               method);
+                                               method, tryKeeping);
     };
   };
   auto seqDP = [&](const partition::ObjectiveConfig &config) {
@@ -126,16 +128,16 @@ void AutoPartitionPass::runOnOperation() {
   std::vector<Candidate> candidates;
   if (graph.numNodes() <= dpMaxOps)
     candidates.push_back(
-        runCandidate("seq-dp", *problem, objective, withRecompute(seqDP)));
+        runCandidate("seq-dp", *problem, objective, withRecompute(seqDP, false)));
   else
     candidates.push_back({"seq-dp", std::nullopt,
                           llvm::formatv("skipped: {0} ops > dp-max-ops={1}",
                                         graph.numNodes(), dpMaxOps.getValue())
                               .str()});
   candidates.push_back(runCandidate("seq-greedy", *problem, objective,
-                                    withRecompute(seqGreedy)));
+                                    withRecompute(seqGreedy, true)));
   candidates.push_back(
-      runCandidate("mixed-pipe", *problem, objective, withRecompute(mixed)));
+      runCandidate("mixed-pipe", *problem, objective, withRecompute(mixed, true)));
 
   const Candidate *best = nullptr;
   for (const Candidate &candidate : candidates)

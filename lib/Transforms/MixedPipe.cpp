@@ -73,7 +73,8 @@ void MixedPipePass::runOnOperation() {
     return std::move(result->plan);
   };
   llvm::Expected<partition::Plan> plan = partition::solveWithRecomputation(
-      recompute, graph, problem->hardware, config.objective, solve);
+      recompute, graph, problem->hardware, config.objective, solve,
+      /*tryKeeping=*/true);
   if (!plan) {
     emitError(module.getLoc())
         << "mixed-pipe: " << llvm::toString(plan.takeError());

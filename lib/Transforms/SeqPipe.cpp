@@ -54,8 +54,11 @@ void SeqPipePass::runOnOperation() {
       return result.takeError();
     return std::move(result->plan);
   };
+  // Only greedy also plans for keeping everything: dp's search grows too
+  // much when activations fill the memory.
   llvm::Expected<partition::Plan> plan = partition::solveWithRecomputation(
-      recompute, graph, problem->hardware, config.objective, solve);
+      recompute, graph, problem->hardware, config.objective, solve,
+      /*tryKeeping=*/!exact);
   StringRef name = exact ? "seq-dp" : "seq-greedy";
   if (!plan) {
     emitError(module.getLoc())

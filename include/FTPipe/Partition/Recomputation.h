@@ -54,18 +54,26 @@ using PlanSolver =
 
 /// Runs `solve` under `mode`. Never and Always solve with config.recompute
 /// false or true. Auto solves with recomputation everywhere (the placement
-/// that fits in the least memory) and then chooses per stage
-/// (chooseRecomputation); the plan carries its choice per stage. A second
-/// solve that keeps everything is not tried: Seq-Pipe dp's search is much
-/// larger when activations fill the memory (minutes on T5-3B), and where
-/// keeping fits, dropping recomputation keeps a balanced placement balanced.
-/// Guarantees under Auto: never slower by the objective than the plan solved
-/// with recomputation everywhere, and fails only when that solve fails.
+/// that fits in the least memory) and chooses per stage
+/// (chooseRecomputation); with `tryKeeping` it also solves keeping every
+/// activation (where that fits), chooses per stage likewise, and takes that
+/// plan when its objective is lower. Seq-Pipe dp should not be asked to
+/// (its search grows from about a second to minutes on T5-3B when
+/// activations fill the memory); Mixed-Pipe gains from it, since a plan made
+/// for recomputation has deeper pipelines than one made for keeping. The
+/// result carries its choice per stage. Last, when the choice simulates
+/// slower than the plan recomputing everywhere (the objective is a sum of
+/// loads per device; the simulator also sees the waits between stages), the
+/// latter is returned (with an all-true list).
+/// Guarantees under Auto: never slower than the plan solved with
+/// recomputation everywhere, by the simulator (and, unless that fallback
+/// applies, by the objective); fails only when that solve fails.
 llvm::Expected<Plan> solveWithRecomputation(RecomputeMode mode,
                                             const Graph &graph,
                                             const Hardware &hw,
                                             ObjectiveConfig config,
-                                            PlanSolver solve);
+                                            PlanSolver solve,
+                                            bool tryKeeping = false);
 
 } // namespace partition
 } // namespace ftpipe
