@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/Transforms/Passes.h"
 #include "FTPipe/Transforms/Pipelines.h"
@@ -36,6 +37,7 @@ int main(int argc, char **argv) {
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
                   mlir::tensor::TensorDialect, mlir::tosa::TosaDialect>();
   mlir::ftpipe::registerFTPipeDialect(registry);
+  mlir::ftpipe::autodiff::registerAllRules(registry);
 
   mlir::registerTransformsPasses();
   mlir::ftpipe::registerFTPipePasses();
