@@ -3,9 +3,12 @@
 // The issue-5 benchmark: for BERT-large, GPT2-XL, T5-3B (generated in
 // process) and the external LLaMA-2-7B file, on one hardware preset (default
 // FTPipe's 8 x RTX 2080 Ti), runs Seq-Pipe dp, Seq-Pipe greedy and Mixed-Pipe,
-// re-verifies every plan, and prints one table: stages, busiest device /
-// mean, / lower bound, async time per micro-batch, GPipe time per mini-batch,
-// memory headroom and partition time; then Mixed-Pipe's gain over seq dp.
+// with recomputation everywhere (FTPipe's setup) and chosen per stage
+// (recompute=auto), re-verifies every plan, and prints one table: stages,
+// stages that recompute, busiest device / mean, / lower bound, async time per
+// micro-batch by the objective and by the simulator, GPipe time per
+// mini-batch, the largest per-device send volume, memory headroom and
+// partition time; then Mixed-Pipe's gain over seq dp.
 // Not a test: it prints measured figures.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +17,7 @@
 #include "FTPipe/Analysis/PlanIO.h"
 #include "FTPipe/ModelGen/ModelGen.h"
 #include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/Recomputation.h"
 #include "FTPipe/Partition/SeqPipe.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
@@ -55,10 +59,18 @@ namespace {
 struct Row {
   std::string model, setup, method;
   std::optional<partition::PlanMetrics> metrics;
-  double gpipeMs = 0.0, seconds = 0.0;
+  /// Simulated async time per micro-batch and GPipe time per mini-batch.
+  double asyncSimMs = 0.0, gpipeMs = 0.0, seconds = 0.0;
   std::string failure;
   /// What each device holds, for encoder-decoder models.
   std::string composition;
+};
+
+/// A fine-tuning setup to partition for, and where stages recompute.
+struct Setup {
+  std::string name;
+  partition::ObjectiveConfig config;
+  partition::RecomputeMode recompute = partition::RecomputeMode::Always;
 };
 } // namespace
 
@@ -114,8 +126,8 @@ static Row runMethod(StringRef model, StringRef setup, StringRef method,
                      const partition::Hardware &hw,
                      const partition::ObjectiveConfig &config,
                      std::function<llvm::Expected<partition::Plan>()> solve) {
-  Row row{model.str(), setup.str(), method.str(), std::nullopt,
-          0.0,         0.0,         "",           ""};
+  Row row{model.str(), setup.str(), method.str(), std::nullopt, 0.0, 0.0,
+          0.0,         "",          ""};
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<partition::Plan> plan = solve();
   row.seconds =
@@ -136,22 +148,27 @@ static Row runMethod(StringRef model, StringRef setup, StringRef method,
   gpipe.schedule = partition::Schedule::GPipe;
   llvm::Expected<partition::SimResult> sim =
       partition::simulatePlan(graph, hw, *plan, gpipe, /*recordEvents=*/false);
-  if (!metrics || !sim) {
-    row.failure =
-        llvm::toString(llvm::joinErrors(metrics.takeError(), sim.takeError()));
+  partition::ObjectiveConfig async = config;
+  async.schedule = partition::Schedule::Async;
+  llvm::Expected<partition::SimResult> asyncSim =
+      partition::simulatePlan(graph, hw, *plan, async, /*recordEvents=*/false);
+  if (!metrics || !sim || !asyncSim) {
+    row.failure = llvm::toString(llvm::joinErrors(
+        llvm::joinErrors(metrics.takeError(), sim.takeError()),
+        asyncSim.takeError()));
     return row;
   }
   row.metrics = std::move(*metrics);
   row.gpipeMs = sim->msPerMiniBatch;
+  row.asyncSimMs = asyncSim->msPerMicroBatch;
   row.composition = describeEncoderDecoder(graph, *plan, *row.metrics);
   return row;
 }
 
-/// Annotates costs and runs the three methods on `module`.
+/// Annotates costs and runs the three methods on `module` for each setup.
 static LogicalResult partitionModel(ModuleOp module, StringRef model,
-                                    StringRef setup,
-                                    const partition::ObjectiveConfig &config,
-                                    bool markParams, std::vector<Row> &rows) {
+                                    ArrayRef<Setup> setups, bool markParams,
+                                    std::vector<Row> &rows) {
   PassManager pm(module.getContext());
   if (markParams)
     pm.addNestedPass<func::FuncOp>(createMarkParamsPass());
@@ -169,54 +186,75 @@ static LogicalResult partitionModel(ModuleOp module, StringRef model,
     return failure();
   const partition::Graph &graph = opGraph->graph;
 
-  partition::SeqPipeConfig seq;
-  seq.objective = config;
-  partition::MixedPipeConfig mixed;
-  mixed.objective = config;
   auto planOf = [](auto result) -> llvm::Expected<partition::Plan> {
     if (!result)
       return result.takeError();
     return std::move(result->plan);
   };
-  if (graph.numNodes() <= dpMaxOps)
-    rows.push_back(runMethod(model, setup, "seq-dp", graph, *hw, config, [&] {
-      return planOf(partition::seqPipeDP(graph, *hw, seq));
-    }));
-  rows.push_back(runMethod(model, setup, "seq-greedy", graph, *hw, config, [&] {
-    return planOf(partition::seqPipeGreedy(graph, *hw, seq));
-  }));
-  rows.push_back(runMethod(model, setup, "mixed-pipe", graph, *hw, config, [&] {
-    return planOf(partition::runMixedPipe(graph, *hw, mixed));
-  }));
+  for (const Setup &setup : setups) {
+    // As the passes do: only seq-dp does not also plan for keeping
+    // everything under recompute=auto.
+    auto run = [&](StringRef method, auto solveOne) {
+      rows.push_back(runMethod(model, setup.name, method, graph, *hw,
+                               setup.config, [&] {
+                                 return partition::solveWithRecomputation(
+                                     setup.recompute, graph, *hw, setup.config,
+                                     solveOne, method != "seq-dp");
+                               }));
+    };
+    if (graph.numNodes() <= dpMaxOps)
+      run("seq-dp", [&](const partition::ObjectiveConfig &config) {
+        partition::SeqPipeConfig seq;
+        seq.objective = config;
+        return planOf(partition::seqPipeDP(graph, *hw, seq));
+      });
+    run("seq-greedy", [&](const partition::ObjectiveConfig &config) {
+      partition::SeqPipeConfig seq;
+      seq.objective = config;
+      return planOf(partition::seqPipeGreedy(graph, *hw, seq));
+    });
+    run("mixed-pipe", [&](const partition::ObjectiveConfig &config) {
+      partition::MixedPipeConfig mixed;
+      mixed.objective = config;
+      return planOf(partition::runMixedPipe(graph, *hw, mixed));
+    });
+  }
   return success();
 }
 
 static void printRows(ArrayRef<Row> rows) {
   llvm::outs() << llvm::formatv(
-      "{0,-20} {1,-11} {2,-11} {3,6} {4,9} {5,8} {6,13} {7,15} {8,12} "
-      "{9,9}\n",
-      "model", "setup", "method", "stages", "max/mean", "max/LB", "async_ms/mb",
-      "gpipe_ms/minib", "headroom_GiB", "time_s");
+      "{0,-18} {1,-16} {2,-10} {3,6} {4,4} {5,8} {6,7} {7,11} {8,10} {9,7} "
+      "{10,14} {11,10} {12,9} {13,7}\n",
+      "model", "setup", "method", "stages", "rc", "max/mean", "max/LB",
+      "async_ms/mb", "sim_ms/mb", "obj/sim", "gpipe_ms/minib", "send_GiB",
+      "free_GiB", "time_s");
   for (const Row &row : rows) {
     if (!row.metrics) {
-      llvm::outs() << llvm::formatv("{0,-20} {1,-11} {2,-11} no plan "
+      llvm::outs() << llvm::formatv("{0,-18} {1,-16} {2,-10} no plan "
                                     "({3:f2} s): {4}\n",
                                     row.model, row.setup, row.method,
                                     row.seconds, row.failure);
       continue;
     }
     const partition::PlanMetrics &m = *row.metrics;
-    double headroom = 1e30;
-    for (const partition::DeviceMetrics &d : m.devices)
+    double headroom = 1e30, sent = 0.0;
+    for (const partition::DeviceMetrics &d : m.devices) {
       headroom =
           std::min(headroom, (double(d.budgetBytes) - double(d.memoryBytes)) /
                                  double(1ull << 30));
+      sent = std::max(sent, double(d.sentBytes) / double(1ull << 30));
+    }
+    size_t recomputing = llvm::count_if(
+        m.stages, [](const partition::StageMetrics &s) { return s.recompute; });
     llvm::outs() << llvm::formatv(
-        "{0,-20} {1,-11} {2,-11} {3,6} {4,9:f3} {5,8:f3} {6,13:f2} "
-        "{7,15:f1} {8,12:f2} {9,9:f3}\n",
-        row.model, row.setup, row.method, m.stages.size(), m.imbalance,
-        m.asyncMsPerMicroBatch / m.lowerBoundMs, m.asyncMsPerMicroBatch,
-        row.gpipeMs, headroom, row.seconds);
+        "{0,-18} {1,-16} {2,-10} {3,6} {4,4} {5,8:f3} {6,7:f3} {7,11:f2} "
+        "{8,10:f2} {9,7:f3} {10,14:f1} {11,10:f2} {12,9:f2} {13,7:f3}\n",
+        row.model, row.setup, row.method, m.stages.size(), recomputing,
+        m.imbalance, m.asyncMsPerMicroBatch / m.lowerBoundMs,
+        m.asyncMsPerMicroBatch, row.asyncSimMs,
+        m.asyncMsPerMicroBatch / row.asyncSimMs, row.gpipeMs, sent, headroom,
+        row.seconds);
   }
 }
 
@@ -234,7 +272,7 @@ static void printGains(ArrayRef<Row> rows) {
           row.method == "seq-dp")
         dp = &row;
     if (!dp || !dp->metrics || !mixed.metrics) {
-      llvm::outs() << llvm::formatv("  {0,-20} {1,-11} n/a (a method has no "
+      llvm::outs() << llvm::formatv("  {0,-20} {1,-16} n/a (a method has no "
                                     "plan)\n",
                                     mixed.model, mixed.setup);
       continue;
@@ -242,7 +280,7 @@ static void printGains(ArrayRef<Row> rows) {
     double ratio =
         dp->metrics->asyncMsPerMicroBatch / mixed.metrics->asyncMsPerMicroBatch;
     llvm::outs() << llvm::formatv(
-        "  {0,-20} {1,-11} seq-dp {2,9:f2} ms, mixed {3,9:f2} ms: "
+        "  {0,-20} {1,-16} seq-dp {2,9:f2} ms, mixed {3,9:f2} ms: "
         "{4:f3}x ({5:+f1}% lower bottleneck)\n",
         mixed.model, mixed.setup, dp->metrics->asyncMsPerMicroBatch,
         mixed.metrics->asyncMsPerMicroBatch, ratio,
@@ -254,6 +292,33 @@ static void printGains(ArrayRef<Row> rows) {
                    << "    where the time goes, mixed-pipe (encoder and "
                       "decoder chunks share GPUs):\n"
                    << mixed.composition;
+  }
+}
+
+/// Per model, setup and method: recompute=auto against recomputation
+/// everywhere, by the objective and the simulator.
+static void printRecomputeGains(ArrayRef<Row> rows) {
+  llvm::outs() << "\nrecompute=auto vs recomputation everywhere (async time "
+                  "per micro-batch, objective / simulated):\n";
+  for (const Row &autoRow : rows) {
+    StringRef setup = autoRow.setup;
+    if (!setup.consume_back("+auto"))
+      continue;
+    const Row *always = nullptr;
+    for (const Row &row : rows)
+      if (row.model == autoRow.model && row.setup == setup &&
+          row.method == autoRow.method)
+        always = &row;
+    if (!always || !always->metrics || !autoRow.metrics)
+      continue;
+    double a = always->metrics->asyncMsPerMicroBatch;
+    double b = autoRow.metrics->asyncMsPerMicroBatch;
+    llvm::outs() << llvm::formatv(
+        "  {0,-20} {1,-12} {2,-10} {3,9:f2} -> {4,9:f2} ms ({5:+f1}%), "
+        "simulated {6,9:f2} -> {7,9:f2} ms ({8:+f1}%)\n",
+        autoRow.model, setup, autoRow.method, a, b, 100.0 * (b / a - 1.0),
+        always->asyncSimMs, autoRow.asyncSimMs,
+        100.0 * (autoRow.asyncSimMs / always->asyncSimMs - 1.0));
   }
 }
 
@@ -276,7 +341,9 @@ int main(int argc, char **argv) {
       "hardware {0}; setup 'ftpipe' = FTPipe's: async 1F1B, one weight "
       "version, recomputation, M = 8, Adam for BERT/GPT-2/LLaMA and Adafactor "
       "for T5 (docs/FineTuningSetup.md); '+adam', '+sgd': another "
-      "optimizer\n\n",
+      "optimizer; '+auto': recompute=auto (rc: stages that recompute); "
+      "sim_ms/mb: the simulated async time, obj/sim: the objective over it; "
+      "send_GiB: the largest bytes a device sends per micro-batch\n\n",
       hardwareName);
   std::vector<Row> rows;
   for (const std::string &name : models) {
@@ -294,25 +361,22 @@ int main(int argc, char **argv) {
       return 1;
     }
     bool t5 = config->getFamily() == ModelFamily::T5;
-    partition::ObjectiveConfig setup = fineTuningSetup(
+    partition::ObjectiveConfig ftpipe = fineTuningSetup(
         t5 ? partition::Optimizer::Adafactor : partition::Optimizer::Adam);
-    if (failed(partitionModel(**module, name, "ftpipe", setup,
-                              /*markParams=*/false, rows)))
-      return 1;
+    std::vector<Setup> setups = {
+        {"ftpipe", ftpipe, partition::RecomputeMode::Always},
+        {"ftpipe+auto", ftpipe, partition::RecomputeMode::Auto}};
     // T5-3B under Adam as well: the memory-bound case.
     if (t5) {
-      llvm::Expected<OwningOpRef<ModuleOp>> again =
-          generateModel(context, *config, ModelGenOptions());
-      if (!again) {
-        llvm::errs() << name << ": " << llvm::toString(again.takeError())
-                     << "\n";
-        return 1;
-      }
-      if (failed(partitionModel(**again, name, "ftpipe+adam",
-                                fineTuningSetup(partition::Optimizer::Adam),
-                                /*markParams=*/false, rows)))
-        return 1;
+      partition::ObjectiveConfig adam =
+          fineTuningSetup(partition::Optimizer::Adam);
+      setups.push_back({"ftpipe+adam", adam, partition::RecomputeMode::Always});
+      setups.push_back(
+          {"ftpipe+adam+auto", adam, partition::RecomputeMode::Auto});
     }
+    if (failed(partitionModel(**module, name, setups, /*markParams=*/false,
+                              rows)))
+      return 1;
   }
   if (!llamaPath.empty()) {
     OwningOpRef<ModuleOp> llama =
@@ -321,17 +385,19 @@ int main(int argc, char **argv) {
       return 1;
     // 6.7 B parameters need 100 GiB with Adam's state: more than 8 x 11 GB.
     // Also shown with SGD, which fits.
-    partition::ObjectiveConfig setup =
+    partition::ObjectiveConfig adam =
         fineTuningSetup(partition::Optimizer::Adam);
     partition::ObjectiveConfig sgd = fineTuningSetup(partition::Optimizer::SGD);
-    OwningOpRef<ModuleOp> copy = llama->clone();
-    if (failed(partitionModel(*llama, "llama2-7b (ext.)", "ftpipe", setup,
-                              /*markParams=*/true, rows)) ||
-        failed(partitionModel(*copy, "llama2-7b (ext.)", "ftpipe+sgd", sgd,
+    std::vector<Setup> setups = {
+        {"ftpipe", adam, partition::RecomputeMode::Always},
+        {"ftpipe+sgd", sgd, partition::RecomputeMode::Always},
+        {"ftpipe+sgd+auto", sgd, partition::RecomputeMode::Auto}};
+    if (failed(partitionModel(*llama, "llama2-7b (ext.)", setups,
                               /*markParams=*/true, rows)))
       return 1;
   }
   printRows(rows);
   printGains(rows);
+  printRecomputeGains(rows);
   return 0;
 }

@@ -40,6 +40,8 @@ FailureOr<partition::Plan> mlir::ftpipe::readPlan(ModuleOp module,
            << FTPipeDialect::kPlanAttrName << "' to place them on devices";
   for (int64_t device : planAttr.getStageDevice())
     plan.stageDevice.push_back(device);
+  plan.stageRecompute.assign(planAttr.getRecompute().begin(),
+                             planAttr.getRecompute().end());
   for (auto [node, op] : llvm::enumerate(opGraph.ops))
     if (plan.nodeStage[node] >= plan.stageDevice.size())
       return op->emitError() << "op is in stage " << plan.nodeStage[node]
@@ -61,9 +63,16 @@ void mlir::ftpipe::writePlan(ModuleOp module, const OpGraph &opGraph,
   SmallVector<int64_t> memory;
   for (const partition::DeviceMetrics &device : metrics.devices)
     memory.push_back(device.memoryBytes);
+  // Recomputation everywhere is what a plan without the list means.
+  SmallVector<bool> recompute;
+  for (const partition::StageMetrics &stage : metrics.stages)
+    recompute.push_back(stage.recompute);
+  if (llvm::all_of(recompute, [](bool r) { return r; }))
+    recompute.clear();
   module->setAttr(FTPipeDialect::kPlanAttrName,
                   PlanAttr::get(module.getContext(), method, stageDevice,
-                                metrics.asyncMsPerMicroBatch, memory, seconds));
+                                metrics.asyncMsPerMicroBatch, memory, seconds,
+                                recompute));
 }
 
 FailureOr<partition::Hardware> mlir::ftpipe::readHardware(ModuleOp module) {

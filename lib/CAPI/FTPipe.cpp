@@ -126,7 +126,8 @@ MlirFTPipePartitionOptions mlirFTPipePartitionOptionsGetDefault(void) {
   options.schedule = wrapSchedule(defaults.objective.schedule);
   options.optimizer = wrapOptimizer(defaults.objective.optimizer);
   options.stashing = wrapVersioning(defaults.objective.stashing);
-  options.recompute = defaults.objective.recompute;
+  options.recompute =
+      defaults.objective.recompute != ::ftpipe::partition::RecomputeMode::Never;
   options.microbatches = defaults.objective.microbatches;
   return options;
 }
@@ -161,7 +162,9 @@ toPipelineOptions(const MlirFTPipePartitionOptions *options) {
   result.objective.schedule = unwrapSchedule(options->schedule);
   result.objective.optimizer = unwrapOptimizer(options->optimizer);
   result.objective.stashing = unwrapVersioning(options->stashing);
-  result.objective.recompute = options->recompute;
+  result.objective.recompute = options->recompute
+                                    ? ::ftpipe::partition::RecomputeMode::Always
+                                    : ::ftpipe::partition::RecomputeMode::Never;
   result.objective.microbatches = options->microbatches;
   return result;
 }

@@ -1,7 +1,10 @@
 //===- Assignment.cpp - Mixed-Pipe placement of blocks on devices ---------===//
 //
 // Largest-first placement (LPT) of coarse blocks under evaluatePlan's memory
-// model, then stage formation: blocks are visited in topological order and
+// model, and a two-resource variant that balances compute and memory
+// together (vector packing: each block goes where the larger of the
+// device's compute share and memory share stays smallest); the better plan
+// by evaluatePlan wins. Then stage formation: blocks are visited in topological order and
 // each joins the most recent stage of its device that it can join without
 // closing a cycle in the stage graph, or opens a new one.
 //
@@ -128,6 +131,15 @@ struct PlacementInput {
   /// after an exact check found the estimate short).
   std::vector<uint64_t> budget;
 };
+
+/// How placeBlocks picks a device for a block.
+enum class PlacementRule {
+  /// The device that finishes the block first (the paper's LPT).
+  EarliestFinish,
+  /// The device whose larger share, compute (of the mean load) or memory (of
+  /// its budget), is smallest once the block is there.
+  BalancedShares,
+};
 } // namespace
 
 static double blockCompute(const PlacementInput &in, BlockId b) {
@@ -167,8 +179,16 @@ static BlockMemory blockMemoryTerms(const PlacementInput &in, BlockId b) {
 /// those with memory for it (ties: most bytes exchanged with blocks already
 /// there, then lowest id).
 static Expected<std::vector<DeviceId>>
-placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order) {
+placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order,
+            PlacementRule rule) {
   size_t L = in.coarse.numBlocks(), P = in.hw.numDevices();
+  // The mean load a device would carry with compute spread evenly.
+  double speedSum = 0.0, totalCompute = 0.0;
+  for (double sp : in.speed)
+    speedSum += sp;
+  for (BlockId b = 0; b < L; ++b)
+    totalCompute += blockCompute(in, b);
+  double meanLoad = std::max(totalCompute / speedSum, 1e-300);
   std::vector<DeviceId> blockDevice(L, 0);
   std::vector<double> load(P, 0.0);
   std::vector<uint64_t> memory(P, in.objective.reservedBytesPerDevice);
@@ -184,7 +204,7 @@ placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order) {
                                : 0);
     };
     int best = -1;
-    double bestFinish = 0.0;
+    double bestFinish = 0.0, bestShare = 0.0;
     uint64_t bestComm = 0, smallestNeed = ~uint64_t(0), mostFree = 0;
     for (DeviceId d = 0; d < P; ++d) {
       uint64_t need = activations(d);
@@ -205,12 +225,22 @@ placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order) {
       for (auto [x, bytes] : in.info.succs[b])
         if (placed[x] && blockDevice[x] == d)
           comm += bytes;
-      double tol = in.config.tieTolerance * std::max(finish, bestFinish);
-      bool take = best < 0 || finish < bestFinish - tol ||
-                  (finish <= bestFinish + tol && comm > bestComm);
+      // Under EarliestFinish the share is the finish time itself.
+      double share = finish;
+      if (rule == PlacementRule::BalancedShares)
+        share = std::max(finish / meanLoad,
+                         double(memory[d] + need) / double(std::max<uint64_t>(
+                                                        budget, 1)));
+      double tol = in.config.tieTolerance * std::max(share, bestShare);
+      double ftol = in.config.tieTolerance * std::max(finish, bestFinish);
+      bool take = best < 0 || share < bestShare - tol ||
+                  (share <= bestShare + tol &&
+                   (finish < bestFinish - ftol ||
+                    (finish <= bestFinish + ftol && comm > bestComm)));
       if (take) {
         best = int(d);
         bestFinish = finish;
+        bestShare = share;
         bestComm = comm;
       }
     }
@@ -232,29 +262,51 @@ placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order) {
   return blockDevice;
 }
 
-/// Largest compute first (the paper's rule). When memory runs out before
-/// every block is placed, tries once more with the most memory first, which
-/// packs tight instances that compute order cannot.
-static Expected<std::vector<DeviceId>> placeAll(const PlacementInput &in) {
-  size_t L = in.coarse.numBlocks();
+/// Memory a block needs on a device holding nothing else.
+static uint64_t blockNeed(const PlacementInput &in, BlockId b) {
+  BlockMemory terms = blockMemoryTerms(in, b);
+  return terms.kept + terms.recomputePeak +
+         in.coarse.blocks[b].paramBytes * terms.perParam;
+}
+
+/// EarliestFinish: largest compute first (the paper's rule); when memory runs
+/// out before every block is placed, tries once more with the most memory
+/// first, which packs tight instances that compute order cannot.
+/// BalancedShares: blocks by their larger share, compute of the mean load or
+/// memory of the mean budget, largest first.
+static Expected<std::vector<DeviceId>> placeAll(const PlacementInput &in,
+                                                PlacementRule rule) {
+  size_t L = in.coarse.numBlocks(), P = in.hw.numDevices();
   std::vector<BlockId> order(L);
   for (BlockId b = 0; b < L; ++b)
     order[b] = b;
+  std::vector<uint64_t> need(L);
+  for (BlockId b = 0; b < L; ++b)
+    need[b] = blockNeed(in, b);
+  if (rule == PlacementRule::BalancedShares) {
+    double compute = 0.0, memory = 0.0;
+    for (BlockId b = 0; b < L; ++b)
+      compute += blockCompute(in, b);
+    for (uint64_t bytes : in.budget)
+      memory += double(bytes);
+    compute = std::max(compute / double(P), 1e-300);
+    memory = std::max(memory / double(P), 1.0);
+    std::vector<double> size(L);
+    for (BlockId b = 0; b < L; ++b)
+      size[b] = std::max(blockCompute(in, b) / compute, double(need[b]) / memory);
+    llvm::stable_sort(order,
+                      [&](BlockId a, BlockId b) { return size[a] > size[b]; });
+    return placeBlocks(in, order, rule);
+  }
   llvm::stable_sort(order, [&](BlockId a, BlockId b) {
     return blockCompute(in, a) > blockCompute(in, b);
   });
-  Expected<std::vector<DeviceId>> placement = placeBlocks(in, order);
+  Expected<std::vector<DeviceId>> placement = placeBlocks(in, order, rule);
   if (placement)
     return placement;
-  std::vector<uint64_t> need(L);
-  for (BlockId b = 0; b < L; ++b) {
-    BlockMemory terms = blockMemoryTerms(in, b);
-    need[b] = terms.kept + terms.recomputePeak +
-              in.coarse.blocks[b].paramBytes * terms.perParam;
-  }
   llvm::stable_sort(order,
                     [&](BlockId a, BlockId b) { return need[a] > need[b]; });
-  Expected<std::vector<DeviceId>> second = placeBlocks(in, order);
+  Expected<std::vector<DeviceId>> second = placeBlocks(in, order, rule);
   if (!second) {
     llvm::consumeError(second.takeError());
     return placement;
@@ -357,36 +409,64 @@ Expected<Plan> ftpipe::partition::assignDevices(
   if (objective.scaleComputeByDevice)
     for (DeviceId d = 0; d < P; ++d)
       in.speed[d] = hw.device(d).tflops / hw.device(0).tflops;
-  for (DeviceId d = 0; d < P; ++d)
-    in.budget.push_back(hw.device(d).memoryBytes);
-
   // Placement estimates in-flight copies from block heights; stages can be
   // deeper than blocks. Check the plan exactly and, where a device came out
   // over its memory, place again with that device's budget cut by the excess.
-  Expected<Plan> plan = makeError("assignment: no placement tried");
-  for (int round = 0; round < 4; ++round) {
-    llvm::consumeError(plan.takeError());
-    Expected<std::vector<DeviceId>> placement = placeAll(in);
-    if (!placement)
-      return placement.takeError();
-    plan = formStages(in, *placement);
-    if (!plan)
-      return plan.takeError();
-    Expected<PlanMetrics> metrics = evaluatePlan(graph, hw, *plan, objective);
-    if (!metrics)
-      return metrics.takeError();
-    bool over = false;
-    for (DeviceId d = 0; d < P; ++d) {
-      uint64_t used = metrics->devices[d].memoryBytes;
-      uint64_t limit = hw.device(d).memoryBytes;
-      if (used <= limit)
-        continue;
-      over = true;
-      uint64_t cut = used - limit + limit / 64;
-      in.budget[d] = in.budget[d] > cut ? in.budget[d] - cut : 0;
+  auto assignWith = [&](PlacementRule rule) -> Expected<Plan> {
+    in.budget.clear();
+    for (DeviceId d = 0; d < P; ++d)
+      in.budget.push_back(hw.device(d).memoryBytes);
+    Expected<Plan> plan = makeError("assignment: no placement tried");
+    for (int round = 0; round < 4; ++round) {
+      llvm::consumeError(plan.takeError());
+      Expected<std::vector<DeviceId>> placement = placeAll(in, rule);
+      if (!placement)
+        return placement.takeError();
+      plan = formStages(in, *placement);
+      if (!plan)
+        return plan.takeError();
+      Expected<PlanMetrics> metrics = evaluatePlan(graph, hw, *plan, objective);
+      if (!metrics)
+        return metrics.takeError();
+      bool over = false;
+      for (DeviceId d = 0; d < P; ++d) {
+        uint64_t used = metrics->devices[d].memoryBytes;
+        uint64_t limit = hw.device(d).memoryBytes;
+        if (used <= limit)
+          continue;
+        over = true;
+        uint64_t cut = used - limit + limit / 64;
+        in.budget[d] = in.budget[d] > cut ? in.budget[d] - cut : 0;
+      }
+      if (!over)
+        break;
     }
-    if (!over)
-      break;
+    return plan;
+  };
+
+  Expected<Plan> best = assignWith(PlacementRule::EarliestFinish);
+  if (!config.balanceMemory)
+    return best;
+  Expected<Plan> balanced = assignWith(PlacementRule::BalancedShares);
+  if (!balanced) {
+    llvm::consumeError(balanced.takeError());
+    return best;
   }
-  return plan;
+  Expected<PlanMetrics> balancedM =
+      evaluatePlan(graph, hw, *balanced, objective);
+  if (!balancedM)
+    return balancedM.takeError();
+  if (!balancedM->memoryFits)
+    return best;
+  if (!best) {
+    llvm::consumeError(best.takeError());
+    return balanced;
+  }
+  Expected<PlanMetrics> bestM = evaluatePlan(graph, hw, *best, objective);
+  if (!bestM)
+    return bestM.takeError();
+  if (!bestM->memoryFits ||
+      balancedM->asyncMsPerMicroBatch < bestM->asyncMsPerMicroBatch)
+    return balanced;
+  return best;
 }

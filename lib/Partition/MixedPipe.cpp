@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -143,13 +144,29 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
       cand.failure = llvm::toString(plan.takeError());
     } else {
       cand.feasible = true;
-      if (!found || cand.refinedMs < result.metrics.asyncMsPerMicroBatch) {
+      if (config.selectBySimulation) {
+        Expected<SimResult> sim = simulatePlan(graph, hw, *plan,
+                                               config.objective,
+                                               /*recordEvents=*/false);
+        if (!sim)
+          return sim.takeError();
+        cand.simulatedMs = sim->msPerMicroBatch;
+      }
+      // The simulated time decides when there is one (equal to rounding:
+      // the objective decides), else the objective.
+      double eps = 1e-9 * std::max(cand.simulatedMs, result.simulatedMs);
+      bool better =
+          !found || cand.simulatedMs < result.simulatedMs - eps ||
+          (cand.simulatedMs <= result.simulatedMs + eps &&
+           cand.refinedMs < result.metrics.asyncMsPerMicroBatch);
+      if (better) {
         Expected<PlanMetrics> metrics =
             evaluatePlan(graph, hw, *plan, config.objective);
         if (!metrics)
           return metrics.takeError();
         result.plan = std::move(*plan);
         result.metrics = std::move(*metrics);
+        result.simulatedMs = cand.simulatedMs;
         result.numBlocks = cand.numBlocks;
         found = true;
       }

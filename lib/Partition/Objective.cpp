@@ -117,6 +117,12 @@ static Error checkPlanShape(const Graph &graph, const Hardware &hw,
       return makeError(llvm::formatv(
           "stage {0} is on device {1}, but the hardware has {2} devices", s,
           plan.stageDevice[s], hw.numDevices()));
+  if (!plan.stageRecompute.empty() &&
+      plan.stageRecompute.size() != plan.numStages())
+    return makeError(llvm::formatv("plan has {0} stages but a recompute choice "
+                                   "for {1}",
+                                   plan.numStages(),
+                                   plan.stageRecompute.size()));
   return Error::success();
 }
 
@@ -150,7 +156,7 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
     double scale = 1.0 / speed[sg.device[s]];
     sg.fwdMs[s] *= scale;
     sg.bwdMs[s] *= scale;
-    if (config.recompute) {
+    if (stageRecomputes(plan, config, s)) {
       sg.recomputeMs[s] = sg.fwdMs[s];
       sg.recomputePeakBytes[s] = actBytes[s];
     } else {
@@ -170,7 +176,7 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
         continue;
       seen[dst] = v;
       // Stage inputs are what recomputation keeps (graph inputs included).
-      if (config.recompute)
+      if (stageRecomputes(plan, config, dst))
         sg.keptBytesPerMicroBatch[dst] += graph.valueBytes(v);
       if (p == kNoNode)
         continue;
@@ -269,6 +275,7 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     st.device = sg.device[s];
     st.computeMs = sg.fwdMs[s] + sg.bwdMs[s] + sg.recomputeMs[s];
     st.inFlight = microBatchesInFlight(sg.height[s], config);
+    st.recompute = stageRecomputes(plan, config, s);
     st.activationBytes =
         st.inFlight * sg.keptBytesPerMicroBatch[s] + sg.recomputePeakBytes[s];
   }
@@ -362,13 +369,16 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     speedMax = std::max(speedMax, s);
   }
   double total = 0.0, largest = 0.0;
+  bool boundRecomputes = config.recompute && plan.stageRecompute.empty();
   for (NodeId n = 0; n < graph.numNodes(); ++n) {
     const NodeCost &c = graph.cost(n);
-    double t = c.fwdMs + c.bwdMs + (config.recompute ? c.fwdMs : 0.0);
+    double t = c.fwdMs + c.bwdMs + (boundRecomputes ? c.fwdMs : 0.0);
     total += t;
     largest = std::max(largest, t);
+    if (stageRecomputes(plan, config, plan.nodeStage[n]))
+      m.totalComputeMs += c.fwdMs;
+    m.totalComputeMs += c.fwdMs + c.bwdMs;
   }
-  m.totalComputeMs = total;
   m.lowerBoundMs = std::max(total / speedSum, largest / speedMax);
   return std::move(m);
 }

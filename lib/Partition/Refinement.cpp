@@ -107,7 +107,7 @@ uint32_t IncrementalObjective::inFlight(StageId s) const {
 void IncrementalObjective::refreshStage(StageId s) {
   DeviceId d = current.stageDevice[s];
   double compute = (rawFwd[s] + rawBwd[s]) / speed[d];
-  if (config.recompute)
+  if (stageRecomputes(current, config, s))
     compute += rawFwd[s] / speed[d];
   double load = compute + std::max(0.0, commFwd[s] - compute) +
                 std::max(0.0, commBwd[s] - compute);
@@ -117,8 +117,9 @@ void IncrementalObjective::refreshStage(StageId s) {
 
 /// Adds (or removes) value v's part of the figures: one transfer per
 /// destination stage on another device (forward always, backward when the
-/// value needs a gradient), one stage edge per destination stage, and under
-/// recomputation the bytes a destination keeps as stage input.
+/// value needs a gradient), one stage edge per destination stage, and the
+/// bytes a destination receives as stage input (what it keeps when it
+/// recomputes).
 void IncrementalObjective::applyValue(ValueId v, bool add) {
   NodeId p = g->producer(v);
   StageId src = p == kNoNode ? ~StageId(0) : current.nodeStage[p];
@@ -136,8 +137,7 @@ void IncrementalObjective::applyValue(ValueId v, bool add) {
       continue;
     stageStamp[dst] = stageEpoch;
     touchedStages.push_back(dst);
-    if (config.recompute)
-      kept[dst] += add ? bytes : uint64_t(0) - bytes;
+    kept[dst] += add ? bytes : uint64_t(0) - bytes;
     if (p == kNoNode)
       continue;
     size_t pair = size_t(src) * S + dst;
@@ -370,9 +370,9 @@ uint64_t IncrementalObjective::deviceMemoryBytes(DeviceId d) const {
   for (StageId s = 0; s < current.numStages(); ++s) {
     if (current.stageDevice[s] != d)
       continue;
-    uint64_t keptPerMb = config.recompute ? kept[s] : actSum[s];
-    bytes += uint64_t(inFlight(s)) * keptPerMb;
-    if (config.recompute)
+    bool recompute = stageRecomputes(current, config, s);
+    bytes += uint64_t(inFlight(s)) * (recompute ? kept[s] : actSum[s]);
+    if (recompute)
       recomputePeak = std::max(recomputePeak, actSum[s]);
   }
   return bytes + recomputePeak;
@@ -483,7 +483,7 @@ static bool tryMoveUnit(IncrementalObjective &obj, const Graph &g,
       // Not only the target's memory changes: a new stage edge changes
       // heights (in-flight copies) anywhere, and under recomputation every
       // stage that now receives a value from another stage keeps more input.
-      if (obj.lastMoveChangedStageGraph() || obj.objectiveConfig().recompute) {
+      if (obj.lastMoveChangedStageGraph() || obj.anyStageRecomputes()) {
         for (DeviceId d = 0; d < P && better; ++d)
           better = !fits[d] || obj.deviceMemoryFits(d);
       } else {

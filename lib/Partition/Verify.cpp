@@ -36,6 +36,10 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
     return makeError(
         llvm::formatv("plan places {0} nodes but the graph has {1}",
                       plan.nodeStage.size(), numNodes));
+  if (!plan.stageRecompute.empty() && plan.stageRecompute.size() != numStages)
+    return makeError(llvm::formatv("plan chooses recomputation for {0} stages "
+                                   "but has {1}",
+                                   plan.stageRecompute.size(), numStages));
   std::vector<std::vector<NodeId>> members(numStages);
   for (NodeId n = 0; n < numNodes; ++n) {
     if (plan.nodeStage[n] >= numStages)
@@ -144,7 +148,9 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
             inputs.insert(v);
         }
       }
-      if (config.recompute) {
+      bool recompute = plan.stageRecompute.empty() ? config.recompute
+                                                   : plan.stageRecompute[s];
+      if (recompute) {
         uint64_t in = 0;
         for (ValueId v : inputs)
           in += graph.valueBytes(v);

@@ -94,32 +94,50 @@ void AutoPartitionPass::runOnOperation() {
   partition::ObjectiveConfig objective = makeObjectiveConfig(
       schedule, optimizer, stashing, recompute, microbatches);
 
-  partition::SeqPipeConfig seqConfig;
-  seqConfig.objective = objective;
-  partition::MixedPipeConfig mixedConfig;
-  mixedConfig.objective = objective;
   auto planOf = [](auto result) -> llvm::Expected<partition::Plan> {
     if (!result)
       return result.takeError();
     return std::move(result->plan);
   };
+  // Each method under the recompute option (recompute=auto: chosen per
+  // stage, lib/Partition/Recomputation.h).
+  // Seq-Pipe dp does not also plan for keeping everything (its search grows
+  // too much when activations fill the memory).
+  auto withRecompute = [&](auto method, bool tryKeeping) {
+    return [&, method, tryKeeping] {
+      return partition::solveWithRecomputation(recompute, graph, hw, objective,
+                                               method, tryKeeping);
+    };
+  };
+  auto seqDP = [&](const partition::ObjectiveConfig &config) {
+    partition::SeqPipeConfig seqConfig;
+    seqConfig.objective = config;
+    return planOf(partition::seqPipeDP(graph, hw, seqConfig));
+  };
+  auto seqGreedy = [&](const partition::ObjectiveConfig &config) {
+    partition::SeqPipeConfig seqConfig;
+    seqConfig.objective = config;
+    return planOf(partition::seqPipeGreedy(graph, hw, seqConfig));
+  };
+  auto mixed = [&](const partition::ObjectiveConfig &config) {
+    partition::MixedPipeConfig mixedConfig;
+    mixedConfig.objective = config;
+    return planOf(partition::runMixedPipe(graph, hw, mixedConfig));
+  };
 
   std::vector<Candidate> candidates;
   if (graph.numNodes() <= dpMaxOps)
-    candidates.push_back(runCandidate("seq-dp", *problem, objective, [&] {
-      return planOf(partition::seqPipeDP(graph, hw, seqConfig));
-    }));
+    candidates.push_back(
+        runCandidate("seq-dp", *problem, objective, withRecompute(seqDP, false)));
   else
     candidates.push_back({"seq-dp", std::nullopt,
                           llvm::formatv("skipped: {0} ops > dp-max-ops={1}",
                                         graph.numNodes(), dpMaxOps.getValue())
                               .str()});
-  candidates.push_back(runCandidate("seq-greedy", *problem, objective, [&] {
-    return planOf(partition::seqPipeGreedy(graph, hw, seqConfig));
-  }));
-  candidates.push_back(runCandidate("mixed-pipe", *problem, objective, [&] {
-    return planOf(partition::runMixedPipe(graph, hw, mixedConfig));
-  }));
+  candidates.push_back(runCandidate("seq-greedy", *problem, objective,
+                                    withRecompute(seqGreedy, true)));
+  candidates.push_back(
+      runCandidate("mixed-pipe", *problem, objective, withRecompute(mixed, true)));
 
   const Candidate *best = nullptr;
   for (const Candidate &candidate : candidates)

@@ -33,6 +33,21 @@ struct MixedPipePass
 };
 } // namespace
 
+/// Prints every L tried (verbose=true).
+static void printCandidates(const partition::MixedPipeResult &result) {
+  for (const partition::MixedPipeCandidate &candidate : result.candidates)
+    llvm::errs() << llvm::formatv(
+        "mixed-pipe L={0,-3} {1}\n", candidate.numBlocks,
+        candidate.feasible
+            ? llvm::formatv("{0} stages, assigned {1:f3} ms, refined {2:f3} "
+                            "ms, simulated {3:f3} ms, {4:f3} s",
+                            candidate.numStages, candidate.assignedMs,
+                            candidate.refinedMs, candidate.simulatedMs,
+                            candidate.times.totalSec())
+                  .str()
+            : "infeasible: " + candidate.failure);
+}
+
 void MixedPipePass::runOnOperation() {
   ModuleOp module = getOperation();
   Stopwatch stopwatch;
@@ -44,26 +59,28 @@ void MixedPipePass::runOnOperation() {
   partition::MixedPipeConfig config;
   config.objective = makeObjectiveConfig(schedule, optimizer, stashing,
                                          recompute, microbatches);
-  llvm::Expected<partition::MixedPipeResult> result = partition::runMixedPipe(
-      problem->opGraph.graph, problem->hardware, config);
-  if (!result) {
+  const partition::Graph &graph = problem->opGraph.graph;
+  auto solve = [&](const partition::ObjectiveConfig &objective)
+      -> llvm::Expected<partition::Plan> {
+    partition::MixedPipeConfig cfg = config;
+    cfg.objective = objective;
+    llvm::Expected<partition::MixedPipeResult> result =
+        partition::runMixedPipe(graph, problem->hardware, cfg);
+    if (!result)
+      return result.takeError();
+    if (verbose)
+      printCandidates(*result);
+    return std::move(result->plan);
+  };
+  llvm::Expected<partition::Plan> plan = partition::solveWithRecomputation(
+      recompute, graph, problem->hardware, config.objective, solve,
+      /*tryKeeping=*/true);
+  if (!plan) {
     emitError(module.getLoc())
-        << "mixed-pipe: " << llvm::toString(result.takeError());
+        << "mixed-pipe: " << llvm::toString(plan.takeError());
     return signalPassFailure();
   }
-  if (verbose) {
-    for (const partition::MixedPipeCandidate &candidate : result->candidates)
-      llvm::errs() << llvm::formatv(
-          "mixed-pipe L={0,-3} {1}\n", candidate.numBlocks,
-          candidate.feasible
-              ? llvm::formatv("{0} stages, assigned {1:f3} ms, refined {2:f3} "
-                              "ms, {3:f3} s",
-                              candidate.numStages, candidate.assignedMs,
-                              candidate.refinedMs, candidate.times.totalSec())
-                    .str()
-              : "infeasible: " + candidate.failure);
-  }
-  if (failed(commitPlan(module, *problem, result->plan, "mixed-pipe",
+  if (failed(commitPlan(module, *problem, *plan, "mixed-pipe",
                         config.objective, stopwatch.seconds())))
     return signalPassFailure();
 }

@@ -9,6 +9,7 @@
 #define FTPIPE_LIB_TRANSFORMS_PASSUTILS_H
 
 #include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/Recomputation.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Support/FileUtilities.h"
@@ -25,12 +26,15 @@ inline ::ftpipe::partition::ObjectiveConfig
 makeObjectiveConfig(::ftpipe::partition::Schedule schedule,
                     ::ftpipe::partition::Optimizer optimizer,
                     ::ftpipe::partition::WeightVersioning versioning,
-                    bool recompute, unsigned microBatches) {
+                    ::ftpipe::partition::RecomputeMode recompute,
+                    unsigned microBatches) {
   ::ftpipe::partition::ObjectiveConfig config;
   config.schedule = schedule;
   config.optimizer = optimizer;
   config.versioning = versioning;
-  config.recompute = recompute;
+  // Auto plans are first solved with recomputation everywhere (and a plan
+  // carries its own choice per stage, which overrides this).
+  config.recompute = recompute != ::ftpipe::partition::RecomputeMode::Never;
   config.microBatches = microBatches;
   return config;
 }

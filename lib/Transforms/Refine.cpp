@@ -84,6 +84,12 @@ void RefinePass::runOnOperation() {
         << "refinement failed: " << llvm::toString(stats.takeError());
     return signalPassFailure();
   }
+  if (recompute == partition::RecomputeMode::Auto)
+    if (llvm::Error error = partition::chooseRecomputation(
+            graph, problem->hardware, *plan, objective)) {
+      emitError(module.getLoc()) << llvm::toString(std::move(error));
+      return signalPassFailure();
+    }
   std::string method = (planAttr.getMethod() + "+refine").str();
   if (failed(commitPlan(module, *problem, *plan, method, objective,
                         planAttr.getSeconds() + stopwatch.seconds())))

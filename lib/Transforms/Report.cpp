@@ -98,28 +98,37 @@ static void printTable(raw_ostream &os, const ReportData &data,
   os << llvm::formatv("FTPipe partition report: '{0}' plan of @{1} on {2} "
                       "({3} devices)\n",
                       data.method, data.function, hw.name(), hw.numDevices());
+  size_t recomputing = llvm::count_if(
+      m.stages, [](const partition::StageMetrics &s) { return s.recompute; });
+  std::string recomputation =
+      recomputing == m.stages.size() ? "recomputation"
+      : recomputing == 0
+          ? "no recomputation"
+          : llvm::formatv("recomputation on {0} of {1} stages", recomputing,
+                          m.stages.size())
+                .str();
   os << llvm::formatv(
       "setup: {0} schedule, {1}, {2}, {3}, M = {4} "
       "micro-batches per mini-batch\n",
       scheduleName(data.config.schedule), optimizerName(data.config.optimizer),
-      versioningName(data.config.versioning),
-      data.config.recompute ? "recomputation" : "no recomputation",
+      versioningName(data.config.versioning), recomputation,
       data.config.microBatches);
   os << llvm::formatv("{0} ops, {1} stages, total compute {2:f2} ms per "
                       "micro-batch\n\n",
                       data.numNodes, m.stages.size(), m.totalComputeMs);
 
   os << llvm::formatv("{0,5} {1,6} {2,11} {3,11} {4,11} {5,10} {6,10} {7,6} "
-                      "{8,10}\n",
+                      "{8,10} {9,9}\n",
                       "stage", "device", "compute_ms", "comm_fwd_ms",
                       "comm_bwd_ms", "exposed_ms", "load_ms", "depth",
-                      "act_MiB");
+                      "act_MiB", "recompute");
   for (auto [id, stage] : llvm::enumerate(m.stages))
     os << llvm::formatv("{0,5} {1,6} {2,11:f3} {3,11:f3} {4,11:f3} {5,10:f3} "
-                        "{6,10:f3} {7,6} {8,10:f1}\n",
+                        "{6,10:f3} {7,6} {8,10:f1} {9,9}\n",
                         id, stage.device, stage.computeMs, stage.commFwdMs,
                         stage.commBwdMs, stage.exposedCommMs, stage.loadMs,
-                        stage.inFlight, toMiB(stage.activationBytes));
+                        stage.inFlight, toMiB(stage.activationBytes),
+                        stage.recompute ? "yes" : "no");
   os << "\n";
   os << llvm::formatv("{0,6} {1,6} {2,11} {3,10} {4,10} {5,10} {6,10} {7,10} "
                       "{8,9} {9,9}\n",
@@ -176,6 +185,7 @@ static llvm::json::Value toJSON(const ReportData &data,
                            {"load_ms", stage.loadMs},
                            {"in_flight", stage.inFlight},
                            {"activation_bytes", int64_t(stage.activationBytes)},
+                           {"recompute", stage.recompute},
                            {"sent_bytes", int64_t(stage.sentBytes)},
                            {"received_bytes", int64_t(stage.receivedBytes)}});
   }
@@ -209,6 +219,11 @@ static llvm::json::Value toJSON(const ReportData &data,
       {"optimizer", optimizerName(data.config.optimizer)},
       {"weight_versions", versioningName(data.config.versioning)},
       {"recompute", data.config.recompute},
+      {"recompute_stages",
+       int64_t(llvm::count_if(m.stages,
+                              [](const partition::StageMetrics &s) {
+                                return s.recompute;
+                              }))},
       {"total_compute_ms", m.totalComputeMs},
       {"async_ms_per_microbatch", m.asyncMsPerMicroBatch},
       {"lower_bound_ms", m.lowerBoundMs},

@@ -42,18 +42,30 @@ void SeqPipePass::runOnOperation() {
   config.objective = makeObjectiveConfig(schedule, optimizer, stashing,
                                          recompute, microbatches);
   bool exact = method == SeqPipeMethod::DP;
-  llvm::Expected<partition::SeqPipeResult> result =
-      exact ? partition::seqPipeDP(problem->opGraph.graph, problem->hardware,
-                                   config)
-            : partition::seqPipeGreedy(problem->opGraph.graph,
-                                       problem->hardware, config);
+  const partition::Graph &graph = problem->opGraph.graph;
+  auto solve = [&](const partition::ObjectiveConfig &objective)
+      -> llvm::Expected<partition::Plan> {
+    partition::SeqPipeConfig cfg = config;
+    cfg.objective = objective;
+    llvm::Expected<partition::SeqPipeResult> result =
+        exact ? partition::seqPipeDP(graph, problem->hardware, cfg)
+              : partition::seqPipeGreedy(graph, problem->hardware, cfg);
+    if (!result)
+      return result.takeError();
+    return std::move(result->plan);
+  };
+  // Only greedy also plans for keeping everything: dp's search grows too
+  // much when activations fill the memory.
+  llvm::Expected<partition::Plan> plan = partition::solveWithRecomputation(
+      recompute, graph, problem->hardware, config.objective, solve,
+      /*tryKeeping=*/!exact);
   StringRef name = exact ? "seq-dp" : "seq-greedy";
-  if (!result) {
+  if (!plan) {
     emitError(module.getLoc())
-        << name << ": " << llvm::toString(result.takeError());
+        << name << ": " << llvm::toString(plan.takeError());
     return signalPassFailure();
   }
-  if (failed(commitPlan(module, *problem, result->plan, name, config.objective,
+  if (failed(commitPlan(module, *problem, *plan, name, config.objective,
                         stopwatch.seconds())))
     return signalPassFailure();
 }

@@ -7,7 +7,7 @@
 // 3, which cannot be one stage (the path 0 -> 1 -> 2 -> 3 would make a cycle),
 // so they are stages 0 and 2 on the same device.
 
-// CHECK: ftpipe.plan = #ftpipe.plan<method = "mixed-assign", stage_device = [0, 1, 0], objective_ms = 4.0,
+// CHECK: ftpipe.plan = #ftpipe.plan<method = "mixed-assign", stage_device = [0, 1, 0], recompute = [false, false, false], objective_ms = 4.0,
 // CHECK-LABEL: func.func @blocks
 // CHECK: ftpipe.block = 0 {{.*}}ftpipe.stage = 0 : i64
 // CHECK: ftpipe.block = 1 {{.*}}ftpipe.stage = 1 : i64

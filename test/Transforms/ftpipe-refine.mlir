@@ -3,7 +3,7 @@
 // Tests that refinement moves boundary ops from the busy stage to the idle
 // one: six 1 ms ops start as 5 + 1 and end as 3 + 3.
 
-// CHECK: ftpipe.plan = #ftpipe.plan<method = "hand+refine", stage_device = [0, 1], objective_ms = 3.0,
+// CHECK: ftpipe.plan = #ftpipe.plan<method = "hand+refine", stage_device = [0, 1], recompute = [false, false], objective_ms = 3.0,
 // CHECK-LABEL: func.func @chain
 // CHECK-COUNT-3: ftpipe.stage = 0 : i64
 // CHECK-COUNT-3: ftpipe.stage = 1 : i64

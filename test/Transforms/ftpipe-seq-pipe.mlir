@@ -6,8 +6,8 @@
 // (no backward) on two devices joined by a fast link: the best contiguous
 // split is after the third op, 6 ms on each device.
 
-// DP: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1], objective_ms = 6.0,
-// GREEDY: ftpipe.plan = #ftpipe.plan<method = "seq-greedy", stage_device = [0, 1], objective_ms = 6.0,
+// DP: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1], recompute = [false, false], objective_ms = 6.0,
+// GREEDY: ftpipe.plan = #ftpipe.plan<method = "seq-greedy", stage_device = [0, 1], recompute = [false, false], objective_ms = 6.0,
 // CHECK-LABEL: func.func @chain
 // CHECK-COUNT-3: ftpipe.stage = 0 : i64
 // CHECK-COUNT-3: ftpipe.stage = 1 : i64
@@ -15,7 +15,7 @@
 // With one device the hardware shrinks to it and everything is stage 0.
 // ONE: ftpipe.hardware = #ftpipe.hardware<name = "pair", devices = [<name = "g0"
 // ONE-NOT: name = "g1"
-// ONE-SAME: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0], objective_ms = 12.0
+// ONE-SAME: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0], recompute = [false], objective_ms = 12.0
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "pair", devices = [
     <name = "g0", memory_bytes = 1000000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,

@@ -94,7 +94,7 @@ TEST(PipelinesTest, OptionsReachThePasses) {
   options.objective.schedule = partition::Schedule::GPipe;
   options.objective.optimizer = partition::Optimizer::SGD;
   options.objective.stashing = partition::WeightVersioning::Stash;
-  options.objective.recompute = false;
+  options.objective.recompute = partition::RecomputeMode::Never;
   options.objective.microbatches = 16;
   std::string text = pipelineText(
       [&](OpPassManager &pm) { buildPartitionPipeline(pm, options); });
@@ -149,7 +149,7 @@ TEST(PipelinesTest, TextOptionsMeanTheTypedOnes) {
   llvm::raw_string_ostream errorStream(errors);
   ASSERT_TRUE(succeeded(text.parseFromString(
       "hardware=a100-40g-nvlink-x8 devices=4 method=seq-greedy quiet=false "
-      "schedule=1f1b optimizer=momentum stashing=2bw recompute=false "
+      "schedule=1f1b optimizer=momentum stashing=2bw recompute=auto "
       "microbatches=12 dp-max-ops=7",
       errorStream)))
       << errorStream.str();
@@ -163,7 +163,7 @@ TEST(PipelinesTest, TextOptionsMeanTheTypedOnes) {
   EXPECT_EQ(options.objective.optimizer, partition::Optimizer::Momentum);
   EXPECT_EQ(options.objective.stashing,
             partition::WeightVersioning::DoubleBuffered);
-  EXPECT_FALSE(options.objective.recompute);
+  EXPECT_EQ(options.objective.recompute, partition::RecomputeMode::Auto);
   EXPECT_EQ(options.objective.microbatches, 12u);
 
   // Unset flags keep the typed defaults.

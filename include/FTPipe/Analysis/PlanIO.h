@@ -18,14 +18,17 @@ namespace mlir {
 namespace ftpipe {
 
 /// The plan recorded in IR for `opGraph`'s function: every op's stage from
-/// `ftpipe.stage` and every stage's device from the module's `ftpipe.plan`.
+/// `ftpipe.stage` and every stage's device from the module's `ftpipe.plan`,
+/// with its per-stage recompute list when it has one (left out, the plan's
+/// stageRecompute stays empty and the objective config decides).
 /// Without either, the single-stage plan. Emits an error and fails when only
 /// some ops have a stage, or a stage has no device in the plan.
 FailureOr<partition::Plan> readPlan(ModuleOp module, const OpGraph &opGraph);
 
 /// Records `plan` in IR: `ftpipe.stage` on every op and `ftpipe.plan` with
 /// `method`, the async time per micro-batch and the memory of every device
-/// from `metrics`, and the partitioning time in seconds.
+/// from `metrics`, the partitioning time in seconds, and which stages
+/// recompute (from `metrics`; the list is left out when all do).
 void writePlan(ModuleOp module, const OpGraph &opGraph,
                const partition::Plan &plan, StringRef method,
                const partition::PlanMetrics &metrics, double seconds);

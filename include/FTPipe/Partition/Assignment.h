@@ -31,6 +31,12 @@ struct AssignmentConfig {
   /// Merge a device's blocks into as few stages as acyclicity allows (off:
   /// one stage per block, for ablation).
   bool mergeStagesPerDevice = true;
+  /// Also place by balancing compute and memory together (each block on the
+  /// device whose larger share, compute of the mean load or memory of its
+  /// budget, stays smallest; blocks by their larger share, largest first)
+  /// and keep that plan when it fits and is faster by evaluatePlan (off:
+  /// largest compute first only, for ablation).
+  bool balanceMemory = true;
 
   /// Checks ranges; names the offending field.
   llvm::Error validate() const;
@@ -43,7 +49,10 @@ struct AssignmentConfig {
 /// memory gets its placement budget cut by the excess and placement runs
 /// again (at most four rounds; the caller still verifies the result). When
 /// largest-compute-first runs out of memory, placement is retried once in
-/// order of memory need (largest first) before giving up.
+/// order of memory need (largest first) before giving up. With
+/// `balanceMemory`, a second, two-resource placement is made the same way
+/// and replaces the first when it fits and has a lower objective, so the
+/// result is never worse by evaluatePlan than largest-compute-first alone.
 /// Guarantees: every node in exactly one stage; stages numbered in a
 /// topological order of an acyclic stage graph; no empty stage; a stage's
 /// blocks all on its device; deterministic. Fails, naming the block, the

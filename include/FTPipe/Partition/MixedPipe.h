@@ -36,6 +36,11 @@ struct MixedPipeConfig {
   std::vector<uint32_t> stageMultipliers = {1, 2, 3, 4};
   /// Skip refinement (ablation, and "mixed never worse than unrefined").
   bool refine = true;
+  /// Choose among the candidate L by the simulated time per micro-batch
+  /// under the objective's schedule (the objective, a sum of loads per
+  /// device, misses the waits between stage chains that share devices)
+  /// instead of by the objective; ties go to the lower objective.
+  bool selectBySimulation = true;
 
   /// Validates every part; names the offending field.
   llvm::Error validate() const;
@@ -60,6 +65,9 @@ struct MixedPipeCandidate {
   /// Async time per micro-batch after assignment and after refinement.
   double assignedMs = 0.0;
   double refinedMs = 0.0;
+  /// Simulated time per micro-batch of the refined plan (0 when not
+  /// simulated).
+  double simulatedMs = 0.0;
   PhaseTimes times;
 };
 
@@ -68,6 +76,8 @@ struct MixedPipeResult {
   Plan plan;
   /// evaluatePlan of `plan`.
   PlanMetrics metrics;
+  /// Simulated time per micro-batch of `plan` (0 when not simulated).
+  double simulatedMs = 0.0;
   /// L of the chosen candidate.
   uint32_t numBlocks = 0;
   std::vector<MixedPipeCandidate> candidates;
@@ -78,8 +88,9 @@ struct MixedPipeResult {
 /// Runs Mixed-Pipe on all devices of `hw`: for each L = m * P, coarsening
 /// (coarsenGraph, with paramCopies taken from the objective's optimizer),
 /// assignment (assignDevices), refinement (refinePlan), then verifyPlan;
-/// returns the feasible candidate with the smallest async time per
-/// micro-batch (ties: smaller L). Deterministic. Fails when the config
+/// returns the feasible candidate with the smallest simulated time per
+/// micro-batch (with selectBySimulation; else the smallest objective),
+/// ties: the smaller objective, then the smaller L. Deterministic. Fails when the config
 /// is invalid or the graph is empty, and, when no candidate fits, with an
 /// error naming the memory needed and available.
 llvm::Expected<MixedPipeResult>

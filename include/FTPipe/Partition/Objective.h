@@ -82,7 +82,8 @@ struct ObjectiveConfig {
   Optimizer optimizer = Optimizer::Adam;
   WeightVersioning versioning = WeightVersioning::Stash;
   /// Keep only stage inputs in forward and recompute the stage's forward
-  /// just before its backward.
+  /// just before its backward: for every stage of a plan without a
+  /// per-stage choice (Plan::stageRecompute empty).
   bool recompute = false;
   /// Micro-batches per mini-batch (M), for GPipe and 1F1B (and to express
   /// async time per mini-batch).
@@ -96,6 +97,14 @@ struct ObjectiveConfig {
   /// Fails when microBatches is 0.
   llvm::Error validate() const;
 };
+
+/// Whether stage `s` of `plan` recomputes its forward: the plan's own
+/// choice when it has one, else `config.recompute`.
+inline bool stageRecomputes(const Plan &plan, const ObjectiveConfig &config,
+                            StageId s) {
+  return plan.stageRecompute.empty() ? config.recompute
+                                     : bool(plan.stageRecompute[s]);
+}
 
 //===----------------------------------------------------------------------===//
 // Stage graph
@@ -142,7 +151,7 @@ struct StageGraph {
 };
 
 /// Collapses `plan` into its stage graph. Fails when the plan does not match
-/// the graph or hardware (sizes, ids) or when the stage graph has a cycle
+/// the graph or hardware (sizes, ids, a recompute list of the wrong length) or when the stage graph has a cycle
 /// (naming two stages on it). Empty stages are allowed here (verifyPlan
 /// rejects them).
 llvm::Expected<StageGraph> buildStageGraph(const Graph &graph,
@@ -175,6 +184,8 @@ struct StageMetrics {
   uint64_t sentBytes = 0, receivedBytes = 0;
   uint32_t inFlight = 0;
   uint64_t activationBytes = 0;
+  /// Whether the stage recomputes its forward before its backward.
+  bool recompute = false;
 };
 
 /// Per-device figures of evaluatePlan: sums over the device's stages, and
@@ -200,11 +211,13 @@ struct PlanMetrics {
   double asyncMsPerMicroBatch = 0.0;
   /// max(total compute / P, largest node), P = devices in the hardware
   /// (with heterogeneous devices: total / sum of relative speeds, largest /
-  /// fastest speed).
+  /// fastest speed). Recomputation counts only when every stage recomputes
+  /// by the config (a plan choosing per stage is bounded without it).
   double lowerBoundMs = 0.0;
   /// Busiest device load / mean load over all P devices (1 when all zero).
   double imbalance = 1.0;
-  /// Sum over nodes of f + b (+ f under recomputation), as on device 0.
+  /// Sum over nodes of f + b (+ f where its stage recomputes), as on
+  /// device 0.
   double totalComputeMs = 0.0;
   /// The device with the largest load (the lowest id among equals).
   DeviceId bottleneckDevice = 0;

@@ -2,8 +2,10 @@
 //
 // A plan says which stage every node belongs to and which device runs every
 // stage. Several stages may share a device (Mixed-Pipe places non-adjacent
-// stages together). Plain data: algorithms produce plans, verifyPlan checks
-// them, evaluatePlan scores them, the simulator runs them.
+// stages together), and, optionally, which stages recompute their forward
+// before their backward instead of keeping activations. Plain data:
+// algorithms produce plans, verifyPlan checks them, evaluatePlan scores them,
+// the simulator runs them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,11 @@ struct Plan {
   std::vector<StageId> nodeStage;
   /// stageDevice[s] is the device of stage s; one entry per stage.
   std::vector<DeviceId> stageDevice;
+  /// stageRecompute[s] says whether stage s keeps only its inputs in the
+  /// forward and recomputes its forward just before its backward (true) or
+  /// keeps every activation (false). Empty: every stage follows
+  /// ObjectiveConfig::recompute (see stageRecomputes in Objective.h).
+  std::vector<bool> stageRecompute;
 
   /// Number of stages (the length of stageDevice).
   size_t numStages() const { return stageDevice.size(); }
@@ -40,9 +47,11 @@ struct Plan {
     return plan;
   }
 
-  /// Plans are equal when they place every node and stage alike.
+  /// Plans are equal when they place every node and stage alike and agree
+  /// on recomputation.
   bool operator==(const Plan &other) const {
-    return nodeStage == other.nodeStage && stageDevice == other.stageDevice;
+    return nodeStage == other.nodeStage && stageDevice == other.stageDevice &&
+           stageRecompute == other.stageRecompute;
   }
   bool operator!=(const Plan &other) const { return !(*this == other); }
 };

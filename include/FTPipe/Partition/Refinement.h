@@ -25,6 +25,7 @@
 #include "FTPipe/Partition/Plan.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
@@ -35,7 +36,8 @@ namespace ftpipe {
 namespace partition {
 
 /// evaluatePlan's load and memory model, maintained under node moves.
-/// Stage and device sets are fixed; only nodes move. All figures equal
+/// Stage and device sets are fixed, and so is each stage's choice of
+/// recomputation; only nodes move. All figures equal
 /// evaluatePlan's on the current plan up to floating-point rounding.
 class IncrementalObjective {
 public:
@@ -67,6 +69,13 @@ public:
   /// among ready stages), and each stage's position in it.
   llvm::ArrayRef<StageId> stageOrder() const { return topo; }
   llvm::ArrayRef<uint32_t> stageRank() const { return rank; }
+  /// Whether some stage recomputes its forward (then a move changes the
+  /// kept stage inputs of stages other than the two involved).
+  bool anyStageRecomputes() const {
+    return current.stageRecompute.empty()
+               ? config.recompute
+               : llvm::is_contained(current.stageRecompute, true);
+  }
   /// Whether the last moveNodes changed the stage graph's edge set.
   bool lastMoveChangedStageGraph() const { return edgeSetChanged; }
 

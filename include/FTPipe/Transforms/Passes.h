@@ -9,6 +9,7 @@
 #define FTPIPE_TRANSFORMS_PASSES_H
 
 #include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/Recomputation.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"

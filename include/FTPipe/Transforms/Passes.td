@@ -89,7 +89,12 @@ def AnnotateCostsPass : Pass<"ftpipe-annotate-costs", "ModuleOp"> {
 /// the simulator depend on; every pass that scores plans takes them. The
 /// defaults are FTPipe's setup (docs/FineTuningSetup.md): asynchronous 1F1B,
 /// one weight version (staleness handled by weight prediction, not
-/// stashing), recomputation of every stage's forward, Adam.
+/// stashing), recomputation of every stage's forward, Adam. With
+/// `recompute=auto` a partitioning pass solves with recomputation everywhere,
+/// then chooses per stage under the memory budget
+/// (lib/Partition/Recomputation); the plan carries
+/// the choice (`#ftpipe.plan<..., recompute = [...]>`), which overrides the
+/// option wherever the plan is read.
 defvar ObjectiveOptions = [
   Option<"schedule", "schedule", "::ftpipe::partition::Schedule",
          /*default=*/"::ftpipe::partition::Schedule::Async",
@@ -120,8 +125,17 @@ defvar ObjectiveOptions = [
                       "2bw", "two versions (PipeDream-2BW)"),
            clEnumValN(::ftpipe::partition::WeightVersioning::None, "none",
                       "a single version"))}]>,
-  Option<"recompute", "recompute", "bool", /*default=*/"true",
-         "Keep only stage inputs and recompute the forward before backward">,
+  Option<"recompute", "recompute", "::ftpipe::partition::RecomputeMode",
+         /*default=*/"::ftpipe::partition::RecomputeMode::Always",
+         "Which stages keep only their inputs and recompute the forward "
+         "before the backward", [{::llvm::cl::values(
+           clEnumValN(::ftpipe::partition::RecomputeMode::Always, "true",
+                      "every stage (FTPipe's setup)"),
+           clEnumValN(::ftpipe::partition::RecomputeMode::Never, "false",
+                      "no stage: every activation is kept"),
+           clEnumValN(::ftpipe::partition::RecomputeMode::Auto, "auto",
+                      "the partitioner chooses per stage under the memory "
+                      "budget"))}]>,
   Option<"microbatches", "microbatches", "unsigned", /*default=*/"8",
          "Micro-batches per mini-batch (GPipe and 1F1B)">,
 ];
@@ -269,6 +283,9 @@ def RefinePass : Pass<"ftpipe-refine", "ModuleOp"> {
     present, then single ops) and moves units between the existing stages
     while the objective (the largest device load) improves, never breaking a
     memory limit or the stage graph's acyclicity, never emptying a stage.
+    Each stage keeps the recomputation choice the plan gives it (without a
+    per-stage list: the `recompute` option); with `recompute=auto` the
+    choice is made afresh per stage after refinement.
     Rewrites `ftpipe.stage` and `#ftpipe.plan` (method gets "+refine").
   }];
   let options = !listconcat([
@@ -282,7 +299,12 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
   let summary = "Mixed-Pipe: coarsen, assign and refine, best of L in {P..4P}";
   let description = [{
     Runs coarsening, assignment and refinement for L = P, 2P, 3P and 4P and
-    keeps the best plan that fits in memory. Writes `ftpipe.stage` and
+    keeps the plan that fits in memory and simulates fastest (the simulated
+    async time under the chosen schedule; the objective, a sum of loads per
+    device, misses the waits between stage chains that share a device).
+    Assignment places blocks both by largest compute first and by balancing
+    compute and memory together, keeping the faster fitting placement.
+    Writes `ftpipe.stage` and
     `#ftpipe.plan`. Prints one line per candidate L on stderr with
     `verbose`.
   }];

@@ -50,7 +50,8 @@ struct ObjectiveSetup {
       AutoPartitionPassOptions().optimizer;
   ::ftpipe::partition::WeightVersioning stashing =
       AutoPartitionPassOptions().stashing;
-  bool recompute = AutoPartitionPassOptions().recompute;
+  ::ftpipe::partition::RecomputeMode recompute =
+      AutoPartitionPassOptions().recompute;
   unsigned microbatches = AutoPartitionPassOptions().microbatches;
 };
 
@@ -168,10 +169,17 @@ struct CommonTextOptions : public PassPipelineOptions<Derived> {
                      "2bw", "two versions"),
           clEnumValN(::ftpipe::partition::WeightVersioning::None, "none",
                      "a single version"))};
-  PassOptions::Option<bool> recompute{
+  PassOptions::Option<::ftpipe::partition::RecomputeMode> recompute{
       *this, "recompute",
-      llvm::cl::desc("Recompute the forward before the backward"),
-      llvm::cl::init(ObjectiveSetup().recompute)};
+      llvm::cl::desc("Stages that recompute the forward before the backward"),
+      llvm::cl::init(ObjectiveSetup().recompute),
+      llvm::cl::values(
+          clEnumValN(::ftpipe::partition::RecomputeMode::Always, "true",
+                     "every stage"),
+          clEnumValN(::ftpipe::partition::RecomputeMode::Never, "false",
+                     "no stage"),
+          clEnumValN(::ftpipe::partition::RecomputeMode::Auto, "auto",
+                     "chosen per stage under the memory budget"))};
   PassOptions::Option<unsigned> microbatches{
       *this, "microbatches",
       llvm::cl::desc("Micro-batches per mini-batch (GPipe and 1F1B)"),

@@ -166,10 +166,39 @@ LogicalResult HardwareAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+FailureOr<SmallVector<bool>> mlir::ftpipe::parseBoolList(AsmParser &parser) {
+  SmallVector<bool> values;
+  // An empty list (`[]`) has no first word.
+  StringRef word;
+  SMLoc loc = parser.getCurrentLocation();
+  if (failed(parser.parseOptionalKeyword(&word)))
+    return values;
+  while (true) {
+    if (word != "true" && word != "false")
+      return parser.emitError(loc)
+             << "expected 'true' or 'false', got '" << word << "'";
+    values.push_back(word == "true");
+    if (failed(parser.parseOptionalComma()))
+      return values;
+    loc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&word))
+      return failure();
+  }
+}
+
+void mlir::ftpipe::printBoolList(AsmPrinter &printer, ArrayRef<bool> values) {
+  llvm::interleaveComma(values, printer.getStream(),
+                        [&](bool v) { printer << (v ? "true" : "false"); });
+}
+
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                StringRef method, ArrayRef<int64_t> stageDevice,
                                F64 objectiveMs, ArrayRef<int64_t> memoryBytes,
-                               F64 seconds) {
+                               F64 seconds, ArrayRef<bool> recompute) {
+  if (!recompute.empty() && recompute.size() != stageDevice.size())
+    return emitError() << "plan has " << stageDevice.size()
+                       << " stages but recompute has " << recompute.size()
+                       << " entries";
   for (auto [stage, device] : llvm::enumerate(stageDevice))
     if (device < 0)
       return emitError() << "stage " << stage << " has negative device "

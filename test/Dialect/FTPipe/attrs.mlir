@@ -41,3 +41,12 @@ func.func private @no_links() attributes {hw = #ftpipe.hardware<name = "one", de
 // CHECK-LABEL: func.func private @no_seconds
 // CHECK-SAME: p = #ftpipe.plan<method = "hand", stage_device = [0], objective_ms = 1.0, memory_bytes = [0]>}
 func.func private @no_seconds() attributes {p = #ftpipe.plan<method = "hand", stage_device = [0], objective_ms = 1.0, memory_bytes = [0], seconds = 0.0>}
+
+// A plan that chooses recomputation per stage keeps its list; an empty list
+// means every stage recomputes and prints as none.
+// CHECK-LABEL: func.func private @per_stage_recompute
+// CHECK-SAME: p = #ftpipe.plan<method = "auto", stage_device = [0, 1, 0], recompute = [true, false, false], objective_ms = 1.0, memory_bytes = [0, 0], seconds = 0.5>}
+func.func private @per_stage_recompute() attributes {p = #ftpipe.plan<method = "auto", stage_device = [0, 1, 0], recompute = [true, false, false], objective_ms = 1.0, memory_bytes = [0, 0], seconds = 0.5>}
+// CHECK-LABEL: func.func private @empty_recompute
+// CHECK-SAME: p = #ftpipe.plan<method = "hand", stage_device = [0], objective_ms = 1.0, memory_bytes = [0]>}
+func.func private @empty_recompute() attributes {p = #ftpipe.plan<method = "hand", stage_device = [0], recompute = [], objective_ms = 1.0, memory_bytes = [0]>}

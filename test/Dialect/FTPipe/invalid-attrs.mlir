@@ -102,6 +102,19 @@ func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device =
 
 // -----
 
+// Tests that a plan's recompute list has one entry per stage.
+// expected-error @+1 {{plan has 2 stages but recompute has 1 entries}}
+func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device = [0, 1], recompute = [true], objective_ms = 1.0, memory_bytes = [0, 0]>}
+
+// -----
+
+// Tests that a recompute list holds only true and false.
+// expected-error @+2 {{expected 'true' or 'false', got 'maybe'}}
+// expected-error @+1 {{failed to parse FTPipe_PlanAttr parameter 'recompute'}}
+func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device = [0], recompute = [maybe], objective_ms = 1.0, memory_bytes = [0]>}
+
+// -----
+
 // Tests that ftpipe.cost holds a cost.
 // expected-error @+1 {{'ftpipe.cost' must be a #ftpipe.cost, got 1 : i64}}
 func.func private @f() attributes {ftpipe.cost = 1}

@@ -24,6 +24,13 @@ class FTPipe_DefaultF64Parameter<string desc, string value>
   let defaultValue = value;
 }
 
+/// A list of booleans printed as `true, false, ...`, empty when left out.
+class FTPipe_BoolArrayParameter<string desc>
+    : OptionalArrayRefParameter<"bool", desc> {
+  let parser = "::mlir::ftpipe::parseBoolList($_parser)";
+  let printer = "::mlir::ftpipe::printBoolList($_printer, $_self)";
+}
+
 /// A non-negative byte count.
 class FTPipe_BytesParameter<string desc> : AttrOrTypeParameter<"int64_t", desc>;
 
@@ -127,8 +134,15 @@ def FTPipe_PlanAttr : FTPipe_Attr<"Plan", "plan"> {
     computed, how long that took in seconds (`seconds`, printed only when
     non-zero).
 
+    `recompute[s]` says whether stage `s` keeps only its inputs in the
+    forward and recomputes its forward just before its backward (`true`) or
+    keeps every activation for its backward (`false`). Left out (or empty),
+    every stage recomputes, FTPipe's setup; otherwise it has one entry per
+    stage. `PlanAttr::recomputes(stage)` reads it either way.
+
     ```mlir
     #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1, 1, 0],
+                 recompute = [true, true, false, false],
                  objective_ms = 12.5, memory_bytes = [100, 200], seconds = 0.02>
     ```
   }];
@@ -137,12 +151,21 @@ def FTPipe_PlanAttr : FTPipe_Attr<"Plan", "plan"> {
     ArrayRefParameter<"int64_t", "device of each stage">:$stage_device,
     FTPipe_F64Parameter<"async time per micro-batch in ms">:$objective_ms,
     ArrayRefParameter<"int64_t", "bytes needed on each device">:$memory_bytes,
-    FTPipe_DefaultF64Parameter<"seconds spent partitioning", "0.0">:$seconds);
+    FTPipe_DefaultF64Parameter<"seconds spent partitioning", "0.0">:$seconds,
+    FTPipe_BoolArrayParameter<"per stage: recompute the forward (empty: all)">:$recompute);
   let assemblyFormat = [{
     `<` `method` `=` $method `,` `stage_device` `=` `[` $stage_device `]` `,`
+    (`recompute` `=` `[` $recompute^ `]` `,`)?
     `objective_ms` `=` $objective_ms `,`
     `memory_bytes` `=` `[` $memory_bytes `]`
     (`,` `seconds` `=` $seconds^)? `>`
+  }];
+  let extraClassDeclaration = [{
+    /// Whether stage `stage` recomputes its forward before its backward:
+    /// `recompute[stage]`, or true when the plan has no recompute list.
+    bool recomputes(int64_t stage) const {
+      return getRecompute().empty() || getRecompute()[stage];
+    }
   }];
 }
 

@@ -44,6 +44,12 @@ FailureOr<F64> parseF64(AsmParser &parser);
 /// Prints a floating-point attribute field in its shortest form that parses
 /// back to the same value.
 void printF64(AsmPrinter &printer, double value);
+
+/// Parses a comma-separated list of `true` / `false` (the brackets around it
+/// belong to the enclosing format).
+FailureOr<SmallVector<bool>> parseBoolList(AsmParser &parser);
+/// Prints `values` as `true, false, ...`.
+void printBoolList(AsmPrinter &printer, ArrayRef<bool> values);
 } // namespace ftpipe
 } // namespace mlir
 
