@@ -1,8 +1,8 @@
 //===- FamilyBuilders.h - One builder per model family ----------*- C++ -*-===//
 //
 // Entry points of BertBuilder.cpp, GPT2Builder.cpp, T5Builder.cpp and
-// LlamaBuilder.cpp. Each adds the family's data inputs, builds the model under its module scopes
-// and ends the function.
+// LlamaBuilder.cpp. Each adds the family's data inputs, builds the model under
+// its module scopes and ends the function.
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,10 +2,11 @@
 //
 // The layers the families share, written once on top of GraphBuilder:
 // linear maps (nn.Linear and GPT-2's Conv1D), embeddings, LayerNorm and the
-// RMS norm of T5 and LLaMA, activations, softmax, attention and the cross-entropy loss. A
-// function that takes an `attrName` is a module: it enters its own scope
-// (e.g. "Linear[query]") and creates its weights there; the others are
-// functional and use the caller's scope, as the tracer records them.
+// RMS norm of T5 and LLaMA, activations, softmax, attention and the
+// cross-entropy loss. A function that takes an `attrName` is a module: it
+// enters its own scope (e.g. "Linear[query]") and creates its weights there;
+// the others are functional and use the caller's scope, as the tracer records
+// them.
 //
 //===----------------------------------------------------------------------===//
 

@@ -47,8 +47,7 @@ static Rotary rotaryTables(GraphBuilder &b, const LlamaConfig &c,
   llvm::SmallVector<float> invFreq(half);
   for (int64_t i = 0; i < half; ++i) {
     float exponent = static_cast<float>(2 * i) / static_cast<float>(dim);
-    invFreq[i] =
-        1.0f / std::pow(static_cast<float>(c.ropeTheta), exponent);
+    invFreq[i] = 1.0f / std::pow(static_cast<float>(c.ropeTheta), exponent);
   }
   llvm::SmallVector<float> cos(seqLen * dim), sin(seqLen * dim);
   for (int64_t pos = 0; pos < seqLen; ++pos) {
@@ -74,8 +73,7 @@ static Value applyRotary(GraphBuilder &b, const Rotary &rotary, Value x,
   Value x1 = b.slice(h, {0, 0, 0, 0}, {batch, seqLen, heads, half});
   Value x2 = b.slice(h, {0, 0, 0, half}, {batch, seqLen, heads, half});
   Value swapped = b.concat({x2, x1}, 3);
-  Value rotated =
-      b.add(b.mul(h, rotary.cos), b.mul(swapped, rotary.signedSin));
+  Value rotated = b.add(b.mul(h, rotary.cos), b.mul(swapped, rotary.signedSin));
   return b.reshape(rotated, shape);
 }
 

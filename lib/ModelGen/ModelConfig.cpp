@@ -228,8 +228,7 @@ static T5Config readT5(FieldReader &reader, const llvm::json::Object &object) {
 
 /// LlamaConfig / MistralConfig: `isMistral` picks the fields Mistral has.
 static LlamaConfig readLlama(FieldReader &reader,
-                             const llvm::json::Object &object,
-                             bool isMistral) {
+                             const llvm::json::Object &object, bool isMistral) {
   LlamaConfig c;
   c.isMistral = isMistral;
   reader.positive("hidden_size", c.hiddenSize);

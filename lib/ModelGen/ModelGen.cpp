@@ -117,8 +117,7 @@ mlir::ftpipe::resolveShapes(const ModelConfig &config,
     maxPositions = llama->maxPositionEmbeddings;
     positionsField = "max_position_embeddings";
   }
-  bool causalLM =
-      family == ModelFamily::GPT2 || family == ModelFamily::Llama;
+  bool causalLM = family == ModelFamily::GPT2 || family == ModelFamily::Llama;
   if (causalLM && options.withLoss && shapes.seqLen < 2)
     return makeError(config.name +
                      ": the language-modelling loss needs at least 2 "

@@ -161,14 +161,16 @@ static Value t5Block(GraphBuilder &b, const T5Config &c, int64_t index, Value h,
   // T5Block.layer is a ModuleList that the tracer's scope omits.
   {
     auto layer = b.enter("T5LayerSelfAttention", "0", "layer.0");
-    Value normed = rmsNorm(b, "T5LayerNorm", "layer_norm", h, c.layerNormEpsilon);
+    Value normed =
+        rmsNorm(b, "T5LayerNorm", "layer_norm", h, c.layerNormEpsilon);
     AttentionRole role{"SelfAttention", first, !stack.isDecoder};
     h = b.add(h, t5Attention(b, c, role, normed, normed, stack.selfMask,
                              stack.selfBias));
   }
   if (stack.isDecoder) {
     auto layer = b.enter("T5LayerCrossAttention", "1", "layer.1");
-    Value normed = rmsNorm(b, "T5LayerNorm", "layer_norm", h, c.layerNormEpsilon);
+    Value normed =
+        rmsNorm(b, "T5LayerNorm", "layer_norm", h, c.layerNormEpsilon);
     AttentionRole role{"EncDecAttention", false, true};
     h = b.add(h, t5Attention(b, c, role, normed, stack.encoderHidden,
                              stack.crossMask, stack.crossBias));

@@ -132,11 +132,11 @@ TEST(ModelConfigTest, ReadsT5FeedForward) {
 std::string llamaWith(llvm::StringRef key,
                       std::optional<llvm::json::Value> value) {
   llvm::json::Object object{
-      {"model_type", "llama"},         {"hidden_size", 64},
-      {"intermediate_size", 100},      {"num_hidden_layers", 2},
-      {"num_attention_heads", 8},      {"num_key_value_heads", 2},
-      {"vocab_size", 50},              {"max_position_embeddings", 32},
-      {"rms_norm_eps", 1e-6},          {"hidden_act", "silu"},
+      {"model_type", "llama"},    {"hidden_size", 64},
+      {"intermediate_size", 100}, {"num_hidden_layers", 2},
+      {"num_attention_heads", 8}, {"num_key_value_heads", 2},
+      {"vocab_size", 50},         {"max_position_embeddings", 32},
+      {"rms_norm_eps", 1e-6},     {"hidden_act", "silu"},
       {"rope_scaling", nullptr}};
   if (value)
     object[key] = std::move(*value);

@@ -233,12 +233,12 @@ TEST_F(ModelGenTest, ParametersHaveUniqueHFNames) {
         "lm_head.weight"})
     EXPECT_TRUE(findParam(getFunc(*llama), expected)) << expected;
   // Grouped-query attention: 2 key/value heads of 16 for 4 query heads.
-  EXPECT_EQ(cast<RankedTensorType>(
-                findParam(getFunc(*llama),
-                          "model.layers.0.self_attn.v_proj.weight")
-                    .getType())
-                .getShape(),
-            llvm::ArrayRef<int64_t>({32, 64}));
+  EXPECT_EQ(
+      cast<RankedTensorType>(
+          findParam(getFunc(*llama), "model.layers.0.self_attn.v_proj.weight")
+              .getType())
+          .getShape(),
+      llvm::ArrayRef<int64_t>({32, 64}));
 }
 
 TEST_F(ModelGenTest, TiedWeightIsOneArgumentUsedTwice) {
