@@ -87,7 +87,7 @@
 // LLAMA-LABEL: func.func @LlamaForCausalLM(
 // LLAMA: tosa.gather {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/Embedding[embed_tokens]")
 // LLAMA: tosa.mul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]")
-// LLAMA: tosa.const {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/LlamaRotaryEmbedding[rotary_emb]")
+// LLAMA: "tosa.const"() {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/LlamaRotaryEmbedding[rotary_emb]")
 // LLAMA: tosa.rsqrt {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaRMSNorm[input_layernorm]")
 // LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaAttention[self_attn]/Linear[q_proj]")
 // LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaAttention[self_attn]/Linear[k_proj]")
