@@ -68,7 +68,9 @@ def parameters_on_meta():
 
     def register_on_meta(module, name, param):
         register(module, name, param)
-        if param is not None:
+        # A parameter already on meta is kept as it is, so that ties (HF
+        # assigns one Parameter object to two modules) stay one object.
+        if param is not None and not param.is_meta:
             param = module._parameters[name]
             kwargs = dict(param.__dict__, requires_grad=param.requires_grad)
             module._parameters[name] = type(param)(param.to("meta"), **kwargs)
