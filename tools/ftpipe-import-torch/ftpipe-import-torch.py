@@ -264,6 +264,43 @@ def finish_module(module, func_name, params, data_names, root):
         op.erase()
 
 
+def decompose_concats(module):
+    """Rewrites each `tensor.concat` (torch.cat: rotary embeddings) as a
+    `tensor.empty` filled by one `tensor.insert_slice` per operand, the form
+    upstream's decomposition gives: MLIR 19's one-shot bufferization has no
+    model for tensor.concat, so the IR would not lower otherwise."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import tensor
+    concats = []
+
+    def collect(op):
+        if op.name == "tensor.concat":
+            concats.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(collect)
+    for op in concats:
+        result_type = ir.RankedTensorType(op.results[0].type)
+        dim = ir.IntegerAttr(op.attributes["dim"]).value
+        rank = result_type.rank
+        with ir.InsertionPoint(op), op.location:
+            filled = tensor.EmptyOp(result_type.shape,
+                                    result_type.element_type).result
+            offset = 0
+            for operand in op.operands:
+                shape = ir.RankedTensorType(operand.type).shape
+                offsets = [0] * rank
+                offsets[dim] = offset
+                filled = tensor.InsertSliceOp(
+                    operand, filled, [], [], [],
+                    ir.DenseI64ArrayAttr.get(offsets),
+                    ir.DenseI64ArrayAttr.get(shape),
+                    ir.DenseI64ArrayAttr.get([1] * rank)).result
+                offset += shape[dim]
+        op.results[0].replace_all_uses_with(filled)
+        op.erase()
+
+
 def locate_arguments(text, func_name, params, data_names, root):
     """Argument locations: a parameter's is its module's scope, a data
     input's its name (as ftpipe-model-gen writes them)."""
@@ -352,6 +389,7 @@ def main():
 
     finish_module(module, func_name, params, data_names,
                   model if prefix else wrapped)
+    decompose_concats(module)
     text = module.operation.get_asm(enable_debug_info=True)
     text = locate_arguments(text, func_name, params, data_names,
                             model if prefix else wrapped)
