@@ -328,7 +328,8 @@ int main(int argc, char **argv) {
       argc, argv, "FTPipe benchmark: partition the paper's models\n");
   std::vector<std::string> models(modelNames.begin(), modelNames.end());
   if (models.empty())
-    models = {"bert-large-uncased", "gpt2-xl", "t5-3b"};
+    models = {"bert-large-uncased", "gpt2-xl", "t5-3b", "flan-t5-xl",
+              "llama-2-7b"};
 
   DialectRegistry registry;
   registerModelGenDialects(registry);

@@ -16,7 +16,7 @@ hardware="${2:-rtx2080ti-pcie-x8}"
 # FTPipe's own configs fine-tune T5 with Adafactor and BERT/GPT-2 with Adam(W)
 # (docs/FineTuningSetup.md); OPTIMIZER overrides.
 case "$(basename "$model")" in
-  t5*) optimizer="${OPTIMIZER:-adafactor}" ;;
+  t5* | flan-t5*) optimizer="${OPTIMIZER:-adafactor}" ;;
   *) optimizer="${OPTIMIZER:-adam}" ;;
 esac
 

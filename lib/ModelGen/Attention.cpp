@@ -1,8 +1,9 @@
 //===- Attention.cpp - Multi-head attention and masks -----------*- C++ -*-===//
 //
-// Scaled dot-product attention over heads, written once for BERT, GPT-2 and
-// T5 (which differ in their projections, scaling and masks), and the masks
-// HF builds: the extended (additive) padding mask and the causal predicate.
+// Scaled dot-product attention over heads, written once for BERT, GPT-2, T5
+// and LLaMA (which differ in their projections, scaling, masks and key/value
+// heads), and the masks HF builds: the extended (additive) padding mask, the
+// causal predicate and Mistral's sliding window.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,16 +29,23 @@ static Value splitHeads(GraphBuilder &b, Value x, int64_t numHeads,
 
 Value mlir::ftpipe::attention(GraphBuilder &b, Value q, Value k, Value v,
                               int64_t numHeads, double scale, Value causal,
-                              Value bias) {
+                              Value bias, int64_t numKeyValueHeads) {
   llvm::ArrayRef<int64_t> qShape = GraphBuilder::shapeOf(q);
   int64_t batch = qShape[0], queryLen = qShape[1], inner = qShape[2];
   int64_t keyLen = GraphBuilder::shapeOf(k)[1];
   int64_t headDim = inner / numHeads;
+  int64_t kvHeads = numKeyValueHeads ? numKeyValueHeads : numHeads;
+  // Query heads per key/value head. The heads of one group are adjacent, so
+  // [B*nh, Sq, dh] is [B*nkv, group*Sq, dh]: one matmul per key/value head
+  // serves its whole group.
+  int64_t group = numHeads / kvHeads;
 
   // Operands are built one statement at a time so that the op order does
   // not depend on the compiler's argument evaluation order.
   Value queries = splitHeads(b, q, numHeads, false);
-  Value keys = splitHeads(b, k, numHeads, true);
+  if (group > 1)
+    queries = b.reshape(queries, {batch * kvHeads, group * queryLen, headDim});
+  Value keys = splitHeads(b, k, kvHeads, true);
   Value scores = b.matmul(queries, keys);
   scores = b.reshape(scores, {batch, numHeads, queryLen, keyLen});
   if (scale != 1.0)
@@ -48,8 +56,8 @@ Value mlir::ftpipe::attention(GraphBuilder &b, Value q, Value k, Value v,
     scores = b.add(scores, bias);
   Value probs = softmax(b, scores);
 
-  probs = b.reshape(probs, {batch * numHeads, queryLen, keyLen});
-  Value context = b.matmul(probs, splitHeads(b, v, numHeads, false));
+  probs = b.reshape(probs, {batch * kvHeads, group * queryLen, keyLen});
+  Value context = b.matmul(probs, splitHeads(b, v, kvHeads, false));
   context = b.reshape(context, {batch, numHeads, queryLen, headDim});
   context = b.transpose(context, {0, 2, 1, 3});
   return b.reshape(context, {batch, queryLen, inner});
@@ -75,4 +83,15 @@ Value mlir::ftpipe::causalPredicate(GraphBuilder &b, int64_t queryLen,
     rows = b.add(rows, b.scalarI32(keyLen - queryLen, 4));
   Value cols = b.reshape(b.iota(keyLen), {1, 1, 1, keyLen});
   return b.greaterEqual(rows, cols);
+}
+
+Value mlir::ftpipe::slidingWindowPredicate(GraphBuilder &b, int64_t seqLen,
+                                           int64_t window) {
+  // d = i - j; kept iff min(d, window - 1 - d) >= 0.
+  Value rows = b.reshape(b.iota(seqLen), {1, 1, seqLen, 1});
+  Value cols = b.reshape(b.iota(seqLen), {1, 1, 1, seqLen});
+  Value distance = b.sub(rows, cols);
+  Value toEdge =
+      b.sub(b.scalarI32(static_cast<int32_t>(window - 1), 4), distance);
+  return b.greaterEqual(b.minimum(distance, toEdge), b.scalarI32(0, 4));
 }

@@ -1,8 +1,8 @@
 //===- FamilyBuilders.h - One builder per model family ----------*- C++ -*-===//
 //
-// Entry points of BertBuilder.cpp, GPT2Builder.cpp and T5Builder.cpp. Each
-// adds the family's data inputs, builds the model under its module scopes
-// and ends the function.
+// Entry points of BertBuilder.cpp, GPT2Builder.cpp, T5Builder.cpp and
+// LlamaBuilder.cpp. Each adds the family's data inputs, builds the model under
+// its module scopes and ends the function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +17,12 @@ namespace mlir {
 namespace ftpipe {
 
 /// The class name of the top module, which is also the function's name:
-/// e.g. BertForQuestionAnswering, or BertModel without a head.
+/// e.g. BertForQuestionAnswering, or BertModel without a head. The LLaMA
+/// family's is Llama's (see the ModelConfig overload for Mistral's).
 llvm::StringRef getTopModuleName(ModelFamily family, ModelHead head);
+
+/// Same for a config: MistralForCausalLM for `model_type` mistral.
+llvm::StringRef getTopModuleName(const ModelConfig &config, ModelHead head);
 
 /// BertForQuestionAnswering (or BertModel): inputs input_ids,
 /// attention_mask, token_type_ids [B, S] (+ start_positions, end_positions
@@ -37,6 +41,12 @@ void buildGPT2(GraphBuilder &b, const GPT2Config &config,
 /// [B, Sd, V], the decoder's hidden state or the loss.
 void buildT5(GraphBuilder &b, const T5Config &config,
              const ResolvedShapes &shapes, const ModelGenOptions &options);
+
+/// LlamaForCausalLM / MistralForCausalLM (or LlamaModel / MistralModel):
+/// inputs input_ids, attention_mask [B, S] (+ labels [B, S]); returns
+/// logits [B, S, V], the hidden state or the loss.
+void buildLlama(GraphBuilder &b, const LlamaConfig &config,
+                const ResolvedShapes &shapes, const ModelGenOptions &options);
 
 } // namespace ftpipe
 } // namespace mlir

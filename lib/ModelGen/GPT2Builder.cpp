@@ -96,12 +96,5 @@ void mlir::ftpipe::buildGPT2(GraphBuilder &b, const GPT2Config &c,
     b.finish(logits);
     return;
   }
-  // Token t predicts label t + 1.
-  int64_t predicted = batch * (seqLen - 1);
-  Value shiftedLogits =
-      b.reshape(b.slice(logits, {0, 0, 0}, {batch, seqLen - 1, c.vocabSize}),
-                {predicted, c.vocabSize});
-  Value shiftedLabels =
-      b.reshape(b.slice(labels, {0, 1}, {batch, seqLen - 1}), {predicted});
-  b.finish(crossEntropy(b, shiftedLogits, shiftedLabels, -100));
+  b.finish(causalLMLoss(b, logits, labels));
 }

@@ -116,6 +116,19 @@ Value GraphBuilder::splat(double value, llvm::ArrayRef<int64_t> shape) {
   return builder.create<tosa::ConstOp>(currentLoc, type, attr);
 }
 
+Value GraphBuilder::constFloat(llvm::ArrayRef<float> values,
+                               llvm::ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, floatType);
+  DenseElementsAttr attr;
+  if (floatType.isF32()) {
+    attr = DenseElementsAttr::get(type, values);
+  } else {
+    llvm::SmallVector<double> wide(values.begin(), values.end());
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<double>(wide));
+  }
+  return builder.create<tosa::ConstOp>(currentLoc, type, attr);
+}
+
 Value GraphBuilder::scalar(double value, int64_t rank) {
   return splat(value, llvm::SmallVector<int64_t>(rank, 1));
 }
@@ -188,6 +201,16 @@ Value GraphBuilder::gather(Value values, Value indices) {
   assert(v.size() == 3 && i.size() == 2 && v[0] == i[0] && "bad gather");
   auto type = RankedTensorType::get({v[0], i[1], v[2]}, elementTypeOf(values));
   return builder.create<tosa::GatherOp>(currentLoc, type, values, indices);
+}
+
+Value GraphBuilder::concat(ValueRange values, int32_t axis) {
+  llvm::SmallVector<int64_t> shape(shapeOf(values.front()));
+  shape[axis] = 0;
+  for (Value value : values)
+    shape[axis] += shapeOf(value)[axis];
+  auto type = RankedTensorType::get(shape, elementTypeOf(values.front()));
+  return builder.create<tosa::ConcatOp>(currentLoc, type, values,
+                                        builder.getI32IntegerAttr(axis));
 }
 
 //===----------------------------------------------------------------------===//
@@ -268,6 +291,9 @@ Value GraphBuilder::rsqrt(Value value) {
 }
 Value GraphBuilder::reciprocal(Value value) {
   return createUnary<tosa::ReciprocalOp>(value);
+}
+Value GraphBuilder::sigmoid(Value value) {
+  return createUnary<tosa::SigmoidOp>(value);
 }
 
 //===----------------------------------------------------------------------===//

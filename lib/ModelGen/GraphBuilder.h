@@ -80,6 +80,8 @@ public:
   // Constants, all in the current scope.
   /// A float tensor of `shape` filled with `value`.
   Value splat(double value, llvm::ArrayRef<int64_t> shape);
+  /// A float tensor of `shape` holding `values` (row-major).
+  Value constFloat(llvm::ArrayRef<float> values, llvm::ArrayRef<int64_t> shape);
   /// A float tensor of rank `rank`, all dimensions 1, holding `value`.
   Value scalar(double value, int64_t rank);
   /// An i32 tensor of rank `rank`, all dimensions 1, holding `value`.
@@ -99,6 +101,8 @@ public:
   Value convert(Value value, Type elementType);
   /// tosa.gather: values [N,K,C], indices [N,W] (i32) -> [N,W,C].
   Value gather(Value values, Value indices);
+  /// tosa.concat of equal-rank tensors along `axis`.
+  Value concat(ValueRange values, int32_t axis);
 
   // Elementwise with broadcasting over equal ranks.
   Value add(Value lhs, Value rhs);
@@ -118,6 +122,7 @@ public:
   Value erf(Value value);
   Value rsqrt(Value value);
   Value reciprocal(Value value);
+  Value sigmoid(Value value);
 
   // Reductions (the axis is kept with size 1, as TOSA does).
   Value reduceSum(Value value, int32_t axis);

@@ -110,7 +110,7 @@ Value mlir::ftpipe::positionEmbedding(GraphBuilder &b, llvm::StringRef attrName,
 }
 
 /// x * rsqrt(mean_last(v) + eps) where `v` is what the variance is taken
-/// of; shared by LayerNorm (centred) and T5LayerNorm (raw).
+/// of; shared by LayerNorm (centred) and the RMS norms (raw).
 static Value normalize(GraphBuilder &b, Value x, double eps) {
   llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(x);
   int64_t rank = shape.size();
@@ -135,9 +135,9 @@ Value mlir::ftpipe::layerNorm(GraphBuilder &b, llvm::StringRef attrName,
   return b.add(y, broadcastVector(b, bias, rank));
 }
 
-Value mlir::ftpipe::t5LayerNorm(GraphBuilder &b, llvm::StringRef attrName,
-                                Value x, double eps) {
-  auto scope = b.enter("T5LayerNorm", attrName);
+Value mlir::ftpipe::rmsNorm(GraphBuilder &b, llvm::StringRef moduleType,
+                            llvm::StringRef attrName, Value x, double eps) {
+  auto scope = b.enter(moduleType, attrName);
   llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(x);
   Value weight = b.addParam("weight", {shape.back()});
   Value y = normalize(b, x, eps);
@@ -168,6 +168,10 @@ Value mlir::ftpipe::activation(GraphBuilder &b, Activation kind,
     // tosa.clamp takes only f32 bounds; maximum works for f32 and f64.
     auto scope = b.enter("ReLU", attrName);
     return b.maximum(x, b.scalar(0.0, rank));
+  }
+  case Activation::Silu: {
+    auto scope = b.enter("SiLUActivation", attrName);
+    return b.mul(x, b.sigmoid(x));
   }
   }
   llvm_unreachable("unknown activation");

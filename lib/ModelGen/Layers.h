@@ -1,11 +1,12 @@
 //===- Layers.h - Transformer building blocks for model IR ------*- C++ -*-===//
 //
-// The layers the three families share, written once on top of GraphBuilder:
-// linear maps (nn.Linear and GPT-2's Conv1D), embeddings, LayerNorm and T5's
-// RMS norm, activations, softmax, attention and the cross-entropy loss. A
-// function that takes an `attrName` is a module: it enters its own scope
-// (e.g. "Linear[query]") and creates its weights there; the others are
-// functional and use the caller's scope, as the tracer records them.
+// The layers the families share, written once on top of GraphBuilder:
+// linear maps (nn.Linear and GPT-2's Conv1D), embeddings, LayerNorm and the
+// RMS norm of T5 and LLaMA, activations, softmax, attention and the
+// cross-entropy loss. A function that takes an `attrName` is a module: it
+// enters its own scope (e.g. "Linear[query]") and creates its weights there;
+// the others are functional and use the caller's scope, as the tracer records
+// them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,9 +52,10 @@ Value embeddingLookup(GraphBuilder &b, Value table, Value ids);
 /// nn.LayerNorm over the last axis, with weight and bias.
 Value layerNorm(GraphBuilder &b, llvm::StringRef attrName, Value x, double eps);
 
-/// T5LayerNorm: x * rsqrt(mean(x^2) + eps) * weight; no mean, no bias.
-Value t5LayerNorm(GraphBuilder &b, llvm::StringRef attrName, Value x,
-                  double eps);
+/// An RMS norm module of class `moduleType` (T5LayerNorm, LlamaRMSNorm,
+/// MistralRMSNorm): weight * (x * rsqrt(mean(x^2) + eps)); no mean, no bias.
+Value rmsNorm(GraphBuilder &b, llvm::StringRef moduleType,
+              llvm::StringRef attrName, Value x, double eps);
 
 /// The activation modules of the three families.
 enum class Activation {
@@ -63,6 +65,8 @@ enum class Activation {
   GeluTanh,
   /// ReLU (T5 v1.0).
   Relu,
+  /// SiLU, x * sigmoid(x) (the LLaMA family's SwiGLU, T5 "gated-silu").
+  Silu,
 };
 
 /// Applies `kind` as module `attrName` of its class.
@@ -77,12 +81,16 @@ Value activation(GraphBuilder &b, Activation kind, llvm::StringRef attrName,
 Value softmax(GraphBuilder &b, Value x);
 
 /// softmax(scale * q k^T [causal] + bias) v for q [B, Sq, nh*dh] and
-/// k, v [B, Sk, nh*dh] -> [B, Sq, nh*dh]. `scale` 1.0 emits no multiply (T5);
-/// `causal` (i1, broadcastable to [B, nh, Sq, Sk]) keeps a score where true
-/// and puts the lowest float elsewhere (GPT-2's torch.where); `bias` is
+/// k, v [B, Sk, nkv*dh] -> [B, Sq, nh*dh]. `scale` 1.0 emits no multiply
+/// (T5); `causal` (i1, broadcastable to [B, nh, Sq, Sk]) keeps a score where
+/// true and puts the lowest float elsewhere (GPT-2's torch.where); `bias` is
 /// added (masks, T5's position bias). Either may be null.
+/// `numKeyValueHeads` (0: `numHeads`) below `numHeads` is grouped-query
+/// attention: query head h reads key/value head h / (nh / nkv), as HF's
+/// repeat_kv, without copying keys and values.
 Value attention(GraphBuilder &b, Value q, Value k, Value v, int64_t numHeads,
-                double scale, Value causal, Value bias);
+                double scale, Value causal, Value bias,
+                int64_t numKeyValueHeads = 0);
 
 /// (1 - keep) * lowest for `keep` (i1 or an integer of ones and zeros) ->
 /// float of the same shape: 0 where kept, the lowest float where masked.
@@ -96,10 +104,19 @@ Value extendedAttentionMask(GraphBuilder &b, Value mask);
 /// j <= i + Sk - Sq.
 Value causalPredicate(GraphBuilder &b, int64_t queryLen, int64_t keyLen);
 
+/// The sliding-window causal predicate i1 [1, 1, S, S] (Mistral): query i
+/// sees key j iff 0 <= i - j < window.
+Value slidingWindowPredicate(GraphBuilder &b, int64_t seqLen, int64_t window);
+
 /// Mean cross-entropy of `logits` [N, C] against i32 `labels` [N], skipping
 /// labels equal to `ignoreIndex` (HF's CrossEntropyLoss) -> rank-0 tensor.
 Value crossEntropy(GraphBuilder &b, Value logits, Value labels,
                    int32_t ignoreIndex);
+
+/// A causal language model's loss: logits [B, S, V] at token t against the
+/// i32 labels [B, S] at t + 1, ignoring -100 (HF's GPT-2 and
+/// ForCausalLMLoss) -> rank-0 tensor.
+Value causalLMLoss(GraphBuilder &b, Value logits, Value labels);
 
 } // namespace ftpipe
 } // namespace mlir

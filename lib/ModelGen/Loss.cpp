@@ -1,8 +1,9 @@
 //===- Loss.cpp - Cross-entropy loss ----------------------------*- C++ -*-===//
 //
-// HF's CrossEntropyLoss (mean over the labels that are not `ignore_index`),
-// where a training graph ends: log-sum-exp minus the label's logit, picked
-// with tosa.gather so no one-hot tensor of the vocabulary's size is built.
+// HF's CrossEntropyLoss (mean over the labels that are not `ignore_index`)
+// and the causal LMs' shifted version of it, where a training graph ends:
+// log-sum-exp minus the label's logit, picked with tosa.gather so no one-hot
+// tensor of the vocabulary's size is built.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,4 +30,17 @@ Value mlir::ftpipe::crossEntropy(GraphBuilder &b, Value logits, Value labels,
   Value total = b.reduceSum(nll, 0);
   Value count = b.reduceSum(b.convert(valid, b.getFloatType()), 0);
   return b.reshape(b.mul(total, b.reciprocal(count)), {});
+}
+
+Value mlir::ftpipe::causalLMLoss(GraphBuilder &b, Value logits, Value labels) {
+  llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(logits);
+  int64_t batch = shape[0], seqLen = shape[1], vocab = shape[2];
+  // Token t predicts label t + 1.
+  int64_t predicted = batch * (seqLen - 1);
+  Value shiftedLogits =
+      b.reshape(b.slice(logits, {0, 0, 0}, {batch, seqLen - 1, vocab}),
+                {predicted, vocab});
+  Value shiftedLabels =
+      b.reshape(b.slice(labels, {0, 1}, {batch, seqLen - 1}), {predicted});
+  return crossEntropy(b, shiftedLogits, shiftedLabels, -100);
 }

@@ -11,6 +11,7 @@
 #include "FTPipe/Partition/InputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -161,6 +162,49 @@ static GPT2Config readGPT2(FieldReader &reader) {
   return c;
 }
 
+/// The activations T5's feed-forward can use, by HF name.
+static std::optional<T5Activation> parseT5Activation(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<T5Activation>>(name)
+      .Case("relu", T5Activation::Relu)
+      .Case("gelu", T5Activation::Gelu)
+      .Case("gelu_new", T5Activation::GeluNew)
+      .Case("silu", T5Activation::Silu)
+      .Default(std::nullopt);
+}
+
+/// HF's `T5Config` reading of the feed-forward: `feed_forward_proj` is "ACT"
+/// or "gated-ACT" ("gated-gelu" means the tanh GELU, gelu_new); then, as
+/// HF sets a config's extra fields last, `dense_act_fn` and `is_gated_act`
+/// override it when present (Flan-T5's configs carry both).
+static void readT5FeedForward(FieldReader &reader,
+                              const llvm::json::Object &object, T5Config &c) {
+  if (const llvm::json::Value *value = object.get("feed_forward_proj")) {
+    std::optional<llvm::StringRef> proj = value->getAsString();
+    if (!proj)
+      return reader.fail("field 'feed_forward_proj' must be a string");
+    llvm::StringRef act = *proj;
+    c.isGatedAct = act.consume_front("gated-");
+    std::optional<T5Activation> kind =
+        *proj == "gated-gelu" ? T5Activation::GeluNew : parseT5Activation(act);
+    if (!kind)
+      return reader.fail(llvm::formatv(
+          "feed_forward_proj '{0}' is not supported (expected 'relu', "
+          "'gelu', 'gelu_new' or 'silu', optionally with 'gated-' in front)",
+          *proj));
+    c.denseActFn = *kind;
+  }
+  if (const llvm::json::Value *value = object.get("dense_act_fn")) {
+    std::optional<llvm::StringRef> name = value->getAsString();
+    std::optional<T5Activation> kind =
+        name ? parseT5Activation(*name) : std::nullopt;
+    if (!kind)
+      return reader.fail("field 'dense_act_fn' must be 'relu', 'gelu', "
+                         "'gelu_new' or 'silu'");
+    c.denseActFn = *kind;
+  }
+  reader.optionalBool("is_gated_act", c.isGatedAct);
+}
+
 static T5Config readT5(FieldReader &reader, const llvm::json::Object &object) {
   T5Config c;
   reader.positive("d_model", c.dModel);
@@ -191,13 +235,60 @@ static T5Config readT5(FieldReader &reader, const llvm::json::Object &object) {
                               "'relative_attention_num_buckets' ({1})",
                               c.relativeAttentionMaxDistance,
                               c.relativeAttentionNumBuckets));
-  if (std::optional<llvm::StringRef> proj =
-          object.getString("feed_forward_proj")) {
-    if (*proj != "relu")
-      reader.fail(llvm::formatv("feed_forward_proj '{0}' is not supported "
-                                "(T5 v1.0 uses 'relu')",
-                                *proj));
+  readT5FeedForward(reader, object, c);
+  return c;
+}
+
+/// LlamaConfig / MistralConfig: `isMistral` picks the fields Mistral has.
+static LlamaConfig readLlama(FieldReader &reader,
+                             const llvm::json::Object &object, bool isMistral) {
+  LlamaConfig c;
+  c.isMistral = isMistral;
+  reader.positive("hidden_size", c.hiddenSize);
+  reader.positive("intermediate_size", c.intermediateSize);
+  reader.positive("num_hidden_layers", c.numHiddenLayers);
+  reader.positive("num_attention_heads", c.numAttentionHeads);
+  reader.positive("vocab_size", c.vocabSize);
+  reader.positive("max_position_embeddings", c.maxPositionEmbeddings);
+  reader.positiveNumber("rms_norm_eps", c.rmsNormEps);
+  c.numKeyValueHeads = c.numAttentionHeads;
+  reader.optionalPositive("num_key_value_heads", c.numKeyValueHeads);
+  if (!reader.failed && c.hiddenSize % c.numAttentionHeads == 0)
+    c.headDim = c.hiddenSize / c.numAttentionHeads;
+  reader.optionalPositive("head_dim", c.headDim);
+  if (const llvm::json::Value *theta = object.get("rope_theta");
+      theta && theta->kind() != llvm::json::Value::Null)
+    reader.positiveNumber("rope_theta", c.ropeTheta);
+  reader.optionalBool("tie_word_embeddings", c.tieWordEmbeddings);
+  if (isMistral) {
+    reader.optionalPositive("sliding_window", c.slidingWindow);
+  } else {
+    reader.optionalBool("attention_bias", c.attentionBias);
+    reader.optionalBool("mlp_bias", c.mlpBias);
   }
+  if (reader.failed)
+    return c;
+  if (c.headDim == 0)
+    reader.fail(llvm::formatv(
+        "'hidden_size' ({0}) is not divisible by 'num_attention_heads' ({1}) "
+        "and 'head_dim' is not given",
+        c.hiddenSize, c.numAttentionHeads));
+  else if (c.headDim % 2 != 0)
+    reader.fail(llvm::formatv(
+        "the head size ({0}) must be even for rotary embeddings", c.headDim));
+  checkDivisible(reader, "num_attention_heads", c.numAttentionHeads,
+                 "num_key_value_heads", c.numKeyValueHeads);
+  std::optional<llvm::StringRef> act = object.getString("hidden_act");
+  if (act && *act != "silu")
+    reader.fail(llvm::formatv(
+        "hidden_act '{0}' is not supported (the LLaMA family uses 'silu')",
+        *act));
+  // Scaled rotary embeddings (linear, dynamic, YaRN, Llama 3's) change the
+  // frequencies; only the plain ones are built.
+  const llvm::json::Value *scaling = object.get("rope_scaling");
+  if (scaling && scaling->kind() != llvm::json::Value::Null)
+    reader.fail("field 'rope_scaling' is not supported (only plain rotary "
+                "embeddings; set it to null)");
   return c;
 }
 
@@ -241,7 +332,8 @@ mlir::ftpipe::parseModelConfig(llvm::StringRef jsonText, llvm::StringRef name) {
   std::optional<llvm::StringRef> modelType = object->getString("model_type");
   if (!modelType)
     return makeError(name + ": field 'model_type' is missing (expected "
-                            "\"bert\", \"gpt2\" or \"t5\")");
+                            "\"bert\", \"gpt2\", \"t5\", \"llama\" or "
+                            "\"mistral\")");
   FieldReader reader(*object, name);
   if (*modelType == "bert")
     config.family = readBert(reader);
@@ -249,10 +341,12 @@ mlir::ftpipe::parseModelConfig(llvm::StringRef jsonText, llvm::StringRef name) {
     config.family = readGPT2(reader);
   else if (*modelType == "t5")
     config.family = readT5(reader, *object);
+  else if (*modelType == "llama" || *modelType == "mistral")
+    config.family = readLlama(reader, *object, *modelType == "mistral");
   else
     return makeError(name + ": model_type '" + *modelType +
-                     "' is not supported (expected \"bert\", \"gpt2\" or "
-                     "\"t5\")");
+                     "' is not supported (expected \"bert\", \"gpt2\", "
+                     "\"t5\", \"llama\" or \"mistral\")");
   config.shapes = readShapes(reader, *object);
   if (reader.failed)
     return makeError(reader.error);

@@ -32,8 +32,18 @@ llvm::StringRef mlir::ftpipe::getTopModuleName(ModelFamily family,
     return task ? "GPT2LMHeadModel" : "GPT2Model";
   case ModelFamily::T5:
     return task ? "T5ForConditionalGeneration" : "T5Model";
+  case ModelFamily::Llama:
+    return task ? "LlamaForCausalLM" : "LlamaModel";
   }
   llvm_unreachable("unknown model family");
+}
+
+llvm::StringRef mlir::ftpipe::getTopModuleName(const ModelConfig &config,
+                                               ModelHead head) {
+  const auto *llama = std::get_if<LlamaConfig>(&config.family);
+  if (llama && llama->isMistral)
+    return head == ModelHead::Task ? "MistralForCausalLM" : "MistralModel";
+  return getTopModuleName(config.getFamily(), head);
 }
 
 static llvm::Error makeError(const llvm::Twine &message) {
@@ -41,7 +51,8 @@ static llvm::Error makeError(const llvm::Twine &message) {
 }
 
 /// Family defaults: BERT-large on SQuAD (384 tokens), GPT-2 at its full
-/// context, T5-3B as in the FTPipe paper (512 -> 4 tokens, micro-batch 4).
+/// context, T5-3B as in the FTPipe paper (512 -> 4 tokens, micro-batch 4),
+/// the LLaMA family at 2048 tokens (a common instruction-tuning length).
 static ResolvedShapes familyDefaults(ModelFamily family) {
   switch (family) {
   case ModelFamily::Bert:
@@ -50,6 +61,8 @@ static ResolvedShapes familyDefaults(ModelFamily family) {
     return {1, 1024, 0};
   case ModelFamily::T5:
     return {4, 512, 4};
+  case ModelFamily::Llama:
+    return {1, 2048, 0};
   }
   llvm_unreachable("unknown model family");
 }
@@ -100,11 +113,15 @@ mlir::ftpipe::resolveShapes(const ModelConfig &config,
   } else if (const auto *gpt2 = std::get_if<GPT2Config>(&config.family)) {
     maxPositions = gpt2->nPositions;
     positionsField = "n_positions";
-    if (options.withLoss && shapes.seqLen < 2)
-      return makeError(config.name +
-                       ": the language-modelling loss needs at least 2 "
-                       "tokens per sequence");
+  } else if (const auto *llama = std::get_if<LlamaConfig>(&config.family)) {
+    maxPositions = llama->maxPositionEmbeddings;
+    positionsField = "max_position_embeddings";
   }
+  bool causalLM = family == ModelFamily::GPT2 || family == ModelFamily::Llama;
+  if (causalLM && options.withLoss && shapes.seqLen < 2)
+    return makeError(config.name +
+                     ": the language-modelling loss needs at least 2 "
+                     "tokens per sequence");
   if (maxPositions > 0 && shapes.seqLen > maxPositions)
     return makeError(llvm::formatv("{0}: sequence length {1} exceeds '{2}' "
                                    "({3})",
@@ -124,7 +141,7 @@ mlir::ftpipe::generateModel(MLIRContext &context, const ModelConfig &config,
       .loadDialect<func::FuncDialect, tosa::TosaDialect, tensor::TensorDialect,
                    arith::ArithDialect, FTPipeDialect>();
 
-  llvm::StringRef top = getTopModuleName(config.getFamily(), options.head);
+  llvm::StringRef top = getTopModuleName(config, options.head);
   Location loc = NameLoc::get(StringAttr::get(&context, top));
   // The module's location names the config, so that errors located at the
   // module of generated IR say which model they are about.
@@ -144,8 +161,10 @@ mlir::ftpipe::generateModel(MLIRContext &context, const ModelConfig &config,
     buildBert(graph, *bert, *shapes, options);
   else if (const auto *gpt2 = std::get_if<GPT2Config>(&config.family))
     buildGPT2(graph, *gpt2, *shapes, options);
+  else if (const auto *t5 = std::get_if<T5Config>(&config.family))
+    buildT5(graph, *t5, *shapes, options);
   else
-    buildT5(graph, std::get<T5Config>(config.family), *shapes, options);
+    buildLlama(graph, std::get<LlamaConfig>(config.family), *shapes, options);
 
   // A failure here is a bug of the builders, not of the user's config.
   if (failed(verify(*module)))

@@ -39,7 +39,7 @@ static uint64_t gpt2Params(const GPT2Config &c, bool withHead) {
 static uint64_t t5Params(const T5Config &c, bool withHead) {
   uint64_t d = c.dModel, inner = c.numHeads * c.dKv, ff = c.dFf;
   uint64_t attention = 4 * d * inner;
-  uint64_t feedForward = 2 * d * ff;
+  uint64_t feedForward = (c.isGatedAct ? 3 : 2) * d * ff;
   uint64_t positionBias = c.relativeAttentionNumBuckets * c.numHeads;
   uint64_t encoderBlock = attention + feedForward + 2 * d;
   uint64_t decoderBlock = 2 * attention + feedForward + 3 * d;
@@ -49,11 +49,27 @@ static uint64_t t5Params(const T5Config &c, bool withHead) {
   return c.vocabSize * d + encoder + decoder + head;
 }
 
+static uint64_t llamaParams(const LlamaConfig &c, bool withHead) {
+  uint64_t h = c.hiddenSize, inter = c.intermediateSize;
+  uint64_t qWidth = c.numAttentionHeads * c.headDim;
+  uint64_t kvWidth = c.numKeyValueHeads * c.headDim;
+  uint64_t attention = linearParams(h, qWidth, c.attentionBias) +
+                       2 * linearParams(h, kvWidth, c.attentionBias) +
+                       linearParams(qWidth, h, c.attentionBias);
+  uint64_t mlp =
+      2 * linearParams(h, inter, c.mlpBias) + linearParams(inter, h, c.mlpBias);
+  uint64_t layer = attention + mlp + 2 * h;
+  uint64_t head = withHead && !c.tieWordEmbeddings ? c.vocabSize * h : 0;
+  return c.vocabSize * h + c.numHiddenLayers * layer + h + head;
+}
+
 uint64_t mlir::ftpipe::computeParameterCount(const ModelConfig &config,
                                              bool withHead) {
   if (const auto *bert = std::get_if<BertConfig>(&config.family))
     return bertParams(*bert, withHead);
   if (const auto *gpt2 = std::get_if<GPT2Config>(&config.family))
     return gpt2Params(*gpt2, withHead);
-  return t5Params(std::get<T5Config>(config.family), withHead);
+  if (const auto *t5 = std::get_if<T5Config>(&config.family))
+    return t5Params(*t5, withHead);
+  return llamaParams(std::get<LlamaConfig>(config.family), withHead);
 }

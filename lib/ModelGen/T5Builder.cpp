@@ -1,12 +1,13 @@
-//===- T5Builder.cpp - T5 v1.0 with its tied LM head ------------*- C++ -*-===//
+//===- T5Builder.cpp - T5 v1.0, v1.1 and Flan-T5 ----------------*- C++ -*-===//
 //
-// T5ForConditionalGeneration as in HF transformers (v1.0): one `shared`
-// embedding for both stacks and the LM head (whose input is scaled by
-// d_model^-0.5), T5LayerNorm (RMS, no bias), bias-free linears, unscaled
-// attention, a ReLU feed-forward, cross-attention in the decoder, and the
-// relative position bias: computed by the first block of each stack (with
-// the attention mask folded in) and reused by all the others. Dropout is the
-// identity here.
+// T5ForConditionalGeneration as in HF transformers: one `shared` embedding
+// for both stacks and, when tied (v1.0), the LM head (whose input is then
+// scaled by d_model^-0.5; v1.1 and Flan-T5 have their own `lm_head`),
+// T5LayerNorm (RMS, no bias), bias-free linears, unscaled attention, a ReLU
+// (v1.0) or gated GELU (v1.1, Flan-T5) feed-forward, cross-attention in the
+// decoder, and the relative position bias: computed by the first block of
+// each stack (with the attention mask folded in) and reused by all the
+// others. Dropout is the identity here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,6 +123,37 @@ struct StackState {
 };
 } // namespace
 
+/// The feed-forward module (attribute `DenseReluDense` whatever the
+/// activation, as in HF): T5DenseActDense, act(wi x) -> wo, or
+/// T5DenseGatedActDense, act(wi_0 x) * (wi_1 x) -> wo.
+static Value t5FeedForward(GraphBuilder &b, const T5Config &c, Value x) {
+  Activation act = Activation::Relu;
+  switch (c.denseActFn) {
+  case T5Activation::Relu:
+    act = Activation::Relu;
+    break;
+  case T5Activation::Gelu:
+    act = Activation::Gelu;
+    break;
+  case T5Activation::GeluNew:
+    act = Activation::GeluTanh;
+    break;
+  case T5Activation::Silu:
+    act = Activation::Silu;
+    break;
+  }
+  if (!c.isGatedAct) {
+    auto dense = b.enter("T5DenseActDense", "DenseReluDense");
+    x = linear(b, "wi", x, c.dFf, false);
+    x = activation(b, act, "act", x);
+    return linear(b, "wo", x, c.dModel, false);
+  }
+  auto dense = b.enter("T5DenseGatedActDense", "DenseReluDense");
+  Value gate = activation(b, act, "act", linear(b, "wi_0", x, c.dFf, false));
+  Value up = linear(b, "wi_1", x, c.dFf, false);
+  return linear(b, "wo", b.mul(gate, up), c.dModel, false);
+}
+
 static Value t5Block(GraphBuilder &b, const T5Config &c, int64_t index, Value h,
                      StackState &stack) {
   auto scope = b.enter("T5Block", index);
@@ -129,27 +161,24 @@ static Value t5Block(GraphBuilder &b, const T5Config &c, int64_t index, Value h,
   // T5Block.layer is a ModuleList that the tracer's scope omits.
   {
     auto layer = b.enter("T5LayerSelfAttention", "0", "layer.0");
-    Value normed = t5LayerNorm(b, "layer_norm", h, c.layerNormEpsilon);
+    Value normed =
+        rmsNorm(b, "T5LayerNorm", "layer_norm", h, c.layerNormEpsilon);
     AttentionRole role{"SelfAttention", first, !stack.isDecoder};
     h = b.add(h, t5Attention(b, c, role, normed, normed, stack.selfMask,
                              stack.selfBias));
   }
   if (stack.isDecoder) {
     auto layer = b.enter("T5LayerCrossAttention", "1", "layer.1");
-    Value normed = t5LayerNorm(b, "layer_norm", h, c.layerNormEpsilon);
+    Value normed =
+        rmsNorm(b, "T5LayerNorm", "layer_norm", h, c.layerNormEpsilon);
     AttentionRole role{"EncDecAttention", false, true};
     h = b.add(h, t5Attention(b, c, role, normed, stack.encoderHidden,
                              stack.crossMask, stack.crossBias));
   }
   std::string ff = stack.isDecoder ? "2" : "1";
   auto layer = b.enter("T5LayerFF", ff, "layer." + ff);
-  Value x = t5LayerNorm(b, "layer_norm", h, c.layerNormEpsilon);
-  {
-    auto dense = b.enter("T5DenseActDense", "DenseReluDense");
-    x = linear(b, "wi", x, c.dFf, false);
-    x = activation(b, Activation::Relu, "act", x);
-    x = linear(b, "wo", x, c.dModel, false);
-  }
+  Value x = rmsNorm(b, "T5LayerNorm", "layer_norm", h, c.layerNormEpsilon);
+  x = t5FeedForward(b, c, x);
   return b.add(h, x);
 }
 
@@ -181,7 +210,7 @@ static Value t5Stack(GraphBuilder &b, const T5Config &c, Value shared,
     for (int64_t i = 0; i < numBlocks; ++i)
       h = t5Block(b, c, i, h, stack);
   }
-  return t5LayerNorm(b, "final_layer_norm", h, c.layerNormEpsilon);
+  return rmsNorm(b, "T5LayerNorm", "final_layer_norm", h, c.layerNormEpsilon);
 }
 
 void mlir::ftpipe::buildT5(GraphBuilder &b, const T5Config &c,

@@ -14,6 +14,12 @@
 // RUN: ftpipe-model-gen t5-tiny --quiet \
 // RUN:   | mlir-opt --pass-pipeline="builtin.module(tosa-validate{profile=mi level=8k strict-op-spec-alignment},func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor))" \
 // RUN:   | FileCheck %s --check-prefix=LINALG --implicit-check-not=tosa.
+// RUN: ftpipe-model-gen flan-t5-tiny --loss --quiet \
+// RUN:   | mlir-opt --pass-pipeline="builtin.module(tosa-validate{profile=mi level=8k strict-op-spec-alignment},func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor))" \
+// RUN:   | FileCheck %s --check-prefix=LINALG --implicit-check-not=tosa.
+// RUN: ftpipe-model-gen llama-tiny --loss --quiet \
+// RUN:   | mlir-opt --pass-pipeline="builtin.module(tosa-validate{profile=mi level=8k strict-op-spec-alignment},func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,tosa-to-tensor))" \
+// RUN:   | FileCheck %s --check-prefix=LINALG --implicit-check-not=tosa.
 // LINALG: func.func
 // LINALG: linalg.batch_matmul
 // LINALG: return

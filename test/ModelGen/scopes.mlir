@@ -11,6 +11,12 @@
 // RUN: ftpipe-model-gen t5-tiny --quiet \
 // RUN:   | ftpipe-opt --mlir-print-debuginfo --mlir-print-local-scope \
 // RUN:   | FileCheck %s --check-prefix=T5 --implicit-check-not="loc(unknown)"
+// RUN: ftpipe-model-gen flan-t5-tiny --quiet \
+// RUN:   | ftpipe-opt --mlir-print-debuginfo --mlir-print-local-scope \
+// RUN:   | FileCheck %s --check-prefix=FLAN --implicit-check-not="loc(unknown)"
+// RUN: ftpipe-model-gen llama-tiny --loss --quiet \
+// RUN:   | ftpipe-opt --mlir-print-debuginfo --mlir-print-local-scope \
+// RUN:   | FileCheck %s --check-prefix=LLAMA --implicit-check-not="loc(unknown)"
 
 // BERT-LABEL: func.func @BertForQuestionAnswering(
 // BERT: tosa.gather {{.*}} loc("BertForQuestionAnswering/BertModel[bert]/BertEmbeddings[embeddings]/Embedding[word_embeddings]")
@@ -66,3 +72,39 @@
 // T5: tosa.rsqrt {{.*}} loc("T5ForConditionalGeneration/T5Stack[decoder]/T5LayerNorm[final_layer_norm]")
 // T5: tosa.matmul {{.*}} loc("T5ForConditionalGeneration/Linear[lm_head]")
 // T5: return {{.*}} loc("T5ForConditionalGeneration")
+
+// FLAN-LABEL: func.func @T5ForConditionalGeneration(
+// FLAN: tosa.matmul {{.*}} loc("T5ForConditionalGeneration/T5Stack[encoder]/ModuleList[block]/T5Block[0]/T5LayerFF[1]/T5DenseGatedActDense[DenseReluDense]/Linear[wi_0]")
+// FLAN: tosa.tanh {{.*}} loc("T5ForConditionalGeneration/T5Stack[encoder]/ModuleList[block]/T5Block[0]/T5LayerFF[1]/T5DenseGatedActDense[DenseReluDense]/NewGELUActivation[act]")
+// FLAN: tosa.matmul {{.*}} loc("T5ForConditionalGeneration/T5Stack[encoder]/ModuleList[block]/T5Block[0]/T5LayerFF[1]/T5DenseGatedActDense[DenseReluDense]/Linear[wi_1]")
+// FLAN: tosa.mul {{.*}} loc("T5ForConditionalGeneration/T5Stack[encoder]/ModuleList[block]/T5Block[0]/T5LayerFF[1]/T5DenseGatedActDense[DenseReluDense]")
+// FLAN: tosa.matmul {{.*}} loc("T5ForConditionalGeneration/T5Stack[encoder]/ModuleList[block]/T5Block[0]/T5LayerFF[1]/T5DenseGatedActDense[DenseReluDense]/Linear[wo]")
+// Untied: no d_model^-0.5 scaling before the head's matmul.
+// FLAN: tosa.rsqrt {{.*}} loc("T5ForConditionalGeneration/T5Stack[decoder]/T5LayerNorm[final_layer_norm]")
+// FLAN-NOT: tosa.mul {{.*}} loc("T5ForConditionalGeneration")
+// FLAN: tosa.matmul {{.*}} loc("T5ForConditionalGeneration/Linear[lm_head]")
+
+// LLAMA-LABEL: func.func @LlamaForCausalLM(
+// LLAMA: tosa.gather {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/Embedding[embed_tokens]")
+// LLAMA: tosa.mul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]")
+// LLAMA: "tosa.const"() {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/LlamaRotaryEmbedding[rotary_emb]")
+// LLAMA: tosa.rsqrt {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaRMSNorm[input_layernorm]")
+// LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaAttention[self_attn]/Linear[q_proj]")
+// LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaAttention[self_attn]/Linear[k_proj]")
+// LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaAttention[self_attn]/Linear[v_proj]")
+// LLAMA: tosa.concat {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaAttention[self_attn]")
+// LLAMA: tosa.greater_equal {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaAttention[self_attn]")
+// LLAMA: tosa.exp {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaAttention[self_attn]")
+// LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaAttention[self_attn]/Linear[o_proj]")
+// LLAMA: tosa.add {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]")
+// LLAMA: tosa.rsqrt {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaRMSNorm[post_attention_layernorm]")
+// LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaMLP[mlp]/Linear[gate_proj]")
+// LLAMA: tosa.sigmoid {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaMLP[mlp]/SiLUActivation[act_fn]")
+// LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaMLP[mlp]/Linear[up_proj]")
+// LLAMA: tosa.mul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaMLP[mlp]")
+// LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[0]/LlamaMLP[mlp]/Linear[down_proj]")
+// LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/ModuleList[layers]/LlamaDecoderLayer[1]/LlamaAttention[self_attn]/Linear[q_proj]")
+// LLAMA: tosa.rsqrt {{.*}} loc("LlamaForCausalLM/LlamaModel[model]/LlamaRMSNorm[norm]")
+// LLAMA: tosa.matmul {{.*}} loc("LlamaForCausalLM/Linear[lm_head]")
+// LLAMA: tosa.gather {{.*}} loc("LlamaForCausalLM")
+// LLAMA: return {{.*}} loc("LlamaForCausalLM")

@@ -17,9 +17,13 @@
 #   ftpipe-import-torch.py models/t5-tiny.json -o t5-tiny.mlir
 #   ftpipe-import-torch.py --module examples/mlp.py:make -o mlp.mlir
 #
-# A Hugging Face config.json (BERT, GPT-2, T5: the families ftpipe-model-gen
-# knows) gives the HF model with random weights (nothing is downloaded) and
-# random inputs of the config's "ftpipe" shapes; `--module FILE.py:factory`
+# A Hugging Face config.json (BERT, GPT-2, T5, Llama, Mistral: the families
+# ftpipe-model-gen knows) gives the HF model (nothing is downloaded) and
+# random inputs of the config's "ftpipe" shapes. Its weights are never
+# materialised: parameters are created on the meta device and then given
+# uninitialised storage that nothing touches (the IR takes them as
+# arguments), so full-size models (GPT2-XL, T5-3B, Llama-2-7B) import in
+# bounded memory; `--module FILE.py:factory`
 # (or `pkg.mod:factory`) names a function returning (module, example kwargs)
 # for any other model. The output is linalg on tensors by default:
 # torch-mlir's TOSA is TOSA 1.0 (`tosa.const_shape`, `!tosa.shape`), which
@@ -27,6 +31,7 @@
 # Runs in the reference environment (scripts/setup-reference-env.sh).
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -43,8 +48,62 @@ import torch
 SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+# The data inputs of each Hugging Face family, then those the loss adds.
+FAMILY_INPUTS = {
+    "bert": (["input_ids", "attention_mask", "token_type_ids"],
+             ["start_positions", "end_positions"]),
+    "gpt2": (["input_ids", "attention_mask"], ["labels"]),
+    "t5": (["input_ids", "attention_mask", "decoder_input_ids"], ["labels"]),
+    "llama": (["input_ids", "attention_mask"], ["labels"]),
+    "mistral": (["input_ids", "attention_mask"], ["labels"]),
+}
+
+
+@contextlib.contextmanager
+def parameters_on_meta():
+    """Creates every nn.Parameter on the meta device (no storage) while
+    buffers (rotary frequencies, position ids) are computed for real, as
+    accelerate's init_empty_weights(include_buffers=False) does."""
+    register = torch.nn.Module.register_parameter
+
+    def register_on_meta(module, name, param):
+        register(module, name, param)
+        # A parameter already on meta is kept as it is, so that ties (HF
+        # assigns one Parameter object to two modules) stay one object.
+        if param is not None and not param.is_meta:
+            param = module._parameters[name]
+            kwargs = dict(param.__dict__, requires_grad=param.requires_grad)
+            module._parameters[name] = type(param)(param.to("meta"), **kwargs)
+
+    torch.nn.Module.register_parameter = register_on_meta
+    try:
+        yield
+    finally:
+        torch.nn.Module.register_parameter = register
+
+
+def unmaterialised_parameters(model):
+    """Gives each meta parameter an uninitialised CPU tensor of its shape:
+    storage the kernel maps lazily and nothing ever reads or writes (export
+    traces with fake tensors, the parameters become function arguments), so
+    a 27 GB model costs no resident memory. Tied parameters stay one
+    tensor."""
+    replaced = {}
+    for module in model.modules():
+        for name, param in list(module._parameters.items()):
+            if param is None or not param.is_meta:
+                continue
+            if id(param) not in replaced:
+                replaced[id(param)] = torch.nn.Parameter(
+                    torch.empty(param.shape, dtype=param.dtype),
+                    requires_grad=param.requires_grad)
+            module._parameters[name] = replaced[id(param)]
+    return model
+
+
 def hf_model_and_inputs(config_path, batch, seq, decoder_seq, with_loss, seed):
-    """The HF model of a config.json with seeded random weights, and inputs."""
+    """The HF model of a config.json, its weights never materialised (the IR
+    takes them as arguments), and seeded random inputs."""
     sys.path.insert(0, os.path.join(SCRIPT_DIR, "..", "ftpipe-reference"))
     reference = importlib.import_module("hf_reference")
     config_json = json.load(open(config_path))
@@ -52,15 +111,18 @@ def hf_model_and_inputs(config_path, batch, seq, decoder_seq, with_loss, seed):
     batch = batch or shapes.get("micro_batch_size", 2)
     seq = seq or shapes.get("seq_len", 16)
     decoder_seq = decoder_seq or shapes.get("decoder_seq_len", 4)
-    family = config_json["model_type"]
-    model = reference.randomize(
-        reference.hf_model(config_json, attn_implementation="eager"), seed)
-    names = {"bert": ["input_ids", "attention_mask", "token_type_ids"],
-             "gpt2": ["input_ids", "attention_mask"],
-             "t5": ["input_ids", "attention_mask", "decoder_input_ids"]}[family]
-    if with_loss:
-        names += {"bert": ["start_positions", "end_positions"],
-                  "gpt2": ["labels"], "t5": ["labels"]}[family]
+    family = config_json.get("model_type")
+    if family not in FAMILY_INPUTS:
+        raise SystemExit(
+            "ftpipe-import-torch: error: %s: model_type %r is not supported "
+            "(expected %s); use --module FILE.py:factory for other models" % (
+                config_path, family,
+                ", ".join('"%s"' % f for f in FAMILY_INPUTS)))
+    with parameters_on_meta():
+        model = reference.hf_model(config_json, attn_implementation="eager")
+    model = unmaterialised_parameters(model)
+    inputs, loss_inputs = FAMILY_INPUTS[family]
+    names = inputs + (loss_inputs if with_loss else [])
     args = []
     for name in names:
         shape = [batch] if name.endswith("_positions") else [
@@ -202,6 +264,43 @@ def finish_module(module, func_name, params, data_names, root):
         op.erase()
 
 
+def decompose_concats(module):
+    """Rewrites each `tensor.concat` (torch.cat: rotary embeddings) as a
+    `tensor.empty` filled by one `tensor.insert_slice` per operand, the form
+    upstream's decomposition gives: MLIR 19's one-shot bufferization has no
+    model for tensor.concat, so the IR would not lower otherwise."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import tensor
+    concats = []
+
+    def collect(op):
+        if op.name == "tensor.concat":
+            concats.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(collect)
+    for op in concats:
+        result_type = ir.RankedTensorType(op.results[0].type)
+        dim = ir.IntegerAttr(op.attributes["dim"]).value
+        rank = result_type.rank
+        with ir.InsertionPoint(op), op.location:
+            filled = tensor.EmptyOp(result_type.shape,
+                                    result_type.element_type).result
+            offset = 0
+            for operand in op.operands:
+                shape = ir.RankedTensorType(operand.type).shape
+                offsets = [0] * rank
+                offsets[dim] = offset
+                filled = tensor.InsertSliceOp(
+                    operand, filled, [], [], [],
+                    ir.DenseI64ArrayAttr.get(offsets),
+                    ir.DenseI64ArrayAttr.get(shape),
+                    ir.DenseI64ArrayAttr.get([1] * rank)).result
+                offset += shape[dim]
+        op.results[0].replace_all_uses_with(filled)
+        op.erase()
+
+
 def locate_arguments(text, func_name, params, data_names, root):
     """Argument locations: a parameter's is its module's scope, a data
     input's its name (as ftpipe-model-gen writes them)."""
@@ -227,7 +326,8 @@ def locate_arguments(text, func_name, params, data_names, root):
 def main():
     parser = argparse.ArgumentParser(description="PyTorch front end for FTPipe")
     parser.add_argument("config", nargs="?",
-                        help="a Hugging Face config.json (BERT, GPT-2, T5)")
+                        help="a Hugging Face config.json (BERT, GPT-2, T5, "
+                             "Llama, Mistral)")
     parser.add_argument("--module", help="FILE.py:factory or pkg.mod:factory "
                                          "returning (nn.Module, example kwargs)")
     parser.add_argument("-o", dest="output", default="-")
@@ -289,6 +389,7 @@ def main():
 
     finish_module(module, func_name, params, data_names,
                   model if prefix else wrapped)
+    decompose_concats(module)
     text = module.operation.get_asm(enable_debug_info=True)
     text = locate_arguments(text, func_name, params, data_names,
                             model if prefix else wrapped)

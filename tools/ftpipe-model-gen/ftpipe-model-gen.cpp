@@ -1,7 +1,8 @@
 //===- ftpipe-model-gen.cpp - Transformer IR generator ----------*- C++ -*-===//
 //
-// Writes the tensor IR of a BERT, GPT-2 or T5 model, from a Hugging Face
-// style config.json or a bundled model name, for FTPipe to partition:
+// Writes the tensor IR of a BERT, GPT-2, T5, Llama or Mistral model, from a
+// Hugging Face style config.json or a bundled model name, for FTPipe to
+// partition:
 //
 //   ftpipe-model-gen t5-3b -o t5-3b.mlir
 //   ftpipe-model-gen path/to/config.json --seq-len=128 --loss
@@ -44,13 +45,14 @@ static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
 static cl::opt<int64_t> microBatchSize(
     "micro-batch-size",
     cl::desc("Sequences per micro-batch (default: the config's, else BERT 4, "
-             "GPT-2 1, T5 4)"),
+             "GPT-2 1, T5 4, LLaMA 1)"),
     cl::init(0), cl::cat(category));
 
 static cl::opt<int64_t>
     seqLen("seq-len",
            cl::desc("Tokens per sequence, T5: encoder tokens (default: the "
-                    "config's, else BERT 384, GPT-2 1024, T5 512)"),
+                    "config's, else BERT 384, GPT-2 1024, T5 512, LLaMA "
+                    "2048)"),
            cl::init(0), cl::cat(category));
 
 static cl::opt<int64_t> decoderSeqLen(
@@ -61,8 +63,8 @@ static cl::opt<int64_t> decoderSeqLen(
 static cl::opt<ModelHead> head(
     "head", cl::desc("Head on top of the backbone"), cl::init(ModelHead::Task),
     cl::values(clEnumValN(ModelHead::Task, "task",
-                          "the family's head: BERT question answering, GPT-2 "
-                          "and T5 tied LM head"),
+                          "the family's head: BERT question answering, the "
+                          "LM head of GPT-2, T5 and LLaMA"),
                clEnumValN(ModelHead::None, "none",
                           "no head: the backbone's last hidden state")),
     cl::cat(category));

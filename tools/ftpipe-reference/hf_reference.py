@@ -77,7 +77,8 @@ def parse_signature(path):
 # --- the HF side (needs torch and transformers) -----------------------------
 
 def hf_model(config_json, device=None, attn_implementation=None):
-    """The HF model of a config.json: BERT QA, GPT-2 LM head, T5 seq2seq."""
+    """The HF model of a config.json: BERT QA, GPT-2 LM head, T5 seq2seq,
+    Llama and Mistral causal LM."""
     import torch
     import transformers
     fields = {k: v for k, v in config_json.items() if k != "ftpipe"}
@@ -86,7 +87,9 @@ def hf_model(config_json, device=None, attn_implementation=None):
     hf_config = transformers.AutoConfig.for_model(**fields)
     cls = {"bert": transformers.BertForQuestionAnswering,
            "gpt2": transformers.GPT2LMHeadModel,
-           "t5": transformers.T5ForConditionalGeneration}[config_json["model_type"]]
+           "t5": transformers.T5ForConditionalGeneration,
+           "llama": transformers.LlamaForCausalLM,
+           "mistral": transformers.MistralForCausalLM}[config_json["model_type"]]
     if device == "meta":
         with torch.device("meta"):
             return cls(hf_config)

@@ -85,7 +85,10 @@ TEST_F(ModelGenTest, PaperModelsHaveReferenceParameterCounts) {
     uint64_t params;
   } cases[] = {{"bert-large-uncased", 334094338u},
                {"gpt2-xl", 1557611200u},
-               {"t5-3b", 2851598336u}};
+               {"t5-3b", 2851598336u},
+               // transformers 4.57's num_parameters() on the meta device.
+               {"flan-t5-xl", 2849757184u},
+               {"llama-2-7b", 6738415616u}};
   for (const Case &c : cases) {
     ModelConfig config = load(c.name);
     OwningOpRef<ModuleOp> module = generate(config);
@@ -127,6 +130,24 @@ TEST_F(ModelGenTest, FormulaMatchesIRForOtherConfigs) {
           "vocab_size": 57, "relative_attention_num_buckets": 16,
           "relative_attention_max_distance": 20, "layer_norm_epsilon": 1e-6,
           "tie_word_embeddings": false})",
+      // T5 v1.1 style: gated feed-forward, untied head.
+      R"({"model_type": "t5", "d_model": 32, "d_ff": 48, "d_kv": 8,
+          "num_heads": 4, "num_layers": 2, "vocab_size": 57,
+          "relative_attention_num_buckets": 16, "layer_norm_epsilon": 1e-6,
+          "feed_forward_proj": "gated-gelu", "tie_word_embeddings": false})",
+      // Llama with grouped-query attention, biases and a tied head.
+      R"({"model_type": "llama", "hidden_size": 48, "intermediate_size": 70,
+          "num_hidden_layers": 2, "num_attention_heads": 6,
+          "num_key_value_heads": 2, "vocab_size": 61,
+          "max_position_embeddings": 16, "rms_norm_eps": 1e-6,
+          "attention_bias": true, "mlp_bias": true,
+          "tie_word_embeddings": true})",
+      // Mistral with head_dim * heads != hidden_size and a sliding window.
+      R"({"model_type": "mistral", "hidden_size": 40, "intermediate_size": 64,
+          "num_hidden_layers": 1, "num_attention_heads": 4,
+          "num_key_value_heads": 1, "head_dim": 6, "vocab_size": 33,
+          "max_position_embeddings": 16, "rms_norm_eps": 1e-5,
+          "sliding_window": 3})",
   };
   for (const char *json : configs) {
     ModelConfig config = load(json);
@@ -145,7 +166,8 @@ TEST_F(ModelGenTest, FormulaMatchesIRForOtherConfigs) {
 }
 
 TEST_F(ModelGenTest, ParametersHaveUniqueHFNames) {
-  for (const char *name : {"bert-tiny", "gpt2-tiny", "t5-tiny"}) {
+  for (const char *name :
+       {"bert-tiny", "gpt2-tiny", "t5-tiny", "flan-t5-tiny", "llama-tiny"}) {
     OwningOpRef<ModuleOp> module = generate(load(name));
     ASSERT_TRUE(module);
     func::FuncOp func = getFunc(*module);
@@ -191,6 +213,32 @@ TEST_F(ModelGenTest, ParametersHaveUniqueHFNames) {
        {"transformer.wte.weight", "transformer.h.1.attn.c_attn.weight",
         "transformer.h.0.mlp.c_proj.bias", "transformer.ln_f.weight"})
     EXPECT_TRUE(findParam(getFunc(*gpt2), expected)) << expected;
+
+  OwningOpRef<ModuleOp> flan = generate(load("flan-t5-tiny"));
+  ASSERT_TRUE(flan);
+  for (const char *expected :
+       {"decoder.block.1.layer.2.DenseReluDense.wi_0.weight",
+        "encoder.block.0.layer.1.DenseReluDense.wi_1.weight",
+        "encoder.block.0.layer.1.DenseReluDense.wo.weight", "lm_head.weight"})
+    EXPECT_TRUE(findParam(getFunc(*flan), expected)) << expected;
+  EXPECT_FALSE(findParam(getFunc(*flan),
+                         "encoder.block.0.layer.1.DenseReluDense.wi.weight"));
+
+  OwningOpRef<ModuleOp> llama = generate(load("llama-tiny"));
+  ASSERT_TRUE(llama);
+  for (const char *expected :
+       {"model.embed_tokens.weight", "model.layers.1.self_attn.k_proj.weight",
+        "model.layers.0.mlp.gate_proj.weight",
+        "model.layers.0.post_attention_layernorm.weight", "model.norm.weight",
+        "lm_head.weight"})
+    EXPECT_TRUE(findParam(getFunc(*llama), expected)) << expected;
+  // Grouped-query attention: 2 key/value heads of 16 for 4 query heads.
+  EXPECT_EQ(
+      cast<RankedTensorType>(
+          findParam(getFunc(*llama), "model.layers.0.self_attn.v_proj.weight")
+              .getType())
+          .getShape(),
+      llvm::ArrayRef<int64_t>({32, 64}));
 }
 
 TEST_F(ModelGenTest, TiedWeightIsOneArgumentUsedTwice) {
@@ -219,7 +267,8 @@ TEST_F(ModelGenTest, TiedWeightIsOneArgumentUsedTwice) {
 }
 
 TEST_F(ModelGenTest, EveryOpHasAScopeUnderTheTopModule) {
-  for (const char *name : {"bert-tiny", "gpt2-tiny", "t5-tiny"}) {
+  for (const char *name :
+       {"bert-tiny", "gpt2-tiny", "t5-tiny", "flan-t5-tiny", "llama-tiny"}) {
     OwningOpRef<ModuleOp> module = generate(load(name));
     ASSERT_TRUE(module);
     func::FuncOp func = getFunc(*module);
@@ -236,7 +285,8 @@ TEST_F(ModelGenTest, EveryOpHasAScopeUnderTheTopModule) {
 }
 
 TEST_F(ModelGenTest, LossReturnsAScalar) {
-  for (const char *name : {"bert-tiny", "gpt2-tiny", "t5-tiny"}) {
+  for (const char *name :
+       {"bert-tiny", "gpt2-tiny", "t5-tiny", "flan-t5-tiny", "llama-tiny"}) {
     ModelGenOptions options;
     options.withLoss = true;
     OwningOpRef<ModuleOp> module = generate(load(name), options);
