@@ -36,7 +36,7 @@ ftpipe::runtime::parseStashing(llvm::StringRef text) {
 
 llvm::Error
 ftpipe::runtime::validateDataset(const std::vector<DataInputInfo> &inputs,
-                                 const TensorMap &dataset) {
+                                 const TensorMap &dataset, bool allowExtra) {
   std::vector<std::string> problems;
   int64_t samples = -1;
   for (const DataInputInfo &input : inputs) {
@@ -68,7 +68,7 @@ ftpipe::runtime::validateDataset(const std::vector<DataInputInfo> &inputs,
       samples = tensor.shape[0];
   }
   for (const auto &[name, tensor] : dataset)
-    if (llvm::none_of(inputs, [&](const DataInputInfo &input) {
+    if (!allowExtra && llvm::none_of(inputs, [&](const DataInputInfo &input) {
           return input.name == name;
         }))
       problems.push_back("'" + name + "' is not an input of the model");
@@ -126,13 +126,18 @@ llvm::Error DeviceExecutor::setWeights(TensorMap weights) {
   if (llvm::Error error = validateWeights(params, weights))
     return error;
   live = std::move(weights);
-  for (const ParameterInfo &param : params)
-    gradients[param.name] = Tensor(param.type, param.shape);
   return llvm::Error::success();
 }
 
+TensorMap DeviceExecutor::zeroGradients() const {
+  TensorMap zeros;
+  for (const ParameterInfo &param : params)
+    zeros[param.name] = Tensor(param.type, param.shape);
+  return zeros;
+}
+
 llvm::Error DeviceExecutor::setData(const TensorMap &data) {
-  if (llvm::Error error = validateDataset(inputs, data))
+  if (llvm::Error error = validateDataset(inputs, data, /*allowExtra=*/true))
     return error;
   dataset = &data;
   return llvm::Error::success();
@@ -190,7 +195,7 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
       stageProgram->forward(mb, paramsOf(*stageProgram, live), data);
   computeSeconds += now() - start;
   if (result.loss)
-    stepLosses.push_back(*result.loss);
+    stepLosses[mb / config.schedule.microBatches].push_back(*result.loss);
   inFlight[{stage, mb}] = {version, std::move(result.saved)};
   return llvm::Error::success();
 }
@@ -219,9 +224,13 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
     return fail("stage " + llvm::Twine(stage) + " returned " +
                 llvm::Twine(grads.size()) + " gradients for " +
                 llvm::Twine(stageParams.size()) + " parameters");
+  int64_t step = mb / config.schedule.microBatches;
+  auto [sums, fresh] = gradients.try_emplace(step);
+  if (fresh)
+    sums->second = zeroGradients();
   for (size_t i = 0; i < grads.size(); ++i) {
     llvm::MutableArrayRef<float> sum =
-        gradients.at(stageParams[i].name).f32Values();
+        sums->second.at(stageParams[i].name).f32Values();
     llvm::ArrayRef<float> add = grads[i].f32Values();
     if (add.size() != sum.size())
       return fail("stage " + llvm::Twine(stage) + " returned a gradient of " +
@@ -257,8 +266,13 @@ DeviceExecutor::update(int64_t k,
                   ": use at least as many micro-batches per step as the "
                   "pipeline is deep");
   }
+  auto [stepGradients, fresh] = gradients.try_emplace(k);
+  if (fresh)
+    stepGradients->second = zeroGradients();
+  TensorMap sums = std::move(stepGradients->second);
+  gradients.erase(stepGradients);
   float scale = 1.0f / static_cast<float>(config.schedule.microBatches);
-  for (auto &[name, grad] : gradients)
+  for (auto &[name, grad] : sums)
     for (float &g : grad.f32Values())
       g *= scale;
 
@@ -269,9 +283,9 @@ DeviceExecutor::update(int64_t k,
       continue;
     int64_t gradTag = kRuntimeTagBase + 16 + 2 * tied;
     ++tied;
-    if (!gradients.count(name))
+    if (!sums.count(name))
       continue;
-    Tensor &grad = gradients[name];
+    Tensor &grad = sums[name];
     size_t bytes = grad.bytes.size();
     if (holders.front() == self) {
       Tensor incoming(grad.type, grad.shape);
@@ -296,7 +310,7 @@ DeviceExecutor::update(int64_t k,
       continue;
     names.push_back(param.name);
     owned.push_back(&live.at(param.name));
-    grads.push_back(&gradients.at(param.name));
+    grads.push_back(&sums.at(param.name));
   }
   optimizer.step(names, owned, grads);
 
@@ -318,24 +332,23 @@ DeviceExecutor::update(int64_t k,
                         value.bytes.size());
     }
   }
-  for (auto &[name, grad] : gradients)
-    std::fill(grad.bytes.begin(), grad.bytes.end(), 0);
   ++version;
 
   if (onStep) {
     StepReport report;
     report.step = k;
-    if (!stepLosses.empty()) {
+    auto losses = stepLosses.find(k);
+    if (losses != stepLosses.end()) {
       double sum = 0;
-      for (double loss : stepLosses)
+      for (double loss : losses->second)
         sum += loss;
-      report.loss = sum / stepLosses.size();
+      report.loss = sum / losses->second.size();
     }
     report.computeSeconds = computeSeconds;
     report.seconds = now() - stepStart;
     onStep(report);
   }
-  stepLosses.clear();
+  stepLosses.erase(k);
   computeSeconds = 0;
   stepStart = now();
   return llvm::Error::success();

@@ -55,10 +55,11 @@ struct StepReport {
 
 /// Checks a data set against the stages' data inputs: every input present,
 /// same element type, a leading sample dimension then the micro-batch
-/// slice's shape without its first dimension. The message names what
-/// differs.
+/// slice's shape without its first dimension, and (unless `allowExtra`, as
+/// for a device that reads only some of the inputs) no other tensor. The
+/// message names what differs.
 llvm::Error validateDataset(const std::vector<DataInputInfo> &inputs,
-                            const TensorMap &dataset);
+                            const TensorMap &dataset, bool allowExtra = false);
 
 /// Checks weights against the parameters: missing, extra and mis-shaped
 /// tensors are refused by name.
@@ -110,7 +111,12 @@ private:
   std::vector<ParameterInfo> params;
   std::vector<DataInputInfo> inputs;
 
-  TensorMap live, gradients;
+  TensorMap live;
+  /// Per step, the sum of its micro-batches' gradients so far (an async
+  /// schedule may run backwards of the next step before this one's update).
+  std::map<int64_t, TensorMap> gradients;
+  /// A zero gradient for every parameter.
+  TensorMap zeroGradients() const;
   const TensorMap *dataset = nullptr;
   /// Updates done: the live weights' version.
   int64_t version = 0;
@@ -122,7 +128,8 @@ private:
     std::vector<Tensor> saved;
   };
   std::map<std::pair<int64_t, int64_t>, InFlight> inFlight;
-  std::vector<double> stepLosses;
+  /// Losses of the micro-batches of each step not yet reported.
+  std::map<int64_t, std::vector<double>> stepLosses;
   double computeSeconds = 0, stepStart = 0;
 };
 
