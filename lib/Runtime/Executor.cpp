@@ -104,13 +104,44 @@ ftpipe::runtime::validateWeights(const std::vector<ParameterInfo> &params,
               llvm::join(problems, "; "));
 }
 
+/// The transport stage code sees while the executor runs: the
+/// communicator, with the time receives spend waiting added up.
+class DeviceExecutor::WaitTimer : public Transport {
+public:
+  explicit WaitTimer(Communicator &inner) : inner(inner) {}
+  int64_t device() const override { return inner.device(); }
+  void send(int64_t peer, int64_t tag, int64_t microbatch, const void *data,
+            size_t bytes) override {
+    inner.send(peer, tag, microbatch, data, bytes);
+  }
+  void recv(int64_t peer, int64_t tag, int64_t microbatch, void *data,
+            size_t bytes) override {
+    double start = now();
+    inner.recv(peer, tag, microbatch, data, bytes);
+    waited += now() - start;
+  }
+  /// Seconds waited since the last call.
+  double take() {
+    double result = waited;
+    waited = 0;
+    return result;
+  }
+
+private:
+  Communicator &inner;
+  double waited = 0;
+};
+
+DeviceExecutor::~DeviceExecutor() = default;
+
 DeviceExecutor::DeviceExecutor(Communicator &communicator,
                                std::vector<StageProgram *> stages,
                                ParameterPlacement placement,
                                ExecutorConfig config)
     : communicator(communicator), stages(std::move(stages)),
       placement(std::move(placement)), config(config),
-      optimizer(config.optimizer) {
+      optimizer(config.optimizer),
+      waitTimer(std::make_unique<WaitTimer>(communicator)) {
   std::set<std::string> seenParams, seenInputs;
   for (StageProgram *stage : this->stages) {
     for (const ParameterInfo &param : stage->parameters())
@@ -193,7 +224,7 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
   double start = now();
   StageProgram::ForwardResult result =
       stageProgram->forward(mb, paramsOf(*stageProgram, live), data);
-  computeSeconds += now() - start;
+  computeSeconds += now() - start - waitTimer->take();
   if (result.loss)
     stepLosses[mb / config.schedule.microBatches].push_back(*result.loss);
   inFlight[{stage, mb}] = {version, std::move(result.saved)};
@@ -217,7 +248,7 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
   double start = now();
   std::vector<Tensor> grads = stageProgram->backward(
       mb, paramsOf(*stageProgram, weights), data, std::move(it->second.saved));
-  computeSeconds += now() - start;
+  computeSeconds += now() - start - waitTimer->take();
   inFlight.erase(it);
   const std::vector<ParameterInfo> &stageParams = stageProgram->parameters();
   if (grads.size() != stageParams.size())
@@ -363,7 +394,8 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
   if (live.size() != params.size())
     return fail("device " + llvm::Twine(communicator.device()) +
                 " has no weights");
-  setThreadTransport(&communicator);
+  setThreadTransport(waitTimer.get());
+  waitTimer->take();
   stepStart = now();
   for (const Action &action : actions) {
     llvm::Error error = llvm::Error::success();

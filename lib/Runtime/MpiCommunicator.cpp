@@ -10,6 +10,9 @@
 
 #include "FTPipe/Runtime/MpiCommunicator.h"
 
+// The C API only (OpenMPI's mpi.h would pull in its C++ bindings).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
 #include <atomic>

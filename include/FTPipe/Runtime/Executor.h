@@ -23,6 +23,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 
 namespace ftpipe {
 namespace runtime {
@@ -49,7 +50,8 @@ struct StepReport {
   /// Mean loss of the step's micro-batches, on a device that computes it.
   std::optional<double> loss;
   /// Wall time since the previous update (or the start), and the part of it
-  /// spent in stage forwards and backwards.
+  /// spent in stage forwards and backwards, not counting the time their
+  /// receives waited for a message.
   double seconds = 0, computeSeconds = 0;
 };
 
@@ -71,6 +73,7 @@ public:
   DeviceExecutor(Communicator &communicator,
                  std::vector<StageProgram *> stages,
                  ParameterPlacement placement, ExecutorConfig config);
+  ~DeviceExecutor();
 
   /// The parameters of this device's stages (each name once).
   const std::vector<ParameterInfo> &parameters() const { return params; }
@@ -131,6 +134,9 @@ private:
   /// Losses of the micro-batches of each step not yet reported.
   std::map<int64_t, std::vector<double>> stepLosses;
   double computeSeconds = 0, stepStart = 0;
+  /// Forwards transfers to the communicator, timing the receives.
+  class WaitTimer;
+  std::unique_ptr<WaitTimer> waitTimer;
 };
 
 } // namespace runtime
