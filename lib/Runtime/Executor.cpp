@@ -397,7 +397,10 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
   setThreadTransport(waitTimer.get());
   waitTimer->take();
   stepStart = now();
+  double runStart = stepStart;
+  events.clear();
   for (const Action &action : actions) {
+    double actionStart = now();
     llvm::Error error = llvm::Error::success();
     switch (action.kind) {
     case ActionKind::Forward:
@@ -414,7 +417,48 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
       setThreadTransport(nullptr);
       return error;
     }
+    if (tracing)
+      events.push_back({action, actionStart - runStart, now() - runStart});
   }
   setThreadTransport(nullptr);
   return llvm::Error::success();
+}
+
+llvm::json::Value ftpipe::runtime::traceToChrome(
+    const std::vector<std::vector<TraceEvent>> &perDevice) {
+  llvm::json::Array out;
+  for (size_t d = 0; d < perDevice.size(); ++d) {
+    out.push_back(llvm::json::Object{
+        {"ph", "M"},
+        {"name", "thread_name"},
+        {"pid", 0},
+        {"tid", static_cast<int64_t>(d)},
+        {"args", llvm::json::Object{{"name", "device " + std::to_string(d)}}}});
+    for (const TraceEvent &event : perDevice[d]) {
+      const Action &action = event.action;
+      bool update = action.kind == ActionKind::Update;
+      std::string name =
+          update ? action.str()
+                 : (action.kind == ActionKind::Forward ? "F s" : "B s") +
+                       std::to_string(action.stage) + " mb" +
+                       std::to_string(action.index);
+      llvm::json::Object args =
+          update ? llvm::json::Object{{"step", action.index}}
+                 : llvm::json::Object{{"stage", action.stage},
+                                      {"microbatch", action.index}};
+      out.push_back(llvm::json::Object{
+          {"name", name},
+          {"cat", update ? "update"
+                  : action.kind == ActionKind::Forward ? "forward"
+                                                       : "backward"},
+          {"ph", "X"},
+          {"pid", 0},
+          {"tid", static_cast<int64_t>(d)},
+          {"ts", event.startSeconds * 1e6},
+          {"dur", (event.endSeconds - event.startSeconds) * 1e6},
+          {"args", std::move(args)}});
+    }
+  }
+  return llvm::json::Object{{"traceEvents", std::move(out)},
+                            {"displayTimeUnit", "ms"}};
 }

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -86,6 +87,10 @@ static cl::opt<int64_t> np("np", cl::desc("start mpirun -np P with this command"
 static cl::opt<double> timeoutSeconds(
     "timeout", cl::desc("seconds a device waits for a message"),
     cl::init(60));
+static cl::opt<std::string> tracePath(
+    "trace",
+    cl::desc("write the measured timeline as a Chrome / Perfetto trace"),
+    cl::init(""));
 static cl::opt<bool> printSchedule(
     "print-schedule", cl::desc("print the devices' action lists and exit"));
 
@@ -142,8 +147,10 @@ struct Run {
 };
 } // namespace
 
-/// Runs device `d`'s part; returns its owned final weights.
-static TensorMap runDevice(Run &run, Communicator &communicator) {
+/// Runs device `d`'s part; returns its owned final weights and, with
+/// --trace, its timeline.
+static TensorMap runDevice(Run &run, Communicator &communicator,
+                           std::vector<TraceEvent> &trace) {
   int64_t d = communicator.device();
   auto stages = tinyMlpStages(run.shape, run.placement, d);
   std::vector<StageProgram *> pointers;
@@ -158,6 +165,7 @@ static TensorMap runDevice(Run &run, Communicator &communicator) {
     die(llvm::toString(std::move(error)));
   if (llvm::Error error = executor.setData(run.data))
     die(llvm::toString(std::move(error)));
+  executor.recordTrace(!tracePath.empty());
   int64_t samplesPerStep = run.config.schedule.microBatches *
                            run.shape.microBatchSize;
   double totalSeconds = 0, totalCompute = 0;
@@ -188,6 +196,7 @@ static TensorMap runDevice(Run &run, Communicator &communicator) {
         static_cast<long long>(d), totalSeconds, totalCompute,
         100.0 * (1.0 - totalCompute / std::max(totalSeconds, 1e-9)));
   }
+  trace = executor.trace();
   TensorMap owned;
   for (const auto &[name, holders] : placement)
     if (holders.front() == d)
@@ -260,6 +269,7 @@ int main(int argc, char **argv) {
         llvm::toString(std::move(error)));
 
   TensorMap final;
+  std::vector<std::vector<TraceEvent>> traces(1);
   if (underMpi() && devicesOption == 0) {
     std::unique_ptr<Communicator> communicator =
         orDie(createMpiCommunicator(&argc, &argv));
@@ -268,7 +278,30 @@ int main(int argc, char **argv) {
           " devices, mpirun started " + llvm::Twine(communicator->devices()) +
           " processes");
     communicator->setTimeout(timeoutSeconds);
-    TensorMap owned = runDevice(run, *communicator);
+    // Start together, so the processes' timelines line up.
+    communicator->barrier(0);
+    TensorMap owned = runDevice(run, *communicator, traces[0]);
+    if (!tracePath.empty()) {
+      // Device 0 gathers the timelines.
+      int64_t self = communicator->device();
+      if (self != 0) {
+        int64_t count = traces[0].size();
+        communicator->send(0, kRuntimeTagBase + 9, 0, &count, sizeof(count));
+        communicator->send(0, kRuntimeTagBase + 10, 0, traces[0].data(),
+                           count * sizeof(TraceEvent));
+      } else {
+        std::vector<TraceEvent> mine = std::move(traces[0]);
+        traces.assign(graph.devices, {});
+        traces[0] = std::move(mine);
+        for (int64_t d = 1; d < graph.devices; ++d) {
+          int64_t count = 0;
+          communicator->recv(d, kRuntimeTagBase + 9, 0, &count, sizeof(count));
+          traces[d].resize(count);
+          communicator->recv(d, kRuntimeTagBase + 10, 0, traces[d].data(),
+                             count * sizeof(TraceEvent));
+        }
+      }
+    }
     // Device 0 gathers every owner's parameters to save them.
     int64_t tag = kRuntimeTagBase + 8;
     std::vector<std::string> names;
@@ -288,7 +321,7 @@ int main(int argc, char **argv) {
                            value.bytes.size());
       final[names[i]] = std::move(value);
     }
-    communicator->barrier(0);
+    communicator->barrier(1);
     if (communicator->device() != 0)
       return 0;
   } else {
@@ -299,9 +332,11 @@ int main(int argc, char **argv) {
     LocalMailbox mailbox(devices, timeoutSeconds);
     std::vector<TensorMap> owned(devices);
     std::vector<std::thread> threads;
+    traces.assign(devices, {});
     for (int64_t d = 0; d < devices; ++d)
-      threads.emplace_back(
-          [&, d] { owned[d] = runDevice(run, mailbox.endpoint(d)); });
+      threads.emplace_back([&, d] {
+        owned[d] = runDevice(run, mailbox.endpoint(d), traces[d]);
+      });
     for (std::thread &thread : threads)
       thread.join();
     for (TensorMap &part : owned)
@@ -311,5 +346,12 @@ int main(int argc, char **argv) {
     if (llvm::Error error = writeSafetensors(savePath, final,
                                              {{"format", "pt"}}))
       die(llvm::toString(std::move(error)));
+  if (!tracePath.empty()) {
+    std::error_code error;
+    llvm::raw_fd_ostream out(tracePath, error);
+    if (error)
+      die(tracePath + ": " + error.message());
+    out << llvm::formatv("{0:2}", traceToChrome(traces)) << "\n";
+  }
   return 0;
 }

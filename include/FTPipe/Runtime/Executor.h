@@ -21,6 +21,8 @@
 #include "FTPipe/Runtime/StageProgram.h"
 #include "FTPipe/Schedule/Schedule.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -68,6 +70,19 @@ llvm::Error validateDataset(const std::vector<DataInputInfo> &inputs,
 llvm::Error validateWeights(const std::vector<ParameterInfo> &params,
                             const TensorMap &weights);
 
+/// One action as it ran, in seconds from the start of run().
+struct TraceEvent {
+  schedule::Action action;
+  double startSeconds = 0, endSeconds = 0;
+};
+
+/// Per device its events, as a Chrome / Perfetto trace in the format of the
+/// simulator's (lib/Partition, simulationToChromeTrace): one track per
+/// device, a complete event per action named "F s2 mb5", "B s2 mb5" or
+/// "U1", stage and micro-batch in `args`, times in microseconds.
+llvm::json::Value traceToChrome(
+    const std::vector<std::vector<TraceEvent>> &perDevice);
+
 class DeviceExecutor {
 public:
   DeviceExecutor(Communicator &communicator,
@@ -93,6 +108,9 @@ public:
                   const std::function<void(const StepReport &)> &onStep = {});
 
   const TensorMap &weights() const { return live; }
+  /// Record every action's start and end during run().
+  void recordTrace(bool on) { tracing = on; }
+  const std::vector<TraceEvent> &trace() const { return events; }
   /// Most weight versions held at once during run().
   int64_t peakVersions() const { return peakVersionCount; }
 
@@ -134,6 +152,8 @@ private:
   /// Losses of the micro-batches of each step not yet reported.
   std::map<int64_t, std::vector<double>> stepLosses;
   double computeSeconds = 0, stepStart = 0;
+  bool tracing = false;
+  std::vector<TraceEvent> events;
   /// Forwards transfers to the communicator, timing the receives.
   class WaitTimer;
   std::unique_ptr<WaitTimer> waitTimer;
