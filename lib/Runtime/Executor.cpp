@@ -52,14 +52,13 @@ ftpipe::runtime::validateDataset(const std::vector<DataInputInfo> &inputs,
     std::string wanted = dtypeName(input.type).str() + " [N" +
                          (expected.empty() ? "" : ", ") +
                          shapeString(expected).substr(1);
-    bool sameShape = tensor.shape.size() == expected.size() + 1 &&
-                     std::equal(expected.begin(), expected.end(),
-                                tensor.shape.begin() + 1);
+    bool sameShape =
+        tensor.shape.size() == expected.size() + 1 &&
+        std::equal(expected.begin(), expected.end(), tensor.shape.begin() + 1);
     if (tensor.type != input.type || !sameShape || tensor.shape[0] < 1)
-      problems.push_back("'" + input.name + "' is " +
-                         dtypeName(tensor.type).str() + " " +
-                         shapeString(tensor.shape) + ", the model reads " +
-                         wanted);
+      problems.push_back(
+          "'" + input.name + "' is " + dtypeName(tensor.type).str() + " " +
+          shapeString(tensor.shape) + ", the model reads " + wanted);
     else if (samples >= 0 && tensor.shape[0] != samples)
       problems.push_back("'" + input.name + "' has " +
                          std::to_string(tensor.shape[0]) + " samples, '" +
@@ -87,11 +86,10 @@ ftpipe::runtime::validateWeights(const std::vector<ParameterInfo> &params,
     if (it == weights.end())
       problems.push_back("'" + param.name + "' is missing");
     else if (it->second.type != param.type || it->second.shape != param.shape)
-      problems.push_back("'" + param.name + "' is " +
-                         dtypeName(it->second.type).str() + " " +
-                         shapeString(it->second.shape) + ", the model has " +
-                         dtypeName(param.type).str() + " " +
-                         shapeString(param.shape));
+      problems.push_back(
+          "'" + param.name + "' is " + dtypeName(it->second.type).str() + " " +
+          shapeString(it->second.shape) + ", the model has " +
+          dtypeName(param.type).str() + " " + shapeString(param.shape));
   }
   for (const auto &[name, tensor] : weights)
     if (llvm::none_of(params, [&](const ParameterInfo &param) {
@@ -291,9 +289,9 @@ DeviceExecutor::update(int64_t k,
     int64_t versions = static_cast<int64_t>(stashed.size()) + 1;
     peakVersionCount = std::max(peakVersionCount, versions);
     if (config.stashing == WeightStashing::TwoBW && versions > 2)
-      return fail("2BW keeps two weight versions, device " +
-                  llvm::Twine(self) + " needs " + llvm::Twine(versions) +
-                  " at update " + llvm::Twine(k) +
+      return fail("2BW keeps two weight versions, device " + llvm::Twine(self) +
+                  " needs " + llvm::Twine(versions) + " at update " +
+                  llvm::Twine(k) +
                   ": use at least as many micro-batches per step as the "
                   "pipeline is deep");
   }
@@ -448,7 +446,7 @@ llvm::json::Value ftpipe::runtime::traceToChrome(
                                       {"microbatch", action.index}};
       out.push_back(llvm::json::Object{
           {"name", name},
-          {"cat", update ? "update"
+          {"cat", update                               ? "update"
                   : action.kind == ActionKind::Forward ? "forward"
                                                        : "backward"},
           {"ph", "X"},

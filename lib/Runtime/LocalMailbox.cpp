@@ -136,8 +136,10 @@ void LocalMailbox::take(Key key, void *data, size_t bytes,
     fail("message " +
          describe(std::get<0>(key), std::get<1>(key), std::get<2>(key),
                   std::get<3>(key)) +
-         " has " + std::to_string(it->second.size()) + " bytes, the receiver "
-         "expects " + std::to_string(bytes));
+         " has " + std::to_string(it->second.size()) +
+         " bytes, the receiver "
+         "expects " +
+         std::to_string(bytes));
   std::memcpy(data, it->second.data(), bytes);
   messages.erase(it);
 }

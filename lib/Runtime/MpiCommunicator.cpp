@@ -96,8 +96,8 @@ public:
       progressSends();
       int flag = 0;
       MPI_Status status;
-      MPI_Iprobe(static_cast<int>(peer), static_cast<int>(tag),
-                 MPI_COMM_WORLD, &flag, &status);
+      MPI_Iprobe(static_cast<int>(peer), static_cast<int>(tag), MPI_COMM_WORLD,
+                 &flag, &status);
       if (flag) {
         int received = 0;
         MPI_Get_count(&status, MPI_BYTE, &received);

@@ -66,8 +66,8 @@ public:
           if (self == from) {
             if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
               return fail(ncclMessage("ncclGetUniqueId", r));
-            control->send(to, kUniqueIdTag, 2 * pair + (from == low),
-                          &id, sizeof(id));
+            control->send(to, kUniqueIdTag, 2 * pair + (from == low), &id,
+                          sizeof(id));
           } else {
             control->recv(from, kUniqueIdTag, 2 * pair + (from == low), &id,
                           sizeof(id));
@@ -197,8 +197,8 @@ private:
   void expectBytes(const Key &key, int64_t sent, size_t expected) const {
     if (sent != static_cast<int64_t>(expected))
       reportFailure(describe(key) + " has " + std::to_string(sent) +
-                    " bytes, device " + std::to_string(device()) +
-                    " expects " + std::to_string(expected));
+                    " bytes, device " + std::to_string(device()) + " expects " +
+                    std::to_string(expected));
   }
   Link &linkTo(int64_t peer) {
     if (peer == device() || peer < 0 || peer >= devices())
@@ -246,10 +246,10 @@ ftpipe::runtime::createNcclCommunicator(int *argc, char ***argv, int gpu) {
     return control.takeError();
   int gpus = 0;
   if (cudaError_t e = cudaGetDeviceCount(&gpus); e != cudaSuccess || !gpus)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        e != cudaSuccess ? cudaMessage("no CUDA device", e)
-                         : std::string("no CUDA device"));
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   e != cudaSuccess
+                                       ? cudaMessage("no CUDA device", e)
+                                       : std::string("no CUDA device"));
   if (gpu < 0) {
     const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     gpu = (local ? std::atoi(local) : 0) % gpus;

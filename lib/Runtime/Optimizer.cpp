@@ -77,8 +77,7 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
       double vi = config.beta2 * v[i] + (1.0 - config.beta2) * g[i] * g[i];
       m[i] = static_cast<float>(mi);
       v[i] = static_cast<float>(vi);
-      double denominator =
-          std::sqrt(vi) / std::sqrt(correction2) + config.eps;
+      double denominator = std::sqrt(vi) / std::sqrt(correction2) + config.eps;
       p[i] = static_cast<float>(decayed - lr / correction1 * mi / denominator);
     }
     return;
@@ -99,8 +98,8 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
         std::vector<double> rowMean(rows, 0.0), colMean(cols, 0.0);
         for (size_t r = 0; r < rows; ++r)
           for (size_t c = 0; c < cols; ++c) {
-            double sq = double(gb[r * cols + c]) * gb[r * cols + c] +
-                        config.eps1;
+            double sq =
+                double(gb[r * cols + c]) * gb[r * cols + c] + config.eps1;
             rowMean[r] += sq / cols;
             colMean[c] += sq / rows;
           }

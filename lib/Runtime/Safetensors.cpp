@@ -50,8 +50,8 @@ ftpipe::runtime::parseSafetensors(llvm::StringRef bytes, llvm::StringRef name) {
       for (const auto &[metaKey, metaValue] : *metadata) {
         std::optional<llvm::StringRef> text = metaValue.getAsString();
         if (!text)
-          return fail(name, "__metadata__ '" + metaKey.str() +
-                                "' is not a string");
+          return fail(name,
+                      "__metadata__ '" + metaKey.str() + "' is not a string");
         file.metadata[metaKey.str()] = text->str();
       }
       continue;
@@ -63,8 +63,8 @@ ftpipe::runtime::parseSafetensors(llvm::StringRef bytes, llvm::StringRef name) {
     if (!entry)
       return bad("not an object");
     std::optional<llvm::StringRef> dtypeText = entry->getString("dtype");
-    std::optional<DType> type = dtypeText ? parseDType(*dtypeText)
-                                          : std::nullopt;
+    std::optional<DType> type =
+        dtypeText ? parseDType(*dtypeText) : std::nullopt;
     if (!type)
       return bad("unknown dtype " +
                  (dtypeText ? "'" + dtypeText->str() + "'" : "(none)"));
@@ -107,8 +107,8 @@ ftpipe::runtime::parseSafetensors(llvm::StringRef bytes, llvm::StringRef name) {
     at = end;
   }
   if (at != data.size())
-    return fail(name, llvm::Twine(data.size() - at) +
-                          " bytes after the last tensor");
+    return fail(name,
+                llvm::Twine(data.size() - at) + " bytes after the last tensor");
   return file;
 }
 
@@ -131,10 +131,10 @@ std::string ftpipe::runtime::serializeSafetensors(
     for (int64_t size : tensor.shape)
       shape.push_back(size);
     uint64_t end = offset + tensor.bytes.size();
-    header[name] = llvm::json::Object{
-        {"dtype", dtypeName(tensor.type)},
-        {"shape", std::move(shape)},
-        {"data_offsets", llvm::json::Array{offset, end}}};
+    header[name] =
+        llvm::json::Object{{"dtype", dtypeName(tensor.type)},
+                           {"shape", std::move(shape)},
+                           {"data_offsets", llvm::json::Array{offset, end}}};
     offset = end;
   }
   if (!metadata.empty()) {

@@ -14,9 +14,9 @@ struct TypeInfo {
   size_t bytes;
 };
 const TypeInfo typeInfos[] = {
-    {DType::F64, "F64", 8}, {DType::F32, "F32", 4}, {DType::F16, "F16", 2},
+    {DType::F64, "F64", 8},   {DType::F32, "F32", 4}, {DType::F16, "F16", 2},
     {DType::BF16, "BF16", 2}, {DType::I64, "I64", 8}, {DType::I32, "I32", 4},
-    {DType::I16, "I16", 2}, {DType::I8, "I8", 1}, {DType::Bool, "BOOL", 1}};
+    {DType::I16, "I16", 2},   {DType::I8, "I8", 1},   {DType::Bool, "BOOL", 1}};
 } // namespace
 
 size_t ftpipe::runtime::dtypeBytes(DType type) {
@@ -49,7 +49,8 @@ Tensor::Tensor(DType type, std::vector<int64_t> shape)
 Tensor Tensor::f32(std::vector<int64_t> shape, llvm::ArrayRef<float> values) {
   Tensor tensor(DType::F32, std::move(shape));
   assert(static_cast<int64_t>(values.size()) == tensor.elements());
-  std::memcpy(tensor.bytes.data(), values.data(), values.size() * sizeof(float));
+  std::memcpy(tensor.bytes.data(), values.data(),
+              values.size() * sizeof(float));
   return tensor;
 }
 

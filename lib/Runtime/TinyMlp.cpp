@@ -37,6 +37,16 @@ Matrix multiply(const Matrix &a, int64_t rows, int64_t inner, int64_t cols,
   return out;
 }
 
+/// out[r, c] += sum_i a[i, r] * b[i, c] (a: [n, rows], b: [n, cols]): the
+/// gradient of a weight from its layer's input and output gradient.
+void addTransposedProduct(float *out, const float *a, const float *b, int64_t n,
+                          int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      for (int64_t i = 0; i < n; ++i)
+        out[r * cols + c] += a[i * rows + r] * b[i * cols + c];
+}
+
 std::string weightName(int64_t s) {
   return "layers." + std::to_string(s) + ".weight";
 }
@@ -48,8 +58,8 @@ class TinyMlpStage : public StageProgram {
 public:
   TinyMlpStage(const TinyMlpShape &shape, const std::vector<int64_t> &placement,
                int64_t stage)
-      : shape(shape), placement(placement), self(stage),
-        first(stage == 0), last(stage == shape.stages - 1) {
+      : shape(shape), placement(placement), self(stage), first(stage == 0),
+        last(stage == shape.stages - 1) {
     int64_t h = shape.hidden, d = shape.features, b = shape.microBatchSize;
     if (first || last)
       params.push_back({"embed.weight", {h, d}, DType::F32});
@@ -88,8 +98,7 @@ public:
     return result;
   }
 
-  std::vector<Tensor> backward(int64_t mb,
-                               const std::vector<const Tensor *> &p,
+  std::vector<Tensor> backward(int64_t mb, const std::vector<const Tensor *> &p,
                                const std::vector<const Tensor *> &data,
                                std::vector<Tensor> saved) override {
     int64_t b = shape.microBatchSize, hd = shape.hidden, d = shape.features;
@@ -102,19 +111,14 @@ public:
     if (last) {
       // out = h E; dout = (out - y) / B; dh = dout E^T; dE += h^T dout.
       const float *y = data.back()->f32Data();
-      Matrix out = multiply(h, b, hd, d, [&](int64_t k, int64_t c) {
-        return e[k * d + c];
-      });
+      Matrix out = multiply(h, b, hd, d,
+                            [&](int64_t k, int64_t c) { return e[k * d + c]; });
       Matrix dout(b * d);
       for (int64_t i = 0; i < b * d; ++i)
         dout[i] = (out[i] - y[i]) / b;
-      dh = multiply(dout, b, d, hd, [&](int64_t k, int64_t c) {
-        return e[c * d + k];
-      });
-      for (int64_t r = 0; r < hd; ++r)
-        for (int64_t c = 0; c < d; ++c)
-          for (int64_t i = 0; i < b; ++i)
-            dEmbed[r * d + c] += h[i * hd + r] * dout[i * d + c];
+      dh = multiply(dout, b, d, hd,
+                    [&](int64_t k, int64_t c) { return e[c * d + k]; });
+      addTransposedProduct(dEmbed.data(), h.data(), dout.data(), b, hd, d);
     } else {
       Descriptor2D view(dh.data(), b, hd);
       ftpipe_rt_recv_f32(placement[self + 1], 2 * self + 1, mb, 2, &view);
@@ -125,27 +129,19 @@ public:
     for (int64_t i = 0; i < b * hd; ++i)
       dz[i] = dh[i] * (1 - h[i] * h[i]);
     Tensor dW(DType::F32, {hd, hd}), db(DType::F32, {hd});
-    for (int64_t r = 0; r < hd; ++r)
-      for (int64_t c = 0; c < hd; ++c)
-        for (int64_t i = 0; i < b; ++i)
-          dW.f32Data()[r * hd + c] += dz[i * hd + r] * input[i * hd + c];
+    addTransposedProduct(dW.f32Data(), dz.data(), input.data(), b, hd, hd);
     for (int64_t i = 0; i < b; ++i)
       for (int64_t r = 0; r < hd; ++r)
         db.f32Data()[r] += dz[i * hd + r];
-    Matrix din = multiply(dz, b, hd, hd, [&](int64_t k, int64_t c) {
-      return w[k * hd + c];
-    });
+    Matrix din = multiply(dz, b, hd, hd,
+                          [&](int64_t k, int64_t c) { return w[k * hd + c]; });
     if (first) {
       // a = x E^T: dE += din^T x.
-      const float *x = data.front()->f32Data();
-      for (int64_t r = 0; r < hd; ++r)
-        for (int64_t c = 0; c < d; ++c)
-          for (int64_t i = 0; i < b; ++i)
-            dEmbed[r * d + c] += din[i * hd + r] * x[i * d + c];
+      addTransposedProduct(dEmbed.data(), din.data(), data.front()->f32Data(),
+                           b, hd, d);
     } else {
       Descriptor2D view(din.data(), b, hd);
-      ftpipe_rt_send_f32(placement[self - 1], 2 * (self - 1) + 1, mb, 2,
-                         &view);
+      ftpipe_rt_send_f32(placement[self - 1], 2 * (self - 1) + 1, mb, 2, &view);
     }
     std::vector<Tensor> grads;
     if (first || last)
@@ -249,10 +245,11 @@ TensorMap ftpipe::runtime::tinyMlpWeights(const TinyMlpShape &shape,
     return tensor;
   };
   TensorMap weights;
-  weights["embed.weight"] = uniform({shape.hidden, shape.features},
-                                    shape.features);
+  weights["embed.weight"] =
+      uniform({shape.hidden, shape.features}, shape.features);
   for (int64_t s = 0; s < shape.stages; ++s) {
-    weights[weightName(s)] = uniform({shape.hidden, shape.hidden}, shape.hidden);
+    weights[weightName(s)] =
+        uniform({shape.hidden, shape.hidden}, shape.hidden);
     weights[biasName(s)] = uniform({shape.hidden}, shape.hidden);
   }
   return weights;

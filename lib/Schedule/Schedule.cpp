@@ -48,8 +48,9 @@ llvm::Expected<Action> ftpipe::schedule::parseAction(llvm::StringRef text) {
   };
   int64_t stage = 0, index = 0;
   if (text.consume_front("U"))
-    return text.getAsInteger(10, index) || index < 0 ? llvm::Expected<Action>(bad())
-                                                     : Action::update(index);
+    return text.getAsInteger(10, index) || index < 0
+               ? llvm::Expected<Action>(bad())
+               : Action::update(index);
   size_t letter = text.find_first_of("FB");
   if (letter == llvm::StringRef::npos ||
       text.take_front(letter).getAsInteger(10, stage) ||
@@ -81,11 +82,11 @@ llvm::Expected<Schedule> ftpipe::schedule::parseSchedule(llvm::StringRef text) {
       continue;
     auto [head, rest] = line.split(':');
     int64_t device = 0;
-    if (!head.consume_front("device ") || head.trim().getAsInteger(10, device) ||
+    if (!head.consume_front("device ") ||
+        head.trim().getAsInteger(10, device) ||
         device != static_cast<int64_t>(schedule.devices.size()))
-      return fail("expected \"device " +
-                  llvm::Twine(schedule.devices.size()) + ": ...\", got '" +
-                  line + "'");
+      return fail("expected \"device " + llvm::Twine(schedule.devices.size()) +
+                  ": ...\", got '" + line + "'");
     std::vector<Action> actions;
     llvm::SmallVector<llvm::StringRef> words;
     rest.split(words, ' ', -1, /*KeepEmpty=*/false);
@@ -344,7 +345,9 @@ static std::vector<Action> stageOrder(int64_t stage, int64_t height,
 /// forward, then the older micro-batch, then the lower stage.
 static bool comesFirst(const Action &a, const Action &b) {
   auto rank = [](ActionKind kind) {
-    return kind == ActionKind::Update ? 0 : kind == ActionKind::Backward ? 1 : 2;
+    return kind == ActionKind::Update     ? 0
+           : kind == ActionKind::Backward ? 1
+                                          : 2;
   };
   return std::make_tuple(rank(a.kind), a.index, a.stage) <
          std::make_tuple(rank(b.kind), b.index, b.stage);
@@ -365,16 +368,16 @@ ftpipe::schedule::generate(const StageGraph &graph,
   ExecutionState state(graph, config);
   Schedule schedule;
   schedule.devices.resize(graph.devices);
-  size_t remaining = 2 * graph.stages() * state.microBatches() +
-                     graph.devices * config.steps;
+  size_t remaining =
+      2 * graph.stages() * state.microBatches() + graph.devices * config.steps;
   for (int64_t round = 0; remaining; ++round) {
     // Updates ready on every device of a rendezvous component run together.
     std::map<int64_t, bool> componentReady;
     for (int64_t d = 0; d < graph.devices; ++d) {
       bool ready = updates[d] < config.steps &&
                    !state.waitsFor(Action::update(updates[d]), d, round);
-      auto [it, inserted] = componentReady.try_emplace(state.componentOf(d),
-                                                       ready);
+      auto [it, inserted] =
+          componentReady.try_emplace(state.componentOf(d), ready);
       if (!inserted)
         it->second = it->second && ready;
     }
@@ -387,7 +390,8 @@ ftpipe::schedule::generate(const StageGraph &graph,
         if (graph.device[s] != d || next[s] == orders[s].size())
           continue;
         const Action &head = orders[s][next[s]];
-        if (!state.waitsFor(head, d, round) && (!best || comesFirst(head, *best)))
+        if (!state.waitsFor(head, d, round) &&
+            (!best || comesFirst(head, *best)))
           best = head;
       }
       if (best)
@@ -416,8 +420,10 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
     return std::move(error);
   if (static_cast<int64_t>(schedule.devices.size()) != graph.devices)
     return fail("the schedule has lists for " +
-                llvm::Twine(schedule.devices.size()) + " devices, the stage "
-                "graph has " + llvm::Twine(graph.devices));
+                llvm::Twine(schedule.devices.size()) +
+                " devices, the stage "
+                "graph has " +
+                llvm::Twine(graph.devices));
   ExecutionState state(graph, config);
   // Every action of the run exactly once, on its stage's device.
   for (auto [d, actions] : llvm::enumerate(schedule.devices)) {
@@ -430,18 +436,17 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
                     ", but stage " + llvm::Twine(action.stage) +
                     " is not on it");
       int64_t limit = action.kind == ActionKind::Update ? config.steps
-                                                         : state.microBatches();
+                                                        : state.microBatches();
       if (action.index >= limit)
         return fail("device " + llvm::Twine(d) + " lists " + action.str() +
                     ", beyond the run's " + llvm::Twine(limit));
-      if (++seen[{static_cast<int>(action.kind), action.stage,
-                  action.index}] > 1)
+      if (++seen[{static_cast<int>(action.kind), action.stage, action.index}] >
+          1)
         return fail("device " + llvm::Twine(d) + " lists " + action.str() +
                     " twice");
     }
     int64_t stagesHere = llvm::count(graph.device, static_cast<int64_t>(d));
-    int64_t expected =
-        2 * stagesHere * state.microBatches() + config.steps;
+    int64_t expected = 2 * stagesHere * state.microBatches() + config.steps;
     if (static_cast<int64_t>(actions.size()) != expected)
       return fail("device " + llvm::Twine(d) + " lists " +
                   llvm::Twine(actions.size()) + " actions, the run has " +
@@ -455,8 +460,9 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
   DryRunResult result;
   for (int64_t round = 0; remaining; ++round) {
     auto head = [&](int64_t d) -> const Action * {
-      return next[d] < schedule.devices[d].size() ? &schedule.devices[d][next[d]]
-                                                 : nullptr;
+      return next[d] < schedule.devices[d].size()
+                 ? &schedule.devices[d][next[d]]
+                 : nullptr;
     };
     // A tied update runs when every device of its component is at it.
     std::map<int64_t, std::optional<int64_t>> componentUpdate;
@@ -466,7 +472,8 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
       if (action && action->kind == ActionKind::Update &&
           !state.waitsFor(*action, d, round))
         k = action->index;
-      auto [it, inserted] = componentUpdate.try_emplace(state.componentOf(d), k);
+      auto [it, inserted] =
+          componentUpdate.try_emplace(state.componentOf(d), k);
       if (!inserted && it->second != k)
         it->second = std::nullopt;
     }
@@ -481,8 +488,8 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
         runnable.push_back(d);
     }
     if (runnable.empty()) {
-      std::string message = "the schedule deadlocks after " +
-                            std::to_string(round) + " rounds:";
+      std::string message =
+          "the schedule deadlocks after " + std::to_string(round) + " rounds:";
       for (int64_t d = 0; d < graph.devices; ++d) {
         const Action *action = head(d);
         if (!action)

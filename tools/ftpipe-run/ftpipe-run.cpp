@@ -31,10 +31,9 @@ using namespace ftpipe;
 using namespace ftpipe::runtime;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> artifacts(cl::Positional, cl::desc("[artifacts dir]"),
-                                      cl::init(""));
-static cl::opt<std::string> model("model",
-                                  cl::desc("built-in model: tiny-mlp"),
+static cl::opt<std::string>
+    artifacts(cl::Positional, cl::desc("[artifacts dir]"), cl::init(""));
+static cl::opt<std::string> model("model", cl::desc("built-in model: tiny-mlp"),
                                   cl::init(""));
 static cl::opt<std::string> placementText(
     "placement",
@@ -47,26 +46,24 @@ static cl::opt<int64_t> features("features", cl::desc("tiny-mlp features"),
 static cl::opt<int64_t> microBatchSize("micro-batch-size",
                                        cl::desc("samples per micro-batch"),
                                        cl::init(2));
-static cl::opt<std::string> dataPath("data",
-                                     cl::desc("data set (safetensors)"),
+static cl::opt<std::string> dataPath("data", cl::desc("data set (safetensors)"),
                                      cl::init(""));
-static cl::opt<int64_t> samples(
-    "samples", cl::desc("tiny-mlp without --data: synthetic samples"),
-    cl::init(64));
-static cl::opt<std::string> weightsPath(
-    "weights", cl::desc("initial weights (safetensors, Hugging Face names)"),
-    cl::init(""));
+static cl::opt<int64_t>
+    samples("samples", cl::desc("tiny-mlp without --data: synthetic samples"),
+            cl::init(64));
+static cl::opt<std::string>
+    weightsPath("weights",
+                cl::desc("initial weights (safetensors, Hugging Face names)"),
+                cl::init(""));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of the random init"),
                               cl::init(1));
-static cl::opt<std::string> savePath("save",
-                                     cl::desc("write the final weights here"),
-                                     cl::init(""));
+static cl::opt<std::string>
+    savePath("save", cl::desc("write the final weights here"), cl::init(""));
 static cl::opt<std::string> scheduleName("schedule",
                                          cl::desc("gpipe, 1f1b or async"),
                                          cl::init("1f1b"));
-static cl::opt<std::string> stashingName("stashing",
-                                         cl::desc("none, stash or 2bw"),
-                                         cl::init("none"));
+static cl::opt<std::string>
+    stashingName("stashing", cl::desc("none, stash or 2bw"), cl::init("none"));
 static cl::opt<std::string> optimizerName("optimizer",
                                           cl::desc("sgd, adamw or adafactor"),
                                           cl::init("adamw"));
@@ -79,20 +76,22 @@ static cl::opt<int64_t> steps("steps", cl::desc("optimizer steps"),
 static cl::opt<int64_t> microBatches("micro-batches",
                                      cl::desc("micro-batches per step"),
                                      cl::init(4));
-static cl::opt<int64_t> devicesOption(
-    "devices", cl::desc("run all devices as threads of this process"),
-    cl::init(0));
-static cl::opt<int64_t> np("np", cl::desc("start mpirun -np P with this command"),
-                           cl::init(0));
-static cl::opt<double> timeoutSeconds(
-    "timeout", cl::desc("seconds a device waits for a message"),
-    cl::init(60));
+static cl::opt<int64_t>
+    devicesOption("devices",
+                  cl::desc("run all devices as threads of this process"),
+                  cl::init(0));
+static cl::opt<int64_t>
+    np("np", cl::desc("start mpirun -np P with this command"), cl::init(0));
+static cl::opt<double>
+    timeoutSeconds("timeout", cl::desc("seconds a device waits for a message"),
+                   cl::init(60));
 static cl::opt<std::string> tracePath(
     "trace",
     cl::desc("write the measured timeline as a Chrome / Perfetto trace"),
     cl::init(""));
-static cl::opt<bool> printSchedule(
-    "print-schedule", cl::desc("print the devices' action lists and exit"));
+static cl::opt<bool>
+    printSchedule("print-schedule",
+                  cl::desc("print the devices' action lists and exit"));
 
 [[noreturn]] static void die(const llvm::Twine &message) {
   llvm::errs() << "ftpipe-run: " << message << "\n";
@@ -166,11 +165,11 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
   if (llvm::Error error = executor.setData(run.data))
     die(llvm::toString(std::move(error)));
   executor.recordTrace(!tracePath.empty());
-  int64_t samplesPerStep = run.config.schedule.microBatches *
-                           run.shape.microBatchSize;
+  int64_t samplesPerStep =
+      run.config.schedule.microBatches * run.shape.microBatchSize;
   double totalSeconds = 0, totalCompute = 0;
-  llvm::Error error = executor.run(
-      run.schedule.devices[d], [&](const StepReport &report) {
+  llvm::Error error =
+      executor.run(run.schedule.devices[d], [&](const StepReport &report) {
         totalSeconds += report.seconds;
         totalCompute += report.computeSeconds;
         if (!report.loss)
@@ -327,8 +326,8 @@ int main(int argc, char **argv) {
   } else {
     int64_t devices = devicesOption ? devicesOption.getValue() : graph.devices;
     if (devices != graph.devices)
-      die("the plan has " + llvm::Twine(graph.devices) + " devices, --devices " +
-          llvm::Twine(devices));
+      die("the plan has " + llvm::Twine(graph.devices) +
+          " devices, --devices " + llvm::Twine(devices));
     LocalMailbox mailbox(devices, timeoutSeconds);
     std::vector<TensorMap> owned(devices);
     std::vector<std::thread> threads;
@@ -343,8 +342,8 @@ int main(int argc, char **argv) {
       final.merge(part);
   }
   if (!savePath.empty())
-    if (llvm::Error error = writeSafetensors(savePath, final,
-                                             {{"format", "pt"}}))
+    if (llvm::Error error =
+            writeSafetensors(savePath, final, {{"format", "pt"}}))
       die(llvm::toString(std::move(error)));
   if (!tracePath.empty()) {
     std::error_code error;

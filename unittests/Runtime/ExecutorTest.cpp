@@ -1,4 +1,5 @@
-//===- ExecutorTest.cpp - Training the tiny MLP in one process -------------===//
+//===- ExecutorTest.cpp - Training the tiny MLP in one process
+//-------------===//
 //
 // Every schedule and weight-stashing mode, on one device per stage and on a
 // Mixed-Pipe placement (two non-adjacent stages on one device), one thread
@@ -154,9 +155,8 @@ TEST(Executor, EverySchedulePlacementAndStashingMatchesEmulation) {
     reference::Versions versions = reference::versionsOf(
         run.schedule, c.placement, c.microBatches * 10, c.stashing);
     std::vector<double> losses;
-    TensorMap expected =
-        reference::emulate(shape, initial, data, c.microBatches, 10, adam,
-                           versions, &losses);
+    TensorMap expected = reference::emulate(
+        shape, initial, data, c.microBatches, 10, adam, versions, &losses);
     EXPECT_LT(reference::maxRelativeDifference(weights, expected), 1e-4);
     // The weights moved: a run that did nothing would not match.
     EXPECT_GT(reference::maxRelativeDifference(initial, expected), 1e-2);

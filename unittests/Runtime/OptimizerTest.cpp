@@ -86,7 +86,8 @@ TEST(Optimizer, MatchesPyTorch) {
       for (size_t j = 0; j < actual.size(); ++j) {
         // The optimizer moved the parameter, and to where PyTorch did.
         EXPECT_GT(std::fabs(expected[j] - initial[j]), 1e-5);
-        EXPECT_NEAR(actual[j], expected[j], 2e-6 + 2e-5 * std::fabs(expected[j]))
+        EXPECT_NEAR(actual[j], expected[j],
+                    2e-6 + 2e-5 * std::fabs(expected[j]))
             << names[i] << "[" << j << "]";
       }
     }

@@ -67,8 +67,8 @@ TEST(ScheduleText, ActionsRoundTrip) {
 }
 
 TEST(ScheduleText, SchedulesRoundTrip) {
-  Schedule schedule = generated(StageGraph::chain({0, 1, 0}),
-                                {Kind::OneFOneB, 3, 2});
+  Schedule schedule =
+      generated(StageGraph::chain({0, 1, 0}), {Kind::OneFOneB, 3, 2});
   llvm::Expected<Schedule> parsed = parseSchedule(schedule.str());
   ASSERT_EQ(outcome(parsed), "success");
   EXPECT_EQ(parsed->devices, schedule.devices);
@@ -103,15 +103,12 @@ TEST(ScheduleGolden, SmallPipelines) {
 TEST(ScheduleBounds, InFlightPerSchedule) {
   StageGraph graph = StageGraph::chain({0, 1, 2, 3});
   for (int64_t m : {2, 4, 8}) {
-    DryRunResult gpipe =
-        ranDry(graph, {Kind::GPipe, m, 2},
-               generated(graph, {Kind::GPipe, m, 2}));
-    DryRunResult oneF =
-        ranDry(graph, {Kind::OneFOneB, m, 2},
-               generated(graph, {Kind::OneFOneB, m, 2}));
-    DryRunResult async =
-        ranDry(graph, {Kind::Async, m, 3},
-               generated(graph, {Kind::Async, m, 3}));
+    DryRunResult gpipe = ranDry(graph, {Kind::GPipe, m, 2},
+                                generated(graph, {Kind::GPipe, m, 2}));
+    DryRunResult oneF = ranDry(graph, {Kind::OneFOneB, m, 2},
+                               generated(graph, {Kind::OneFOneB, m, 2}));
+    DryRunResult async = ranDry(graph, {Kind::Async, m, 3},
+                                generated(graph, {Kind::Async, m, 3}));
     for (int64_t d = 0; d < 4; ++d) {
       EXPECT_EQ(gpipe.peakInFlight[d], m);
       EXPECT_EQ(oneF.peakInFlight[d], std::min<int64_t>(m, 4 - d));
@@ -128,11 +125,10 @@ TEST(ScheduleDryRun, ReportsDeadlock) {
   llvm::Expected<Schedule> schedule =
       parseSchedule("device 0: 0F0 0B0 U0\ndevice 1: 1B0 1F0 U0\n");
   ASSERT_EQ(outcome(schedule), "success");
-  EXPECT_EQ(
-      outcome(dryRun(graph, config, *schedule)),
-      std::string("the schedule deadlocks after 1 rounds: device "
-                              "0 at 0B0 waits for 1B0; device 1 at 1B0 waits "
-                              "for 1F0"));
+  EXPECT_EQ(outcome(dryRun(graph, config, *schedule)),
+            std::string("the schedule deadlocks after 1 rounds: device "
+                        "0 at 0B0 waits for 1B0; device 1 at 1B0 waits "
+                        "for 1F0"));
 }
 
 TEST(ScheduleDryRun, ReportsTiedUpdatesOutOfStep) {
@@ -145,9 +141,9 @@ TEST(ScheduleDryRun, ReportsTiedUpdatesOutOfStep) {
   llvm::Expected<Schedule> schedule = parseSchedule(
       "device 0: 0F0 0B0 U0 0F1 0B1 U1\ndevice 1: 1F0 1B0 1F1 U0 1B1 U1\n");
   ASSERT_EQ(outcome(schedule), "success");
-  EXPECT_THAT(outcome(dryRun(graph, config, *schedule)), testing::HasSubstr(
-                           "device 0 at U0 waits for its tied devices' "
-                           "update"));
+  EXPECT_THAT(outcome(dryRun(graph, config, *schedule)),
+              testing::HasSubstr("device 0 at U0 waits for its tied devices' "
+                                 "update"));
   graph.tiedDevices.clear();
   EXPECT_EQ(outcome(dryRun(graph, config, *schedule)), "success");
 }

@@ -80,13 +80,12 @@ struct TraceEvent {
 /// simulator's (lib/Partition, simulationToChromeTrace): one track per
 /// device, a complete event per action named "F s2 mb5", "B s2 mb5" or
 /// "U1", stage and micro-batch in `args`, times in microseconds.
-llvm::json::Value traceToChrome(
-    const std::vector<std::vector<TraceEvent>> &perDevice);
+llvm::json::Value
+traceToChrome(const std::vector<std::vector<TraceEvent>> &perDevice);
 
 class DeviceExecutor {
 public:
-  DeviceExecutor(Communicator &communicator,
-                 std::vector<StageProgram *> stages,
+  DeviceExecutor(Communicator &communicator, std::vector<StageProgram *> stages,
                  ParameterPlacement placement, ExecutorConfig config);
   ~DeviceExecutor();
 
@@ -117,7 +116,8 @@ public:
 private:
   llvm::Error forward(int64_t stage, int64_t mb);
   llvm::Error backward(int64_t stage, int64_t mb);
-  llvm::Error update(int64_t k, const std::function<void(const StepReport &)> &onStep);
+  llvm::Error update(int64_t k,
+                     const std::function<void(const StepReport &)> &onStep);
   StageProgram *program(int64_t stage) const;
   std::vector<const Tensor *> paramsOf(const StageProgram &stage,
                                        const TensorMap &weights) const;

@@ -31,14 +31,14 @@ llvm::Expected<SafetensorsFile> parseSafetensors(llvm::StringRef bytes,
 llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path);
 
 /// The bytes of a safetensors file (tensors in name order).
-std::string serializeSafetensors(const TensorMap &tensors,
-                                 const std::map<std::string, std::string>
-                                     &metadata = {});
+std::string
+serializeSafetensors(const TensorMap &tensors,
+                     const std::map<std::string, std::string> &metadata = {});
 /// Writes to `path` through a temporary file renamed into place, so a
 /// reader never sees a partial file.
-llvm::Error writeSafetensors(llvm::StringRef path, const TensorMap &tensors,
-                             const std::map<std::string, std::string>
-                                 &metadata = {});
+llvm::Error
+writeSafetensors(llvm::StringRef path, const TensorMap &tensors,
+                 const std::map<std::string, std::string> &metadata = {});
 
 } // namespace runtime
 } // namespace ftpipe

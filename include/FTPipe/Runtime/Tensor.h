@@ -46,8 +46,12 @@ struct Tensor {
   const float *f32Data() const {
     return reinterpret_cast<const float *>(bytes.data());
   }
-  llvm::MutableArrayRef<float> f32Values() { return {f32Data(), size_t(elements())}; }
-  llvm::ArrayRef<float> f32Values() const { return {f32Data(), size_t(elements())}; }
+  llvm::MutableArrayRef<float> f32Values() {
+    return {f32Data(), size_t(elements())};
+  }
+  llvm::ArrayRef<float> f32Values() const {
+    return {f32Data(), size_t(elements())};
+  }
 };
 
 } // namespace runtime
