@@ -5,13 +5,12 @@
 // Mixed-Pipe placement (two non-adjacent stages on one device), one thread
 // per device over the in-process communicator: the weights after training
 // equal the plain emulation (TinyMlpReference.h) within float rounding,
-// tied copies end equal to their owner, and the loss falls.
+// tied copies end equal to their owner, and the loss falls; data set and
+// weights validation.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TinyMlpReference.h"
-
-#include "FTPipe/Runtime/Communicator.h"
 
 #include "gtest/gtest.h"
 
@@ -270,72 +269,6 @@ TEST(Validation, WeightMismatchesAreNamed) {
             "the weights do not match the model: 'wte.weight' is F32 [4, 10], "
             "the model has F32 [10, 4]; 'ln_f.bias' is missing; "
             "'lm_head.weight' is not a parameter of the model");
-}
-
-TEST(Communicator, ReceiveTimesOutWithAMessage) {
-  EXPECT_EXIT(
-      {
-        LocalMailbox mailbox(2, /*timeoutSeconds=*/0.05);
-        float value = 0;
-        mailbox.endpoint(1).recv(0, 4, 3, &value, sizeof(value));
-      },
-      testing::ExitedWithCode(70),
-      "no message tag 4 of micro-batch 3 from device 0 to device 1 arrived");
-}
-
-TEST(Communicator, AbortEndsAWait) {
-  EXPECT_EXIT(
-      {
-        LocalMailbox mailbox(2, /*timeoutSeconds=*/60);
-        std::thread aborter([&] {
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-          mailbox.endpoint(1).abort("device 0 failed");
-        });
-        float value = 0;
-        mailbox.endpoint(1).recv(0, 4, 3, &value, sizeof(value));
-        aborter.join();
-      },
-      testing::ExitedWithCode(70), "device 0 failed");
-}
-
-TEST(Communicator, FailureHandlerSeesTheMessage) {
-  EXPECT_EXIT(
-      {
-        setFailureHandler([](const std::string &message) {
-          std::fprintf(stderr, "handled: %s\n", message.c_str());
-          std::exit(3);
-        });
-        LocalMailbox mailbox(1, /*timeoutSeconds=*/0.01);
-        char byte = 0;
-        mailbox.endpoint(0).recv(0, 1, 0, &byte, 1);
-      },
-      testing::ExitedWithCode(3), "handled: no message tag 1");
-}
-
-TEST(Communicator, BarrierAndMessagesOutOfOrder) {
-  LocalMailbox mailbox(3);
-  std::vector<std::thread> threads;
-  std::vector<int64_t> got(3, -1);
-  for (int64_t d = 0; d < 3; ++d)
-    threads.emplace_back([&, d] {
-      Communicator &self = mailbox.endpoint(d);
-      self.barrier(0);
-      // Every device sends micro-batches 0 and 1 to the next; receives 1
-      // before 0.
-      for (int64_t mb : {0, 1}) {
-        int64_t value = 10 * d + mb;
-        self.send((d + 1) % 3, 6, mb, &value, sizeof(value));
-      }
-      int64_t second = 0, first = 0;
-      self.recv((d + 2) % 3, 6, 1, &second, sizeof(second));
-      self.recv((d + 2) % 3, 6, 0, &first, sizeof(first));
-      got[d] = second * 100 + first;
-      self.barrier(1);
-    });
-  for (std::thread &thread : threads)
-    thread.join();
-  EXPECT_EQ(got, (std::vector<int64_t>{2120, 100, 1110}));
-  EXPECT_EQ(mailbox.pending(), 0u);
 }
 
 } // namespace
