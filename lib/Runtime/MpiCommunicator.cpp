@@ -85,7 +85,9 @@ public:
     checkPeer(peer);
     checkTag(tag);
     Key key{peer, tag, microbatch};
-    auto deadline = clock::now() + std::chrono::duration<double>(timeout());
+    clock::time_point deadline =
+        clock::now() + std::chrono::duration_cast<clock::duration>(
+                           std::chrono::duration<double>(timeout()));
     while (true) {
       auto early = arrivedEarly.find(key);
       if (early != arrivedEarly.end()) {
@@ -102,8 +104,16 @@ public:
         int received = 0;
         MPI_Get_count(&status, MPI_BYTE, &received);
         std::vector<char> message(received);
-        MPI_Recv(message.data(), received, MPI_BYTE, static_cast<int>(peer),
-                 static_cast<int>(tag), MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        // Not MPI_Recv: a large message needs the sender's progress, and
+        // a sender that died must not stop this wait from timing out.
+        MPI_Request request;
+        MPI_Irecv(message.data(), received, MPI_BYTE, static_cast<int>(peer),
+                  static_cast<int>(tag), MPI_COMM_WORLD, &request);
+        for (int done = 0; !done;) {
+          MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+          if (!done)
+            checkWait(key, deadline);
+        }
         int64_t messageMicrobatch = -1;
         if (message.size() >= sizeof(int64_t))
           std::memcpy(&messageMicrobatch, message.data(), sizeof(int64_t));
@@ -114,16 +124,7 @@ public:
         arrivedEarly[{peer, tag, messageMicrobatch}] = std::move(message);
         continue;
       }
-      if (aborted) {
-        std::lock_guard<std::mutex> lock(abortMutex);
-        reportFailure("device " + std::to_string(self) + " waiting for " +
-                      describe(key) + ": " + abortReason);
-      }
-      if (clock::now() > deadline)
-        reportFailure("device " + std::to_string(self) + ": no " +
-                      describe(key) + " arrived (waited " +
-                      std::to_string(timeout()) + " s)");
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      checkWait(key, deadline);
     }
   }
 
@@ -139,6 +140,20 @@ private:
     return "message tag " + std::to_string(std::get<1>(key)) +
            " of micro-batch " + std::to_string(std::get<2>(key)) +
            " from device " + std::to_string(std::get<0>(key));
+  }
+
+  /// Ends the wait for `key` when aborted or past `deadline`; otherwise
+  /// pauses briefly before the next poll.
+  void checkWait(const Key &key, clock::time_point deadline) {
+    if (aborted) {
+      std::lock_guard<std::mutex> lock(abortMutex);
+      reportFailure("device " + std::to_string(self) + " waiting for " +
+                    describe(key) + ": " + abortReason);
+    }
+    if (clock::now() > deadline)
+      reportFailure("device " + std::to_string(self) + ": no " + describe(key) +
+                    " arrived (waited " + std::to_string(timeout()) + " s)");
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 
   void deliver(const std::vector<char> &message, const Key &key, void *data,
