@@ -2,6 +2,7 @@
 # lit configuration of FTPipe's regression tests.
 
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -24,9 +25,17 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.ftpipe_tools_dir, append_path=True)
 
 tools = [ToolSubst("ftpipe-opt", unresolved="fatal"),
-         ToolSubst("ftpipe-model-gen", unresolved="fatal")]
+         ToolSubst("ftpipe-model-gen", unresolved="fatal"),
+         ToolSubst("ftpipe-run", unresolved="fatal")]
 llvm_config.add_tool_substitutions(
     tools, [config.ftpipe_tools_dir, config.llvm_tools_dir])
+
+# OpenMPI's mpirun, for the runtime's multi-process tests (as root it needs
+# these two variables).
+if shutil.which("mpirun") and config.ftpipe_have_mpi:
+    config.available_features.add("mpi")
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
 
 if os.path.exists(os.path.join(config.ftpipe_shared_dir, "models")):
     config.available_features.add("shared-models")

@@ -104,6 +104,8 @@ private:
   void send(const StageEdge &e, uint32_t m, bool bwd, double t);
   void finishTask(uint32_t task, double t);
   void dispatch(DeviceId d, double t);
+  /// Runs stage s's task (m, bwd) on device d from time t.
+  void start(DeviceId d, StageId s, uint32_t m, bool bwd, double t);
 
   const StageGraph &sg;
   const Hardware &hw;
@@ -116,6 +118,8 @@ private:
   std::vector<uint32_t> depsLeft;
   std::vector<double> readyAt, finishedAt;
   std::vector<uint32_t> pos;
+  /// With given orders: each device's next position in its order.
+  std::vector<size_t> orderPos;
   std::vector<char> deviceBusy;
   std::vector<double> linkFree;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue;
@@ -172,6 +176,19 @@ void Simulation::finishTask(uint32_t task, double t) {
 void Simulation::dispatch(DeviceId d, double t) {
   if (deviceBusy[d])
     return;
+  if (!config.deviceOrders.empty()) {
+    // The given order: the device's next task, once it is ready.
+    const std::vector<SimTask> &order = config.deviceOrders[d];
+    if (orderPos[d] == order.size())
+      return;
+    const SimTask &next = order[orderPos[d]];
+    uint32_t task = taskId(next.stage, next.microBatch, next.backward);
+    if (depsLeft[task] != 0 || readyAt[task] > t)
+      return;
+    ++orderPos[d];
+    start(d, next.stage, next.microBatch, next.backward, t);
+    return;
+  }
   // Best ready task: backward first, then older micro-batch, then earlier
   // stage in topological order.
   StageId best = ~StageId(0);
@@ -192,6 +209,11 @@ void Simulation::dispatch(DeviceId d, double t) {
   if (best == ~StageId(0))
     return;
   auto [m, bwd] = sequence(best, pos[best]);
+  start(d, best, m, bwd, t);
+}
+
+void Simulation::start(DeviceId d, StageId best, uint32_t m, bool bwd,
+                       double t) {
   ++pos[best];
   double duration =
       bwd ? sg.bwdMs[best] + sg.recomputeMs[best] : sg.fwdMs[best];
@@ -239,6 +261,7 @@ Expected<SimResult> Simulation::run() {
     }
   }
   pos.assign(S, 0);
+  orderPos.assign(P, 0);
   deviceBusy.assign(P, 0);
   linkFree.assign(P * P, 0.0);
   result.deviceBusyMs.assign(P, 0.0);
@@ -264,8 +287,11 @@ Expected<SimResult> Simulation::run() {
   for (StageId s = 0; s < S; ++s)
     if (pos[s] != 2 * K)
       return makeError(llvm::formatv(
-          "simulator: stage {0} stalled after {1} of {2} tasks (internal "
-          "error: the schedule deadlocked)",
+          config.deviceOrders.empty()
+              ? "simulator: stage {0} stalled after {1} of {2} tasks "
+                "(internal error: the schedule deadlocked)"
+              : "simulator: stage {0} stalled after {1} of {2} tasks: the "
+                "given orders deadlock",
           s, pos[s], 2 * K));
 
   if (config.schedule == Schedule::Async) {
@@ -312,6 +338,50 @@ Expected<SimResult> Simulation::run() {
   return std::move(result);
 }
 
+/// The micro-batches of given device orders, once they are checked to hold
+/// every task exactly once on its stage's device.
+static Expected<uint32_t>
+checkOrders(const StageGraph &sg, const Hardware &hw,
+            const std::vector<std::vector<SimTask>> &orders) {
+  if (orders.size() != hw.numDevices())
+    return makeError(
+        llvm::formatv("simulator: orders for {0} devices, the hardware has {1}",
+                      orders.size(), hw.numDevices()));
+  uint32_t K = 0;
+  size_t tasks = 0;
+  for (const auto &order : orders)
+    for (const SimTask &task : order) {
+      K = std::max(K, task.microBatch + 1);
+      ++tasks;
+    }
+  size_t S = sg.numStages();
+  std::vector<char> seen(S * K * 2, 0);
+  for (DeviceId d = 0; d < orders.size(); ++d)
+    for (const SimTask &task : orders[d]) {
+      if (task.stage >= S || sg.device[task.stage] != d)
+        return makeError(llvm::formatv(
+            "simulator: device {0}'s order names stage {1}, not on it", d,
+            task.stage));
+      char &mark = seen[(task.stage * K + task.microBatch) * 2 + task.backward];
+      if (mark)
+        return makeError(llvm::formatv(
+            "simulator: device {0}'s order repeats a task of stage {1}", d,
+            task.stage));
+      if (task.backward && !seen[(task.stage * K + task.microBatch) * 2])
+        return makeError(llvm::formatv(
+            "simulator: device {0}'s order runs stage {1}'s backward of "
+            "micro-batch {2} before its forward",
+            d, task.stage, task.microBatch));
+      mark = 1;
+    }
+  if (tasks != S * K * 2)
+    return makeError(llvm::formatv(
+        "simulator: the orders hold {0} tasks, {1} stages x {2} micro-batches "
+        "need {3}",
+        tasks, S, K, S * K * 2));
+  return K;
+}
+
 Expected<SimResult> ftpipe::partition::simulate(const StageGraph &sg,
                                                 const Hardware &hw,
                                                 const SimulatorConfig &config) {
@@ -331,6 +401,12 @@ Expected<SimResult> ftpipe::partition::simulate(const StageGraph &sg,
   for (const StageEdge &e : sg.edges)
     if (e.src >= S || e.dst >= S)
       return makeError("simulator: stage edge names a missing stage");
+  if (!config.deviceOrders.empty()) {
+    Expected<uint32_t> K = checkOrders(sg, hw, config.deviceOrders);
+    if (!K)
+      return K.takeError();
+    return Simulation(sg, hw, config, *K).run();
+  }
   uint32_t K = config.microBatches;
   if (config.schedule == Schedule::Async)
     K = config.asyncMicroBatches ? config.asyncMicroBatches

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FTPipe/Runtime/Transport.h"
+#include "FTPipe/Runtime/Communicator.h"
 
 #include <chrono>
 #include <cstdio>
@@ -25,15 +25,25 @@ void ftpipe::runtime::setThreadTransport(Transport *transport) {
 }
 
 [[noreturn]] static void fail(const std::string &message) {
-  std::fprintf(stderr, "ftpipe runtime: %s\n", message.c_str());
-  std::exit(70);
+  reportFailure(message);
 }
 
-class LocalMailbox::Endpoint : public Transport {
+class LocalMailbox::Endpoint : public Communicator {
 public:
-  Endpoint(LocalMailbox &mailbox, int64_t self)
-      : mailbox(mailbox), self(self) {}
+  Endpoint(LocalMailbox &mailbox, int64_t self, double timeout)
+      : mailbox(mailbox), self(self) {
+    setTimeout(timeout);
+  }
   int64_t device() const override { return self; }
+  int64_t devices() const override { return mailbox.endpoints.size(); }
+  void abort(const std::string &reason) override {
+    std::lock_guard<std::mutex> lock(mailbox.mutex);
+    if (abortReason.empty())
+      abortReason = reason.empty() ? "aborted" : reason;
+    mailbox.arrived.notify_all();
+  }
+  /// Set by abort(); guarded by the mailbox's mutex.
+  std::string abortReason;
   void send(int64_t peer, int64_t tag, int64_t microbatch, const void *data,
             size_t bytes) override {
     mailbox.checkDevice(peer);
@@ -42,7 +52,7 @@ public:
   void recv(int64_t peer, int64_t tag, int64_t microbatch, void *data,
             size_t bytes) override {
     mailbox.checkDevice(peer);
-    mailbox.take({peer, self, tag, microbatch}, data, bytes);
+    mailbox.take({peer, self, tag, microbatch}, data, bytes, *this);
   }
 
 private:
@@ -50,10 +60,9 @@ private:
   int64_t self;
 };
 
-LocalMailbox::LocalMailbox(int64_t devices, double timeoutSeconds)
-    : timeoutSeconds(timeoutSeconds) {
+LocalMailbox::LocalMailbox(int64_t devices, double timeoutSeconds) {
   for (int64_t d = 0; d < devices; ++d)
-    endpoints.push_back(new Endpoint(*this, d));
+    endpoints.push_back(new Endpoint(*this, d, timeoutSeconds));
 }
 
 LocalMailbox::~LocalMailbox() {
@@ -67,7 +76,7 @@ void LocalMailbox::checkDevice(int64_t device) const {
          std::to_string(endpoints.size()) + " devices of the local mailbox");
 }
 
-Transport &LocalMailbox::endpoint(int64_t device) {
+Communicator &LocalMailbox::endpoint(int64_t device) {
   checkDevice(device);
   return *endpoints[device];
 }
@@ -97,29 +106,40 @@ void LocalMailbox::put(Key key, const void *data, size_t bytes) {
   arrived.notify_all();
 }
 
-void LocalMailbox::take(Key key, void *data, size_t bytes) {
+void LocalMailbox::take(Key key, void *data, size_t bytes,
+                        const Endpoint &receiver) {
   std::unique_lock<std::mutex> lock(mutex);
   auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration<double>(timeoutSeconds);
+                  std::chrono::duration<double>(receiver.timeout());
   auto it = messages.find(key);
   while (it == messages.end()) {
-    if (arrived.wait_until(lock, deadline) == std::cv_status::timeout) {
-      it = messages.find(key);
-      if (it == messages.end())
-        fail("no message " +
-             describe(std::get<0>(key), std::get<1>(key), std::get<2>(key),
-                      std::get<3>(key)) +
-             " arrived (waited " + std::to_string(timeoutSeconds) + " s)");
-      break;
+    if (!receiver.abortReason.empty()) {
+      std::string reason = receiver.abortReason;
+      lock.unlock();
+      fail("waiting for message " +
+           describe(std::get<0>(key), std::get<1>(key), std::get<2>(key),
+                    std::get<3>(key)) +
+           ": " + reason);
     }
+    bool timedOut =
+        arrived.wait_until(lock, deadline) == std::cv_status::timeout;
     it = messages.find(key);
+    if (timedOut && it == messages.end()) {
+      lock.unlock();
+      fail("no message " +
+           describe(std::get<0>(key), std::get<1>(key), std::get<2>(key),
+                    std::get<3>(key)) +
+           " arrived (waited " + std::to_string(receiver.timeout()) + " s)");
+    }
   }
   if (it->second.size() != bytes)
     fail("message " +
          describe(std::get<0>(key), std::get<1>(key), std::get<2>(key),
                   std::get<3>(key)) +
-         " has " + std::to_string(it->second.size()) + " bytes, the receiver "
-         "expects " + std::to_string(bytes));
+         " has " + std::to_string(it->second.size()) +
+         " bytes, the receiver "
+         "expects " +
+         std::to_string(bytes));
   std::memcpy(data, it->second.data(), bytes);
   messages.erase(it);
 }

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/StageABI.h"
-#include "FTPipe/Runtime/Transport.h"
+#include "FTPipe/Runtime/Communicator.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -16,6 +16,9 @@
 //  - Async (PipeDream): the same 1F1B order with w = height + 1 (FTPipe's
 //    depth rule) and no flush, over a long stream of micro-batches; the
 //    reported time per micro-batch is the steady-state period.
+// Or, given per-device orders (SimulatorConfig::deviceOrders, e.g. the lists
+// of lib/Schedule that the runtime executes), each device runs exactly its
+// order.
 // Recomputation, when the stage graph carries it, lengthens every backward.
 // The optimizer step is not modelled.
 //
@@ -34,6 +37,14 @@
 namespace ftpipe {
 namespace partition {
 
+/// One task of a device's given order: a stage's forward or backward of a
+/// micro-batch.
+struct SimTask {
+  StageId stage = 0;
+  uint32_t microBatch = 0;
+  bool backward = false;
+};
+
 /// Options of the simulator.
 struct SimulatorConfig {
   Schedule schedule = Schedule::Async;
@@ -46,6 +57,13 @@ struct SimulatorConfig {
   uint32_t asyncMicroBatches = 0;
   /// Record the event list (the timeline); off saves memory on big runs.
   bool recordEvents = true;
+  /// When not empty: per device, the exact order of its tasks (for example
+  /// lib/Schedule's lists without the updates), replacing the built-in
+  /// choice; a device waits for its next task to be ready. The run then has
+  /// the micro-batches the orders name (0 .. K-1, each stage's forward and
+  /// backward of each exactly once, on the stage's device); `schedule` only
+  /// says how to report it (Async: the steady-state period).
+  std::vector<std::vector<SimTask>> deviceOrders;
 
   llvm::Error validate() const;
 };

@@ -38,17 +38,21 @@ public:
                     size_t bytes) = 0;
 };
 
+class Communicator;
+
 /// The calling thread's transport (null until set).
 Transport *threadTransport();
 void setThreadTransport(Transport *transport);
 
-/// All devices of one process: a receive waits (with a timeout) until the
-/// message is there. Any thread may serve any device through endpoint().
+/// All devices of one process, the in-process communicator: a receive waits
+/// (with the end's timeout, `timeoutSeconds` at first) until the message is
+/// there. Any thread may serve any device through endpoint() (a
+/// Communicator, Communicator.h).
 class LocalMailbox {
 public:
   explicit LocalMailbox(int64_t devices, double timeoutSeconds = 60);
   ~LocalMailbox();
-  Transport &endpoint(int64_t device);
+  Communicator &endpoint(int64_t device);
   /// Messages sent and not yet received.
   size_t pending() const;
 
@@ -56,12 +60,12 @@ private:
   class Endpoint;
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t>;
   void put(Key key, const void *data, size_t bytes);
-  void take(Key key, void *data, size_t bytes);
+  void take(Key key, void *data, size_t bytes, const Endpoint &receiver);
   void checkDevice(int64_t device) const;
 
-  double timeoutSeconds;
   std::vector<Endpoint *> endpoints;
   mutable std::mutex mutex;
+  /// Notified on every new message and on abort.
   std::condition_variable arrived;
   std::map<Key, std::vector<char>> messages;
 };

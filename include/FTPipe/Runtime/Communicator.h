@@ -1,0 +1,59 @@
+//===- Communicator.h - Devices talking to each other -----------*- C++ -*-===//
+//
+// A Communicator is one device's end of the run's point-to-point transfers:
+// the Transport that generated stage code sends through, plus what the
+// runtime itself needs (the number of devices, the tied-gradient exchange,
+// a barrier) and what failure detection needs: every wait ends after a
+// timeout, and abort() ends every wait of this end at once. A wait that ends
+// so calls the process's failure handler, which does not return (by default
+// it prints the message and exits with status 70).
+//
+// Implementations: in-process (threads; LocalMailbox), MPI (processes; in
+// MpiCommunicator.h, when FTPipe is built with MPI), NCCL (GPUs, bootstrapped
+// over MPI; NcclCommunicator.h, when built with CUDA and MPI).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_RUNTIME_COMMUNICATOR_H
+#define FTPIPE_RUNTIME_COMMUNICATOR_H
+
+#include "FTPipe/Runtime/Transport.h"
+
+#include <functional>
+#include <string>
+
+namespace ftpipe {
+namespace runtime {
+
+/// Called with a message when a wait timed out or was aborted; must not
+/// return (the runtime exits with status 70 if it does).
+using FailureHandler = std::function<void(const std::string &message)>;
+/// Installs `handler` for the process (null restores the default).
+void setFailureHandler(FailureHandler handler);
+/// Reports a failure through the handler and ends the process.
+[[noreturn]] void reportFailure(const std::string &message);
+
+/// Tags at or above this are the runtime's own (tied-gradient exchange,
+/// barrier); stage code uses the tags below (2e and 2e + 1 per edge e).
+constexpr int64_t kRuntimeTagBase = int64_t(1) << 24;
+
+class Communicator : public Transport {
+public:
+  /// Devices in the run; device() is this end's.
+  virtual int64_t devices() const = 0;
+  /// Ends every current and future wait of this end with `reason`.
+  virtual void abort(const std::string &reason) = 0;
+  /// How long one wait may take before it fails.
+  void setTimeout(double seconds) { timeoutSeconds = seconds; }
+  double timeout() const { return timeoutSeconds; }
+  /// Every device waits until all devices arrived (over send/recv).
+  void barrier(int64_t generation);
+
+protected:
+  double timeoutSeconds = 60;
+};
+
+} // namespace runtime
+} // namespace ftpipe
+
+#endif // FTPIPE_RUNTIME_COMMUNICATOR_H

@@ -1,0 +1,165 @@
+//===- Executor.h - Runs one device's part of a training run ----*- C++ -*-===//
+//
+// A DeviceExecutor runs a device's action list (lib/Schedule) with the
+// device's stage programs: forwards and backwards of micro-batches (their
+// transfers go through the communicator, the calling thread's Transport),
+// gradient accumulation over the micro-batches of a step (mean: the sum
+// times 1/M), and at each update the tied-parameter exchange (copies send
+// their gradient to the owner, the owner adds them to its own, updates and
+// sends the new value back) and the optimizer step of the parameters it
+// owns. Weight versions: with stashing, a micro-batch's backward uses the
+// weights its forward used (older versions kept in a bounded store; 2BW
+// allows two versions in all); without, the current weights.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_RUNTIME_EXECUTOR_H
+#define FTPIPE_RUNTIME_EXECUTOR_H
+
+#include "FTPipe/Runtime/Communicator.h"
+#include "FTPipe/Runtime/Optimizer.h"
+#include "FTPipe/Runtime/StageProgram.h"
+#include "FTPipe/Schedule/Schedule.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+
+namespace ftpipe {
+namespace runtime {
+
+enum class WeightStashing : uint8_t { None, Stash, TwoBW };
+llvm::Expected<WeightStashing> parseStashing(llvm::StringRef text);
+
+/// Tensors by name (weights, data sets).
+using TensorMap = std::map<std::string, Tensor>;
+
+/// Per parameter name, the devices whose stages read it, ascending; the
+/// first is the owner (docs/StagePrograms.md).
+using ParameterPlacement = std::map<std::string, std::vector<int64_t>>;
+
+struct ExecutorConfig {
+  schedule::ScheduleConfig schedule;
+  WeightStashing stashing = WeightStashing::None;
+  OptimizerConfig optimizer;
+};
+
+/// What one device measured in one step (reported at its update).
+struct StepReport {
+  int64_t step = 0;
+  /// Mean loss of the step's micro-batches, on a device that computes it.
+  std::optional<double> loss;
+  /// Wall time since the previous update (or the start), and the part of it
+  /// spent in stage forwards and backwards, not counting the time their
+  /// receives waited for a message.
+  double seconds = 0, computeSeconds = 0;
+};
+
+/// Checks a data set against the stages' data inputs: every input present,
+/// same element type, a leading sample dimension then the micro-batch
+/// slice's shape without its first dimension, and (unless `allowExtra`, as
+/// for a device that reads only some of the inputs) no other tensor. The
+/// message names what differs.
+llvm::Error validateDataset(const std::vector<DataInputInfo> &inputs,
+                            const TensorMap &dataset, bool allowExtra = false);
+
+/// Checks weights against the parameters: missing, extra and mis-shaped
+/// tensors are refused by name.
+llvm::Error validateWeights(const std::vector<ParameterInfo> &params,
+                            const TensorMap &weights);
+
+/// One action as it ran, in seconds from the start of run().
+struct TraceEvent {
+  schedule::Action action;
+  double startSeconds = 0, endSeconds = 0;
+};
+
+/// Per device its events, as a Chrome / Perfetto trace in the format of the
+/// simulator's (lib/Partition, simulationToChromeTrace): one track per
+/// device, a complete event per action named "F s2 mb5", "B s2 mb5" or
+/// "U1", stage and micro-batch in `args`, times in microseconds.
+llvm::json::Value
+traceToChrome(const std::vector<std::vector<TraceEvent>> &perDevice);
+
+class DeviceExecutor {
+public:
+  DeviceExecutor(Communicator &communicator, std::vector<StageProgram *> stages,
+                 ParameterPlacement placement, ExecutorConfig config);
+  ~DeviceExecutor();
+
+  /// The parameters of this device's stages (each name once).
+  const std::vector<ParameterInfo> &parameters() const { return params; }
+  /// The data inputs of this device's stages (each name once).
+  const std::vector<DataInputInfo> &dataInputs() const { return inputs; }
+
+  /// Initial weights: exactly the device's parameters (validateWeights).
+  llvm::Error setWeights(TensorMap weights);
+  /// The data set (validateDataset). Micro-batch m reads samples
+  /// m * b + i (modulo the set's size) for i < b, the micro-batch size.
+  llvm::Error setData(const TensorMap &dataset);
+
+  /// Runs this device's list (its part of a dry-run-checked schedule) on the
+  /// calling thread, which it makes the communicator's. Calls `onStep` after
+  /// each update.
+  llvm::Error run(llvm::ArrayRef<schedule::Action> actions,
+                  const std::function<void(const StepReport &)> &onStep = {});
+
+  const TensorMap &weights() const { return live; }
+  /// Record every action's start and end during run().
+  void recordTrace(bool on) { tracing = on; }
+  const std::vector<TraceEvent> &trace() const { return events; }
+  /// Most weight versions held at once during run().
+  int64_t peakVersions() const { return peakVersionCount; }
+
+private:
+  llvm::Error forward(int64_t stage, int64_t mb);
+  llvm::Error backward(int64_t stage, int64_t mb);
+  llvm::Error update(int64_t k,
+                     const std::function<void(const StepReport &)> &onStep);
+  StageProgram *program(int64_t stage) const;
+  std::vector<const Tensor *> paramsOf(const StageProgram &stage,
+                                       const TensorMap &weights) const;
+  std::vector<const Tensor *> dataOf(const StageProgram &stage, int64_t mb,
+                                     std::vector<Tensor> &storage) const;
+
+  Communicator &communicator;
+  std::vector<StageProgram *> stages;
+  ParameterPlacement placement;
+  ExecutorConfig config;
+  Optimizer optimizer;
+  std::vector<ParameterInfo> params;
+  std::vector<DataInputInfo> inputs;
+
+  TensorMap live;
+  /// Per step, the sum of its micro-batches' gradients so far (an async
+  /// schedule may run backwards of the next step before this one's update).
+  std::map<int64_t, TensorMap> gradients;
+  /// A zero gradient for every parameter.
+  TensorMap zeroGradients() const;
+  const TensorMap *dataset = nullptr;
+  /// Updates done: the live weights' version.
+  int64_t version = 0;
+  /// Older versions still used by micro-batches in flight.
+  std::map<int64_t, TensorMap> stashed;
+  int64_t peakVersionCount = 1;
+  struct InFlight {
+    int64_t version;
+    std::vector<Tensor> saved;
+  };
+  std::map<std::pair<int64_t, int64_t>, InFlight> inFlight;
+  /// Losses of the micro-batches of each step not yet reported.
+  std::map<int64_t, std::vector<double>> stepLosses;
+  double computeSeconds = 0, stepStart = 0;
+  bool tracing = false;
+  std::vector<TraceEvent> events;
+  /// Forwards transfers to the communicator, timing the receives.
+  class WaitTimer;
+  std::unique_ptr<WaitTimer> waitTimer;
+};
+
+} // namespace runtime
+} // namespace ftpipe
+
+#endif // FTPIPE_RUNTIME_EXECUTOR_H

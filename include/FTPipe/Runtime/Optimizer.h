@@ -1,0 +1,72 @@
+//===- Optimizer.h - Per-parameter optimizers of a stage --------*- C++ -*-===//
+//
+// The update rules of fine-tuning, on f32 parameters, following PyTorch's
+// definitions so that a run can be compared with PyTorch:
+//  - SGD with momentum (torch.optim.SGD, dampening 0, no Nesterov);
+//  - AdamW with bias correction (torch.optim.AdamW);
+//  - Adafactor with factored second moments (transformers' Adafactor with
+//    an explicit learning rate: relative_step, scale_parameter and
+//    warmup_init off, no first moment), FTPipe's choice for T5.
+// The learning rate warms up linearly: update k (from 0) uses
+// lr * min(1, k / warmupSteps) (transformers'
+// get_constant_schedule_with_warmup). Each parameter keeps its own state,
+// keyed by name; the step count is the optimizer's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_RUNTIME_OPTIMIZER_H
+#define FTPIPE_RUNTIME_OPTIMIZER_H
+
+#include "FTPipe/Runtime/Tensor.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+namespace ftpipe {
+namespace runtime {
+
+enum class OptimizerKind : uint8_t { SGD, AdamW, Adafactor };
+llvm::Expected<OptimizerKind> parseOptimizerKind(llvm::StringRef text);
+
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::AdamW;
+  double lr = 1e-3;
+  int64_t warmupSteps = 0;
+  double weightDecay = 0.0;
+  /// SGD.
+  double momentum = 0.9;
+  /// AdamW.
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  /// Adafactor.
+  double eps1 = 1e-30, clipThreshold = 1.0, decayRate = -0.8;
+};
+
+class Optimizer {
+public:
+  explicit Optimizer(OptimizerConfig config) : config(config) {}
+  /// The learning rate of update `step` (0-based), warm-up included.
+  double learningRate(int64_t step) const;
+  /// Updates done so far.
+  int64_t steps() const { return done; }
+  /// Applies update number steps() to every parameter of one step: `grads`
+  /// (same order and shapes as `params`, already summed and scaled) and the
+  /// state kept under `names`. Then counts the step.
+  void step(llvm::ArrayRef<std::string> names,
+            llvm::MutableArrayRef<Tensor *> params,
+            llvm::ArrayRef<const Tensor *> grads);
+
+private:
+  void update(llvm::StringRef name, Tensor &param, const Tensor &grad,
+              double lr);
+  OptimizerConfig config;
+  int64_t done = 0;
+  /// Per parameter: SGD {momentum buffer}; AdamW {m, v}; Adafactor
+  /// {row, column} for a matrix (or more dimensions: rows are all but the
+  /// last), {v} for a vector.
+  llvm::StringMap<std::vector<std::vector<float>>> state;
+};
+
+} // namespace runtime
+} // namespace ftpipe
+
+#endif // FTPIPE_RUNTIME_OPTIMIZER_H

@@ -1,0 +1,71 @@
+//===- StageProgram.h - One stage's forward and backward --------*- C++ -*-===//
+//
+// What the executor runs for a stage (docs/StagePrograms.md): a forward that
+// returns the loss (in the stage that computes it) and the saved values, and
+// a backward that returns one gradient per parameter. Transfers to and from
+// other stages happen inside, through the calling thread's Transport, as in
+// generated code. The compiled artifacts of `ftpipe-compile` implement this
+// interface over their `_mlir_ciface_` entry points; tests implement it by
+// hand.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_RUNTIME_STAGEPROGRAM_H
+#define FTPIPE_RUNTIME_STAGEPROGRAM_H
+
+#include "FTPipe/Runtime/Tensor.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ftpipe {
+namespace runtime {
+
+/// A parameter as a stage's entry points take it.
+struct ParameterInfo {
+  /// Hugging Face name.
+  std::string name;
+  std::vector<int64_t> shape;
+  DType type = DType::F32;
+};
+
+/// A data input as a stage reads it: the shape of one micro-batch's slice
+/// (the data set holds the same with a leading sample dimension instead of
+/// the micro-batch's).
+struct DataInputInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType type = DType::F32;
+};
+
+class StageProgram {
+public:
+  virtual ~StageProgram();
+  virtual int64_t stage() const = 0;
+  virtual const std::vector<ParameterInfo> &parameters() const = 0;
+  virtual const std::vector<DataInputInfo> &dataInputs() const = 0;
+  /// Whether forward() returns the loss.
+  virtual bool computesLoss() const = 0;
+
+  struct ForwardResult {
+    std::optional<float> loss;
+    std::vector<Tensor> saved;
+  };
+  /// Runs the forward of micro-batch `mb` on `params` (order of
+  /// parameters()) and the micro-batch's slices of `data` (order of
+  /// dataInputs()).
+  virtual ForwardResult forward(int64_t mb,
+                                const std::vector<const Tensor *> &params,
+                                const std::vector<const Tensor *> &data) = 0;
+  /// Runs the backward of `mb`; returns the gradients in parameter order.
+  virtual std::vector<Tensor>
+  backward(int64_t mb, const std::vector<const Tensor *> &params,
+           const std::vector<const Tensor *> &data,
+           std::vector<Tensor> saved) = 0;
+};
+
+} // namespace runtime
+} // namespace ftpipe
+
+#endif // FTPIPE_RUNTIME_STAGEPROGRAM_H

@@ -1,0 +1,141 @@
+//===- Schedule.h - Pipeline schedules as plain data ------------*- C++ -*-===//
+//
+// A schedule is, per device, the list of actions it runs in order: a stage's
+// forward or backward of one micro-batch, or the device's optimizer update.
+// Generators build the lists of GPipe, 1F1B with flush and asynchronous 1F1B
+// (FTPipe's depth rule) for any stage graph and placement, several stages per
+// device included (Mixed-Pipe); dryRun executes all devices' lists against
+// the stage graph's dependencies and reports a deadlock. No MLIR here.
+//
+// Text form of an action: "<stage>F<mb>", "<stage>B<mb>", "U<k>" (the
+// device's k-th update). A schedule prints as one line per device:
+// "device 0: 0F0 0F1 0B0 ...".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_SCHEDULE_SCHEDULE_H
+#define FTPIPE_SCHEDULE_SCHEDULE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ftpipe {
+namespace schedule {
+
+enum class ActionKind : uint8_t { Forward, Backward, Update };
+
+/// One step of a device's list.
+struct Action {
+  ActionKind kind = ActionKind::Forward;
+  /// Forward/Backward: the stage (unused for Update).
+  int64_t stage = 0;
+  /// Forward/Backward: the micro-batch (counted over the whole run);
+  /// Update: the update's index k (0, 1, ...).
+  int64_t index = 0;
+
+  static Action forward(int64_t stage, int64_t mb) {
+    return {ActionKind::Forward, stage, mb};
+  }
+  static Action backward(int64_t stage, int64_t mb) {
+    return {ActionKind::Backward, stage, mb};
+  }
+  static Action update(int64_t k) { return {ActionKind::Update, 0, k}; }
+  bool operator==(const Action &other) const {
+    return kind == other.kind && stage == other.stage && index == other.index;
+  }
+  std::string str() const;
+};
+
+/// Parses "2F0", "1B3", "U0".
+llvm::Expected<Action> parseAction(llvm::StringRef text);
+
+/// The stages, how data flows between them and where they run.
+struct StageGraph {
+  /// producers[s]: the stages whose forward sends to s (empty for a stage
+  /// that reads only data inputs). The graph must be acyclic.
+  std::vector<std::vector<int64_t>> producers;
+  /// device[s]: the device that runs stage s.
+  std::vector<int64_t> device;
+  /// Number of devices (every device holds at least one stage).
+  int64_t devices = 0;
+  /// Groups of devices that hold copies of one parameter (tied weights):
+  /// their updates exchange gradients, so update k runs on all devices of a
+  /// group (and of groups that share a device with it) at once.
+  std::vector<std::vector<int64_t>> tiedDevices;
+
+  int64_t stages() const { return static_cast<int64_t>(device.size()); }
+  /// A chain 0 -> 1 -> ... -> stages-1, stage s on device placement[s].
+  static StageGraph chain(std::vector<int64_t> placement);
+  /// Stage s's consumers (the inverse of producers).
+  std::vector<std::vector<int64_t>> consumers() const;
+  /// Longest path, in stages, from s to a stage without consumers.
+  std::vector<int64_t> heights() const;
+  llvm::Error validate() const;
+};
+
+enum class Kind : uint8_t { GPipe, OneFOneB, Async };
+llvm::Expected<Kind> parseKind(llvm::StringRef text);
+llvm::StringRef kindName(Kind kind);
+
+struct ScheduleConfig {
+  Kind kind = Kind::OneFOneB;
+  /// Micro-batches per optimizer step (gradient accumulation).
+  int64_t microBatches = 4;
+  /// Optimizer steps in the run (each device updates once per step).
+  int64_t steps = 1;
+};
+
+/// Per device, its actions in order.
+struct Schedule {
+  std::vector<std::vector<Action>> devices;
+  /// "device 0: 0F0 0F1 ...\n" per device.
+  std::string str() const;
+};
+
+/// Parses the text form printed by Schedule::str.
+llvm::Expected<Schedule> parseSchedule(llvm::StringRef text);
+
+/// Builds the lists. Per stage the order of its forwards and backwards is
+///  - GPipe: per step F of all M micro-batches, then their B;
+///  - 1F1B with flush: per step w = min(M, height + 1) forwards, then one B
+///    and one F alternately, then the remaining Bs;
+///  - Async: the same 1F1B order over the whole run's micro-batches with
+///    w = height + 1 (FTPipe's depth rule) and no flush.
+/// A device's update k follows the backwards of step k of all its stages;
+/// with GPipe and 1F1B no forward of step k + 1 starts before it. A device
+/// with several stages interleaves their orders as a unit-time list
+/// schedule would: of its stages' next actions that are ready, a backward
+/// before a forward, then the older micro-batch, then the lower stage.
+llvm::Expected<Schedule> generate(const StageGraph &graph,
+                                  const ScheduleConfig &config);
+
+/// What a dry run found.
+struct DryRunResult {
+  /// Rounds of the unit-time execution until all lists were done.
+  int64_t rounds = 0;
+  /// Per device, the most micro-batches whose forward ran and whose
+  /// backward did not yet (the activations it keeps at once).
+  std::vector<int64_t> peakInFlight;
+};
+
+/// Executes all lists at once, one action per device per round, an action
+/// waiting until its dependencies ran: F(s, m) after F(p, m) of each
+/// producer p (and, with GPipe and 1F1B, after the device's update of the
+/// previous step); B(s, m) after F(s, m) and B(c, m) of each consumer c;
+/// U(k) after the device's backwards of step k, together with the updates
+/// k of its tied devices. Fails
+/// when some list is stuck (a deadlock: names each device's waiting action
+/// and what it waits for), or when the lists miss, repeat or misplace an
+/// action of the run that `config` describes.
+llvm::Expected<DryRunResult> dryRun(const StageGraph &graph,
+                                    const ScheduleConfig &config,
+                                    const Schedule &schedule);
+
+} // namespace schedule
+} // namespace ftpipe
+
+#endif // FTPIPE_SCHEDULE_SCHEDULE_H

@@ -1,0 +1,462 @@
+//===- Executor.cpp - One device's actions, updates and weight versions ---===//
+
+#include "FTPipe/Runtime/Executor.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <chrono>
+#include <cstring>
+#include <set>
+
+using namespace ftpipe::runtime;
+using ftpipe::schedule::Action;
+using ftpipe::schedule::ActionKind;
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+static double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+llvm::Expected<WeightStashing>
+ftpipe::runtime::parseStashing(llvm::StringRef text) {
+  if (text == "none")
+    return WeightStashing::None;
+  if (text == "stash")
+    return WeightStashing::Stash;
+  if (text == "2bw")
+    return WeightStashing::TwoBW;
+  return fail("unknown weight stashing '" + text + "' (none, stash or 2bw)");
+}
+
+llvm::Error
+ftpipe::runtime::validateDataset(const std::vector<DataInputInfo> &inputs,
+                                 const TensorMap &dataset, bool allowExtra) {
+  std::vector<std::string> problems;
+  int64_t samples = -1;
+  for (const DataInputInfo &input : inputs) {
+    auto it = dataset.find(input.name);
+    if (it == dataset.end()) {
+      problems.push_back("'" + input.name + "' is missing");
+      continue;
+    }
+    const Tensor &tensor = it->second;
+    std::vector<int64_t> expected(input.shape.begin(), input.shape.end());
+    if (!expected.empty())
+      expected.erase(expected.begin());
+    std::string wanted = dtypeName(input.type).str() + " [N" +
+                         (expected.empty() ? "" : ", ") +
+                         shapeString(expected).substr(1);
+    bool sameShape =
+        tensor.shape.size() == expected.size() + 1 &&
+        std::equal(expected.begin(), expected.end(), tensor.shape.begin() + 1);
+    if (tensor.type != input.type || !sameShape || tensor.shape[0] < 1)
+      problems.push_back(
+          "'" + input.name + "' is " + dtypeName(tensor.type).str() + " " +
+          shapeString(tensor.shape) + ", the model reads " + wanted);
+    else if (samples >= 0 && tensor.shape[0] != samples)
+      problems.push_back("'" + input.name + "' has " +
+                         std::to_string(tensor.shape[0]) + " samples, '" +
+                         inputs.front().name + "' " + std::to_string(samples));
+    else
+      samples = tensor.shape[0];
+  }
+  for (const auto &[name, tensor] : dataset)
+    if (!allowExtra && llvm::none_of(inputs, [&](const DataInputInfo &input) {
+          return input.name == name;
+        }))
+      problems.push_back("'" + name + "' is not an input of the model");
+  if (problems.empty())
+    return llvm::Error::success();
+  return fail("the data set does not match the model: " +
+              llvm::join(problems, "; "));
+}
+
+llvm::Error
+ftpipe::runtime::validateWeights(const std::vector<ParameterInfo> &params,
+                                 const TensorMap &weights) {
+  std::vector<std::string> problems;
+  for (const ParameterInfo &param : params) {
+    auto it = weights.find(param.name);
+    if (it == weights.end())
+      problems.push_back("'" + param.name + "' is missing");
+    else if (it->second.type != param.type || it->second.shape != param.shape)
+      problems.push_back(
+          "'" + param.name + "' is " + dtypeName(it->second.type).str() + " " +
+          shapeString(it->second.shape) + ", the model has " +
+          dtypeName(param.type).str() + " " + shapeString(param.shape));
+  }
+  for (const auto &[name, tensor] : weights)
+    if (llvm::none_of(params, [&](const ParameterInfo &param) {
+          return param.name == name;
+        }))
+      problems.push_back("'" + name + "' is not a parameter of the model");
+  if (problems.empty())
+    return llvm::Error::success();
+  return fail("the weights do not match the model: " +
+              llvm::join(problems, "; "));
+}
+
+/// The transport stage code sees while the executor runs: the
+/// communicator, with the time receives spend waiting added up.
+class DeviceExecutor::WaitTimer : public Transport {
+public:
+  explicit WaitTimer(Communicator &inner) : inner(inner) {}
+  int64_t device() const override { return inner.device(); }
+  void send(int64_t peer, int64_t tag, int64_t microbatch, const void *data,
+            size_t bytes) override {
+    inner.send(peer, tag, microbatch, data, bytes);
+  }
+  void recv(int64_t peer, int64_t tag, int64_t microbatch, void *data,
+            size_t bytes) override {
+    double start = now();
+    inner.recv(peer, tag, microbatch, data, bytes);
+    waited += now() - start;
+  }
+  /// Seconds waited since the last call.
+  double take() {
+    double result = waited;
+    waited = 0;
+    return result;
+  }
+
+private:
+  Communicator &inner;
+  double waited = 0;
+};
+
+DeviceExecutor::~DeviceExecutor() = default;
+
+DeviceExecutor::DeviceExecutor(Communicator &communicator,
+                               std::vector<StageProgram *> stages,
+                               ParameterPlacement placement,
+                               ExecutorConfig config)
+    : communicator(communicator), stages(std::move(stages)),
+      placement(std::move(placement)), config(config),
+      optimizer(config.optimizer),
+      waitTimer(std::make_unique<WaitTimer>(communicator)) {
+  std::set<std::string> seenParams, seenInputs;
+  for (StageProgram *stage : this->stages) {
+    for (const ParameterInfo &param : stage->parameters())
+      if (seenParams.insert(param.name).second)
+        params.push_back(param);
+    for (const DataInputInfo &input : stage->dataInputs())
+      if (seenInputs.insert(input.name).second)
+        inputs.push_back(input);
+  }
+}
+
+llvm::Error DeviceExecutor::setWeights(TensorMap weights) {
+  if (llvm::Error error = validateWeights(params, weights))
+    return error;
+  live = std::move(weights);
+  return llvm::Error::success();
+}
+
+TensorMap DeviceExecutor::zeroGradients() const {
+  TensorMap zeros;
+  for (const ParameterInfo &param : params)
+    zeros[param.name] = Tensor(param.type, param.shape);
+  return zeros;
+}
+
+llvm::Error DeviceExecutor::setData(const TensorMap &data) {
+  if (llvm::Error error = validateDataset(inputs, data, /*allowExtra=*/true))
+    return error;
+  dataset = &data;
+  return llvm::Error::success();
+}
+
+StageProgram *DeviceExecutor::program(int64_t stage) const {
+  for (StageProgram *program : stages)
+    if (program->stage() == stage)
+      return program;
+  return nullptr;
+}
+
+std::vector<const Tensor *>
+DeviceExecutor::paramsOf(const StageProgram &stage,
+                         const TensorMap &weights) const {
+  std::vector<const Tensor *> result;
+  for (const ParameterInfo &param : stage.parameters())
+    result.push_back(&weights.at(param.name));
+  return result;
+}
+
+std::vector<const Tensor *>
+DeviceExecutor::dataOf(const StageProgram &stage, int64_t mb,
+                       std::vector<Tensor> &storage) const {
+  storage.clear();
+  storage.reserve(stage.dataInputs().size());
+  for (const DataInputInfo &input : stage.dataInputs()) {
+    const Tensor &all = dataset->at(input.name);
+    Tensor slice(input.type, input.shape);
+    int64_t perSample = all.elements() / all.shape[0];
+    size_t sampleBytes = perSample * dtypeBytes(input.type);
+    int64_t batch = input.shape.empty() ? 1 : input.shape[0];
+    for (int64_t i = 0; i < batch; ++i) {
+      int64_t sample = (mb * batch + i) % all.shape[0];
+      std::memcpy(slice.bytes.data() + i * sampleBytes,
+                  all.bytes.data() + sample * sampleBytes, sampleBytes);
+    }
+    storage.push_back(std::move(slice));
+  }
+  std::vector<const Tensor *> result;
+  for (const Tensor &tensor : storage)
+    result.push_back(&tensor);
+  return result;
+}
+
+llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
+  StageProgram *stageProgram = program(stage);
+  if (!stageProgram)
+    return fail("device " + llvm::Twine(communicator.device()) +
+                " has no program for stage " + llvm::Twine(stage));
+  std::vector<Tensor> storage;
+  std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
+  double start = now();
+  StageProgram::ForwardResult result =
+      stageProgram->forward(mb, paramsOf(*stageProgram, live), data);
+  computeSeconds += now() - start - waitTimer->take();
+  if (result.loss)
+    stepLosses[mb / config.schedule.microBatches].push_back(*result.loss);
+  inFlight[{stage, mb}] = {version, std::move(result.saved)};
+  return llvm::Error::success();
+}
+
+llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
+  StageProgram *stageProgram = program(stage);
+  auto it = inFlight.find({stage, mb});
+  if (!stageProgram || it == inFlight.end())
+    return fail("device " + llvm::Twine(communicator.device()) +
+                " runs the backward of stage " + llvm::Twine(stage) +
+                " micro-batch " + llvm::Twine(mb) + " before its forward");
+  int64_t used = it->second.version;
+  const TensorMap &weights =
+      config.stashing != WeightStashing::None && used != version
+          ? stashed.at(used)
+          : live;
+  std::vector<Tensor> storage;
+  std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
+  double start = now();
+  std::vector<Tensor> grads = stageProgram->backward(
+      mb, paramsOf(*stageProgram, weights), data, std::move(it->second.saved));
+  computeSeconds += now() - start - waitTimer->take();
+  inFlight.erase(it);
+  const std::vector<ParameterInfo> &stageParams = stageProgram->parameters();
+  if (grads.size() != stageParams.size())
+    return fail("stage " + llvm::Twine(stage) + " returned " +
+                llvm::Twine(grads.size()) + " gradients for " +
+                llvm::Twine(stageParams.size()) + " parameters");
+  int64_t step = mb / config.schedule.microBatches;
+  auto [sums, fresh] = gradients.try_emplace(step);
+  if (fresh)
+    sums->second = zeroGradients();
+  for (size_t i = 0; i < grads.size(); ++i) {
+    llvm::MutableArrayRef<float> sum =
+        sums->second.at(stageParams[i].name).f32Values();
+    llvm::ArrayRef<float> add = grads[i].f32Values();
+    if (add.size() != sum.size())
+      return fail("stage " + llvm::Twine(stage) + " returned a gradient of " +
+                  llvm::Twine(add.size()) + " elements for '" +
+                  stageParams[i].name + "'");
+    for (size_t j = 0; j < sum.size(); ++j)
+      sum[j] += add[j];
+  }
+  // Drop a stashed version no micro-batch in flight uses any more.
+  if (used != version && llvm::none_of(inFlight, [&](const auto &entry) {
+        return entry.second.version == used;
+      }))
+    stashed.erase(used);
+  return llvm::Error::success();
+}
+
+llvm::Error
+DeviceExecutor::update(int64_t k,
+                       const std::function<void(const StepReport &)> &onStep) {
+  int64_t self = communicator.device();
+  // Keep the version that micro-batches in flight still need.
+  if (config.stashing != WeightStashing::None &&
+      llvm::any_of(inFlight, [&](const auto &entry) {
+        return entry.second.version == version;
+      })) {
+    stashed[version] = live;
+    int64_t versions = static_cast<int64_t>(stashed.size()) + 1;
+    peakVersionCount = std::max(peakVersionCount, versions);
+    if (config.stashing == WeightStashing::TwoBW && versions > 2)
+      return fail("2BW keeps two weight versions, device " + llvm::Twine(self) +
+                  " needs " + llvm::Twine(versions) + " at update " +
+                  llvm::Twine(k) +
+                  ": use at least as many micro-batches per step as the "
+                  "pipeline is deep");
+  }
+  auto [stepGradients, fresh] = gradients.try_emplace(k);
+  if (fresh)
+    stepGradients->second = zeroGradients();
+  TensorMap sums = std::move(stepGradients->second);
+  gradients.erase(stepGradients);
+  float scale = 1.0f / static_cast<float>(config.schedule.microBatches);
+  for (auto &[name, grad] : sums)
+    for (float &g : grad.f32Values())
+      g *= scale;
+
+  // Tied parameters, in name order: copies send, owners sum.
+  int64_t tied = 0;
+  for (const auto &[name, holders] : placement) {
+    if (holders.size() < 2)
+      continue;
+    int64_t gradTag = kRuntimeTagBase + 16 + 2 * tied;
+    ++tied;
+    if (!sums.count(name))
+      continue;
+    Tensor &grad = sums[name];
+    size_t bytes = grad.bytes.size();
+    if (holders.front() == self) {
+      Tensor incoming(grad.type, grad.shape);
+      for (size_t h = 1; h < holders.size(); ++h) {
+        communicator.recv(holders[h], gradTag, k, incoming.bytes.data(), bytes);
+        llvm::MutableArrayRef<float> sum = grad.f32Values();
+        llvm::ArrayRef<float> add = incoming.f32Values();
+        for (size_t j = 0; j < sum.size(); ++j)
+          sum[j] += add[j];
+      }
+    } else {
+      communicator.send(holders.front(), gradTag, k, grad.bytes.data(), bytes);
+    }
+  }
+
+  std::vector<std::string> names;
+  std::vector<Tensor *> owned;
+  std::vector<const Tensor *> grads;
+  for (const ParameterInfo &param : params) {
+    auto holders = placement.find(param.name);
+    if (holders != placement.end() && holders->second.front() != self)
+      continue;
+    names.push_back(param.name);
+    owned.push_back(&live.at(param.name));
+    grads.push_back(&sums.at(param.name));
+  }
+  optimizer.step(names, owned, grads);
+
+  tied = 0;
+  for (const auto &[name, holders] : placement) {
+    if (holders.size() < 2)
+      continue;
+    int64_t valueTag = kRuntimeTagBase + 16 + 2 * tied + 1;
+    ++tied;
+    if (!live.count(name))
+      continue;
+    Tensor &value = live[name];
+    if (holders.front() == self) {
+      for (size_t h = 1; h < holders.size(); ++h)
+        communicator.send(holders[h], valueTag, k, value.bytes.data(),
+                          value.bytes.size());
+    } else {
+      communicator.recv(holders.front(), valueTag, k, value.bytes.data(),
+                        value.bytes.size());
+    }
+  }
+  ++version;
+
+  if (onStep) {
+    StepReport report;
+    report.step = k;
+    auto losses = stepLosses.find(k);
+    if (losses != stepLosses.end()) {
+      double sum = 0;
+      for (double loss : losses->second)
+        sum += loss;
+      report.loss = sum / losses->second.size();
+    }
+    report.computeSeconds = computeSeconds;
+    report.seconds = now() - stepStart;
+    onStep(report);
+  }
+  stepLosses.erase(k);
+  computeSeconds = 0;
+  stepStart = now();
+  return llvm::Error::success();
+}
+
+llvm::Error
+DeviceExecutor::run(llvm::ArrayRef<Action> actions,
+                    const std::function<void(const StepReport &)> &onStep) {
+  if (!dataset && !inputs.empty())
+    return fail("device " + llvm::Twine(communicator.device()) +
+                " has no data set");
+  if (live.size() != params.size())
+    return fail("device " + llvm::Twine(communicator.device()) +
+                " has no weights");
+  setThreadTransport(waitTimer.get());
+  waitTimer->take();
+  stepStart = now();
+  double runStart = stepStart;
+  events.clear();
+  for (const Action &action : actions) {
+    double actionStart = now();
+    llvm::Error error = llvm::Error::success();
+    switch (action.kind) {
+    case ActionKind::Forward:
+      error = forward(action.stage, action.index);
+      break;
+    case ActionKind::Backward:
+      error = backward(action.stage, action.index);
+      break;
+    case ActionKind::Update:
+      error = update(action.index, onStep);
+      break;
+    }
+    if (error) {
+      setThreadTransport(nullptr);
+      return error;
+    }
+    if (tracing)
+      events.push_back({action, actionStart - runStart, now() - runStart});
+  }
+  setThreadTransport(nullptr);
+  return llvm::Error::success();
+}
+
+llvm::json::Value ftpipe::runtime::traceToChrome(
+    const std::vector<std::vector<TraceEvent>> &perDevice) {
+  llvm::json::Array out;
+  for (size_t d = 0; d < perDevice.size(); ++d) {
+    out.push_back(llvm::json::Object{
+        {"ph", "M"},
+        {"name", "thread_name"},
+        {"pid", 0},
+        {"tid", static_cast<int64_t>(d)},
+        {"args", llvm::json::Object{{"name", "device " + std::to_string(d)}}}});
+    for (const TraceEvent &event : perDevice[d]) {
+      const Action &action = event.action;
+      bool update = action.kind == ActionKind::Update;
+      std::string name =
+          update ? action.str()
+                 : (action.kind == ActionKind::Forward ? "F s" : "B s") +
+                       std::to_string(action.stage) + " mb" +
+                       std::to_string(action.index);
+      llvm::json::Object args =
+          update ? llvm::json::Object{{"step", action.index}}
+                 : llvm::json::Object{{"stage", action.stage},
+                                      {"microbatch", action.index}};
+      out.push_back(llvm::json::Object{
+          {"name", name},
+          {"cat", update                               ? "update"
+                  : action.kind == ActionKind::Forward ? "forward"
+                                                       : "backward"},
+          {"ph", "X"},
+          {"pid", 0},
+          {"tid", static_cast<int64_t>(d)},
+          {"ts", event.startSeconds * 1e6},
+          {"dur", (event.endSeconds - event.startSeconds) * 1e6},
+          {"args", std::move(args)}});
+    }
+  }
+  return llvm::json::Object{{"traceEvents", std::move(out)},
+                            {"displayTimeUnit", "ms"}};
+}

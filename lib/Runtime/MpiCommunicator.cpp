@@ -1,0 +1,216 @@
+//===- MpiCommunicator.cpp - Point-to-point transfers over MPI ------------===//
+//
+// Every message is [int64 micro-batch][payload] sent with MPI tag = the
+// transfer's tag. A receive first looks among the messages that arrived
+// early (same sender and tag, another micro-batch), then polls MPI_Iprobe
+// until its message arrives, the timeout passes or abort() is called.
+// MPI is called only from the thread that created the communicator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/MpiCommunicator.h"
+
+// The C API only (OpenMPI's mpi.h would pull in its C++ bindings).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <list>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using namespace ftpipe::runtime;
+
+bool ftpipe::runtime::haveMpi() { return true; }
+
+namespace {
+class MpiCommunicator : public Communicator {
+public:
+  MpiCommunicator(bool ownsMpi) : ownsMpi(ownsMpi) {
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    self = rank;
+    count = size;
+  }
+
+  ~MpiCommunicator() override {
+    auto deadline = clock::now() + std::chrono::duration<double>(timeout());
+    while (!sends.empty() && clock::now() < deadline) {
+      progressSends();
+      std::this_thread::yield();
+    }
+    for (Pending &pending : sends)
+      MPI_Request_free(&pending.request);
+    if (ownsMpi) {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized)
+        MPI_Finalize();
+    }
+  }
+
+  int64_t device() const override { return self; }
+  int64_t devices() const override { return count; }
+
+  void abort(const std::string &reason) override {
+    std::lock_guard<std::mutex> lock(abortMutex);
+    if (abortReason.empty())
+      abortReason = reason.empty() ? "aborted" : reason;
+    aborted = true;
+  }
+
+  void send(int64_t peer, int64_t tag, int64_t microbatch, const void *data,
+            size_t bytes) override {
+    checkPeer(peer);
+    checkTag(tag);
+    sends.emplace_back();
+    Pending &pending = sends.back();
+    pending.buffer.resize(sizeof(int64_t) + bytes);
+    std::memcpy(pending.buffer.data(), &microbatch, sizeof(int64_t));
+    std::memcpy(pending.buffer.data() + sizeof(int64_t), data, bytes);
+    MPI_Isend(pending.buffer.data(), static_cast<int>(pending.buffer.size()),
+              MPI_BYTE, static_cast<int>(peer), static_cast<int>(tag),
+              MPI_COMM_WORLD, &pending.request);
+    progressSends();
+  }
+
+  void recv(int64_t peer, int64_t tag, int64_t microbatch, void *data,
+            size_t bytes) override {
+    checkPeer(peer);
+    checkTag(tag);
+    Key key{peer, tag, microbatch};
+    clock::time_point deadline =
+        clock::now() + std::chrono::duration_cast<clock::duration>(
+                           std::chrono::duration<double>(timeout()));
+    while (true) {
+      auto early = arrivedEarly.find(key);
+      if (early != arrivedEarly.end()) {
+        deliver(early->second, key, data, bytes);
+        arrivedEarly.erase(early);
+        return;
+      }
+      progressSends();
+      int flag = 0;
+      MPI_Status status;
+      MPI_Iprobe(static_cast<int>(peer), static_cast<int>(tag), MPI_COMM_WORLD,
+                 &flag, &status);
+      if (flag) {
+        int received = 0;
+        MPI_Get_count(&status, MPI_BYTE, &received);
+        std::vector<char> message(received);
+        // Not MPI_Recv: a large message needs the sender's progress, and
+        // a sender that died must not stop this wait from timing out.
+        MPI_Request request;
+        MPI_Irecv(message.data(), received, MPI_BYTE, static_cast<int>(peer),
+                  static_cast<int>(tag), MPI_COMM_WORLD, &request);
+        for (int done = 0; !done;) {
+          MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+          if (!done)
+            checkWait(key, deadline);
+        }
+        int64_t messageMicrobatch = -1;
+        if (message.size() >= sizeof(int64_t))
+          std::memcpy(&messageMicrobatch, message.data(), sizeof(int64_t));
+        if (messageMicrobatch == microbatch) {
+          deliver(message, key, data, bytes);
+          return;
+        }
+        arrivedEarly[{peer, tag, messageMicrobatch}] = std::move(message);
+        continue;
+      }
+      checkWait(key, deadline);
+    }
+  }
+
+private:
+  using clock = std::chrono::steady_clock;
+  using Key = std::tuple<int64_t, int64_t, int64_t>;
+  struct Pending {
+    std::vector<char> buffer;
+    MPI_Request request;
+  };
+
+  static std::string describe(const Key &key) {
+    return "message tag " + std::to_string(std::get<1>(key)) +
+           " of micro-batch " + std::to_string(std::get<2>(key)) +
+           " from device " + std::to_string(std::get<0>(key));
+  }
+
+  /// Ends the wait for `key` when aborted or past `deadline`; otherwise
+  /// pauses briefly before the next poll.
+  void checkWait(const Key &key, clock::time_point deadline) {
+    if (aborted) {
+      std::lock_guard<std::mutex> lock(abortMutex);
+      reportFailure("device " + std::to_string(self) + " waiting for " +
+                    describe(key) + ": " + abortReason);
+    }
+    if (clock::now() > deadline)
+      reportFailure("device " + std::to_string(self) + ": no " + describe(key) +
+                    " arrived (waited " + std::to_string(timeout()) + " s)");
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+
+  void deliver(const std::vector<char> &message, const Key &key, void *data,
+               size_t bytes) {
+    if (message.size() != sizeof(int64_t) + bytes)
+      reportFailure(describe(key) + " has " +
+                    std::to_string(message.size() - sizeof(int64_t)) +
+                    " bytes, device " + std::to_string(self) + " expects " +
+                    std::to_string(bytes));
+    std::memcpy(data, message.data() + sizeof(int64_t), bytes);
+  }
+
+  void progressSends() {
+    for (auto it = sends.begin(); it != sends.end();) {
+      int done = 0;
+      MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+      it = done ? sends.erase(it) : std::next(it);
+    }
+  }
+
+  void checkPeer(int64_t peer) const {
+    if (peer < 0 || peer >= count)
+      reportFailure("device " + std::to_string(peer) + " is not one of the " +
+                    std::to_string(count) + " MPI processes");
+  }
+
+  void checkTag(int64_t tag) const {
+    void *value = nullptr;
+    int flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &flag);
+    int64_t upperBound = flag ? *static_cast<int *>(value) : 32767;
+    if (tag < 0 || tag > upperBound)
+      reportFailure("tag " + std::to_string(tag) +
+                    " is beyond this MPI's largest tag " +
+                    std::to_string(upperBound));
+  }
+
+  bool ownsMpi;
+  int64_t self = 0, count = 0;
+  std::list<Pending> sends;
+  std::map<Key, std::vector<char>> arrivedEarly;
+  std::atomic<bool> aborted{false};
+  std::mutex abortMutex;
+  std::string abortReason;
+};
+} // namespace
+
+llvm::Expected<std::unique_ptr<Communicator>>
+ftpipe::runtime::createMpiCommunicator(int *argc, char ***argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
+        MPI_SUCCESS)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "MPI_Init_thread failed");
+  }
+  return std::make_unique<MpiCommunicator>(!initialized);
+}

@@ -1,0 +1,145 @@
+//===- Optimizer.cpp - SGD with momentum, AdamW, Adafactor ----------------===//
+//
+// Arithmetic in double per element, stored in f32 (PyTorch computes in f32;
+// the difference is within f32 rounding of one update).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/Optimizer.h"
+
+#include <cassert>
+#include <cmath>
+
+using namespace ftpipe::runtime;
+
+llvm::Expected<OptimizerKind>
+ftpipe::runtime::parseOptimizerKind(llvm::StringRef text) {
+  if (text == "sgd")
+    return OptimizerKind::SGD;
+  if (text == "adamw")
+    return OptimizerKind::AdamW;
+  if (text == "adafactor")
+    return OptimizerKind::Adafactor;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "unknown optimizer '" + text +
+                                     "' (sgd, adamw or adafactor)");
+}
+
+double Optimizer::learningRate(int64_t step) const {
+  if (step < config.warmupSteps)
+    return config.lr * static_cast<double>(step) / config.warmupSteps;
+  return config.lr;
+}
+
+void Optimizer::step(llvm::ArrayRef<std::string> names,
+                     llvm::MutableArrayRef<Tensor *> params,
+                     llvm::ArrayRef<const Tensor *> grads) {
+  assert(names.size() == params.size() && params.size() == grads.size());
+  double lr = learningRate(done);
+  for (size_t i = 0; i < params.size(); ++i)
+    update(names[i], *params[i], *grads[i], lr);
+  ++done;
+}
+
+void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
+                       double lr) {
+  assert(param.type == DType::F32 && grad.type == DType::F32 &&
+         param.elements() == grad.elements());
+  llvm::MutableArrayRef<float> p = param.f32Values();
+  llvm::ArrayRef<float> g = grad.f32Values();
+  size_t n = p.size();
+  std::vector<std::vector<float>> &slots = state[name];
+  double t = static_cast<double>(done + 1);
+
+  switch (config.kind) {
+  case OptimizerKind::SGD: {
+    bool first = slots.empty();
+    if (first)
+      slots.assign(1, std::vector<float>(n, 0.0f));
+    std::vector<float> &buffer = slots[0];
+    for (size_t i = 0; i < n; ++i) {
+      double gi = g[i] + config.weightDecay * p[i];
+      double b = first ? gi : config.momentum * buffer[i] + gi;
+      buffer[i] = static_cast<float>(b);
+      p[i] = static_cast<float>(p[i] - lr * b);
+    }
+    return;
+  }
+  case OptimizerKind::AdamW: {
+    if (slots.empty())
+      slots.assign(2, std::vector<float>(n, 0.0f));
+    std::vector<float> &m = slots[0], &v = slots[1];
+    double correction1 = 1.0 - std::pow(config.beta1, t);
+    double correction2 = 1.0 - std::pow(config.beta2, t);
+    for (size_t i = 0; i < n; ++i) {
+      double decayed = p[i] * (1.0 - lr * config.weightDecay);
+      double mi = config.beta1 * m[i] + (1.0 - config.beta1) * g[i];
+      double vi = config.beta2 * v[i] + (1.0 - config.beta2) * g[i] * g[i];
+      m[i] = static_cast<float>(mi);
+      v[i] = static_cast<float>(vi);
+      double denominator = std::sqrt(vi) / std::sqrt(correction2) + config.eps;
+      p[i] = static_cast<float>(decayed - lr / correction1 * mi / denominator);
+    }
+    return;
+  }
+  case OptimizerKind::Adafactor: {
+    double beta2t = 1.0 - std::pow(t, config.decayRate);
+    std::vector<double> u(n);
+    if (param.shape.size() >= 2) {
+      size_t cols = param.shape.back();
+      size_t rows = param.shape[param.shape.size() - 2];
+      size_t matrices = n / (rows * cols);
+      if (slots.empty())
+        slots = {std::vector<float>(matrices * rows, 0.0f),
+                 std::vector<float>(matrices * cols, 0.0f)};
+      std::vector<float> &row = slots[0], &col = slots[1];
+      for (size_t b = 0; b < matrices; ++b) {
+        const float *gb = g.data() + b * rows * cols;
+        std::vector<double> rowMean(rows, 0.0), colMean(cols, 0.0);
+        for (size_t r = 0; r < rows; ++r)
+          for (size_t c = 0; c < cols; ++c) {
+            double sq =
+                double(gb[r * cols + c]) * gb[r * cols + c] + config.eps1;
+            rowMean[r] += sq / cols;
+            colMean[c] += sq / rows;
+          }
+        double rowAverage = 0.0;
+        for (size_t r = 0; r < rows; ++r) {
+          float &x = row[b * rows + r];
+          x = static_cast<float>(beta2t * x + (1.0 - beta2t) * rowMean[r]);
+          rowAverage += x / double(rows);
+        }
+        for (size_t c = 0; c < cols; ++c) {
+          float &x = col[b * cols + c];
+          x = static_cast<float>(beta2t * x + (1.0 - beta2t) * colMean[c]);
+        }
+        for (size_t r = 0; r < rows; ++r)
+          for (size_t c = 0; c < cols; ++c) {
+            double rowFactor = 1.0 / std::sqrt(row[b * rows + r] / rowAverage);
+            double colFactor = 1.0 / std::sqrt(double(col[b * cols + c]));
+            u[b * rows * cols + r * cols + c] =
+                rowFactor * colFactor * gb[r * cols + c];
+          }
+      }
+    } else {
+      if (slots.empty())
+        slots.assign(1, std::vector<float>(n, 0.0f));
+      std::vector<float> &v = slots[0];
+      for (size_t i = 0; i < n; ++i) {
+        double sq = double(g[i]) * g[i] + config.eps1;
+        v[i] = static_cast<float>(beta2t * v[i] + (1.0 - beta2t) * sq);
+        u[i] = g[i] / std::sqrt(double(v[i]));
+      }
+    }
+    double sumSquares = 0.0;
+    for (double x : u)
+      sumSquares += x * x;
+    double rms = std::sqrt(sumSquares / n);
+    double scale = lr / std::max(1.0, rms / config.clipThreshold);
+    for (size_t i = 0; i < n; ++i)
+      p[i] = static_cast<float>(p[i] - config.weightDecay * lr * p[i] -
+                                scale * u[i]);
+    return;
+  }
+  }
+}

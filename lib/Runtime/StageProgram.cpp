@@ -1,0 +1,7 @@
+//===- StageProgram.cpp - The stage program interface's anchor ------------===//
+
+#include "FTPipe/Runtime/StageProgram.h"
+
+using namespace ftpipe::runtime;
+
+StageProgram::~StageProgram() = default;

@@ -1,0 +1,515 @@
+//===- Schedule.cpp - Generators and dry run of pipeline schedules --------===//
+//
+// Both the generators and the dry run execute a schedule in unit-time rounds
+// on an ExecutionState: the generators choose each device's next action
+// among its stages' ready ones, the dry run takes the next one of each
+// device's given list. Actions that became possible in one round run in the
+// next at the earliest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Schedule/Schedule.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <optional>
+
+using namespace ftpipe::schedule;
+using llvm::createStringError;
+using llvm::inconvertibleErrorCode;
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+//===----------------------------------------------------------------------===//
+// Text forms
+//===----------------------------------------------------------------------===//
+
+std::string Action::str() const {
+  switch (kind) {
+  case ActionKind::Forward:
+    return std::to_string(stage) + "F" + std::to_string(index);
+  case ActionKind::Backward:
+    return std::to_string(stage) + "B" + std::to_string(index);
+  case ActionKind::Update:
+    return "U" + std::to_string(index);
+  }
+  return "?";
+}
+
+llvm::Expected<Action> ftpipe::schedule::parseAction(llvm::StringRef text) {
+  auto bad = [&] {
+    return fail("'" + text + "' is not an action (\"2F0\", \"1B3\", \"U0\")");
+  };
+  int64_t stage = 0, index = 0;
+  if (text.consume_front("U"))
+    return text.getAsInteger(10, index) || index < 0
+               ? llvm::Expected<Action>(bad())
+               : Action::update(index);
+  size_t letter = text.find_first_of("FB");
+  if (letter == llvm::StringRef::npos ||
+      text.take_front(letter).getAsInteger(10, stage) ||
+      text.drop_front(letter + 1).getAsInteger(10, index) || stage < 0 ||
+      index < 0)
+    return bad();
+  return text[letter] == 'F' ? Action::forward(stage, index)
+                             : Action::backward(stage, index);
+}
+
+std::string Schedule::str() const {
+  std::string out;
+  for (auto [d, actions] : llvm::enumerate(devices)) {
+    out += "device " + std::to_string(d) + ":";
+    for (const Action &action : actions)
+      out += " " + action.str();
+    out += "\n";
+  }
+  return out;
+}
+
+llvm::Expected<Schedule> ftpipe::schedule::parseSchedule(llvm::StringRef text) {
+  Schedule schedule;
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    if (line.empty() || line.starts_with("#"))
+      continue;
+    auto [head, rest] = line.split(':');
+    int64_t device = 0;
+    if (!head.consume_front("device ") ||
+        head.trim().getAsInteger(10, device) ||
+        device != static_cast<int64_t>(schedule.devices.size()))
+      return fail("expected \"device " + llvm::Twine(schedule.devices.size()) +
+                  ": ...\", got '" + line + "'");
+    std::vector<Action> actions;
+    llvm::SmallVector<llvm::StringRef> words;
+    rest.split(words, ' ', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef word : words) {
+      llvm::Expected<Action> action = parseAction(word);
+      if (!action)
+        return action.takeError();
+      actions.push_back(*action);
+    }
+    schedule.devices.push_back(std::move(actions));
+  }
+  return schedule;
+}
+
+llvm::Expected<Kind> ftpipe::schedule::parseKind(llvm::StringRef text) {
+  if (text == "gpipe")
+    return Kind::GPipe;
+  if (text == "1f1b")
+    return Kind::OneFOneB;
+  if (text == "async")
+    return Kind::Async;
+  return fail("unknown schedule '" + text + "' (gpipe, 1f1b or async)");
+}
+
+llvm::StringRef ftpipe::schedule::kindName(Kind kind) {
+  switch (kind) {
+  case Kind::GPipe:
+    return "gpipe";
+  case Kind::OneFOneB:
+    return "1f1b";
+  case Kind::Async:
+    return "async";
+  }
+  return "?";
+}
+
+//===----------------------------------------------------------------------===//
+// Stage graph
+//===----------------------------------------------------------------------===//
+
+StageGraph StageGraph::chain(std::vector<int64_t> placement) {
+  StageGraph graph;
+  graph.device = std::move(placement);
+  graph.producers.resize(graph.device.size());
+  for (size_t s = 1; s < graph.device.size(); ++s)
+    graph.producers[s] = {static_cast<int64_t>(s - 1)};
+  for (int64_t d : graph.device)
+    graph.devices = std::max(graph.devices, d + 1);
+  return graph;
+}
+
+std::vector<std::vector<int64_t>> StageGraph::consumers() const {
+  std::vector<std::vector<int64_t>> result(stages());
+  for (int64_t s = 0; s < stages(); ++s)
+    for (int64_t p : producers[s])
+      result[p].push_back(s);
+  return result;
+}
+
+std::vector<int64_t> StageGraph::heights() const {
+  // Stages are not required to be in topological order: relax until stable
+  // (validate() rejects cycles, so at most stages() passes).
+  std::vector<int64_t> height(stages(), 0);
+  for (int64_t pass = 0; pass < stages(); ++pass)
+    for (int64_t s = 0; s < stages(); ++s)
+      for (int64_t p : producers[s])
+        height[p] = std::max(height[p], height[s] + 1);
+  return height;
+}
+
+llvm::Error StageGraph::validate() const {
+  if (producers.size() != device.size())
+    return fail("the stage graph has " + llvm::Twine(producers.size()) +
+                " producer lists for " + llvm::Twine(device.size()) +
+                " stages");
+  std::vector<bool> used(devices, false);
+  for (int64_t s = 0; s < stages(); ++s) {
+    if (device[s] < 0 || device[s] >= devices)
+      return fail("stage " + llvm::Twine(s) + " is on device " +
+                  llvm::Twine(device[s]) + ", not one of the " +
+                  llvm::Twine(devices) + " devices");
+    used[device[s]] = true;
+    for (int64_t p : producers[s])
+      if (p < 0 || p >= stages() || p == s)
+        return fail("stage " + llvm::Twine(s) + " has producer " +
+                    llvm::Twine(p) + ", not another stage");
+  }
+  for (int64_t d = 0; d < devices; ++d)
+    if (!used[d])
+      return fail("device " + llvm::Twine(d) + " holds no stage");
+  for (const auto &group : tiedDevices)
+    for (int64_t d : group)
+      if (d < 0 || d >= devices)
+        return fail("tied device " + llvm::Twine(d) + " does not exist");
+  // Kahn's algorithm: every stage must get ordered.
+  std::vector<int64_t> missing(stages());
+  for (int64_t s = 0; s < stages(); ++s)
+    missing[s] = producers[s].size();
+  std::vector<int64_t> ready;
+  for (int64_t s = 0; s < stages(); ++s)
+    if (!missing[s])
+      ready.push_back(s);
+  auto consumerLists = consumers();
+  int64_t ordered = 0;
+  while (!ready.empty()) {
+    int64_t s = ready.back();
+    ready.pop_back();
+    ++ordered;
+    for (int64_t c : consumerLists[s])
+      if (!--missing[c])
+        ready.push_back(c);
+  }
+  if (ordered != stages())
+    return fail("the stage graph has a cycle");
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Execution in unit-time rounds
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Which actions ran, and in which round.
+class ExecutionState {
+public:
+  ExecutionState(const StageGraph &graph, const ScheduleConfig &config)
+      : graph(graph), config(config), consumers(graph.consumers()),
+        total(config.microBatches * config.steps),
+        forwardRound(graph.stages(), std::vector<int64_t>(total, -1)),
+        backwardRound(graph.stages(), std::vector<int64_t>(total, -1)),
+        updateRound(graph.devices, std::vector<int64_t>(config.steps, -1)),
+        inFlight(graph.devices, 0), peakInFlight(graph.devices, 0),
+        component(graph.devices) {
+    // Devices joined by tied groups update together: union-find.
+    std::iota(component.begin(), component.end(), 0);
+    auto find = [&](int64_t d) {
+      while (component[d] != d)
+        d = component[d] = component[component[d]];
+      return d;
+    };
+    for (const auto &group : graph.tiedDevices)
+      for (int64_t d : group)
+        component[find(d)] = find(group.front());
+    for (int64_t d = 0; d < graph.devices; ++d)
+      component[d] = find(d);
+  }
+
+  int64_t microBatches() const { return total; }
+  int64_t stepOf(int64_t mb) const { return mb / config.microBatches; }
+
+  /// Whether `action` on `device` may run in round `round` (ignoring the
+  /// rendezvous of tied updates); otherwise what it waits for.
+  std::optional<std::string> waitsFor(const Action &action, int64_t device,
+                                      int64_t round) const {
+    auto before = [&](int64_t r) { return r >= 0 && r < round; };
+    switch (action.kind) {
+    case ActionKind::Forward:
+      for (int64_t p : graph.producers[action.stage])
+        if (!before(forwardRound[p][action.index]))
+          return Action::forward(p, action.index).str();
+      if (config.kind != Kind::Async && stepOf(action.index) > 0 &&
+          !before(updateRound[device][stepOf(action.index) - 1]))
+        return Action::update(stepOf(action.index) - 1).str();
+      return std::nullopt;
+    case ActionKind::Backward:
+      if (!before(forwardRound[action.stage][action.index]))
+        return Action::forward(action.stage, action.index).str();
+      for (int64_t c : consumers[action.stage])
+        if (!before(backwardRound[c][action.index]))
+          return Action::backward(c, action.index).str();
+      return std::nullopt;
+    case ActionKind::Update:
+      for (int64_t s = 0; s < graph.stages(); ++s)
+        if (graph.device[s] == device)
+          for (int64_t m = action.index * config.microBatches;
+               m < (action.index + 1) * config.microBatches; ++m)
+            if (!before(backwardRound[s][m]))
+              return Action::backward(s, m).str();
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  void run(const Action &action, int64_t device, int64_t round) {
+    switch (action.kind) {
+    case ActionKind::Forward:
+      forwardRound[action.stage][action.index] = round;
+      peakInFlight[device] = std::max(peakInFlight[device], ++inFlight[device]);
+      break;
+    case ActionKind::Backward:
+      backwardRound[action.stage][action.index] = round;
+      --inFlight[device];
+      break;
+    case ActionKind::Update:
+      updateRound[device][action.index] = round;
+      break;
+    }
+  }
+
+  int64_t componentOf(int64_t device) const { return component[device]; }
+  const std::vector<int64_t> &peaks() const { return peakInFlight; }
+
+private:
+  const StageGraph &graph;
+  const ScheduleConfig &config;
+  std::vector<std::vector<int64_t>> consumers;
+  int64_t total;
+  std::vector<std::vector<int64_t>> forwardRound, backwardRound, updateRound;
+  std::vector<int64_t> inFlight, peakInFlight;
+  std::vector<int64_t> component;
+};
+} // namespace
+
+static llvm::Error checkConfig(const StageGraph &graph,
+                               const ScheduleConfig &config) {
+  if (llvm::Error error = graph.validate())
+    return error;
+  if (config.microBatches < 1 || config.steps < 1)
+    return fail("a schedule needs at least one micro-batch and one step");
+  return llvm::Error::success();
+}
+
+/// One stage's own order of forwards and backwards.
+static std::vector<Action> stageOrder(int64_t stage, int64_t height,
+                                      const ScheduleConfig &config) {
+  std::vector<Action> order;
+  auto oneFOneB = [&](int64_t first, int64_t count) {
+    int64_t warmup = std::min(count, height + 1);
+    for (int64_t i = 0; i < warmup; ++i)
+      order.push_back(Action::forward(stage, first + i));
+    for (int64_t i = 0; i < count; ++i) {
+      order.push_back(Action::backward(stage, first + i));
+      if (warmup + i < count)
+        order.push_back(Action::forward(stage, first + warmup + i));
+    }
+  };
+  int64_t m = config.microBatches;
+  if (config.kind == Kind::Async) {
+    oneFOneB(0, m * config.steps);
+    return order;
+  }
+  for (int64_t step = 0; step < config.steps; ++step) {
+    if (config.kind == Kind::OneFOneB) {
+      oneFOneB(step * m, m);
+      continue;
+    }
+    for (int64_t i = 0; i < m; ++i)
+      order.push_back(Action::forward(stage, step * m + i));
+    for (int64_t i = 0; i < m; ++i)
+      order.push_back(Action::backward(stage, step * m + i));
+  }
+  return order;
+}
+
+/// Orders a device's candidates: an update first, then a backward before a
+/// forward, then the older micro-batch, then the lower stage.
+static bool comesFirst(const Action &a, const Action &b) {
+  auto rank = [](ActionKind kind) {
+    return kind == ActionKind::Update     ? 0
+           : kind == ActionKind::Backward ? 1
+                                          : 2;
+  };
+  return std::make_tuple(rank(a.kind), a.index, a.stage) <
+         std::make_tuple(rank(b.kind), b.index, b.stage);
+}
+
+llvm::Expected<Schedule>
+ftpipe::schedule::generate(const StageGraph &graph,
+                           const ScheduleConfig &config) {
+  if (llvm::Error error = checkConfig(graph, config))
+    return std::move(error);
+  std::vector<int64_t> heights = graph.heights();
+  std::vector<std::vector<Action>> orders;
+  for (int64_t s = 0; s < graph.stages(); ++s)
+    orders.push_back(stageOrder(s, heights[s], config));
+  std::vector<size_t> next(graph.stages(), 0);
+  std::vector<int64_t> updates(graph.devices, 0);
+
+  ExecutionState state(graph, config);
+  Schedule schedule;
+  schedule.devices.resize(graph.devices);
+  size_t remaining =
+      2 * graph.stages() * state.microBatches() + graph.devices * config.steps;
+  for (int64_t round = 0; remaining; ++round) {
+    // Updates ready on every device of a rendezvous component run together.
+    std::map<int64_t, bool> componentReady;
+    for (int64_t d = 0; d < graph.devices; ++d) {
+      bool ready = updates[d] < config.steps &&
+                   !state.waitsFor(Action::update(updates[d]), d, round);
+      auto [it, inserted] =
+          componentReady.try_emplace(state.componentOf(d), ready);
+      if (!inserted)
+        it->second = it->second && ready;
+    }
+    std::vector<std::pair<int64_t, Action>> chosen;
+    for (int64_t d = 0; d < graph.devices; ++d) {
+      std::optional<Action> best;
+      if (updates[d] < config.steps && componentReady[state.componentOf(d)])
+        best = Action::update(updates[d]);
+      for (int64_t s = 0; s < graph.stages(); ++s) {
+        if (graph.device[s] != d || next[s] == orders[s].size())
+          continue;
+        const Action &head = orders[s][next[s]];
+        if (!state.waitsFor(head, d, round) &&
+            (!best || comesFirst(head, *best)))
+          best = head;
+      }
+      if (best)
+        chosen.emplace_back(d, *best);
+    }
+    if (chosen.empty())
+      return fail("the " + kindName(config.kind) +
+                  " stage orders deadlock on this stage graph");
+    for (auto &[d, action] : chosen) {
+      state.run(action, d, round);
+      schedule.devices[d].push_back(action);
+      if (action.kind == ActionKind::Update)
+        ++updates[d];
+      else
+        ++next[action.stage];
+      --remaining;
+    }
+  }
+  return schedule;
+}
+
+llvm::Expected<DryRunResult>
+ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
+                         const Schedule &schedule) {
+  if (llvm::Error error = checkConfig(graph, config))
+    return std::move(error);
+  if (static_cast<int64_t>(schedule.devices.size()) != graph.devices)
+    return fail("the schedule has lists for " +
+                llvm::Twine(schedule.devices.size()) +
+                " devices, the stage "
+                "graph has " +
+                llvm::Twine(graph.devices));
+  ExecutionState state(graph, config);
+  // Every action of the run exactly once, on its stage's device.
+  for (auto [d, actions] : llvm::enumerate(schedule.devices)) {
+    std::map<std::tuple<int, int64_t, int64_t>, int> seen;
+    for (const Action &action : actions) {
+      if (action.kind != ActionKind::Update &&
+          (action.stage >= graph.stages() ||
+           graph.device[action.stage] != static_cast<int64_t>(d)))
+        return fail("device " + llvm::Twine(d) + " lists " + action.str() +
+                    ", but stage " + llvm::Twine(action.stage) +
+                    " is not on it");
+      int64_t limit = action.kind == ActionKind::Update ? config.steps
+                                                        : state.microBatches();
+      if (action.index >= limit)
+        return fail("device " + llvm::Twine(d) + " lists " + action.str() +
+                    ", beyond the run's " + llvm::Twine(limit));
+      if (++seen[{static_cast<int>(action.kind), action.stage, action.index}] >
+          1)
+        return fail("device " + llvm::Twine(d) + " lists " + action.str() +
+                    " twice");
+    }
+    int64_t stagesHere = llvm::count(graph.device, static_cast<int64_t>(d));
+    int64_t expected = 2 * stagesHere * state.microBatches() + config.steps;
+    if (static_cast<int64_t>(actions.size()) != expected)
+      return fail("device " + llvm::Twine(d) + " lists " +
+                  llvm::Twine(actions.size()) + " actions, the run has " +
+                  llvm::Twine(expected) + " for it");
+  }
+
+  std::vector<size_t> next(graph.devices, 0);
+  size_t remaining = 0;
+  for (const auto &actions : schedule.devices)
+    remaining += actions.size();
+  DryRunResult result;
+  for (int64_t round = 0; remaining; ++round) {
+    auto head = [&](int64_t d) -> const Action * {
+      return next[d] < schedule.devices[d].size()
+                 ? &schedule.devices[d][next[d]]
+                 : nullptr;
+    };
+    // A tied update runs when every device of its component is at it.
+    std::map<int64_t, std::optional<int64_t>> componentUpdate;
+    for (int64_t d = 0; d < graph.devices; ++d) {
+      const Action *action = head(d);
+      std::optional<int64_t> k;
+      if (action && action->kind == ActionKind::Update &&
+          !state.waitsFor(*action, d, round))
+        k = action->index;
+      auto [it, inserted] =
+          componentUpdate.try_emplace(state.componentOf(d), k);
+      if (!inserted && it->second != k)
+        it->second = std::nullopt;
+    }
+    std::vector<int64_t> runnable;
+    for (int64_t d = 0; d < graph.devices; ++d) {
+      const Action *action = head(d);
+      if (!action)
+        continue;
+      if (action->kind == ActionKind::Update
+              ? componentUpdate[state.componentOf(d)] == action->index
+              : !state.waitsFor(*action, d, round))
+        runnable.push_back(d);
+    }
+    if (runnable.empty()) {
+      std::string message =
+          "the schedule deadlocks after " + std::to_string(round) + " rounds:";
+      for (int64_t d = 0; d < graph.devices; ++d) {
+        const Action *action = head(d);
+        if (!action)
+          continue;
+        std::optional<std::string> what = state.waitsFor(*action, d, round);
+        message += " device " + std::to_string(d) + " at " + action->str() +
+                   " waits for " +
+                   (what ? *what : std::string("its tied devices' update")) +
+                   ";";
+      }
+      message.pop_back();
+      return fail(message);
+    }
+    for (int64_t d : runnable) {
+      state.run(*head(d), d, round);
+      ++next[d];
+      --remaining;
+    }
+    result.rounds = round + 1;
+  }
+  result.peakInFlight = state.peaks();
+  return result;
+}

@@ -1,0 +1,356 @@
+//===- ftpipe-run.cpp - Fine-tune a pipeline: the launcher ----------------===//
+//
+// Runs training steps of a pipeline model with a schedule, an optimizer and
+// a communicator: one device per MPI process when started by mpirun (or
+// with --np P, which starts mpirun itself), or all devices as threads of
+// this process (--devices P, the in-process communicator). The model is the
+// hand-written tiny MLP (--model tiny-mlp, lib/Runtime/TinyMlp.cpp) until
+// `ftpipe-compile`'s artifacts can be loaded (docs/Runtime.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/Communicator.h"
+#include "FTPipe/Runtime/Executor.h"
+#include "FTPipe/Runtime/MpiCommunicator.h"
+#include "FTPipe/Runtime/Safetensors.h"
+#include "FTPipe/Runtime/TinyMlp.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+using namespace ftpipe;
+using namespace ftpipe::runtime;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string>
+    artifacts(cl::Positional, cl::desc("[artifacts dir]"), cl::init(""));
+static cl::opt<std::string> model("model", cl::desc("built-in model: tiny-mlp"),
+                                  cl::init(""));
+static cl::opt<std::string> placementText(
+    "placement",
+    cl::desc("tiny-mlp: device of each stage, e.g. 0,1,2,0 (Mixed-Pipe)"),
+    cl::init("0,1,2,3"));
+static cl::opt<int64_t> hidden("hidden", cl::desc("tiny-mlp hidden width"),
+                               cl::init(8));
+static cl::opt<int64_t> features("features", cl::desc("tiny-mlp features"),
+                                 cl::init(4));
+static cl::opt<int64_t> microBatchSize("micro-batch-size",
+                                       cl::desc("samples per micro-batch"),
+                                       cl::init(2));
+static cl::opt<std::string> dataPath("data", cl::desc("data set (safetensors)"),
+                                     cl::init(""));
+static cl::opt<int64_t>
+    samples("samples", cl::desc("tiny-mlp without --data: synthetic samples"),
+            cl::init(64));
+static cl::opt<std::string>
+    weightsPath("weights",
+                cl::desc("initial weights (safetensors, Hugging Face names)"),
+                cl::init(""));
+static cl::opt<uint64_t> seed("seed", cl::desc("seed of the random init"),
+                              cl::init(1));
+static cl::opt<std::string>
+    savePath("save", cl::desc("write the final weights here"), cl::init(""));
+static cl::opt<std::string> scheduleName("schedule",
+                                         cl::desc("gpipe, 1f1b or async"),
+                                         cl::init("1f1b"));
+static cl::opt<std::string>
+    stashingName("stashing", cl::desc("none, stash or 2bw"), cl::init("none"));
+static cl::opt<std::string> optimizerName("optimizer",
+                                          cl::desc("sgd, adamw or adafactor"),
+                                          cl::init("adamw"));
+static cl::opt<double> lr("lr", cl::desc("learning rate"), cl::init(1e-3));
+static cl::opt<int64_t> warmup("warmup", cl::desc("warm-up updates"),
+                               cl::init(0));
+static cl::opt<double> weightDecay("weight-decay", cl::init(0.0));
+static cl::opt<int64_t> steps("steps", cl::desc("optimizer steps"),
+                              cl::init(10));
+static cl::opt<int64_t> microBatches("micro-batches",
+                                     cl::desc("micro-batches per step"),
+                                     cl::init(4));
+static cl::opt<int64_t>
+    devicesOption("devices",
+                  cl::desc("run all devices as threads of this process"),
+                  cl::init(0));
+static cl::opt<int64_t>
+    np("np", cl::desc("start mpirun -np P with this command"), cl::init(0));
+static cl::opt<double>
+    timeoutSeconds("timeout", cl::desc("seconds a device waits for a message"),
+                   cl::init(60));
+static cl::opt<std::string> tracePath(
+    "trace",
+    cl::desc("write the measured timeline as a Chrome / Perfetto trace"),
+    cl::init(""));
+static cl::opt<bool>
+    printSchedule("print-schedule",
+                  cl::desc("print the devices' action lists and exit"));
+
+[[noreturn]] static void die(const llvm::Twine &message) {
+  llvm::errs() << "ftpipe-run: " << message << "\n";
+  std::exit(1);
+}
+
+template <typename T> static T orDie(llvm::Expected<T> value) {
+  if (!value)
+    die(llvm::toString(value.takeError()));
+  return std::move(*value);
+}
+
+/// --np P: runs mpirun -np P with this command line minus --np (as root,
+/// OpenMPI wants OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1).
+static int startMpirun(int argc, char **argv) {
+  llvm::ErrorOr<std::string> mpirun = llvm::sys::findProgramByName("mpirun");
+  if (!mpirun)
+    die("--np needs mpirun on the PATH");
+  std::string self =
+      llvm::sys::fs::getMainExecutable(argv[0], (void *)&startMpirun);
+  std::vector<std::string> args = {*mpirun, "-np", std::to_string(np),
+                                   "--oversubscribe", self};
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (arg == "--np" || arg == "-np") {
+      ++i;
+      continue;
+    }
+    if (arg.starts_with("--np=") || arg.starts_with("-np="))
+      continue;
+    args.push_back(arg.str());
+  }
+  std::vector<llvm::StringRef> refs(args.begin(), args.end());
+  return llvm::sys::ExecuteAndWait(*mpirun, refs);
+}
+
+static bool underMpi() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE");
+}
+
+namespace {
+/// What every device's thread or process shares.
+struct Run {
+  TinyMlpShape shape;
+  std::vector<int64_t> placement;
+  schedule::Schedule schedule;
+  ExecutorConfig config;
+  TensorMap weights, data;
+  std::mutex printMutex;
+  /// Final weights by parameter, from the owners (in-process runs).
+  TensorMap finalWeights;
+};
+} // namespace
+
+/// Runs device `d`'s part; returns its owned final weights and, with
+/// --trace, its timeline.
+static TensorMap runDevice(Run &run, Communicator &communicator,
+                           std::vector<TraceEvent> &trace) {
+  int64_t d = communicator.device();
+  auto stages = tinyMlpStages(run.shape, run.placement, d);
+  std::vector<StageProgram *> pointers;
+  for (auto &stage : stages)
+    pointers.push_back(stage.get());
+  ParameterPlacement placement = tinyMlpPlacement(run.shape, run.placement);
+  DeviceExecutor executor(communicator, pointers, placement, run.config);
+  TensorMap mine;
+  for (const ParameterInfo &param : executor.parameters())
+    mine[param.name] = run.weights.at(param.name);
+  if (llvm::Error error = executor.setWeights(std::move(mine)))
+    die(llvm::toString(std::move(error)));
+  if (llvm::Error error = executor.setData(run.data))
+    die(llvm::toString(std::move(error)));
+  executor.recordTrace(!tracePath.empty());
+  int64_t samplesPerStep =
+      run.config.schedule.microBatches * run.shape.microBatchSize;
+  double totalSeconds = 0, totalCompute = 0;
+  llvm::Error error =
+      executor.run(run.schedule.devices[d], [&](const StepReport &report) {
+        totalSeconds += report.seconds;
+        totalCompute += report.computeSeconds;
+        if (!report.loss)
+          return;
+        std::lock_guard<std::mutex> lock(run.printMutex);
+        llvm::outs() << llvm::format(
+            "step %lld loss %.6f samples/s %.1f idle(device %lld) %.3f\n",
+            static_cast<long long>(report.step), *report.loss,
+            samplesPerStep / std::max(report.seconds, 1e-9),
+            static_cast<long long>(d),
+            1.0 - report.computeSeconds / std::max(report.seconds, 1e-9));
+        llvm::outs().flush();
+      });
+  if (error) {
+    std::string message = llvm::toString(std::move(error));
+    communicator.abort("device " + std::to_string(d) + " failed: " + message);
+    die("device " + llvm::Twine(d) + ": " + message);
+  }
+  {
+    std::lock_guard<std::mutex> lock(run.printMutex);
+    llvm::errs() << llvm::format(
+        "device %lld: %.3f s, computing %.3f s (idle %.1f%%)\n",
+        static_cast<long long>(d), totalSeconds, totalCompute,
+        100.0 * (1.0 - totalCompute / std::max(totalSeconds, 1e-9)));
+  }
+  trace = executor.trace();
+  TensorMap owned;
+  for (const auto &[name, holders] : placement)
+    if (holders.front() == d)
+      owned[name] = executor.weights().at(name);
+  return owned;
+}
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv, "FTPipe pipeline runtime\n");
+  if (np > 0)
+    return startMpirun(argc, argv);
+  if (!artifacts.empty())
+    die("loading compiled artifacts (" + artifacts +
+        ") needs ftpipe-compile's manifest, not yet supported: run the "
+        "built-in model with --model tiny-mlp (docs/Runtime.md)");
+  if (model != "tiny-mlp")
+    die("give --model tiny-mlp (the built-in model)");
+
+  Run run;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(placementText).split(parts, ',');
+  for (llvm::StringRef part : parts) {
+    int64_t device = 0;
+    if (part.trim().getAsInteger(10, device) || device < 0)
+      die("--placement: '" + part + "' is not a device");
+    run.placement.push_back(device);
+  }
+  run.shape = {static_cast<int64_t>(run.placement.size()), hidden, features,
+               microBatchSize};
+  schedule::StageGraph graph = schedule::StageGraph::chain(run.placement);
+  for (const auto &[name, holders] : tinyMlpPlacement(run.shape, run.placement))
+    if (holders.size() > 1)
+      graph.tiedDevices.push_back(holders);
+  run.config.schedule = {orDie(schedule::parseKind(scheduleName)), microBatches,
+                         steps};
+  run.config.stashing = orDie(parseStashing(stashingName));
+  run.config.optimizer.kind = orDie(parseOptimizerKind(optimizerName));
+  run.config.optimizer.lr = lr;
+  run.config.optimizer.warmupSteps = warmup;
+  run.config.optimizer.weightDecay = weightDecay;
+  run.schedule = orDie(schedule::generate(graph, run.config.schedule));
+  orDie(schedule::dryRun(graph, run.config.schedule, run.schedule));
+  if (printSchedule) {
+    llvm::outs() << run.schedule.str();
+    return 0;
+  }
+
+  std::vector<ParameterInfo> allParams;
+  std::vector<DataInputInfo> allInputs;
+  for (int64_t d = 0; d < graph.devices; ++d)
+    for (auto &stage : tinyMlpStages(run.shape, run.placement, d)) {
+      for (const ParameterInfo &param : stage->parameters())
+        if (llvm::none_of(allParams, [&](const ParameterInfo &p) {
+              return p.name == param.name;
+            }))
+          allParams.push_back(param);
+      for (const DataInputInfo &input : stage->dataInputs())
+        allInputs.push_back(input);
+    }
+  run.weights = weightsPath.empty()
+                    ? tinyMlpWeights(run.shape, seed)
+                    : orDie(readSafetensors(weightsPath)).tensors;
+  if (llvm::Error error = validateWeights(allParams, run.weights))
+    die((weightsPath.empty() ? "random init" : weightsPath.getValue()) + ": " +
+        llvm::toString(std::move(error)));
+  run.data = dataPath.empty() ? tinyMlpData(run.shape, samples, seed + 1)
+                              : orDie(readSafetensors(dataPath)).tensors;
+  if (llvm::Error error = validateDataset(allInputs, run.data))
+    die((dataPath.empty() ? "synthetic data" : dataPath.getValue()) + ": " +
+        llvm::toString(std::move(error)));
+
+  TensorMap final;
+  std::vector<std::vector<TraceEvent>> traces(1);
+  if (underMpi() && devicesOption == 0) {
+    std::unique_ptr<Communicator> communicator =
+        orDie(createMpiCommunicator(&argc, &argv));
+    if (communicator->devices() != graph.devices)
+      die("the plan has " + llvm::Twine(graph.devices) +
+          " devices, mpirun started " + llvm::Twine(communicator->devices()) +
+          " processes");
+    communicator->setTimeout(timeoutSeconds);
+    // Start together, so the processes' timelines line up.
+    communicator->barrier(0);
+    TensorMap owned = runDevice(run, *communicator, traces[0]);
+    if (!tracePath.empty()) {
+      // Device 0 gathers the timelines.
+      int64_t self = communicator->device();
+      if (self != 0) {
+        int64_t count = traces[0].size();
+        communicator->send(0, kRuntimeTagBase + 9, 0, &count, sizeof(count));
+        communicator->send(0, kRuntimeTagBase + 10, 0, traces[0].data(),
+                           count * sizeof(TraceEvent));
+      } else {
+        std::vector<TraceEvent> mine = std::move(traces[0]);
+        traces.assign(graph.devices, {});
+        traces[0] = std::move(mine);
+        for (int64_t d = 1; d < graph.devices; ++d) {
+          int64_t count = 0;
+          communicator->recv(d, kRuntimeTagBase + 9, 0, &count, sizeof(count));
+          traces[d].resize(count);
+          communicator->recv(d, kRuntimeTagBase + 10, 0, traces[d].data(),
+                             count * sizeof(TraceEvent));
+        }
+      }
+    }
+    // Device 0 gathers every owner's parameters to save them.
+    int64_t tag = kRuntimeTagBase + 8;
+    std::vector<std::string> names;
+    for (const auto &[name, holders] :
+         tinyMlpPlacement(run.shape, run.placement))
+      names.push_back(name);
+    for (size_t i = 0; i < names.size(); ++i) {
+      int64_t owner =
+          tinyMlpPlacement(run.shape, run.placement).at(names[i]).front();
+      Tensor value = run.weights.at(names[i]);
+      if (communicator->device() == owner)
+        value = owned.at(names[i]);
+      if (owner != 0 && communicator->device() == owner)
+        communicator->send(0, tag, i, value.bytes.data(), value.bytes.size());
+      if (owner != 0 && communicator->device() == 0)
+        communicator->recv(owner, tag, i, value.bytes.data(),
+                           value.bytes.size());
+      final[names[i]] = std::move(value);
+    }
+    communicator->barrier(1);
+    if (communicator->device() != 0)
+      return 0;
+  } else {
+    int64_t devices = devicesOption ? devicesOption.getValue() : graph.devices;
+    if (devices != graph.devices)
+      die("the plan has " + llvm::Twine(graph.devices) +
+          " devices, --devices " + llvm::Twine(devices));
+    LocalMailbox mailbox(devices, timeoutSeconds);
+    std::vector<TensorMap> owned(devices);
+    std::vector<std::thread> threads;
+    traces.assign(devices, {});
+    for (int64_t d = 0; d < devices; ++d)
+      threads.emplace_back([&, d] {
+        owned[d] = runDevice(run, mailbox.endpoint(d), traces[d]);
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+    for (TensorMap &part : owned)
+      final.merge(part);
+  }
+  if (!savePath.empty())
+    if (llvm::Error error =
+            writeSafetensors(savePath, final, {{"format", "pt"}}))
+      die(llvm::toString(std::move(error)));
+  if (!tracePath.empty()) {
+    std::error_code error;
+    llvm::raw_fd_ostream out(tracePath, error);
+    if (error)
+      die(tracePath + ": " + error.message());
+    out << llvm::formatv("{0:2}", traceToChrome(traces)) << "\n";
+  }
+  return 0;
+}

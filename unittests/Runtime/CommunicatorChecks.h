@@ -1,0 +1,79 @@
+//===- CommunicatorChecks.h - One suite for every communicator ------------===//
+//
+// What every Communicator must do, written once against the interface: the
+// in-process tests (CommunicatorTest.cpp) run it on threads, and
+// communicator-mpi-check runs it on MPI processes (test/Runtime).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_UNITTESTS_RUNTIME_COMMUNICATORCHECKS_H
+#define FTPIPE_UNITTESTS_RUNTIME_COMMUNICATORCHECKS_H
+
+#include "FTPipe/Runtime/Communicator.h"
+
+#include <numeric>
+#include <vector>
+
+namespace ftpipe {
+namespace runtime {
+namespace checks {
+
+/// Around a ring, every device sends micro-batches 0, 1 and 2 to the next
+/// (2 is 1000 floats), and one to itself; it receives them in the order 2,
+/// 1, self, 0, with barriers before and after. Returns a digest of what
+/// arrived.
+inline int64_t ring(Communicator &self) {
+  int64_t d = self.device(), n = self.devices();
+  int64_t next = (d + 1) % n, previous = (d + n - 1) % n;
+  self.barrier(0);
+  for (int64_t mb : {0, 1}) {
+    int64_t value = 10 * d + mb;
+    self.send(next, 6, mb, &value, sizeof(value));
+  }
+  std::vector<float> big(1000);
+  std::iota(big.begin(), big.end(), float(d));
+  self.send(next, 6, 2, big.data(), big.size() * sizeof(float));
+  int64_t mine = 7 * d;
+  self.send(d, 8, 0, &mine, sizeof(mine));
+
+  std::vector<float> bigIn(1000);
+  self.recv(previous, 6, 2, bigIn.data(), bigIn.size() * sizeof(float));
+  int64_t second = 0, first = 0, fromSelf = 0;
+  self.recv(previous, 6, 1, &second, sizeof(second));
+  self.recv(d, 8, 0, &fromSelf, sizeof(fromSelf));
+  self.recv(previous, 6, 0, &first, sizeof(first));
+  self.barrier(1);
+  return second * 100 + first + 1000000 * fromSelf +
+         10000 * static_cast<int64_t>(bigIn[999] - 999);
+}
+
+/// What ring() returns on device d of n.
+inline int64_t expectedRing(int64_t d, int64_t n) {
+  int64_t previous = (d + n - 1) % n;
+  return (10 * previous + 1) * 100 + 10 * previous + 1000000 * 7 * d +
+         10000 * previous;
+}
+
+/// Device 1 waits for a message nobody sends (tag 7, micro-batch 5 from
+/// device 0): its timeout must end the wait.
+inline void waitForNothing(Communicator &self) {
+  if (self.device() != 1)
+    return;
+  float value = 0;
+  self.recv(0, 7, 5, &value, sizeof(value));
+}
+
+/// Device 0 sends 8 bytes that device 1 receives as 4: refused.
+inline void sizeMismatch(Communicator &self) {
+  int64_t value = 1;
+  if (self.device() == 0)
+    self.send(1, 9, 0, &value, sizeof(value));
+  if (self.device() == 1)
+    self.recv(0, 9, 0, &value, 4);
+}
+
+} // namespace checks
+} // namespace runtime
+} // namespace ftpipe
+
+#endif // FTPIPE_UNITTESTS_RUNTIME_COMMUNICATORCHECKS_H

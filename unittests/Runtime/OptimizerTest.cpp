@@ -1,0 +1,116 @@
+//===- OptimizerTest.cpp - The optimizers against PyTorch -----------------===//
+//
+// optimizer-reference.json holds trajectories computed by torch.optim.SGD,
+// torch.optim.AdamW and transformers' Adafactor (optimizer-reference.py, run
+// in the reference environment): the same gradients replayed through
+// lib/Runtime's optimizers must end at PyTorch's parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/Optimizer.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace ftpipe::runtime;
+
+namespace {
+
+std::vector<float> floats(const llvm::json::Value *value) {
+  std::vector<float> out;
+  for (const llvm::json::Value &x : *value->getAsArray())
+    out.push_back(static_cast<float>(*x.getAsNumber()));
+  return out;
+}
+
+TEST(Optimizer, MatchesPyTorch) {
+  auto buffer = llvm::MemoryBuffer::getFile(FTPIPE_OPTIMIZER_REFERENCE);
+  ASSERT_TRUE(bool(buffer));
+  llvm::Expected<llvm::json::Value> root =
+      llvm::json::parse((*buffer)->getBuffer());
+  ASSERT_TRUE(bool(root)) << llvm::toString(root.takeError());
+  const llvm::json::Object &top = *root->getAsObject();
+  int64_t steps = *top.getInteger("steps");
+  const llvm::json::Array &cases = *top.getArray("cases");
+  ASSERT_EQ(cases.size(), 5u);
+  for (const llvm::json::Value &caseValue : cases) {
+    const llvm::json::Object &c = *caseValue.getAsObject();
+    std::string kind = c.getString("optimizer")->str();
+    SCOPED_TRACE(kind + " lr " + std::to_string(*c.getNumber("lr")));
+    OptimizerConfig config;
+    config.kind = *parseOptimizerKind(kind);
+    config.lr = *c.getNumber("lr");
+    config.weightDecay = *c.getNumber("weight_decay");
+    config.warmupSteps = *c.getInteger("warmup");
+    if (auto momentum = c.getNumber("momentum"))
+      config.momentum = *momentum;
+    Optimizer optimizer(config);
+
+    std::vector<std::string> names;
+    std::vector<Tensor> params;
+    const llvm::json::Array &records = *c.getArray("params");
+    for (const llvm::json::Value &r : records) {
+      const llvm::json::Object &record = *r.getAsObject();
+      names.push_back(record.getString("name")->str());
+      std::vector<int64_t> shape;
+      for (const llvm::json::Value &size : *record.getArray("shape"))
+        shape.push_back(*size.getAsInteger());
+      params.push_back(Tensor::f32(shape, floats(record.get("initial"))));
+    }
+    for (int64_t t = 0; t < steps; ++t) {
+      std::vector<Tensor> grads;
+      std::vector<Tensor *> paramPointers;
+      std::vector<const Tensor *> gradPointers;
+      for (size_t i = 0; i < records.size(); ++i) {
+        const llvm::json::Array &perStep =
+            *records[i].getAsObject()->getArray("grads");
+        grads.push_back(Tensor::f32(params[i].shape, floats(&perStep[t])));
+      }
+      for (size_t i = 0; i < records.size(); ++i) {
+        paramPointers.push_back(&params[i]);
+        gradPointers.push_back(&grads[i]);
+      }
+      optimizer.step(names, paramPointers, gradPointers);
+    }
+    EXPECT_EQ(optimizer.steps(), steps);
+    for (size_t i = 0; i < records.size(); ++i) {
+      std::vector<float> expected =
+          floats(records[i].getAsObject()->get("final"));
+      std::vector<float> initial =
+          floats(records[i].getAsObject()->get("initial"));
+      llvm::ArrayRef<float> actual = params[i].f32Values();
+      ASSERT_EQ(actual.size(), expected.size());
+      for (size_t j = 0; j < actual.size(); ++j) {
+        // The optimizer moved the parameter, and to where PyTorch did.
+        EXPECT_GT(std::fabs(expected[j] - initial[j]), 1e-5);
+        EXPECT_NEAR(actual[j], expected[j],
+                    2e-6 + 2e-5 * std::fabs(expected[j]))
+            << names[i] << "[" << j << "]";
+      }
+    }
+  }
+}
+
+TEST(Optimizer, WarmUpIsLinear) {
+  OptimizerConfig config;
+  config.lr = 0.5;
+  config.warmupSteps = 4;
+  Optimizer optimizer(config);
+  EXPECT_DOUBLE_EQ(optimizer.learningRate(0), 0.0);
+  EXPECT_DOUBLE_EQ(optimizer.learningRate(1), 0.125);
+  EXPECT_DOUBLE_EQ(optimizer.learningRate(3), 0.375);
+  EXPECT_DOUBLE_EQ(optimizer.learningRate(4), 0.5);
+  EXPECT_DOUBLE_EQ(optimizer.learningRate(40), 0.5);
+}
+
+TEST(Optimizer, RefusesUnknownKind) {
+  llvm::Expected<OptimizerKind> kind = parseOptimizerKind("lamb");
+  ASSERT_FALSE(bool(kind));
+  EXPECT_EQ(llvm::toString(kind.takeError()),
+            "unknown optimizer 'lamb' (sgd, adamw or adafactor)");
+}
+
+} // namespace
