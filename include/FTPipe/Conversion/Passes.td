@@ -67,35 +67,6 @@ def FuseElementwisePass : Pass<"ftpipe-fuse-elementwise", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
-def LowerTransfersPass : Pass<"ftpipe-lower-transfers", "ModuleOp"> {
-  let summary = "Turns ftpipe.send / ftpipe.recv into calls of the stage ABI";
-  let description = [{
-    Before bufferization: `ftpipe.send` becomes a call of
-    `ftpipe_rt_send_T(peer, tag, microbatch, tensor)` on the tensor's buffer
-    (`bufferization.to_memref`, cast to an unranked memref), and
-    `ftpipe.recv` a fresh buffer filled by `ftpipe_rt_recv_T(...)` and read
-    back as a tensor. After lowering, an unranked memref is the (rank,
-    descriptor) pair of include/FTPipe/Runtime/StageABI.h, so the calls match
-    the C ABI of docs/StagePrograms.md. `T` is the element type: f64, f32,
-    f16, bf16, i64, i32, i16, i8 or i1; any other is an error at the op.
-
-    ```mlir
-    ftpipe.send %t to 1 tag 4 microbatch %mb : tensor<2x16x64xf32>
-    ```
-    becomes
-    ```mlir
-    %0 = bufferization.to_memref %t : memref<2x16x64xf32>
-    %1 = memref.cast %0 : memref<2x16x64xf32> to memref<*xf32>
-    %2 = arith.index_cast %mb : index to i64
-    call @ftpipe_rt_send_f32(%c1_i64, %c4_i64, %2, %1)
-        : (i64, i64, i64, memref<*xf32>) -> ()
-    ```
-  }];
-  let dependentDialects = ["arith::ArithDialect",
-                           "bufferization::BufferizationDialect",
-                           "func::FuncDialect", "memref::MemRefDialect"];
-}
-
 def DropAnnotationsPass : Pass<"ftpipe-drop-annotations", "ModuleOp"> {
   let summary = "Removes FTPipe's attributes before code generation";
   let description = [{
