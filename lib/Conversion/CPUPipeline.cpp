@@ -8,6 +8,7 @@
 
 #include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/Conversion/Passes.h"
+#include "FTPipe/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -41,7 +42,7 @@
 
 using namespace mlir;
 
-void ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
+void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
                                       const CPULoweringOptions &options) {
   pm.addPass(createDropAnnotationsPass());
   // Entry points first: the declarations added below must stay plain C.
@@ -87,7 +88,7 @@ void ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void ftpipe::registerCPULoweringDialects(DialectRegistry &registry) {
+void mlir::ftpipe::registerCPULoweringDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, index::IndexDialect, linalg::LinalgDialect,
@@ -105,7 +106,7 @@ void ftpipe::registerCPULoweringDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-ftpipe::CPULoweringOptions ftpipe::CPULoweringTextOptions::toOptions() const {
+mlir::ftpipe::CPULoweringOptions mlir::ftpipe::CPULoweringTextOptions::toOptions() const {
   CPULoweringOptions options;
   options.blas = blas;
   options.fuse = fuse;
@@ -113,7 +114,7 @@ ftpipe::CPULoweringOptions ftpipe::CPULoweringTextOptions::toOptions() const {
   return options;
 }
 
-void ftpipe::registerCPULoweringPipeline() {
+void mlir::ftpipe::registerCPULoweringPipeline() {
   PassPipelineRegistration<CPULoweringTextOptions>(
       "ftpipe-lower-cpu",
       "Lowers per-device tensor IR to the LLVM dialect for the CPU "
@@ -123,7 +124,7 @@ void ftpipe::registerCPULoweringPipeline() {
       });
 }
 
-void ftpipe::registerFTPipeConversions() {
+void mlir::ftpipe::registerFTPipeConversions() {
   registerFTPipeConversionPasses();
   registerCPULoweringPipeline();
 }

@@ -22,7 +22,7 @@
 using namespace mlir;
 
 LogicalResult ftpipe::emitHostObject(ModuleOp module, llvm::StringRef objectPath,
-                                     std::string &error) {
+                                     unsigned optLevel, std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext context;
@@ -37,7 +37,10 @@ LogicalResult ftpipe::emitHostObject(ModuleOp module, llvm::StringRef objectPath
     error = llvm::toString(builder.takeError());
     return failure();
   }
-  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->setCodeGenOptLevel(optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                              : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                              : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                              : llvm::CodeGenOptLevel::None);
   builder->setRelocationModel(llvm::Reloc::PIC_);
   auto machine = builder->createTargetMachine();
   if (!machine) {
@@ -46,7 +49,7 @@ LogicalResult ftpipe::emitHostObject(ModuleOp module, llvm::StringRef objectPath
   }
   ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
                                                   machine->get());
-  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+  auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                             machine->get());
   if (llvm::Error failed = optimize(llvmModule.get())) {
     error = llvm::toString(std::move(failed));

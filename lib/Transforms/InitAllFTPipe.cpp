@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/InitAllFTPipe.h"
+#include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,6 +26,7 @@ void mlir::ftpipe::registerFTPipeInputDialects(DialectRegistry &registry) {
 void mlir::ftpipe::registerAllFTPipe(DialectRegistry &registry) {
   registerFTPipeDialect(registry);
   registerFTPipeInputDialects(registry);
+  autodiff::registerAllRules(registry);
   registerFTPipePasses();
   registerFTPipePipelines();
 }

@@ -216,7 +216,18 @@ json::Object mlir::ftpipe::buildManifest(
     description["devices"] = std::move(on);
     inputMap[name] = std::move(description);
   }
+  // The stages in an order that respects their dependencies
+  // (ftpipe.stage_order of ftpipe-split-devices; a forward-only module has
+  // one stage).
+  json::Array stageOrder;
+  if (auto order = module->getAttrOfType<DenseI64ArrayAttr>("ftpipe.stage_order"))
+    for (int64_t stage : order.asArrayRef())
+      stageOrder.push_back(stage);
+  else
+    for (auto &entry : stageEntries)
+      stageOrder.push_back(entry.first);
   return json::Object{{"format", "ftpipe-manifest"},
+                      {"stage_order", std::move(stageOrder)},
                       {"version", 1},
                       {"target", target.str()},
                       {"devices", std::move(deviceList)},

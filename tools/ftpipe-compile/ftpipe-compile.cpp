@@ -15,6 +15,7 @@
 
 #include "Manifest.h"
 
+#include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
 #include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/Target/HostObject.h"
@@ -25,6 +26,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -66,14 +68,20 @@ cl::opt<ft::PartitionMethod> method(
                           "Mixed-Pipe"),
                clEnumValN(ft::PartitionMethod::SeqDP, "seq-dp",
                           "contiguous stages, dynamic programming")));
-cl::opt<std::string> stagePipeline(
-    "stage-pipeline",
-    cl::desc("Registered pipeline that turns a plan into per-device IR"),
-    cl::init("ftpipe-stage-programs"));
+cl::opt<std::string> recompute(
+    "recompute",
+    cl::desc("ftpipe-differentiate's recompute: true, false or plan"),
+    cl::init("true"));
 cl::opt<std::string> runtimeDir("runtime-dir",
                                 cl::desc("Directory of FTPipe's runtime "
                                          "libraries"),
                                 cl::init(FTPIPE_RUNTIME_DIR));
+cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level (0-3)"),
+                           cl::Prefix, cl::init(2));
+cl::opt<bool> blas("blas", cl::desc("Contractions call BLAS (else loops)"),
+                   cl::init(true));
+cl::opt<bool> fuse("fuse", cl::desc("Fuse element-wise producers"),
+                   cl::init(true));
 cl::opt<bool> keepIR("keep-ir",
                      cl::desc("Also write each device's IR before lowering"),
                      cl::init(false));
@@ -136,16 +144,13 @@ LogicalResult buildStagePrograms(ModuleOp module, Progress &progress) {
       return failure();
     progress.done();
   }
-  progress.start("stage programs (" + stagePipeline + ")");
-  const PassPipelineInfo *info = PassPipelineInfo::lookup(stagePipeline);
-  if (!info)
-    return progress.fail("pipeline '" + stagePipeline +
-                         "' is not registered in this build");
+  progress.start("stage programs (outline, differentiate, split)");
   if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
-        (void)info->addToPipeline(pm, "", [](const llvm::Twine &message) {
-          llvm::errs() << message << "\n";
-          return failure();
-        });
+        pm.addPass(ft::createOutlineStagesPass());
+        ft::DifferentiatePassOptions differentiate;
+        differentiate.recompute = recompute;
+        pm.addPass(ft::createDifferentiatePass(differentiate));
+        pm.addPass(ft::createSplitDevicesPass());
       })))
     return failure();
   progress.done();
@@ -159,6 +164,10 @@ OwningOpRef<ModuleOp> extractDevice(ModuleOp module, int64_t device) {
        llvm::make_early_inc_range(copy->getOps<func::FuncOp>()))
     if (!function.isPrivate() && ft::getEntryDevice(function) != device)
       function.erase();
+  // The helpers that only other devices' entry points call go too.
+  PassManager pm(module.getContext());
+  pm.addPass(createSymbolDCEPass());
+  (void)pm.run(*copy);
   return copy;
 }
 
@@ -177,16 +186,20 @@ LogicalResult compileDevice(ModuleOp module, int64_t device,
     llvm::raw_fd_ostream os(path, ec);
     deviceModule->print(os);
   }
-  if (failed(runPipeline(*deviceModule, progress, [](OpPassManager &pm) {
-        ft::buildCPULoweringPipeline(pm, ft::CPULoweringOptions());
+  ft::CPULoweringOptions lowering;
+  lowering.blas = blas;
+  lowering.fuse = fuse;
+  if (failed(runPipeline(*deviceModule, progress, [&](OpPassManager &pm) {
+        ft::buildCPULoweringPipeline(pm, lowering);
       })))
     return failure();
   progress.done();
 
-  progress.start(prefix + "emit object (-O3, host CPU)");
+  progress.start(prefix + "emit object (-O" + std::to_string(optLevel) +
+                 ", host CPU)");
   std::string object = outputDir + "/device" + std::to_string(device) + ".o";
   std::string error;
-  if (failed(ft::emitHostObject(*deviceModule, object, error)))
+  if (failed(ft::emitHostObject(*deviceModule, object, optLevel, error)))
     return progress.fail(error);
   progress.done();
 
@@ -249,6 +262,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   ft::registerAllFTPipe(registry);
   ft::registerCPULoweringDialects(registry);
+  ft::autodiff::registerAllRules(registry);
   ft::registerFTPipeConversions();
   cl::ParseCommandLineOptions(
       argc, argv,

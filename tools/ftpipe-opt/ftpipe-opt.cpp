@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
 #include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/Transforms/Passes.h"
@@ -37,6 +38,7 @@ int main(int argc, char **argv) {
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
                   mlir::tensor::TensorDialect, mlir::tosa::TosaDialect>();
   mlir::ftpipe::registerFTPipeDialect(registry);
+  mlir::ftpipe::autodiff::registerAllRules(registry);
   mlir::ftpipe::registerCPULoweringDialects(registry);
 
   mlir::registerTransformsPasses();

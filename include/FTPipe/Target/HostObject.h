@@ -20,9 +20,10 @@ namespace mlir {
 namespace ftpipe {
 
 /// Writes `module` (LLVM dialect only) as an object file for the host CPU
-/// (-O3, PIC). On failure, returns failure and sets `error`.
+/// (PIC), optimised at `optLevel` (0-3). On failure, returns failure and sets
+/// `error`.
 LogicalResult emitHostObject(ModuleOp module, llvm::StringRef objectPath,
-                             std::string &error);
+                             unsigned optLevel, std::string &error);
 
 /// What a device's shared library links with.
 struct HostLinkOptions {

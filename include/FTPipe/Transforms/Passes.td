@@ -314,4 +314,161 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Stage programs: outline, differentiate, split per device
+// (docs/StagePrograms.md holds the contract these passes produce)
+//===----------------------------------------------------------------------===//
+
+def OutlineStagesPass : Pass<"ftpipe-outline-stages", "ModuleOp"> {
+  let summary = "Makes every stage of the plan a function of its own";
+  let description = [{
+    Moves the ops of each stage of the partitioned model function into a
+    private function `@stageS` (attributes `ftpipe.stage`, `ftpipe.device`),
+    and rewrites the model function as calls of the stage functions in an
+    order that respects their dependencies, so it still computes the same
+    thing and still runs through the CPU lowering.
+
+    A stage function's arguments are, in this order, the parameters it reads
+    (`ftpipe.param`, `ftpipe.name`, and `ftpipe.owner`: the lowest device
+    whose stages read the parameter; a parameter read on several devices,
+    such as a tied embedding, is a copy on the others), the data inputs it
+    reads (`ftpipe.input` = the argument's name in the model) and the values
+    it receives from other stages (`ftpipe.from_stage`). Its results are the
+    values other stages or the model's return read. Constants read by several
+    stages are copied into each instead of being sent.
+
+    Activity is decided here, once for the whole model: a received value or a
+    result carries a gradient (`ftpipe.active`) if it is a float that depends
+    on a parameter and on which the loss depends; the loss result is marked
+    `ftpipe.loss` (the model's result, a float tensor of one element).
+
+    Functions rather than `ftpipe.stage` regions: a function is the unit that
+    reverse mode, bufferization with function boundaries, the C interface
+    and the per-device entry points all work on, and the model function stays
+    runnable.
+
+    Before (ops carry `ftpipe.stage`, the module carries `ftpipe.plan`):
+    ```mlir
+    func.func @f(%w: tensor<4xf32> {ftpipe.param, ftpipe.name = "w"}, %x: tensor<4xf32>) -> tensor<f32> {
+      %0 = tosa.mul %x, %w {ftpipe.stage = 0 : i64, shift = 0 : i8} : ...
+      %1 = tosa.reduce_sum %0 {axis = 0 : i32, ftpipe.stage = 1 : i64} : ...
+      ...
+    }
+    ```
+    After:
+    ```mlir
+    func.func private @stage0(%w: tensor<4xf32> {ftpipe.param, ftpipe.name = "w", ftpipe.owner = 0 : i64},
+                              %x: tensor<4xf32> {ftpipe.input = "x"}) -> (tensor<4xf32> {ftpipe.active})
+        attributes {ftpipe.stage = 0 : i64, ftpipe.device = 0 : i64}
+    func.func @f(...) -> tensor<f32> {
+      %0 = call @stage0(%w, %x) : ...
+      %1 = call @stage1(%0) : ...
+      return %1 : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The partitioned model function (default: the one whose ops carry "
+           "stages)">,
+  ];
+  let dependentDialects = ["ftpipe::FTPipeDialect", "func::FuncDialect"];
+}
+
+def DifferentiatePass : Pass<"ftpipe-differentiate", "ModuleOp"> {
+  let summary = "Builds the backward of every stage function (reverse mode)";
+  let description = [{
+    For every stage function `@stageS` (from `ftpipe-outline-stages`) builds
+    `@stageS_adjoint`: given the stage's arguments (and saved values) and the
+    gradients of its `ftpipe.active` results, it returns the gradients of its
+    `ftpipe.active` arguments and of its parameters that the loss depends
+    on, in argument order (result attribute `ftpipe.grad_of` = argument
+    number). In a module without stage functions, every public function that
+    returns one float scalar (the loss) is differentiated with respect to its
+    `ftpipe.param` arguments instead (`@F_adjoint`, taking the loss gradient
+    last): the unpartitioned reference.
+
+    Each op's adjoint comes from its `ReverseModeOpInterface` (rules for
+    TOSA, structured linalg ops, tensor views; scalar arith/math ops inside
+    linalg bodies through `ScalarTangentOpInterface`); another compiler adds
+    rules by attaching models to its ops. Integer and mask values carry no
+    gradient and need no rule. An active op without a rule is an error at its
+    location that names it. Element-wise arith/math ops on whole tensors are
+    first rewritten as linalg.generic.
+
+    With `recompute=true` (the default, FTPipe's setting) the adjoint re-runs
+    the stage's forward from its arguments. With `recompute=false` the stage
+    function also returns the values its adjoint needs (`ftpipe.saved`), and
+    the adjoint takes them after the stage's arguments. `recompute=plan`
+    takes each stage's choice from the plan (all stages recompute when the
+    plan does not say).
+
+    ```mlir
+    func.func private @stage1_adjoint(%x: tensor<4xf32>, %dy: tensor<f32>)
+        -> (tensor<4xf32> {ftpipe.grad_of = 0 : i64})
+    ```
+  }];
+  let options = [
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"true\"",
+           "true: the backward recomputes the forward; false: the forward "
+           "returns the values the backward needs; plan: per stage, as the "
+           "plan says">,
+  ];
+  let dependentDialects = [
+    "ftpipe::FTPipeDialect", "arith::ArithDialect", "linalg::LinalgDialect",
+    "scf::SCFDialect", "tensor::TensorDialect", "tosa::TosaDialect"];
+}
+
+def SplitDevicesPass : Pass<"ftpipe-split-devices", "ModuleOp"> {
+  let summary = "Per-device forward and backward entry points with transfers";
+  let description = [{
+    For every stage S on device D, builds the entry points of one micro-batch
+    (`%mb`), per the contract in docs/StagePrograms.md:
+    `@stageS_forward(%mb, parameters, data inputs) -> (loss?, saved values)`
+    and `@stageS_backward(%mb, parameters, data inputs, saved values) ->
+    (parameter gradients)`, which receive the values and gradients they need
+    with `ftpipe.recv`, call `@stageS` / `@stageS_adjoint`, and send what
+    other stages need with `ftpipe.send` (to any device, the own one
+    included). Every value read by another stage is an edge `e` (numbered in
+    the order of the producing calls in the model function, then result,
+    then consumer stage); its forward message has tag `2e`, its gradient
+    `2e+1`. The model function is removed: the runtime, not the IR, decides
+    the order in which a device runs its entry points.
+
+    ```mlir
+    func.func @stage1_forward(%mb: index {ftpipe.microbatch}, ...) -> (tensor<f32> {ftpipe.loss}, tensor<4xf32> {ftpipe.saved = 0 : i64})
+        attributes {ftpipe.device = 1 : i64, ftpipe.entry = "forward", ftpipe.stage = 1 : i64} {
+      %0 = ftpipe.recv from 0 tag 0 microbatch %mb : tensor<4xf32>
+      %1 = call @stage1(%0) : (tensor<4xf32>) -> tensor<f32>
+      return %1, %0 : tensor<f32>, tensor<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["ftpipe::FTPipeDialect", "arith::ArithDialect",
+                           "func::FuncDialect", "tosa::TosaDialect"];
+}
+
+def LowerTransfersPass : Pass<"ftpipe-lower-transfers", "ModuleOp"> {
+  let summary = "Turns ftpipe.send/recv into calls of the runtime's C ABI";
+  let description = [{
+    Replaces each `ftpipe.send` / `ftpipe.recv` on a tensor of element type
+    T by a call of `ftpipe_rt_send_T` / `ftpipe_rt_recv_T` (StageABI.h) on
+    the tensor's buffer, as an unranked memref, so that the per-device IR
+    then goes through the ordinary bufferization and LLVM lowering. A
+    receive writes into a new buffer (`bufferization.to_tensor restrict`).
+
+    ```mlir
+    %t = ftpipe.recv from 0 tag 4 microbatch %mb : tensor<2x8xf32>
+    // becomes
+    %buf = memref.alloc() : memref<2x8xf32>
+    %u = memref.cast %buf : memref<2x8xf32> to memref<*xf32>
+    call @ftpipe_rt_recv_f32(%c0, %c4, %mbi, %u) : (i64, i64, i64, memref<*xf32>) -> ()
+    %t = bufferization.to_tensor %buf restrict writable : memref<2x8xf32>
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect",
+                           "bufferization::BufferizationDialect",
+                           "func::FuncDialect", "memref::MemRefDialect"];
+}
+
 #endif // FTPIPE_TRANSFORMS_PASSES_TD

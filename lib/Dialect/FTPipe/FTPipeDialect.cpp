@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
+#include "FTPipe/Dialect/FTPipe/StageAttrs.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -40,6 +41,39 @@ static LogicalResult verifyIdAttr(Operation *op, NamedAttribute attr) {
     return op->emitError() << "'" << name << "' must be non-negative, got "
                            << intAttr.getValue().getSExtValue();
   return success();
+}
+
+/// The kinds of the stage-program attributes (StageAttrs.h): checked where
+/// they appear, on ops or on function arguments.
+static std::optional<LogicalResult>
+verifyStageAttr(Operation *op, NamedAttribute attr, bool onArgument) {
+  namespace sa = stage_attrs;
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  auto expect = [&](bool ok, StringRef what) -> LogicalResult {
+    if (ok)
+      return success();
+    return op->emitError() << "'" << name << "' must be " << what << ", got "
+                           << value;
+  };
+  if (onArgument) {
+    if (name == sa::kOwner || name == sa::kFromStage || name == sa::kSaved)
+      return expect(isa<IntegerAttr>(value), "an integer");
+    if (name == sa::kInput)
+      return expect(isa<StringAttr>(value), "a string");
+    if (name == sa::kActive || name == sa::kMicrobatch)
+      return expect(isa<UnitAttr>(value), "a unit attribute");
+    return std::nullopt;
+  }
+  if (name == sa::kStageOrder)
+    return expect(isa<DenseI64ArrayAttr>(value), "an array of stage ids");
+  if (name == sa::kRecompute)
+    return expect(isa<BoolAttr>(value), "a boolean");
+  if (name == sa::kNumSaved)
+    return expect(isa<IntegerAttr>(value), "an integer");
+  if (name == sa::kEntry)
+    return expect(isa<StringAttr>(value), "a string");
+  return std::nullopt;
 }
 
 LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
@@ -89,6 +123,9 @@ LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << name
                            << "' belongs on a function argument, not on '"
                            << op->getName() << "'";
+  if (std::optional<LogicalResult> result =
+          verifyStageAttr(op, attr, /*onArgument=*/false))
+    return *result;
   return op->emitError() << "unknown ftpipe attribute '" << name << "'";
 }
 
@@ -123,6 +160,9 @@ LogicalResult FTPipeDialect::verifyRegionArgAttribute(Operation *op,
                              << " must be a non-empty string";
     return success();
   }
+  if (std::optional<LogicalResult> result =
+          verifyStageAttr(op, attr, /*onArgument=*/true))
+    return *result;
   return op->emitError() << "unknown ftpipe argument attribute '" << name
                          << "'";
 }

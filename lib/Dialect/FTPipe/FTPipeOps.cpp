@@ -7,6 +7,7 @@
 
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -132,26 +133,21 @@ LogicalResult StageOp::verifyRegions() {
 // SendOp / RecvOp
 //===----------------------------------------------------------------------===//
 
-/// The device an op runs on: that of the innermost enclosing stage, else the
-/// `ftpipe.device` attribute of the nearest enclosing op that has one.
-static std::optional<int64_t> getOwnDevice(Operation *op) {
-  for (Operation *parent = op->getParentOp(); parent;
-       parent = parent->getParentOp()) {
-    if (auto stage = dyn_cast<StageOp>(parent))
-      return stage.getDevice();
-    if (auto device =
-            parent->getAttrOfType<IntegerAttr>(FTPipeDialect::kDeviceAttrName))
-      return device.getInt();
-  }
-  return std::nullopt;
-}
-
-/// Rejects a transfer whose peer is the device the op runs on.
+/// Rejects a transfer whose peer is not a device of the module's plan. A
+/// peer equal to the device the op runs on is a local hand-off between two
+/// stages of one device (docs/StagePrograms.md).
 static LogicalResult verifyPeer(Operation *op, int64_t peer) {
-  std::optional<int64_t> own = getOwnDevice(op);
-  if (own && *own == peer)
-    return op->emitOpError()
-           << "peer " << peer << " is the device the op runs on";
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    return success();
+  auto plan = module->getAttrOfType<PlanAttr>(FTPipeDialect::kPlanAttrName);
+  if (!plan)
+    return success();
+  int64_t numDevices = plan.getMemoryBytes().size();
+  if (peer >= numDevices)
+    return op->emitOpError() << "peer " << peer
+                             << " is not a device of the plan, which has "
+                             << numDevices << " devices";
   return success();
 }
 

@@ -113,23 +113,13 @@ func.func @yield_outside_stage() {
 
 // -----
 
-// Tests that a send does not target the device of its function.
-func.func @send_to_self(%t: tensor<4xf32>, %mb: index) attributes {ftpipe.device = 3 : i64} {
-  // expected-error @+1 {{'ftpipe.send' op peer 3 is the device the op runs on}}
-  ftpipe.send %t to 3 tag 0 microbatch %mb : tensor<4xf32>
-  return
-}
-
-// -----
-
-// Tests that a receive does not come from the device of its stage.
-func.func @recv_from_self(%mb: index) {
-  ftpipe.stage 0 on 2 (%i = %mb : index) -> () {
-    // expected-error @+1 {{'ftpipe.recv' op peer 2 is the device the op runs on}}
-    %t = ftpipe.recv from 2 tag 0 microbatch %i : tensor<4xf32>
-    ftpipe.yield
+// Tests that a transfer's peer is a device of the module's plan.
+module attributes {ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1], objective_ms = 1.0, memory_bytes = [10, 10], seconds = 0.0>} {
+  func.func @send_off_plan(%t: tensor<4xf32>, %mb: index) attributes {ftpipe.device = 1 : i64} {
+    // expected-error @+1 {{'ftpipe.send' op peer 2 is not a device of the plan, which has 2 devices}}
+    ftpipe.send %t to 2 tag 0 microbatch %mb : tensor<4xf32>
+    return
   }
-  return
 }
 
 // -----

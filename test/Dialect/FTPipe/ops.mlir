@@ -48,6 +48,9 @@ func.func @device1(%t: tensor<4x8xf32>, %mb: index) -> tensor<4x8xf32>
   ftpipe.send %t to 0 tag 7 microbatch %mb : tensor<4x8xf32>
   // CHECK: %{{.*}} = ftpipe.recv from 2 tag 8 microbatch %{{.*}} : tensor<4x8xf32>
   %r = ftpipe.recv from 2 tag 8 microbatch %mb : tensor<4x8xf32>
+  // A transfer between two stages of one device is a local hand-off.
+  // CHECK: ftpipe.send %{{.*}} to 1 tag 9 microbatch
+  ftpipe.send %t to 1 tag 9 microbatch %mb : tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
 

@@ -70,9 +70,9 @@ def FTPipe_SendOp : FTPipe_Op<"send"> {
     Sends `value` to device `peer` as message `tag` of micro-batch
     `microbatch`. A matching `ftpipe.recv` on the peer has the same tag, the
     same micro-batch and the same type. The tensor must have a static shape
-    (the runtime sends fixed-size buffers). The peer must differ from the device
-    the op runs on (`device` of the enclosing `ftpipe.stage`, or the
-    `ftpipe.device` attribute of the enclosing function).
+    (the runtime sends fixed-size buffers). The peer may be the device the op
+    runs on (a hand-off between two stages of one device); when the module
+    has a `ftpipe.plan`, it must be one of the plan's devices.
 
     ```mlir
     ftpipe.send %t to 1 tag 7 microbatch %mb : tensor<4x8xf32>

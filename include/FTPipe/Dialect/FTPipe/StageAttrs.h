@@ -1,0 +1,36 @@
+//===- StageAttrs.h - Attribute names of the stage programs -----*- C++ -*-===//
+//
+// The discardable attributes through which the stage-program passes
+// (outline, differentiate, split) talk to each other and to code generation
+// (docs/StagePrograms.md); the dialect verifies their kinds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_DIALECT_FTPIPE_STAGEATTRS_H
+#define FTPIPE_DIALECT_FTPIPE_STAGEATTRS_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir {
+namespace ftpipe {
+namespace stage_attrs {
+constexpr llvm::StringLiteral kOwner = "ftpipe.owner";
+constexpr llvm::StringLiteral kInput = "ftpipe.input";
+constexpr llvm::StringLiteral kFromStage = "ftpipe.from_stage";
+constexpr llvm::StringLiteral kActive = "ftpipe.active";
+constexpr llvm::StringLiteral kLoss = "ftpipe.loss";
+constexpr llvm::StringLiteral kSaved = "ftpipe.saved";
+constexpr llvm::StringLiteral kNumSaved = "ftpipe.num_saved";
+constexpr llvm::StringLiteral kRecompute = "ftpipe.recompute";
+constexpr llvm::StringLiteral kGradOf = "ftpipe.grad_of";
+constexpr llvm::StringLiteral kGrad = "ftpipe.grad";
+constexpr llvm::StringLiteral kEntry = "ftpipe.entry";
+constexpr llvm::StringLiteral kMicrobatch = "ftpipe.microbatch";
+constexpr llvm::StringLiteral kStageOrder = "ftpipe.stage_order";
+/// Suffix of the adjoint of a stage (or model) function.
+constexpr llvm::StringLiteral kAdjointSuffix = "_adjoint";
+} // namespace stage_attrs
+} // namespace ftpipe
+} // namespace mlir
+
+#endif // FTPIPE_DIALECT_FTPIPE_STAGEATTRS_H

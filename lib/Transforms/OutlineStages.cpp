@@ -1,0 +1,399 @@
+//===- OutlineStages.cpp - One function per stage of the plan -------------===//
+//
+// Moves each stage's ops into a private function and rewrites the model
+// function as calls of them in dependency order. Decides, once for the whole
+// model, which stage boundaries carry a gradient (activity), and which device
+// owns each parameter. See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/AutoDiff/ReverseMode.h"
+#include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
+#include "FTPipe/Transforms/Passes.h"
+#include "FTPipe/Dialect/FTPipe/StageAttrs.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <map>
+#include <set>
+
+#define DEBUG_TYPE "ftpipe-outline-stages"
+
+namespace mlir {
+namespace ftpipe {
+#define GEN_PASS_DEF_OUTLINESTAGESPASS
+#include "FTPipe/Transforms/Passes.h.inc"
+} // namespace ftpipe
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+namespace sa = mlir::ftpipe::stage_attrs;
+
+namespace {
+class OutlineStagesPass
+    : public mlir::ftpipe::impl::OutlineStagesPassBase<OutlineStagesPass> {
+public:
+  using Base::Base;
+  void runOnOperation() override;
+};
+} // namespace
+
+/// The stage of an op (every op of a partitioned function has one).
+static int64_t stageOf(Operation *op) {
+  return op->getAttrOfType<IntegerAttr>(FTPipeDialect::kStageAttrName).getInt();
+}
+
+/// Constants and empty tensors: copied into each stage that reads them.
+static bool isCopiedIntoStages(Operation *op) {
+  return op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
+         isMemoryEffectFree(op);
+}
+
+/// The name a model gives an argument: its NameLoc, else `argN`.
+static std::string argumentName(BlockArgument arg) {
+  if (auto name = dyn_cast<NameLoc>(arg.getLoc()))
+    return name.getName().str();
+  return "arg" + std::to_string(arg.getArgNumber());
+}
+
+/// True for the model's loss: a float tensor of one element.
+static bool isLoss(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 1 &&
+         isa<FloatType>(tensor.getElementType());
+}
+
+static FailureOr<func::FuncOp> findModelFunction(ModuleOp module,
+                                                 StringRef name) {
+  func::FuncOp found;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isDeclaration())
+      continue;
+    if (!name.empty() ? func.getSymName() == name
+                      : llvm::any_of(func.getOps(), [](Operation &op) {
+                          return op.hasAttr(FTPipeDialect::kStageAttrName);
+                        })) {
+      if (found)
+        return emitError(func.getLoc())
+               << "two functions carry stages ('" << found.getSymName()
+               << "' and '" << func.getSymName()
+               << "'): name one with function=";
+      found = func;
+    }
+  }
+  if (!found)
+    return emitError(module.getLoc())
+           << (name.empty() ? "no function has ops with stages: partition "
+                              "the model first"
+                            : "no function named '" + name.str() + "'");
+  return found;
+}
+
+namespace {
+/// What one stage reads and produces.
+struct StageInfo {
+  int64_t id = 0;
+  int64_t device = 0;
+  SmallVector<Operation *> ops;
+  /// Values defined elsewhere that the stage reads, in first-use order.
+  llvm::SetVector<Value> reads;
+  /// Values of the stage read elsewhere, in definition order.
+  llvm::SetVector<Value> writes;
+};
+} // namespace
+
+void OutlineStagesPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  FailureOr<func::FuncOp> found = findModelFunction(module, function);
+  if (failed(found))
+    return signalPassFailure();
+  func::FuncOp model = *found;
+  if (!model.getBody().hasOneBlock()) {
+    model.emitError("cannot outline the stages of '")
+        << model.getSymName() << "': its body has several blocks";
+    return signalPassFailure();
+  }
+  auto plan = module->getAttrOfType<PlanAttr>(FTPipeDialect::kPlanAttrName);
+  if (!plan) {
+    module.emitError("the module has no '")
+        << FTPipeDialect::kPlanAttrName << "': partition the model first";
+    return signalPassFailure();
+  }
+  ArrayRef<int64_t> stageDevice = plan.getStageDevice();
+  Block &body = model.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+  // Stages, their ops and their boundaries.
+  std::map<int64_t, StageInfo> stages;
+  for (Operation &op : body.without_terminator()) {
+    auto stage = op.getAttrOfType<IntegerAttr>(FTPipeDialect::kStageAttrName);
+    if (!stage) {
+      op.emitError("op has no '")
+          << FTPipeDialect::kStageAttrName << "' in a partitioned function";
+      return signalPassFailure();
+    }
+    if (stage.getInt() >= static_cast<int64_t>(stageDevice.size())) {
+      op.emitError("op is in stage ")
+          << stage.getInt() << " but the plan places only "
+          << stageDevice.size() << " stages";
+      return signalPassFailure();
+    }
+    if (isCopiedIntoStages(&op))
+      continue;
+    StageInfo &info = stages[stage.getInt()];
+    info.id = stage.getInt();
+    info.device = stageDevice[info.id];
+    info.ops.push_back(&op);
+  }
+  for (auto &[id, info] : stages) {
+    for (Operation *op : info.ops) {
+      SmallVector<Value> read(op->getOperands());
+      llvm::SetVector<Value> captured;
+      for (Region &region : op->getRegions())
+        getUsedValuesDefinedAbove(region, captured);
+      read.append(captured.begin(), captured.end());
+      for (Value value : read) {
+        Operation *def = value.getDefiningOp();
+        if (def && isCopiedIntoStages(def))
+          continue;
+        if (!def || stageOf(def) != id)
+          info.reads.insert(value);
+      }
+    }
+  }
+  for (auto &[id, info] : stages)
+    for (Value value : info.reads)
+      if (Operation *def = value.getDefiningOp())
+        stages[stageOf(def)].writes.insert(value);
+  for (Value value : ret.getOperands()) {
+    Operation *def = value.getDefiningOp();
+    if (def && !isCopiedIntoStages(def))
+      stages[stageOf(def)].writes.insert(value);
+  }
+  for (auto &[id, info] : stages) {
+    // Keep writes in definition order (the tag numbering relies on it).
+    SmallVector<Value> sorted(info.writes.begin(), info.writes.end());
+    llvm::sort(sorted, [](Value a, Value b) {
+      Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+      if (x != y)
+        return x->isBeforeInBlock(y);
+      return cast<OpResult>(a).getResultNumber() <
+             cast<OpResult>(b).getResultNumber();
+    });
+    info.writes = llvm::SetVector<Value>(sorted.begin(), sorted.end());
+  }
+
+  // Dependency order of the stages (Kahn; ties by id).
+  std::map<int64_t, std::set<int64_t>> producers;
+  for (auto &[id, info] : stages)
+    for (Value value : info.reads)
+      if (Operation *def = value.getDefiningOp())
+        producers[id].insert(stageOf(def));
+  SmallVector<int64_t> order;
+  std::set<int64_t> done;
+  while (order.size() < stages.size()) {
+    bool progress = false;
+    for (auto &[id, info] : stages) {
+      if (done.count(id))
+        continue;
+      if (llvm::all_of(producers[id],
+                       [&](int64_t p) { return done.count(p) > 0; })) {
+        order.push_back(id);
+        done.insert(id);
+        progress = true;
+        break;
+      }
+    }
+    if (!progress) {
+      module.emitError("the stages of '")
+          << model.getSymName() << "' depend on each other in a cycle";
+      return signalPassFailure();
+    }
+  }
+
+  // Activity over the whole model: params are the sources, the loss the sink.
+  SmallVector<Value> sources, sinks;
+  for (BlockArgument arg : model.getArguments())
+    if (model.getArgAttr(arg.getArgNumber(), FTPipeDialect::kParamAttrName))
+      sources.push_back(arg);
+  for (Value value : ret.getOperands())
+    if (isLoss(value.getType()))
+      sinks.push_back(value);
+  autodiff::Activity activity(body, sources, sinks);
+
+  // Parameter owners: the lowest device whose stages read the parameter.
+  DenseMap<Value, int64_t> owner;
+  for (auto &[id, info] : stages)
+    for (Value value : info.reads)
+      if (isa<BlockArgument>(value)) {
+        auto [it, inserted] = owner.try_emplace(value, info.device);
+        if (!inserted)
+          it->second = std::min(it->second, info.device);
+      }
+
+  // Build the stage functions.
+  OpBuilder builder(module.getContext());
+  MLIRContext *context = module.getContext();
+  IRMapping modelValues; // value in the model -> value after rewriting
+  SmallVector<func::CallOp> calls;
+  builder.setInsertionPoint(model);
+  DenseMap<int64_t, func::FuncOp> stageFunctions;
+  for (int64_t id : order) {
+    StageInfo &info = stages[id];
+    // Arguments: parameters, data inputs, received values.
+    SmallVector<Value> params, inputs, received;
+    for (Value value : info.reads) {
+      auto arg = dyn_cast<BlockArgument>(value);
+      if (!arg)
+        received.push_back(value);
+      else if (model.getArgAttr(arg.getArgNumber(),
+                                FTPipeDialect::kParamAttrName))
+        params.push_back(value);
+      else
+        inputs.push_back(value);
+    }
+    auto byArgNumber = [](Value a, Value b) {
+      return cast<BlockArgument>(a).getArgNumber() <
+             cast<BlockArgument>(b).getArgNumber();
+    };
+    llvm::sort(params, byArgNumber);
+    llvm::sort(inputs, byArgNumber);
+    SmallVector<Value> arguments;
+    arguments.append(params);
+    arguments.append(inputs);
+    arguments.append(received);
+
+    SmallVector<Type> argTypes, resultTypes;
+    for (Value value : arguments)
+      argTypes.push_back(value.getType());
+    for (Value value : info.writes)
+      resultTypes.push_back(value.getType());
+    std::string name = "stage" + std::to_string(id);
+    auto func = builder.create<func::FuncOp>(
+        info.ops.front()->getLoc(), name,
+        builder.getFunctionType(argTypes, resultTypes));
+    func.setPrivate();
+    func->setAttr(FTPipeDialect::kStageAttrName, builder.getI64IntegerAttr(id));
+    func->setAttr(FTPipeDialect::kDeviceAttrName,
+                  builder.getI64IntegerAttr(info.device));
+    // Argument attributes.
+    for (auto [i, value] : llvm::enumerate(arguments)) {
+      if (auto arg = dyn_cast<BlockArgument>(value)) {
+        if (DictionaryAttr attrs = model.getArgAttrDict(arg.getArgNumber()))
+          for (NamedAttribute attr : attrs)
+          func.setArgAttr(i, attr.getName(), attr.getValue());
+        if (model.getArgAttr(arg.getArgNumber(),
+                             FTPipeDialect::kParamAttrName)) {
+          func.setArgAttr(i, sa::kOwner,
+                          builder.getI64IntegerAttr(owner.lookup(value)));
+          if (activity.isActive(value))
+            func.setArgAttr(i, sa::kActive, UnitAttr::get(context));
+        } else {
+          func.setArgAttr(i, sa::kInput,
+                          builder.getStringAttr(argumentName(arg)));
+        }
+        continue;
+      }
+      func.setArgAttr(i, sa::kFromStage,
+                      builder.getI64IntegerAttr(stageOf(value.getDefiningOp())));
+      if (activity.isActive(value))
+        func.setArgAttr(i, sa::kActive, UnitAttr::get(context));
+    }
+    for (auto [i, value] : llvm::enumerate(info.writes)) {
+      if (activity.isActive(value))
+        func.setResultAttr(i, sa::kActive, UnitAttr::get(context));
+      if (llvm::is_contained(sinks, value))
+        func.setResultAttr(i, sa::kLoss, UnitAttr::get(context));
+    }
+    // Body: copied constants, then the stage's ops.
+    Block *entry = func.addEntryBlock();
+    IRMapping mapping;
+    for (auto [value, arg] : llvm::zip(arguments, entry->getArguments()))
+      mapping.map(value, arg);
+    OpBuilder inner = OpBuilder::atBlockEnd(entry);
+    llvm::SetVector<Operation *> constants;
+    for (Operation *op : info.ops) {
+      auto collect = [&](Value value) {
+        Operation *def = value.getDefiningOp();
+        if (def && isCopiedIntoStages(def))
+          constants.insert(def);
+      };
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          collect(operand);
+      });
+    }
+    for (Operation *constant : constants)
+      inner.clone(*constant, mapping);
+    for (Operation *op : info.ops) {
+      Operation *copy = inner.clone(*op, mapping);
+      copy->removeAttr(FTPipeDialect::kStageAttrName);
+    }
+    SmallVector<Value> results;
+    for (Value value : info.writes)
+      results.push_back(mapping.lookup(value));
+    inner.create<func::ReturnOp>(model.getLoc(), results);
+    stageFunctions[id] = func;
+  }
+
+  // Rewrite the model function as calls, in dependency order.
+  OpBuilder callBuilder(ret);
+  IRMapping callValues;
+  for (int64_t id : order) {
+    StageInfo &info = stages[id];
+    func::FuncOp func = stageFunctions[id];
+    SmallVector<Value> operands;
+    // Arguments in the function's order: rebuild from its attributes.
+    SmallVector<Value> params, inputs, received;
+    for (Value value : info.reads) {
+      auto arg = dyn_cast<BlockArgument>(value);
+      if (!arg)
+        received.push_back(callValues.lookup(value));
+      else if (model.getArgAttr(arg.getArgNumber(),
+                                FTPipeDialect::kParamAttrName))
+        params.push_back(value);
+      else
+        inputs.push_back(value);
+    }
+    auto byArgNumber = [](Value a, Value b) {
+      return cast<BlockArgument>(a).getArgNumber() <
+             cast<BlockArgument>(b).getArgNumber();
+    };
+    llvm::sort(params, byArgNumber);
+    llvm::sort(inputs, byArgNumber);
+    operands.append(params);
+    operands.append(inputs);
+    operands.append(received);
+    auto call = callBuilder.create<func::CallOp>(info.ops.front()->getLoc(),
+                                                   func, operands);
+    call->setAttr(FTPipeDialect::kStageAttrName,
+                  callBuilder.getI64IntegerAttr(id));
+    for (auto [value, result] : llvm::zip(info.writes, call.getResults()))
+      callValues.map(value, result);
+  }
+  // Constants returned directly stay in the model function.
+  SmallVector<Value> results;
+  for (Value value : ret.getOperands())
+    results.push_back(callValues.lookupOrDefault(value));
+  ret->setOperands(results);
+  // Erase the original ops (all of them now unused or copied).
+  SmallVector<Operation *> originals;
+  for (Operation &op : body.without_terminator())
+    if (!isa<func::CallOp>(op) || !op.hasAttr(FTPipeDialect::kStageAttrName))
+      originals.push_back(&op);
+  for (Operation *op : llvm::reverse(originals)) {
+    if (!op->use_empty())
+      continue;
+    op->erase();
+  }
+  SmallVector<int64_t> orderAttr(order.begin(), order.end());
+  model->setAttr(sa::kStageOrder, builder.getDenseI64ArrayAttr(orderAttr));
+}

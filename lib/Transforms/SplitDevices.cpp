@@ -1,0 +1,338 @@
+//===- SplitDevices.cpp - Per-device entry points with transfers ----------===//
+//
+// Turns the outlined, differentiated model into the per-device entry points
+// of docs/StagePrograms.md: for each stage a forward and a backward of one
+// micro-batch that receive what they read, call the stage function or its
+// adjoint, and send what others read. Edges and tags are numbered here, once.
+// See the pass description in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
+#include "FTPipe/Dialect/FTPipe/StageAttrs.h"
+#include "FTPipe/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Builders.h"
+
+#define DEBUG_TYPE "ftpipe-split-devices"
+
+namespace mlir {
+namespace ftpipe {
+#define GEN_PASS_DEF_SPLITDEVICESPASS
+#include "FTPipe/Transforms/Passes.h.inc"
+} // namespace ftpipe
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::ftpipe;
+namespace sa = mlir::ftpipe::stage_attrs;
+
+namespace {
+class SplitDevicesPass
+    : public mlir::ftpipe::impl::SplitDevicesPassBase<SplitDevicesPass> {
+public:
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+/// One value read by another stage.
+struct Edge {
+  int64_t id;
+  func::CallOp producer;
+  unsigned result;
+  func::CallOp consumer;
+  unsigned operand;
+};
+
+/// A stage's call in the model function and its functions.
+struct Stage {
+  func::CallOp call;
+  func::FuncOp forward, adjoint;
+  int64_t id, device;
+};
+} // namespace
+
+static int64_t intAttr(Operation *op, StringRef name) {
+  return op->getAttrOfType<IntegerAttr>(name).getInt();
+}
+
+static Value buildOnes(OpBuilder &b, Location loc, Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return b.create<tosa::ConstOp>(
+      loc, tensor,
+      DenseElementsAttr::get(tensor,
+                             b.getFloatAttr(tensor.getElementType(), 1.0)));
+}
+
+static Value buildZerosOf(OpBuilder &b, Location loc, Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return b.create<tosa::ConstOp>(
+      loc, tensor,
+      DenseElementsAttr::get(tensor,
+                             b.getFloatAttr(tensor.getElementType(), 0.0)));
+}
+
+/// Builds `@stageS_forward` and `@stageS_backward`.
+static void buildEntryPoints(OpBuilder &b, const Stage &stage,
+                             ArrayRef<Edge> edges,
+                             const DenseMap<func::CallOp, Stage *> &stageOf) {
+  MLIRContext *context = b.getContext();
+  func::FuncOp forward = stage.forward, adjoint = stage.adjoint;
+  Location loc = forward.getLoc();
+  unsigned numArgs = forward.getNumArguments();
+  int64_t numSaved = 0;
+  if (auto attr = forward->getAttrOfType<IntegerAttr>(sa::kNumSaved))
+    numSaved = attr.getInt();
+  unsigned numResults = forward.getNumResults() - numSaved;
+
+  SmallVector<unsigned> params, inputs, received;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    if (forward.getArgAttr(i, FTPipeDialect::kParamAttrName))
+      params.push_back(i);
+    else if (forward.getArgAttr(i, sa::kInput))
+      inputs.push_back(i);
+    else
+      received.push_back(i);
+  }
+  auto edgeInto = [&](unsigned operand) -> const Edge & {
+    return *llvm::find_if(edges, [&](const Edge &e) {
+      return e.consumer == stage.call && e.operand == operand;
+    });
+  };
+  auto deviceOf = [&](func::CallOp call) { return stageOf.lookup(call)->device; };
+  std::optional<unsigned> lossResult;
+  for (unsigned r = 0; r < numResults; ++r)
+    if (forward.getResultAttr(r, sa::kLoss))
+      lossResult = r;
+
+  auto setEntryAttrs = [&](func::FuncOp entry, StringRef kind) {
+    entry->setAttr(FTPipeDialect::kStageAttrName,
+                   b.getI64IntegerAttr(stage.id));
+    entry->setAttr(FTPipeDialect::kDeviceAttrName,
+                   b.getI64IntegerAttr(stage.device));
+    entry->setAttr(sa::kEntry, b.getStringAttr(kind));
+    entry.setArgAttr(0, sa::kMicrobatch, UnitAttr::get(context));
+  };
+  // Leading arguments shared by both entry points: mb, params, inputs.
+  SmallVector<Type> leading{b.getIndexType()};
+  for (unsigned i : params)
+    leading.push_back(forward.getArgumentTypes()[i]);
+  for (unsigned i : inputs)
+    leading.push_back(forward.getArgumentTypes()[i]);
+  auto copyLeadingAttrs = [&](func::FuncOp entry) {
+    unsigned position = 1;
+    for (unsigned i : llvm::concat<unsigned>(params, inputs)) {
+      if (DictionaryAttr attrs = forward.getArgAttrDict(i))
+        for (NamedAttribute attr : attrs)
+          if (attr.getName() != sa::kActive)
+          entry.setArgAttr(position, attr.getName(), attr.getValue());
+      ++position;
+    }
+  };
+  std::string prefix = "stage" + std::to_string(stage.id);
+
+  // The forward entry point.
+  SmallVector<Type> savedTypes;
+  for (unsigned i : received)
+    savedTypes.push_back(forward.getArgumentTypes()[i]);
+  for (int64_t k = 0; k < numSaved; ++k)
+    savedTypes.push_back(forward.getResultTypes()[numResults + k]);
+  SmallVector<Type> forwardResults;
+  if (lossResult)
+    forwardResults.push_back(forward.getResultTypes()[*lossResult]);
+  forwardResults.append(savedTypes);
+  auto forwardEntry = b.create<func::FuncOp>(
+      loc, prefix + "_forward", b.getFunctionType(leading, forwardResults));
+  setEntryAttrs(forwardEntry, "forward");
+  copyLeadingAttrs(forwardEntry);
+  {
+    Block *entry = forwardEntry.addEntryBlock();
+    OpBuilder fb = OpBuilder::atBlockEnd(entry);
+    Value mb = entry->getArgument(0);
+    SmallVector<Value> operands(numArgs);
+    unsigned position = 1;
+    for (unsigned i : llvm::concat<unsigned>(params, inputs))
+      operands[i] = entry->getArgument(position++);
+    for (unsigned i : received) {
+      const Edge &edge = edgeInto(i);
+      operands[i] = fb.create<RecvOp>(loc, forward.getArgumentTypes()[i], mb,
+                                      deviceOf(edge.producer), 2 * edge.id);
+    }
+    auto call = fb.create<func::CallOp>(loc, forward, operands);
+    for (const Edge &edge : edges)
+      if (edge.producer == stage.call)
+        fb.create<SendOp>(loc, call.getResult(edge.result), mb,
+                          deviceOf(edge.consumer), 2 * edge.id);
+    SmallVector<Value> results;
+    if (lossResult)
+      results.push_back(call.getResult(*lossResult));
+    for (unsigned i : received)
+      results.push_back(operands[i]);
+    for (int64_t k = 0; k < numSaved; ++k)
+      results.push_back(call.getResult(numResults + k));
+    fb.create<func::ReturnOp>(loc, results);
+    unsigned offset = lossResult ? 1 : 0;
+    if (lossResult)
+      forwardEntry.setResultAttr(0, sa::kLoss, UnitAttr::get(context));
+    for (unsigned k = 0; k < savedTypes.size(); ++k)
+      forwardEntry.setResultAttr(offset + k, sa::kSaved,
+                                 b.getI64IntegerAttr(k));
+  }
+
+  // The backward entry point.
+  SmallVector<Type> backwardArgs(leading);
+  backwardArgs.append(savedTypes);
+  SmallVector<Type> gradTypes;
+  for (unsigned i : params)
+    gradTypes.push_back(forward.getArgumentTypes()[i]);
+  auto backwardEntry = b.create<func::FuncOp>(
+      loc, prefix + "_backward", b.getFunctionType(backwardArgs, gradTypes));
+  setEntryAttrs(backwardEntry, "backward");
+  copyLeadingAttrs(backwardEntry);
+  for (unsigned k = 0; k < savedTypes.size(); ++k)
+    backwardEntry.setArgAttr(leading.size() + k, sa::kSaved,
+                             b.getI64IntegerAttr(k));
+  for (auto [k, i] : llvm::enumerate(params))
+    if (auto name = forward.getArgAttr(i, FTPipeDialect::kNameAttrName))
+      backwardEntry.setResultAttr(k, sa::kGrad, name);
+  {
+    Block *entry = backwardEntry.addEntryBlock();
+    OpBuilder bb = OpBuilder::atBlockEnd(entry);
+    Value mb = entry->getArgument(0);
+    SmallVector<Value> operands(numArgs);
+    unsigned position = 1;
+    for (unsigned i : llvm::concat<unsigned>(params, inputs))
+      operands[i] = entry->getArgument(position++);
+    for (unsigned i : received)
+      operands[i] = entry->getArgument(position++);
+    for (int64_t k = 0; k < numSaved; ++k)
+      operands.push_back(entry->getArgument(position++));
+    // Gradients of the active results: the loss seed and what consumers
+    // send back.
+    for (unsigned r = 0; r < numResults; ++r) {
+      if (!forward.getResultAttr(r, sa::kActive))
+        continue;
+      Type type = forward.getResultTypes()[r];
+      Value sum;
+      auto add = [&](Value gradient) {
+        sum = sum ? bb.create<tosa::AddOp>(loc, type, sum, gradient)
+                        .getResult()
+                  : gradient;
+      };
+      if (lossResult && *lossResult == r)
+        add(buildOnes(bb, loc, type));
+      for (const Edge &edge : edges)
+        if (edge.producer == stage.call && edge.result == r)
+          add(bb.create<RecvOp>(loc, type, mb, deviceOf(edge.consumer),
+                                2 * edge.id + 1));
+      operands.push_back(sum ? sum : buildZerosOf(bb, loc, type));
+    }
+    SmallVector<Value> gradients(numArgs);
+    if (adjoint) {
+      auto call = bb.create<func::CallOp>(loc, adjoint, operands);
+      for (auto [k, result] : llvm::enumerate(call.getResults())) {
+        auto of = adjoint.getResultAttrOfType<IntegerAttr>(k, sa::kGradOf);
+        gradients[of.getInt()] = result;
+      }
+    }
+    for (unsigned i : received) {
+      if (!gradients[i])
+        continue;
+      const Edge &edge = edgeInto(i);
+      bb.create<SendOp>(loc, gradients[i], mb, deviceOf(edge.producer),
+                        2 * edge.id + 1);
+    }
+    SmallVector<Value> results;
+    for (unsigned i : params)
+      results.push_back(gradients[i]
+                            ? gradients[i]
+                            : buildZerosOf(bb, loc,
+                                           forward.getArgumentTypes()[i]));
+    bb.create<func::ReturnOp>(loc, results);
+  }
+}
+
+void SplitDevicesPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  func::FuncOp model;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr(sa::kStageOrder))
+      model = func;
+  if (!model) {
+    module.emitError("no outlined model function: run "
+                     "--ftpipe-outline-stages and --ftpipe-differentiate "
+                     "first");
+    return signalPassFailure();
+  }
+  auto ret = cast<func::ReturnOp>(model.getBody().front().getTerminator());
+  if (ret.getNumOperands() != 1 || !ret.getOperand(0).getDefiningOp() ||
+      !isa<func::CallOp>(ret.getOperand(0).getDefiningOp())) {
+    model.emitError("'") << model.getSymName()
+                         << "' must return only its loss to be split into "
+                            "training entry points (generate it with --loss)";
+    return signalPassFailure();
+  }
+  auto lossCall = cast<func::CallOp>(ret.getOperand(0).getDefiningOp());
+  func::FuncOp lossStage =
+      module.lookupSymbol<func::FuncOp>(lossCall.getCallee());
+  if (!lossStage.getResultAttr(cast<OpResult>(ret.getOperand(0))
+                                   .getResultNumber(),
+                               sa::kLoss)) {
+    model.emitError("the result of '")
+        << model.getSymName() << "' is not a loss (a float of one element)";
+    return signalPassFailure();
+  }
+
+  // Stages in call order, and the edges between them.
+  SmallVector<Stage> stages;
+  for (auto call : model.getBody().getOps<func::CallOp>()) {
+    Stage stage;
+    stage.call = call;
+    stage.forward = module.lookupSymbol<func::FuncOp>(call.getCallee());
+    stage.adjoint = module.lookupSymbol<func::FuncOp>(
+        (call.getCallee() + sa::kAdjointSuffix).str());
+    stage.id = intAttr(stage.forward, FTPipeDialect::kStageAttrName);
+    stage.device = intAttr(stage.forward, FTPipeDialect::kDeviceAttrName);
+    bool needsAdjoint = llvm::any_of(
+        llvm::seq<unsigned>(0, stage.forward.getNumArguments()),
+        [&](unsigned i) { return stage.forward.getArgAttr(i, sa::kActive); });
+    if (needsAdjoint && !stage.adjoint) {
+      stage.forward.emitError("stage ")
+          << stage.id << " has no adjoint: run --ftpipe-differentiate first";
+      return signalPassFailure();
+    }
+    stages.push_back(stage);
+  }
+  DenseMap<func::CallOp, Stage *> stageOf;
+  for (Stage &stage : stages)
+    stageOf[stage.call] = &stage;
+  SmallVector<Edge> edges;
+  for (Stage &stage : stages) {
+    for (OpResult result : stage.call->getResults()) {
+      SmallVector<std::pair<int64_t, OpOperand *>> uses;
+      for (OpOperand &use : result.getUses())
+        if (auto consumer = dyn_cast<func::CallOp>(use.getOwner()))
+          uses.push_back({stageOf[consumer]->id, &use});
+      llvm::sort(uses, [](auto &a, auto &b) { return a.first < b.first; });
+      for (auto [id, use] : uses)
+        edges.push_back(Edge{static_cast<int64_t>(edges.size()), stage.call,
+                             result.getResultNumber(),
+                             cast<func::CallOp>(use->getOwner()),
+                             use->getOperandNumber()});
+    }
+  }
+
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointToEnd(module.getBody());
+  for (Stage &stage : stages)
+    buildEntryPoints(builder, stage, edges, stageOf);
+  SmallVector<int64_t> order;
+  for (Stage &stage : stages)
+    order.push_back(stage.id);
+  module->setAttr(sa::kStageOrder, builder.getDenseI64ArrayAttr(order));
+  model.erase();
+}
