@@ -9,9 +9,10 @@
 # from I by name, micro-batch 0, saved values from the stage's forward), runs
 # all forwards in the manifest's stage order over the runtime's in-process
 # mailbox, then all backwards in reverse, and writes OUT (safetensors):
-#   - with backward entry points: `loss` and `grad.<name>` for every
-#     parameter, the gradients of its copies added up (the format of
-#     tools/ftpipe-reference/stage_programs.py);
+#   - with backward entry points: `loss` (also as `output0`) and
+#     `grad.<name>` for every parameter, the gradients of its copies added up
+#     (the formats of tools/ftpipe-reference/stage_programs.py and
+#     hf_reference.py);
 #   - a forward-only artifact: `output<i>` for every result (the format of
 #     tools/ftpipe-reference/hf_reference.py run).
 # Fails if a message was sent and never received.
@@ -134,7 +135,8 @@ def main():
     if pending:
         raise SystemExit("error: %d messages were sent and never received" %
                          pending)
-    if "loss" in out and len(manifest["entry_points"]) == 1:
+    if "loss" in out and "output0" not in out:
+        # hf_reference.py names the loss of a model's forward output0.
         out["output0"] = out["loss"]
     save_file({k: np.asarray(v) for k, v in out.items()}, opts.output)
     print("run_artifacts: %d devices, %d stages, %d tensors written" % (
