@@ -14,10 +14,32 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
 namespace {
+
+std::atomic<int64_t> gemmCalls{0};
+std::atomic<int64_t> gemmNanoseconds{0};
+
+/// Counts one BLAS call and the time it takes.
+class GemmTimer {
+public:
+  GemmTimer() : start(std::chrono::steady_clock::now()) {}
+  ~GemmTimer() {
+    gemmCalls.fetch_add(1, std::memory_order_relaxed);
+    gemmNanoseconds.fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now() - start)
+            .count(),
+        std::memory_order_relaxed);
+  }
+
+private:
+  std::chrono::steady_clock::time_point start;
+};
 
 /// One operand: a (rows x cols) matrix per batch index, strides in elements.
 template <typename T> struct MatrixView {
@@ -78,11 +100,13 @@ bool blasLayout(int64_t rows, int64_t cols, int64_t rowStride,
 void gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
           int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
           int64_t ldb, float beta, float *c, int64_t ldc) {
+  GemmTimer timer;
   cblas_sgemm(o, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
 }
 void gemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
           int64_t n, int64_t k, const double *a, int64_t lda, const double *b,
           int64_t ldb, double beta, double *c, int64_t ldc) {
+  GemmTimer timer;
   cblas_dgemm(o, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
 }
 
@@ -192,4 +216,14 @@ extern "C" void ftpipe_blas_gemm_f64(int64_t rankA, void *a, int64_t rankB,
                                      int64_t accumulate) {
   gemmBatched<double>(rankA, a, rankB, b, rankC, c, codeA, codeB, codeC,
                       batches, accumulate);
+}
+
+extern "C" void ftpipe_blas_stats(int64_t *calls, double *seconds,
+                                  int64_t reset) {
+  *calls = gemmCalls.load();
+  *seconds = double(gemmNanoseconds.load()) * 1e-9;
+  if (reset) {
+    gemmCalls = 0;
+    gemmNanoseconds = 0;
+  }
 }

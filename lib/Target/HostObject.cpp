@@ -86,8 +86,11 @@ LogicalResult ftpipe::linkHostSharedLibrary(
     args.push_back("-L" + dir);
     args.push_back("-Wl,-rpath," + dir);
   }
-  for (const char *library : {"-lFTPipeCPUKernels", "-lFTPipeStageABI",
-                              "-lmlir_c_runner_utils", "-lm"})
+  // Every artifact carries the stage ABI, also one that sends nothing: its
+  // drivers reach the runtime (ftpipe_rt_local_*) through it.
+  for (const char *library :
+       {"-Wl,--no-as-needed", "-lFTPipeCPUKernels", "-lFTPipeStageABI",
+        "-Wl,--as-needed", "-lmlir_c_runner_utils", "-lm"})
     args.push_back(library);
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string message;

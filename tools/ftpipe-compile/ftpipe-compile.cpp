@@ -8,8 +8,8 @@
 // entry points (CPU: FTPipe's CPU pipeline, BLAS contractions) and writes one
 // shared library per device plus DIR/manifest.json (docs/Compile.md).
 // A module that already holds per-device entry points (`ftpipe.entry`) skips
-// the first two steps; a model compiled for one device without a plan becomes
-// one artifact whose entry point is the model function itself.
+// the first two steps, a partitioned one the first; with --forward-only the
+// model function itself becomes the one entry point of one artifact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,6 +82,11 @@ cl::opt<bool> blas("blas", cl::desc("Contractions call BLAS (else loops)"),
                    cl::init(true));
 cl::opt<bool> fuse("fuse", cl::desc("Fuse element-wise producers"),
                    cl::init(true));
+cl::opt<bool> forwardOnly(
+    "forward-only",
+    cl::desc("Compile the model function itself for one device (inference), "
+             "no partition and no backward"),
+    cl::init(false));
 cl::opt<bool> keepIR("keep-ir",
                      cl::desc("Also write each device's IR before lowering"),
                      cl::init(false));
@@ -229,7 +234,9 @@ LogicalResult compile(MLIRContext &context) {
   if (target == Target::CUDA)
     return progress.fail("the CUDA target is not part of this build yet "
                          "(docs/Compile.md)");
-  if (!hasEntryPoints(*module) && (devices > 1 || (*module)->hasAttr("ftpipe.plan")))
+  if (forwardOnly && devices != 1)
+    return progress.fail("--forward-only compiles for one device");
+  if (!forwardOnly && !hasEntryPoints(*module))
     if (failed(buildStagePrograms(*module, progress)))
       return failure();
 

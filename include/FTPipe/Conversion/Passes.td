@@ -44,7 +44,7 @@ def LinalgToBLASPass : Pass<"ftpipe-linalg-to-blas", "ModuleOp"> {
     %0 = memref.cast %a : memref<32x16xf32> to memref<*xf32>
     %1 = memref.cast %b : memref<16x64xf32> to memref<*xf32>
     %2 = memref.cast %c : memref<32x64xf32> to memref<*xf32>
-    call @ftpipe_blas_gemm_f32(%0, %1, %2, %c513_i64, %c513_i64, %c513_i64,
+    call @ftpipe_blas_gemm_f32(%0, %1, %2, %c33_i64, %c33_i64, %c33_i64,
                                %c0_i64, %c0_i64) : (...) -> ()
     ```
   }];

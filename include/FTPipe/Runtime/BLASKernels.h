@@ -41,6 +41,13 @@ ftpipe_blas_gemm_f64(int64_t rankA, void *a, int64_t rankB, void *b,
                      int64_t rankC, void *c, int64_t codeA, int64_t codeB,
                      int64_t codeC, int64_t batches, int64_t accumulate);
 
+/// Counters of the gemm calls made through the entries since the last reset:
+/// BLAS calls, and seconds spent inside them (the BLAS routine alone, not the
+/// decoding or packing around it). For benchmarks that compare generated code
+/// with its contractions on BLAS; `reset` non-zero clears them after reading.
+__attribute__((visibility("default"))) void
+ftpipe_blas_stats(int64_t *calls, double *seconds, int64_t reset);
+
 #ifdef __cplusplus
 }
 #endif
