@@ -11,7 +11,7 @@ FTPIPE_BUILD_DIR="${FTPIPE_BUILD_DIR:-$FTPIPE_ROOT/build}"
 ftpipe_install_deps() {
   local packages=(cmake ninja-build ccache g++ python3 pkg-config
     llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools
-    libzstd-dev zlib1g-dev libgtest-dev libopenmpi-dev openmpi-bin)
+    libzstd-dev zlib1g-dev libgtest-dev libopenmpi-dev openmpi-bin libopenblas-dev)
   local missing=()
   for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null |

@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -17,6 +18,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%ftpipe_src_root", config.ftpipe_src_root))
 config.substitutions.append(("%shared", config.ftpipe_shared_dir))
+config.substitutions.append(("%python", sys.executable))
 
 llvm_config.use_default_substitutions()
 # `not`, `FileCheck` and friends live in LLVM's tools directory; put it first
@@ -26,7 +28,8 @@ llvm_config.with_environment("PATH", config.ftpipe_tools_dir, append_path=True)
 
 tools = [ToolSubst("ftpipe-opt", unresolved="fatal"),
          ToolSubst("ftpipe-model-gen", unresolved="fatal"),
-         ToolSubst("ftpipe-run", unresolved="fatal")]
+         ToolSubst("ftpipe-run", unresolved="fatal"),
+         ToolSubst("ftpipe-compile", unresolved="fatal")]
 llvm_config.add_tool_substitutions(
     tools, [config.ftpipe_tools_dir, config.llvm_tools_dir])
 

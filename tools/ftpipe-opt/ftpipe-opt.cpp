@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
+#include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/Transforms/Passes.h"
 #include "FTPipe/Transforms/Pipelines.h"
@@ -38,10 +39,12 @@ int main(int argc, char **argv) {
                   mlir::tensor::TensorDialect, mlir::tosa::TosaDialect>();
   mlir::ftpipe::registerFTPipeDialect(registry);
   mlir::ftpipe::autodiff::registerAllRules(registry);
+  mlir::ftpipe::registerCPULoweringDialects(registry);
 
   mlir::registerTransformsPasses();
   mlir::ftpipe::registerFTPipePasses();
   mlir::ftpipe::registerFTPipePipelines();
+  mlir::ftpipe::registerFTPipeConversions();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "FTPipe optimizer driver: pipeline partitioning passes\n",

@@ -10,10 +10,11 @@
 #       builds the HF model from the same config.json with seeded random weights
 #       (no download), writes its parameters to W, random data inputs shaped
 #       like MODEL.mlir's data arguments to I, and HF's eager outputs to O.
-#   run MODEL.mlir --weights W --inputs I -o OURS
+#   run MODEL.mlir --weights W --inputs I -o OURS [--library LIB]
 #       our side, no torch: lowers MODEL.mlir with MLIR 19's CPU pipeline to a
-#       shared library, loads every `ftpipe.param` argument from W by its
-#       `ftpipe.name`, runs it and writes its results to OURS.
+#       shared library (or takes LIB, ftpipe-compile's artifact of MODEL.mlir),
+#       loads every `ftpipe.param` argument from W by its `ftpipe.name`, runs
+#       it and writes its results to OURS.
 #   compare OURS O --rtol R
 #       largest error relative to the largest reference value, per output.
 #   structure MODEL.mlir CONFIG.json
@@ -288,7 +289,8 @@ def cmd_run(opts):
         print("note: %d tensors of %s are not IR parameters: %s" % (
             len(unused), opts.weights, " ".join(sorted(unused))))
     with tempfile.TemporaryDirectory() as workdir:
-        library = ctypes.CDLL(lower(text, header, workdir, opts.llvm_bin))
+        library = ctypes.CDLL(opts.library or
+                              lower(text, header, workdir, opts.llvm_bin))
         if len(result_types) == 1:
             out = memref_struct(len(result_types[0][0]))()
         else:
@@ -346,6 +348,9 @@ def main():
     p.add_argument("--inputs", required=True)
     p.add_argument("-o", dest="output", required=True)
     p.add_argument("--llvm-bin", default="/usr/lib/llvm-19/bin")
+    p.add_argument("--library",
+                   help="run this shared library (an ftpipe-compile artifact "
+                        "of MODEL.mlir) instead of lowering MODEL.mlir")
     p = sub.add_parser("compare")
     p.add_argument("ours")
     p.add_argument("reference")

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+# compiled_bert_layer.py - time of ftpipe-compile's CPU code for one BERT-large
+# encoder layer, against its contractions on OpenBLAS and PyTorch eager.
+#
+#   compiled_bert_layer.py DIR MODEL.mlir CONFIG.json [--repeats N]
+#
+# DIR holds ftpipe-compile's artifacts of MODEL.mlir for one device
+# (bench/compiled_bert_layer.sh makes them: BERT-large's config with one
+# encoder layer, FTPipe's shapes 4 x 384 tokens, with the embeddings, QA head
+# and loss around it). Runs forward + backward of one micro-batch N times with
+# the same random weights and inputs and prints, measured in this run:
+#   - the compiled code's median time;
+#   - (a) the time of the same contractions in OpenBLAS alone (the gemm calls
+#     that the code makes, timed inside the BLAS entry), and the ratio;
+#   - (b) PyTorch eager (the Hugging Face model of the same config, the same
+#     weights, loss.backward()), its median time and the ratio;
+#   - both losses, so that the two computed the same thing.
+# Run it with the reference environment's python, niced, with the same thread
+# count for OpenBLAS and PyTorch (the .sh wrapper sets one thread).
+
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools", "ftpipe-compile"))
+sys.path.insert(0, os.path.join(HERE, "..", "tools", "ftpipe-reference"))
+import run_artifacts  # noqa: E402
+
+
+def compiled_step(opts, weights, inputs):
+    """Returns a function running forward + backward once, and the loss."""
+    manifest = json.load(open(os.path.join(opts.dir, "manifest.json")))
+    device = manifest["devices"][0]
+    library = ctypes.CDLL(os.path.join(opts.dir, device["artifact"]))
+    entries = {e["name"]: e for e in manifest["entry_points"]}
+    (stage,) = manifest["stages"]
+    forward, backward = entries[stage["forward"]], entries[stage["backward"]]
+
+    def values(entry, saved):
+        out = []
+        for arg in entry["arguments"]:
+            kind = arg["kind"]
+            out.append(0 if kind == "microbatch" else
+                       weights[arg["name"]] if kind == "param" else
+                       inputs[arg["name"]] if kind == "input" else
+                       saved[arg["saved"]])
+        return out
+
+    library.ftpipe_rt_local_begin(ctypes.c_int64(1))
+    library.ftpipe_rt_local_select(ctypes.c_int64(0))
+
+    def step():
+        results = run_artifacts.call(library, forward, values(forward, []))
+        loss = [v for r, v in zip(forward["results"], results)
+                if r["kind"] == "loss"][0]
+        saved = [v for r, v in zip(forward["results"], results)
+                 if r["kind"] == "saved"]
+        run_artifacts.call(library, backward, values(backward, saved))
+        return float(loss)
+    return step, library
+
+
+def blas_seconds(library):
+    calls, seconds = ctypes.c_int64(), ctypes.c_double()
+    library.ftpipe_blas_stats(ctypes.byref(calls), ctypes.byref(seconds),
+                              ctypes.c_int64(1))
+    return calls.value, seconds.value
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description="compiled BERT-large layer vs OpenBLAS and PyTorch")
+    parser.add_argument("dir")
+    parser.add_argument("model")
+    parser.add_argument("config")
+    parser.add_argument("--repeats", type=int, default=5)
+    opts = parser.parse_args()
+
+    import torch
+    from safetensors.numpy import load_file
+    import hf_reference
+    import tempfile
+
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    with tempfile.TemporaryDirectory() as work:
+        w, i, o = (os.path.join(work, n) for n in ("w", "i", "o"))
+        sys.argv = ["hf_reference.py", "reference", opts.model, opts.config,
+                    "--weights", w, "--inputs", i, "--outputs", o]
+        hf_reference.main()
+        weights, inputs = load_file(w), load_file(i)
+
+    step, library = compiled_step(opts, weights, inputs)
+    loss = step()  # warm-up (page faults, OpenBLAS buffers)
+    blas_seconds(library)
+    times, blas = [], []
+    for _ in range(opts.repeats):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+        blas.append(blas_seconds(library))
+    ours = statistics.median(times)
+    calls = blas[0][0]
+    in_blas = statistics.median(s for _, s in blas)
+
+    model = hf_reference.hf_model(opts.config)
+    model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()},
+                          strict=False)
+    model.train(False)  # dropout off, as in our IR
+    args = {k: torch.from_numpy(v.astype(np.int64)) for k, v in inputs.items()}
+
+    def torch_step():
+        model.zero_grad(set_to_none=True)
+        out = model(**args)
+        out.loss.backward()
+        return float(out.loss)
+    torch_loss = torch_step()
+    torch_times = []
+    for _ in range(opts.repeats):
+        start = time.perf_counter()
+        torch_step()
+        torch_times.append(time.perf_counter() - start)
+    theirs = statistics.median(torch_times)
+
+    print("BERT-large, 1 encoder layer (+ embeddings, QA head, loss), "
+          "4 x 384 tokens, f32, forward + backward, %d threads, median of %d"
+          % (torch.get_num_threads(), opts.repeats))
+    print("  compiled (ftpipe-compile, cpu):   %8.1f ms   loss %.6f" %
+          (ours * 1e3, loss))
+    print("  (a) its %d gemm calls in OpenBLAS: %8.1f ms   ratio %.2f" %
+          (calls, in_blas * 1e3, ours / in_blas))
+    print("  (b) PyTorch %s eager:         %8.1f ms   ratio %.2f   loss %.6f"
+          % (torch.__version__, theirs * 1e3, ours / theirs, torch_loss))
+
+
+if __name__ == "__main__":
+    main()

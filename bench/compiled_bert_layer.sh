@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# compiled_bert_layer.sh - the compile benchmarks of docs/Compile.md (not a
+# test; prints measured figures). Needs a build (ftpipe-compile) and, for the
+# run against PyTorch, the reference environment:
+#
+#   bench/compiled_bert_layer.sh [BUILD_DIR]
+#
+# 1. ftpipe-compile of BERT-large (24 layers, 4 x 384 tokens) for 8 devices:
+#    wall time of the whole command.
+# 2. One BERT-large encoder layer compiled for one device, forward + backward,
+#    against its contractions on OpenBLAS and PyTorch eager
+#    (compiled_bert_layer.py), one thread each.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+build="${1:-$here/../build}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+
+"$build/bin/ftpipe-model-gen" bert-large --loss --quiet -o "$work/bert-large.mlir"
+start=$(date +%s.%N)
+nice "$build/bin/ftpipe-compile" "$work/bert-large.mlir" --devices=8 \
+  -o "$work/bert-large"
+end=$(date +%s.%N)
+echo "ftpipe-compile bert-large --devices=8: $(echo "$end - $start" | bc) s wall"
+
+python3 - "$here/../models/bert-large-uncased.json" "$work/layer.json" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1]))
+config["num_hidden_layers"] = 1
+json.dump(config, open(sys.argv[2], "w"), indent=1)
+PY
+"$build/bin/ftpipe-model-gen" "$work/layer.json" --loss --seq-len=384 \
+  --micro-batch-size=4 --quiet -o "$work/layer.mlir"
+nice "$build/bin/ftpipe-compile" "$work/layer.mlir" --devices=1 \
+  -o "$work/layer" 2>/dev/null
+nice "$build/.venv-ref/bin/python" "$here/compiled_bert_layer.py" \
+  "$work/layer" "$work/layer.mlir" "$work/layer.json"

@@ -1,0 +1,68 @@
+//===- CPUPipeline.h - Tensor IR to the LLVM dialect on the CPU -*- C++ -*-===//
+//
+// The CPU lowering of FTPipe as code: from per-device tensor IR (TOSA, linalg,
+// tensor, arith, math; ftpipe.send/recv once lowered to runtime calls) to the
+// LLVM dialect, with contractions on BLAS (ftpipe-linalg-to-blas), fused
+// element-wise loop nests (ftpipe-fuse-elementwise), one-shot bufferization
+// across function boundaries and upstream's deallocation pipeline (no leaks:
+// results are returned to the caller, who frees them). Registered as the
+// named pipeline `ftpipe-lower-cpu` for ftpipe-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_CONVERSION_CPUPIPELINE_H
+#define FTPIPE_CONVERSION_CPUPIPELINE_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class DialectRegistry;
+class OpPassManager;
+
+namespace ftpipe {
+
+struct CPULoweringOptions {
+  /// Contractions call BLAS (off: naive loops, as convert-linalg-to-loops).
+  bool blas = true;
+  /// Element-wise producers are fused into their consumers.
+  bool fuse = true;
+  /// Every public function gets a `_mlir_ciface_` entry (llvm.emit_c_interface).
+  bool cInterface = true;
+};
+
+/// Appends the CPU lowering to `pm` (nested on builtin.module).
+void buildCPULoweringPipeline(OpPassManager &pm,
+                              const CPULoweringOptions &options);
+
+/// Command-line form (`ftpipe-lower-cpu{blas=0}`).
+struct CPULoweringTextOptions
+    : public PassPipelineOptions<CPULoweringTextOptions> {
+  Option<bool> blas{*this, "blas",
+                    llvm::cl::desc("Contractions call BLAS (else loops)"),
+                    llvm::cl::init(true)};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse element-wise producers"),
+                    llvm::cl::init(true)};
+  Option<bool> cInterface{
+      *this, "c-interface",
+      llvm::cl::desc("Give every public function a _mlir_ciface_ entry"),
+      llvm::cl::init(true)};
+  CPULoweringOptions toOptions() const;
+};
+
+/// Adds what the lowering needs to a context's registry: the dialects it
+/// creates (memref, bufferization, scf, cf, LLVM, ...), the bufferization and
+/// allocation interfaces of the dialects it bufferizes, and the translations
+/// to LLVM IR. Call before parsing the module that will be lowered.
+void registerCPULoweringDialects(DialectRegistry &registry);
+
+/// Registers `ftpipe-lower-cpu` with MLIR's global pass registry.
+void registerCPULoweringPipeline();
+
+/// Registers the conversion passes and the lowering pipelines.
+void registerFTPipeConversions();
+
+} // namespace ftpipe
+} // namespace mlir
+
+#endif // FTPIPE_CONVERSION_CPUPIPELINE_H

@@ -1,0 +1,82 @@
+//===- Passes.td - FTPipe conversions ----------------------*- tablegen -*-===//
+//
+// The code-generation passes of FTPipe: what turns per-device tensor IR into
+// calls of BLAS and of the runtime. Thin passes over the pattern sets in
+// LinalgToBLAS.h and ElementwiseFusion.h; the CPU lowering pipeline that
+// strings them together with upstream's passes is in CPUPipeline.h.
+// docs/generated/FTPipeConversionPasses.md is generated from this file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_CONVERSION_PASSES_TD
+#define FTPIPE_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LinalgToBLASPass : Pass<"ftpipe-linalg-to-blas", "ModuleOp"> {
+  let summary = "Turns contractions on buffers into calls of a BLAS gemm";
+  let description = [{
+    Every `linalg` op on memrefs whose body is `out += a * b` in f32 or f64 and
+    whose loops are contraction loops (upstream's `inferContractionDims`: one
+    M, one N and one K loop, up to three batch loops) becomes one call of a
+    shape-independent entry of FTPipe's CPU kernels library
+    (`ftpipe_blas_gemm_f32` / `_f64`, lib/Runtime/BLASKernels.cpp, over
+    OpenBLAS's `cblas_sgemm` / `cblas_dgemm`). This covers `linalg.matmul`,
+    `linalg.batch_matmul`, their transposed variants and every
+    `linalg.generic` of that shape, whatever the order of its loops and the
+    layout of its operands (transposed, strided, broadcast over a batch).
+
+    The operands are cast to unranked memrefs, so one declaration serves every
+    shape and rank; three `i64` codes say which memref dimension plays which
+    role (batch loops, rows, columns) in each operand, a fourth the number of
+    batch loops, and a fifth whether the product is added to the output (1) or
+    replaces it (0). It replaces it when the op's output buffer was filled
+    with zero just before, and the fill is then dropped.
+
+    Before:
+    ```mlir
+    linalg.fill ins(%zero : f32) outs(%c : memref<32x64xf32>)
+    linalg.matmul ins(%a, %b : memref<32x16xf32>, memref<16x64xf32>)
+                  outs(%c : memref<32x64xf32>)
+    ```
+    After:
+    ```mlir
+    %0 = memref.cast %a : memref<32x16xf32> to memref<*xf32>
+    %1 = memref.cast %b : memref<16x64xf32> to memref<*xf32>
+    %2 = memref.cast %c : memref<32x64xf32> to memref<*xf32>
+    call @ftpipe_blas_gemm_f32(%0, %1, %2, %c33_i64, %c33_i64, %c33_i64,
+                               %c0_i64, %c0_i64) : (...) -> ()
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
+                           "memref::MemRefDialect"];
+}
+
+def FuseElementwisePass : Pass<"ftpipe-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuses element-wise producers into their consumers, sparing "
+                "contractions";
+  let description = [{
+    Upstream's element-wise fusion of `linalg.generic` on tensors
+    (`populateElementwiseOpsFusionPatterns`), after generalising the named
+    element-wise ops, so that chains of element-wise and reduction ops become
+    few loop nests. A producer is fused into a contraction only when it is a
+    pure copy (a transpose or a broadcast: its body yields an input), so that
+    every contraction keeps the `out += a * b` body that
+    `ftpipe-linalg-to-blas` sends to BLAS.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def DropAnnotationsPass : Pass<"ftpipe-drop-annotations", "ModuleOp"> {
+  let summary = "Removes FTPipe's attributes before code generation";
+  let description = [{
+    Removes every attribute of the `ftpipe` dialect from the module, its
+    functions, their arguments and results, and every op (`ftpipe.param`,
+    `ftpipe.name`, `ftpipe.cost`, `ftpipe.stage`, the plan, ...). They
+    describe tensors, and their verifiers reject the memrefs that
+    bufferization makes of them; the manifest of the compiled artifacts is
+    read before this pass runs.
+  }];
+}
+
+#endif // FTPIPE_CONVERSION_PASSES_TD

@@ -1,0 +1,49 @@
+//===- HostObject.h - LLVM dialect to objects and shared libraries -*- C++ -*-===//
+//
+// The last steps of the CPU target: translate a module in the LLVM dialect to
+// LLVM IR, optimise it at -O3 for the host CPU, emit a position-independent
+// object in-process (LLVM 19's TargetMachine), and link objects into a shared
+// library with the runtime libraries that generated code calls.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_TARGET_HOSTOBJECT_H
+#define FTPIPE_TARGET_HOSTOBJECT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace ftpipe {
+
+/// Writes `module` (LLVM dialect only) as an object file for the host CPU
+/// (PIC), optimised at `optLevel` (0-3). On failure, returns failure and sets
+/// `error`.
+LogicalResult emitHostObject(ModuleOp module, llvm::StringRef objectPath,
+                             unsigned optLevel, std::string &error);
+
+/// What a device's shared library links with.
+struct HostLinkOptions {
+  /// Directory of FTPipe's runtime libraries (FTPipeStageABI,
+  /// FTPipeCPUKernels); it also becomes the library's run path.
+  std::string runtimeDir;
+  /// Directory of MLIR's C runner utilities (memrefCopy).
+  std::string mlirLibDir;
+  /// The system compiler driver used as the linker ("cc" on PATH by default).
+  std::string linker = "cc";
+};
+
+/// Links `objects` into the shared library `output` with FTPipeStageABI,
+/// FTPipeCPUKernels (over OpenBLAS), MLIR's C runner utilities and libm.
+LogicalResult linkHostSharedLibrary(const std::vector<std::string> &objects,
+                                    llvm::StringRef output,
+                                    const HostLinkOptions &options,
+                                    std::string &error);
+
+} // namespace ftpipe
+} // namespace mlir
+
+#endif // FTPIPE_TARGET_HOSTOBJECT_H

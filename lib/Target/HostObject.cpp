@@ -1,0 +1,105 @@
+//===- HostObject.cpp - LLVM dialect to objects and shared libraries ------===//
+//
+// emitHostObject and linkHostSharedLibrary (HostObject.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Target/HostObject.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+
+LogicalResult ftpipe::emitHostObject(ModuleOp module, llvm::StringRef objectPath,
+                                     unsigned optLevel, std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule) {
+    error = "translation to LLVM IR failed";
+    return failure();
+  }
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    error = llvm::toString(builder.takeError());
+    return failure();
+  }
+  builder->setCodeGenOptLevel(optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+                              : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                              : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                              : llvm::CodeGenOptLevel::None);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  auto machine = builder->createTargetMachine();
+  if (!machine) {
+    error = llvm::toString(machine.takeError());
+    return failure();
+  }
+  ExecutionEngine::setupTargetTripleAndDataLayout(llvmModule.get(),
+                                                  machine->get());
+  auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                            machine->get());
+  if (llvm::Error failed = optimize(llvmModule.get())) {
+    error = llvm::toString(std::move(failed));
+    return failure();
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = "cannot write '" + objectPath.str() + "': " + ec.message();
+    return failure();
+  }
+  llvm::legacy::PassManager codegen;
+  if ((*machine)->addPassesToEmitFile(codegen, os, nullptr,
+                                      llvm::CodeGenFileType::ObjectFile)) {
+    error = "the host target cannot emit object files";
+    return failure();
+  }
+  codegen.run(*llvmModule);
+  return success();
+}
+
+LogicalResult ftpipe::linkHostSharedLibrary(
+    const std::vector<std::string> &objects, llvm::StringRef output,
+    const HostLinkOptions &options, std::string &error) {
+  auto linker = llvm::sys::findProgramByName(options.linker);
+  if (!linker) {
+    error = "linker '" + options.linker + "' not found on PATH";
+    return failure();
+  }
+  std::vector<std::string> args = {options.linker, "-shared", "-o",
+                                   output.str()};
+  args.insert(args.end(), objects.begin(), objects.end());
+  for (const std::string &dir : {options.runtimeDir, options.mlirLibDir}) {
+    args.push_back("-L" + dir);
+    args.push_back("-Wl,-rpath," + dir);
+  }
+  // Every artifact carries the stage ABI, also one that sends nothing: its
+  // drivers reach the runtime (ftpipe_rt_local_*) through it.
+  for (const char *library :
+       {"-Wl,--no-as-needed", "-lFTPipeCPUKernels", "-lFTPipeStageABI",
+        "-Wl,--as-needed", "-lmlir_c_runner_utils", "-lm"})
+    args.push_back(library);
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*linker, argRefs, std::nullopt, {},
+                                         0, 0, &message);
+  if (status != 0) {
+    error = "linking '" + output.str() + "' failed" +
+            (message.empty() ? "" : ": " + message);
+    return failure();
+  }
+  return success();
+}

@@ -1,0 +1,61 @@
+// Tests ftpipe-compile --target=cpu end to end on tiny BERT for two devices:
+// progress lines, the manifest, and artifacts whose every undefined symbol
+// is defined by the libraries they link (the stage ABI, the BLAS entry, MLIR's
+// C runner utilities, libm, libc). Execution: test/Reference.
+
+// RUN: ftpipe-model-gen bert-tiny --loss --quiet -o %t.mlir
+// RUN: rm -rf %t.dir && ftpipe-compile %t.mlir --devices=2 -O0 -o %t.dir 2>&1 | FileCheck %s --check-prefix=PROGRESS
+// PROGRESS: ftpipe-compile: parse
+// PROGRESS: ftpipe-compile: partition (2 devices): {{[0-9.]+}} s
+// PROGRESS: ftpipe-compile: stage programs (outline, differentiate, split)
+// PROGRESS: ftpipe-compile: manifest
+// PROGRESS: ftpipe-compile: device 0: lower to LLVM (cpu)
+// PROGRESS: ftpipe-compile: device 0: emit object (-O0, host CPU)
+// PROGRESS: ftpipe-compile: device 0: link device0.so
+// PROGRESS: ftpipe-compile: device 1: link device1.so
+
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t.dir/manifest.json
+// MANIFEST: "devices": [
+// MANIFEST: "artifact": "device0.so"
+// MANIFEST: "artifact": "device1.so"
+// MANIFEST: "entry_points": [
+// MANIFEST: "kind": "microbatch"
+// MANIFEST: "kind": "param"
+// MANIFEST-NEXT: "name": "bert.embeddings.word_embeddings.weight"
+// MANIFEST: "symbol": "_mlir_ciface_stage0_backward"
+// MANIFEST: "direction": "recv"
+// MANIFEST: "kind": "loss"
+// MANIFEST: "direction": "send"
+// MANIFEST: "inputs": {
+// MANIFEST: "input_ids": {
+// MANIFEST: "loss": {
+// MANIFEST: "parameters": {
+// MANIFEST: "bert.embeddings.word_embeddings.weight": {
+// MANIFEST-NEXT: "copies": [],
+// MANIFEST-NEXT: "dtype": "f32",
+// MANIFEST-NEXT: "owner":
+// MANIFEST-NEXT: "shape": [
+// MANIFEST-NEXT: 512,
+// MANIFEST-NEXT: 64
+// MANIFEST: "stage_order": [
+// MANIFEST: "tensors": [
+// MANIFEST: "from":
+// MANIFEST: "tag":
+// MANIFEST: "to":
+
+// Every symbol the artifacts need comes from a library they link.
+// RUN: nm -D --undefined-only %t.dir/device0.so %t.dir/device1.so | FileCheck %s --check-prefix=UNDEF
+// UNDEF-DAG: U ftpipe_blas_gemm_f32
+// UNDEF-DAG: U ftpipe_rt_send_f32
+// UNDEF-DAG: U ftpipe_rt_recv_f32
+// RUN: ldd %t.dir/device0.so | FileCheck %s --check-prefix=LDD
+// LDD-NOT: not found
+// LDD-DAG: libFTPipeStageABI.so =>
+// LDD-DAG: libFTPipeCPUKernels.so =>
+// LDD-DAG: libmlir_c_runner_utils.so{{.*}} =>
+// RUN: %python -c "import ctypes, os, sys; [ctypes.CDLL(p, mode=os.RTLD_NOW) for p in sys.argv[1:]]; print('loaded')" %t.dir/device0.so %t.dir/device1.so | FileCheck %s --check-prefix=LOAD
+// LOAD: loaded
+
+// Errors name the step.
+// RUN: not ftpipe-compile %t.mlir --target=cuda -o %t.cuda 2>&1 | FileCheck %s --check-prefix=CUDA
+// CUDA: ftpipe-compile: error in step 'parse {{.*}}': the CUDA target is not part of this build yet

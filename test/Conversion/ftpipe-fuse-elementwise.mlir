@@ -1,0 +1,67 @@
+// RUN: ftpipe-opt %s --ftpipe-fuse-elementwise --split-input-file | FileCheck %s
+
+// Two element-wise ops (a named one, generalised) become one loop nest.
+// CHECK-LABEL: func.func @chain
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @chain(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %s = linalg.add ins(%a, %b : tensor<8x16xf32>, tensor<8x16xf32>)
+                  outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %p = linalg.mul ins(%s, %a : tensor<8x16xf32>, tensor<8x16xf32>)
+                  outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %p : tensor<8x16xf32>
+}
+
+// -----
+
+// A transpose feeding a contraction is fused into it (the contraction reads
+// the weight transposed, no copy), and the matmul stays a mul-add body; a
+// scaling producer is not fused into the contraction.
+// CHECK-LABEL: func.func @into_contraction
+// CHECK: %[[SCALED:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK: arith.mulf
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME: ins(%[[SCALED]], %arg1 : tensor<8x4xf32>, tensor<16x4xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK-NOT: linalg.transpose
+func.func @into_contraction(%x: tensor<8x4xf32>, %w: tensor<16x4xf32>)
+    -> tensor<8x16xf32> {
+  %half = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<8x4xf32>
+  %scaled = linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %half : f32
+    linalg.yield %m : f32
+  } -> tensor<8x4xf32>
+  %et = tensor.empty() : tensor<4x16xf32>
+  %wt = linalg.transpose ins(%w : tensor<16x4xf32>) outs(%et : tensor<4x16xf32>)
+                         permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %eo = tensor.empty() : tensor<8x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%eo : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                       affine_map<(m, n, k) -> (k, n)>,
+                       affine_map<(m, n, k) -> (m, n)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%scaled, %wt : tensor<8x4xf32>, tensor<4x16xf32>)
+      outs(%init : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+# run_artifacts.py - runs the artifacts of ftpipe-compile --target=cpu in one
+# process, for one micro-batch, reading nothing but DIR/manifest.json.
+#
+#   run_artifacts.py DIR --weights W --inputs I -o OUT
+#
+# Loads every device's shared library, feeds each entry point its arguments as
+# the manifest lists them (parameters from W by Hugging Face name, data inputs
+# from I by name, micro-batch 0, saved values from the stage's forward), runs
+# all forwards in the manifest's stage order over the runtime's in-process
+# mailbox, then all backwards in reverse, and writes OUT (safetensors):
+#   - with backward entry points: `loss` (also as `output0`) and
+#     `grad.<name>` for every parameter, the gradients of its copies added up
+#     (the formats of tools/ftpipe-reference/stage_programs.py and
+#     hf_reference.py);
+#   - a forward-only artifact: `output<i>` for every result (the format of
+#     tools/ftpipe-reference/hf_reference.py run).
+# Fails if a message was sent and never received.
+
+import argparse
+import ctypes
+import json
+import os
+import sys
+
+import numpy as np
+from safetensors.numpy import load_file, save_file
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "ftpipe-reference"))
+from hf_reference import memref_struct, descriptor  # noqa: E402
+
+DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
+          "i64": np.int64, "i1": np.bool_}
+
+
+def read(desc, result):
+    shape = result["shape"]
+    dtype = DTYPES[result["dtype"]]
+    count = int(np.prod(shape)) if shape else 1
+    buffer = (ctypes.c_char * (count * np.dtype(dtype).itemsize)).from_address(
+        desc.aligned)
+    return np.frombuffer(buffer, dtype=dtype).copy().reshape(shape)
+
+
+def call(library, entry, values):
+    keep, args = [], []
+    for arg, value in zip(entry["arguments"], values):
+        if arg["kind"] == "microbatch":
+            args.append(ctypes.c_int64(value))
+            continue
+        array = np.ascontiguousarray(value, dtype=DTYPES[arg["dtype"]])
+        if list(array.shape) != arg["shape"]:
+            raise SystemExit("error: %s argument %d is shaped %s, the "
+                             "manifest says %s" % (entry["name"], arg["index"],
+                                                   list(array.shape),
+                                                   arg["shape"]))
+        desc, array = descriptor(array)
+        keep += [array, desc]
+        args.append(ctypes.byref(desc))
+    results = entry["results"]
+    function = getattr(library, entry["symbol"])
+    if not results:
+        function(*args)
+        return []
+    if len(results) == 1:
+        out = memref_struct(len(results[0]["shape"]))()
+        descs = [out]
+    else:
+        out = type("Results", (ctypes.Structure,), {"_fields_": [
+            ("r%d" % i, memref_struct(len(r["shape"])))
+            for i, r in enumerate(results)]})()
+        descs = [getattr(out, "r%d" % i) for i in range(len(results))]
+    function(ctypes.byref(out), *args)
+    # The results' buffers stay with the process (it is short-lived).
+    return [read(d, r) for d, r in zip(descs, results)]
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description="runs the artifacts of ftpipe-compile --target=cpu")
+    parser.add_argument("dir")
+    parser.add_argument("--weights", required=True)
+    parser.add_argument("--inputs", required=True)
+    parser.add_argument("-o", dest="output", required=True)
+    opts = parser.parse_args()
+
+    manifest = json.load(open(os.path.join(opts.dir, "manifest.json")))
+    libraries = {d["id"]: ctypes.CDLL(os.path.join(opts.dir, d["artifact"]))
+                 for d in manifest["devices"]}
+    entries = {e["name"]: e for e in manifest["entry_points"]}
+    stages = {s["id"]: s for s in manifest["stages"]}
+    weights, inputs = load_file(opts.weights), load_file(opts.inputs)
+    abi = libraries[0]  # the stage ABI comes with every artifact
+
+    def arguments(entry, saved):
+        values = []
+        for arg in entry["arguments"]:
+            kind = arg["kind"]
+            if kind == "microbatch":
+                values.append(0)
+            elif kind == "param":
+                values.append(weights[arg["name"]])
+            elif kind == "input":
+                values.append(inputs[arg["name"]])
+            else:
+                values.append(saved[arg["saved"]])
+        return values
+
+    abi.ftpipe_rt_local_begin(ctypes.c_int64(len(libraries)))
+    out, saved = {}, {}
+    for stage in manifest["stage_order"]:
+        entry = entries[stages[stage]["forward"]]
+        abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
+        results = call(libraries[entry["device"]], entry, arguments(entry, []))
+        saved[stage] = [v for r, v in zip(entry["results"], results)
+                        if r["kind"] == "saved"]
+        for i, (r, v) in enumerate(zip(entry["results"], results)):
+            if r["kind"] == "loss":
+                out["loss"] = v
+            elif r["kind"] == "output":
+                out["output%d" % i] = v
+    for stage in reversed(manifest["stage_order"]):
+        if "backward" not in stages[stage]:
+            continue
+        entry = entries[stages[stage]["backward"]]
+        abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
+        results = call(libraries[entry["device"]], entry,
+                       arguments(entry, saved[stage]))
+        for r, v in zip(entry["results"], results):
+            key = "grad." + r["name"]
+            out[key] = out[key] + v if key in out else v
+    abi.ftpipe_rt_local_end.restype = ctypes.c_int64
+    pending = abi.ftpipe_rt_local_end()
+    if pending:
+        raise SystemExit("error: %d messages were sent and never received" %
+                         pending)
+    if "loss" in out and "output0" not in out:
+        # hf_reference.py names the loss of a model's forward output0.
+        out["output0"] = out["loss"]
+    save_file({k: np.asarray(v) for k, v in out.items()}, opts.output)
+    print("run_artifacts: %d devices, %d stages, %d tensors written" % (
+        len(libraries), len(stages), len(out)))
+
+
+if __name__ == "__main__":
+    main()
