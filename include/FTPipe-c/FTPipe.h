@@ -136,6 +136,18 @@ MLIR_CAPI_EXPORTED MlirLogicalResult mlirFTPipeRunPartitionPipeline(
 MLIR_CAPI_EXPORTED MlirLogicalResult mlirFTPipeRunPartitionPipelineWithText(
     MlirModule module, MlirStringRef options);
 
+/// Appends the stage-program pipeline (partitioning, then outlining,
+/// differentiation and the split per device; docs/StagePrograms.md) to
+/// `passManager`, nested on builtin.module.
+MLIR_CAPI_EXPORTED void
+mlirFTPipeBuildStageProgramsPipeline(MlirOpPassManager passManager,
+                                     const MlirFTPipePartitionOptions *options);
+
+/// Runs the stage-program pipeline on `module`: on success the module holds
+/// the per-device forward and backward entry points of every stage.
+MLIR_CAPI_EXPORTED MlirLogicalResult mlirFTPipeRunStageProgramsPipeline(
+    MlirModule module, const MlirFTPipePartitionOptions *options);
+
 //===----------------------------------------------------------------------===//
 // Reading the result
 //===----------------------------------------------------------------------===//

@@ -207,6 +207,20 @@ mlirFTPipeRunPartitionPipelineWithText(MlirModule module,
   return runOnModule(pm, moduleOp);
 }
 
+void mlirFTPipeBuildStageProgramsPipeline(
+    MlirOpPassManager passManager, const MlirFTPipePartitionOptions *options) {
+  buildStageProgramsPipeline(*unwrap(passManager), toPipelineOptions(options));
+}
+
+MlirLogicalResult
+mlirFTPipeRunStageProgramsPipeline(MlirModule module,
+                                   const MlirFTPipePartitionOptions *options) {
+  ModuleOp moduleOp = unwrap(module);
+  PassManager pm(moduleOp->getContext(), ModuleOp::getOperationName());
+  buildStageProgramsPipeline(pm, toPipelineOptions(options));
+  return runOnModule(pm, moduleOp);
+}
+
 bool mlirAttributeIsAFTPipePlan(MlirAttribute attr) {
   return llvm::isa<PlanAttr>(unwrap(attr));
 }

@@ -149,9 +149,15 @@ void DifferentiatePass::runOnOperation() {
       for (unsigned i = 0; i < func.getNumResults(); ++i)
         activeResults.push_back(
             static_cast<bool>(func.getResultAttr(i, sa::kActive)));
-      // The plan's per-stage choice is not recorded yet: every stage
-      // recomputes under `plan`, the partitioner's default.
-      bool stageRecomputes = recompute != "false";
+      bool stageRecomputes = recompute == "true";
+      if (recompute == "plan") {
+        auto plan =
+            module->getAttrOfType<PlanAttr>(FTPipeDialect::kPlanAttrName);
+        int64_t stage =
+            func->getAttrOfType<IntegerAttr>(FTPipeDialect::kStageAttrName)
+                .getInt();
+        stageRecomputes = !plan || plan.recomputes(stage);
+      }
       if (failed(differentiate(func, activeArgs, activeResults,
                                stageRecomputes)))
         return signalPassFailure();

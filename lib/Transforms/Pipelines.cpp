@@ -107,6 +107,34 @@ void mlir::ftpipe::buildMixedPipePipeline(OpPassManager &pm,
   pm.addPass(createRefinePass(withObjective(refine, options.objective)));
 }
 
+void mlir::ftpipe::buildStageProgramPasses(
+    OpPassManager &pm, ::ftpipe::partition::RecomputeMode recompute,
+    StringRef function) {
+  OutlineStagesPassOptions outline;
+  outline.function = function.str();
+  pm.addPass(createOutlineStagesPass(outline));
+  DifferentiatePassOptions differentiate;
+  switch (recompute) {
+  case ::ftpipe::partition::RecomputeMode::Always:
+    differentiate.recompute = "true";
+    break;
+  case ::ftpipe::partition::RecomputeMode::Never:
+    differentiate.recompute = "false";
+    break;
+  case ::ftpipe::partition::RecomputeMode::Auto:
+    differentiate.recompute = "plan";
+    break;
+  }
+  pm.addPass(createDifferentiatePass(differentiate));
+  pm.addPass(createSplitDevicesPass());
+}
+
+void mlir::ftpipe::buildStageProgramsPipeline(
+    OpPassManager &pm, const PartitionPipelineOptions &options) {
+  buildPartitionPipeline(pm, options);
+  buildStageProgramPasses(pm, options.objective.recompute, options.function);
+}
+
 /// The fine-tuning setup of either textual options struct.
 template <typename TextOptionsT>
 static ObjectiveSetup objectiveOf(const TextOptionsT &text) {
@@ -161,6 +189,14 @@ static void registerPipelines() {
       "coarsen, assign and refine for a fixed L",
       [](OpPassManager &pm, const MixedPipeTextOptions &text) {
         buildMixedPipePipeline(pm, text.toOptions());
+      });
+  PassPipelineRegistration<PartitionPipelineTextOptions>(
+      "ftpipe-stage-programs-pipeline",
+      "From model IR to per-device IR: partitions (as "
+      "ftpipe-partition-pipeline), outlines the stages, differentiates them "
+      "and splits them per device (docs/StagePrograms.md)",
+      [](OpPassManager &pm, const PartitionPipelineTextOptions &text) {
+        buildStageProgramsPipeline(pm, text.toOptions());
       });
 }
 

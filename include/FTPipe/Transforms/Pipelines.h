@@ -113,6 +113,20 @@ void buildPartitionPipeline(OpPassManager &pm,
 /// keeps its coarse block id (`ftpipe.block`).
 void buildMixedPipePipeline(OpPassManager &pm, const MixedPipeOptions &options);
 
+/// Appends the stage-program pipeline to `pm` (nested on builtin.module):
+/// the partitioning pipeline, then ftpipe-outline-stages,
+/// ftpipe-differentiate and ftpipe-split-devices. The result is the
+/// per-device IR of docs/StagePrograms.md. Recomputation follows
+/// `options.objective.recompute` (auto: each stage as the plan decided).
+void buildStageProgramsPipeline(OpPassManager &pm,
+                                const PartitionPipelineOptions &options);
+
+/// Appends only the three stage-program passes, for a module that is already
+/// partitioned (`function`: the model function, empty to find it).
+void buildStageProgramPasses(OpPassManager &pm,
+                             ::ftpipe::partition::RecomputeMode recompute,
+                             StringRef function = "");
+
 //===----------------------------------------------------------------------===//
 // Textual forms, for PassPipelineRegistration and `--pass-pipeline`
 //===----------------------------------------------------------------------===//
@@ -235,8 +249,8 @@ struct MixedPipeTextOptions : public CommonTextOptions<MixedPipeTextOptions> {
   MixedPipeOptions toOptions() const;
 };
 
-/// Registers the named pipelines `ftpipe-partition-pipeline` and
-/// `ftpipe-mixed-pipe-pipeline` with MLIR's global pass registry, so that
+/// Registers the named pipelines `ftpipe-partition-pipeline`,
+/// `ftpipe-mixed-pipe-pipeline` and `ftpipe-stage-programs-pipeline` with MLIR's global pass registry, so that
 /// `--pass-pipeline` strings and `parsePassPipeline` can name them. Call once,
 /// before parsing pipelines (ftpipe-opt does).
 void registerFTPipePipelines();
