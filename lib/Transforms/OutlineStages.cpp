@@ -323,7 +323,8 @@ void OutlineStagesPass::runOnOperation() {
     for (Operation *op : info.ops) {
       auto collect = [&](Value value) {
         Operation *def = value.getDefiningOp();
-        if (def && isCopiedIntoStages(def))
+        // Only the model's own constants: not the index ops of a body.
+        if (def && def->getBlock() == &body && isCopiedIntoStages(def))
           constants.insert(def);
       };
       op->walk([&](Operation *nested) {
