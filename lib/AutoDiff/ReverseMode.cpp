@@ -11,6 +11,7 @@
 
 #include "FTPipe/AutoDiff/ReverseMode.h"
 #include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
+#include "CapturedGradient.h"
 #include "RuleUtils.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -179,17 +180,27 @@ autodiff::differentiateFunction(func::FuncOp forward,
       needs.push_back(activity.isActive(operand));
       anyNeeded |= needs.back();
     }
-    // A gradient through a value that a region reads from outside (a linalg
-    // body reading a tensor) has no rule.
+    // Values a region reads from outside: a linalg body reading a tensor
+    // (a gather written as a body) scatters its gradient back.
     llvm::SetVector<Value> captured;
     for (Region &region : op->getRegions())
       getUsedValuesDefinedAbove(region, captured);
-    for (Value value : captured)
-      if (activity.isActive(value))
+    for (Value value : captured) {
+      if (!activity.isActive(value))
+        continue;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      if (!linalgOp || !resultGradients.front())
         return op->emitError("no reverse-mode rule for '")
                << op->getName()
                << "' reading a value that needs a gradient from inside its "
                   "region";
+      builder.setInsertionPointToEnd(entry);
+      FailureOr<Value> gradient = buildCapturedGradient(
+          linalgOp, builder, resultGradients.front(), value);
+      if (failed(gradient))
+        return failure();
+      accumulate(value, *gradient);
+    }
     if (!anyNeeded)
       continue;
     auto rule = dyn_cast<ReverseModeOpInterface>(op);
