@@ -246,7 +246,7 @@ static LlamaConfig readLlama(FieldReader &reader,
   c.isMistral = isMistral;
   reader.positive("hidden_size", c.hiddenSize);
   reader.positive("intermediate_size", c.intermediateSize);
-  reader.positive("num_hidden_layers", c.numHiddenLayers);
+  reader.layerCount("num_hidden_layers", c.numHiddenLayers);
   reader.positive("num_attention_heads", c.numAttentionHeads);
   reader.positive("vocab_size", c.vocabSize);
   reader.positive("max_position_embeddings", c.maxPositionEmbeddings);
