@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -48,10 +49,10 @@ static bool dependsOn(Value value, Value on) {
                       [&](Value operand) { return dependsOn(operand, on); });
 }
 
-static FailureOr<BodyForm> analyseBody(linalg::LinalgOp op) {
+static FailureOr<BodyForm> analyseBody(linalg::LinalgOp op, unsigned k) {
   Block *body = op.getBlock();
-  Value yielded = body->getTerminator()->getOperand(0);
-  BlockArgument out = body->getArgument(op.getNumDpsInputs());
+  Value yielded = body->getTerminator()->getOperand(k);
+  BlockArgument out = body->getArgument(op.getNumDpsInputs() + k);
   if (out.use_empty())
     return BodyForm{BodyKind::Map, yielded};
   Operation *combiner = yielded.getDefiningOp();
@@ -71,6 +72,18 @@ static FailureOr<BodyForm> analyseBody(linalg::LinalgOp op) {
               other(combiner->getOperand(0), combiner->getOperand(1)))
         return BodyForm{BodyKind::Max, inner, combiner};
   }
+  // A selection (`select(c, g, out)`, as an arg-max writes its maximum):
+  // the result is one of the g, so the gradient goes where g equals it.
+  if (auto select = dyn_cast_or_null<arith::SelectOp>(combiner)) {
+    bool outOnlyHere = llvm::all_of(out.getUsers(), [&](Operation *user) {
+      return user == combiner ||
+             (isa<arith::CmpFOp>(user) && user->getResult(0) ==
+                                               select.getCondition());
+    });
+    if (outOnlyHere)
+      if (Value inner = other(select.getTrueValue(), select.getFalseValue()))
+        return BodyForm{BodyKind::Max, inner, combiner};
+  }
   return op.emitError("no reverse-mode rule for '")
          << op->getName()
          << "' whose body combines the output other than by a sum or a "
@@ -80,20 +93,39 @@ static FailureOr<BodyForm> analyseBody(linalg::LinalgOp op) {
 /// The gradient of input `j`: a linalg.generic over the op's loops.
 static FailureOr<Value> buildInputGradient(linalg::LinalgOp op,
                                            const BodyForm &form, unsigned j,
-                                           OpBuilder &b, Value dy) {
+                                           unsigned k, OpBuilder &b,
+                                           Value dy) {
   Location loc = op.getLoc();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   unsigned numInputs = op.getNumDpsInputs();
-  AffineMap inputMap = maps[j], outputMap = maps[numInputs];
+  AffineMap inputMap = maps[j], outputMap = maps[numInputs + k];
   Value input = op.getDpsInputs()[j];
   auto inputType = dyn_cast<RankedTensorType>(input.getType());
   if (!inputType)
     return op.emitError("no reverse-mode rule for '")
            << op->getName() << "' with a scalar input that needs a gradient";
-  if (!inputMap.isProjectedPermutation(/*allowZeroInResults=*/false))
+  if (!inputMap.isProjectedPermutation(/*allowZeroInResults=*/true))
     return op.emitError("no reverse-mode rule for '")
            << op->getName() << "' whose input " << j
            << " has an indexing map that is not a projected permutation";
+  // A constant 0 in the map reads a dimension of size 1 (a broadcast): the
+  // gradient is built without those dimensions, then reshaped.
+  RankedTensorType fullType = inputType;
+  SmallVector<AffineExpr> dimResults;
+  SmallVector<int64_t> reducedShape;
+  for (auto [position, expr] : llvm::enumerate(inputMap.getResults())) {
+    if (isa<AffineDimExpr>(expr)) {
+      dimResults.push_back(expr);
+      reducedShape.push_back(inputType.getDimSize(position));
+    } else if (inputType.getDimSize(position) != 1) {
+      return op.emitError("no reverse-mode rule for '")
+             << op->getName() << "' whose input " << j
+             << " reads a constant index of a dimension larger than 1";
+    }
+  }
+  inputMap = AffineMap::get(inputMap.getNumDims(), 0, dimResults,
+                            op.getContext());
+  inputType = RankedTensorType::get(reducedShape, inputType.getElementType());
 
   SmallVector<utils::IteratorType> iterators;
   bool reduces = false;
@@ -107,7 +139,7 @@ static FailureOr<Value> buildInputGradient(linalg::LinalgOp op,
   SmallVector<AffineMap> newMaps(maps.begin(), maps.begin() + numInputs);
   inputs.push_back(dy);
   newMaps.push_back(outputMap);
-  Value result = op->getResult(0);
+  Value result = op->getResult(k);
   if (form.kind == BodyKind::Max) {
     inputs.push_back(result);
     newMaps.push_back(outputMap);
@@ -181,7 +213,11 @@ static FailureOr<Value> buildInputGradient(linalg::LinalgOp op,
     generic->erase();
     return failure();
   }
-  return generic.getResult(0);
+  if (inputType == fullType)
+    return generic.getResult(0);
+  return b.create<tosa::ReshapeOp>(loc, fullType, generic.getResult(0),
+                                   b.getDenseI64ArrayAttr(fullType.getShape()))
+      .getResult();
 }
 
 namespace {
@@ -194,14 +230,23 @@ struct LinalgRule
                              SmallVectorImpl<Value> &gradients) const {
     auto op = cast<linalg::LinalgOp>(operation);
     gradients.assign(operation->getNumOperands(), Value());
-    if (op.getNumDpsInits() != 1 || !op.hasPureTensorSemantics())
+    if (!op.hasPureTensorSemantics())
+      return operation->emitError("no reverse-mode rule for '")
+             << operation->getName() << "' on buffers";
+    // One result carries the gradient (an arg-max's index result has none).
+    SmallVector<unsigned> withGradient;
+    for (auto [k, gradient] : llvm::enumerate(resultGradients))
+      if (gradient)
+        withGradient.push_back(k);
+    if (withGradient.empty())
+      return success();
+    if (withGradient.size() > 1)
       return operation->emitError("no reverse-mode rule for '")
              << operation->getName()
-             << "' with several outputs or buffer operands";
-    Value dy = resultGradients.front();
-    if (!dy)
-      return success();
-    FailureOr<BodyForm> form = analyseBody(op);
+             << "' with gradients for several of its results";
+    unsigned k = withGradient.front();
+    Value dy = resultGradients[k];
+    FailureOr<BodyForm> form = analyseBody(op, k);
     if (failed(form))
       return failure();
     if (form->kind == BodyKind::Map) {
@@ -219,16 +264,16 @@ struct LinalgRule
     for (unsigned j = 0; j < numInputs; ++j) {
       if (!needsGradient[j])
         continue;
-      FailureOr<Value> gradient = buildInputGradient(op, *form, j, b, dy);
+      FailureOr<Value> gradient = buildInputGradient(op, *form, j, k, b, dy);
       if (failed(gradient))
         return failure();
       gradients[j] = *gradient;
     }
     // The output's initial value is added to (Sum), kept where it wins (Max)
     // or ignored (Map).
-    if (needsGradient[numInputs] && form->kind == BodyKind::Sum)
-      gradients[numInputs] = dy;
-    if (needsGradient[numInputs] && form->kind == BodyKind::Max)
+    if (needsGradient[numInputs + k] && form->kind == BodyKind::Sum)
+      gradients[numInputs + k] = dy;
+    if (needsGradient[numInputs + k] && form->kind == BodyKind::Max)
       return operation->emitError("no reverse-mode rule for '")
              << operation->getName()
              << "' with a max reduction whose initial value needs a gradient";

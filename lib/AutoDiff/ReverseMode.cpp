@@ -105,7 +105,7 @@ FailureOr<ReverseModeResult>
 autodiff::differentiateFunction(func::FuncOp forward,
                                 const ReverseModeOptions &options) {
   if (!forward.getBody().hasOneBlock())
-    return forward.emitError("cannot differentiate '")
+    return emitError(forward.getLoc(), "cannot differentiate '")
            << forward.getSymName() << "': its body has several blocks";
   Block &body = forward.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());

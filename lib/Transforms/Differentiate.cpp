@@ -73,7 +73,7 @@ static LogicalResult differentiate(func::FuncOp func,
                                    ArrayRef<bool> activeResults,
                                    bool recompute) {
   if (failed(generalizeElementwise(func)))
-    return func.emitError("cannot rewrite the element-wise ops of '")
+    return emitError(func.getLoc(), "cannot rewrite the element-wise ops of '")
            << func.getSymName() << "' as linalg.generic";
   autodiff::ReverseModeOptions options;
   options.activeArguments.assign(activeArgs.begin(), activeArgs.end());

@@ -117,7 +117,7 @@ void OutlineStagesPass::runOnOperation() {
     return signalPassFailure();
   func::FuncOp model = *found;
   if (!model.getBody().hasOneBlock()) {
-    model.emitError("cannot outline the stages of '")
+    emitError(model.getLoc(), "cannot outline the stages of '")
         << model.getSymName() << "': its body has several blocks";
     return signalPassFailure();
   }

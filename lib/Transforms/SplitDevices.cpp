@@ -271,7 +271,7 @@ void SplitDevicesPass::runOnOperation() {
   auto ret = cast<func::ReturnOp>(model.getBody().front().getTerminator());
   if (ret.getNumOperands() != 1 || !ret.getOperand(0).getDefiningOp() ||
       !isa<func::CallOp>(ret.getOperand(0).getDefiningOp())) {
-    model.emitError("'") << model.getSymName()
+    emitError(model.getLoc(), "'") << model.getSymName()
                          << "' must return only its loss to be split into "
                             "training entry points (generate it with --loss)";
     return signalPassFailure();
@@ -282,7 +282,7 @@ void SplitDevicesPass::runOnOperation() {
   if (!lossStage.getResultAttr(cast<OpResult>(ret.getOperand(0))
                                    .getResultNumber(),
                                sa::kLoss)) {
-    model.emitError("the result of '")
+    emitError(model.getLoc(), "the result of '")
         << model.getSymName() << "' is not a loss (a float of one element)";
     return signalPassFailure();
   }
@@ -301,7 +301,7 @@ void SplitDevicesPass::runOnOperation() {
         llvm::seq<unsigned>(0, stage.forward.getNumArguments()),
         [&](unsigned i) { return stage.forward.getArgAttr(i, sa::kActive); });
     if (needsAdjoint && !stage.adjoint) {
-      stage.forward.emitError("stage ")
+      emitError(stage.forward.getLoc(), "stage ")
           << stage.id << " has no adjoint: run --ftpipe-differentiate first";
       return signalPassFailure();
     }
