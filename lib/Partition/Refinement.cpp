@@ -428,6 +428,30 @@ static Units unitsOf(llvm::ArrayRef<BlockId> nodeBlock, uint32_t numBlocks) {
   return u;
 }
 
+/// The units of a level: the nodes of one block that lie in one stage, in
+/// block order. A block straddles stages when the plan was refined below its
+/// level before (a plan refined again); moving such a block whole, and moving
+/// it back into one stage when the move is refused, would rewrite the plan
+/// outside the move, with no check for stage cycles or a worse objective.
+/// Units move whole, so each stays in one stage for the whole level.
+static std::vector<BlockId> unitOfNode(llvm::ArrayRef<BlockId> nodeBlock,
+                                       llvm::ArrayRef<StageId> nodeStage,
+                                       uint32_t &numUnits) {
+  std::vector<std::pair<BlockId, StageId>> keys;
+  keys.reserve(nodeBlock.size());
+  for (NodeId n = 0; n < nodeBlock.size(); ++n)
+    keys.push_back({nodeBlock[n], nodeStage[n]});
+  llvm::sort(keys);
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::vector<BlockId> unit(nodeBlock.size());
+  for (NodeId n = 0; n < nodeBlock.size(); ++n)
+    unit[n] = llvm::lower_bound(keys, std::make_pair(nodeBlock[n],
+                                                     nodeStage[n])) -
+              keys.begin();
+  numUnits = keys.size();
+  return unit;
+}
+
 /// Tries to move one unit to a neighbouring stage; returns whether a move
 /// was taken. `fits` says which devices fitted their memory so far.
 static bool tryMoveUnit(IncrementalObjective &obj, const Graph &g,
@@ -577,8 +601,11 @@ ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
   if (config.allLevels)
     for (size_t i = hierarchy.levels.size(); i-- > 0;) {
       const CoarseningLevel &level = hierarchy.levels[i];
-      refineLevel(obj, graph, level.nodeBlock,
-                  unitsOf(level.nodeBlock, level.numBlocks), config, stats);
+      uint32_t numUnits = 0;
+      std::vector<BlockId> nodeUnit =
+          unitOfNode(level.nodeBlock, obj.plan().nodeStage, numUnits);
+      refineLevel(obj, graph, nodeUnit, unitsOf(nodeUnit, numUnits), config,
+                  stats);
       obj.rebuild();
       ++stats.levelsVisited;
     }

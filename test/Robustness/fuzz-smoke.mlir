@@ -5,7 +5,7 @@
 
 // A short run of the project's fuzz driver (docs/Robustness.md): every
 // test input, model config and a planned tiny model as seeds (the unplanned
-// one still finds the refinement crash of refine-after-mixed-pipe.mlir), then 200 mutated
+// one found the refinement crash of refine-after-mixed-pipe.mlir), then 200 mutated
 // inputs through the IR parser, every pass, and the cluster, profile, graph
 // and model-config readers. Any crash, abort, timeout, IR that does not
 // parse back or graph that does not load back fails this test and leaves

@@ -667,6 +667,45 @@ TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
   EXPECT_GT(improvedSomewhere, 0u);
 }
 
+TEST(Refinement, UnitsStayWholeWhenBlocksStraddleStages) {
+  // Refining a refined plan again, as --ftpipe-refine does after
+  // --ftpipe-mixed-pipe: the first refinement moved single ops, so the
+  // hierarchy's blocks now straddle stage boundaries. Such a block must not
+  // move (or move back) as one unit: moving it back whole used to put all
+  // its ops into one stage, making stage cycles and worse plans.
+  uint64_t straddled = 0;
+  for (GraphFamily family : kFamilies)
+    for (size_t P : {2u, 4u, 8u})
+      for (uint64_t seed = 1; seed <= 4; ++seed) {
+        SCOPED_TRACE(testing::Message() << familyName(family) << " P=" << P
+                                        << " seed=" << seed);
+        ObjectiveConfig cfg;
+        cfg.recompute = seed % 2 == 0;
+        Graph g = makeGraph(family, 250, seed);
+        Hardware hw = makeHardware(P);
+        CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 2 * P));
+        Plan plan = unwrapOr(assignDevices(g, hw, h.top, cfg));
+        unwrapOr(refinePlan(g, hw, h, plan, cfg));
+        const CoarseningLevel &top = h.levels.back();
+        std::vector<StageId> blockStage(top.numBlocks, ~StageId(0));
+        bool splits = false;
+        for (NodeId n = 0; n < g.numNodes(); ++n) {
+          StageId &s = blockStage[top.nodeBlock[n]];
+          splits |= s != ~StageId(0) && s != plan.nodeStage[n];
+          s = plan.nodeStage[n];
+        }
+        straddled += splits;
+        ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+        double before = planObjective(g, hw, plan, cfg);
+        RefinementStats stats = unwrapOr(refinePlan(g, hw, h, plan, cfg));
+        double after = planObjective(g, hw, plan, cfg);
+        EXPECT_LE(after, before * (1 + 1e-9));
+        EXPECT_TRUE(near(stats.finalObjectiveMs, after));
+        EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+      }
+  EXPECT_GT(straddled, 0u);
+}
+
 TEST(Refinement, RespectsTheSourceDevicesMemoryUnderRecomputation) {
   // a, d -> stage 0 on device 0; b, c -> stage 1 on device 1; edges a -> b,
   // b -> c and d -> c (so the stage edge 0 -> 1 survives any single move).

@@ -2,7 +2,8 @@
 //
 // The last phase of Mixed-Pipe (FTPipe, Eliad et al., ATC'21, Sec. 4.4):
 // walk the coarsening hierarchy back down, coarsest level first, and at each
-// level move units (blocks of that level, single ops at the end) across stage
+// level move units (a block of that level's ops within one stage, single ops
+// at the end) across stage
 // boundaries while the objective of Objective.h improves. Moves never break a
 // memory limit, never empty a stage, and keep the stage graph acyclic: stages
 // keep a topological rank during a pass, and a unit may only move to a stage
