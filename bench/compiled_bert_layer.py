@@ -109,7 +109,7 @@ def main():
     calls = blas[0][0]
     in_blas = statistics.median(s for _, s in blas)
 
-    model = hf_reference.hf_model(opts.config)
+    model = hf_reference.hf_model(json.load(open(opts.config)))
     model.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()},
                           strict=False)
     model.train(False)  # dropout off, as in our IR

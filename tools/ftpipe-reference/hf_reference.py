@@ -15,8 +15,9 @@
 #       shared library (or takes LIB, ftpipe-compile's artifact of MODEL.mlir),
 #       loads every `ftpipe.param` argument from W by its `ftpipe.name`, runs
 #       it and writes its results to OURS.
-#   compare OURS O --rtol R
-#       largest error relative to the largest reference value, per output.
+#   compare OURS O --rtol R [--atol A]
+#       largest error relative to the largest reference value, per output
+#       (or, with A, accepted when the largest absolute error is at most A).
 #   structure MODEL.mlir CONFIG.json
 #       parameter names and shapes one-to-one with HF's, from a model built on
 #       the `meta` device (no weights allocated: fine for T5-3B).
@@ -321,7 +322,12 @@ def cmd_compare(opts):
         scale = float(np.max(np.abs(b)))
         error = float(np.max(np.abs(a - b))) / scale if scale else float(
             np.max(np.abs(a)))
-        verdict = "ok" if error <= opts.rtol else "MISMATCH"
+        # A tensor whose exact value is zero holds rounding noise on both
+        # sides: --atol accepts it by its absolute error.
+        absolute = float(np.max(np.abs(a - b))) if a.size else 0.0
+        verdict = ("ok" if error <= opts.rtol or
+                   absolute <= getattr(opts, "atol", 0.0)
+                   else "MISMATCH")
         failures += verdict != "ok"
         values = "" if b.shape else " (ours %.9g, reference %.9g)" % (a, b)
         print("%s %s: max rel. error %.3g (tolerance %g)%s %s" % (
@@ -355,6 +361,9 @@ def main():
     p.add_argument("ours")
     p.add_argument("reference")
     p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--atol", type=float, default=0.0,
+                   help="also accept a tensor whose largest absolute error "
+                        "is at most this (gradients that are exactly zero)")
     p = sub.add_parser("structure")
     p.add_argument("model")
     p.add_argument("config")
