@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::ftpipe;
@@ -63,7 +64,9 @@ static FailureOr<BodyForm> analyseBody(linalg::LinalgOp op, unsigned k) {
       return lhs;
     return Value();
   };
-  if (combiner && out.hasOneUse()) {
+  // Other uses of the output's argument (an arg-max's comparison) do not
+  // change what output k computes.
+  if (combiner) {
     if (auto add = dyn_cast<arith::AddFOp>(combiner))
       if (Value inner = other(add.getLhs(), add.getRhs()))
         return BodyForm{BodyKind::Sum, inner, combiner};
@@ -74,16 +77,9 @@ static FailureOr<BodyForm> analyseBody(linalg::LinalgOp op, unsigned k) {
   }
   // A selection (`select(c, g, out)`, as an arg-max writes its maximum):
   // the result is one of the g, so the gradient goes where g equals it.
-  if (auto select = dyn_cast_or_null<arith::SelectOp>(combiner)) {
-    bool outOnlyHere = llvm::all_of(out.getUsers(), [&](Operation *user) {
-      return user == combiner ||
-             (isa<arith::CmpFOp>(user) && user->getResult(0) ==
-                                               select.getCondition());
-    });
-    if (outOnlyHere)
-      if (Value inner = other(select.getTrueValue(), select.getFalseValue()))
-        return BodyForm{BodyKind::Max, inner, combiner};
-  }
+  if (auto select = dyn_cast_or_null<arith::SelectOp>(combiner))
+    if (Value inner = other(select.getTrueValue(), select.getFalseValue()))
+      return BodyForm{BodyKind::Max, inner, combiner};
   return op.emitError("no reverse-mode rule for '")
          << op->getName()
          << "' whose body combines the output other than by a sum or a "
@@ -148,6 +144,15 @@ static FailureOr<Value> buildInputGradient(linalg::LinalgOp op,
   Value init = buildZeros(b, loc, inputType);
 
   Block *body = op.getBlock();
+  // The body ops g depends on.
+  llvm::SmallPtrSet<Operation *, 16> slice;
+  SmallVector<Value> worklist{form.inner};
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != body || !slice.insert(def).second)
+      continue;
+    worklist.append(def->operand_begin(), def->operand_end());
+  }
   LogicalResult status = success();
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{inputType}, inputs, ValueRange{init}, newMaps, iterators,
@@ -155,16 +160,17 @@ static FailureOr<Value> buildInputGradient(linalg::LinalgOp op,
         IRMapping mapping;
         for (unsigned i = 0; i < numInputs; ++i)
           mapping.map(body->getArgument(i), args[i]);
-        // Copy g's ops (not the combiner or the yield).
+        // Copy the ops that compute g (not the combiner, nor what only the
+        // other outputs need).
         for (Operation &inner : body->without_terminator())
-          if (&inner != form.combiner)
+          if (slice.contains(&inner))
             nb.clone(inner, mapping);
         DenseMap<Value, Value> tangents;
         Type element = inputType.getElementType();
         tangents[args[j]] =
             nb.create<arith::ConstantOp>(nl, nb.getFloatAttr(element, 1.0));
         for (Operation &inner : body->without_terminator()) {
-          if (&inner == form.combiner)
+          if (!slice.contains(&inner))
             continue;
           Operation *copy = mapping.lookup(inner.getResult(0)).getDefiningOp();
           SmallVector<Value> operandTangents;
@@ -204,6 +210,16 @@ static FailureOr<Value> buildInputGradient(linalg::LinalgOp op,
               nb.create<arith::ConstantOp>(nl, nb.getFloatAttr(element, 0.0));
           contribution =
               nb.create<arith::SelectOp>(nl, isMax, contribution, zero);
+        }
+        // Mixed precision: the gradient has the input's element type.
+        Type contributionType = contribution.getType();
+        if (contributionType != element) {
+          if (contributionType.getIntOrFloatBitWidth() <
+              element.getIntOrFloatBitWidth())
+            contribution = nb.create<arith::ExtFOp>(nl, element, contribution);
+          else
+            contribution =
+                nb.create<arith::TruncFOp>(nl, element, contribution);
         }
         if (reduces)
           contribution = nb.create<arith::AddFOp>(nl, acc, contribution);
