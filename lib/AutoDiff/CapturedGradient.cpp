@@ -118,24 +118,10 @@ FailureOr<Value> autodiff::buildCapturedGradient(linalg::LinalgOp op,
           nb.create<arith::ConstantOp>(loc, nb.getFloatAttr(element, 1.0));
       continue;
     }
-    SmallVector<Value> operandTangents;
-    for (Value operand : copy->getOperands())
-      operandTangents.push_back(tangents.lookup(operand));
-    if (llvm::all_of(operandTangents, [](Value v) { return !v; }))
-      continue;
-    auto rule = dyn_cast<ScalarTangentOpInterface>(copy);
-    if (!rule) {
-      status = inner.emitError("no tangent rule for '") << inner.getName()
-                                                          << "'";
-      break;
-    }
-    FailureOr<Value> tangent = rule.buildTangent(nb, operandTangents);
-    if (failed(tangent)) {
+    if (failed(propagateTangent(&inner, copy, nb, tangents))) {
       status = failure();
       break;
     }
-    if (*tangent)
-      tangents[copy->getResult(0)] = *tangent;
   }
   Value tangent = tangents.lookup(mapping.lookupOrDefault(yielded));
   Value updated = carried;

@@ -173,26 +173,10 @@ static FailureOr<Value> buildInputGradient(linalg::LinalgOp op,
           if (!slice.contains(&inner))
             continue;
           Operation *copy = mapping.lookup(inner.getResult(0)).getDefiningOp();
-          SmallVector<Value> operandTangents;
-          for (Value operand : copy->getOperands())
-            operandTangents.push_back(tangents.lookup(operand));
-          if (llvm::all_of(operandTangents, [](Value v) { return !v; }))
-            continue;
-          auto rule = dyn_cast<ScalarTangentOpInterface>(copy);
-          if (!rule) {
-            status = inner.emitError("no tangent rule for '")
-                     << inner.getName() << "' in the body of '"
-                     << op->getName() << "'";
-            break;
-          }
-          FailureOr<Value> tangent =
-              rule.buildTangent(nb, operandTangents);
-          if (failed(tangent)) {
+          if (failed(propagateTangent(&inner, copy, nb, tangents))) {
             status = failure();
             break;
           }
-          if (*tangent)
-            tangents[copy->getResult(0)] = *tangent;
         }
         Value acc = args.back();
         Value innerCopy = mapping.lookupOrDefault(form.inner);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuleUtils.h"
+#include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -139,4 +140,25 @@ Value autodiff::buildCastTo(OpBuilder &b, Location loc, Value value,
   if (value.getType() == type)
     return value;
   return b.create<tosa::CastOp>(loc, type, value);
+}
+
+LogicalResult autodiff::propagateTangent(Operation *original, Operation *copy,
+                                         OpBuilder &b,
+                                         DenseMap<Value, Value> &tangents) {
+  SmallVector<Value> operandTangents;
+  for (Value operand : copy->getOperands())
+    operandTangents.push_back(tangents.lookup(operand));
+  if (llvm::all_of(operandTangents, [](Value v) { return !v; }))
+    return success();
+  auto rule = dyn_cast<ScalarTangentOpInterface>(copy);
+  if (!rule)
+    return original->emitError("no tangent rule for '")
+           << original->getName() << "' in the body of '"
+           << original->getParentOp()->getName() << "'";
+  FailureOr<Value> tangent = rule.buildTangent(b, operandTangents);
+  if (failed(tangent))
+    return failure();
+  if (*tangent)
+    tangents[copy->getResult(0)] = *tangent;
+  return success();
 }

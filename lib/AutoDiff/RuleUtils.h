@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir {
 namespace ftpipe {
@@ -43,6 +44,12 @@ Value buildBroadcast(OpBuilder &b, Location loc, Value value,
                      RankedTensorType target);
 /// `lhs + rhs` for two gradients of one value (tensors or scalars).
 Value buildGradientSum(OpBuilder &b, Location loc, Value lhs, Value rhs);
+/// Pushes tangents through `copy` (a copy of the scalar op `original`) with
+/// its ScalarTangentOpInterface: records the tangent of its result in
+/// `tangents` (null entries are zero). Fails with an error at `original` when
+/// a tangent reaches an op without a rule.
+LogicalResult propagateTangent(Operation *original, Operation *copy,
+                               OpBuilder &b, DenseMap<Value, Value> &tangents);
 /// Converts a gradient to `type`'s element type where they differ.
 Value buildCastTo(OpBuilder &b, Location loc, Value value, Type type);
 

@@ -110,6 +110,34 @@ struct StageInfo {
 };
 } // namespace
 
+/// A stage function's arguments, as model values: the parameters and the data
+/// inputs it reads (in the model's argument order), then the values it
+/// receives (in first-use order).
+static SmallVector<Value> stageArguments(func::FuncOp model,
+                                         const llvm::SetVector<Value> &reads) {
+  SmallVector<Value> params, inputs, received;
+  for (Value value : reads) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg)
+      received.push_back(value);
+    else if (model.getArgAttr(arg.getArgNumber(),
+                              FTPipeDialect::kParamAttrName))
+      params.push_back(value);
+    else
+      inputs.push_back(value);
+  }
+  auto byArgNumber = [](Value a, Value b) {
+    return cast<BlockArgument>(a).getArgNumber() <
+           cast<BlockArgument>(b).getArgNumber();
+  };
+  llvm::sort(params, byArgNumber);
+  llvm::sort(inputs, byArgNumber);
+  SmallVector<Value> arguments(params);
+  arguments.append(inputs);
+  arguments.append(received);
+  return arguments;
+}
+
 void OutlineStagesPass::runOnOperation() {
   ModuleOp module = getOperation();
   FailureOr<func::FuncOp> found = findModelFunction(module, function);
@@ -249,27 +277,7 @@ void OutlineStagesPass::runOnOperation() {
   for (int64_t id : order) {
     StageInfo &info = stages[id];
     // Arguments: parameters, data inputs, received values.
-    SmallVector<Value> params, inputs, received;
-    for (Value value : info.reads) {
-      auto arg = dyn_cast<BlockArgument>(value);
-      if (!arg)
-        received.push_back(value);
-      else if (model.getArgAttr(arg.getArgNumber(),
-                                FTPipeDialect::kParamAttrName))
-        params.push_back(value);
-      else
-        inputs.push_back(value);
-    }
-    auto byArgNumber = [](Value a, Value b) {
-      return cast<BlockArgument>(a).getArgNumber() <
-             cast<BlockArgument>(b).getArgNumber();
-    };
-    llvm::sort(params, byArgNumber);
-    llvm::sort(inputs, byArgNumber);
-    SmallVector<Value> arguments;
-    arguments.append(params);
-    arguments.append(inputs);
-    arguments.append(received);
+    SmallVector<Value> arguments = stageArguments(model, info.reads);
 
     SmallVector<Type> argTypes, resultTypes;
     for (Value value : arguments)
@@ -352,27 +360,8 @@ void OutlineStagesPass::runOnOperation() {
     StageInfo &info = stages[id];
     func::FuncOp func = stageFunctions[id];
     SmallVector<Value> operands;
-    // Arguments in the function's order: rebuild from its attributes.
-    SmallVector<Value> params, inputs, received;
-    for (Value value : info.reads) {
-      auto arg = dyn_cast<BlockArgument>(value);
-      if (!arg)
-        received.push_back(callValues.lookup(value));
-      else if (model.getArgAttr(arg.getArgNumber(),
-                                FTPipeDialect::kParamAttrName))
-        params.push_back(value);
-      else
-        inputs.push_back(value);
-    }
-    auto byArgNumber = [](Value a, Value b) {
-      return cast<BlockArgument>(a).getArgNumber() <
-             cast<BlockArgument>(b).getArgNumber();
-    };
-    llvm::sort(params, byArgNumber);
-    llvm::sort(inputs, byArgNumber);
-    operands.append(params);
-    operands.append(inputs);
-    operands.append(received);
+    for (Value value : stageArguments(model, info.reads))
+      operands.push_back(callValues.lookupOrDefault(value));
     auto call = callBuilder.create<func::CallOp>(info.ops.front()->getLoc(),
                                                    func, operands);
     call->setAttr(FTPipeDialect::kStageAttrName,

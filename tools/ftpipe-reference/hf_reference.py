@@ -223,7 +223,8 @@ def memref_struct(rank):
 
 
 def descriptor(array):
-    array = np.ascontiguousarray(array)
+    # np.array, not ascontiguousarray: that one makes scalars 1-d.
+    array = np.array(array, order="C")
     desc = memref_struct(array.ndim)()
     desc.allocated = desc.aligned = array.ctypes.data
     desc.offset = 0

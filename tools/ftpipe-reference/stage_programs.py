@@ -42,7 +42,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_reference import PIPELINE, DTYPES, memref_struct  # noqa
+from hf_reference import PIPELINE, DTYPES, descriptor, memref_struct  # noqa
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -139,17 +139,6 @@ def signatures(text):
                 rest = rest[match_type.end():]
         functions[match.group(2)] = (args, results, rest)
     return functions
-
-
-def descriptor(array):
-    """A memref descriptor over a C-contiguous array of any rank (0 too)."""
-    desc = memref_struct(array.ndim)()
-    desc.allocated = desc.aligned = array.ctypes.data
-    desc.offset = 0
-    for i, (size, stride) in enumerate(zip(array.shape, array.strides)):
-        desc.sizes[i] = size
-        desc.strides[i] = stride // array.itemsize
-    return desc, array
 
 
 def read_memref(desc, shape, dtype):
