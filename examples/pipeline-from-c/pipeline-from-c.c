@@ -250,6 +250,32 @@ int main(int argc, char **argv) {
        checkPartitioned(fourth, 2, "", "textual options");
   mlirModuleDestroy(fourth);
 
+  /* The stage-program pipeline: from the model to per-device forward and
+   * backward entry points (the model must return its loss). */
+  MlirModule programs = mlirModuleCreateParse(context, source);
+  options = mlirFTPipePartitionOptionsGetDefault();
+  options.devices = 2;
+  options.method = MlirFTPipePartitionMethodSeqDP;
+  if (ok && mlirLogicalResultIsSuccess(
+                mlirFTPipeRunStageProgramsPipeline(programs, &options))) {
+    MlirSymbolTable symbols =
+        mlirSymbolTableCreate(mlirModuleGetOperation(programs));
+    const char *entries[] = {"stage0_forward", "stage0_backward",
+                             "stage1_forward", "stage1_backward"};
+    for (int i = 0; i < 4; ++i)
+      if (mlirOperationIsNull(mlirSymbolTableLookup(
+              symbols, mlirStringRefCreateFromCString(entries[i])))) {
+        fprintf(stderr, "pipeline-from-c: no %s after the stage programs\n",
+                entries[i]);
+        ok = 0;
+      }
+    mlirSymbolTableDestroy(symbols);
+  } else if (ok) {
+    fprintf(stderr, "pipeline-from-c: the stage-program pipeline failed\n");
+    ok = 0;
+  }
+  mlirModuleDestroy(programs);
+
   /* Bad options are a diagnostic and a failure, not a crash. */
   MlirModule fifth = mlirModuleCreateParse(context, source);
   Captured captured = {{0}, 0};

@@ -23,7 +23,8 @@ namespace ftpipe {
 
 /// Adds the upstream dialects that FTPipe's input IR uses (func, tosa,
 /// linalg, tensor, arith, math), so that a host which does not load them
-/// itself can parse models from ftpipe-model-gen.
+/// itself can parse models from ftpipe-model-gen, with FTPipe's reverse-mode
+/// rules for their ops (ftpipe-differentiate needs them).
 void registerFTPipeInputDialects(DialectRegistry &registry);
 
 /// Everything at once: the ftpipe dialect and the input dialects into

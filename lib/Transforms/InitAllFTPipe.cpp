@@ -21,12 +21,13 @@ void mlir::ftpipe::registerFTPipeInputDialects(DialectRegistry &registry) {
   registry.insert<arith::ArithDialect, func::FuncDialect,
                   linalg::LinalgDialect, math::MathDialect,
                   tensor::TensorDialect, tosa::TosaDialect>();
+  // The reverse-mode rules of these dialects' ops (ftpipe-differentiate).
+  autodiff::registerAllRules(registry);
 }
 
 void mlir::ftpipe::registerAllFTPipe(DialectRegistry &registry) {
   registerFTPipeDialect(registry);
   registerFTPipeInputDialects(registry);
-  autodiff::registerAllRules(registry);
   registerFTPipePasses();
   registerFTPipePipelines();
 }

@@ -126,7 +126,7 @@ build_example() {
         fail "$name does not link libFTPipe-C.so"
     fi
     # The installed model generator, run from the prefix.
-    "$prefix/bin/ftpipe-model-gen" t5-tiny --quiet -o "$work/t5-tiny.mlir" ||
+    "$prefix/bin/ftpipe-model-gen" t5-tiny --loss --quiet -o "$work/t5-tiny.mlir" ||
       fail "installed ftpipe-model-gen"
     "$program" "$work/t5-tiny.mlir" || fail "$name"
     ;;
