@@ -31,7 +31,8 @@ extern "C" {
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(FTPipe, ftpipe);
 
 /// Adds the upstream dialects FTPipe's input IR uses (func, tosa, linalg,
-/// tensor, arith, math) to `registry`.
+/// tensor, arith, math) to `registry`, with FTPipe's reverse-mode rules for
+/// their ops (the stage-program pipeline needs them).
 MLIR_CAPI_EXPORTED void
 mlirFTPipeRegisterInputDialects(MlirDialectRegistry registry);
 
