@@ -311,7 +311,13 @@ def cmd_run(opts):
 
 
 def cmd_compare(opts):
+    """Per tensor, the largest error relative to the larger of the tensor's
+    largest reference value and --floor times the largest reference gradient
+    (`grad.*`) of the file; --floor 0 is purely relative."""
     ours, theirs = load_file(opts.ours), load_file(opts.reference)
+    gradients = [float(np.max(np.abs(v))) for k, v in theirs.items()
+                 if k.startswith("grad.") and v.size]
+    floor = getattr(opts, "floor", 0.0) * max(gradients, default=0.0)
     failures = 0
     for key in sorted(theirs):
         if key not in ours or ours[key].shape != theirs[key].shape:
@@ -321,6 +327,8 @@ def cmd_compare(opts):
         a = ours[key].astype(np.float64)
         b = theirs[key].astype(np.float64)
         scale = float(np.max(np.abs(b)))
+        if key.startswith("grad."):
+            scale = max(scale, floor)
         error = float(np.max(np.abs(a - b))) / scale if scale else float(
             np.max(np.abs(a)))
         # A tensor whose exact value is zero holds rounding noise on both
@@ -334,6 +342,7 @@ def cmd_compare(opts):
         print("%s %s: max rel. error %.3g (tolerance %g)%s %s" % (
             key, "x".join(map(str, b.shape)) or "scalar", error, opts.rtol,
             values, verdict))
+    print("compare: %d tensors, %d mismatches" % (len(theirs), failures))
     return 1 if failures else 0
 
 

@@ -24,11 +24,11 @@
 #       (reference environment) Hugging Face transformers' loss.backward()
 #       on the same weights and inputs, in the same format.
 #   compare OURS REFERENCE --rtol R [--floor F]
-#       per tensor, the largest error relative to the larger of the tensor's
-#       largest reference value and F times the largest value of all
-#       reference gradients (F = 0: purely relative). A floor keeps gradients
-#       that are mathematically zero (BERT's key biases: softmax ignores a
-#       shift) from comparing rounding noise with rounding noise.
+#       hf_reference.py's compare: per tensor, the largest error relative to
+#       the larger of the tensor's largest reference value and F times the
+#       largest reference gradient (F = 0: purely relative). A floor keeps
+#       gradients that are mathematically zero (BERT's key biases: softmax
+#       ignores a shift) from comparing rounding noise with rounding noise.
 
 import argparse
 import ctypes
@@ -42,7 +42,8 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_reference import PIPELINE, DTYPES, descriptor, memref_struct  # noqa
+from hf_reference import (PIPELINE, DTYPES, cmd_compare, descriptor,  # noqa
+                          memref_struct)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -415,30 +416,6 @@ def cmd_hf_grads(opts):
     save_file(out, opts.output)
     print("hf-grads: loss %.9g, %d parameter gradients (torch %s)" % (
         float(output.loss), len(params), torch.__version__))
-
-
-def cmd_compare(opts):
-    ours, theirs = load_file(opts.ours), load_file(opts.reference)
-    scale = max(float(np.max(np.abs(v))) for k, v in theirs.items()
-                if k.startswith("grad."))
-    failures = 0
-    for key in sorted(theirs):
-        if key not in ours or ours[key].shape != theirs[key].shape:
-            print("%s: missing or shaped differently" % key)
-            failures += 1
-            continue
-        a = ours[key].astype(np.float64)
-        b = theirs[key].astype(np.float64)
-        largest = float(np.max(np.abs(b)))
-        floor = opts.floor * scale if key.startswith("grad.") else 0.0
-        error = float(np.max(np.abs(a - b))) / max(largest, floor, 1e-300)
-        verdict = "ok" if error <= opts.rtol else "MISMATCH"
-        failures += verdict != "ok"
-        print("%s %s: max rel. error %.3g (tolerance %g) %s" % (
-            key, "x".join(map(str, b.shape)) or "scalar", error, opts.rtol,
-            verdict))
-    print("compare: %d tensors, %d mismatches" % (len(theirs), failures))
-    return 1 if failures else 0
 
 
 def main():
