@@ -15,7 +15,6 @@
 
 #include "Manifest.h"
 
-#include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
 #include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/Target/HostObject.h"
@@ -269,7 +268,6 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   ft::registerAllFTPipe(registry);
   ft::registerCPULoweringDialects(registry);
-  ft::autodiff::registerAllRules(registry);
   ft::registerFTPipeConversions();
   cl::ParseCommandLineOptions(
       argc, argv,
