@@ -158,6 +158,44 @@ llvm::Error DeviceExecutor::setWeights(TensorMap weights) {
   return llvm::Error::success();
 }
 
+bool DeviceExecutor::owns(llvm::StringRef name) const {
+  auto holders = placement.find(name.str());
+  return holders == placement.end() ||
+         holders->second.front() == communicator.device();
+}
+
+TensorMap DeviceExecutor::optimizerState() const {
+  TensorMap state;
+  for (const ParameterInfo &param : params)
+    if (owns(param.name))
+      optimizer.saveState(param.name, param.shape, state);
+  return state;
+}
+
+llvm::Error DeviceExecutor::resume(int64_t updates,
+                                   const TensorMap &optimizerState) {
+  std::set<std::string> used;
+  for (const ParameterInfo &param : params) {
+    if (!owns(param.name))
+      continue;
+    if (llvm::Error error =
+            optimizer.loadState(param.name, param.shape, optimizerState))
+      return error;
+    TensorMap mine;
+    optimizer.saveState(param.name, param.shape, mine);
+    for (const auto &entry : mine)
+      used.insert(entry.first);
+  }
+  for (const auto &entry : optimizerState)
+    if (!used.count(entry.first))
+      return fail("optimizer state '" + entry.first +
+                  "' is not of a parameter device " +
+                  llvm::Twine(communicator.device()) + " owns");
+  optimizer.setSteps(updates);
+  version = updates;
+  return llvm::Error::success();
+}
+
 TensorMap DeviceExecutor::zeroGradients() const {
   TensorMap zeros;
   for (const ParameterInfo &param : params)
@@ -334,8 +372,7 @@ DeviceExecutor::update(int64_t k,
   std::vector<Tensor *> owned;
   std::vector<const Tensor *> grads;
   for (const ParameterInfo &param : params) {
-    auto holders = placement.find(param.name);
-    if (holders != placement.end() && holders->second.front() != self)
+    if (!owns(param.name))
       continue;
     names.push_back(param.name);
     owned.push_back(&live.at(param.name));

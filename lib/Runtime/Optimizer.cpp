@@ -143,3 +143,60 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
   }
   }
 }
+
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+Optimizer::slots(llvm::ArrayRef<int64_t> shape) const {
+  std::vector<int64_t> full(shape.begin(), shape.end());
+  switch (config.kind) {
+  case OptimizerKind::SGD:
+    return {{"momentum_buffer", full}};
+  case OptimizerKind::AdamW:
+    return {{"exp_avg", full}, {"exp_avg_sq", full}};
+  case OptimizerKind::Adafactor: {
+    if (shape.size() < 2)
+      return {{"exp_avg_sq", full}};
+    std::vector<int64_t> row(full.begin(), full.end() - 1);
+    std::vector<int64_t> col(full.begin(), full.end() - 2);
+    col.push_back(full.back());
+    return {{"exp_avg_sq_row", row}, {"exp_avg_sq_col", col}};
+  }
+  }
+  return {};
+}
+
+void Optimizer::saveState(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                          std::map<std::string, Tensor> &out) const {
+  auto it = state.find(name);
+  if (it == state.end())
+    return;
+  auto named = slots(shape);
+  assert(named.size() == it->second.size());
+  for (size_t i = 0; i < named.size(); ++i)
+    out[(name + "." + named[i].first).str()] =
+        Tensor::f32(named[i].second, it->second[i]);
+}
+
+llvm::Error Optimizer::loadState(llvm::StringRef name,
+                                 llvm::ArrayRef<int64_t> shape,
+                                 const std::map<std::string, Tensor> &in) {
+  std::vector<std::vector<float>> values;
+  for (const auto &[slot, slotShape] : slots(shape)) {
+    std::string key = (name + "." + slot).str();
+    auto it = in.find(key);
+    if (it == in.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "optimizer state '" + key +
+                                         "' is missing");
+    if (it->second.type != DType::F32 || it->second.shape != slotShape)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "optimizer state '" + key + "' is " +
+              dtypeName(it->second.type).str() + " " +
+              shapeString(it->second.shape) + ", expected F32 " +
+              shapeString(slotShape));
+    llvm::ArrayRef<float> data = it->second.f32Values();
+    values.emplace_back(data.begin(), data.end());
+  }
+  state[name] = std::move(values);
+  return llvm::Error::success();
+}

@@ -6,12 +6,15 @@
 // this process (--devices P, the in-process communicator). The model is a
 // directory of `ftpipe-compile` artifacts (lib/Runtime/CompiledModel.cpp)
 // or the hand-written tiny MLP (--model tiny-mlp, lib/Runtime/TinyMlp.cpp).
+// Checkpoints, resume and failure detection: docs/FailuresAndRecovery.md.
 //
 //===----------------------------------------------------------------------===//
 
+#include "FTPipe/Runtime/Checkpoint.h"
 #include "FTPipe/Runtime/Communicator.h"
 #include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/Executor.h"
+#include "FTPipe/Runtime/FailureDetector.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/TinyMlp.h"
@@ -25,6 +28,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <mutex>
 #include <thread>
 
@@ -90,6 +94,26 @@ static cl::opt<std::string> tracePath(
     "trace",
     cl::desc("write the measured timeline as a Chrome / Perfetto trace"),
     cl::init(""));
+static cl::opt<std::string> checkpointDir(
+    "checkpoint-dir", cl::desc("write checkpoints into this directory"),
+    cl::init(""));
+static cl::opt<int64_t>
+    checkpointEvery("checkpoint-every",
+                    cl::desc("write a checkpoint every N steps"), cl::init(0));
+static cl::opt<std::string> resumePath(
+    "resume",
+    cl::desc("continue from a checkpoint (a steps-<k> directory, or a "
+             "checkpoint directory: its newest complete checkpoint)"),
+    cl::init(""));
+static cl::opt<double> failureTimeout(
+    "failure-timeout",
+    cl::desc("MPI: seconds without a heartbeat after which a process is "
+             "taken for failed"),
+    cl::init(10));
+static cl::opt<int64_t> debugCheckpointPause(
+    "debug-pause-in-checkpoint", cl::Hidden,
+    cl::desc("tests: pause 60 s inside the checkpoint after N steps"),
+    cl::init(-1));
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));
@@ -140,6 +164,9 @@ struct Run {
   schedule::Schedule schedule;
   ExecutorConfig config;
   TensorMap weights, data;
+  std::optional<CheckpointSetup> checkpoint;
+  std::optional<LoadedCheckpoint> resumed;
+  FailureDetector *detector = nullptr;
   std::mutex printMutex;
 };
 } // namespace
@@ -160,6 +187,15 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
     mine[param.name] = run.weights.at(param.name);
   if (llvm::Error error = executor.setWeights(std::move(mine)))
     die(llvm::toString(std::move(error)));
+  if (run.resumed)
+    if (llvm::Error error = executor.resume(run.resumed->updates,
+                                            run.resumed->optimizerState[d]))
+      die(run.resumed->directory + ": " + llvm::toString(std::move(error)));
+  if (run.resumed && d == 0) {
+    std::lock_guard<std::mutex> lock(run.printMutex);
+    llvm::errs() << "resuming " << run.resumed->directory << " after "
+                 << run.resumed->updates << " steps\n";
+  }
   if (llvm::Error error = executor.setData(run.data))
     die(llvm::toString(std::move(error)));
   executor.recordTrace(!tracePath.empty());
@@ -170,6 +206,19 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
       executor.run(run.schedule.devices[d], [&](const StepReport &report) {
         totalSeconds += report.seconds;
         totalCompute += report.computeSeconds;
+        if (run.detector)
+          run.detector->setCompletedStep(report.step);
+        if (run.checkpoint && (report.step + 1) % checkpointEvery == 0) {
+          TensorMap owned;
+          for (const auto &[name, holders] : placement)
+            if (holders.front() == d)
+              owned[name] = executor.weights().at(name);
+          if (llvm::Error error = saveCheckpoint(
+                  communicator, *run.checkpoint, executor.updates(), owned,
+                  executor.optimizerState()))
+            die("device " + llvm::Twine(d) + ": checkpoint: " +
+                llvm::toString(std::move(error)));
+        }
         if (!report.loss)
           return;
         std::lock_guard<std::mutex> lock(run.printMutex);
@@ -234,6 +283,43 @@ static std::unique_ptr<PipelineModel> openModel() {
   return createTinyMlpModel(shape, std::move(placement));
 }
 
+/// --checkpoint-dir and --resume: checks them and, when resuming, loads and
+/// verifies the checkpoint and replaces the weights and the schedule with
+/// the rest of the run. Writes nothing.
+static void prepareCheckpoints(Run &run) {
+  if (checkpointDir.empty() != (checkpointEvery.getNumOccurrences() == 0))
+    die("give --checkpoint-dir and --checkpoint-every together");
+  if (!checkpointDir.empty() && checkpointEvery < 1)
+    die("--checkpoint-every must be at least 1");
+  if (checkpointDir.empty() && resumePath.empty())
+    return;
+  RunIdentity identity = identifyRun(*run.model, run.config, run.data);
+  if (!resumePath.empty()) {
+    if (!weightsPath.empty())
+      die("--resume continues from the checkpoint's weights; leave out "
+          "--weights");
+    run.resumed = orDie(loadCheckpoint(resumePath, identity));
+    if (llvm::Error error =
+            validateWeights(run.model->parameters(), run.resumed->weights))
+      die(run.resumed->directory + ": " + llvm::toString(std::move(error)));
+    int64_t done = run.resumed->updates;
+    if (done >= steps)
+      die(run.resumed->directory + " is after " + llvm::Twine(done) +
+          " steps, --steps " + llvm::Twine(steps.getValue()) +
+          ": nothing left to run");
+    run.weights = run.resumed->weights;
+    const schedule::StageGraph &graph = run.model->stageGraph();
+    schedule::ScheduleConfig rest = run.config.schedule;
+    rest.steps = steps - done;
+    run.schedule = orDie(schedule::generate(graph, rest));
+    orDie(schedule::dryRun(graph, rest, run.schedule));
+    shiftSchedule(run.schedule, done, rest.microBatches);
+  }
+  if (!checkpointDir.empty())
+    run.checkpoint = CheckpointSetup{checkpointDir, std::move(identity), seed,
+                                     debugCheckpointPause, 60.0};
+}
+
 int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "FTPipe pipeline runtime\n");
   if (np > 0)
@@ -274,6 +360,7 @@ int main(int argc, char **argv) {
   if (llvm::Error error = validateDataset(run.model->dataInputs(), run.data))
     die((dataPath.empty() ? "synthetic data" : dataPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
+  prepareCheckpoints(run);
 
   const ParameterPlacement &placement = run.model->placement();
   TensorMap final;
@@ -286,6 +373,13 @@ int main(int argc, char **argv) {
           " devices, mpirun started " + llvm::Twine(communicator->devices()) +
           " processes");
     communicator->setTimeout(timeoutSeconds);
+    std::unique_ptr<FailureDetector> detector;
+    if (communicator->devices() > 1) {
+      detector = orDie(FailureDetector::start(*communicator, failureTimeout));
+      run.detector = detector.get();
+      if (run.resumed)
+        detector->setCompletedStep(run.resumed->updates - 1);
+    }
     auto stages = orDie(run.model->loadStages(communicator->device()));
     // Start together, so the processes' timelines line up.
     communicator->barrier(0);
@@ -329,6 +423,8 @@ int main(int argc, char **argv) {
       ++index;
     }
     communicator->barrier(1);
+    if (detector)
+      detector->finish();
     if (communicator->device() != 0)
       return 0;
   } else {

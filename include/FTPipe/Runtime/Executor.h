@@ -107,6 +107,19 @@ public:
                   const std::function<void(const StepReport &)> &onStep = {});
 
   const TensorMap &weights() const { return live; }
+  /// Updates done: the live weights' version.
+  int64_t updates() const { return version; }
+  /// Whether this device owns parameter `name` (updates it, Executor.h).
+  bool owns(llvm::StringRef name) const;
+  /// The optimizer state of the parameters this device owns, as
+  /// Optimizer::saveState names it (what a checkpoint keeps).
+  TensorMap optimizerState() const;
+  /// Continues a run after `updates` updates (a checkpoint's): the weights'
+  /// version, the optimizer's count and the owned parameters' optimizer
+  /// state (as optimizerState() gave it; nothing missing, nothing extra).
+  /// The actions then run are the rest of the run, their micro-batches and
+  /// updates counted from the start of the run as before.
+  llvm::Error resume(int64_t updates, const TensorMap &optimizerState);
   /// Record every action's start and end during run().
   void recordTrace(bool on) { tracing = on; }
   const std::vector<TraceEvent> &trace() const { return events; }

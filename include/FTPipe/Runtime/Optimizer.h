@@ -10,7 +10,8 @@
 // The learning rate warms up linearly: update k (from 0) uses
 // lr * min(1, k / warmupSteps) (transformers'
 // get_constant_schedule_with_warmup). Each parameter keeps its own state,
-// keyed by name; the step count is the optimizer's.
+// keyed by name; the step count is the optimizer's. The state goes out and
+// comes back as tensors with PyTorch's names (checkpoints, Checkpoint.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +21,10 @@
 #include "FTPipe/Runtime/Tensor.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+
+#include <map>
 
 namespace ftpipe {
 namespace runtime {
@@ -55,9 +59,26 @@ public:
             llvm::MutableArrayRef<Tensor *> params,
             llvm::ArrayRef<const Tensor *> grads);
 
+  /// The state of parameter `name` (of `shape`) as f32 tensors named
+  /// "<name>.<slot>" with torch.optim's slot names and shapes (SGD
+  /// `momentum_buffer`; AdamW `exp_avg`, `exp_avg_sq`; Adafactor
+  /// `exp_avg_sq_row` and `exp_avg_sq_col` for a matrix, `exp_avg_sq` for a
+  /// vector), added to `out`; nothing before the parameter's first update.
+  void saveState(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                 std::map<std::string, Tensor> &out) const;
+  /// Takes back what saveState wrote for `name`; refuses a missing or
+  /// mis-shaped slot by name.
+  llvm::Error loadState(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                        const std::map<std::string, Tensor> &in);
+  /// Continues the count of updates (a resumed run).
+  void setSteps(int64_t steps) { done = steps; }
+
 private:
   void update(llvm::StringRef name, Tensor &param, const Tensor &grad,
               double lr);
+  /// The slots of a parameter of `shape`: their names and shapes.
+  std::vector<std::pair<std::string, std::vector<int64_t>>>
+  slots(llvm::ArrayRef<int64_t> shape) const;
   OptimizerConfig config;
   int64_t done = 0;
   /// Per parameter: SGD {momentum buffer}; AdamW {m, v}; Adafactor

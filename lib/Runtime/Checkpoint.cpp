@@ -1,0 +1,530 @@
+//===- Checkpoint.cpp - Writing, committing and verifying checkpoints -----===//
+//
+// Files are written with POSIX calls because durability needs fsync (of the
+// file before its rename, and of the directory after): LLVM's file API has
+// no fsync. Checksums are XXH3-64 of the whole file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/Checkpoint.h"
+#include "FTPipe/Runtime/Safetensors.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace ftpipe::runtime;
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+static constexpr int64_t kFormatVersion = 1;
+/// Runtime tags of the gathering of file records (Communicator.h).
+static constexpr int64_t kRecordSizeTag = kRuntimeTagBase + 11;
+static constexpr int64_t kRecordTag = kRuntimeTagBase + 12;
+
+static std::string checksum(llvm::StringRef bytes) {
+  return llvm::formatv("{0:x-16}", llvm::xxh3_64bits(bytes)).str();
+}
+
+static std::string checkpointName(int64_t updates) {
+  return llvm::formatv("steps-{0:d6}", updates).str();
+}
+
+static llvm::StringRef optimizerName(OptimizerKind kind) {
+  switch (kind) {
+  case OptimizerKind::SGD:
+    return "sgd";
+  case OptimizerKind::AdamW:
+    return "adamw";
+  case OptimizerKind::Adafactor:
+    return "adafactor";
+  }
+  return "";
+}
+
+static llvm::json::Array shapeJson(llvm::ArrayRef<int64_t> shape) {
+  llvm::json::Array result;
+  for (int64_t size : shape)
+    result.push_back(size);
+  return result;
+}
+
+RunIdentity ftpipe::runtime::identifyRun(const PipelineModel &model,
+                                         const ExecutorConfig &config,
+                                         const TensorMap &data) {
+  RunIdentity identity;
+  for (const ParameterInfo &param : model.parameters())
+    identity.model[param.name] = llvm::json::Object{
+        {"dtype", dtypeName(param.type)}, {"shape", shapeJson(param.shape)}};
+
+  const schedule::StageGraph &graph = model.stageGraph();
+  llvm::json::Array stages, holders;
+  for (int64_t s = 0; s < graph.stages(); ++s)
+    stages.push_back(llvm::json::Object{
+        {"device", graph.device[s]}, {"producers", shapeJson(graph.producers[s])}});
+  llvm::json::Object parameterHolders;
+  for (const auto &[name, devices] : model.placement())
+    parameterHolders[name] = shapeJson(devices);
+  identity.plan = llvm::json::Object{{"devices", graph.devices},
+                                     {"stages", std::move(stages)},
+                                     {"holders", std::move(parameterHolders)}};
+
+  llvm::json::Object dataSet;
+  for (const auto &[name, tensor] : data)
+    dataSet[name] = llvm::json::Object{
+        {"dtype", dtypeName(tensor.type)},
+        {"shape", shapeJson(tensor.shape)},
+        {"xxh3_64", checksum(llvm::StringRef(tensor.bytes.data(),
+                                             tensor.bytes.size()))}};
+  identity.training = llvm::json::Object{
+      {"optimizer", optimizerName(config.optimizer.kind)},
+      {"micro_batches", config.schedule.microBatches},
+      {"micro_batch_size", model.microBatchSize()},
+      {"data", std::move(dataSet)}};
+  return identity;
+}
+
+//===----------------------------------------------------------------------===//
+// Durable writes
+//===----------------------------------------------------------------------===//
+
+static llvm::Error syncDirectory(llvm::StringRef directory) {
+  int fd = ::open(directory.str().c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0)
+    return fail(directory + ": " + std::strerror(errno));
+  int result = ::fsync(fd);
+  ::close(fd);
+  if (result != 0)
+    return fail(directory + ": fsync: " + std::strerror(errno));
+  return llvm::Error::success();
+}
+
+/// Writes `bytes` to `temporary` and flushes them to disk.
+static llvm::Error writeDurably(llvm::StringRef temporary,
+                                llvm::StringRef bytes) {
+  int fd = ::open(temporary.str().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return fail(temporary + ": " + std::strerror(errno));
+  const char *data = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t written = ::write(fd, data, left);
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written < 0) {
+      std::string reason = std::strerror(errno);
+      ::close(fd);
+      return fail(temporary + ": " + reason);
+    }
+    data += written;
+    left -= written;
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0)
+    return fail(temporary + ": " + std::strerror(errno));
+  return llvm::Error::success();
+}
+
+static std::string temporaryName(llvm::StringRef file) {
+  return (file + ".tmp-" + llvm::Twine(::getpid())).str();
+}
+
+static llvm::Error renameInto(llvm::StringRef from, llvm::StringRef to) {
+  if (std::error_code error = fs::rename(from, to))
+    return fail("renaming " + from + " to " + to + ": " + error.message());
+  return llvm::Error::success();
+}
+
+namespace {
+/// One file of a checkpoint as the manifest lists it.
+struct FileRecord {
+  std::string name;
+  int64_t device = 0;
+  int64_t bytes = 0;
+  std::string checksum;
+};
+} // namespace
+
+static llvm::json::Value recordJson(const FileRecord &record) {
+  return llvm::json::Object{{"name", record.name},
+                            {"device", record.device},
+                            {"bytes", record.bytes},
+                            {"xxh3_64", record.checksum}};
+}
+
+static std::optional<FileRecord> parseRecord(const llvm::json::Value &value) {
+  const llvm::json::Object *object = value.getAsObject();
+  if (!object)
+    return std::nullopt;
+  std::optional<llvm::StringRef> name = object->getString("name");
+  std::optional<int64_t> device = object->getInteger("device");
+  std::optional<int64_t> bytes = object->getInteger("bytes");
+  std::optional<llvm::StringRef> sum = object->getString("xxh3_64");
+  if (!name || !device || !bytes || !sum || name->contains('/') ||
+      name->starts_with("."))
+    return std::nullopt;
+  return FileRecord{name->str(), *device, *bytes, sum->str()};
+}
+
+//===----------------------------------------------------------------------===//
+// Saving
+//===----------------------------------------------------------------------===//
+
+/// Removes `directory` and everything in it (checkpoints hold no
+/// subdirectories).
+static void removeDirectory(llvm::StringRef directory) {
+  std::error_code error;
+  std::vector<std::string> files;
+  for (fs::directory_iterator it(directory, error), end; it != end && !error;
+       it.increment(error))
+    files.push_back(it->path());
+  for (const std::string &file : files)
+    fs::remove(file);
+  fs::remove(directory);
+}
+
+/// Device 0: the manifest, written last, then the rename that makes the
+/// checkpoint complete, then the older checkpoints go.
+static llvm::Error commit(const CheckpointSetup &setup, int64_t updates,
+                          llvm::StringRef partial,
+                          const std::vector<FileRecord> &records) {
+  llvm::json::Array files;
+  for (const FileRecord &record : records)
+    files.push_back(recordJson(record));
+  int64_t microBatches =
+      setup.identity.training.getInteger("micro_batches").value_or(0);
+  llvm::json::Object manifest{
+      {"format", "ftpipe-checkpoint"},
+      {"version", kFormatVersion},
+      {"updates", updates},
+      {"next_micro_batch", updates * microBatches},
+      {"random", llvm::json::Object{{"init_seed",
+                                     static_cast<int64_t>(setup.seed)},
+                                    {"draws_after_init", 0}}},
+      {"model", llvm::json::Object(setup.identity.model)},
+      {"plan", llvm::json::Object(setup.identity.plan)},
+      {"training", llvm::json::Object(setup.identity.training)},
+      {"files", std::move(files)}};
+  // Leftovers of an earlier attempt at this step (a killed writer).
+  std::error_code error;
+  std::vector<std::string> stray;
+  for (fs::directory_iterator it(partial, error), end; it != end && !error;
+       it.increment(error)) {
+    llvm::StringRef name = path::filename(it->path());
+    if (llvm::none_of(records, [&](const FileRecord &record) {
+          return record.name == name;
+        }))
+      stray.push_back(it->path());
+  }
+  for (const std::string &file : stray)
+    fs::remove(file);
+
+  std::string manifestPath = (partial + "/manifest.json").str();
+  std::string temporary = temporaryName(manifestPath);
+  if (llvm::Error error = writeDurably(
+          temporary, llvm::formatv("{0:2}", llvm::json::Value(
+                                                std::move(manifest)))
+                         .str()))
+    return error;
+  if (llvm::Error error = renameInto(temporary, manifestPath))
+    return error;
+  if (llvm::Error error = syncDirectory(partial))
+    return error;
+  std::string final = (setup.directory + "/" + checkpointName(updates));
+  if (fs::exists(final))
+    removeDirectory(final);
+  if (llvm::Error error = renameInto(partial, final))
+    return error;
+  if (llvm::Error error = syncDirectory(setup.directory))
+    return error;
+
+  // The new checkpoint is complete: the older ones (and abandoned partial
+  // directories of earlier steps) go. Partial directories of later steps
+  // may be in the middle of their writes.
+  std::vector<std::string> old;
+  for (fs::directory_iterator it(setup.directory, error), end;
+       it != end && !error; it.increment(error)) {
+    llvm::StringRef name = path::filename(it->path());
+    int64_t step = 0;
+    bool complete = name.consume_front("steps-");
+    if (!complete && !name.consume_front(".partial-steps-"))
+      continue;
+    if (name.getAsInteger(10, step) || step == updates ||
+        (!complete && step > updates))
+      continue;
+    old.push_back(it->path());
+  }
+  for (const std::string &directory : old)
+    removeDirectory(directory);
+  return llvm::Error::success();
+}
+
+llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
+                                            const CheckpointSetup &setup,
+                                            int64_t updates,
+                                            const TensorMap &ownedWeights,
+                                            const TensorMap &optimizerState) {
+  int64_t self = communicator.device();
+  std::string partial =
+      setup.directory + "/.partial-" + checkpointName(updates);
+  if (std::error_code error = fs::create_directories(partial))
+    return fail(partial + ": " + error.message());
+
+  std::map<std::string, std::string> metadata = {
+      {"format", "pt"},
+      {"ftpipe_updates", std::to_string(updates)},
+      {"ftpipe_device", std::to_string(self)}};
+  std::vector<std::pair<std::string, std::string>> contents = {
+      {"weights-device-" + std::to_string(self) + ".safetensors",
+       serializeSafetensors(ownedWeights, metadata)},
+      {"optimizer-device-" + std::to_string(self) + ".safetensors",
+       serializeSafetensors(optimizerState, metadata)}};
+  std::vector<FileRecord> mine;
+  for (const auto &[name, bytes] : contents) {
+    std::string file = partial + "/" + name;
+    if (llvm::Error error = writeDurably(temporaryName(file), bytes))
+      return error;
+    mine.push_back({name, self, static_cast<int64_t>(bytes.size()),
+                    checksum(bytes)});
+  }
+  if (updates == setup.pauseAtUpdates) {
+    llvm::errs() << "device " << self << ": writing checkpoint "
+                 << checkpointName(updates) << ", paused\n";
+    llvm::errs().flush();
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>(setup.pauseSeconds));
+  }
+  for (const auto &entry : contents) {
+    std::string file = partial + "/" + entry.first;
+    if (llvm::Error error = renameInto(temporaryName(file), file))
+      return error;
+  }
+  if (llvm::Error error = syncDirectory(partial))
+    return error;
+
+  if (self != 0) {
+    llvm::json::Array records;
+    for (const FileRecord &record : mine)
+      records.push_back(recordJson(record));
+    std::string text =
+        llvm::formatv("{0}", llvm::json::Value(std::move(records))).str();
+    int64_t size = text.size();
+    communicator.send(0, kRecordSizeTag, updates, &size, sizeof(size));
+    communicator.send(0, kRecordTag, updates, text.data(), text.size());
+    return llvm::Error::success();
+  }
+  for (int64_t d = 1; d < communicator.devices(); ++d) {
+    int64_t size = 0;
+    communicator.recv(d, kRecordSizeTag, updates, &size, sizeof(size));
+    std::string text(size, '\0');
+    communicator.recv(d, kRecordTag, updates, text.data(), text.size());
+    llvm::Expected<llvm::json::Value> records = llvm::json::parse(text);
+    if (!records)
+      return records.takeError();
+    for (const llvm::json::Value &value : *records->getAsArray())
+      mine.push_back(*parseRecord(value));
+  }
+  return commit(setup, updates, partial, mine);
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+/// The newest `steps-<k>` directory with a manifest under `root`.
+static llvm::Expected<std::string> newestCheckpoint(llvm::StringRef root) {
+  std::error_code error;
+  int64_t best = -1;
+  std::string found;
+  for (fs::directory_iterator it(root, error), end; it != end && !error;
+       it.increment(error)) {
+    llvm::StringRef name = path::filename(it->path());
+    int64_t step = 0;
+    if (!name.consume_front("steps-") || name.getAsInteger(10, step) ||
+        !fs::exists(it->path() + "/manifest.json") || step <= best)
+      continue;
+    best = step;
+    found = it->path();
+  }
+  if (error)
+    return fail(root + ": " + error.message());
+  if (found.empty())
+    return fail(root + ": no complete checkpoint (no steps-<k> directory "
+                       "with a manifest.json)");
+  return found;
+}
+
+/// Describes how `found` differs from `expected` (both JSON objects of
+/// RunIdentity), key by key; empty when equal.
+static std::vector<std::string> differences(const llvm::json::Object &found,
+                                            const llvm::json::Object &expected,
+                                            llvm::StringRef what) {
+  std::vector<std::string> result;
+  auto text = [](const llvm::json::Value &value) {
+    return llvm::formatv("{0}", value).str();
+  };
+  for (const auto &[key, value] : expected) {
+    const llvm::json::Value *other = found.get(key);
+    if (!other)
+      result.push_back(what.str() + " '" + key.str() + "' is " + text(value) +
+                       " here, absent in the checkpoint");
+    else if (*other != value)
+      result.push_back(what.str() + " '" + key.str() + "' is " + text(value) +
+                       " here, " + text(*other) + " in the checkpoint");
+  }
+  for (const auto &[key, value] : found)
+    if (!expected.get(key))
+      result.push_back(what.str() + " '" + key.str() + "' is " + text(value) +
+                       " in the checkpoint, absent here");
+  return result;
+}
+
+/// Refuses a checkpoint of another model, plan or training setup.
+static llvm::Error checkIdentity(const llvm::json::Object &manifest,
+                                 const RunIdentity &expected,
+                                 llvm::StringRef directory) {
+  struct Part {
+    const char *key, *what, *refusal;
+    const llvm::json::Object &expected;
+  };
+  for (const Part &part :
+       {Part{"model", "parameter", "another model", expected.model},
+        Part{"plan", "plan entry", "another plan", expected.plan},
+        Part{"training", "setting", "another training setup",
+             expected.training}}) {
+    const llvm::json::Object *found = manifest.getObject(part.key);
+    if (!found)
+      return fail(directory + ": the manifest has no '" + part.key + "'");
+    std::vector<std::string> diff =
+        differences(*found, part.expected, part.what);
+    if (diff.empty())
+      continue;
+    // The data set's entry is one object: name its tensors instead.
+    if (llvm::StringRef(part.key) == "training")
+      if (const llvm::json::Object *data = found->getObject("data"))
+        if (const llvm::json::Object *want =
+                part.expected.getObject("data")) {
+          std::vector<std::string> dataDiff =
+              differences(*data, *want, "data tensor");
+          if (!dataDiff.empty()) {
+            llvm::erase_if(diff, [](const std::string &line) {
+              return llvm::StringRef(line).starts_with("setting 'data'");
+            });
+            diff.insert(diff.end(), dataDiff.begin(), dataDiff.end());
+          }
+        }
+    constexpr size_t kShown = 4;
+    size_t total = diff.size();
+    if (total > kShown) {
+      diff.resize(kShown);
+      diff.push_back("and " + std::to_string(total - kShown) + " more");
+    }
+    return fail(directory + " is a checkpoint of " + part.refusal + ": " +
+                llvm::join(diff, "; "));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<LoadedCheckpoint>
+ftpipe::runtime::loadCheckpoint(llvm::StringRef where,
+                                const RunIdentity &expected) {
+  std::string directory = where.str();
+  if (!fs::is_directory(directory))
+    return fail(directory + ": no such checkpoint directory");
+  if (!fs::exists(directory + "/manifest.json")) {
+    llvm::Expected<std::string> newest = newestCheckpoint(directory);
+    if (!newest)
+      return newest.takeError();
+    directory = *newest;
+  }
+  std::string manifestPath = directory + "/manifest.json";
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> manifestBytes =
+      llvm::MemoryBuffer::getFile(manifestPath);
+  if (!manifestBytes)
+    return fail(manifestPath + ": " + manifestBytes.getError().message());
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse((*manifestBytes)->getBuffer());
+  if (!parsed)
+    return fail(manifestPath + ": not JSON: " +
+                llvm::toString(parsed.takeError()));
+  const llvm::json::Object *manifest = parsed->getAsObject();
+  if (!manifest || manifest->getString("format") != "ftpipe-checkpoint")
+    return fail(manifestPath + ": not an ftpipe checkpoint manifest");
+  if (manifest->getInteger("version") != kFormatVersion)
+    return fail(manifestPath + ": checkpoint format version " +
+                llvm::Twine(manifest->getInteger("version").value_or(-1)) +
+                ", this runtime reads version " + llvm::Twine(kFormatVersion));
+  std::optional<int64_t> updates = manifest->getInteger("updates");
+  const llvm::json::Array *files = manifest->getArray("files");
+  if (!updates || *updates < 1 || !files)
+    return fail(manifestPath + ": no 'updates' or 'files'");
+  if (llvm::Error error = checkIdentity(*manifest, expected, directory))
+    return std::move(error);
+
+  int64_t devices = expected.plan.getInteger("devices").value_or(0);
+  LoadedCheckpoint loaded;
+  loaded.directory = directory;
+  loaded.updates = *updates;
+  loaded.optimizerState.resize(devices);
+  std::vector<bool> haveWeights(devices), haveState(devices);
+  for (const llvm::json::Value &value : *files) {
+    std::optional<FileRecord> record = parseRecord(value);
+    if (!record || record->device < 0 || record->device >= devices)
+      return fail(manifestPath + ": a malformed file entry");
+    std::string file = directory + "/" + record->name;
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+        llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                    /*RequiresNullTerminator=*/false);
+    if (!bytes)
+      return fail(file + ": " + bytes.getError().message() +
+                  " (the checkpoint is incomplete)");
+    llvm::StringRef content = (*bytes)->getBuffer();
+    if (static_cast<int64_t>(content.size()) != record->bytes)
+      return fail(file + " has " + llvm::Twine(content.size()) +
+                  " bytes, the manifest says " + llvm::Twine(record->bytes) +
+                  " (truncated or replaced)");
+    if (checksum(content) != record->checksum)
+      return fail(file + ": checksum " + checksum(content) +
+                  ", the manifest says " + record->checksum + " (corrupted)");
+    llvm::Expected<SafetensorsFile> tensors = parseSafetensors(content, file);
+    if (!tensors)
+      return tensors.takeError();
+    bool weights = llvm::StringRef(record->name).starts_with("weights-");
+    std::vector<bool> &have = weights ? haveWeights : haveState;
+    if (have[record->device])
+      return fail(manifestPath + ": two files of the same kind for device " +
+                  llvm::Twine(record->device));
+    have[record->device] = true;
+    if (weights)
+      loaded.weights.merge(tensors->tensors);
+    else
+      loaded.optimizerState[record->device] = std::move(tensors->tensors);
+  }
+  for (int64_t d = 0; d < devices; ++d)
+    if (!haveWeights[d] || !haveState[d])
+      return fail(manifestPath + ": the files of device " + llvm::Twine(d) +
+                  " are missing");
+  return loaded;
+}
+
+void ftpipe::runtime::shiftSchedule(schedule::Schedule &schedule,
+                                    int64_t updates, int64_t microBatches) {
+  for (std::vector<schedule::Action> &actions : schedule.devices)
+    for (schedule::Action &action : actions)
+      action.index += action.kind == schedule::ActionKind::Update
+                          ? updates
+                          : updates * microBatches;
+}
