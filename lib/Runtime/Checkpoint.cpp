@@ -367,27 +367,51 @@ static llvm::Expected<std::string> newestCheckpoint(llvm::StringRef root) {
   return found;
 }
 
+/// A value of RunIdentity as a message shows it: a tensor as "F32 [8, 4]",
+/// anything else as JSON.
+static std::string describe(const llvm::json::Value &value) {
+  if (const llvm::json::Object *object = value.getAsObject())
+    if (std::optional<llvm::StringRef> dtype = object->getString("dtype"))
+      if (const llvm::json::Array *shape = object->getArray("shape")) {
+        std::vector<std::string> sizes;
+        for (const llvm::json::Value &size : *shape)
+          sizes.push_back(llvm::formatv("{0}", size).str());
+        return (*dtype + " [" + llvm::join(sizes, ", ") + "]").str();
+      }
+  return llvm::formatv("{0}", value).str();
+}
+
+static std::vector<std::string> sortedKeys(const llvm::json::Object &object) {
+  std::vector<std::string> keys;
+  for (const auto &entry : object)
+    keys.push_back(entry.first.str());
+  llvm::sort(keys);
+  return keys;
+}
+
 /// Describes how `found` differs from `expected` (both JSON objects of
-/// RunIdentity), key by key; empty when equal.
+/// RunIdentity), key by key in name order; empty when equal.
 static std::vector<std::string> differences(const llvm::json::Object &found,
                                             const llvm::json::Object &expected,
                                             llvm::StringRef what) {
   std::vector<std::string> result;
-  auto text = [](const llvm::json::Value &value) {
-    return llvm::formatv("{0}", value).str();
-  };
-  for (const auto &[key, value] : expected) {
+  for (const std::string &key : sortedKeys(expected)) {
+    const llvm::json::Value &value = *expected.get(key);
     const llvm::json::Value *other = found.get(key);
     if (!other)
-      result.push_back(what.str() + " '" + key.str() + "' is " + text(value) +
+      result.push_back(what.str() + " '" + key + "' is " + describe(value) +
                        " here, absent in the checkpoint");
+    else if (*other != value && describe(*other) == describe(value))
+      result.push_back(what.str() + " '" + key + "' is " + describe(value) +
+                       " with other contents than in the checkpoint");
     else if (*other != value)
-      result.push_back(what.str() + " '" + key.str() + "' is " + text(value) +
-                       " here, " + text(*other) + " in the checkpoint");
+      result.push_back(what.str() + " '" + key + "' is " + describe(value) +
+                       " here, " + describe(*other) + " in the checkpoint");
   }
-  for (const auto &[key, value] : found)
+  for (const std::string &key : sortedKeys(found))
     if (!expected.get(key))
-      result.push_back(what.str() + " '" + key.str() + "' is " + text(value) +
+      result.push_back(what.str() + " '" + key + "' is " +
+                       describe(*found.get(key)) +
                        " in the checkpoint, absent here");
   return result;
 }
