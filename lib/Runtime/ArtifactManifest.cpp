@@ -41,7 +41,7 @@ static bool fromJSON(const json::Value &value, ManifestTensor &tensor,
   json::ObjectMapper mapper(value, path);
   std::string dtype;
   if (!mapper || !mapper.map("dtype", dtype) ||
-      !mapper.mapOptional("shape", tensor.shape))
+      !mapper.map("shape", tensor.shape))
     return false;
   std::optional<DType> type = manifestDType(dtype);
   if (!type) {
@@ -62,8 +62,15 @@ static bool fromJSON(const json::Value &value, EntryValue &entry,
   std::string kind;
   if (!mapper || !mapper.map("kind", kind) ||
       !mapper.mapOptional("name", entry.name) ||
-      !mapper.mapOptional("saved", entry.saved) ||
-      !fromJSON(value, entry.tensor, path))
+      !mapper.mapOptional("saved", entry.saved))
+    return false;
+  // The micro-batch is an index passed by value: no shape.
+  if (kind == "microbatch") {
+    entry.kind = EntryValue::Kind::Microbatch;
+    entry.tensor = {{}, DType::I64};
+    return true;
+  }
+  if (!fromJSON(value, entry.tensor, path))
     return false;
   using Kind = EntryValue::Kind;
   static const std::pair<const char *, Kind> kinds[] = {

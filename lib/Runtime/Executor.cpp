@@ -17,6 +17,16 @@ static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// The first few problems, and how many more (a file of another kind would
+/// otherwise list every tensor).
+static std::string listProblems(llvm::ArrayRef<std::string> problems) {
+  constexpr size_t shown = 4;
+  if (problems.size() <= shown)
+    return llvm::join(problems, "; ");
+  return llvm::join(problems.take_front(shown), "; ") + "; and " +
+         std::to_string(problems.size() - shown) + " more";
+}
+
 static double now() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -74,7 +84,7 @@ ftpipe::runtime::validateDataset(const std::vector<DataInputInfo> &inputs,
   if (problems.empty())
     return llvm::Error::success();
   return fail("the data set does not match the model: " +
-              llvm::join(problems, "; "));
+              listProblems(problems));
 }
 
 llvm::Error
@@ -99,7 +109,7 @@ ftpipe::runtime::validateWeights(const std::vector<ParameterInfo> &params,
   if (problems.empty())
     return llvm::Error::success();
   return fail("the weights do not match the model: " +
-              llvm::join(problems, "; "));
+              listProblems(problems));
 }
 
 /// The transport stage code sees while the executor runs: the
