@@ -74,11 +74,15 @@ static bool fromJSON(const json::Value &value, EntryValue &entry,
     return false;
   using Kind = EntryValue::Kind;
   static const std::pair<const char *, Kind> kinds[] = {
-      {"microbatch", Kind::Microbatch}, {"param", Kind::Param},
-      {"input", Kind::Input},           {"saved", Kind::Saved},
-      {"loss", Kind::Loss},             {"grad", Kind::Grad},
+      {"microbatch", Kind::Microbatch},
+      {"param", Kind::Param},
+      {"input", Kind::Input},
+      {"saved", Kind::Saved},
+      {"loss", Kind::Loss},
+      {"grad", Kind::Grad},
       {"output", Kind::Output}};
-  const auto *it = llvm::find_if(kinds, [&](auto &k) { return kind == k.first; });
+  const auto *it =
+      llvm::find_if(kinds, [&](auto &k) { return kind == k.first; });
   if (it == std::end(kinds)) {
     path.field("kind").report("unknown kind");
     return false;
@@ -184,12 +188,14 @@ static llvm::Error checkReferences(const ArtifactManifest &manifest) {
       return fail(where(entry) + ": device " + llvm::Twine(entry.device) +
                   " or stage " + llvm::Twine(entry.stage) + " does not exist");
     const ManifestStage &stage = manifest.stages[entry.stage];
-    if (stage.device != entry.device ||
-        (entry.backward ? stage.backward : stage.forward) != name)
+    if (stage.device != entry.device)
+      return fail(where(entry) + " is on device " + llvm::Twine(entry.device) +
+                  ", its stage " + llvm::Twine(entry.stage) + " on device " +
+                  llvm::Twine(stage.device));
+    if ((entry.backward ? stage.backward : stage.forward) != name)
       return fail(where(entry) + " is not the " +
-                  (entry.backward ? "backward" : "forward") + " of stage " +
-                  llvm::Twine(entry.stage) + " on device " +
-                  llvm::Twine(entry.device));
+                  (entry.backward ? "backward" : "forward") + " that stage " +
+                  llvm::Twine(entry.stage) + " lists");
     for (const EntryValue &value : entry.arguments) {
       if (value.kind == EntryValue::Kind::Param &&
           !manifest.parameters.count(value.name))
@@ -262,8 +268,9 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
   if (!ok)
     return fail(path + ": " + llvm::toString(root.getError()));
   if (format != "ftpipe-manifest" || version != 1)
-    return fail(path + ": not an ftpipe-compile manifest of version 1 "
-                       "(format '" +
+    return fail(path +
+                ": not an ftpipe-compile manifest of version 1 "
+                "(format '" +
                 format + "', version " + llvm::Twine(version) + ")");
 
   manifest.artifacts.resize(devices.size());
@@ -272,8 +279,8 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
         !manifest.artifacts[device.id].empty())
       return fail(path + ": device ids are not 0.." +
                   llvm::Twine(devices.size() - 1) + ", each once");
-    if (device.artifact.empty() || llvm::sys::path::has_parent_path(
-                                       device.artifact))
+    if (device.artifact.empty() ||
+        llvm::sys::path::has_parent_path(device.artifact))
       return fail(path + ": device " + llvm::Twine(device.id) +
                   ": the artifact must be a file name in the directory");
     manifest.artifacts[device.id] = device.artifact;

@@ -108,8 +108,7 @@ ftpipe::runtime::validateWeights(const std::vector<ParameterInfo> &params,
       problems.push_back("'" + name + "' is not a parameter of the model");
   if (problems.empty())
     return llvm::Error::success();
-  return fail("the weights do not match the model: " +
-              listProblems(problems));
+  return fail("the weights do not match the model: " + listProblems(problems));
 }
 
 /// The transport stage code sees while the executor runs: the

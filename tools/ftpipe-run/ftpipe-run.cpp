@@ -259,18 +259,19 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  run.weights = weightsPath.empty() ? run.model->randomWeights(seed)
-                                    : orDie(readSafetensors(weightsPath)).tensors;
+  run.weights = weightsPath.empty()
+                    ? run.model->randomWeights(seed)
+                    : orDie(readSafetensors(weightsPath)).tensors;
   if (llvm::Error error = validateWeights(run.model->parameters(), run.weights))
     die((weightsPath.empty() ? "random init" : weightsPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
   if (dataPath.empty() && model != "tiny-mlp")
     die("--data: give the data set (safetensors, one tensor per data input)");
-  run.data = dataPath.empty()
-                 ? tinyMlpData({graph.stages(), hidden, features,
-                                microBatchSize},
-                               samples, seed + 1)
-                 : orDie(readSafetensors(dataPath)).tensors;
+  run.data =
+      dataPath.empty()
+          ? tinyMlpData({graph.stages(), hidden, features, microBatchSize},
+                        samples, seed + 1)
+          : orDie(readSafetensors(dataPath)).tensors;
   if (llvm::Error error = validateDataset(run.model->dataInputs(), run.data))
     die((dataPath.empty() ? "synthetic data" : dataPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
