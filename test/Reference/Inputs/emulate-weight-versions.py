@@ -33,12 +33,10 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"
 import numpy as np  # noqa: E402
 from safetensors.numpy import load_file, save_file  # noqa: E402
 
+# Calls of the artifacts' entry points: the in-process driver's.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "..", "tools", "ftpipe-reference"))
-from hf_reference import descriptor, memref_struct  # noqa: E402
-
-DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
-          "i64": np.int64, "i1": np.bool_}
+                                "..", "..", "..", "tools", "ftpipe-compile"))
+from run_artifacts import call  # noqa: E402
 
 
 def versions(schedule_text, stashing):
@@ -58,35 +56,6 @@ def versions(schedule_text, stashing):
     if stashing != "none":
         backward = dict(forward)
     return forward, backward
-
-
-def call(library, entry, values):
-    args, keep = [], []
-    for arg, value in zip(entry["arguments"], values):
-        if arg["kind"] == "microbatch":
-            args.append(ctypes.c_int64(value))
-            continue
-        desc, array = descriptor(np.asarray(value, dtype=DTYPES[arg["dtype"]]))
-        keep += [desc, array]
-        args.append(ctypes.byref(desc))
-    results = entry["results"]
-    if not results:  # no result struct to pass
-        getattr(library, entry["symbol"])(*args)
-        return []
-    out = type("Results", (ctypes.Structure,), {"_fields_": [
-        ("r%d" % i, memref_struct(len(r["shape"])))
-        for i, r in enumerate(results)]})()
-    getattr(library, entry["symbol"])(ctypes.byref(out), *args)
-    values = []
-    for i, result in enumerate(results):
-        desc = getattr(out, "r%d" % i)
-        shape = result["shape"]
-        dtype = DTYPES[result["dtype"]]
-        count = int(np.prod(shape)) if shape else 1
-        buffer = (ctypes.c_char * (count * np.dtype(dtype).itemsize)
-                  ).from_address(desc.aligned)
-        values.append(np.frombuffer(buffer, dtype=dtype).copy().reshape(shape))
-    return values
 
 
 def adamw(params, grads, state, step, lr, beta1=0.9, beta2=0.999, eps=1e-8):
