@@ -231,7 +231,9 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
   double start = now();
   StageProgram::ForwardResult result =
       stageProgram->forward(mb, paramsOf(*stageProgram, live), data);
-  computeSeconds += now() - start - waitTimer->take();
+  double waited = waitTimer->take();
+  computeSeconds += now() - start - waited;
+  waitedSeconds += waited;
   if (result.loss)
     stepLosses[mb / config.schedule.microBatches].push_back(*result.loss);
   inFlight[{stage, mb}] = {version, std::move(result.saved)};
@@ -255,7 +257,9 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
   double start = now();
   std::vector<Tensor> grads = stageProgram->backward(
       mb, paramsOf(*stageProgram, weights), data, std::move(it->second.saved));
-  computeSeconds += now() - start - waitTimer->take();
+  double waited = waitTimer->take();
+  computeSeconds += now() - start - waited;
+  waitedSeconds += waited;
   inFlight.erase(it);
   const std::vector<ParameterInfo> &stageParams = stageProgram->parameters();
   if (grads.size() != stageParams.size())
@@ -407,7 +411,8 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
   double runStart = stepStart;
   events.clear();
   for (const Action &action : actions) {
-    double actionStart = now();
+    double actionStart = now(), computeBefore = computeSeconds,
+           waitedBefore = waitedSeconds;
     llvm::Error error = llvm::Error::success();
     switch (action.kind) {
     case ActionKind::Forward:
@@ -425,7 +430,11 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
       return error;
     }
     if (tracing)
-      events.push_back({action, actionStart - runStart, now() - runStart});
+      events.push_back({action, actionStart - runStart, now() - runStart,
+                        action.kind == ActionKind::Update
+                            ? 0.0
+                            : computeSeconds - computeBefore,
+                        waitedSeconds - waitedBefore});
   }
   setThreadTransport(nullptr);
   return llvm::Error::success();

@@ -13,6 +13,7 @@
 #include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
+#include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/TinyMlp.h"
 
@@ -90,6 +91,12 @@ static cl::opt<std::string> tracePath(
     "trace",
     cl::desc("write the measured timeline as a Chrome / Perfetto trace"),
     cl::init(""));
+static cl::opt<bool> compareSimulator(
+    "compare-simulator",
+    cl::desc("after the run, print the measured time per micro-batch and "
+             "idle share against lib/Partition's simulator for the same "
+             "lists and per-stage costs measured in the run, and the "
+             "runtime's overhead"));
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));
@@ -162,7 +169,7 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
     die(llvm::toString(std::move(error)));
   if (llvm::Error error = executor.setData(run.data))
     die(llvm::toString(std::move(error)));
-  executor.recordTrace(!tracePath.empty());
+  executor.recordTrace(!tracePath.empty() || compareSimulator);
   int64_t samplesPerStep =
       run.config.schedule.microBatches * run.model->microBatchSize();
   double totalSeconds = 0, totalCompute = 0;
@@ -292,7 +299,7 @@ int main(int argc, char **argv) {
     communicator->barrier(0);
     TensorMap owned =
         runDevice(run, *communicator, std::move(stages), traces[0]);
-    if (!tracePath.empty()) {
+    if (!tracePath.empty() || compareSimulator) {
       // Device 0 gathers the timelines.
       int64_t self = communicator->device();
       if (self != 0) {
@@ -358,6 +365,9 @@ int main(int argc, char **argv) {
     if (llvm::Error error =
             writeSafetensors(savePath, final, {{"format", "pt"}}))
       die(llvm::toString(std::move(error)));
+  if (compareSimulator)
+    llvm::outs() << formatRunTiming(orDie(compareWithSimulator(
+        graph, run.config.schedule, run.schedule, traces)));
   if (!tracePath.empty()) {
     std::error_code error;
     llvm::raw_fd_ostream out(tracePath, error);
