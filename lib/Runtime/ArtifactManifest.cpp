@@ -41,7 +41,7 @@ static bool fromJSON(const json::Value &value, ManifestTensor &tensor,
   json::ObjectMapper mapper(value, path);
   std::string dtype;
   if (!mapper || !mapper.map("dtype", dtype) ||
-      !mapper.mapOptional("shape", tensor.shape))
+      !mapper.map("shape", tensor.shape))
     return false;
   std::optional<DType> type = manifestDType(dtype);
   if (!type) {
@@ -62,16 +62,27 @@ static bool fromJSON(const json::Value &value, EntryValue &entry,
   std::string kind;
   if (!mapper || !mapper.map("kind", kind) ||
       !mapper.mapOptional("name", entry.name) ||
-      !mapper.mapOptional("saved", entry.saved) ||
-      !fromJSON(value, entry.tensor, path))
+      !mapper.mapOptional("saved", entry.saved))
+    return false;
+  // The micro-batch is an index passed by value: no shape.
+  if (kind == "microbatch") {
+    entry.kind = EntryValue::Kind::Microbatch;
+    entry.tensor = {{}, DType::I64};
+    return true;
+  }
+  if (!fromJSON(value, entry.tensor, path))
     return false;
   using Kind = EntryValue::Kind;
   static const std::pair<const char *, Kind> kinds[] = {
-      {"microbatch", Kind::Microbatch}, {"param", Kind::Param},
-      {"input", Kind::Input},           {"saved", Kind::Saved},
-      {"loss", Kind::Loss},             {"grad", Kind::Grad},
+      {"microbatch", Kind::Microbatch},
+      {"param", Kind::Param},
+      {"input", Kind::Input},
+      {"saved", Kind::Saved},
+      {"loss", Kind::Loss},
+      {"grad", Kind::Grad},
       {"output", Kind::Output}};
-  const auto *it = llvm::find_if(kinds, [&](auto &k) { return kind == k.first; });
+  const auto *it =
+      llvm::find_if(kinds, [&](auto &k) { return kind == k.first; });
   if (it == std::end(kinds)) {
     path.field("kind").report("unknown kind");
     return false;
@@ -177,12 +188,14 @@ static llvm::Error checkReferences(const ArtifactManifest &manifest) {
       return fail(where(entry) + ": device " + llvm::Twine(entry.device) +
                   " or stage " + llvm::Twine(entry.stage) + " does not exist");
     const ManifestStage &stage = manifest.stages[entry.stage];
-    if (stage.device != entry.device ||
-        (entry.backward ? stage.backward : stage.forward) != name)
+    if (stage.device != entry.device)
+      return fail(where(entry) + " is on device " + llvm::Twine(entry.device) +
+                  ", its stage " + llvm::Twine(entry.stage) + " on device " +
+                  llvm::Twine(stage.device));
+    if ((entry.backward ? stage.backward : stage.forward) != name)
       return fail(where(entry) + " is not the " +
-                  (entry.backward ? "backward" : "forward") + " of stage " +
-                  llvm::Twine(entry.stage) + " on device " +
-                  llvm::Twine(entry.device));
+                  (entry.backward ? "backward" : "forward") + " that stage " +
+                  llvm::Twine(entry.stage) + " lists");
     for (const EntryValue &value : entry.arguments) {
       if (value.kind == EntryValue::Kind::Param &&
           !manifest.parameters.count(value.name))
@@ -255,8 +268,9 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
   if (!ok)
     return fail(path + ": " + llvm::toString(root.getError()));
   if (format != "ftpipe-manifest" || version != 1)
-    return fail(path + ": not an ftpipe-compile manifest of version 1 "
-                       "(format '" +
+    return fail(path +
+                ": not an ftpipe-compile manifest of version 1 "
+                "(format '" +
                 format + "', version " + llvm::Twine(version) + ")");
 
   manifest.artifacts.resize(devices.size());
@@ -265,8 +279,8 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
         !manifest.artifacts[device.id].empty())
       return fail(path + ": device ids are not 0.." +
                   llvm::Twine(devices.size() - 1) + ", each once");
-    if (device.artifact.empty() || llvm::sys::path::has_parent_path(
-                                       device.artifact))
+    if (device.artifact.empty() ||
+        llvm::sys::path::has_parent_path(device.artifact))
       return fail(path + ": device " + llvm::Twine(device.id) +
                   ": the artifact must be a file name in the directory");
     manifest.artifacts[device.id] = device.artifact;

@@ -64,8 +64,8 @@ public:
                           : &ffi_type_pointer);
     for (const EntryValue &result : entry.results)
       resultWords += 3 + 2 * result.tensor.shape.size();
-    prepared = ffi_prep_cif(&cif, FFI_DEFAULT_ABI, types.size(),
-                            &ffi_type_void, types.data()) == FFI_OK;
+    prepared = ffi_prep_cif(&cif, FFI_DEFAULT_ABI, types.size(), &ffi_type_void,
+                            types.data()) == FFI_OK;
   }
 
   llvm::Error ready() const {
@@ -107,8 +107,8 @@ public:
                     shapeString(argument.tensor.shape));
       descriptors.push_back(descriptorOf(tensor.bytes.data(), tensor.shape));
       pointers.push_back(descriptors.back().data());
-      ranges.push_back({tensor.bytes.data(),
-                        tensor.bytes.data() + tensor.bytes.size()});
+      ranges.push_back(
+          {tensor.bytes.data(), tensor.bytes.data() + tensor.bytes.size()});
     }
     std::vector<void *> values;
     values.reserve(pointers.size());
@@ -219,9 +219,8 @@ public:
 
   ForwardResult forward(int64_t mb, const std::vector<const Tensor *> &params,
                         const std::vector<const Tensor *> &data) override {
-    std::vector<Tensor> results =
-        check(forwardCall.call(mb, arguments(forwardCall.entry, params, data,
-                                             {})));
+    std::vector<Tensor> results = check(
+        forwardCall.call(mb, arguments(forwardCall.entry, params, data, {})));
     ForwardResult out;
     for (auto [result, value] : llvm::zip(forwardCall.entry.results, results)) {
       if (result.kind == EntryValue::Kind::Loss)
@@ -254,8 +253,8 @@ public:
 
 private:
   size_t indexOf(llvm::StringRef name) const {
-    return llvm::find_if(params,
-                         [&](const ParameterInfo &p) { return p.name == name; }) -
+    return llvm::find_if(
+               params, [&](const ParameterInfo &p) { return p.name == name; }) -
            params.begin();
   }
 
@@ -384,7 +383,7 @@ TensorMap CompiledModel::randomWeights(uint64_t seed) const {
     Tensor tensor(param.type, param.shape);
     if (param.type == DType::F32)
       for (float &value : tensor.f32Values())
-        value = isBias(param.name) ? 0.0f
+        value = isBias(param.name)         ? 0.0f
                 : isNormWeight(param.name) ? 1.0f
                                            : normal(random);
     weights[param.name] = std::move(tensor);

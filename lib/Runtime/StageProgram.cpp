@@ -1,7 +1,7 @@
 //===- StageProgram.cpp - Anchors of the model interfaces -----------------===//
 
-#include "FTPipe/Runtime/PipelineModel.h"
 #include "FTPipe/Runtime/StageProgram.h"
+#include "FTPipe/Runtime/PipelineModel.h"
 
 using namespace ftpipe::runtime;
 

@@ -302,7 +302,9 @@ public:
             inputs.push_back(input);
       }
   }
-  const ftpipe::schedule::StageGraph &stageGraph() const override { return graph; }
+  const ftpipe::schedule::StageGraph &stageGraph() const override {
+    return graph;
+  }
   const ParameterPlacement &placement() const override { return holders; }
   const std::vector<ParameterInfo> &parameters() const override {
     return params;

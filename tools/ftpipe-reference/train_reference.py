@@ -14,6 +14,11 @@
 #       k*M .. k*M+M-1, each the mean loss of its samples, scaled by 1/M;
 #       micro-batch m reads samples (m*B + i) mod N, i < B. No dropout. Writes
 #       the final parameters to OUT and prints each step's mean loss.
+#   load-hf CONFIG.json WEIGHTS --data D --micro-batch-size B
+#       what a user does with ftpipe-run --save's file: puts it beside the
+#       config in a directory, loads it with transformers' from_pretrained
+#       (refusing missing or unexpected tensors), and prints the loss of the
+#       first micro-batch of D.
 #   weights OURS REF --initial W --rtol R --bound B [--zero-gradient SPEC]...
 #       every tensor of REF equals OURS within R relative to the tensor's
 #       largest value in REF, except the elements that a SPEC names
@@ -94,6 +99,32 @@ def cmd_train(opts):
               metadata={"format": "pt"})
 
 
+def cmd_load_hf(opts):
+    import shutil
+    import tempfile
+    import torch
+    import transformers
+    config_json = json.load(open(opts.config))
+    cls = type(hf_model(config_json, device="meta"))
+    with tempfile.TemporaryDirectory() as directory:
+        json.dump({k: v for k, v in config_json.items() if k != "ftpipe"},
+                  open(os.path.join(directory, "config.json"), "w"))
+        shutil.copy(opts.weights, os.path.join(directory, "model.safetensors"))
+        model, info = cls.from_pretrained(directory, output_loading_info=True)
+    problems = {k: v for k, v in info.items() if v}
+    if problems:
+        raise SystemExit("error: transformers loads %s with %s" % (
+            opts.weights, problems))
+    data = load_file(opts.data)
+    batch = {k: torch.from_numpy(v[:opts.micro_batch_size].astype(np.int64))
+             for k, v in data.items()}
+    with torch.no_grad():
+        loss = float(model.eval()(**batch).loss)
+    print("load-hf: %s loads %s (transformers %s); loss of the first "
+          "micro-batch %.6f" % (cls.__name__, os.path.basename(opts.weights),
+                                transformers.__version__, loss))
+
+
 def zero_gradient_mask(name, size, specs):
     """The flattened elements of `name` that the --zero-gradient specs name."""
     import re
@@ -166,6 +197,11 @@ def main():
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--weight-decay", type=float, default=0.0)
     p.add_argument("-o", dest="output", required=True)
+    p = sub.add_parser("load-hf")
+    p.add_argument("config")
+    p.add_argument("weights")
+    p.add_argument("--data", required=True)
+    p.add_argument("--micro-batch-size", type=int, required=True)
     p = sub.add_parser("weights")
     p.add_argument("ours")
     p.add_argument("reference")
@@ -174,7 +210,7 @@ def main():
     p.add_argument("--bound", type=float, default=0.0)
     p.add_argument("--zero-gradient", action="append", default=[])
     opts = parser.parse_args()
-    sys.exit({"init": cmd_init, "train": cmd_train,
+    sys.exit({"init": cmd_init, "train": cmd_train, "load-hf": cmd_load_hf,
               "weights": cmd_weights}[opts.command](opts))
 
 

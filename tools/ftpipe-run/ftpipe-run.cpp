@@ -16,6 +16,7 @@
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/FailureDetector.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
+#include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/TinyMlp.h"
 
@@ -28,8 +29,8 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 using namespace ftpipe;
@@ -114,6 +115,12 @@ static cl::opt<int64_t> debugCheckpointPause(
     "debug-pause-in-checkpoint", cl::Hidden,
     cl::desc("tests: pause 60 s inside the checkpoint after N steps"),
     cl::init(-1));
+static cl::opt<bool> compareSimulator(
+    "compare-simulator",
+    cl::desc("after the run, print the measured time per micro-batch and "
+             "idle share against lib/Partition's simulator for the same "
+             "lists and per-stage costs measured in the run, and the "
+             "runtime's overhead"));
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));
@@ -198,7 +205,7 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
   }
   if (llvm::Error error = executor.setData(run.data))
     die(llvm::toString(std::move(error)));
-  executor.recordTrace(!tracePath.empty());
+  executor.recordTrace(!tracePath.empty() || compareSimulator);
   int64_t samplesPerStep =
       run.config.schedule.microBatches * run.model->microBatchSize();
   double totalSeconds = 0, totalCompute = 0;
@@ -298,6 +305,8 @@ static void prepareCheckpoints(Run &run) {
     if (!weightsPath.empty())
       die("--resume continues from the checkpoint's weights; leave out "
           "--weights");
+    if (compareSimulator)
+      die("--compare-simulator compares whole runs; leave out --resume");
     run.resumed = orDie(loadCheckpoint(resumePath, identity));
     if (llvm::Error error =
             validateWeights(run.model->parameters(), run.resumed->weights))
@@ -345,18 +354,19 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  run.weights = weightsPath.empty() ? run.model->randomWeights(seed)
-                                    : orDie(readSafetensors(weightsPath)).tensors;
+  run.weights = weightsPath.empty()
+                    ? run.model->randomWeights(seed)
+                    : orDie(readSafetensors(weightsPath)).tensors;
   if (llvm::Error error = validateWeights(run.model->parameters(), run.weights))
     die((weightsPath.empty() ? "random init" : weightsPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
   if (dataPath.empty() && model != "tiny-mlp")
     die("--data: give the data set (safetensors, one tensor per data input)");
-  run.data = dataPath.empty()
-                 ? tinyMlpData({graph.stages(), hidden, features,
-                                microBatchSize},
-                               samples, seed + 1)
-                 : orDie(readSafetensors(dataPath)).tensors;
+  run.data =
+      dataPath.empty()
+          ? tinyMlpData({graph.stages(), hidden, features, microBatchSize},
+                        samples, seed + 1)
+          : orDie(readSafetensors(dataPath)).tensors;
   if (llvm::Error error = validateDataset(run.model->dataInputs(), run.data))
     die((dataPath.empty() ? "synthetic data" : dataPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
@@ -385,7 +395,7 @@ int main(int argc, char **argv) {
     communicator->barrier(0);
     TensorMap owned =
         runDevice(run, *communicator, std::move(stages), traces[0]);
-    if (!tracePath.empty()) {
+    if (!tracePath.empty() || compareSimulator) {
       // Device 0 gathers the timelines.
       int64_t self = communicator->device();
       if (self != 0) {
@@ -453,6 +463,9 @@ int main(int argc, char **argv) {
     if (llvm::Error error =
             writeSafetensors(savePath, final, {{"format", "pt"}}))
       die(llvm::toString(std::move(error)));
+  if (compareSimulator)
+    llvm::outs() << formatRunTiming(orDie(compareWithSimulator(
+        graph, run.config.schedule, run.schedule, traces)));
   if (!tracePath.empty()) {
     std::error_code error;
     llvm::raw_fd_ostream out(tracePath, error);

@@ -34,8 +34,15 @@ struct ManifestTensor {
 
 /// One argument or result of an entry point.
 struct EntryValue {
-  enum class Kind : uint8_t { Microbatch, Param, Input, Saved, Loss, Grad,
-                              Output };
+  enum class Kind : uint8_t {
+    Microbatch,
+    Param,
+    Input,
+    Saved,
+    Loss,
+    Grad,
+    Output
+  };
   Kind kind = Kind::Param;
   /// Param, Grad: Hugging Face name; Input: the data input's name.
   std::string name;

@@ -50,8 +50,8 @@ TensorMap tinyMlpData(const TinyMlpShape &shape, int64_t samples,
                       uint64_t seed);
 
 /// The model as the launcher runs it (stage s on device placement[s]).
-std::unique_ptr<PipelineModel> createTinyMlpModel(const TinyMlpShape &shape,
-                                                  std::vector<int64_t> placement);
+std::unique_ptr<PipelineModel>
+createTinyMlpModel(const TinyMlpShape &shape, std::vector<int64_t> placement);
 
 } // namespace runtime
 } // namespace ftpipe
