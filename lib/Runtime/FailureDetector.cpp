@@ -269,6 +269,7 @@ void FailureDetector::Impl::failed(int64_t device, bool closed,
 void FailureDetector::Impl::terminatedBySignal() {
   // mpirun sends SIGTERM about a second after a process died and SIGKILL
   // a second later: look briefly for the closed connection to name it.
+  broadcast({Heartbeat, self, completed.load(), 0});
   double until = now() + 0.3;
   while (now() < until) {
     for (size_t d = 0; d < peers.size(); ++d)

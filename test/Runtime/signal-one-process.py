@@ -2,7 +2,7 @@
 """Sends a signal to one MPI process of a running ftpipe-run and measures
 how long every other process takes to exit.
 
-signal-one-process.py --signal KILL|STOP --device D --wait-for REGEX
+signal-one-process.py --signal KILL|STOP|TERM --device D --wait-for REGEX
                       --limit SECONDS -- ftpipe-run --np P ...
 
 Starts the command, waits until a line of its output matches REGEX, finds
@@ -66,7 +66,7 @@ def running(pid):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--signal", choices=["KILL", "STOP"], required=True)
+    parser.add_argument("--signal", choices=["KILL", "STOP", "TERM"], required=True)
     parser.add_argument("--device", type=int, required=True)
     parser.add_argument("--wait-for", required=True)
     parser.add_argument("--limit", type=float, required=True)
