@@ -74,8 +74,9 @@ RunIdentity ftpipe::runtime::identifyRun(const PipelineModel &model,
   const schedule::StageGraph &graph = model.stageGraph();
   llvm::json::Array stages, holders;
   for (int64_t s = 0; s < graph.stages(); ++s)
-    stages.push_back(llvm::json::Object{
-        {"device", graph.device[s]}, {"producers", shapeJson(graph.producers[s])}});
+    stages.push_back(
+        llvm::json::Object{{"device", graph.device[s]},
+                           {"producers", shapeJson(graph.producers[s])}});
   llvm::json::Object parameterHolders;
   for (const auto &[name, devices] : model.placement())
     parameterHolders[name] = shapeJson(devices);
@@ -88,13 +89,13 @@ RunIdentity ftpipe::runtime::identifyRun(const PipelineModel &model,
     dataSet[name] = llvm::json::Object{
         {"dtype", dtypeName(tensor.type)},
         {"shape", shapeJson(tensor.shape)},
-        {"xxh3_64", checksum(llvm::StringRef(tensor.bytes.data(),
-                                             tensor.bytes.size()))}};
-  identity.training = llvm::json::Object{
-      {"optimizer", optimizerName(config.optimizer.kind)},
-      {"micro_batches", config.schedule.microBatches},
-      {"micro_batch_size", model.microBatchSize()},
-      {"data", std::move(dataSet)}};
+        {"xxh3_64",
+         checksum(llvm::StringRef(tensor.bytes.data(), tensor.bytes.size()))}};
+  identity.training =
+      llvm::json::Object{{"optimizer", optimizerName(config.optimizer.kind)},
+                         {"micro_batches", config.schedule.microBatches},
+                         {"micro_batch_size", model.microBatchSize()},
+                         {"data", std::move(dataSet)}};
   return identity;
 }
 
@@ -211,9 +212,9 @@ static llvm::Error commit(const CheckpointSetup &setup, int64_t updates,
       {"version", kFormatVersion},
       {"updates", updates},
       {"next_micro_batch", updates * microBatches},
-      {"random", llvm::json::Object{{"init_seed",
-                                     static_cast<int64_t>(setup.seed)},
-                                    {"draws_after_init", 0}}},
+      {"random",
+       llvm::json::Object{{"init_seed", static_cast<int64_t>(setup.seed)},
+                          {"draws_after_init", 0}}},
       {"model", llvm::json::Object(setup.identity.model)},
       {"plan", llvm::json::Object(setup.identity.plan)},
       {"training", llvm::json::Object(setup.identity.training)},
@@ -235,9 +236,8 @@ static llvm::Error commit(const CheckpointSetup &setup, int64_t updates,
   std::string manifestPath = (partial + "/manifest.json").str();
   std::string temporary = temporaryName(manifestPath);
   if (llvm::Error error = writeDurably(
-          temporary, llvm::formatv("{0:2}", llvm::json::Value(
-                                                std::move(manifest)))
-                         .str()))
+          temporary,
+          llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))).str()))
     return error;
   if (llvm::Error error = renameInto(temporary, manifestPath))
     return error;
@@ -297,8 +297,8 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
     std::string file = partial + "/" + name;
     if (llvm::Error error = writeDurably(temporaryName(file), bytes))
       return error;
-    mine.push_back({name, self, static_cast<int64_t>(bytes.size()),
-                    checksum(bytes)});
+    mine.push_back(
+        {name, self, static_cast<int64_t>(bytes.size()), checksum(bytes)});
   }
   if (updates == setup.pauseAtUpdates) {
     llvm::errs() << "device " << self << ": writing checkpoint "
@@ -439,8 +439,7 @@ static llvm::Error checkIdentity(const llvm::json::Object &manifest,
     // The data set's entry is one object: name its tensors instead.
     if (llvm::StringRef(part.key) == "training")
       if (const llvm::json::Object *data = found->getObject("data"))
-        if (const llvm::json::Object *want =
-                part.expected.getObject("data")) {
+        if (const llvm::json::Object *want = part.expected.getObject("data")) {
           std::vector<std::string> dataDiff =
               differences(*data, *want, "data tensor");
           if (!dataDiff.empty()) {
@@ -482,8 +481,8 @@ ftpipe::runtime::loadCheckpoint(llvm::StringRef where,
   llvm::Expected<llvm::json::Value> parsed =
       llvm::json::parse((*manifestBytes)->getBuffer());
   if (!parsed)
-    return fail(manifestPath + ": not JSON: " +
-                llvm::toString(parsed.takeError()));
+    return fail(manifestPath +
+                ": not JSON: " + llvm::toString(parsed.takeError()));
   const llvm::json::Object *manifest = parsed->getAsObject();
   if (!manifest || manifest->getString("format") != "ftpipe-checkpoint")
     return fail(manifestPath + ": not an ftpipe checkpoint manifest");

@@ -41,8 +41,12 @@ static double now() {
 }
 
 namespace {
-enum RecordKind : int64_t { Heartbeat = 1, Goodbye = 2, NoticeSilent = 3,
-                            NoticeClosed = 4 };
+enum RecordKind : int64_t {
+  Heartbeat = 1,
+  Goodbye = 2,
+  NoticeSilent = 3,
+  NoticeClosed = 4
+};
 struct Record {
   int64_t kind, device, step;
   double seconds;
@@ -149,8 +153,9 @@ llvm::Error FailureDetector::Impl::connect(Communicator &communicator) {
     remote.sin_family = AF_INET;
     remote.sin_addr.s_addr = table[i].ip;
     remote.sin_port = htons(table[i].port);
-    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr *>(&remote),
-                            sizeof(remote)) != 0 ||
+    if (fd < 0 ||
+        ::connect(fd, reinterpret_cast<sockaddr *>(&remote), sizeof(remote)) !=
+            0 ||
         ::write(fd, &self, sizeof(self)) != sizeof(self))
       return fail("failure detector: cannot connect to device " +
                   llvm::Twine(i) + ": " + std::strerror(errno));
@@ -202,8 +207,8 @@ bool FailureDetector::Impl::receive(int64_t device) {
       peer.buffer.insert(peer.buffer.end(), chunk, chunk + got);
       continue;
     }
-    bool closed = got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
-                               errno != EINTR);
+    bool closed =
+        got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
     size_t whole = peer.buffer.size() / sizeof(Record) * sizeof(Record);
     for (size_t offset = 0; offset < whole; offset += sizeof(Record)) {
       Record record;
@@ -237,8 +242,8 @@ static std::string stepText(int64_t step) {
   return step < 0 ? "none" : std::to_string(step);
 }
 
-void FailureDetector::Impl::failed(int64_t device, bool closed,
-                                   double silence, int64_t reporter) {
+void FailureDetector::Impl::failed(int64_t device, bool closed, double silence,
+                                   int64_t reporter) {
   std::string message;
   std::string how =
       closed ? "died (its connection closed without a goodbye"
@@ -252,8 +257,8 @@ void FailureDetector::Impl::failed(int64_t device, bool closed,
                             "completed: {3} (device {0})\n",
                             self, reporter, how, stepText(completed.load()));
   } else {
-    broadcast({closed ? NoticeClosed : NoticeSilent, device,
-               peers[device].step, silence});
+    broadcast({closed ? NoticeClosed : NoticeSilent, device, peers[device].step,
+               silence});
     if (reporter != self)
       how += ", seen by device " + std::to_string(reporter);
     message = llvm::formatv(
@@ -356,8 +361,6 @@ FailureDetector::start(Communicator &communicator, double timeoutSeconds) {
   return std::unique_ptr<FailureDetector>(new FailureDetector(std::move(impl)));
 }
 
-void FailureDetector::setCompletedStep(int64_t step) {
-  impl->completed = step;
-}
+void FailureDetector::setCompletedStep(int64_t step) { impl->completed = step; }
 
 void FailureDetector::finish() { impl->stop(); }

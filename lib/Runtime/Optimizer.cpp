@@ -188,12 +188,12 @@ llvm::Error Optimizer::loadState(llvm::StringRef name,
                                      "optimizer state '" + key +
                                          "' is missing");
     if (it->second.type != DType::F32 || it->second.shape != slotShape)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "optimizer state '" + key + "' is " +
-              dtypeName(it->second.type).str() + " " +
-              shapeString(it->second.shape) + ", expected F32 " +
-              shapeString(slotShape));
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "optimizer state '" + key + "' is " +
+                                         dtypeName(it->second.type).str() +
+                                         " " + shapeString(it->second.shape) +
+                                         ", expected F32 " +
+                                         shapeString(slotShape));
     llvm::ArrayRef<float> data = it->second.f32Values();
     values.emplace_back(data.begin(), data.end());
   }

@@ -95,9 +95,10 @@ static cl::opt<std::string> tracePath(
     "trace",
     cl::desc("write the measured timeline as a Chrome / Perfetto trace"),
     cl::init(""));
-static cl::opt<std::string> checkpointDir(
-    "checkpoint-dir", cl::desc("write checkpoints into this directory"),
-    cl::init(""));
+static cl::opt<std::string>
+    checkpointDir("checkpoint-dir",
+                  cl::desc("write checkpoints into this directory"),
+                  cl::init(""));
 static cl::opt<int64_t>
     checkpointEvery("checkpoint-every",
                     cl::desc("write a checkpoint every N steps"), cl::init(0));
@@ -220,11 +221,11 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
           for (const auto &[name, holders] : placement)
             if (holders.front() == d)
               owned[name] = executor.weights().at(name);
-          if (llvm::Error error = saveCheckpoint(
-                  communicator, *run.checkpoint, executor.updates(), owned,
-                  executor.optimizerState()))
-            die("device " + llvm::Twine(d) + ": checkpoint: " +
-                llvm::toString(std::move(error)));
+          if (llvm::Error error = saveCheckpoint(communicator, *run.checkpoint,
+                                                 executor.updates(), owned,
+                                                 executor.optimizerState()))
+            die("device " + llvm::Twine(d) +
+                ": checkpoint: " + llvm::toString(std::move(error)));
         }
         if (!report.loss)
           return;

@@ -133,8 +133,7 @@ TEST(Checkpoint, ShiftedScheduleIsTheRestOfTheRun) {
       for (int64_t d = 0; d < graph.devices; ++d) {
         std::vector<Action> tail = suffix(full.devices[d], 3);
         same &= tail.size() == resumed.devices[d].size() &&
-                std::equal(tail.begin(), tail.end(),
-                           resumed.devices[d].begin(),
+                std::equal(tail.begin(), tail.end(), resumed.devices[d].begin(),
                            [](const Action &a, const Action &b) {
                              return a.kind == b.kind && a.stage == b.stage &&
                                     a.index == b.index;
@@ -234,8 +233,8 @@ TEST(Checkpoint, ResumeInProcessIsExact) {
     CheckpointSetup setup;
     setup.directory = temporaryDirectory();
     setup.identity = identifyRun(*model, config, data);
-    TensorMap straight = train(*model, config, 6, data, nullptr, false,
-                               &setup, /*checkpointAt=*/3);
+    TensorMap straight = train(*model, config, 6, data, nullptr, false, &setup,
+                               /*checkpointAt=*/3);
     llvm::Expected<LoadedCheckpoint> loaded =
         loadCheckpoint(setup.directory, setup.identity);
     ASSERT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
@@ -261,11 +260,10 @@ TEST(Checkpoint, ResumeInProcessIsExact) {
                         "tensor 'x' is F32 [16, 4] here, F32 [32, 4] in the "
                         "checkpoint"),
               std::string::npos);
-    std::string file =
-        loaded->directory + "/optimizer-device-2.safetensors";
+    std::string file = loaded->directory + "/optimizer-device-2.safetensors";
     {
-      std::fstream stream(file, std::ios::in | std::ios::out |
-                                    std::ios::binary);
+      std::fstream stream(file,
+                          std::ios::in | std::ios::out | std::ios::binary);
       stream.seekg(-1, std::ios::end);
       char last = 0;
       stream.get(last);
