@@ -44,18 +44,6 @@ static std::string checkpointName(int64_t updates) {
   return llvm::formatv("steps-{0:d6}", updates).str();
 }
 
-static llvm::StringRef optimizerName(OptimizerKind kind) {
-  switch (kind) {
-  case OptimizerKind::SGD:
-    return "sgd";
-  case OptimizerKind::AdamW:
-    return "adamw";
-  case OptimizerKind::Adafactor:
-    return "adafactor";
-  }
-  return "";
-}
-
 static llvm::json::Array shapeJson(llvm::ArrayRef<int64_t> shape) {
   llvm::json::Array result;
   for (int64_t size : shape)
@@ -92,7 +80,7 @@ RunIdentity ftpipe::runtime::identifyRun(const PipelineModel &model,
         {"xxh3_64",
          checksum(llvm::StringRef(tensor.bytes.data(), tensor.bytes.size()))}};
   identity.training =
-      llvm::json::Object{{"optimizer", optimizerName(config.optimizer.kind)},
+      llvm::json::Object{{"optimizer", optimizerKindName(config.optimizer.kind)},
                          {"micro_batches", config.schedule.microBatches},
                          {"micro_batch_size", model.microBatchSize()},
                          {"data", std::move(dataSet)}};

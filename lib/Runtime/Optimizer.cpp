@@ -25,6 +25,18 @@ ftpipe::runtime::parseOptimizerKind(llvm::StringRef text) {
                                      "' (sgd, adamw or adafactor)");
 }
 
+llvm::StringRef ftpipe::runtime::optimizerKindName(OptimizerKind kind) {
+  switch (kind) {
+  case OptimizerKind::SGD:
+    return "sgd";
+  case OptimizerKind::AdamW:
+    return "adamw";
+  case OptimizerKind::Adafactor:
+    return "adafactor";
+  }
+  return "";
+}
+
 double Optimizer::learningRate(int64_t step) const {
   if (step < config.warmupSteps)
     return config.lr * static_cast<double>(step) / config.warmupSteps;

@@ -31,6 +31,8 @@ namespace runtime {
 
 enum class OptimizerKind : uint8_t { SGD, AdamW, Adafactor };
 llvm::Expected<OptimizerKind> parseOptimizerKind(llvm::StringRef text);
+/// "sgd", "adamw" or "adafactor" (what parseOptimizerKind reads).
+llvm::StringRef optimizerKindName(OptimizerKind kind);
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::AdamW;
