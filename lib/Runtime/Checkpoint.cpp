@@ -79,11 +79,11 @@ RunIdentity ftpipe::runtime::identifyRun(const PipelineModel &model,
         {"shape", shapeJson(tensor.shape)},
         {"xxh3_64",
          checksum(llvm::StringRef(tensor.bytes.data(), tensor.bytes.size()))}};
-  identity.training =
-      llvm::json::Object{{"optimizer", optimizerKindName(config.optimizer.kind)},
-                         {"micro_batches", config.schedule.microBatches},
-                         {"micro_batch_size", model.microBatchSize()},
-                         {"data", std::move(dataSet)}};
+  identity.training = llvm::json::Object{
+      {"optimizer", optimizerKindName(config.optimizer.kind)},
+      {"micro_batches", config.schedule.microBatches},
+      {"micro_batch_size", model.microBatchSize()},
+      {"data", std::move(dataSet)}};
   return identity;
 }
 
@@ -271,9 +271,14 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
   if (std::error_code error = fs::create_directories(partial))
     return fail(partial + ": " + error.message());
 
+  // Each file says where it belongs; the manifest says it for the whole.
+  int64_t microBatches =
+      setup.identity.training.getInteger("micro_batches").value_or(0);
   std::map<std::string, std::string> metadata = {
       {"format", "pt"},
       {"ftpipe_updates", std::to_string(updates)},
+      {"ftpipe_next_micro_batch", std::to_string(updates * microBatches)},
+      {"ftpipe_init_seed", std::to_string(setup.seed)},
       {"ftpipe_device", std::to_string(self)}};
   std::vector<std::pair<std::string, std::string>> contents = {
       {"weights-device-" + std::to_string(self) + ".safetensors",
@@ -322,8 +327,14 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
     llvm::Expected<llvm::json::Value> records = llvm::json::parse(text);
     if (!records)
       return records.takeError();
-    for (const llvm::json::Value &value : *records->getAsArray())
-      mine.push_back(*parseRecord(value));
+    const llvm::json::Array *list = records->getAsArray();
+    for (size_t i = 0; list && i < list->size(); ++i) {
+      std::optional<FileRecord> record = parseRecord((*list)[i]);
+      if (!record)
+        return fail("device " + llvm::Twine(d) +
+                    " sent a malformed checkpoint file record");
+      mine.push_back(std::move(*record));
+    }
   }
   return commit(setup, updates, partial, mine);
 }
@@ -484,6 +495,15 @@ ftpipe::runtime::loadCheckpoint(llvm::StringRef where,
     return fail(manifestPath + ": no 'updates' or 'files'");
   if (llvm::Error error = checkIdentity(*manifest, expected, directory))
     return std::move(error);
+  int64_t microBatches =
+      expected.training.getInteger("micro_batches").value_or(0);
+  if (manifest->getInteger("next_micro_batch") != *updates * microBatches)
+    return fail(manifestPath +
+                ": the data position 'next_micro_batch' is "
+                "not " +
+                llvm::Twine(*updates * microBatches) + " (" +
+                llvm::Twine(*updates) + " updates of " +
+                llvm::Twine(microBatches) + " micro-batches)");
 
   int64_t devices = expected.plan.getInteger("devices").value_or(0);
   LoadedCheckpoint loaded;

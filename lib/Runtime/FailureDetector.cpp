@@ -333,6 +333,8 @@ void FailureDetector::Impl::stop() {
     return;
   stopping = true;
   thread.join();
+  // Nobody watches the flag any more: a SIGTERM ends the process again.
+  ::signal(SIGTERM, SIG_DFL);
   broadcast({Goodbye, self, completed.load(), 0});
   for (Peer &peer : peers)
     if (peer.fd >= 0)

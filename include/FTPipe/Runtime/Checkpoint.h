@@ -4,7 +4,8 @@
 // `steps-<k>` under the run's checkpoint directory:
 //  - per device d, `weights-device-<d>.safetensors` (the parameters d owns,
 //    Hugging Face names, `format: pt`) and `optimizer-device-<d>.safetensors`
-//    (their optimizer state, Optimizer::saveState's names);
+//    (their optimizer state, Optimizer::saveState's names), each with the
+//    updates, data position, seed and device in its metadata;
 //  - `manifest.json`, written last: updates done, the next micro-batch (the
 //    data position), the random state, the identity of the model, plan and
 //    training setup (RunIdentity), and every file's size and checksum.
