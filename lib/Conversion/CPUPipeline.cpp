@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Conversion/CPUPipeline.h"
+#include "FTPipe/Conversion/CUDAPipeline.h"
 #include "FTPipe/Conversion/Passes.h"
+#include "LoweringStages.h"
 #include "FTPipe/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -42,8 +44,8 @@
 
 using namespace mlir;
 
-void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
-                                      const CPULoweringOptions &options) {
+void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
+                                           const BufferStageOptions &options) {
   pm.addPass(createDropAnnotationsPass());
   // Entry points first: the declarations added below must stay plain C.
   if (options.cInterface)
@@ -69,23 +71,46 @@ void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   if (options.blas)
-    pm.addPass(createLinalgToBLASPass());
+    pm.addPass(createLinalgToBLASPass(LinalgToBLASPassOptions{options.library}));
+  if (options.copyGlobalsToHeap)
+    pm.addNestedPass<func::FuncOp>(createCopyGlobalsToHeapPass());
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());
   pm.addPass(createBufferizationToMemRefPass());
+}
 
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+void mlir::ftpipe::addHostToLLVMStages(
+    OpPassManager &pm, bool genericAllocation,
+    llvm::function_ref<void(OpPassManager &)> afterStructural,
+    llvm::function_ref<void(OpPassManager &)> beforeReconcile) {
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  if (afterStructural)
+    afterStructural(pm);
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = genericAllocation;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  if (beforeReconcile)
+    beforeReconcile(pm);
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
+                                            const CPULoweringOptions &options) {
+  BufferStageOptions buffers;
+  buffers.cInterface = options.cInterface;
+  buffers.fuse = options.fuse;
+  buffers.blas = options.blas;
+  addTensorToBufferStages(pm, buffers);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  addHostToLLVMStages(pm, /*genericAllocation=*/false);
 }
 
 void mlir::ftpipe::registerCPULoweringDialects(DialectRegistry &registry) {
@@ -127,4 +152,5 @@ void mlir::ftpipe::registerCPULoweringPipeline() {
 void mlir::ftpipe::registerFTPipeConversions() {
   registerFTPipeConversionPasses();
   registerCPULoweringPipeline();
+  registerCUDALoweringPipeline();
 }

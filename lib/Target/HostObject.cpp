@@ -88,9 +88,11 @@ LogicalResult ftpipe::linkHostSharedLibrary(
   }
   // Every artifact carries the stage ABI, also one that sends nothing: its
   // drivers reach the runtime (ftpipe_rt_local_*) through it.
+  args.push_back("-Wl,--no-as-needed");
+  for (const std::string &library : options.runtimeLibraries)
+    args.push_back("-l" + library);
   for (const char *library :
-       {"-Wl,--no-as-needed", "-lFTPipeCPUKernels", "-lFTPipeStageABI",
-        "-Wl,--as-needed", "-lmlir_c_runner_utils", "-lm"})
+       {"-Wl,--as-needed", "-lmlir_c_runner_utils", "-lm"})
     args.push_back(library);
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string message;

@@ -34,10 +34,16 @@ struct HostLinkOptions {
   std::string mlirLibDir;
   /// The system compiler driver used as the linker ("cc" on PATH by default).
   std::string linker = "cc";
+  /// FTPipe's libraries that the artifact needs, linked even when no symbol
+  /// of theirs is used (drivers reach the runtime through the artifact):
+  /// the CPU target's by default, FTPipeCUDARuntime instead of
+  /// FTPipeCPUKernels for the CUDA target.
+  std::vector<std::string> runtimeLibraries = {"FTPipeCPUKernels",
+                                               "FTPipeStageABI"};
 };
 
-/// Links `objects` into the shared library `output` with FTPipeStageABI,
-/// FTPipeCPUKernels (over OpenBLAS), MLIR's C runner utilities and libm.
+/// Links `objects` into the shared library `output` with the runtime
+/// libraries of `options`, MLIR's C runner utilities and libm.
 LogicalResult linkHostSharedLibrary(const std::vector<std::string> &objects,
                                     llvm::StringRef output,
                                     const HostLinkOptions &options,
