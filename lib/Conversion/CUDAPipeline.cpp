@@ -2,7 +2,8 @@
 //
 // buildCUDALoweringPipeline (CUDAPipeline.h): the CPU lowering's stages up to
 // buffers with cuBLAS contractions and heap copies of constants, then
-// linalg -> scf.parallel -> gpu.launch, kernel outlining, NVVM, the host code
+// linalg -> scf.parallel -> gpu.launch, kernel outlining into one module
+// (one ptxas run per artifact), NVVM, the host code
 // to the LLVM dialect with generic allocation functions (managed memory in
 // lib/Runtime), and gpu-module-to-binary (fatbin) last.
 //
@@ -48,6 +49,7 @@ void mlir::ftpipe::buildCUDALoweringPipeline(
       MapParallelLoopsToGPUPassOptions{options.blockSize}));
   loops.addPass(createParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createMergeGPUModulesPass());
 
   // Device code, once scf, views and affine maps are lowered everywhere;
   // then host code, gpu-to-llvm last, after memref allocations became calls

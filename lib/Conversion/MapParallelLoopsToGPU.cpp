@@ -74,9 +74,10 @@ static LogicalResult tileAndMap(scf::ParallelOp loop, int64_t blockSize) {
 }
 
 void MapParallelLoopsToGPUPass::runOnOperation() {
-  if (blockSize < 1 || blockSize > 1024) {
+  int64_t size = blockSize;
+  if (size < 1 || size > 1024) {
     getOperation().emitError("block-size must be in [1, 1024], not ")
-        << blockSize;
+        << size;
     return signalPassFailure();
   }
   SmallVector<scf::ParallelOp> outermost;
@@ -85,7 +86,7 @@ void MapParallelLoopsToGPUPass::runOnOperation() {
       outermost.push_back(loop);
   });
   for (scf::ParallelOp loop : outermost)
-    if (failed(tileAndMap(loop, blockSize))) {
+    if (failed(tileAndMap(loop, size))) {
       loop.emitError("cannot map this loop to GPU blocks and threads");
       return signalPassFailure();
     }

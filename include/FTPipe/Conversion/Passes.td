@@ -154,4 +154,32 @@ def MapParallelLoopsToGPUPass : Pass<"ftpipe-map-parallel-loops-to-gpu",
                            "arith::ArithDialect"];
 }
 
+def MergeGPUModulesPass : Pass<"ftpipe-merge-gpu-modules", "ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel, and
+    `gpu-module-to-binary` then runs ptxas once per module: hundreds of
+    processes for one transformer stage. This pass moves every `gpu.func`
+    into a single `gpu.module @ftpipe_kernels`, renamed after the module it
+    came from (those names are unique), and updates the `gpu.launch_func`
+    ops. Run it after outlining and before a target is attached.
+
+    Before:
+    ```mlir
+    gpu.module @f_kernel { gpu.func @f_kernel(...) kernel {...} }
+    gpu.module @f_kernel_0 { gpu.func @f_kernel(...) kernel {...} }
+    gpu.launch_func @f_kernel_0::@f_kernel ...
+    ```
+    After:
+    ```mlir
+    gpu.module @ftpipe_kernels {
+      gpu.func @f_kernel(...) kernel {...}
+      gpu.func @f_kernel_0(...) kernel {...}
+    }
+    gpu.launch_func @ftpipe_kernels::@f_kernel_0 ...
+    ```
+  }];
+  let dependentDialects = ["gpu::GPUDialect"];
+}
+
 #endif // FTPIPE_CONVERSION_PASSES_TD
