@@ -37,12 +37,12 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Timer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <chrono>
-#include <mutex>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -335,6 +335,10 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "FTPipe compiler: model IR to one artifact per device and a manifest\n");
+  // Once, before devices compile in parallel: registering a target is not
+  // thread-safe (later calls return early).
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
   MLIRContext context(registry);
   return failed(compile(context, registry)) ? 1 : 0;
 }
