@@ -1,12 +1,11 @@
 //===- HostObject.h - LLVM dialect to objects and shared libraries -*- C++ -*-===//
 //
-// The last steps of the CPU target: translate a module in the LLVM dialect to
-// LLVM IR, optimise it for the host CPU (LLVM's default pipeline without
-// loop unrolling, which took most of the compile time for no measurable
-// speed), emit a
-// position-independent object in-process (LLVM 19's TargetMachine), and link
-// objects into a shared library with the runtime libraries that generated
-// code calls.
+// The last steps of the host code of every target: translate a module in the
+// LLVM dialect to LLVM IR, optimise it for the host CPU (LLVM's default
+// pipeline without loop unrolling, which took most of the compile time for no
+// measurable speed), emit a position-independent object in-process (LLVM
+// 19's TargetMachine), and link objects into a shared library with the
+// runtime libraries that generated code calls.
 //
 //===----------------------------------------------------------------------===//
 
