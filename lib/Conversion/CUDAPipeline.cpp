@@ -14,8 +14,8 @@
 #include "FTPipe/Conversion/Passes.h"
 #include "LoweringStages.h"
 
-#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
@@ -63,10 +63,9 @@ void mlir::ftpipe::buildCUDALoweringPipeline(
     kernels.addPass(createConvertGpuOpsToNVVMOps());
     kernels.addPass(createReconcileUnrealizedCastsPass());
   };
-  addHostToLLVMStages(pm, /*genericAllocation=*/true, device,
-                      [](OpPassManager &pm) {
-                        pm.addPass(createGpuToLLVMConversionPass());
-                      });
+  addHostToLLVMStages(
+      pm, /*genericAllocation=*/true, device,
+      [](OpPassManager &pm) { pm.addPass(createGpuToLLVMConversionPass()); });
   GpuModuleToBinaryPassOptions binary;
   binary.toolkitPath = options.toolkitPath;
   binary.compilationTarget = "fatbin";

@@ -154,15 +154,14 @@ private:
   ftpipe::GemmLibrary library;
 };
 
-struct LinalgToBLASPass
-    : ftpipe::impl::LinalgToBLASPassBase<LinalgToBLASPass> {
+struct LinalgToBLASPass : ftpipe::impl::LinalgToBLASPassBase<LinalgToBLASPass> {
   using Base::Base;
   void runOnOperation() override {
     ftpipe::declareBLASGemms(getOperation(), library);
     RewritePatternSet patterns(&getContext());
     ftpipe::populateLinalgToBLASPatterns(patterns, library);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
@@ -171,8 +170,8 @@ struct LinalgToBLASPass
 
 void mlir::ftpipe::declareBLASGemms(ModuleOp module, GemmLibrary library) {
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-  for (Type elementType : {Type(builder.getF32Type()),
-                           Type(builder.getF64Type())}) {
+  for (Type elementType :
+       {Type(builder.getF32Type()), Type(builder.getF64Type())}) {
     std::string name = getBLASGemmName(elementType, library);
     if (module.lookupSymbol(name))
       continue;

@@ -1,4 +1,4 @@
-//===- LoweringStages.h - Stages shared by the CPU and CUDA lowerings -*- C++ -*-===//
+//===- LoweringStages.h - Stages shared by both lowerings -------*- C++ -*-===//
 //
 // The parts of ftpipe-lower-cpu and ftpipe-lower-cuda that are the same:
 // tensor IR to buffers (annotations dropped, transfers lowered, TOSA to

@@ -39,8 +39,8 @@ static LogicalResult mapLoop(scf::ParallelOp loop,
   AffineMap identity = AffineMap::getMultiDimIdentityMap(1, context);
   SmallVector<gpu::ParallelLoopDimMappingAttr> mapping;
   for (gpu::Processor processor : processors)
-    mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(
-        context, processor, identity, identity));
+    mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(context, processor,
+                                                           identity, identity));
   return gpu::setMappingAttr(loop, mapping);
 }
 
@@ -53,9 +53,8 @@ static LogicalResult tileAndMap(scf::ParallelOp loop, int64_t blockSize) {
       scf::tileParallelLoop(loop, tileSizes, /*noMinMaxBounds=*/true);
   // Innermost dimension first: x, then y, then z, then sequential.
   SmallVector<gpu::Processor> blocks(rank, gpu::Processor::Sequential);
-  const gpu::Processor order[] = {gpu::Processor::BlockX,
-                                  gpu::Processor::BlockY,
-                                  gpu::Processor::BlockZ};
+  const gpu::Processor order[] = {
+      gpu::Processor::BlockX, gpu::Processor::BlockY, gpu::Processor::BlockZ};
   for (unsigned i = 0; i < rank && i < 3; ++i)
     blocks[rank - 1 - i] = order[i];
   SmallVector<gpu::Processor> threads(rank, gpu::Processor::Sequential);
@@ -76,8 +75,7 @@ static LogicalResult tileAndMap(scf::ParallelOp loop, int64_t blockSize) {
 void MapParallelLoopsToGPUPass::runOnOperation() {
   int64_t size = blockSize;
   if (size < 1 || size > 1024) {
-    getOperation().emitError("block-size must be in [1, 1024], not ")
-        << size;
+    getOperation().emitError("block-size must be in [1, 1024], not ") << size;
     return signalPassFailure();
   }
   SmallVector<scf::ParallelOp> outermost;

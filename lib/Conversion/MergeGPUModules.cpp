@@ -70,13 +70,13 @@ void MergeGPUModulesPass::runOnOperation() {
         return signalPassFailure();
       }
       // Module names are unique; a module of several kernels prefixes them.
-      std::string name = ops.size() == 1 ? kernels.getName().str()
-                                         : (kernels.getName() + "_" +
-                                            function.getName())
-                                               .str();
-      SymbolRefAttr from = SymbolRefAttr::get(
-          kernels.getNameAttr(),
-          {FlatSymbolRefAttr::get(function.getNameAttr())});
+      std::string name =
+          ops.size() == 1
+              ? kernels.getName().str()
+              : (kernels.getName() + "_" + function.getName()).str();
+      SymbolRefAttr from =
+          SymbolRefAttr::get(kernels.getNameAttr(),
+                             {FlatSymbolRefAttr::get(function.getNameAttr())});
       function.setName(name);
       renamed[from] = SymbolRefAttr::get(
           mergedName, {FlatSymbolRefAttr::get(function.getNameAttr())});

@@ -37,14 +37,13 @@ private:
   std::chrono::steady_clock::time_point start;
 };
 
-void cblasGemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
-               int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-               const float *b, int64_t ldb, float beta, float *c,
-               int64_t ldc) {
+void cblasGemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
+               int64_t n, int64_t k, const float *a, int64_t lda,
+               const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
   cblas_sgemm(o, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
 }
-void cblasGemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
-               int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+void cblasGemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
+               int64_t n, int64_t k, const double *a, int64_t lda,
                const double *b, int64_t ldb, double beta, double *c,
                int64_t ldc) {
   cblas_dgemm(o, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
@@ -53,13 +52,13 @@ void cblasGemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
 /// GemmOperands.h's backend on OpenBLAS: host memory throughout.
 template <typename T> struct OpenBLASBackend {
   void gemm(bool columnMajor, bool transA, bool transB, int64_t m, int64_t n,
-            int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
-            T beta, T *c, int64_t ldc) {
+            int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb, T beta,
+            T *c, int64_t ldc) {
     GemmTimer timer;
     cblasGemm(columnMajor ? CblasColMajor : CblasRowMajor,
               transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, a, lda, b, ldb,
-              beta, c, ldc);
+              transB ? CblasTrans : CblasNoTrans, m, n, k, a, lda, b, ldb, beta,
+              c, ldc);
   }
   std::vector<T> allocate(int64_t count) { return std::vector<T>(count); }
   void hostAccess() {}
@@ -90,8 +89,8 @@ extern "C" void ftpipe_blas_gemm_f64(int64_t rankA, void *a, int64_t rankB,
                                      int64_t codeA, int64_t codeB,
                                      int64_t codeC, int64_t batches,
                                      int64_t accumulate) {
-  gemmEntry<double>(rankA, a, rankB, b, rankC, c, codeA, codeB, codeC,
-                    batches, accumulate);
+  gemmEntry<double>(rankA, a, rankB, b, rankC, c, codeA, codeB, codeC, batches,
+                    accumulate);
 }
 
 extern "C" void ftpipe_blas_stats(int64_t *calls, double *seconds,

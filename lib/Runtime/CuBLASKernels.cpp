@@ -85,8 +85,8 @@ private:
 /// GemmOperands.h's backend on cuBLAS.
 template <typename T> struct CuBLASBackend {
   void gemm(bool columnMajor, bool transA, bool transB, int64_t m, int64_t n,
-            int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
-            T beta, T *c, int64_t ldc) {
+            int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb, T beta,
+            T *c, int64_t ldc) {
     cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasStatus_t status =
@@ -128,6 +128,6 @@ extern "C" void ftpipe_cublas_gemm_f64(int64_t rankA, void *a, int64_t rankB,
                                        int64_t codeA, int64_t codeB,
                                        int64_t codeC, int64_t batches,
                                        int64_t accumulate) {
-  gemmEntry<double>(rankA, a, rankB, b, rankC, c, codeA, codeB, codeC,
-                    batches, accumulate);
+  gemmEntry<double>(rankA, a, rankB, b, rankC, c, codeA, codeB, codeC, batches,
+                    accumulate);
 }

@@ -1,4 +1,4 @@
-//===- CudaCheck.h - Abort on a failed CUDA call -----------------*- C++ -*-===//
+//===- CudaCheck.h - Abort on a failed CUDA call ----------------*- C++ -*-===//
 //
 // FTPIPE_CUDA_CHECK(call): the host functions of generated CUDA code cannot
 // return an error to it, so a failed CUDA runtime call prints the call, the

@@ -51,8 +51,8 @@ extern "C" void *mgpuModuleLoad(void *data, size_t /*size*/) {
   std::lock_guard<std::mutex> lock(state.mutex);
   auto [it, inserted] = state.libraries.try_emplace(data, nullptr);
   if (inserted)
-    FTPIPE_CUDA_CHECK(cudaLibraryLoadData(&it->second, data, nullptr,
-                                          nullptr, 0, nullptr, nullptr, 0));
+    FTPIPE_CUDA_CHECK(cudaLibraryLoadData(&it->second, data, nullptr, nullptr,
+                                          0, nullptr, nullptr, 0));
   return it->second;
 }
 
@@ -71,15 +71,14 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   return reinterpret_cast<void *>(it->second);
 }
 
-extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                 intptr_t gridY, intptr_t gridZ,
-                                 intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t smem, void *stream,
-                                 void **params, void ** /*extra*/,
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ, int32_t smem,
+                                 void *stream, void **params, void ** /*extra*/,
                                  size_t /*paramsCount*/) {
   dim3 grid(gridX, gridY, gridZ), block(blockX, blockY, blockZ);
-  FTPIPE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void *>(function),
-                                     grid, block, params, smem,
+  FTPIPE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void *>(function), grid,
+                                     block, params, smem,
                                      static_cast<cudaStream_t>(stream)));
 }
 
@@ -94,8 +93,7 @@ extern "C" void mgpuStreamDestroy(void *stream) {
 }
 
 extern "C" void mgpuStreamSynchronize(void *stream) {
-  FTPIPE_CUDA_CHECK(
-      cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+  FTPIPE_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,

@@ -130,8 +130,7 @@ void gemmOne(Backend &backend, const MatrixView<T> &a, T *pa,
   int64_t ldc;
   decltype(backend.allocate(0)) denseC, denseA, denseB;
   T *outC = pc;
-  if (!blasLayout(m, n, c.rowStride, c.colStride, false, trans, ldc) ||
-      trans) {
+  if (!blasLayout(m, n, c.rowStride, c.colStride, false, trans, ldc) || trans) {
     if (blasLayout(m, n, c.rowStride, c.colStride, true, trans, ldc) &&
         !trans) {
       columnMajor = true;

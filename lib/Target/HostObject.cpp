@@ -52,7 +52,8 @@ static void optimize(llvm::Module &module, unsigned optLevel,
   pipeline.run(module, modules);
 }
 
-LogicalResult ftpipe::emitHostObject(ModuleOp module, llvm::StringRef objectPath,
+LogicalResult ftpipe::emitHostObject(ModuleOp module,
+                                     llvm::StringRef objectPath,
                                      unsigned optLevel, std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -68,7 +69,7 @@ LogicalResult ftpipe::emitHostObject(ModuleOp module, llvm::StringRef objectPath
     error = llvm::toString(builder.takeError());
     return failure();
   }
-  builder->setCodeGenOptLevel(optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+  builder->setCodeGenOptLevel(optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
                               : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                               : optLevel == 1 ? llvm::CodeGenOptLevel::Less
                                               : llvm::CodeGenOptLevel::None);
@@ -122,8 +123,8 @@ LogicalResult ftpipe::linkHostSharedLibrary(
     args.push_back(library);
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string message;
-  int status = llvm::sys::ExecuteAndWait(*linker, argRefs, std::nullopt, {},
-                                         0, 0, &message);
+  int status = llvm::sys::ExecuteAndWait(*linker, argRefs, std::nullopt, {}, 0,
+                                         0, &message);
   if (status != 0) {
     error = "linking '" + output.str() + "' failed" +
             (message.empty() ? "" : ": " + message);

@@ -55,12 +55,12 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
 cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
                                cl::value_desc("dir"), cl::Required);
 enum class Target { CPU, CUDA };
-cl::opt<Target> target("target", cl::desc("Code generation target"),
-                       cl::init(Target::CPU),
-                       cl::values(clEnumValN(Target::CPU, "cpu",
-                                             "host CPU, contractions on OpenBLAS"),
-                                  clEnumValN(Target::CUDA, "cuda",
-                                             "NVIDIA GPUs, contractions on cuBLAS")));
+cl::opt<Target>
+    target("target", cl::desc("Code generation target"), cl::init(Target::CPU),
+           cl::values(clEnumValN(Target::CPU, "cpu",
+                                 "host CPU, contractions on OpenBLAS"),
+                      clEnumValN(Target::CUDA, "cuda",
+                                 "NVIDIA GPUs, contractions on cuBLAS")));
 cl::opt<unsigned> devices("devices", cl::desc("Number of devices"),
                           cl::init(1));
 cl::opt<std::string>
@@ -74,10 +74,10 @@ cl::opt<ft::PartitionMethod> method(
                           "Mixed-Pipe"),
                clEnumValN(ft::PartitionMethod::SeqDP, "seq-dp",
                           "contiguous stages, dynamic programming")));
-cl::opt<std::string> recompute(
-    "recompute",
-    cl::desc("ftpipe-differentiate's recompute: true, false or plan"),
-    cl::init("true"));
+cl::opt<std::string>
+    recompute("recompute",
+              cl::desc("ftpipe-differentiate's recompute: true, false or plan"),
+              cl::init("true"));
 cl::opt<std::string> runtimeDir("runtime-dir",
                                 cl::desc("Directory of FTPipe's runtime "
                                          "libraries"),
@@ -118,9 +118,9 @@ public:
     begin = std::chrono::steady_clock::now();
   }
   void done() {
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - begin)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+            .count();
     llvm::errs() << llvm::formatv("ftpipe-compile: {0}: {1:F2} s\n", current,
                                   seconds)
                         .str();
@@ -185,8 +185,7 @@ LogicalResult buildStagePrograms(ModuleOp module, Progress &progress) {
 /// The module of one device: its entry points and the private declarations.
 OwningOpRef<ModuleOp> extractDevice(ModuleOp module, int64_t device) {
   OwningOpRef<ModuleOp> copy = module.clone();
-  for (auto function :
-       llvm::make_early_inc_range(copy->getOps<func::FuncOp>()))
+  for (auto function : llvm::make_early_inc_range(copy->getOps<func::FuncOp>()))
     if (!function.isPrivate() && ft::getEntryDevice(function) != device)
       function.erase();
   // The helpers that only other devices' entry points call go too.
@@ -282,9 +281,9 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
     return progress.fail(ec.message());
   }
   progress.start("manifest");
-  llvm::json::Object manifest = ft::buildManifest(
-      *module, targetName(), devices,
-      [](int64_t d) { return artifactName(d); });
+  llvm::json::Object manifest =
+      ft::buildManifest(*module, targetName(), devices,
+                        [](int64_t d) { return artifactName(d); });
   manifest["memory"] = target == Target::CUDA ? "cuda-managed" : "host";
   std::string error;
   auto file = openOutputFile(outputDir + "/manifest.json", &error);

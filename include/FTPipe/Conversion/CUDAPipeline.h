@@ -1,4 +1,4 @@
-//===- CUDAPipeline.h - Tensor IR to host code and a CUDA binary -*- C++ -*-===//
+//===- CUDAPipeline.h - Tensor IR to a host object and a fatbin -*- C++ -*-===//
 //
 // The CUDA lowering of FTPipe: from per-device tensor IR to the LLVM dialect
 // for the host with the device code compiled and embedded (`gpu.binary`,

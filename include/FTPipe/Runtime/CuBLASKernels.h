@@ -1,7 +1,7 @@
-/*===- CuBLASKernels.h - The gemm entry that generated CUDA code calls -*- C -*-===*
+/*===- CuBLASKernels.h - The gemm entry of generated CUDA code -----*- C -*-===*
  *
  * The CUDA target's twin of BLASKernels.h: `ftpipe-linalg-to-blas` with
- * `prefix=ftpipe_cublas_gemm` turns every contraction into one call of
+ * `library=cublas` turns every contraction into one call of
  * `ftpipe_cublas_gemm_T` (T = f32 or f64), implemented over cuBLAS in the
  * shared library FTPipeCUDARuntime. The arguments are those of
  * ftpipe_blas_gemm_T (unranked memrefs, role codes, batch count, accumulate);

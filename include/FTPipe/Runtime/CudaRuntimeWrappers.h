@@ -1,4 +1,4 @@
-/*===- CudaRuntimeWrappers.h - Host functions of generated CUDA code -*- C -*-===*
+/*===- CudaRuntimeWrappers.h - Host side of CUDA artifacts ---------*- C -*-===*
  *
  * What the host side of a CUDA artifact calls besides the stage ABI and the
  * cuBLAS entry, implemented over the CUDA runtime API in the shared library
@@ -10,9 +10,9 @@
  *   signatures as upstream's mlir/lib/ExecutionEngine/CudaRuntimeWrappers.cpp).
  *   A binary is loaded once per process and kept (upstream's host lowering
  *   asks for a load and an unload around every launch).
- * - The allocation functions of `finalize-memref-to-llvm{use-generic-functions}`:
- *   every buffer of generated code is CUDA managed memory
- *   (cudaMallocManaged), valid on the host and on the device.
+ * - The allocation functions of finalize-memref-to-llvm with
+ *   use-generic-functions: every buffer of generated code is CUDA managed
+ *   memory (cudaMallocManaged), valid on the host and on the device.
  *
  * The memory model of CUDA artifacts (docs/Compile.md): every buffer that
  * crosses their C ABI -- entry point arguments and results, and the buffers
