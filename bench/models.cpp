@@ -18,6 +18,7 @@
 #include "FTPipe/ModelGen/ModelGen.h"
 #include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/Recomputation.h"
+#include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Partition/SeqPipe.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
@@ -126,8 +127,8 @@ static Row runMethod(StringRef model, StringRef setup, StringRef method,
                      const partition::Hardware &hw,
                      const partition::ObjectiveConfig &config,
                      std::function<llvm::Expected<partition::Plan>()> solve) {
-  Row row{model.str(), setup.str(), method.str(), std::nullopt, 0.0, 0.0,
-          0.0,         "",          ""};
+  Row row{model.str(), setup.str(), method.str(), std::nullopt, 0.0, 0.0, 0.0,
+          "",          ""};
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<partition::Plan> plan = solve();
   row.seconds =
@@ -153,9 +154,9 @@ static Row runMethod(StringRef model, StringRef setup, StringRef method,
   llvm::Expected<partition::SimResult> asyncSim =
       partition::simulatePlan(graph, hw, *plan, async, /*recordEvents=*/false);
   if (!metrics || !sim || !asyncSim) {
-    row.failure = llvm::toString(llvm::joinErrors(
-        llvm::joinErrors(metrics.takeError(), sim.takeError()),
-        asyncSim.takeError()));
+    row.failure = llvm::toString(
+        llvm::joinErrors(llvm::joinErrors(metrics.takeError(), sim.takeError()),
+                         asyncSim.takeError()));
     return row;
   }
   row.metrics = std::move(*metrics);
@@ -194,29 +195,37 @@ static LogicalResult partitionModel(ModuleOp module, StringRef model,
   for (const Setup &setup : setups) {
     // As the passes do: only seq-dp does not also plan for keeping
     // everything under recompute=auto.
+    // With cheap values replicated where they are read, as the passes do.
     auto run = [&](StringRef method, auto solveOne) {
-      rows.push_back(runMethod(model, setup.name, method, graph, *hw,
-                               setup.config, [&] {
-                                 return partition::solveWithRecomputation(
-                                     setup.recompute, graph, *hw, setup.config,
-                                     solveOne, method != "seq-dp");
-                               }));
+      rows.push_back(
+          runMethod(model, setup.name, method, graph, *hw, setup.config, [&] {
+            return partition::solveWithRecomputation(
+                setup.recompute, graph, *hw, setup.config,
+                [&](const partition::ObjectiveConfig &config) {
+                  return partition::solveWithReplication(graph, *hw, config,
+                                                         solveOne);
+                },
+                method != "seq-dp");
+          }));
     };
     if (graph.numNodes() <= dpMaxOps)
-      run("seq-dp", [&](const partition::ObjectiveConfig &config) {
+      run("seq-dp", [&](const partition::Graph &g,
+                        const partition::ObjectiveConfig &config) {
         partition::SeqPipeConfig seq;
         seq.objective = config;
-        return planOf(partition::seqPipeDP(graph, *hw, seq));
+        return planOf(partition::seqPipeDP(g, *hw, seq));
       });
-    run("seq-greedy", [&](const partition::ObjectiveConfig &config) {
+    run("seq-greedy", [&](const partition::Graph &g,
+                          const partition::ObjectiveConfig &config) {
       partition::SeqPipeConfig seq;
       seq.objective = config;
-      return planOf(partition::seqPipeGreedy(graph, *hw, seq));
+      return planOf(partition::seqPipeGreedy(g, *hw, seq));
     });
-    run("mixed-pipe", [&](const partition::ObjectiveConfig &config) {
+    run("mixed-pipe", [&](const partition::Graph &g,
+                          const partition::ObjectiveConfig &config) {
       partition::MixedPipeConfig mixed;
       mixed.objective = config;
-      return planOf(partition::runMixedPipe(graph, *hw, mixed));
+      return planOf(partition::runMixedPipe(g, *hw, mixed));
     });
   }
   return success();
@@ -375,8 +384,8 @@ int main(int argc, char **argv) {
       setups.push_back(
           {"ftpipe+adam+auto", adam, partition::RecomputeMode::Auto});
     }
-    if (failed(partitionModel(**module, name, setups, /*markParams=*/false,
-                              rows)))
+    if (failed(
+            partitionModel(**module, name, setups, /*markParams=*/false, rows)))
       return 1;
   }
   if (!llamaPath.empty()) {

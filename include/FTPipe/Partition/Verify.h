@@ -30,7 +30,9 @@ struct VerifyOptions {
 
 /// Succeeds when: every node is in exactly one existing stage; every stage
 /// is on an existing device; a per-stage recompute choice, if any, has one
-/// entry per stage; no stage is empty (unless allowed); the stage
+/// entry per stage; replicated nodes (Plan::nodeReplicated) read only graph
+/// inputs and results of replicated nodes; no stage is empty, i.e. without
+/// a node that is not replicated (unless allowed); the stage
 /// graph (an edge wherever a value flows between stages) is acyclic; and,
 /// when asked, every device's memory fits its budget (each stage keeping
 /// activations or recomputing as the plan, else the config, says). Otherwise the error
