@@ -193,19 +193,15 @@ static LogicalResult partitionModel(ModuleOp module, StringRef model,
     return std::move(result->plan);
   };
   for (const Setup &setup : setups) {
-    // As the passes do: only seq-dp does not also plan for keeping
-    // everything under recompute=auto.
-    // With cheap values replicated where they are read, as the passes do.
+    // As the passes do: cheap values replicated where that is faster, and
+    // only seq-dp does not also plan for keeping everything under
+    // recompute=auto.
     auto run = [&](StringRef method, auto solveOne) {
       rows.push_back(
           runMethod(model, setup.name, method, graph, *hw, setup.config, [&] {
-            return partition::solveWithRecomputation(
-                setup.recompute, graph, *hw, setup.config,
-                [&](const partition::ObjectiveConfig &config) {
-                  return partition::solveWithReplication(graph, *hw, config,
-                                                         solveOne);
-                },
-                method != "seq-dp");
+            return partition::solvePartitioning(
+                setup.recompute, /*replicate=*/true, graph, *hw, setup.config,
+                solveOne, method != "seq-dp");
           }));
     };
     if (graph.numNodes() <= dpMaxOps)

@@ -161,12 +161,12 @@ ftpipe::partition::solveWithReplication(const Graph &graph, const Hardware &hw,
   if (!planning)
     return planning.takeError();
   // What the planning graph leaves out, reserved on every device: each
-  // replicated node's activations (kept or rebuilt) and its parameters
-  // with their gradients and optimizer state.
+  // replicated node's activations (kept or rebuilt), its parameters with
+  // their gradients and optimizer state, and the graph inputs they read,
+  // kept under recomputation by every stage computing them for each of its
+  // micro-batches in flight (at most 4P stages of at most 4P micro-batches:
+  // Mixed-Pipe's deepest plans).
   ObjectiveConfig reserved = config;
-  // And the graph inputs they read, kept under recomputation by every
-  // stage computing them for each of its micro-batches in flight (at most
-  // 4P stages of at most 4P micro-batches: Mixed-Pipe's deepest plans).
   std::set<ParamId> params;
   std::set<ValueId> inputs;
   for (NodeId n = 0; n < graph.numNodes(); ++n)
@@ -191,8 +191,10 @@ ftpipe::partition::solveWithReplication(const Graph &graph, const Hardware &hw,
     return plain;
   }
   Expected<Plan> mapped = mapPlanBack(graph, std::move(*plan), replicated);
-  if (!mapped)
+  if (!mapped) {
+    llvm::consumeError(plain.takeError());
     return mapped.takeError();
+  }
   if (Error invalid = verifyPlan(graph, hw, *mapped, config)) {
     llvm::consumeError(std::move(invalid));
     return plain;
@@ -220,4 +222,17 @@ ftpipe::partition::solveWithReplication(const Graph &graph, const Hardware &hw,
   if (a < b - eps || (a <= b + eps && maxSent(*mappedM) < maxSent(*plainM)))
     return mapped;
   return plain;
+}
+
+Expected<Plan> ftpipe::partition::solvePartitioning(
+    RecomputeMode mode, bool replicate, const Graph &graph, const Hardware &hw,
+    const ObjectiveConfig &config, GraphPlanSolver solve, bool tryKeeping) {
+  return solveWithRecomputation(
+      mode, graph, hw, config,
+      [&](const ObjectiveConfig &c) -> Expected<Plan> {
+        if (replicate)
+          return solveWithReplication(graph, hw, c, solve);
+        return solve(graph, c);
+      },
+      tryKeeping);
 }

@@ -21,6 +21,7 @@
 #include "FTPipe/Partition/Hardware.h"
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Partition/Plan.h"
+#include "FTPipe/Partition/Recomputation.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
@@ -72,6 +73,14 @@ llvm::Expected<Plan> solveWithReplication(const Graph &graph,
                                           const Hardware &hw,
                                           const ObjectiveConfig &config,
                                           GraphPlanSolver solve);
+
+/// How the partitioning passes run a partitioner: solveWithRecomputation
+/// under `mode` (with `tryKeeping`), each solve through
+/// solveWithReplication when `replicate` (else `solve` on `graph`).
+llvm::Expected<Plan> solvePartitioning(RecomputeMode mode, bool replicate,
+                                       const Graph &graph, const Hardware &hw,
+                                       const ObjectiveConfig &config,
+                                       GraphPlanSolver solve, bool tryKeeping);
 
 } // namespace partition
 } // namespace ftpipe
