@@ -52,7 +52,9 @@ ftpipe::partition::chooseReplicatedNodes(const Graph &graph, const Hardware &hw,
   std::set<ParamId> params;
   for (ValueId v = 0; v < graph.numValues(); ++v) {
     NodeId root = graph.producer(v);
-    if (root == kNoNode || !can[root] ||
+    // Nothing to save on a value of no bytes (a constant: every stage makes
+    // its own anyway).
+    if (root == kNoNode || !can[root] || graph.valueBytes(v) == 0 ||
         llvm::all_of(graph.consumers(v), [&](NodeId c) { return chosen[c]; }))
       continue;
     // Everything the value is computed from, up to the graph inputs; given

@@ -31,16 +31,16 @@
 namespace ftpipe {
 namespace partition {
 
-/// The nodes worth replicating. A node can be replicated when it reads only
-/// graph inputs, parameters and results of nodes that can, and every result
-/// it makes is read by some node. A value such a node makes for a node
-/// that cannot be replicated is replicated, with every node it is computed
-/// from, when recomputing it everywhere is cheaper than sending it once:
-/// the forward and backward time of those nodes is at most the time to
-/// send the value over the slowest link between two devices, and their
-/// parameters, with gradients and optimizer state (`config`), weigh no more
-/// than the value. The result has one entry per node (all false when
-/// nothing qualifies, or with a single device).
+/// The nodes worth replicating. For every value of at least one byte whose
+/// readers are not all chosen yet, walks up from its producer to the graph
+/// inputs; the value is replicated, with every node it is computed from,
+/// when that is cheaper than sending it once: those nodes' forward and
+/// backward time is at most the time to send the value over the slowest
+/// link between two devices, their parameters (with gradients and optimizer
+/// state under `config`) weigh no more than the value, and every result they
+/// make is read by some node (a result the function returns stays where it
+/// is made). The result has one entry per node (all false when nothing
+/// qualifies, or with a single device).
 std::vector<bool> chooseReplicatedNodes(const Graph &graph, const Hardware &hw,
                                         const ObjectiveConfig &config);
 
