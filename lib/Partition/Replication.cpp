@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/Replication.h"
+#include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -205,8 +206,8 @@ ftpipe::partition::solveWithReplication(const Graph &graph, const Hardware &hw,
     llvm::consumeError(plain.takeError());
     return mapped;
   }
-  // The faster plan; between equals, the one whose busiest sender sends
-  // less.
+  // The faster plan by the objective (between equals, the one whose busiest
+  // sender sends less), as long as it does not simulate slower either.
   Expected<PlanMetrics> plainM = evaluatePlan(graph, hw, *plain, config);
   if (!plainM)
     return plainM.takeError();
@@ -221,9 +222,19 @@ ftpipe::partition::solveWithReplication(const Graph &graph, const Hardware &hw,
   };
   double a = mappedM->asyncMsPerMicroBatch, b = plainM->asyncMsPerMicroBatch;
   double eps = 1e-9 * std::max({1.0, a, b});
-  if (a < b - eps || (a <= b + eps && maxSent(*mappedM) < maxSent(*plainM)))
-    return mapped;
-  return plain;
+  if (a > b + eps || (a >= b - eps && maxSent(*mappedM) >= maxSent(*plainM)))
+    return plain;
+  Expected<SimResult> mappedSim =
+      simulatePlan(graph, hw, *mapped, config, /*recordEvents=*/false);
+  if (!mappedSim)
+    return mappedSim.takeError();
+  Expected<SimResult> plainSim =
+      simulatePlan(graph, hw, *plain, config, /*recordEvents=*/false);
+  if (!plainSim)
+    return plainSim.takeError();
+  if (mappedSim->msPerMicroBatch > plainSim->msPerMicroBatch * (1 + 1e-9))
+    return plain;
+  return mapped;
 }
 
 Expected<Plan> ftpipe::partition::solvePartitioning(

@@ -63,12 +63,13 @@ using GraphPlanSolver = llvm::function_ref<llvm::Expected<Plan>(
 /// included) and graph inputs reserved on every device, the plan then
 /// mapped back to `graph` (the replicated nodes marked, each placed
 /// nominally in the first stage computing it, stages left with replicated
-/// nodes only removed). Returns the plan with the lower objective on
-/// `graph`; between equals, the one whose busiest sender sends fewer bytes.
-/// A replicated plan that does not verify on `graph` (e.g. memory) is
-/// dropped. Solves once when nothing is worth replicating. So it is never
-/// worse, by the objective, than `solve` on `graph`; fails only when both
-/// fail (with the error of `solve` on `graph`).
+/// nodes only removed). Returns the replicated plan when its objective on
+/// `graph` is lower (between equals: its busiest sender sends fewer bytes)
+/// and it does not simulate slower (under config's schedule); else the
+/// other. A replicated plan that does not verify on `graph` (e.g. memory)
+/// is dropped. Solves once when nothing is worth replicating. So it is
+/// never worse, by the objective or the simulator, than `solve` on `graph`;
+/// fails only when both fail (with the error of `solve` on `graph`).
 llvm::Expected<Plan> solveWithReplication(const Graph &graph,
                                           const Hardware &hw,
                                           const ObjectiveConfig &config,
