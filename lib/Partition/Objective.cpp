@@ -170,6 +170,32 @@ ftpipe::partition::replicaStages(const Graph &graph, const Plan &plan) {
   return std::move(stages);
 }
 
+namespace {
+/// Where every node of a plan is computed: its own stage, or, for a
+/// replicated node, every stage that reads it (replicaStages).
+class NodeStages {
+public:
+  static Expected<NodeStages> create(const Graph &graph, const Plan &plan) {
+    Expected<std::vector<std::vector<StageId>>> replicas =
+        replicaStages(graph, plan);
+    if (!replicas)
+      return replicas.takeError();
+    return NodeStages(plan, std::move(*replicas));
+  }
+  llvm::ArrayRef<StageId> operator()(NodeId n) const {
+    if (plan->replicated(n))
+      return replicas[n];
+    return llvm::ArrayRef<StageId>(plan->nodeStage[n]);
+  }
+
+private:
+  NodeStages(const Plan &plan, std::vector<std::vector<StageId>> replicas)
+      : plan(&plan), replicas(std::move(replicas)) {}
+  const Plan *plan;
+  std::vector<std::vector<StageId>> replicas;
+};
+} // namespace
+
 Expected<StageGraph>
 ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
                                    const Plan &plan,
@@ -188,20 +214,13 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
   sg.recomputeMs.assign(numStages, 0.0);
   sg.keptBytesPerMicroBatch.assign(numStages, 0);
   sg.recomputePeakBytes.assign(numStages, 0);
-  Expected<std::vector<std::vector<StageId>>> replicas =
-      replicaStages(graph, plan);
-  if (!replicas)
-    return replicas.takeError();
-  // Stages node n is computed in: its own, or its replicas'.
-  auto stagesOf = [&](NodeId n) -> llvm::ArrayRef<StageId> {
-    if (plan.replicated(n))
-      return (*replicas)[n];
-    return llvm::ArrayRef<StageId>(plan.nodeStage[n]);
-  };
+  Expected<NodeStages> stagesOf = NodeStages::create(graph, plan);
+  if (!stagesOf)
+    return stagesOf.takeError();
   std::vector<uint64_t> actBytes(numStages, 0);
   for (NodeId n = 0; n < graph.numNodes(); ++n) {
     const NodeCost &c = graph.cost(n);
-    for (StageId s : stagesOf(n)) {
+    for (StageId s : (*stagesOf)(n)) {
       sg.fwdMs[s] += c.fwdMs;
       sg.bwdMs[s] += c.bwdMs;
       actBytes[s] += c.actBytes;
@@ -229,7 +248,7 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
       continue;
     StageId src = p == kNoNode ? ~StageId(0) : plan.nodeStage[p];
     for (NodeId c : graph.consumers(v))
-      for (StageId dst : stagesOf(c)) {
+      for (StageId dst : (*stagesOf)(c)) {
         if (dst == src || seen[dst] == v)
           continue;
         seen[dst] = v;
@@ -377,19 +396,13 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
   std::vector<uint32_t> extra(numDevices, 0);
   std::vector<uint32_t> seen(numDevices, ~0u);
   std::vector<DeviceId> devs;
-  Expected<std::vector<std::vector<StageId>>> replicas =
-      replicaStages(graph, plan);
-  if (!replicas)
-    return replicas.takeError();
-  auto stagesOf = [&](NodeId n) -> llvm::ArrayRef<StageId> {
-    if (plan.replicated(n))
-      return (*replicas)[n];
-    return llvm::ArrayRef<StageId>(plan.nodeStage[n]);
-  };
+  Expected<NodeStages> stagesOf = NodeStages::create(graph, plan);
+  if (!stagesOf)
+    return stagesOf.takeError();
   for (ParamId p = 0; p < graph.numParams(); ++p) {
     devs.clear();
     for (NodeId r : graph.paramReaders(p))
-      for (StageId s : stagesOf(r)) {
+      for (StageId s : (*stagesOf)(r)) {
         DeviceId d = sg.device[s];
         uint32_t x = extraWeightVersions(m.stages[s].inFlight, config);
         if (seen[d] != p) {
@@ -442,7 +455,7 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     double t = c.fwdMs + c.bwdMs + (boundRecomputes ? c.fwdMs : 0.0);
     total += t;
     largest = std::max(largest, t);
-    for (StageId s : stagesOf(n)) {
+    for (StageId s : (*stagesOf)(n)) {
       if (stageRecomputes(plan, config, s))
         m.totalComputeMs += c.fwdMs;
       m.totalComputeMs += c.fwdMs + c.bwdMs;
