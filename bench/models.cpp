@@ -18,6 +18,7 @@
 #include "FTPipe/ModelGen/ModelGen.h"
 #include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/Recomputation.h"
+#include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Partition/SeqPipe.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
@@ -64,6 +65,9 @@ struct Row {
   std::string failure;
   /// What each device holds, for encoder-decoder models.
   std::string composition;
+  /// The lower bound that accounts for memory, and replicated ops.
+  double memoryBoundMs = 0.0;
+  size_t replicated = 0;
 };
 
 /// A fine-tuning setup to partition for, and where stages recompute.
@@ -126,8 +130,10 @@ static Row runMethod(StringRef model, StringRef setup, StringRef method,
                      const partition::Hardware &hw,
                      const partition::ObjectiveConfig &config,
                      std::function<llvm::Expected<partition::Plan>()> solve) {
-  Row row{model.str(), setup.str(), method.str(), std::nullopt, 0.0, 0.0,
-          0.0,         "",          ""};
+  Row row;
+  row.model = model.str();
+  row.setup = setup.str();
+  row.method = method.str();
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<partition::Plan> plan = solve();
   row.seconds =
@@ -153,15 +159,16 @@ static Row runMethod(StringRef model, StringRef setup, StringRef method,
   llvm::Expected<partition::SimResult> asyncSim =
       partition::simulatePlan(graph, hw, *plan, async, /*recordEvents=*/false);
   if (!metrics || !sim || !asyncSim) {
-    row.failure = llvm::toString(llvm::joinErrors(
-        llvm::joinErrors(metrics.takeError(), sim.takeError()),
-        asyncSim.takeError()));
+    row.failure = llvm::toString(
+        llvm::joinErrors(llvm::joinErrors(metrics.takeError(), sim.takeError()),
+                         asyncSim.takeError()));
     return row;
   }
   row.metrics = std::move(*metrics);
   row.gpipeMs = sim->msPerMiniBatch;
   row.asyncSimMs = asyncSim->msPerMicroBatch;
   row.composition = describeEncoderDecoder(graph, *plan, *row.metrics);
+  row.replicated = llvm::count(plan->nodeReplicated, true);
   return row;
 }
 
@@ -192,31 +199,37 @@ static LogicalResult partitionModel(ModuleOp module, StringRef model,
     return std::move(result->plan);
   };
   for (const Setup &setup : setups) {
-    // As the passes do: only seq-dp does not also plan for keeping
-    // everything under recompute=auto.
+    // As the passes do: cheap values replicated where that is faster, and
+    // only seq-dp does not also plan for keeping everything under
+    // recompute=auto.
     auto run = [&](StringRef method, auto solveOne) {
-      rows.push_back(runMethod(model, setup.name, method, graph, *hw,
-                               setup.config, [&] {
-                                 return partition::solveWithRecomputation(
-                                     setup.recompute, graph, *hw, setup.config,
-                                     solveOne, method != "seq-dp");
-                               }));
+      rows.push_back(
+          runMethod(model, setup.name, method, graph, *hw, setup.config, [&] {
+            return partition::solvePartitioning(
+                setup.recompute, /*replicate=*/true, graph, *hw, setup.config,
+                solveOne, method != "seq-dp");
+          }));
+      rows.back().memoryBoundMs = partition::memoryLowerBoundMs(
+          graph, *hw, setup.config, setup.recompute);
     };
     if (graph.numNodes() <= dpMaxOps)
-      run("seq-dp", [&](const partition::ObjectiveConfig &config) {
+      run("seq-dp", [&](const partition::Graph &g,
+                        const partition::ObjectiveConfig &config) {
         partition::SeqPipeConfig seq;
         seq.objective = config;
-        return planOf(partition::seqPipeDP(graph, *hw, seq));
+        return planOf(partition::seqPipeDP(g, *hw, seq));
       });
-    run("seq-greedy", [&](const partition::ObjectiveConfig &config) {
+    run("seq-greedy", [&](const partition::Graph &g,
+                          const partition::ObjectiveConfig &config) {
       partition::SeqPipeConfig seq;
       seq.objective = config;
-      return planOf(partition::seqPipeGreedy(graph, *hw, seq));
+      return planOf(partition::seqPipeGreedy(g, *hw, seq));
     });
-    run("mixed-pipe", [&](const partition::ObjectiveConfig &config) {
+    run("mixed-pipe", [&](const partition::Graph &g,
+                          const partition::ObjectiveConfig &config) {
       partition::MixedPipeConfig mixed;
       mixed.objective = config;
-      return planOf(partition::runMixedPipe(graph, *hw, mixed));
+      return planOf(partition::runMixedPipe(g, *hw, mixed));
     });
   }
   return success();
@@ -224,11 +237,11 @@ static LogicalResult partitionModel(ModuleOp module, StringRef model,
 
 static void printRows(ArrayRef<Row> rows) {
   llvm::outs() << llvm::formatv(
-      "{0,-18} {1,-16} {2,-10} {3,6} {4,4} {5,8} {6,7} {7,11} {8,10} {9,7} "
-      "{10,14} {11,10} {12,9} {13,7}\n",
-      "model", "setup", "method", "stages", "rc", "max/mean", "max/LB",
-      "async_ms/mb", "sim_ms/mb", "obj/sim", "gpipe_ms/minib", "send_GiB",
-      "free_GiB", "time_s");
+      "{0,-18} {1,-16} {2,-10} {3,6} {4,4} {5,4} {6,8} {7,7} {8,7} {9,11} "
+      "{10,10} {11,7} {12,14} {13,10} {14,9} {15,7}\n",
+      "model", "setup", "method", "stages", "rc", "repl", "max/mean", "max/LB",
+      "max/LBm", "async_ms/mb", "sim_ms/mb", "obj/sim", "gpipe_ms/minib",
+      "send_GiB", "free_GiB", "time_s");
   for (const Row &row : rows) {
     if (!row.metrics) {
       llvm::outs() << llvm::formatv("{0,-18} {1,-16} {2,-10} no plan "
@@ -248,13 +261,14 @@ static void printRows(ArrayRef<Row> rows) {
     size_t recomputing = llvm::count_if(
         m.stages, [](const partition::StageMetrics &s) { return s.recompute; });
     llvm::outs() << llvm::formatv(
-        "{0,-18} {1,-16} {2,-10} {3,6} {4,4} {5,8:f3} {6,7:f3} {7,11:f2} "
-        "{8,10:f2} {9,7:f3} {10,14:f1} {11,10:f2} {12,9:f2} {13,7:f3}\n",
+        "{0,-18} {1,-16} {2,-10} {3,6} {4,4} {5,4} {6,8:f3} {7,7:f3} "
+        "{8,7:f3} {9,11:f2} {10,10:f2} {11,7:f3} {12,14:f1} {13,10:f2} "
+        "{14,9:f2} {15,7:f3}\n",
         row.model, row.setup, row.method, m.stages.size(), recomputing,
-        m.imbalance, m.asyncMsPerMicroBatch / m.lowerBoundMs,
-        m.asyncMsPerMicroBatch, row.asyncSimMs,
-        m.asyncMsPerMicroBatch / row.asyncSimMs, row.gpipeMs, sent, headroom,
-        row.seconds);
+        row.replicated, m.imbalance, m.asyncMsPerMicroBatch / m.lowerBoundMs,
+        m.asyncMsPerMicroBatch / row.memoryBoundMs, m.asyncMsPerMicroBatch,
+        row.asyncSimMs, m.asyncMsPerMicroBatch / row.asyncSimMs, row.gpipeMs,
+        sent, headroom, row.seconds);
   }
 }
 
@@ -343,6 +357,8 @@ int main(int argc, char **argv) {
       "version, recomputation, M = 8, Adam for BERT/GPT-2/LLaMA and Adafactor "
       "for T5 (docs/FineTuningSetup.md); '+adam', '+sgd': another "
       "optimizer; '+auto': recompute=auto (rc: stages that recompute); "
+      "repl: ops replicated where they are read; max/LBm: busiest over the "
+      "lower bound with memory; "
       "sim_ms/mb: the simulated async time, obj/sim: the objective over it; "
       "send_GiB: the largest bytes a device sends per micro-batch\n\n",
       hardwareName);
@@ -375,8 +391,8 @@ int main(int argc, char **argv) {
       setups.push_back(
           {"ftpipe+adam+auto", adam, partition::RecomputeMode::Auto});
     }
-    if (failed(partitionModel(**module, name, setups, /*markParams=*/false,
-                              rows)))
+    if (failed(
+            partitionModel(**module, name, setups, /*markParams=*/false, rows)))
       return 1;
   }
   if (!llamaPath.empty()) {

@@ -19,6 +19,10 @@ FailureOr<partition::Plan> mlir::ftpipe::readPlan(ModuleOp module,
   plan.nodeStage.resize(numNodes);
   size_t numWithStage = 0;
   for (auto [node, op] : llvm::enumerate(opGraph.ops)) {
+    if (op->hasAttr(FTPipeDialect::kReplicateAttrName)) {
+      plan.nodeReplicated.resize(numNodes, false);
+      plan.nodeReplicated[node] = true;
+    }
     auto stage = op->getAttrOfType<IntegerAttr>(FTPipeDialect::kStageAttrName);
     if (!stage)
       continue;
@@ -55,9 +59,14 @@ void mlir::ftpipe::writePlan(ModuleOp module, const OpGraph &opGraph,
                              const partition::PlanMetrics &metrics,
                              double seconds) {
   Builder builder(module.getContext());
-  for (auto [node, op] : llvm::enumerate(opGraph.ops))
+  for (auto [node, op] : llvm::enumerate(opGraph.ops)) {
     op->setAttr(FTPipeDialect::kStageAttrName,
                 builder.getI64IntegerAttr(plan.nodeStage[node]));
+    if (plan.replicated(node))
+      op->setAttr(FTPipeDialect::kReplicateAttrName, builder.getUnitAttr());
+    else
+      op->removeAttr(FTPipeDialect::kReplicateAttrName);
+  }
   SmallVector<int64_t> stageDevice(plan.stageDevice.begin(),
                                    plan.stageDevice.end());
   SmallVector<int64_t> memory;

@@ -40,16 +40,15 @@ json::Value ftpipe::partition::graphToJSON(const Graph &graph,
     int64_t device = plan && plan->nodeStage[n] < plan->numStages()
                          ? int64_t(plan->stageDevice[plan->nodeStage[n]])
                          : -1;
-    nodes.push_back(json::Object{{"id", int64_t(n)},
-                                 {"op", graph.type(n)},
-                                 {"scope", graph.scope(n)},
-                                 {"fwd_ms", c.fwdMs},
-                                 {"bwd_ms", c.bwdMs},
-                                 {"param_bytes", graph.nodeParamBytes(n)},
-                                 {"act_bytes", c.actBytes},
-                                 {"out_bytes", c.outBytes},
-                                 {"stage", stage},
-                                 {"device", device}});
+    json::Object node{
+        {"id", int64_t(n)},        {"op", graph.type(n)},
+        {"scope", graph.scope(n)}, {"fwd_ms", c.fwdMs},
+        {"bwd_ms", c.bwdMs},       {"param_bytes", graph.nodeParamBytes(n)},
+        {"act_bytes", c.actBytes}, {"out_bytes", c.outBytes},
+        {"stage", stage},          {"device", device}};
+    if (plan && plan->replicated(n))
+      node["replicated"] = true;
+    nodes.push_back(std::move(node));
   }
   for (ValueId v = 0; v < graph.numValues(); ++v) {
     NodeId p = graph.producer(v);
@@ -179,6 +178,7 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
   GraphBuilder b;
   std::vector<int64_t> nodeStage(nodes->size(), -1),
       nodeDevice(nodes->size(), -1);
+  std::vector<bool> nodeReplicated(nodes->size(), false);
   std::vector<uint64_t> nodeParamBytes(nodes->size(), 0);
   for (size_t i = 0; i < nodes->size(); ++i) {
     json::Path at = nodesPath.index(i);
@@ -202,6 +202,14 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
     if (id != int64_t(i)) {
       at.field("id").report("node ids must be 0, 1, 2, ... in order");
       return fail();
+    }
+    if (const json::Value *r = n->get("replicated")) {
+      std::optional<bool> flag = r->getAsBoolean();
+      if (!flag) {
+        at.field("replicated").report("expected true or false");
+        return fail();
+      }
+      nodeReplicated[i] = *flag;
     }
     b.addNode(n->getString("scope").value_or(""),
               n->getString("op").value_or(""), c);
@@ -383,6 +391,8 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
           "graph: node {0} says device {1} but its stage {2} is on device {3}",
           n, nodeDevice[n], plan.nodeStage[n],
           plan.stageDevice[plan.nodeStage[n]]));
+  if (llvm::is_contained(nodeReplicated, true))
+    plan.nodeReplicated = std::move(nodeReplicated);
   result.plan = std::move(plan);
   return std::move(result);
 }

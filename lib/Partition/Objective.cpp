@@ -123,8 +123,78 @@ static Error checkPlanShape(const Graph &graph, const Hardware &hw,
                                    "for {1}",
                                    plan.numStages(),
                                    plan.stageRecompute.size()));
+  if (!plan.nodeReplicated.empty() &&
+      plan.nodeReplicated.size() != graph.numNodes())
+    return makeError(llvm::formatv("plan has {0} nodes but a replication "
+                                   "choice for {1}",
+                                   graph.numNodes(),
+                                   plan.nodeReplicated.size()));
   return Error::success();
 }
+
+Expected<std::vector<std::vector<StageId>>>
+ftpipe::partition::replicaStages(const Graph &graph, const Plan &plan) {
+  std::vector<std::vector<StageId>> stages(graph.numNodes());
+  if (plan.nodeReplicated.empty())
+    return std::move(stages);
+  if (plan.nodeReplicated.size() != graph.numNodes() ||
+      plan.nodeStage.size() != graph.numNodes())
+    return makeError(llvm::formatv("plan has a replication choice for {0} "
+                                   "nodes but the graph has {1}",
+                                   plan.nodeReplicated.size(),
+                                   graph.numNodes()));
+  // Consumers come after producers, so a reverse sweep sees every consumer's
+  // stages before its producer's.
+  for (NodeId n = graph.numNodes(); n-- > 0;) {
+    if (!plan.replicated(n))
+      continue;
+    for (ValueId v : graph.inputs(n)) {
+      NodeId p = graph.producer(v);
+      if (p != kNoNode && !plan.replicated(p))
+        return makeError(llvm::formatv(
+            "node {0} is replicated but reads value {1} of node {2}, which "
+            "is not",
+            n, v, p));
+    }
+    std::vector<StageId> &here = stages[n];
+    for (ValueId v : graph.outputs(n))
+      for (NodeId c : graph.consumers(v)) {
+        if (plan.replicated(c))
+          here.insert(here.end(), stages[c].begin(), stages[c].end());
+        else
+          here.push_back(plan.nodeStage[c]);
+      }
+    llvm::sort(here);
+    here.erase(std::unique(here.begin(), here.end()), here.end());
+  }
+  return std::move(stages);
+}
+
+namespace {
+/// Where every node of a plan is computed: its own stage, or, for a
+/// replicated node, every stage that reads it (replicaStages).
+class NodeStages {
+public:
+  static Expected<NodeStages> create(const Graph &graph, const Plan &plan) {
+    Expected<std::vector<std::vector<StageId>>> replicas =
+        replicaStages(graph, plan);
+    if (!replicas)
+      return replicas.takeError();
+    return NodeStages(plan, std::move(*replicas));
+  }
+  llvm::ArrayRef<StageId> operator()(NodeId n) const {
+    if (plan->replicated(n))
+      return replicas[n];
+    return llvm::ArrayRef<StageId>(plan->nodeStage[n]);
+  }
+
+private:
+  NodeStages(const Plan &plan, std::vector<std::vector<StageId>> replicas)
+      : plan(&plan), replicas(std::move(replicas)) {}
+  const Plan *plan;
+  std::vector<std::vector<StageId>> replicas;
+};
+} // namespace
 
 Expected<StageGraph>
 ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
@@ -144,13 +214,17 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
   sg.recomputeMs.assign(numStages, 0.0);
   sg.keptBytesPerMicroBatch.assign(numStages, 0);
   sg.recomputePeakBytes.assign(numStages, 0);
+  Expected<NodeStages> stagesOf = NodeStages::create(graph, plan);
+  if (!stagesOf)
+    return stagesOf.takeError();
   std::vector<uint64_t> actBytes(numStages, 0);
   for (NodeId n = 0; n < graph.numNodes(); ++n) {
-    StageId s = plan.nodeStage[n];
     const NodeCost &c = graph.cost(n);
-    sg.fwdMs[s] += c.fwdMs;
-    sg.bwdMs[s] += c.bwdMs;
-    actBytes[s] += c.actBytes;
+    for (StageId s : (*stagesOf)(n)) {
+      sg.fwdMs[s] += c.fwdMs;
+      sg.bwdMs[s] += c.bwdMs;
+      actBytes[s] += c.actBytes;
+    }
   }
   for (StageId s = 0; s < numStages; ++s) {
     double scale = 1.0 / speed[sg.device[s]];
@@ -169,29 +243,32 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
   std::vector<uint32_t> seen(numStages, ~0u);
   for (ValueId v = 0; v < graph.numValues(); ++v) {
     NodeId p = graph.producer(v);
+    // A replicated node's results are made where they are read.
+    if (p != kNoNode && plan.replicated(p))
+      continue;
     StageId src = p == kNoNode ? ~StageId(0) : plan.nodeStage[p];
-    for (NodeId c : graph.consumers(v)) {
-      StageId dst = plan.nodeStage[c];
-      if (dst == src || seen[dst] == v)
-        continue;
-      seen[dst] = v;
-      // Stage inputs are what recomputation keeps (graph inputs included).
-      if (stageRecomputes(plan, config, dst))
-        sg.keptBytesPerMicroBatch[dst] += graph.valueBytes(v);
-      if (p == kNoNode)
-        continue;
-      uint64_t key = (uint64_t(src) << 32) | dst;
-      auto [it, inserted] = edgeIndex.try_emplace(key, sg.edges.size());
-      if (inserted)
-        sg.edges.push_back({src, dst, 0, 0, 0, 0});
-      StageEdge &e = sg.edges[it->second];
-      e.fwdBytes += graph.valueBytes(v);
-      ++e.fwdTensors;
-      if (graph.valueNeedsGrad(v)) {
-        e.bwdBytes += graph.valueBytes(v);
-        ++e.bwdTensors;
+    for (NodeId c : graph.consumers(v))
+      for (StageId dst : (*stagesOf)(c)) {
+        if (dst == src || seen[dst] == v)
+          continue;
+        seen[dst] = v;
+        // Stage inputs are what recomputation keeps (graph inputs included).
+        if (stageRecomputes(plan, config, dst))
+          sg.keptBytesPerMicroBatch[dst] += graph.valueBytes(v);
+        if (p == kNoNode)
+          continue;
+        uint64_t key = (uint64_t(src) << 32) | dst;
+        auto [it, inserted] = edgeIndex.try_emplace(key, sg.edges.size());
+        if (inserted)
+          sg.edges.push_back({src, dst, 0, 0, 0, 0});
+        StageEdge &e = sg.edges[it->second];
+        e.fwdBytes += graph.valueBytes(v);
+        ++e.fwdTensors;
+        if (graph.valueNeedsGrad(v)) {
+          e.bwdBytes += graph.valueBytes(v);
+          ++e.bwdTensors;
+        }
       }
-    }
   }
   llvm::sort(sg.edges, [](const StageEdge &a, const StageEdge &b) {
     return std::make_pair(a.src, a.dst) < std::make_pair(b.src, b.dst);
@@ -319,20 +396,23 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
   std::vector<uint32_t> extra(numDevices, 0);
   std::vector<uint32_t> seen(numDevices, ~0u);
   std::vector<DeviceId> devs;
+  Expected<NodeStages> stagesOf = NodeStages::create(graph, plan);
+  if (!stagesOf)
+    return stagesOf.takeError();
   for (ParamId p = 0; p < graph.numParams(); ++p) {
     devs.clear();
-    for (NodeId r : graph.paramReaders(p)) {
-      StageId s = plan.nodeStage[r];
-      DeviceId d = sg.device[s];
-      uint32_t x = extraWeightVersions(m.stages[s].inFlight, config);
-      if (seen[d] != p) {
-        seen[d] = p;
-        extra[d] = x;
-        devs.push_back(d);
-      } else {
-        extra[d] = std::max(extra[d], x);
+    for (NodeId r : graph.paramReaders(p))
+      for (StageId s : (*stagesOf)(r)) {
+        DeviceId d = sg.device[s];
+        uint32_t x = extraWeightVersions(m.stages[s].inFlight, config);
+        if (seen[d] != p) {
+          seen[d] = p;
+          extra[d] = x;
+          devs.push_back(d);
+        } else {
+          extra[d] = std::max(extra[d], x);
+        }
       }
-    }
     uint64_t bytes = graph.paramBytes(p);
     for (DeviceId d : devs) {
       m.devices[d].paramBytes += bytes;
@@ -375,9 +455,11 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     double t = c.fwdMs + c.bwdMs + (boundRecomputes ? c.fwdMs : 0.0);
     total += t;
     largest = std::max(largest, t);
-    if (stageRecomputes(plan, config, plan.nodeStage[n]))
-      m.totalComputeMs += c.fwdMs;
-    m.totalComputeMs += c.fwdMs + c.bwdMs;
+    for (StageId s : (*stagesOf)(n)) {
+      if (stageRecomputes(plan, config, s))
+        m.totalComputeMs += c.fwdMs;
+      m.totalComputeMs += c.fwdMs + c.bwdMs;
+    }
   }
   m.lowerBoundMs = std::max(total / speedSum, largest / speedMax);
   return std::move(m);

@@ -11,6 +11,7 @@
 #include "FTPipe/Partition/Simulator.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace ftpipe::partition;
 using llvm::Error;
@@ -215,4 +216,51 @@ Expected<Plan> ftpipe::partition::solveWithRecomputation(
     return everywhere;
   }
   return chosen;
+}
+
+double ftpipe::partition::memoryLowerBoundMs(const Graph &graph,
+                                             const Hardware &hw,
+                                             const ObjectiveConfig &config,
+                                             RecomputeMode mode) {
+  double speedSum = 0.0, speedMax = 0.0, memory = 0.0;
+  for (DeviceId d = 0; d < hw.numDevices(); ++d) {
+    double speed = config.scaleComputeByDevice
+                       ? hw.device(d).tflops / hw.device(0).tflops
+                       : 1.0;
+    speedSum += speed;
+    speedMax = std::max(speedMax, speed);
+    memory += double(hw.device(d).memoryBytes) -
+              double(config.reservedBytesPerDevice);
+  }
+  // Memory left for activations once every weight is held once.
+  double free = memory - double(graph.totalParamBytes()) *
+                             (2 + optimizerStateFactor(config.optimizer));
+  double compute = 0.0, largest = 0.0, kept = 0.0;
+  std::vector<std::pair<double, double>> recomputable; // (f per byte, bytes)
+  for (NodeId n = 0; n < graph.numNodes(); ++n) {
+    const NodeCost &c = graph.cost(n);
+    bool recompute = mode == RecomputeMode::Always;
+    double t = c.fwdMs + c.bwdMs + (recompute ? c.fwdMs : 0.0);
+    compute += t;
+    largest = std::max(largest, t);
+    if (recompute || c.actBytes == 0)
+      continue;
+    kept += double(c.actBytes);
+    if (mode == RecomputeMode::Auto)
+      recomputable.push_back(
+          {c.fwdMs / double(c.actBytes), double(c.actBytes)});
+  }
+  // Recompute the cheapest bytes first until the rest fits.
+  double excess = kept - free;
+  llvm::sort(recomputable);
+  for (const auto &[msPerByte, bytes] : recomputable) {
+    if (excess <= 0.0)
+      break;
+    double part = std::min(bytes, excess);
+    compute += msPerByte * part;
+    excess -= part;
+  }
+  if (free < 0.0 || excess > 0.0)
+    return std::numeric_limits<double>::infinity();
+  return std::max(compute / speedSum, largest / speedMax);
 }

@@ -40,13 +40,46 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
     return makeError(llvm::formatv("plan chooses recomputation for {0} stages "
                                    "but has {1}",
                                    plan.stageRecompute.size(), numStages));
+  if (!plan.nodeReplicated.empty() && plan.nodeReplicated.size() != numNodes)
+    return makeError(llvm::formatv("plan chooses replication for {0} nodes "
+                                   "but the graph has {1}",
+                                   plan.nodeReplicated.size(), numNodes));
+  auto replicated = [&](NodeId n) {
+    return !plan.nodeReplicated.empty() && plan.nodeReplicated[n];
+  };
+  // members: the nodes a stage owns; computed: those it runs, replicated
+  // nodes included (found by walking up from every owned node).
   std::vector<std::vector<NodeId>> members(numStages);
+  std::vector<std::set<NodeId>> computed(numStages);
   for (NodeId n = 0; n < numNodes; ++n) {
     if (plan.nodeStage[n] >= numStages)
       return makeError(llvm::formatv(
           "node {0} ('{1}') is in stage {2}, but the plan has {3} stages", n,
           graph.scope(n), plan.nodeStage[n], numStages));
-    members[plan.nodeStage[n]].push_back(n);
+    if (replicated(n)) {
+      for (ValueId v : graph.inputs(n)) {
+        NodeId p = graph.producer(v);
+        if (p != kNoNode && !replicated(p))
+          return makeError(llvm::formatv(
+              "node {0} ('{1}') is replicated but reads value {2}, which "
+              "node {3} sends from stage {4}",
+              n, graph.scope(n), v, p, plan.nodeStage[p]));
+      }
+      continue;
+    }
+    StageId s = plan.nodeStage[n];
+    members[s].push_back(n);
+    computed[s].insert(n);
+    std::vector<NodeId> work = {n};
+    while (!work.empty()) {
+      NodeId m = work.back();
+      work.pop_back();
+      for (ValueId v : graph.inputs(m)) {
+        NodeId p = graph.producer(v);
+        if (p != kNoNode && replicated(p) && computed[s].insert(p).second)
+          work.push_back(p);
+      }
+    }
   }
   for (size_t s = 0; s < numStages; ++s) {
     if (plan.stageDevice[s] >= hw.numDevices())
@@ -65,7 +98,7 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
   std::map<std::pair<StageId, StageId>, Witness> stageEdges;
   for (ValueId v = 0; v < graph.numValues(); ++v) {
     NodeId p = graph.producer(v);
-    if (p == kNoNode)
+    if (p == kNoNode || replicated(p))
       continue;
     for (NodeId c : graph.consumers(v)) {
       StageId a = plan.nodeStage[p], b = plan.nodeStage[c];
@@ -135,7 +168,7 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
       uint32_t extra = extraWeightVersions(inFlight, config);
       uint64_t act = 0;
       std::set<ValueId> inputs;
-      for (NodeId n : members[s]) {
+      for (NodeId n : computed[s]) {
         act += graph.cost(n).actBytes;
         for (ParamId p : graph.params(n)) {
           auto [it, inserted] = paramVersions.emplace(p, extra);
@@ -144,7 +177,7 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
         }
         for (ValueId v : graph.inputs(n)) {
           NodeId p = graph.producer(v);
-          if (p == kNoNode || plan.nodeStage[p] != s)
+          if (p == kNoNode || (!replicated(p) && plan.nodeStage[p] != s))
             inputs.insert(v);
         }
       }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Partition/SeqPipe.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Transforms/Passes.h"
@@ -105,30 +106,33 @@ void AutoPartitionPass::runOnOperation() {
   // too much when activations fill the memory).
   auto withRecompute = [&](auto method, bool tryKeeping) {
     return [&, method, tryKeeping] {
-      return partition::solveWithRecomputation(recompute, graph, hw, objective,
-                                               method, tryKeeping);
+      return partition::solvePartitioning(recompute, replicate, graph, hw,
+                                          objective, method, tryKeeping);
     };
   };
-  auto seqDP = [&](const partition::ObjectiveConfig &config) {
+  auto seqDP = [&](const partition::Graph &g,
+                   const partition::ObjectiveConfig &config) {
     partition::SeqPipeConfig seqConfig;
     seqConfig.objective = config;
-    return planOf(partition::seqPipeDP(graph, hw, seqConfig));
+    return planOf(partition::seqPipeDP(g, hw, seqConfig));
   };
-  auto seqGreedy = [&](const partition::ObjectiveConfig &config) {
+  auto seqGreedy = [&](const partition::Graph &g,
+                       const partition::ObjectiveConfig &config) {
     partition::SeqPipeConfig seqConfig;
     seqConfig.objective = config;
-    return planOf(partition::seqPipeGreedy(graph, hw, seqConfig));
+    return planOf(partition::seqPipeGreedy(g, hw, seqConfig));
   };
-  auto mixed = [&](const partition::ObjectiveConfig &config) {
+  auto mixed = [&](const partition::Graph &g,
+                   const partition::ObjectiveConfig &config) {
     partition::MixedPipeConfig mixedConfig;
     mixedConfig.objective = config;
-    return planOf(partition::runMixedPipe(graph, hw, mixedConfig));
+    return planOf(partition::runMixedPipe(g, hw, mixedConfig));
   };
 
   std::vector<Candidate> candidates;
   if (graph.numNodes() <= dpMaxOps)
-    candidates.push_back(
-        runCandidate("seq-dp", *problem, objective, withRecompute(seqDP, false)));
+    candidates.push_back(runCandidate("seq-dp", *problem, objective,
+                                      withRecompute(seqDP, false)));
   else
     candidates.push_back({"seq-dp", std::nullopt,
                           llvm::formatv("skipped: {0} ops > dp-max-ops={1}",
@@ -136,8 +140,8 @@ void AutoPartitionPass::runOnOperation() {
                               .str()});
   candidates.push_back(runCandidate("seq-greedy", *problem, objective,
                                     withRecompute(seqGreedy, true)));
-  candidates.push_back(
-      runCandidate("mixed-pipe", *problem, objective, withRecompute(mixed, true)));
+  candidates.push_back(runCandidate("mixed-pipe", *problem, objective,
+                                    withRecompute(mixed, true)));
 
   const Candidate *best = nullptr;
   for (const Candidate &candidate : candidates)

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Transforms/Passes.h"
 
 #include "PartitionProblem.h"
@@ -60,27 +61,28 @@ void MixedPipePass::runOnOperation() {
   config.objective = makeObjectiveConfig(schedule, optimizer, stashing,
                                          recompute, microbatches);
   const partition::Graph &graph = problem->opGraph.graph;
-  auto solve = [&](const partition::ObjectiveConfig &objective)
+  auto solve = [&](const partition::Graph &g,
+                   const partition::ObjectiveConfig &objective)
       -> llvm::Expected<partition::Plan> {
     partition::MixedPipeConfig cfg = config;
     cfg.objective = objective;
     llvm::Expected<partition::MixedPipeResult> result =
-        partition::runMixedPipe(graph, problem->hardware, cfg);
+        partition::runMixedPipe(g, problem->hardware, cfg);
     if (!result)
       return result.takeError();
     if (verbose)
       printCandidates(*result);
     return std::move(result->plan);
   };
-  llvm::Expected<partition::Plan> plan = partition::solveWithRecomputation(
-      recompute, graph, problem->hardware, config.objective, solve,
+  llvm::Expected<partition::Plan> plan = partition::solvePartitioning(
+      recompute, replicate, graph, problem->hardware, config.objective, solve,
       /*tryKeeping=*/true);
   if (!plan) {
     emitError(module.getLoc())
         << "mixed-pipe: " << llvm::toString(plan.takeError());
     return signalPassFailure();
   }
-  if (failed(commitPlan(module, *problem, *plan, "mixed-pipe",
-                        config.objective, stopwatch.seconds())))
+  if (failed(commitPlan(module, *problem, *plan, "mixed-pipe", config.objective,
+                        stopwatch.seconds())))
     return signalPassFailure();
 }

@@ -9,12 +9,12 @@
 
 #include "FTPipe/AutoDiff/ReverseMode.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
-#include "FTPipe/Transforms/Passes.h"
 #include "FTPipe/Dialect/FTPipe/StageAttrs.h"
+#include "FTPipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -51,10 +51,28 @@ static int64_t stageOf(Operation *op) {
   return op->getAttrOfType<IntegerAttr>(FTPipeDialect::kStageAttrName).getInt();
 }
 
-/// Constants and empty tensors: copied into each stage that reads them.
+/// Constants and empty tensors, and the ops the partitioner replicated
+/// (`ftpipe.replicate`): copied into each stage that reads them.
 static bool isCopiedIntoStages(Operation *op) {
+  if (op->hasAttr(FTPipeDialect::kReplicateAttrName))
+    return true;
   return op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
          isMemoryEffectFree(op);
+}
+
+/// Adds to `copies` the ops of `body` that are copied into stages and that
+/// `op` (or an op nested in it) reads, and, in turn, those they read.
+static void collectCopies(Operation *op, Block &body,
+                          llvm::SetVector<Operation *> &copies) {
+  op->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      // Only the model's own ops: not the index ops of a body.
+      if (def && def->getBlock() == &body && isCopiedIntoStages(def) &&
+          copies.insert(def))
+        collectCopies(def, body, copies);
+    }
+  });
 }
 
 /// The name a model gives an argument: its NameLoc, else `argN`.
@@ -103,6 +121,8 @@ struct StageInfo {
   int64_t id = 0;
   int64_t device = 0;
   SmallVector<Operation *> ops;
+  /// Constants and replicated ops the stage makes its own copy of.
+  llvm::SetVector<Operation *> copies;
   /// Values defined elsewhere that the stage reads, in first-use order.
   llvm::SetVector<Value> reads;
   /// Values of the stage read elsewhere, in definition order.
@@ -182,7 +202,11 @@ void OutlineStagesPass::runOnOperation() {
     info.ops.push_back(&op);
   }
   for (auto &[id, info] : stages) {
-    for (Operation *op : info.ops) {
+    for (Operation *op : info.ops)
+      collectCopies(op, body, info.copies);
+    SmallVector<Operation *> readers(info.ops);
+    readers.append(info.copies.begin(), info.copies.end());
+    for (Operation *op : readers) {
       SmallVector<Value> read(op->getOperands());
       llvm::SetVector<Value> captured;
       for (Region &region : op->getRegions())
@@ -297,7 +321,7 @@ void OutlineStagesPass::runOnOperation() {
       if (auto arg = dyn_cast<BlockArgument>(value)) {
         if (DictionaryAttr attrs = model.getArgAttrDict(arg.getArgNumber()))
           for (NamedAttribute attr : attrs)
-          func.setArgAttr(i, attr.getName(), attr.getValue());
+            func.setArgAttr(i, attr.getName(), attr.getValue());
         if (model.getArgAttr(arg.getArgNumber(),
                              FTPipeDialect::kParamAttrName)) {
           func.setArgAttr(i, sa::kOwner,
@@ -310,8 +334,9 @@ void OutlineStagesPass::runOnOperation() {
         }
         continue;
       }
-      func.setArgAttr(i, sa::kFromStage,
-                      builder.getI64IntegerAttr(stageOf(value.getDefiningOp())));
+      func.setArgAttr(
+          i, sa::kFromStage,
+          builder.getI64IntegerAttr(stageOf(value.getDefiningOp())));
       if (activity.isActive(value))
         func.setArgAttr(i, sa::kActive, UnitAttr::get(context));
     }
@@ -321,30 +346,21 @@ void OutlineStagesPass::runOnOperation() {
       if (llvm::is_contained(sinks, value))
         func.setResultAttr(i, sa::kLoss, UnitAttr::get(context));
     }
-    // Body: copied constants, then the stage's ops.
+    // Body: the stage's ops and its copies, in the model's order.
     Block *entry = func.addEntryBlock();
     IRMapping mapping;
     for (auto [value, arg] : llvm::zip(arguments, entry->getArguments()))
       mapping.map(value, arg);
     OpBuilder inner = OpBuilder::atBlockEnd(entry);
-    llvm::SetVector<Operation *> constants;
-    for (Operation *op : info.ops) {
-      auto collect = [&](Value value) {
-        Operation *def = value.getDefiningOp();
-        // Only the model's own constants: not the index ops of a body.
-        if (def && def->getBlock() == &body && isCopiedIntoStages(def))
-          constants.insert(def);
-      };
-      op->walk([&](Operation *nested) {
-        for (Value operand : nested->getOperands())
-          collect(operand);
-      });
-    }
-    for (Operation *constant : constants)
-      inner.clone(*constant, mapping);
-    for (Operation *op : info.ops) {
+    SmallVector<Operation *> stageOps(info.copies.begin(), info.copies.end());
+    stageOps.append(info.ops.begin(), info.ops.end());
+    llvm::sort(stageOps, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (Operation *op : stageOps) {
       Operation *copy = inner.clone(*op, mapping);
       copy->removeAttr(FTPipeDialect::kStageAttrName);
+      copy->removeAttr(FTPipeDialect::kReplicateAttrName);
     }
     SmallVector<Value> results;
     for (Value value : info.writes)
@@ -363,7 +379,7 @@ void OutlineStagesPass::runOnOperation() {
     for (Value value : stageArguments(model, info.reads))
       operands.push_back(callValues.lookupOrDefault(value));
     auto call = callBuilder.create<func::CallOp>(info.ops.front()->getLoc(),
-                                                   func, operands);
+                                                 func, operands);
     call->setAttr(FTPipeDialect::kStageAttrName,
                   callBuilder.getI64IntegerAttr(id));
     for (auto [value, result] : llvm::zip(info.writes, call.getResults()))

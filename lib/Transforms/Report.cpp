@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Analysis/PlanIO.h"
+#include "FTPipe/Partition/Recomputation.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Transforms/Passes.h"
 
@@ -48,6 +49,10 @@ struct ReportData {
   PlanMetrics metrics;
   partition::SimResult gpipe, oneFOneB;
   partition::StageGraph stages;
+  /// The lower bound that accounts for memory (memoryLowerBoundMs).
+  double memoryBoundMs = 0.0;
+  /// Ops computed in every stage that reads them (`ftpipe.replicate`).
+  size_t replicatedOps = 0;
 };
 } // namespace
 
@@ -102,20 +107,24 @@ static void printTable(raw_ostream &os, const ReportData &data,
       m.stages, [](const partition::StageMetrics &s) { return s.recompute; });
   std::string recomputation =
       recomputing == m.stages.size() ? "recomputation"
-      : recomputing == 0
-          ? "no recomputation"
-          : llvm::formatv("recomputation on {0} of {1} stages", recomputing,
-                          m.stages.size())
-                .str();
-  os << llvm::formatv(
-      "setup: {0} schedule, {1}, {2}, {3}, M = {4} "
-      "micro-batches per mini-batch\n",
-      scheduleName(data.config.schedule), optimizerName(data.config.optimizer),
-      versioningName(data.config.versioning), recomputation,
-      data.config.microBatches);
+      : recomputing == 0             ? "no recomputation"
+                         : llvm::formatv("recomputation on {0} of {1} stages",
+                                         recomputing, m.stages.size())
+                               .str();
+  os << llvm::formatv("setup: {0} schedule, {1}, {2}, {3}, M = {4} "
+                      "micro-batches per mini-batch\n",
+                      scheduleName(data.config.schedule),
+                      optimizerName(data.config.optimizer),
+                      versioningName(data.config.versioning), recomputation,
+                      data.config.microBatches);
   os << llvm::formatv("{0} ops, {1} stages, total compute {2:f2} ms per "
-                      "micro-batch\n\n",
+                      "micro-batch\n",
                       data.numNodes, m.stages.size(), m.totalComputeMs);
+  if (data.replicatedOps > 0)
+    os << llvm::formatv("{0} ops replicated: made in every stage that reads "
+                        "them, not sent\n",
+                        data.replicatedOps);
+  os << "\n";
 
   os << llvm::formatv("{0,5} {1,6} {2,11} {3,11} {4,11} {5,10} {6,10} {7,6} "
                       "{8,10} {9,9}\n",
@@ -153,6 +162,17 @@ static void printTable(raw_ostream &os, const ReportData &data,
       "bound = {1:f3})\n",
       m.lowerBoundMs,
       m.lowerBoundMs > 0 ? m.asyncMsPerMicroBatch / m.lowerBoundMs : 1.0);
+  if (std::isfinite(data.memoryBoundMs))
+    os << llvm::formatv("lower bound with memory    : {0:f3} ms (async / "
+                        "bound = {1:f3}; fractional assignment under the "
+                        "memory budget)\n",
+                        data.memoryBoundMs,
+                        data.memoryBoundMs > 0
+                            ? m.asyncMsPerMicroBatch / data.memoryBoundMs
+                            : 1.0);
+  else
+    os << "lower bound with memory    : none (no plan fits, even split "
+          "fractionally)\n";
   os << llvm::formatv("imbalance (busiest / mean) : {0:f3}\n", m.imbalance);
   os << llvm::formatv("GPipe per mini-batch       : {0:f3} ms (M = {1}, idle "
                       "{2:f1}%)\n",
@@ -220,13 +240,16 @@ static llvm::json::Value toJSON(const ReportData &data,
       {"weight_versions", versioningName(data.config.versioning)},
       {"recompute", data.config.recompute},
       {"recompute_stages",
-       int64_t(llvm::count_if(m.stages,
-                              [](const partition::StageMetrics &s) {
-                                return s.recompute;
-                              }))},
+       int64_t(llvm::count_if(
+           m.stages,
+           [](const partition::StageMetrics &s) { return s.recompute; }))},
       {"total_compute_ms", m.totalComputeMs},
       {"async_ms_per_microbatch", m.asyncMsPerMicroBatch},
       {"lower_bound_ms", m.lowerBoundMs},
+      {"memory_lower_bound_ms", std::isfinite(data.memoryBoundMs)
+                                    ? llvm::json::Value(data.memoryBoundMs)
+                                    : llvm::json::Value(nullptr)},
+      {"replicated_ops", int64_t(data.replicatedOps)},
       {"imbalance", m.imbalance},
       {"memory_fits", m.memoryFits},
       {"microbatches", data.config.microBatches},
@@ -302,6 +325,14 @@ void ReportPass::runOnOperation() {
   if (!metrics)
     return fail(metrics.takeError());
   data.metrics = std::move(*metrics);
+  // A plan with a per-stage list chose where to recompute.
+  partition::RecomputeMode mode =
+      !plan->stageRecompute.empty() ? partition::RecomputeMode::Auto
+      : data.config.recompute       ? partition::RecomputeMode::Always
+                                    : partition::RecomputeMode::Never;
+  data.memoryBoundMs =
+      partition::memoryLowerBoundMs(opGraph->graph, *hw, data.config, mode);
+  data.replicatedOps = llvm::count(plan->nodeReplicated, true);
   llvm::Expected<partition::StageGraph> stages =
       partition::buildStageGraph(opGraph->graph, *hw, *plan, data.config);
   if (!stages)

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/SeqPipe.h"
+#include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Transforms/Passes.h"
 
 #include "PartitionProblem.h"
@@ -43,21 +44,22 @@ void SeqPipePass::runOnOperation() {
                                          recompute, microbatches);
   bool exact = method == SeqPipeMethod::DP;
   const partition::Graph &graph = problem->opGraph.graph;
-  auto solve = [&](const partition::ObjectiveConfig &objective)
+  auto solve = [&](const partition::Graph &g,
+                   const partition::ObjectiveConfig &objective)
       -> llvm::Expected<partition::Plan> {
     partition::SeqPipeConfig cfg = config;
     cfg.objective = objective;
     llvm::Expected<partition::SeqPipeResult> result =
-        exact ? partition::seqPipeDP(graph, problem->hardware, cfg)
-              : partition::seqPipeGreedy(graph, problem->hardware, cfg);
+        exact ? partition::seqPipeDP(g, problem->hardware, cfg)
+              : partition::seqPipeGreedy(g, problem->hardware, cfg);
     if (!result)
       return result.takeError();
     return std::move(result->plan);
   };
   // Only greedy also plans for keeping everything: dp's search grows too
   // much when activations fill the memory.
-  llvm::Expected<partition::Plan> plan = partition::solveWithRecomputation(
-      recompute, graph, problem->hardware, config.objective, solve,
+  llvm::Expected<partition::Plan> plan = partition::solvePartitioning(
+      recompute, replicate, graph, problem->hardware, config.objective, solve,
       /*tryKeeping=*/!exact);
   StringRef name = exact ? "seq-dp" : "seq-greedy";
   if (!plan) {

@@ -68,6 +68,26 @@ TEST(GraphIO, RoundTripRandomGraphsWithPlans) {
   }
 }
 
+TEST(GraphIO, ReplicatedNodesRoundTrip) {
+  Graph g = chain(4, 1, 1, 8);
+  Plan plan{{0, 0, 1, 1}, {0, 1}};
+  plan.nodeReplicated = {true, false, false, false};
+  llvm::json::Value json = graphToJSON(g, &plan);
+  const llvm::json::Array *nodes = json.getAsObject()->getArray("nodes");
+  EXPECT_EQ((*nodes)[0].getAsObject()->getBoolean("replicated"), true);
+  EXPECT_FALSE((*nodes)[1].getAsObject()->get("replicated"));
+  GraphWithPlan back = unwrap(graphFromJSON(json));
+  ASSERT_TRUE(back.plan.has_value());
+  EXPECT_EQ(*back.plan, plan);
+  // Not a boolean: the error names the field.
+  (*(*json.getAsObject()->getArray("nodes"))[0].getAsObject())["replicated"] =
+      1;
+  llvm::Expected<GraphWithPlan> bad = graphFromJSON(json);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("nodes[0].replicated"),
+            std::string::npos);
+}
+
 TEST(GraphIO, WithoutPlanEveryNodeSaysMinusOne) {
   Graph g = chain(3, 1, 1, 8);
   llvm::json::Value json = graphToJSON(g);

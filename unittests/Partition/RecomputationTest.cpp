@@ -17,6 +17,8 @@
 
 #include "TestUtil.h"
 
+#include <cmath>
+
 using namespace ftpipe::partition;
 using namespace ftpipe::partition::test;
 
@@ -159,13 +161,12 @@ TEST(Recomputation, AgreesWithBruteForceOnSmallPlans) {
   for (GraphFamily family : kFamilies)
     for (uint64_t seed = 1; seed <= 8; ++seed)
       for (double t : {0.0, 0.3, 0.7}) {
-        SCOPED_TRACE(testing::Message() << int(family) << " seed=" << seed
-                                        << " t=" << t);
+        SCOPED_TRACE(testing::Message()
+                     << int(family) << " seed=" << seed << " t=" << t);
         Graph g = randomGraph(family, 40, seed);
         size_t P = 2 + seed % 3, S = 3 + seed % 5;
         Plan plan = randomContiguousPlan(g, S, P, seed);
-        Hardware hw =
-            tightHardware(g, uniformHardware(P, 8.0, 5.0), plan, t);
+        Hardware hw = tightHardware(g, uniformHardware(P, 8.0, 5.0), plan, t);
         ObjectiveConfig cfg;
         cfg.recompute = true;
         Plan chosen = plan;
@@ -229,8 +230,8 @@ TEST(Recomputation, AutoIsNeverSlowerThanRecomputingEverywhere) {
   for (GraphFamily family : kFamilies)
     for (uint64_t seed = 1; seed <= 5; ++seed)
       for (double t : {0.0, 0.5, 2.0}) {
-        SCOPED_TRACE(testing::Message() << int(family) << " seed=" << seed
-                                        << " t=" << t);
+        SCOPED_TRACE(testing::Message()
+                     << int(family) << " seed=" << seed << " t=" << t);
         Graph g = randomGraph(family, 150, seed);
         Hardware base = uniformHardware(4, 8.0, 5.0);
         // Budgets from a plan that recomputes everywhere, scaled by t.
@@ -246,8 +247,8 @@ TEST(Recomputation, AutoIsNeverSlowerThanRecomputingEverywhere) {
         };
         ObjectiveConfig cfg;
         bool tryKeeping = seed % 2 == 0;
-        llvm::Expected<Plan> always = solveWithRecomputation(
-            RecomputeMode::Always, g, hw, cfg, greedy);
+        llvm::Expected<Plan> always =
+            solveWithRecomputation(RecomputeMode::Always, g, hw, cfg, greedy);
         llvm::Expected<Plan> autoPlan = solveWithRecomputation(
             RecomputeMode::Auto, g, hw, cfg, greedy, tryKeeping);
         ASSERT_EQ(bool(always), bool(autoPlan));
@@ -263,11 +264,60 @@ TEST(Recomputation, AutoIsNeverSlowerThanRecomputingEverywhere) {
         double b = objectiveOf(g, hw, *autoPlan, cfg);
         EXPECT_LE(b, a * (1 + 1e-12));
         faster += b < a * (1 - 1e-6);
-        double simA = unwrap(simulatePlan(g, hw, *always, cfg, false))
-                          .msPerMicroBatch;
-        double simB = unwrap(simulatePlan(g, hw, *autoPlan, cfg, false))
-                          .msPerMicroBatch;
+        double simA =
+            unwrap(simulatePlan(g, hw, *always, cfg, false)).msPerMicroBatch;
+        double simB =
+            unwrap(simulatePlan(g, hw, *autoPlan, cfg, false)).msPerMicroBatch;
         EXPECT_LE(simB, simA * (1 + 1e-12));
       }
   EXPECT_GT(faster, 0);
+}
+
+TEST(Recomputation, MemoryLowerBoundTradesComputeForMemory) {
+  // Six nodes of f = 1, b = 2 and 1000 activation bytes on two devices.
+  Graph g = activationChain(6, 1.0, 2.0, 1000, 1000);
+  ObjectiveConfig cfg;
+  Hardware roomy = uniformHardware(2, 1.0, 0.0, 3000);
+  Hardware tight = uniformHardware(2, 1.0, 0.0, 2000);
+  EXPECT_DOUBLE_EQ(memoryLowerBoundMs(g, roomy, cfg, RecomputeMode::Never),
+                   9.0);
+  EXPECT_DOUBLE_EQ(memoryLowerBoundMs(g, roomy, cfg, RecomputeMode::Auto), 9.0);
+  EXPECT_DOUBLE_EQ(memoryLowerBoundMs(g, roomy, cfg, RecomputeMode::Always),
+                   12.0);
+  // 4000 bytes for 6000 of activations: 2000 must be recomputed (2 ms).
+  EXPECT_DOUBLE_EQ(memoryLowerBoundMs(g, tight, cfg, RecomputeMode::Auto),
+                   10.0);
+  EXPECT_TRUE(
+      std::isinf(memoryLowerBoundMs(g, tight, cfg, RecomputeMode::Never)));
+  // Weights, gradients and Adam's state that exceed everything: no plan.
+  Graph heavy = randomGraph(GraphFamily::Layered, 40, 1);
+  EXPECT_TRUE(std::isinf(memoryLowerBoundMs(
+      heavy, uniformHardware(2, 1.0, 0.0, heavy.totalParamBytes()), cfg,
+      RecomputeMode::Always)));
+}
+
+TEST(Recomputation, MemoryLowerBoundHoldsForEveryFittingPlan) {
+  int fitting = 0;
+  for (GraphFamily family : kFamilies)
+    for (uint64_t seed = 1; seed <= 8; ++seed)
+      for (double t : {0.0, 0.5}) {
+        SCOPED_TRACE(testing::Message()
+                     << int(family) << " seed=" << seed << " t=" << t);
+        Graph g = randomGraph(family, 40, seed);
+        size_t P = 2 + seed % 3;
+        Plan plan = randomContiguousPlan(g, 3 + seed % 5, P, seed);
+        Hardware hw = tightHardware(g, uniformHardware(P, 8.0, 5.0), plan, t);
+        ObjectiveConfig cfg;
+        cfg.recompute = true;
+        ASSERT_EQ(message(chooseRecomputation(g, hw, plan, cfg)), "");
+        PlanMetrics m = unwrap(evaluatePlan(g, hw, plan, cfg));
+        if (!m.memoryFits)
+          continue;
+        ++fitting;
+        double bound = memoryLowerBoundMs(g, hw, cfg, RecomputeMode::Auto);
+        EXPECT_LE(bound, m.asyncMsPerMicroBatch * (1 + 1e-12));
+        // Never weaker than the plain bound without recomputation.
+        EXPECT_GE(bound * (1 + 1e-12), m.lowerBoundMs);
+      }
+  EXPECT_GT(fitting, 24);
 }

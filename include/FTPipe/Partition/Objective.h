@@ -110,6 +110,15 @@ inline bool stageRecomputes(const Plan &plan, const ObjectiveConfig &config,
 // Stage graph
 //===----------------------------------------------------------------------===//
 
+/// Where the replicated nodes of `plan` (Plan::nodeReplicated) are computed:
+/// result[n], for a replicated node n, lists (ascending) the stages holding a
+/// non-replicated node that reads one of n's results, directly or through
+/// other replicated nodes; empty for other nodes, and all empty when the
+/// plan replicates nothing. Fails when the list has the wrong length or a
+/// replicated node reads a value made by a node that is not replicated.
+llvm::Expected<std::vector<std::vector<StageId>>>
+replicaStages(const Graph &graph, const Plan &plan);
+
 /// Traffic from one stage to another, for one micro-batch. Each crossing
 /// value is one tensor (one message and one latency).
 struct StageEdge {
@@ -150,10 +159,13 @@ struct StageGraph {
   double bwdTransferMs(const StageEdge &e, const Hardware &hw) const;
 };
 
-/// Collapses `plan` into its stage graph. Fails when the plan does not match
-/// the graph or hardware (sizes, ids, a recompute list of the wrong length) or when the stage graph has a cycle
-/// (naming two stages on it). Empty stages are allowed here (verifyPlan
-/// rejects them).
+/// Collapses `plan` into its stage graph. A replicated node counts in every
+/// stage it is computed in (replicaStages) and its results never cross.
+/// Fails when the plan does not match the graph or hardware (sizes, ids, a
+/// recompute or replication list of the wrong length, a replicated node
+/// reading a value that is sent) or when the stage graph has a cycle (naming
+/// the stages on it). Empty stages are allowed here (verifyPlan rejects
+/// them).
 llvm::Expected<StageGraph> buildStageGraph(const Graph &graph,
                                            const Hardware &hw, const Plan &plan,
                                            const ObjectiveConfig &config);
@@ -216,7 +228,8 @@ struct PlanMetrics {
   double lowerBoundMs = 0.0;
   /// Busiest device load / mean load over all P devices (1 when all zero).
   double imbalance = 1.0;
-  /// Sum over nodes of f + b (+ f where its stage recomputes), as on
+  /// Sum over nodes of f + b (+ f where its stage recomputes; a replicated
+  /// node once per stage it is computed in), as on
   /// device 0.
   double totalComputeMs = 0.0;
   /// The device with the largest load (the lowest id among equals).

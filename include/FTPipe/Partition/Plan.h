@@ -3,7 +3,10 @@
 // A plan says which stage every node belongs to and which device runs every
 // stage. Several stages may share a device (Mixed-Pipe places non-adjacent
 // stages together), and, optionally, which stages recompute their forward
-// before their backward instead of keeping activations. Plain data:
+// before their backward instead of keeping activations, and which nodes are
+// replicated: computed again in every stage that reads them instead of
+// being sent there (cheap values made from graph inputs and parameters
+// alone, such as T5's attention position bias). Plain data:
 // algorithms produce plans, verifyPlan checks them, evaluatePlan scores them,
 // the simulator runs them.
 //
@@ -35,6 +38,18 @@ struct Plan {
   /// keeps every activation (false). Empty: every stage follows
   /// ObjectiveConfig::recompute (see stageRecomputes in Objective.h).
   std::vector<bool> stageRecompute;
+  /// nodeReplicated[n] says that node n is computed in every stage that
+  /// reads one of its results (directly, or through other replicated nodes)
+  /// instead of once in nodeStage[n] and sent: its results never cross a
+  /// stage boundary, and nodeStage[n] is nominal. A replicated node reads
+  /// only graph inputs, parameters and results of replicated nodes (see
+  /// replicaStages in Objective.h). Empty: no node is replicated.
+  std::vector<bool> nodeReplicated;
+
+  /// Whether node n is replicated.
+  bool replicated(size_t n) const {
+    return !nodeReplicated.empty() && nodeReplicated[n];
+  }
 
   /// Number of stages (the length of stageDevice).
   size_t numStages() const { return stageDevice.size(); }
@@ -48,10 +63,11 @@ struct Plan {
   }
 
   /// Plans are equal when they place every node and stage alike and agree
-  /// on recomputation.
+  /// on recomputation and replication.
   bool operator==(const Plan &other) const {
     return nodeStage == other.nodeStage && stageDevice == other.stageDevice &&
-           stageRecompute == other.stageRecompute;
+           stageRecompute == other.stageRecompute &&
+           nodeReplicated == other.nodeReplicated;
   }
   bool operator!=(const Plan &other) const { return !(*this == other); }
 };

@@ -68,12 +68,26 @@ using PlanSolver =
 /// Guarantees under Auto: never slower than the plan solved with
 /// recomputation everywhere, by the simulator (and, unless that fallback
 /// applies, by the objective); fails only when that solve fails.
-llvm::Expected<Plan> solveWithRecomputation(RecomputeMode mode,
-                                            const Graph &graph,
-                                            const Hardware &hw,
-                                            ObjectiveConfig config,
-                                            PlanSolver solve,
-                                            bool tryKeeping = false);
+llvm::Expected<Plan>
+solveWithRecomputation(RecomputeMode mode, const Graph &graph,
+                       const Hardware &hw, ObjectiveConfig config,
+                       PlanSolver solve, bool tryKeeping = false);
+
+/// A lower bound on the async time per micro-batch of every plan of `graph`
+/// on `hw` under `config` that, unlike PlanMetrics::lowerBoundMs, accounts
+/// for memory: the optimum of the fractional relaxation of assigning nodes
+/// to devices under both the load and the memory limits. Nodes may be split
+/// across devices; every parameter is held once, with its gradient and
+/// optimizer state; every kept activation for at least one micro-batch; a
+/// recomputed node keeps nothing and costs its forward again. Under Never
+/// and Always every node keeps, or recomputes; under Auto the relaxation
+/// recomputes the nodes with the least forward time per byte first, just
+/// enough for the rest to fit (a fractional knapsack). The bound is then
+/// max(compute / sum of relative speeds, largest node / fastest speed);
+/// +infinity when the weights, gradients, state and whatever must be kept
+/// exceed all the memory, i.e. no plan fits. O(N log N).
+double memoryLowerBoundMs(const Graph &graph, const Hardware &hw,
+                          const ObjectiveConfig &config, RecomputeMode mode);
 
 } // namespace partition
 } // namespace ftpipe

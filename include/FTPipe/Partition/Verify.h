@@ -30,13 +30,15 @@ struct VerifyOptions {
 
 /// Succeeds when: every node is in exactly one existing stage; every stage
 /// is on an existing device; a per-stage recompute choice, if any, has one
-/// entry per stage; no stage is empty (unless allowed); the stage
-/// graph (an edge wherever a value flows between stages) is acyclic; and,
-/// when asked, every device's memory fits its budget (each stage keeping
-/// activations or recomputing as the plan, else the config, says). Otherwise the error
-/// names the first problem, e.g. "stage graph has a cycle: stage 1 -> stage 2
-/// -> stage 1 (value 7 flows from node 12 in stage 2 to node 13 in stage 1)"
-/// or "device 2 needs 12.40 GiB but has 11.00 GiB (...)".
+/// entry per stage; replicated nodes (Plan::nodeReplicated) read only graph
+/// inputs and results of replicated nodes; no stage is empty, i.e. without a
+/// node that is not replicated (unless allowed); the stage graph (an edge
+/// wherever a value flows between stages) is acyclic; and, when asked, every
+/// device's memory fits its budget (each stage keeping activations or
+/// recomputing as the plan, else the config, says). Otherwise the error
+/// names the first problem, e.g. "stage graph has a cycle: stage 1 -> stage
+/// 2 -> stage 1 (value 7 flows from node 12 in stage 2 to node 13 in stage
+/// 1)" or "device 2 needs 12.40 GiB but has 11.00 GiB (...)".
 llvm::Error verifyPlan(const Graph &graph, const Hardware &hw, const Plan &plan,
                        const ObjectiveConfig &config,
                        const VerifyOptions &options = {});

@@ -202,6 +202,18 @@ defvar PartitionOptions = [
          "Model function (default: the only function with a body)">,
 ];
 
+/// The option of the passes that solve: also plan with cheap values (made
+/// from graph inputs and parameters alone, such as T5's attention position
+/// bias) computed in every stage that reads them instead of sent, and keep
+/// that plan when it is faster (lib/Partition/Replication.h). Replicated
+/// ops carry `ftpipe.replicate`; ftpipe-outline-stages copies them into the
+/// stages that read them.
+defvar ReplicateOption = [
+  Option<"replicate", "replicate", "bool", /*default=*/"true",
+         "Also plan with cheap values recomputed where they are read, "
+         "instead of sent, and keep the faster plan">,
+];
+
 def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
   let summary = "Contiguous pipeline stages, one per device (Seq-Pipe)";
   let description = [{
@@ -231,7 +243,7 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
                         "exact dynamic programming"),
              clEnumValN(::mlir::ftpipe::SeqPipeMethod::Greedy, "greedy",
                         "binary search on the stage time, greedy cuts"))}]>,
-  ], ObjectiveOptions);
+  ], ReplicateOption, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
 
@@ -311,7 +323,7 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
   let options = !listconcat(PartitionOptions, [
     Option<"verbose", "verbose", "bool", /*default=*/"false",
            "Print every candidate L on stderr">,
-  ], ObjectiveOptions);
+  ], ReplicateOption, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
 
@@ -332,7 +344,7 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
            "Largest graph on which Seq-Pipe dp is tried">,
     Option<"quiet", "quiet", "bool", /*default=*/"false",
            "Do not print the candidates">,
-  ], ObjectiveOptions);
+  ], ReplicateOption, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
 
@@ -357,7 +369,10 @@ def OutlineStagesPass : Pass<"ftpipe-outline-stages", "ModuleOp"> {
     reads (`ftpipe.input` = the argument's name in the model) and the values
     it receives from other stages (`ftpipe.from_stage`). Its results are the
     values other stages or the model's return read. Constants read by several
-    stages are copied into each instead of being sent.
+    stages are copied into each instead of being sent, and so are the ops the
+    partitioner replicated (`ftpipe.replicate`), with the ops they read in
+    turn: a stage that reads their results takes their parameters and data
+    inputs as arguments and computes them itself.
 
     Activity is decided here, once for the whole model: a received value or a
     result carries a gradient (`ftpipe.active`) if it is a float that depends

@@ -119,6 +119,11 @@ LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (name == kReplicateAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' must be a unit attribute";
+    return success();
+  }
   if (name == kParamAttrName || name == kNameAttrName)
     return op->emitError() << "'" << name
                            << "' belongs on a function argument, not on '"

@@ -209,3 +209,12 @@ func.func private @f(tensor<4xf32> {ftpipe.param, ftpipe.name = ""})
 // Tests that misspelt argument attributes are caught.
 // expected-error @+1 {{unknown ftpipe argument attribute 'ftpipe.params'}}
 func.func private @f(tensor<4xf32> {ftpipe.params})
+
+// -----
+
+// Tests that `ftpipe.replicate` is a unit attribute.
+func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ftpipe.replicate' must be a unit attribute}}
+  %b = tosa.abs %a {ftpipe.replicate = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %b : tensor<4xf32>
+}

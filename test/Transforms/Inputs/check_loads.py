@@ -5,7 +5,9 @@ lib/Partition, and compares it with the report's figures.
 usage: check_loads.py GRAPH.json REPORT.json LINK_GBPS LATENCY_US
 
 The model (docs/Report.md, FTPipe's CCO rule): a stage's compute C is the sum
-of fwd + bwd (+ fwd again under recomputation) of its ops; every value that
+of fwd + bwd (+ fwd again under recomputation) of its ops, and of the
+replicated ops ("replicated": true) whose results it reads, directly or
+through other replicated ops (their results never cross); every value that
 crosses into another stage on another device costs bytes / bandwidth +
 latency, once per destination stage, forward for all values and backward for
 those that carry a gradient; exposed = max(0, comm_fwd - C) + max(0,
@@ -24,10 +26,23 @@ def main():
     stage_device = report["stage_device"]
     nodes = {n["id"]: n for n in graph["nodes"]}
 
+    replicated = {n["id"] for n in graph["nodes"] if n.get("replicated")}
+    readers = {}  # node -> nodes reading one of its results
+    for v in graph["values"]:
+        if v["src"] >= 0:
+            readers.setdefault(v["src"], set()).update(v["dsts"])
+
+    def stages_of(node):
+        # The stages a node is computed in.
+        if node not in replicated:
+            return {nodes[node]["stage"]}
+        return set().union(*[stages_of(r) for r in readers.get(node, ())])
+
     compute = [0.0] * len(stage_device)
     for n in graph["nodes"]:
         c = n["fwd_ms"] + n["bwd_ms"] + (n["fwd_ms"] if recompute else 0.0)
-        compute[n["stage"]] += c
+        for stage in stages_of(n["id"]):
+            compute[stage] += c
 
     def transfer_ms(nbytes):
         return nbytes / (gbps * 1e6) + latency_us * 1e-3
@@ -35,10 +50,10 @@ def main():
     comm_fwd = [0.0] * len(stage_device)
     comm_bwd = [0.0] * len(stage_device)
     for v in graph["values"]:
-        if v["src"] < 0:
+        if v["src"] < 0 or v["src"] in replicated:
             continue
         src_stage = nodes[v["src"]]["stage"]
-        destinations = {nodes[d]["stage"] for d in v["dsts"]} - {src_stage}
+        destinations = set().union(*[stages_of(d) for d in v["dsts"]]) - {src_stage}
         for dst_stage in destinations:
             if stage_device[dst_stage] == stage_device[src_stage]:
                 continue

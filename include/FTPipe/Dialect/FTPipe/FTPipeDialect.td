@@ -51,6 +51,11 @@ def FTPipe_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kHardwareAttrName =
         "ftpipe.hardware";
     static constexpr ::llvm::StringLiteral kPlanAttrName = "ftpipe.plan";
+    /// Unit attribute on an op of a partitioned function: the op is computed
+    /// in every stage that reads its results, not sent (its `ftpipe.stage`
+    /// is nominal).
+    static constexpr ::llvm::StringLiteral kReplicateAttrName =
+        "ftpipe.replicate";
 
   private:
     void registerAttributes();
