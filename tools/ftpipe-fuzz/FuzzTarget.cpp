@@ -17,6 +17,7 @@
 
 #include "FuzzTarget.h"
 
+#include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ModelGen/ModelConfig.h"
 #include "FTPipe/ModelGen/ModelGen.h"
@@ -51,6 +52,8 @@ struct FuzzState {
   FuzzState() {
     mlir::ftpipe::registerAllFTPipe(registry);
     mlir::ftpipe::registerModelGenDialects(registry);
+    mlir::ftpipe::registerCPULoweringDialects(registry);
+    mlir::ftpipe::registerFTPipeConversions();
     smallModel =
         "func.func @m(%x: tensor<8x16xf32>, %w: tensor<16x16xf32> "
         "{ftpipe.param, ftpipe.name = \"w\"}) -> tensor<8x16xf32> {\n"
@@ -112,8 +115,10 @@ static bool runPipeline(MLIRContext &context, ModuleOp module,
   return true;
 }
 
-/// The pipelines every IR input goes through: each FTPipe pass, alone and
-/// in the orders the tools use.
+/// The pipelines every IR input goes through: each FTPipe pass and named
+/// pipeline of ftpipe-opt, alone and in the orders the tools use. The stage
+/// passes start from the input's plan (a planned seed has one) or from a
+/// fresh one, and end in the CPU lowering, as ftpipe-compile does.
 static const char *const kPipelines[] = {
     "func.func(ftpipe-mark-params)",
     "ftpipe-report",
@@ -122,6 +127,17 @@ static const char *const kPipelines[] = {
     "ftpipe-annotate-costs,ftpipe-auto-partition{quiet=true},ftpipe-report",
     "ftpipe-annotate-costs,ftpipe-coarsen,ftpipe-mixed-pipe,ftpipe-refine,"
     "ftpipe-assign-devices",
+    "ftpipe-partition-pipeline{devices=2 quiet=true}",
+    "ftpipe-mixed-pipe-pipeline{devices=2 stages=4}",
+    "ftpipe-differentiate",
+    "ftpipe-split-devices",
+    "ftpipe-lower-transfers",
+    "ftpipe-outline-stages,ftpipe-differentiate,ftpipe-split-devices,"
+    "ftpipe-lower-transfers,ftpipe-lower-cpu",
+    "ftpipe-stage-programs-pipeline{devices=2 method=seq-greedy},"
+    "ftpipe-drop-annotations,ftpipe-linalg-to-blas,"
+    "func.func(ftpipe-fuse-elementwise)",
+    "ftpipe-lower-cpu{blas=0}",
 };
 
 static void fuzzIR(MLIRContext &context, llvm::StringRef text) {
