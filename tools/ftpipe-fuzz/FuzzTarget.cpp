@@ -140,6 +140,13 @@ static const char *const kPipelines[] = {
     "ftpipe-lower-cpu{blas=0}",
 };
 
+/// The pipeline that exports the graph of an IR input to `path`.
+static std::string exportPipeline(llvm::StringRef path) {
+  return llvm::formatv("ftpipe-annotate-costs,ftpipe-export-graph{{file={0}}",
+                       path)
+      .str();
+}
+
 static void fuzzIR(MLIRContext &context, llvm::StringRef text) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
   if (!module)
@@ -148,17 +155,20 @@ static void fuzzIR(MLIRContext &context, llvm::StringRef text) {
     (void)runPipeline(context, *module, pipeline);
   // An exported graph must load back.
   std::string graphPath = getState().scratchPath + ".graph";
-  if (runPipeline(context, *module,
-                  llvm::formatv("ftpipe-annotate-costs,"
-                                "ftpipe-export-graph{{file={0}}",
-                                graphPath)
-                      .str())) {
+  if (runPipeline(context, *module, exportPipeline(graphPath))) {
     llvm::Expected<::ftpipe::partition::GraphWithPlan> graph =
         ::ftpipe::partition::loadGraphJSON(graphPath);
     if (!graph)
       finding("an exported graph does not load back: " +
               llvm::toString(graph.takeError()));
   }
+}
+
+std::vector<std::string> ftpipeFuzzPipelines() {
+  std::vector<std::string> pipelines(std::begin(kPipelines),
+                                     std::end(kPipelines));
+  pipelines.push_back(exportPipeline("FILE"));
+  return pipelines;
 }
 
 /// Writes `text` to the scratch file that cluster and profile inputs are

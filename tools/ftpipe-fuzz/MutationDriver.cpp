@@ -63,6 +63,9 @@ static cl::opt<bool> keepGoing(
     "keep-going",
     cl::desc("Run each input in a child process and go on after a finding, "
              "saving each failing input as ftpipe-fuzz-finding-N.bin"));
+static cl::opt<bool> printPipelines(
+    "print-pipelines",
+    cl::desc("Print the pass pipelines that IR inputs go through, and exit"));
 static cl::opt<bool>
     verbose("v", cl::desc("Print each input's size and diagnostics"));
 
@@ -258,6 +261,11 @@ int main(int argc, char **argv) {
       argc, argv,
       "FTPipe's mutation fuzzer: seeds and their mutations through the IR "
       "parser, every pass and the input readers\n");
+  if (printPipelines) {
+    for (const std::string &pipeline : ftpipeFuzzPipelines())
+      llvm::outs() << pipeline << "\n";
+    return 0;
+  }
   llvm::sys::AddSignalHandler(saveCurrent, nullptr);
   ftpipeFuzzShowDiagnostics = verbose;
   ftpipeFuzzOne(nullptr, 0); // set up once, in this process
