@@ -5,8 +5,9 @@
 #
 #   bench/compiled_bert_layer.sh [BUILD_DIR]
 #
-# 1. ftpipe-compile of BERT-large (24 layers, 4 x 384 tokens) for 8 devices:
-#    wall time of the whole command.
+# 1. ftpipe-compile of BERT-large (24 layers, 4 x 384 tokens) for 8 devices
+#    (devices in parallel, one per hardware thread): wall and CPU time of the
+#    whole command, and the load average before it.
 # 2. One BERT-large encoder layer compiled for one device, forward + backward,
 #    against its contractions on OpenBLAS and PyTorch eager
 #    (compiled_bert_layer.py), one thread each.
@@ -17,12 +18,13 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 
-"$build/bin/ftpipe-model-gen" bert-large --loss --quiet -o "$work/bert-large.mlir"
-start=$(date +%s.%N)
-nice "$build/bin/ftpipe-compile" "$work/bert-large.mlir" --devices=8 \
-  -o "$work/bert-large"
-end=$(date +%s.%N)
-echo "ftpipe-compile bert-large --devices=8: $(echo "$end - $start" | bc) s wall"
+"$build/bin/ftpipe-model-gen" bert-large-uncased --loss --quiet \
+  -o "$work/bert-large.mlir"
+load="$(cut -d' ' -f1-3 /proc/loadavg)"
+/usr/bin/time -f "ftpipe-compile bert-large-uncased --devices=8 (cpu): %e s wall, \
+%U s user + %S s system CPU; load average before: $load" \
+  nice "$build/bin/ftpipe-compile" "$work/bert-large.mlir" --devices=8 \
+  -o "$work/bert-large" 2>&1 | grep -v '^ftpipe-compile: '
 
 python3 - "$here/../models/bert-large-uncased.json" "$work/layer.json" <<'PY'
 import json, sys

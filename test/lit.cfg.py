@@ -52,3 +52,9 @@ if shutil.which("mpirun") and config.ftpipe_have_mpi:
 
 if os.path.exists(os.path.join(config.ftpipe_shared_dir, "models")):
     config.available_features.add("shared-models")
+
+# The CUDA target (ftpipe-compile --target=cuda, ftpipe-lower-cuda): needs
+# the CUDA toolkit at configure time (lib/Runtime's FTPipeCUDARuntime, ptxas);
+# no GPU.
+if config.ftpipe_have_cuda_runtime:
+    config.available_features.add("cuda")

@@ -7,43 +7,45 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Conversion/CPUPipeline.h"
+#include "FTPipe/Conversion/CUDAPipeline.h"
 #include "FTPipe/Conversion/Passes.h"
 #include "FTPipe/Transforms/Passes.h"
+#include "LoweringStages.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/Transforms/RequestCWrappers.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
-#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
-#include "mlir/Dialect/LLVMIR/Transforms/RequestCWrappers.h"
-#include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
-void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
-                                      const CPULoweringOptions &options) {
+void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
+                                           const BufferStageOptions &options) {
   pm.addPass(createDropAnnotationsPass());
   // Entry points first: the declarations added below must stay plain C.
   if (options.cInterface)
@@ -69,23 +71,47 @@ void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   if (options.blas)
-    pm.addPass(createLinalgToBLASPass());
+    pm.addPass(
+        createLinalgToBLASPass(LinalgToBLASPassOptions{options.library}));
+  if (options.copyGlobalsToHeap)
+    pm.addNestedPass<func::FuncOp>(createCopyGlobalsToHeapPass());
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());
   pm.addPass(createBufferizationToMemRefPass());
+}
 
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+void mlir::ftpipe::addHostToLLVMStages(
+    OpPassManager &pm, bool genericAllocation,
+    llvm::function_ref<void(OpPassManager &)> afterStructural,
+    llvm::function_ref<void(OpPassManager &)> beforeReconcile) {
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  if (afterStructural)
+    afterStructural(pm);
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = genericAllocation;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  if (beforeReconcile)
+    beforeReconcile(pm);
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
+                                            const CPULoweringOptions &options) {
+  BufferStageOptions buffers;
+  buffers.cInterface = options.cInterface;
+  buffers.fuse = options.fuse;
+  buffers.blas = options.blas;
+  addTensorToBufferStages(pm, buffers);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  addHostToLLVMStages(pm, /*genericAllocation=*/false);
 }
 
 void mlir::ftpipe::registerCPULoweringDialects(DialectRegistry &registry) {
@@ -106,7 +132,8 @@ void mlir::ftpipe::registerCPULoweringDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-mlir::ftpipe::CPULoweringOptions mlir::ftpipe::CPULoweringTextOptions::toOptions() const {
+mlir::ftpipe::CPULoweringOptions
+mlir::ftpipe::CPULoweringTextOptions::toOptions() const {
   CPULoweringOptions options;
   options.blas = blas;
   options.fuse = fuse;
@@ -127,4 +154,5 @@ void mlir::ftpipe::registerCPULoweringPipeline() {
 void mlir::ftpipe::registerFTPipeConversions() {
   registerFTPipeConversionPasses();
   registerCPULoweringPipeline();
+  registerCUDALoweringPipeline();
 }

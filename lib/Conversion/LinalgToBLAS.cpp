@@ -24,8 +24,11 @@ namespace ftpipe {
 
 using namespace mlir;
 
-std::string mlir::ftpipe::getBLASGemmName(Type elementType) {
-  return elementType.isF64() ? "ftpipe_blas_gemm_f64" : "ftpipe_blas_gemm_f32";
+std::string mlir::ftpipe::getBLASGemmName(Type elementType,
+                                          GemmLibrary library) {
+  std::string prefix = library == GemmLibrary::CuBLAS ? "ftpipe_cublas_gemm_"
+                                                      : "ftpipe_blas_gemm_";
+  return prefix + (elementType.isF64() ? "f64" : "f32");
 }
 
 namespace {
@@ -87,7 +90,8 @@ linalg::FillOp findZeroFillBefore(Operation *op, Value output) {
 }
 
 struct ContractionToBLAS : OpInterfaceRewritePattern<linalg::LinalgOp> {
-  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  ContractionToBLAS(MLIRContext *context, ftpipe::GemmLibrary library)
+      : OpInterfaceRewritePattern(context), library(library) {}
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
@@ -142,30 +146,33 @@ struct ContractionToBLAS : OpInterfaceRewritePattern<linalg::LinalgOp> {
                           int64_t(accumulate)})
       args.push_back(rewriter.create<arith::ConstantIntOp>(loc, value, 64));
     rewriter.replaceOpWithNewOp<func::CallOp>(
-        op, ftpipe::getBLASGemmName(elementType), TypeRange(), args);
+        op, ftpipe::getBLASGemmName(elementType, library), TypeRange(), args);
     return success();
   }
+
+private:
+  ftpipe::GemmLibrary library;
 };
 
-struct LinalgToBLASPass
-    : ftpipe::impl::LinalgToBLASPassBase<LinalgToBLASPass> {
+struct LinalgToBLASPass : ftpipe::impl::LinalgToBLASPassBase<LinalgToBLASPass> {
+  using Base::Base;
   void runOnOperation() override {
-    ftpipe::declareBLASGemms(getOperation());
+    ftpipe::declareBLASGemms(getOperation(), library);
     RewritePatternSet patterns(&getContext());
-    ftpipe::populateLinalgToBLASPatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    ftpipe::populateLinalgToBLASPatterns(patterns, library);
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-void mlir::ftpipe::declareBLASGemms(ModuleOp module) {
+void mlir::ftpipe::declareBLASGemms(ModuleOp module, GemmLibrary library) {
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-  for (Type elementType : {Type(builder.getF32Type()),
-                           Type(builder.getF64Type())}) {
-    std::string name = getBLASGemmName(elementType);
+  for (Type elementType :
+       {Type(builder.getF32Type()), Type(builder.getF64Type())}) {
+    std::string name = getBLASGemmName(elementType, library);
     if (module.lookupSymbol(name))
       continue;
     Type unranked = UnrankedMemRefType::get(elementType, {});
@@ -177,6 +184,7 @@ void mlir::ftpipe::declareBLASGemms(ModuleOp module) {
   }
 }
 
-void mlir::ftpipe::populateLinalgToBLASPatterns(RewritePatternSet &patterns) {
-  patterns.add<ContractionToBLAS>(patterns.getContext());
+void mlir::ftpipe::populateLinalgToBLASPatterns(RewritePatternSet &patterns,
+                                                GemmLibrary library) {
+  patterns.add<ContractionToBLAS>(patterns.getContext(), library);
 }

@@ -17,6 +17,16 @@ static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// The first few problems, and how many more (a file of another kind would
+/// otherwise list every tensor).
+static std::string listProblems(llvm::ArrayRef<std::string> problems) {
+  constexpr size_t shown = 4;
+  if (problems.size() <= shown)
+    return llvm::join(problems, "; ");
+  return llvm::join(problems.take_front(shown), "; ") + "; and " +
+         std::to_string(problems.size() - shown) + " more";
+}
+
 static double now() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -74,7 +84,7 @@ ftpipe::runtime::validateDataset(const std::vector<DataInputInfo> &inputs,
   if (problems.empty())
     return llvm::Error::success();
   return fail("the data set does not match the model: " +
-              llvm::join(problems, "; "));
+              listProblems(problems));
 }
 
 llvm::Error
@@ -98,8 +108,7 @@ ftpipe::runtime::validateWeights(const std::vector<ParameterInfo> &params,
       problems.push_back("'" + name + "' is not a parameter of the model");
   if (problems.empty())
     return llvm::Error::success();
-  return fail("the weights do not match the model: " +
-              llvm::join(problems, "; "));
+  return fail("the weights do not match the model: " + listProblems(problems));
 }
 
 /// The transport stage code sees while the executor runs: the
@@ -222,7 +231,9 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
   double start = now();
   StageProgram::ForwardResult result =
       stageProgram->forward(mb, paramsOf(*stageProgram, live), data);
-  computeSeconds += now() - start - waitTimer->take();
+  double waited = waitTimer->take();
+  computeSeconds += now() - start - waited;
+  waitedSeconds += waited;
   if (result.loss)
     stepLosses[mb / config.schedule.microBatches].push_back(*result.loss);
   inFlight[{stage, mb}] = {version, std::move(result.saved)};
@@ -246,7 +257,9 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
   double start = now();
   std::vector<Tensor> grads = stageProgram->backward(
       mb, paramsOf(*stageProgram, weights), data, std::move(it->second.saved));
-  computeSeconds += now() - start - waitTimer->take();
+  double waited = waitTimer->take();
+  computeSeconds += now() - start - waited;
+  waitedSeconds += waited;
   inFlight.erase(it);
   const std::vector<ParameterInfo> &stageParams = stageProgram->parameters();
   if (grads.size() != stageParams.size())
@@ -398,7 +411,8 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
   double runStart = stepStart;
   events.clear();
   for (const Action &action : actions) {
-    double actionStart = now();
+    double actionStart = now(), computeBefore = computeSeconds,
+           waitedBefore = waitedSeconds;
     llvm::Error error = llvm::Error::success();
     switch (action.kind) {
     case ActionKind::Forward:
@@ -416,7 +430,11 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
       return error;
     }
     if (tracing)
-      events.push_back({action, actionStart - runStart, now() - runStart});
+      events.push_back({action, actionStart - runStart, now() - runStart,
+                        action.kind == ActionKind::Update
+                            ? 0.0
+                            : computeSeconds - computeBefore,
+                        waitedSeconds - waitedBefore});
   }
   setThreadTransport(nullptr);
   return llvm::Error::success();

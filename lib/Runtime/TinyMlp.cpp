@@ -3,6 +3,8 @@
 #include "FTPipe/Runtime/TinyMlp.h"
 #include "FTPipe/Runtime/StageABI.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <cmath>
 #include <random>
 
@@ -274,4 +276,63 @@ TensorMap ftpipe::runtime::tinyMlpData(const TinyMlpShape &shape,
       y.f32Data()[i * d + c] = static_cast<float>(std::sin(sum));
     }
   return {{"x", std::move(x)}, {"y", std::move(y)}};
+}
+
+namespace {
+class TinyMlpModel : public PipelineModel {
+public:
+  TinyMlpModel(const TinyMlpShape &shape, std::vector<int64_t> stagePlacement)
+      : shape(shape), stagePlacement(std::move(stagePlacement)),
+        graph(ftpipe::schedule::StageGraph::chain(this->stagePlacement)),
+        holders(tinyMlpPlacement(shape, this->stagePlacement)) {
+    for (const auto &[name, devices] : holders)
+      if (devices.size() > 1)
+        graph.tiedDevices.push_back(devices);
+    for (int64_t d = 0; d < graph.devices; ++d)
+      for (auto &stage : tinyMlpStages(shape, this->stagePlacement, d)) {
+        for (const ParameterInfo &param : stage->parameters())
+          if (llvm::none_of(params, [&](const ParameterInfo &p) {
+                return p.name == param.name;
+              }))
+            params.push_back(param);
+        for (const DataInputInfo &input : stage->dataInputs())
+          if (llvm::none_of(inputs, [&](const DataInputInfo &i) {
+                return i.name == input.name;
+              }))
+            inputs.push_back(input);
+      }
+  }
+  const ftpipe::schedule::StageGraph &stageGraph() const override {
+    return graph;
+  }
+  const ParameterPlacement &placement() const override { return holders; }
+  const std::vector<ParameterInfo> &parameters() const override {
+    return params;
+  }
+  const std::vector<DataInputInfo> &dataInputs() const override {
+    return inputs;
+  }
+  int64_t microBatchSize() const override { return shape.microBatchSize; }
+  TensorMap randomWeights(uint64_t seed) const override {
+    return tinyMlpWeights(shape, seed);
+  }
+  llvm::Expected<std::vector<std::unique_ptr<StageProgram>>>
+  loadStages(int64_t device) override {
+    return tinyMlpStages(shape, stagePlacement, device);
+  }
+
+private:
+  TinyMlpShape shape;
+  std::vector<int64_t> stagePlacement;
+  ftpipe::schedule::StageGraph graph;
+  ParameterPlacement holders;
+  std::vector<ParameterInfo> params;
+  std::vector<DataInputInfo> inputs;
+};
+} // namespace
+
+std::unique_ptr<PipelineModel>
+ftpipe::runtime::createTinyMlpModel(const TinyMlpShape &shape,
+                                    std::vector<int64_t> placement) {
+  return std::make_unique<TinyMlpModel>(shape, std::move(placement));
 }

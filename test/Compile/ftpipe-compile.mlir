@@ -4,7 +4,7 @@
 // C runner utilities, libm, libc). Execution: test/Reference.
 
 // RUN: ftpipe-model-gen bert-tiny --loss --quiet -o %t.mlir
-// RUN: rm -rf %t.dir && ftpipe-compile %t.mlir --devices=2 -O0 -o %t.dir 2>&1 | FileCheck %s --check-prefix=PROGRESS
+// RUN: rm -rf %t.dir && ftpipe-compile %t.mlir --devices=2 -O0 --jobs=1 -o %t.dir 2>&1 | FileCheck %s --check-prefix=PROGRESS
 // PROGRESS: ftpipe-compile: parse
 // PROGRESS: ftpipe-compile: partition (2 devices): {{[0-9.]+}} s
 // PROGRESS: ftpipe-compile: stage programs (outline, differentiate, split)
@@ -29,6 +29,7 @@
 // MANIFEST: "inputs": {
 // MANIFEST: "input_ids": {
 // MANIFEST: "loss": {
+// MANIFEST: "memory": "host"
 // MANIFEST: "parameters": {
 // MANIFEST: "bert.embeddings.word_embeddings.weight": {
 // MANIFEST-NEXT: "copies": [],
@@ -56,6 +57,16 @@
 // RUN: %python -c "import ctypes, os, sys; [ctypes.CDLL(p, mode=os.RTLD_NOW) for p in sys.argv[1:]]; print('loaded')" %t.dir/device0.so %t.dir/device1.so | FileCheck %s --check-prefix=LOAD
 // LOAD: loaded
 
-// Errors name the step.
-// RUN: not ftpipe-compile %t.mlir --target=cuda -o %t.cuda 2>&1 | FileCheck %s --check-prefix=CUDA
-// CUDA: ftpipe-compile: error in step 'parse {{.*}}': the CUDA target is not part of this build yet
+// In parallel (two devices at once), every device still gets its lines.
+// RUN: rm -rf %t.par && ftpipe-compile %t.mlir --devices=2 -O0 --jobs=2 -o %t.par 2>&1 | FileCheck %s --check-prefix=PARALLEL
+// PARALLEL-DAG: ftpipe-compile: device 0: lower to LLVM (cpu)
+// PARALLEL-DAG: ftpipe-compile: device 1: lower to LLVM (cpu)
+// PARALLEL-DAG: ftpipe-compile: device 0: link device0.so
+// PARALLEL-DAG: ftpipe-compile: device 1: link device1.so
+// RUN: nm -D --defined-only %t.par/device1.so | FileCheck %s --check-prefix=PARSYM
+// PARSYM: T _mlir_ciface_stage1_backward
+
+// Errors name the step. (test/Compile/ftpipe-compile-cuda.mlir: the CUDA
+// target.)
+// RUN: not ftpipe-compile %t.mlir --forward-only --devices=2 -o %t.fwd 2>&1 | FileCheck %s --check-prefix=ERROR
+// ERROR: ftpipe-compile: error in step 'parse {{.*}}': --forward-only compiles for one device

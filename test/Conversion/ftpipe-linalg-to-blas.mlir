@@ -1,4 +1,12 @@
 // RUN: ftpipe-opt %s --ftpipe-linalg-to-blas --split-input-file | FileCheck %s
+// RUN: ftpipe-opt %s --ftpipe-linalg-to-blas=library=cublas --split-input-file | FileCheck %s --check-prefix=CUBLAS
+
+// The CUDA target's entry takes the same arguments under another name.
+// CUBLAS-LABEL: func.func @matmul_zero
+// CUBLAS: call @ftpipe_cublas_gemm_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CUBLAS: func.func private @ftpipe_cublas_gemm_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64)
+// CUBLAS: func.func private @ftpipe_cublas_gemm_f64(
+// CUBLAS-NOT: ftpipe_blas_gemm
 
 // A matmul after a zero fill overwrites its output (accumulate 0) and the
 // fill goes. Role codes: rows at dimension 0 (1), columns at 1 (2 << 4): 33.

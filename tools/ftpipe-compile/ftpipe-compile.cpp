@@ -1,12 +1,15 @@
 //===- ftpipe-compile.cpp - Model IR to per-device artifacts --------------===//
 //
-// ftpipe-compile MODEL.mlir --target=cpu --devices=N [--hardware=...]
+// ftpipe-compile MODEL.mlir --target=cpu|cuda --devices=N [--hardware=...]
 //   [--method=auto|mixed-pipe|seq-dp] -o DIR
 //
 // Partitions the model (unless it is partitioned already), turns the plan into
 // per-device stage programs (docs/StagePrograms.md), lowers every device's
-// entry points (CPU: FTPipe's CPU pipeline, BLAS contractions) and writes one
-// shared library per device plus DIR/manifest.json (docs/Compile.md).
+// entry points (CPU: FTPipe's CPU pipeline, OpenBLAS contractions; CUDA: the
+// CUDA pipeline, kernels in an embedded fatbin, cuBLAS contractions) and
+// writes one shared library per device plus DIR/manifest.json
+// (docs/Compile.md). Devices are lowered and compiled in parallel, each in a
+// context of its own (--jobs).
 // A module that already holds per-device entry points (`ftpipe.entry`) skips
 // the first two steps, a partitioned one the first; with --forward-only the
 // model function itself becomes the one entry point of one artifact.
@@ -16,9 +19,11 @@
 #include "Manifest.h"
 
 #include "FTPipe/Conversion/CPUPipeline.h"
+#include "FTPipe/Conversion/CUDAPipeline.h"
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/Target/HostObject.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -32,6 +37,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Timer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -48,12 +55,12 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
 cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
                                cl::value_desc("dir"), cl::Required);
 enum class Target { CPU, CUDA };
-cl::opt<Target> target("target", cl::desc("Code generation target"),
-                       cl::init(Target::CPU),
-                       cl::values(clEnumValN(Target::CPU, "cpu",
-                                             "host CPU, contractions on OpenBLAS"),
-                                  clEnumValN(Target::CUDA, "cuda",
-                                             "NVIDIA GPUs, contractions on cuBLAS")));
+cl::opt<Target>
+    target("target", cl::desc("Code generation target"), cl::init(Target::CPU),
+           cl::values(clEnumValN(Target::CPU, "cpu",
+                                 "host CPU, contractions on OpenBLAS"),
+                      clEnumValN(Target::CUDA, "cuda",
+                                 "NVIDIA GPUs, contractions on cuBLAS")));
 cl::opt<unsigned> devices("devices", cl::desc("Number of devices"),
                           cl::init(1));
 cl::opt<std::string>
@@ -67,10 +74,10 @@ cl::opt<ft::PartitionMethod> method(
                           "Mixed-Pipe"),
                clEnumValN(ft::PartitionMethod::SeqDP, "seq-dp",
                           "contiguous stages, dynamic programming")));
-cl::opt<std::string> recompute(
-    "recompute",
-    cl::desc("ftpipe-differentiate's recompute: true, false or plan"),
-    cl::init("true"));
+cl::opt<std::string>
+    recompute("recompute",
+              cl::desc("ftpipe-differentiate's recompute: true, false or plan"),
+              cl::init("true"));
 cl::opt<std::string> runtimeDir("runtime-dir",
                                 cl::desc("Directory of FTPipe's runtime "
                                          "libraries"),
@@ -89,8 +96,21 @@ cl::opt<bool> forwardOnly(
 cl::opt<bool> keepIR("keep-ir",
                      cl::desc("Also write each device's IR before lowering"),
                      cl::init(false));
+cl::opt<unsigned> jobs("jobs",
+                       cl::desc("Devices compiled at once (0: one per "
+                                "hardware thread)"),
+                       cl::init(0));
+cl::opt<std::string> cudaChip("cuda-chip",
+                              cl::desc("CUDA target: GPU architecture "
+                                       "(sm_75 to sm_90a)"),
+                              cl::init("sm_90"));
+cl::opt<std::string> cudaToolkit("cuda-toolkit",
+                                 cl::desc("CUDA target: the toolkit whose "
+                                          "ptxas compiles the kernels"),
+                                 cl::init(FTPIPE_CUDA_TOOLKIT_DIR));
 
-/// Progress on stderr: one line per step with its wall time.
+/// Progress on stderr: one line per step with its wall time, written in one
+/// piece (devices compile in parallel).
 class Progress {
 public:
   void start(const std::string &step) {
@@ -98,17 +118,18 @@ public:
     begin = std::chrono::steady_clock::now();
   }
   void done() {
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - begin)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+            .count();
     llvm::errs() << llvm::formatv("ftpipe-compile: {0}: {1:F2} s\n", current,
-                                  seconds);
+                                  seconds)
+                        .str();
   }
   LogicalResult fail(const llvm::Twine &why = "") {
-    llvm::errs() << "ftpipe-compile: error in step '" << current << "'";
+    std::string line = "ftpipe-compile: error in step '" + current + "'";
     if (!why.isTriviallyEmpty())
-      llvm::errs() << ": " << why;
-    llvm::errs() << "\n";
+      line += ": " + why.str();
+    llvm::errs() << line + "\n";
     return failure();
   }
   const std::string &step() const { return current; }
@@ -164,8 +185,7 @@ LogicalResult buildStagePrograms(ModuleOp module, Progress &progress) {
 /// The module of one device: its entry points and the private declarations.
 OwningOpRef<ModuleOp> extractDevice(ModuleOp module, int64_t device) {
   OwningOpRef<ModuleOp> copy = module.clone();
-  for (auto function :
-       llvm::make_early_inc_range(copy->getOps<func::FuncOp>()))
+  for (auto function : llvm::make_early_inc_range(copy->getOps<func::FuncOp>()))
     if (!function.isPrivate() && ft::getEntryDevice(function) != device)
       function.erase();
   // The helpers that only other devices' entry points call go too.
@@ -179,22 +199,34 @@ std::string artifactName(int64_t device) {
   return "device" + std::to_string(device) + ".so";
 }
 
-LogicalResult compileDevice(ModuleOp module, int64_t device,
-                            Progress &progress) {
+std::string targetName() { return target == Target::CUDA ? "cuda" : "cpu"; }
+
+/// Lowers, compiles and links the module of one device, given as bytecode,
+/// in a context of its own: devices run in parallel.
+LogicalResult compileDevice(const DialectRegistry &registry,
+                            const std::string &bytecode, int64_t device) {
+  Progress progress;
   std::string prefix = "device " + std::to_string(device) + ": ";
-  progress.start(prefix + "lower to LLVM (cpu)");
-  OwningOpRef<ModuleOp> deviceModule = extractDevice(module, device);
-  if (keepIR) {
-    std::string path = outputDir + "/device" + std::to_string(device) + ".mlir";
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    deviceModule->print(os);
-  }
-  ft::CPULoweringOptions lowering;
-  lowering.blas = blas;
-  lowering.fuse = fuse;
+  progress.start(prefix + "lower to LLVM (" + targetName() + ")");
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  OwningOpRef<ModuleOp> deviceModule =
+      parseSourceString<ModuleOp>(bytecode, ParserConfig(&context));
+  if (!deviceModule)
+    return progress.fail("cannot read the device's module back");
   if (failed(runPipeline(*deviceModule, progress, [&](OpPassManager &pm) {
-        ft::buildCPULoweringPipeline(pm, lowering);
+        if (target == Target::CUDA) {
+          ft::CUDALoweringOptions lowering;
+          lowering.chip = cudaChip;
+          lowering.toolkitPath = cudaToolkit;
+          lowering.blas = blas;
+          lowering.fuse = fuse;
+          ft::buildCUDALoweringPipeline(pm, lowering);
+        } else {
+          ft::CPULoweringOptions lowering;
+          lowering.blas = blas;
+          lowering.fuse = fuse;
+          ft::buildCPULoweringPipeline(pm, lowering);
+        }
       })))
     return failure();
   progress.done();
@@ -211,6 +243,8 @@ LogicalResult compileDevice(ModuleOp module, int64_t device,
   ft::HostLinkOptions link;
   link.runtimeDir = runtimeDir;
   link.mlirLibDir = FTPIPE_MLIR_LIB_DIR;
+  if (target == Target::CUDA)
+    link.runtimeLibraries = {"FTPipeCUDARuntime", "FTPipeStageABI"};
   if (failed(ft::linkHostSharedLibrary(
           {object}, outputDir + "/" + artifactName(device), link, error)))
     return progress.fail(error);
@@ -219,7 +253,7 @@ LogicalResult compileDevice(ModuleOp module, int64_t device,
   return success();
 }
 
-LogicalResult compile(MLIRContext &context) {
+LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   Progress progress;
   progress.start("parse " + inputFile);
   llvm::SourceMgr sourceMgr;
@@ -230,9 +264,12 @@ LogicalResult compile(MLIRContext &context) {
     return progress.fail();
   progress.done();
 
+#ifndef FTPIPE_HAVE_CUDA_RUNTIME
   if (target == Target::CUDA)
-    return progress.fail("the CUDA target is not part of this build yet "
-                         "(docs/Compile.md)");
+    return progress.fail("the CUDA target needs lib/Runtime's "
+                         "FTPipeCUDARuntime, which this build lacks (no CUDA "
+                         "toolkit at configure time)");
+#endif
   if (forwardOnly && devices != 1)
     return progress.fail("--forward-only compiles for one device");
   if (!forwardOnly && !hasEntryPoints(*module))
@@ -244,8 +281,10 @@ LogicalResult compile(MLIRContext &context) {
     return progress.fail(ec.message());
   }
   progress.start("manifest");
-  llvm::json::Object manifest = ft::buildManifest(
-      *module, "cpu", devices, [](int64_t d) { return artifactName(d); });
+  llvm::json::Object manifest =
+      ft::buildManifest(*module, targetName(), devices,
+                        [](int64_t d) { return artifactName(d); });
+  manifest["memory"] = target == Target::CUDA ? "cuda-managed" : "host";
   std::string error;
   auto file = openOutputFile(outputDir + "/manifest.json", &error);
   if (!file)
@@ -255,10 +294,32 @@ LogicalResult compile(MLIRContext &context) {
   file->keep();
   progress.done();
 
+  // Each device's module travels as bytecode to a context of its own.
+  std::vector<std::string> bytecode(devices);
+  for (int64_t device = 0; device < devices; ++device) {
+    OwningOpRef<ModuleOp> deviceModule = extractDevice(*module, device);
+    if (keepIR) {
+      std::string path =
+          outputDir + "/device" + std::to_string(device) + ".mlir";
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec);
+      deviceModule->print(os);
+    }
+    llvm::raw_string_ostream os(bytecode[device]);
+    if (failed(writeBytecodeToFile(*deviceModule, os))) {
+      progress.start("device " + std::to_string(device) + ": write bytecode");
+      return progress.fail();
+    }
+  }
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
+  std::vector<char> failed(devices, 0);
   for (int64_t device = 0; device < devices; ++device)
-    if (failed(compileDevice(*module, device, progress)))
-      return failure();
-  return success();
+    pool.async([&, device] {
+      failed[device] =
+          mlir::failed(compileDevice(registry, bytecode[device], device));
+    });
+  pool.wait();
+  return llvm::is_contained(failed, 1) ? failure() : success();
 }
 
 } // namespace
@@ -268,10 +329,15 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   ft::registerAllFTPipe(registry);
   ft::registerCPULoweringDialects(registry);
+  ft::registerCUDALoweringDialects(registry);
   ft::registerFTPipeConversions();
   cl::ParseCommandLineOptions(
       argc, argv,
       "FTPipe compiler: model IR to one artifact per device and a manifest\n");
+  // Once, before devices compile in parallel: registering a target is not
+  // thread-safe (later calls return early).
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
   MLIRContext context(registry);
-  return failed(compile(context)) ? 1 : 0;
+  return failed(compile(context, registry)) ? 1 : 0;
 }

@@ -8,6 +8,7 @@
 
 #include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
 #include "FTPipe/Conversion/CPUPipeline.h"
+#include "FTPipe/Conversion/CUDAPipeline.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/Transforms/Passes.h"
 #include "FTPipe/Transforms/Pipelines.h"
@@ -40,6 +41,7 @@ int main(int argc, char **argv) {
   mlir::ftpipe::registerFTPipeDialect(registry);
   mlir::ftpipe::autodiff::registerAllRules(registry);
   mlir::ftpipe::registerCPULoweringDialects(registry);
+  mlir::ftpipe::registerCUDALoweringDialects(registry);
 
   mlir::registerTransformsPasses();
   mlir::ftpipe::registerFTPipePasses();

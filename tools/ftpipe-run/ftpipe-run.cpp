@@ -3,15 +3,17 @@
 // Runs training steps of a pipeline model with a schedule, an optimizer and
 // a communicator: one device per MPI process when started by mpirun (or
 // with --np P, which starts mpirun itself), or all devices as threads of
-// this process (--devices P, the in-process communicator). The model is the
-// hand-written tiny MLP (--model tiny-mlp, lib/Runtime/TinyMlp.cpp) until
-// `ftpipe-compile`'s artifacts can be loaded (docs/Runtime.md).
+// this process (--devices P, the in-process communicator). The model is a
+// directory of `ftpipe-compile` artifacts (lib/Runtime/CompiledModel.cpp)
+// or the hand-written tiny MLP (--model tiny-mlp, lib/Runtime/TinyMlp.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/Communicator.h"
+#include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
+#include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/TinyMlp.h"
 
@@ -89,6 +91,12 @@ static cl::opt<std::string> tracePath(
     "trace",
     cl::desc("write the measured timeline as a Chrome / Perfetto trace"),
     cl::init(""));
+static cl::opt<bool> compareSimulator(
+    "compare-simulator",
+    cl::desc("after the run, print the measured time per micro-batch and "
+             "idle share against lib/Partition's simulator for the same "
+             "lists and per-stage costs measured in the run, and the "
+             "runtime's overhead"));
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));
@@ -135,27 +143,24 @@ static bool underMpi() {
 namespace {
 /// What every device's thread or process shares.
 struct Run {
-  TinyMlpShape shape;
-  std::vector<int64_t> placement;
+  std::unique_ptr<PipelineModel> model;
   schedule::Schedule schedule;
   ExecutorConfig config;
   TensorMap weights, data;
   std::mutex printMutex;
-  /// Final weights by parameter, from the owners (in-process runs).
-  TensorMap finalWeights;
 };
 } // namespace
 
-/// Runs device `d`'s part; returns its owned final weights and, with
-/// --trace, its timeline.
+/// Runs device `d`'s part with its stage programs; returns its owned final
+/// weights and, with --trace, its timeline.
 static TensorMap runDevice(Run &run, Communicator &communicator,
+                           std::vector<std::unique_ptr<StageProgram>> stages,
                            std::vector<TraceEvent> &trace) {
   int64_t d = communicator.device();
-  auto stages = tinyMlpStages(run.shape, run.placement, d);
   std::vector<StageProgram *> pointers;
   for (auto &stage : stages)
     pointers.push_back(stage.get());
-  ParameterPlacement placement = tinyMlpPlacement(run.shape, run.placement);
+  const ParameterPlacement &placement = run.model->placement();
   DeviceExecutor executor(communicator, pointers, placement, run.config);
   TensorMap mine;
   for (const ParameterInfo &param : executor.parameters())
@@ -164,9 +169,9 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
     die(llvm::toString(std::move(error)));
   if (llvm::Error error = executor.setData(run.data))
     die(llvm::toString(std::move(error)));
-  executor.recordTrace(!tracePath.empty());
+  executor.recordTrace(!tracePath.empty() || compareSimulator);
   int64_t samplesPerStep =
-      run.config.schedule.microBatches * run.shape.microBatchSize;
+      run.config.schedule.microBatches * run.model->microBatchSize();
   double totalSeconds = 0, totalCompute = 0;
   llvm::Error error =
       executor.run(run.schedule.devices[d], [&](const StepReport &report) {
@@ -203,32 +208,50 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
   return owned;
 }
 
-int main(int argc, char **argv) {
-  cl::ParseCommandLineOptions(argc, argv, "FTPipe pipeline runtime\n");
-  if (np > 0)
-    return startMpirun(argc, argv);
-  if (!artifacts.empty())
-    die("loading compiled artifacts (" + artifacts +
-        ") needs ftpipe-compile's manifest, not yet supported: run the "
-        "built-in model with --model tiny-mlp (docs/Runtime.md)");
+/// The model: compiled artifacts or the built-in tiny MLP.
+static std::unique_ptr<PipelineModel> openModel() {
+  if (!artifacts.empty()) {
+    if (!model.empty())
+      die("give an artifact directory or --model, not both");
+    for (const cl::Option *option :
+         {static_cast<cl::Option *>(&placementText),
+          static_cast<cl::Option *>(&hidden),
+          static_cast<cl::Option *>(&features),
+          static_cast<cl::Option *>(&microBatchSize)})
+      if (option->getNumOccurrences())
+        die("--" + option->ArgStr +
+            " is an option of --model tiny-mlp; compiled artifacts bring "
+            "their own plan and shapes");
+    return orDie(CompiledModel::open(artifacts));
+  }
   if (model != "tiny-mlp")
-    die("give --model tiny-mlp (the built-in model)");
-
-  Run run;
+    die("give the directory that ftpipe-compile wrote, or --model tiny-mlp "
+        "(the built-in model)");
+  std::vector<int64_t> placement;
   llvm::SmallVector<llvm::StringRef> parts;
   llvm::StringRef(placementText).split(parts, ',');
   for (llvm::StringRef part : parts) {
     int64_t device = 0;
     if (part.trim().getAsInteger(10, device) || device < 0)
       die("--placement: '" + part + "' is not a device");
-    run.placement.push_back(device);
+    placement.push_back(device);
   }
-  run.shape = {static_cast<int64_t>(run.placement.size()), hidden, features,
-               microBatchSize};
-  schedule::StageGraph graph = schedule::StageGraph::chain(run.placement);
-  for (const auto &[name, holders] : tinyMlpPlacement(run.shape, run.placement))
-    if (holders.size() > 1)
-      graph.tiedDevices.push_back(holders);
+  TinyMlpShape shape{static_cast<int64_t>(placement.size()), hidden, features,
+                     microBatchSize};
+  return createTinyMlpModel(shape, std::move(placement));
+}
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv, "FTPipe pipeline runtime\n");
+  if (np > 0)
+    return startMpirun(argc, argv);
+  // One BLAS thread per device unless told otherwise: the devices of a run
+  // share the machine's cores (set before any artifact loads OpenBLAS).
+  setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
+
+  Run run;
+  run.model = openModel();
+  const schedule::StageGraph &graph = run.model->stageGraph();
   run.config.schedule = {orDie(schedule::parseKind(scheduleName)), microBatches,
                          steps};
   run.config.stashing = orDie(parseStashing(stashingName));
@@ -243,30 +266,24 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  std::vector<ParameterInfo> allParams;
-  std::vector<DataInputInfo> allInputs;
-  for (int64_t d = 0; d < graph.devices; ++d)
-    for (auto &stage : tinyMlpStages(run.shape, run.placement, d)) {
-      for (const ParameterInfo &param : stage->parameters())
-        if (llvm::none_of(allParams, [&](const ParameterInfo &p) {
-              return p.name == param.name;
-            }))
-          allParams.push_back(param);
-      for (const DataInputInfo &input : stage->dataInputs())
-        allInputs.push_back(input);
-    }
   run.weights = weightsPath.empty()
-                    ? tinyMlpWeights(run.shape, seed)
+                    ? run.model->randomWeights(seed)
                     : orDie(readSafetensors(weightsPath)).tensors;
-  if (llvm::Error error = validateWeights(allParams, run.weights))
+  if (llvm::Error error = validateWeights(run.model->parameters(), run.weights))
     die((weightsPath.empty() ? "random init" : weightsPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
-  run.data = dataPath.empty() ? tinyMlpData(run.shape, samples, seed + 1)
-                              : orDie(readSafetensors(dataPath)).tensors;
-  if (llvm::Error error = validateDataset(allInputs, run.data))
+  if (dataPath.empty() && model != "tiny-mlp")
+    die("--data: give the data set (safetensors, one tensor per data input)");
+  run.data =
+      dataPath.empty()
+          ? tinyMlpData({graph.stages(), hidden, features, microBatchSize},
+                        samples, seed + 1)
+          : orDie(readSafetensors(dataPath)).tensors;
+  if (llvm::Error error = validateDataset(run.model->dataInputs(), run.data))
     die((dataPath.empty() ? "synthetic data" : dataPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
 
+  const ParameterPlacement &placement = run.model->placement();
   TensorMap final;
   std::vector<std::vector<TraceEvent>> traces(1);
   if (underMpi() && devicesOption == 0) {
@@ -277,10 +294,12 @@ int main(int argc, char **argv) {
           " devices, mpirun started " + llvm::Twine(communicator->devices()) +
           " processes");
     communicator->setTimeout(timeoutSeconds);
+    auto stages = orDie(run.model->loadStages(communicator->device()));
     // Start together, so the processes' timelines line up.
     communicator->barrier(0);
-    TensorMap owned = runDevice(run, *communicator, traces[0]);
-    if (!tracePath.empty()) {
+    TensorMap owned =
+        runDevice(run, *communicator, std::move(stages), traces[0]);
+    if (!tracePath.empty() || compareSimulator) {
       // Device 0 gathers the timelines.
       int64_t self = communicator->device();
       if (self != 0) {
@@ -302,23 +321,20 @@ int main(int argc, char **argv) {
       }
     }
     // Device 0 gathers every owner's parameters to save them.
-    int64_t tag = kRuntimeTagBase + 8;
-    std::vector<std::string> names;
-    for (const auto &[name, holders] :
-         tinyMlpPlacement(run.shape, run.placement))
-      names.push_back(name);
-    for (size_t i = 0; i < names.size(); ++i) {
-      int64_t owner =
-          tinyMlpPlacement(run.shape, run.placement).at(names[i]).front();
-      Tensor value = run.weights.at(names[i]);
+    int64_t tag = kRuntimeTagBase + 8, index = 0;
+    for (const auto &[name, holders] : placement) {
+      int64_t owner = holders.front();
+      Tensor value = run.weights.at(name);
       if (communicator->device() == owner)
-        value = owned.at(names[i]);
+        value = owned.at(name);
       if (owner != 0 && communicator->device() == owner)
-        communicator->send(0, tag, i, value.bytes.data(), value.bytes.size());
-      if (owner != 0 && communicator->device() == 0)
-        communicator->recv(owner, tag, i, value.bytes.data(),
+        communicator->send(0, tag, index, value.bytes.data(),
                            value.bytes.size());
-      final[names[i]] = std::move(value);
+      if (owner != 0 && communicator->device() == 0)
+        communicator->recv(owner, tag, index, value.bytes.data(),
+                           value.bytes.size());
+      final[name] = std::move(value);
+      ++index;
     }
     communicator->barrier(1);
     if (communicator->device() != 0)
@@ -328,13 +344,17 @@ int main(int argc, char **argv) {
     if (devices != graph.devices)
       die("the plan has " + llvm::Twine(graph.devices) +
           " devices, --devices " + llvm::Twine(devices));
+    std::vector<std::vector<std::unique_ptr<StageProgram>>> stages;
+    for (int64_t d = 0; d < devices; ++d)
+      stages.push_back(orDie(run.model->loadStages(d)));
     LocalMailbox mailbox(devices, timeoutSeconds);
     std::vector<TensorMap> owned(devices);
     std::vector<std::thread> threads;
     traces.assign(devices, {});
     for (int64_t d = 0; d < devices; ++d)
       threads.emplace_back([&, d] {
-        owned[d] = runDevice(run, mailbox.endpoint(d), traces[d]);
+        owned[d] = runDevice(run, mailbox.endpoint(d), std::move(stages[d]),
+                             traces[d]);
       });
     for (std::thread &thread : threads)
       thread.join();
@@ -345,6 +365,9 @@ int main(int argc, char **argv) {
     if (llvm::Error error =
             writeSafetensors(savePath, final, {{"format", "pt"}}))
       die(llvm::toString(std::move(error)));
+  if (compareSimulator)
+    llvm::outs() << formatRunTiming(orDie(compareWithSimulator(
+        graph, run.config.schedule, run.schedule, traces)));
   if (!tracePath.empty()) {
     std::error_code error;
     llvm::raw_fd_ostream out(tracePath, error);

@@ -10,8 +10,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -19,18 +21,30 @@ class RewritePatternSet;
 
 namespace ftpipe {
 
-/// Name of the BLAS entry that ftpipe-linalg-to-blas calls for element type
-/// `elementType` (f32 or f64): `ftpipe_blas_gemm_f32` / `ftpipe_blas_gemm_f64`.
-std::string getBLASGemmName(Type elementType);
+/// The library behind the gemm entry that ftpipe-linalg-to-blas calls.
+enum class GemmLibrary {
+  /// `ftpipe_blas_gemm_T` (BLASKernels.h), the CPU target.
+  OpenBLAS,
+  /// `ftpipe_cublas_gemm_T` (CuBLASKernels.h), the CUDA target.
+  CuBLAS,
+};
+
+/// Name of the gemm entry of `library` for element type `elementType` (f32
+/// or f64), e.g. `ftpipe_blas_gemm_f32`.
+std::string getBLASGemmName(Type elementType,
+                            GemmLibrary library = GemmLibrary::OpenBLAS);
 
 /// Patterns that turn contractions on memrefs (`out += a * b`, f32 or f64)
-/// into calls of the shape-independent BLAS entry. The enclosing module must
-/// declare the entries; `declareBLASGemms` adds the declarations.
-void populateLinalgToBLASPatterns(RewritePatternSet &patterns);
+/// into calls of the shape-independent gemm entry of `library`. The
+/// enclosing module must declare the entries; `declareBLASGemms` adds the
+/// declarations.
+void populateLinalgToBLASPatterns(RewritePatternSet &patterns,
+                                  GemmLibrary library = GemmLibrary::OpenBLAS);
 
-/// Adds the private declarations of the BLAS entries to `module` (those not
-/// there yet).
-void declareBLASGemms(ModuleOp module);
+/// Adds the private declarations of `library`'s gemm entries to `module`
+/// (those not there yet).
+void declareBLASGemms(ModuleOp module,
+                      GemmLibrary library = GemmLibrary::OpenBLAS);
 
 /// Upstream's element-wise fusion on tensors with FTPipe's control: a
 /// producer is fused into a contraction only if it is a pure copy.

@@ -48,6 +48,16 @@ def LinalgToBLASPass : Pass<"ftpipe-linalg-to-blas", "ModuleOp"> {
                                %c0_i64, %c0_i64) : (...) -> ()
     ```
   }];
+  let options = [
+    Option<"library", "library", "::mlir::ftpipe::GemmLibrary",
+           /*default=*/"::mlir::ftpipe::GemmLibrary::OpenBLAS",
+           "The gemm entry called", [{::llvm::cl::values(
+             clEnumValN(::mlir::ftpipe::GemmLibrary::OpenBLAS, "openblas",
+                        "ftpipe_blas_gemm_T (BLASKernels.h, CPU target)"),
+             clEnumValN(::mlir::ftpipe::GemmLibrary::CuBLAS, "cublas",
+                        "ftpipe_cublas_gemm_T (CuBLASKernels.h, CUDA "
+                        "target; same arguments)"))}]>
+  ];
   let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
                            "memref::MemRefDialect"];
 }
@@ -77,6 +87,99 @@ def DropAnnotationsPass : Pass<"ftpipe-drop-annotations", "ModuleOp"> {
     bufferization makes of them; the manifest of the compiled artifacts is
     read before this pass runs.
   }];
+}
+
+def CopyGlobalsToHeapPass : Pass<"ftpipe-copy-globals-to-heap",
+                                  "func::FuncOp"> {
+  let summary = "Reads constant buffers from heap copies instead of globals";
+  let description = [{
+    Replaces every `memref.get_global` (the buffers that bufferization makes
+    of constant tensors) by a `memref.alloc` and a `memref.copy` of the
+    global into it. The CUDA target allocates every buffer in CUDA managed
+    memory, which kernels can read; a global lives in the host's data
+    segment, which they cannot. Run before the deallocation pipeline, which
+    then frees the copies.
+
+    Before:
+    ```mlir
+    %0 = memref.get_global @__constant_4xf32 : memref<4xf32>
+    ```
+    After:
+    ```mlir
+    %0 = memref.get_global @__constant_4xf32 : memref<4xf32>
+    %alloc = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+    memref.copy %0, %alloc : memref<4xf32> to memref<4xf32>
+    ```
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
+def MapParallelLoopsToGPUPass : Pass<"ftpipe-map-parallel-loops-to-gpu",
+                                     "func::FuncOp"> {
+  let summary = "Tiles and maps outermost scf.parallel loops to GPU blocks "
+                "and threads";
+  let description = [{
+    Prepares the `scf.parallel` loops of `convert-linalg-to-parallel-loops`
+    for upstream's `convert-parallel-loops-to-gpu`. Each outermost loop's
+    innermost (contiguous) dimension is tiled by `block-size`, with bounds
+    checks rather than `min` bounds (upstream's `tileParallelLoop`); the tile
+    loop goes to `threadIdx.x`, the tile indices to `blockIdx.x`, the next
+    outer dimensions to `blockIdx.y` and `blockIdx.z`, and any further ones
+    run sequentially in the kernel. Nested `scf.parallel` loops (a parallel
+    loop inside a reduction loop) run sequentially in the kernel. Unlike
+    upstream's `gpu-map-parallel-loops` (outer loop to blocks in dimension
+    order, one thread per block), consecutive threads touch consecutive
+    elements and no block exceeds CUDA's limits.
+
+    Before:
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c1000) step (%c1, %c1) {...}
+    ```
+    After (bounds check inside the inner loop not shown):
+    ```mlir
+    scf.parallel (%i, %jj) = (%c0, %c0) to (%c4, %c1000) step (%c1, %c256) {
+      scf.parallel (%ti, %tj) = (%c0, %c0) to (%c1, %c256) step (%c1, %c1) {
+        ...
+      } {mapping = [#gpu.loop_dim_map<processor = sequential, ...>,
+                    #gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_y, ...>,
+                  #gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (along the innermost dimension)">
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "arith::ArithDialect"];
+}
+
+def MergeGPUModulesPass : Pass<"ftpipe-merge-gpu-modules", "ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel, and
+    `gpu-module-to-binary` then runs ptxas once per module: hundreds of
+    processes for one transformer stage. This pass moves every `gpu.func`
+    into a single `gpu.module @ftpipe_kernels`, renamed after the module it
+    came from (those names are unique), and updates the `gpu.launch_func`
+    ops. Run it after outlining and before a target is attached.
+
+    Before:
+    ```mlir
+    gpu.module @f_kernel { gpu.func @f_kernel(...) kernel {...} }
+    gpu.module @f_kernel_0 { gpu.func @f_kernel(...) kernel {...} }
+    gpu.launch_func @f_kernel_0::@f_kernel ...
+    ```
+    After:
+    ```mlir
+    gpu.module @ftpipe_kernels {
+      gpu.func @f_kernel(...) kernel {...}
+      gpu.func @f_kernel_0(...) kernel {...}
+    }
+    gpu.launch_func @ftpipe_kernels::@f_kernel_0 ...
+    ```
+  }];
+  let dependentDialects = ["gpu::GPUDialect"];
 }
 
 #endif // FTPIPE_CONVERSION_PASSES_TD

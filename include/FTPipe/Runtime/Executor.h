@@ -74,6 +74,9 @@ llvm::Error validateWeights(const std::vector<ParameterInfo> &params,
 struct TraceEvent {
   schedule::Action action;
   double startSeconds = 0, endSeconds = 0;
+  /// Forward and backward: the part spent in the stage's code, not waiting
+  /// for a message; and the part spent waiting.
+  double computeSeconds = 0, waitSeconds = 0;
 };
 
 /// Per device its events, as a Chrome / Perfetto trace in the format of the
@@ -152,6 +155,8 @@ private:
   /// Losses of the micro-batches of each step not yet reported.
   std::map<int64_t, std::vector<double>> stepLosses;
   double computeSeconds = 0, stepStart = 0;
+  /// Seconds the stages' receives waited, over the whole run.
+  double waitedSeconds = 0;
   bool tracing = false;
   std::vector<TraceEvent> events;
   /// Forwards transfers to the communicator, timing the receives.

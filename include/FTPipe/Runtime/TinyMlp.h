@@ -19,7 +19,7 @@
 #ifndef FTPIPE_RUNTIME_TINYMLP_H
 #define FTPIPE_RUNTIME_TINYMLP_H
 
-#include "FTPipe/Runtime/Executor.h"
+#include "FTPipe/Runtime/PipelineModel.h"
 
 #include <memory>
 
@@ -48,6 +48,10 @@ TensorMap tinyMlpWeights(const TinyMlpShape &shape, uint64_t seed);
 /// a fixed random A, so the model can fit it.
 TensorMap tinyMlpData(const TinyMlpShape &shape, int64_t samples,
                       uint64_t seed);
+
+/// The model as the launcher runs it (stage s on device placement[s]).
+std::unique_ptr<PipelineModel>
+createTinyMlpModel(const TinyMlpShape &shape, std::vector<int64_t> placement);
 
 } // namespace runtime
 } // namespace ftpipe

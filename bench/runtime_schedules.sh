@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# runtime_schedules.sh [BUILD] - ftpipe-run against the simulator (not a test).
+#
+# Compiles a small BERT (4 layers, hidden 256, 4 x 128 tokens per
+# micro-batch) for 2 devices under a Mixed-Pipe plan with 3 stages (two on
+# one device), trains it for 6 steps of 4 micro-batches with each schedule
+# on 2 MPI processes, and prints what `ftpipe-run --compare-simulator`
+# measured: time per micro-batch and idle share, the simulator's prediction
+# for the same action lists with the per-stage costs measured in the run,
+# their ratio, and the runtime's own overhead. One process per core: run it
+# on a quiet machine with at least 2 cores.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$root/build}"
+bin="$build/bin"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+cat > "$work/bert-bench.json" <<'JSON'
+{"model_type": "bert", "hidden_act": "gelu", "hidden_size": 256,
+ "intermediate_size": 1024, "layer_norm_eps": 1e-12,
+ "max_position_embeddings": 128, "num_attention_heads": 4,
+ "num_hidden_layers": 4, "type_vocab_size": 2, "vocab_size": 8192,
+ "ftpipe": {"micro_batch_size": 4, "seq_len": 128}}
+JSON
+"$bin/ftpipe-model-gen" "$work/bert-bench.json" --loss --quiet -o "$work/bert.mlir"
+"$bin/ftpipe-opt" "$work/bert.mlir" --mlir-print-debuginfo -o "$work/plan.mlir" \
+  --pass-pipeline='builtin.module(ftpipe-mixed-pipe-pipeline{devices=2 stages=3})'
+"$bin/ftpipe-compile" "$work/plan.mlir" --devices=2 -o "$work/bert" 2> "$work/compile.log"
+python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/bert" 64 "$work/data.safetensors"
+python3 -c "import json, sys; m = json.load(open(sys.argv[1])); print('plan: stages on devices', [s['device'] for s in sorted(m['stages'], key=lambda s: s['id'])])" "$work/bert/manifest.json"
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for schedule in gpipe 1f1b async; do
+  echo "== $schedule"
+  "$bin/ftpipe-run" "$work/bert" --np 2 --data "$work/data.safetensors" --seed 1 \
+    --steps 6 --micro-batches 4 --schedule "$schedule" --stashing none \
+    --compare-simulator 2> /dev/null | grep -v '^step'
+done

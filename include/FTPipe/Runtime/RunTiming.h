@@ -1,0 +1,56 @@
+//===- RunTiming.h - A measured run against the simulator -------*- C++ -*-===//
+//
+// What a run's timelines (every device's TraceEvents) say, and what
+// lib/Partition's simulator predicts for the same run: the same action lists
+// (SimulatorConfig::deviceOrders) with per-stage forward and backward times
+// measured in the run (the median over its micro-batches of the time spent
+// in the stage's code, waits for messages excluded). Transfers are modelled
+// as free (the devices share one machine's memory); their real cost shows in
+// the measured waits. The runtime's own overhead is the time a device spends
+// neither in stage code nor waiting for a message: optimizer updates (and
+// their tied-gradient exchange) and bookkeeping (data slices, gradient sums,
+// copies of results, the loop between actions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_RUNTIME_RUNTIMING_H
+#define FTPIPE_RUNTIME_RUNTIMING_H
+
+#include "FTPipe/Runtime/Executor.h"
+
+#include <string>
+
+namespace ftpipe {
+namespace runtime {
+
+struct RunTiming {
+  int64_t microBatches = 0;
+  /// Measured: first action's start to last action's end, over devices.
+  double measuredMs = 0;
+  /// Measured: 1 - (time in stage code) / (devices x measuredMs).
+  double measuredIdle = 0;
+  /// The simulator's makespan and idle share for the same lists.
+  double simulatedMs = 0, simulatedIdle = 0;
+  /// Largest share of measuredMs that one device spends in updates, and in
+  /// bookkeeping (data slices, gradient sums, result copies, the loop).
+  double updateShare = 0, bookkeepingShare = 0;
+  /// The per-stage costs given to the simulator (ms).
+  std::vector<double> stageForwardMs, stageBackwardMs;
+};
+
+/// Compares the run described by `graph`, `config` and `lists` (as
+/// generated, with updates) with its timelines.
+llvm::Expected<RunTiming>
+compareWithSimulator(const schedule::StageGraph &graph,
+                     const schedule::ScheduleConfig &config,
+                     const schedule::Schedule &lists,
+                     const std::vector<std::vector<TraceEvent>> &traces);
+
+/// Lines for a person: measured and simulated time per micro-batch, idle
+/// shares, their ratio, and the overhead.
+std::string formatRunTiming(const RunTiming &timing);
+
+} // namespace runtime
+} // namespace ftpipe
+
+#endif // FTPIPE_RUNTIME_RUNTIMING_H

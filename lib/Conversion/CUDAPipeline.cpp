@@ -1,0 +1,105 @@
+//===- CUDAPipeline.cpp - Tensor IR to host code and a CUDA binary --------===//
+//
+// buildCUDALoweringPipeline (CUDAPipeline.h): the CPU lowering's stages up to
+// buffers with cuBLAS contractions and heap copies of constants, then
+// linalg -> scf.parallel -> gpu.launch, kernel outlining into one module
+// (one ptxas run per artifact), NVVM, the host code
+// to the LLVM dialect with generic allocation functions (managed memory in
+// lib/Runtime), and gpu-module-to-binary (fatbin) last.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Conversion/CUDAPipeline.h"
+#include "FTPipe/Conversion/CPUPipeline.h"
+#include "FTPipe/Conversion/Passes.h"
+#include "LoweringStages.h"
+
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+
+using namespace mlir;
+
+void mlir::ftpipe::buildCUDALoweringPipeline(
+    OpPassManager &pm, const CUDALoweringOptions &options) {
+  BufferStageOptions buffers;
+  buffers.cInterface = options.cInterface;
+  buffers.fuse = options.fuse;
+  buffers.blas = options.blas;
+  buffers.library = GemmLibrary::CuBLAS;
+  buffers.copyGlobalsToHeap = true;
+  addTensorToBufferStages(pm, buffers);
+
+  // What is left of linalg becomes kernels.
+  OpPassManager &loops = pm.nest<func::FuncOp>();
+  loops.addPass(createConvertLinalgToParallelLoopsPass());
+  loops.addPass(createMapParallelLoopsToGPUPass(
+      MapParallelLoopsToGPUPassOptions{options.blockSize}));
+  loops.addPass(createParallelLoopToGpuPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createMergeGPUModulesPass());
+
+  // Device code, once scf, views and affine maps are lowered everywhere;
+  // then host code, gpu-to-llvm last, after memref allocations became calls
+  // of the generic functions (its own memref patterns would call malloc).
+  auto device = [&](OpPassManager &pm) {
+    GpuNVVMAttachTargetOptions target;
+    target.chip = options.chip;
+    target.optLevel = options.optLevel;
+    pm.addPass(createGpuNVVMAttachTarget(target));
+    OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+    kernels.addPass(createConvertGpuOpsToNVVMOps());
+    kernels.addPass(createReconcileUnrealizedCastsPass());
+  };
+  addHostToLLVMStages(
+      pm, /*genericAllocation=*/true, device,
+      [](OpPassManager &pm) { pm.addPass(createGpuToLLVMConversionPass()); });
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.toolkitPath;
+  binary.compilationTarget = "fatbin";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::ftpipe::registerCUDALoweringDialects(DialectRegistry &registry) {
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+}
+
+mlir::ftpipe::CUDALoweringOptions
+mlir::ftpipe::CUDALoweringTextOptions::toOptions() const {
+  CUDALoweringOptions options;
+  options.chip = chip;
+  options.toolkitPath = toolkitPath;
+  options.optLevel = optLevel;
+  options.blockSize = blockSize;
+  options.blas = blas;
+  options.fuse = fuse;
+  options.cInterface = cInterface;
+  return options;
+}
+
+void mlir::ftpipe::registerCUDALoweringPipeline() {
+  PassPipelineRegistration<CUDALoweringTextOptions>(
+      "ftpipe-lower-cuda",
+      "Lowers per-device tensor IR to host code in the LLVM dialect with "
+      "an embedded CUDA binary (cuBLAS contractions, kernels for the rest, "
+      "managed memory)",
+      [](OpPassManager &pm, const CUDALoweringTextOptions &options) {
+        buildCUDALoweringPipeline(pm, options.toOptions());
+      });
+}

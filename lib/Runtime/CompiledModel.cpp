@@ -1,0 +1,433 @@
+//===- CompiledModel.cpp - Calling generated entry points -----------------===//
+//
+// The C interface of an entry point (docs/Compile.md): `void
+// _mlir_ciface_NAME(Results *out, args...)`, where every tensor argument is a
+// pointer to a memref descriptor {allocated, aligned, offset, sizes[r],
+// strides[r]}, the micro-batch an int64 by value, and `out` a struct of the
+// results' descriptors (all fields 8-byte words, so the struct is their
+// concatenation; a single result is passed the same way). libffi makes the
+// call, since the arity is known only from the manifest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/CompiledModel.h"
+#include "FTPipe/Runtime/Communicator.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <dlfcn.h>
+#include <ffi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <set>
+
+using namespace ftpipe::runtime;
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+namespace {
+
+/// The words of one memref descriptor.
+std::vector<int64_t> descriptorOf(const void *data,
+                                  llvm::ArrayRef<int64_t> shape) {
+  std::vector<int64_t> words(3 + 2 * shape.size());
+  auto address = reinterpret_cast<int64_t>(data);
+  words[0] = words[1] = address;
+  words[2] = 0;
+  int64_t stride = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    words[3 + d] = shape[d];
+    words[3 + shape.size() + d] = stride;
+    stride *= shape[d];
+  }
+  return words;
+}
+
+/// One entry point, prepared for libffi.
+class EntryCall {
+public:
+  EntryCall(const EntryPoint &entry, void *function)
+      : entry(entry), function(function) {
+    bool hasResults = !entry.results.empty();
+    if (hasResults)
+      types.push_back(&ffi_type_pointer);
+    for (const EntryValue &argument : entry.arguments)
+      types.push_back(argument.kind == EntryValue::Kind::Microbatch
+                          ? &ffi_type_sint64
+                          : &ffi_type_pointer);
+    for (const EntryValue &result : entry.results)
+      resultWords += 3 + 2 * result.tensor.shape.size();
+    prepared = ffi_prep_cif(&cif, FFI_DEFAULT_ABI, types.size(), &ffi_type_void,
+                            types.data()) == FFI_OK;
+  }
+
+  llvm::Error ready() const {
+    if (!prepared)
+      return fail("libffi cannot call '" + entry.symbol + "'");
+    return llvm::Error::success();
+  }
+
+  /// Calls the entry point: `tensors[i]` is argument i's data (null for
+  /// the micro-batch). Returns the results, copied out of the buffers the
+  /// generated code allocated (which are then freed).
+  llvm::Expected<std::vector<Tensor>>
+  call(int64_t mb, llvm::ArrayRef<const Tensor *> tensors) const {
+    std::vector<std::vector<int64_t>> descriptors;
+    std::vector<void *> pointers;
+    descriptors.reserve(tensors.size());
+    pointers.reserve(tensors.size() + 1);
+    std::vector<int64_t> results(resultWords, 0);
+    if (!entry.results.empty())
+      pointers.push_back(results.data());
+    // Argument byte ranges: a result that aliases one is not freed.
+    std::vector<std::pair<const char *, const char *>> ranges;
+    for (size_t i = 0; i < entry.arguments.size(); ++i) {
+      const EntryValue &argument = entry.arguments[i];
+      if (argument.kind == EntryValue::Kind::Microbatch) {
+        pointers.push_back(nullptr);
+        continue;
+      }
+      if (!tensors[i])
+        return fail(entry.name + ": argument " + llvm::Twine(i) +
+                    " (a saved value) was not returned by the forward");
+      const Tensor &tensor = *tensors[i];
+      if (tensor.type != argument.tensor.type ||
+          tensor.shape != argument.tensor.shape)
+        return fail(entry.name + ": argument " + llvm::Twine(i) + " ('" +
+                    argument.name + "') is " + dtypeName(tensor.type) + " " +
+                    shapeString(tensor.shape) + ", the artifact takes " +
+                    dtypeName(argument.tensor.type) + " " +
+                    shapeString(argument.tensor.shape));
+      descriptors.push_back(descriptorOf(tensor.bytes.data(), tensor.shape));
+      pointers.push_back(descriptors.back().data());
+      ranges.push_back(
+          {tensor.bytes.data(), tensor.bytes.data() + tensor.bytes.size()});
+    }
+    std::vector<void *> values;
+    values.reserve(pointers.size());
+    size_t p = 0;
+    if (!entry.results.empty())
+      values.push_back(&pointers[p++]);
+    for (const EntryValue &argument : entry.arguments) {
+      values.push_back(argument.kind == EntryValue::Kind::Microbatch
+                           ? const_cast<int64_t *>(&mb)
+                           : static_cast<void *>(&pointers[p]));
+      ++p;
+    }
+    ffi_call(const_cast<ffi_cif *>(&cif), FFI_FN(function), nullptr,
+             values.data());
+
+    std::vector<Tensor> out;
+    std::set<void *> freed;
+    const int64_t *words = results.data();
+    for (const EntryValue &result : entry.results) {
+      size_t rank = result.tensor.shape.size();
+      auto *allocated = reinterpret_cast<void *>(words[0]);
+      auto *aligned = reinterpret_cast<char *>(words[1]);
+      int64_t offset = words[2];
+      Tensor tensor(result.tensor.type, result.tensor.shape);
+      int64_t expected = 1;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (words[3 + d] != result.tensor.shape[d])
+          return fail(entry.name + ": a result is shaped differently from "
+                                   "the manifest");
+        if (result.tensor.shape[d] != 1 && words[3 + rank + d] != expected)
+          return fail(entry.name + ": a result is not contiguous");
+        expected *= result.tensor.shape[d];
+      }
+      std::memcpy(tensor.bytes.data(),
+                  aligned + offset * dtypeBytes(result.tensor.type),
+                  tensor.bytes.size());
+      out.push_back(std::move(tensor));
+      words += 3 + 2 * rank;
+      // Constants (memref.global) carry this marker instead of a heap
+      // pointer; arguments returned as they are stay the caller's.
+      bool global = allocated == reinterpret_cast<void *>(0xdeadbeef);
+      bool argument = llvm::any_of(ranges, [&](auto range) {
+        auto *at = static_cast<const char *>(allocated);
+        return at >= range.first && at < range.second;
+      });
+      if (allocated && !global && !argument && freed.insert(allocated).second)
+        std::free(allocated);
+    }
+    return out;
+  }
+
+  const EntryPoint &entry;
+
+private:
+  void *function;
+  std::vector<ffi_type *> types;
+  size_t resultWords = 0;
+  ffi_cif cif;
+  bool prepared = false;
+};
+
+/// One stage of a compiled device.
+class CompiledStage : public StageProgram {
+public:
+  CompiledStage(int64_t id, const EntryPoint &forward,
+                const EntryPoint *backward, void *forwardFunction,
+                void *backwardFunction)
+      : id(id), forwardCall(forward, forwardFunction) {
+    if (backward)
+      backwardCall.emplace(*backward, backwardFunction);
+    for (const EntryPoint *entry : {&forward, backward}) {
+      if (!entry)
+        continue;
+      for (const EntryValue &argument : entry->arguments) {
+        if (argument.kind == EntryValue::Kind::Param &&
+            llvm::none_of(params, [&](const ParameterInfo &p) {
+              return p.name == argument.name;
+            }))
+          params.push_back(
+              {argument.name, argument.tensor.shape, argument.tensor.type});
+        if (argument.kind == EntryValue::Kind::Input &&
+            llvm::none_of(inputs, [&](const DataInputInfo &i) {
+              return i.name == argument.name;
+            }))
+          inputs.push_back(
+              {argument.name, argument.tensor.shape, argument.tensor.type});
+      }
+    }
+    loss = llvm::any_of(forward.results, [](const EntryValue &result) {
+      return result.kind == EntryValue::Kind::Loss;
+    });
+  }
+
+  llvm::Error ready() const {
+    if (llvm::Error error = forwardCall.ready())
+      return error;
+    return backwardCall ? backwardCall->ready() : llvm::Error::success();
+  }
+
+  int64_t stage() const override { return id; }
+  const std::vector<ParameterInfo> &parameters() const override {
+    return params;
+  }
+  const std::vector<DataInputInfo> &dataInputs() const override {
+    return inputs;
+  }
+  bool computesLoss() const override { return loss; }
+
+  ForwardResult forward(int64_t mb, const std::vector<const Tensor *> &params,
+                        const std::vector<const Tensor *> &data) override {
+    std::vector<Tensor> results = check(
+        forwardCall.call(mb, arguments(forwardCall.entry, params, data, {})));
+    ForwardResult out;
+    for (auto [result, value] : llvm::zip(forwardCall.entry.results, results)) {
+      if (result.kind == EntryValue::Kind::Loss)
+        out.loss = readScalar(value);
+      if (result.kind == EntryValue::Kind::Saved) {
+        if (out.saved.size() <= size_t(result.saved))
+          out.saved.resize(result.saved + 1);
+        out.saved[result.saved] = std::move(value);
+      }
+    }
+    return out;
+  }
+
+  std::vector<Tensor> backward(int64_t mb,
+                               const std::vector<const Tensor *> &params,
+                               const std::vector<const Tensor *> &data,
+                               std::vector<Tensor> saved) override {
+    std::vector<Tensor> grads;
+    for (const ParameterInfo &param : this->params)
+      grads.emplace_back(param.type, param.shape);
+    if (!backwardCall)
+      return grads;
+    std::vector<Tensor> results = check(backwardCall->call(
+        mb, arguments(backwardCall->entry, params, data, saved)));
+    for (auto [result, value] : llvm::zip(backwardCall->entry.results, results))
+      if (result.kind == EntryValue::Kind::Grad)
+        grads[indexOf(result.name)] = std::move(value);
+    return grads;
+  }
+
+private:
+  size_t indexOf(llvm::StringRef name) const {
+    return llvm::find_if(
+               params, [&](const ParameterInfo &p) { return p.name == name; }) -
+           params.begin();
+  }
+
+  std::vector<const Tensor *>
+  arguments(const EntryPoint &entry, const std::vector<const Tensor *> &params,
+            const std::vector<const Tensor *> &data,
+            const std::vector<Tensor> &saved) const {
+    std::vector<const Tensor *> tensors;
+    for (const EntryValue &argument : entry.arguments) {
+      switch (argument.kind) {
+      case EntryValue::Kind::Param:
+        tensors.push_back(params[indexOf(argument.name)]);
+        break;
+      case EntryValue::Kind::Input:
+        tensors.push_back(data[llvm::find_if(inputs,
+                                             [&](const DataInputInfo &i) {
+                                               return i.name == argument.name;
+                                             }) -
+                               inputs.begin()]);
+        break;
+      case EntryValue::Kind::Saved:
+        tensors.push_back(size_t(argument.saved) < saved.size()
+                              ? &saved[argument.saved]
+                              : nullptr);
+        break;
+      default:
+        tensors.push_back(nullptr);
+      }
+    }
+    return tensors;
+  }
+
+  static double readScalar(const Tensor &tensor) {
+    if (tensor.type == DType::F64) {
+      double value;
+      std::memcpy(&value, tensor.bytes.data(), sizeof(value));
+      return value;
+    }
+    return tensor.f32Values().front();
+  }
+
+  /// A call that fails here is a broken artifact or runtime: the executor's
+  /// interface has no error path, so end the run with the message.
+  static std::vector<Tensor> check(llvm::Expected<std::vector<Tensor>> value) {
+    if (!value)
+      reportFailure(llvm::toString(value.takeError()));
+    return std::move(*value);
+  }
+
+  int64_t id;
+  EntryCall forwardCall;
+  std::optional<EntryCall> backwardCall;
+  std::vector<ParameterInfo> params;
+  std::vector<DataInputInfo> inputs;
+  bool loss = false;
+};
+
+/// Hugging Face's initial values by parameter name.
+bool isBias(llvm::StringRef name) { return name.ends_with("bias"); }
+bool isNormWeight(llvm::StringRef name) {
+  std::string lower = name.lower();
+  return llvm::StringRef(lower).ends_with("weight") &&
+         (llvm::StringRef(lower).contains("norm") ||
+          llvm::StringRef(lower).contains(".ln_"));
+}
+
+} // namespace
+
+CompiledModel::CompiledModel(ArtifactManifest manifest)
+    : info(std::move(manifest)), graph(info.stageGraph()),
+      libraries(info.devices(), nullptr) {
+  for (const auto &[name, param] : info.parameters) {
+    holders[name] = param.devices;
+    params.push_back({name, param.tensor.shape, param.tensor.type});
+  }
+  for (const auto &[name, input] : info.inputs) {
+    inputs.push_back({name, input.shape, input.type});
+    if (!input.shape.empty())
+      batch = input.shape.front();
+  }
+}
+
+CompiledModel::~CompiledModel() = default;
+
+llvm::Expected<std::unique_ptr<CompiledModel>>
+CompiledModel::open(llvm::StringRef directory) {
+  llvm::Expected<ArtifactManifest> manifest = readManifest(directory);
+  if (!manifest)
+    return manifest.takeError();
+  if (manifest->target != "cpu")
+    return fail(directory + ": artifacts for target '" + manifest->target +
+                "'; this runtime runs the cpu target");
+  for (int64_t d = 0; d < manifest->devices(); ++d) {
+    llvm::SmallString<256> path(directory);
+    llvm::sys::path::append(path, manifest->artifacts[d]);
+    if (!llvm::sys::fs::exists(path))
+      return fail(path + ": the manifest lists it for device " +
+                  llvm::Twine(d) + ", but it does not exist");
+  }
+  for (size_t s = 0; s < manifest->stages.size(); ++s)
+    if (manifest->stages[s].backward.empty())
+      return fail(directory + ": stage " + llvm::Twine(s) +
+                  " has no backward: compiled with --forward-only, not for "
+                  "training");
+  if (manifest->lossStage < 0)
+    return fail(directory + ": no entry point returns a loss (compile the "
+                            "model with its loss: ftpipe-model-gen --loss)");
+  auto model =
+      std::unique_ptr<CompiledModel>(new CompiledModel(std::move(*manifest)));
+  std::set<int64_t> batches;
+  for (const DataInputInfo &input : model->inputs)
+    batches.insert(input.shape.empty() ? -1 : input.shape.front());
+  if (batches.size() > 1)
+    return fail(directory + ": the data inputs disagree on the micro-batch "
+                            "size (their first dimensions)");
+  if (llvm::Error error = model->graph.validate())
+    return fail(directory + ": " + llvm::toString(std::move(error)));
+  return model;
+}
+
+TensorMap CompiledModel::randomWeights(uint64_t seed) const {
+  TensorMap weights;
+  std::mt19937_64 random(seed);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  for (const ParameterInfo &param : params) {
+    Tensor tensor(param.type, param.shape);
+    if (param.type == DType::F32)
+      for (float &value : tensor.f32Values())
+        value = isBias(param.name)         ? 0.0f
+                : isNormWeight(param.name) ? 1.0f
+                                           : normal(random);
+    weights[param.name] = std::move(tensor);
+  }
+  return weights;
+}
+
+llvm::Expected<std::vector<std::unique_ptr<StageProgram>>>
+CompiledModel::loadStages(int64_t device) {
+  if (device < 0 || device >= info.devices())
+    return fail("device " + llvm::Twine(device) + " is not in the manifest");
+  llvm::SmallString<256> path(info.directory);
+  llvm::sys::path::append(path, info.artifacts[device]);
+  if (!libraries[device]) {
+    libraries[device] = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!libraries[device])
+      return fail("cannot load " + path + ": " + dlerror());
+  }
+  auto symbol = [&](const std::string &entryName) -> llvm::Expected<void *> {
+    const EntryPoint &entry = info.entryPoints.at(entryName);
+    void *function = dlsym(libraries[device], entry.symbol.c_str());
+    if (!function)
+      return fail(path + " has no entry point '" + entry.symbol +
+                  "', which the manifest lists: the manifest does not match "
+                  "the artifacts");
+    return function;
+  };
+  std::vector<std::unique_ptr<StageProgram>> stages;
+  for (size_t s = 0; s < info.stages.size(); ++s) {
+    const ManifestStage &stage = info.stages[s];
+    if (stage.device != device)
+      continue;
+    llvm::Expected<void *> forward = symbol(stage.forward);
+    if (!forward)
+      return forward.takeError();
+    llvm::Expected<void *> backward = symbol(stage.backward);
+    if (!backward)
+      return backward.takeError();
+    auto program = std::make_unique<CompiledStage>(
+        s, info.entryPoints.at(stage.forward),
+        &info.entryPoints.at(stage.backward), *forward, *backward);
+    if (llvm::Error error = program->ready())
+      return std::move(error);
+    stages.push_back(std::move(program));
+  }
+  return stages;
+}

@@ -1,0 +1,177 @@
+//===- RunTiming.cpp - Measured timelines and the simulator's -------------===//
+
+#include "FTPipe/Runtime/RunTiming.h"
+#include "FTPipe/Partition/Simulator.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace ftpipe;
+using namespace ftpipe::runtime;
+using schedule::ActionKind;
+
+static double median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  size_t middle = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + middle, values.end());
+  return values[middle];
+}
+
+static partition::Schedule simulatorSchedule(schedule::Kind kind) {
+  switch (kind) {
+  case schedule::Kind::GPipe:
+    return partition::Schedule::GPipe;
+  case schedule::Kind::OneFOneB:
+    return partition::Schedule::OneFOneB;
+  case schedule::Kind::Async:
+    return partition::Schedule::Async;
+  }
+  return partition::Schedule::Async;
+}
+
+llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
+    const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
+    const schedule::Schedule &lists,
+    const std::vector<std::vector<TraceEvent>> &traces) {
+  if (traces.size() != size_t(graph.devices))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "timing: a timeline per device is needed");
+  RunTiming timing;
+  timing.microBatches = config.microBatches * config.steps;
+  int64_t stages = graph.stages();
+  std::vector<std::vector<double>> forwardMs(stages), backwardMs(stages);
+  double start = 1e300, end = -1e300, computeMs = 0;
+  for (const std::vector<TraceEvent> &events : traces) {
+    if (events.empty())
+      continue;
+    start = std::min(start, events.front().startSeconds * 1e3);
+    end = std::max(end, events.back().endSeconds * 1e3);
+  }
+  timing.measuredMs = std::max(0.0, end - start);
+  for (const std::vector<TraceEvent> &events : traces) {
+    double updateMs = 0, actionsMs = 0, bookkeepingMs = 0;
+    for (const TraceEvent &event : events) {
+      double duration = (event.endSeconds - event.startSeconds) * 1e3;
+      actionsMs += duration;
+      if (event.action.kind == ActionKind::Update) {
+        updateMs += duration;
+        continue;
+      }
+      double compute = event.computeSeconds * 1e3;
+      computeMs += compute;
+      bookkeepingMs +=
+          std::max(0.0, duration - compute - event.waitSeconds * 1e3);
+      (event.action.kind == ActionKind::Forward
+           ? forwardMs
+           : backwardMs)[event.action.stage]
+          .push_back(compute);
+    }
+    if (events.empty() || timing.measuredMs <= 0)
+      continue;
+    double span =
+        (events.back().endSeconds - events.front().startSeconds) * 1e3;
+    timing.updateShare =
+        std::max(timing.updateShare, updateMs / timing.measuredMs);
+    timing.bookkeepingShare = std::max(
+        timing.bookkeepingShare,
+        (bookkeepingMs + std::max(0.0, span - actionsMs)) / timing.measuredMs);
+  }
+  if (timing.measuredMs > 0)
+    timing.measuredIdle = 1.0 - computeMs / (graph.devices * timing.measuredMs);
+
+  // The simulator's stage graph: measured costs, free transfers that carry
+  // the dependencies both ways.
+  partition::StageGraph simulated;
+  std::vector<std::vector<int64_t>> consumers = graph.consumers();
+  for (int64_t s = 0; s < stages; ++s) {
+    simulated.device.push_back(graph.device[s]);
+    timing.stageForwardMs.push_back(median(forwardMs[s]));
+    timing.stageBackwardMs.push_back(median(backwardMs[s]));
+    simulated.fwdMs.push_back(timing.stageForwardMs.back());
+    simulated.bwdMs.push_back(timing.stageBackwardMs.back());
+    simulated.recomputeMs.push_back(0);
+    simulated.keptBytesPerMicroBatch.push_back(0);
+    simulated.recomputePeakBytes.push_back(0);
+    for (int64_t producer : graph.producers[s]) {
+      partition::StageEdge edge;
+      edge.src = producer;
+      edge.dst = s;
+      edge.fwdTensors = edge.bwdTensors = 1;
+      simulated.edges.push_back(edge);
+    }
+  }
+  llvm::sort(simulated.edges, [](const auto &a, const auto &b) {
+    return std::make_pair(a.src, a.dst) < std::make_pair(b.src, b.dst);
+  });
+  std::vector<int64_t> heights = graph.heights();
+  std::vector<int64_t> pending(stages);
+  std::vector<int64_t> ready;
+  for (int64_t s = 0; s < stages; ++s)
+    if ((pending[s] = graph.producers[s].size()) == 0)
+      ready.push_back(s);
+  while (!ready.empty()) {
+    int64_t s = ready.back();
+    ready.pop_back();
+    simulated.topoOrder.push_back(s);
+    for (int64_t c : consumers[s])
+      if (--pending[c] == 0)
+        ready.push_back(c);
+  }
+  for (int64_t h : heights)
+    simulated.height.push_back(h);
+
+  partition::HardwareSpec spec;
+  spec.name = "this run's devices";
+  for (int64_t d = 0; d < graph.devices; ++d)
+    spec.devices.push_back(partition::sustainedDevice(
+        "device " + std::to_string(d), uint64_t(1) << 40, 1.0, 1.0));
+  spec.intraNode = {partition::kMaxGBps, 0.0};
+  spec.network = spec.intraNode;
+  llvm::Expected<partition::Hardware> hardware =
+      partition::Hardware::create(spec);
+  if (!hardware)
+    return hardware.takeError();
+
+  partition::SimulatorConfig simulator;
+  simulator.schedule = simulatorSchedule(config.kind);
+  simulator.microBatches = config.microBatches;
+  simulator.recordEvents = false;
+  for (const std::vector<schedule::Action> &list : lists.devices) {
+    std::vector<partition::SimTask> order;
+    for (const schedule::Action &action : list)
+      if (action.kind != ActionKind::Update)
+        order.push_back({static_cast<partition::StageId>(action.stage),
+                         static_cast<uint32_t>(action.index),
+                         action.kind == ActionKind::Backward});
+    simulator.deviceOrders.push_back(std::move(order));
+  }
+  llvm::Expected<partition::SimResult> result =
+      partition::simulate(simulated, *hardware, simulator);
+  if (!result)
+    return result.takeError();
+  timing.simulatedMs = result->makespanMs;
+  timing.simulatedIdle = result->idleFraction;
+  return timing;
+}
+
+std::string ftpipe::runtime::formatRunTiming(const RunTiming &timing) {
+  double perMeasured =
+      timing.measuredMs / std::max<int64_t>(1, timing.microBatches);
+  double perSimulated =
+      timing.simulatedMs / std::max<int64_t>(1, timing.microBatches);
+  return llvm::formatv(
+             "timing: {0} micro-batches\n"
+             "  measured:  {1:F3} ms per micro-batch, idle {2:F3}\n"
+             "  simulated: {3:F3} ms per micro-batch, idle {4:F3} (the same "
+             "lists, per-stage costs measured in this run, free transfers)\n"
+             "  measured / simulated: {5:F3}\n"
+             "  runtime overhead (outside stage code and waits, busiest "
+             "device): updates {6:F1}%, bookkeeping {7:F1}% of the run\n",
+             timing.microBatches, perMeasured, timing.measuredIdle,
+             perSimulated, timing.simulatedIdle,
+             perSimulated > 0 ? perMeasured / perSimulated : 0.0,
+             100 * timing.updateShare, 100 * timing.bookkeepingShare)
+      .str();
+}

@@ -1,0 +1,46 @@
+// RUN: ftpipe-opt %s --ftpipe-lower-cuda | FileCheck %s
+// RUN: ftpipe-opt %s --ftpipe-lower-cuda='chip=sm_80 blas=false' | FileCheck %s --check-prefix=NOBLAS
+// REQUIRES: cuda
+
+// The CUDA lowering of a matmul followed by two element-wise chains, one
+// with a constant: the matmul calls cuBLAS, each chain is a kernel (tanh
+// from libdevice), both compiled by one ptxas run into one fatbin, the
+// constant is copied to the heap, and every buffer comes from the generic
+// allocation functions (managed memory in FTPipeCUDARuntime), never malloc.
+
+// CHECK-NOT: @malloc
+// CHECK-LABEL: llvm.func @f(
+// CHECK: %[[T:[0-9]+]] = llvm.mlir.constant(256 : index) : i64
+// CHECK: llvm.call @_mlir_memref_to_llvm_alloc
+// CHECK: llvm.call @ftpipe_cublas_gemm_f32(
+// 2 x 300 elements: 2 blocks of 256 threads along x, 2 along y.
+// CHECK: gpu.launch_func @ftpipe_kernels::@f_kernel blocks in (%[[B:[0-9]+]], %[[B]], %[[O:[0-9]+]]) threads in (%[[T]], %[[O]], %[[O]])
+// CHECK: gpu.launch_func @ftpipe_kernels::@f_kernel_0 blocks in (%[[B]], %[[B]], %[[O]]) threads in (%[[T]], %[[O]], %[[O]])
+// CHECK: llvm.call @_mlir_memref_to_llvm_free
+// CHECK-LABEL: llvm.func @_mlir_ciface_f(
+// CHECK: gpu.binary @ftpipe_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, "{{.+}}">]
+// CHECK-NOT: gpu.binary
+// CHECK-NOT: gpu.module
+
+// Without BLAS the matmul is a kernel too.
+// NOBLAS-NOT: ftpipe_cublas_gemm
+// NOBLAS: gpu.binary @ftpipe_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_80">
+func.func @f(%a: tensor<2x16xf32>, %b: tensor<16x300xf32>) -> (tensor<2x300xf32>, tensor<2x300xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %bias = arith.constant dense<[[0.5], [1.5]]> : tensor<2x1xf32>
+  %empty = tensor.empty() : tensor<2x300xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<2x300xf32>) -> tensor<2x300xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<2x16xf32>, tensor<16x300xf32>) outs(%fill : tensor<2x300xf32>) -> tensor<2x300xf32>
+  %out = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, 0)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%mm, %bias : tensor<2x300xf32>, tensor<2x1xf32>) outs(%empty : tensor<2x300xf32>) {
+  ^bb0(%x: f32, %c: f32, %y: f32):
+    %s = arith.addf %x, %c : f32
+    %t = math.tanh %s : f32
+    linalg.yield %t : f32
+  } -> tensor<2x300xf32>
+  %twice = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<2x300xf32>) outs(%empty : tensor<2x300xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %d = arith.addf %x, %x : f32
+    linalg.yield %d : f32
+  } -> tensor<2x300xf32>
+  return %out, %twice : tensor<2x300xf32>, tensor<2x300xf32>
+}

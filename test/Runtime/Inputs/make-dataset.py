@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+# make-dataset.py DIR SAMPLES OUT - a data set for the artifacts in DIR with
+# the standard library only: every data input of DIR/manifest.json with a
+# leading dimension of SAMPLES instead of the micro-batch's, all zeros (token
+# 0, position 0: valid for every tiny model), in the safetensors format.
+import json
+import os
+import struct
+import sys
+
+SIZES = {"i32": ("I32", 4), "i64": ("I64", 8), "f32": ("F32", 4),
+         "f64": ("F64", 8), "i1": ("BOOL", 1)}
+manifest = json.load(open(os.path.join(sys.argv[1], "manifest.json")))
+samples = int(sys.argv[2])
+header, blobs, offset = {}, [], 0
+for name, tensor in sorted(manifest["inputs"].items()):
+    dtype, size = SIZES[tensor["dtype"]]
+    shape = [samples] + tensor["shape"][1:]
+    count = 1
+    for d in shape:
+        count *= d
+    header[name] = {"dtype": dtype, "shape": shape,
+                    "data_offsets": [offset, offset + count * size]}
+    blobs.append(bytes(count * size))
+    offset += count * size
+text = json.dumps(header).encode()
+text += b" " * (-len(text) % 8)
+with open(sys.argv[3], "wb") as out:
+    out.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))

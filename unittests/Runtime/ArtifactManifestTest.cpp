@@ -1,0 +1,186 @@
+//===- ArtifactManifestTest.cpp - Reading ftpipe-compile's manifest -------===//
+//
+// Hand-written manifests: the stage graph read off the transfers (a forward
+// that receives a tag follows the one that sends it), tied groups from the
+// parameters' copies, and the references that are refused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/ArtifactManifest.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include "gtest/gtest.h"
+
+using namespace ftpipe::runtime;
+namespace json = llvm::json;
+
+namespace {
+
+json::Object tensor(std::vector<int64_t> shape, llvm::StringRef dtype = "f32") {
+  return json::Object{{"shape", json::Array(shape)}, {"dtype", dtype.str()}};
+}
+
+json::Object entry(llvm::StringRef name, int64_t device, int64_t stage,
+                   bool backward, json::Array transfers,
+                   json::Array arguments = {}) {
+  json::Array args{
+      json::Object{{"index", 0}, {"kind", "microbatch"}, {"dtype", "index"}}};
+  for (json::Value &argument : arguments)
+    args.push_back(std::move(argument));
+  return json::Object{{"name", name.str()},
+                      {"symbol", ("_mlir_ciface_" + name).str()},
+                      {"device", device},
+                      {"stage", stage},
+                      {"kind", backward ? "backward" : "forward"},
+                      {"arguments", std::move(args)},
+                      {"results", json::Array{}},
+                      {"transfers", std::move(transfers)}};
+}
+
+json::Object transfer(bool send, int64_t peer, int64_t tag) {
+  json::Object t = tensor({2, 4});
+  t["direction"] = send ? "send" : "recv";
+  t["peer"] = peer;
+  t["tag"] = tag;
+  return t;
+}
+
+/// Stages 0 (device 0) -> 1 (device 1) -> 2 (device 0), parameter "w" read
+/// by stages 0 and 2 (device 0 only) and "e" by stages 0 and 1 (tied).
+json::Object threeStages() {
+  json::Object param = tensor({4, 4});
+  json::Object e = tensor({4, 4});
+  e["owner"] = 0;
+  e["copies"] = json::Array{1};
+  param["owner"] = 0;
+  param["copies"] = json::Array{};
+  json::Array entries;
+  for (int64_t s = 0; s < 3; ++s) {
+    int64_t device = s == 1 ? 1 : 0;
+    json::Array forward, backward;
+    if (s < 2) {
+      forward.push_back(transfer(true, s == 0 ? 1 : 0, 2 * s));
+      backward.push_back(transfer(false, s == 0 ? 1 : 0, 2 * s + 1));
+    }
+    if (s > 0) {
+      forward.push_back(transfer(false, s == 1 ? 0 : 1, 2 * (s - 1)));
+      backward.push_back(transfer(true, s == 1 ? 0 : 1, 2 * (s - 1) + 1));
+    }
+    std::string name = "stage" + std::to_string(s);
+    entries.push_back(
+        entry(name + "_forward", device, s, false, std::move(forward)));
+    entries.push_back(
+        entry(name + "_backward", device, s, true, std::move(backward)));
+  }
+  json::Array stages;
+  for (int64_t s = 0; s < 3; ++s)
+    stages.push_back(
+        json::Object{{"id", s},
+                     {"device", s == 1 ? 1 : 0},
+                     {"forward", "stage" + std::to_string(s) + "_forward"},
+                     {"backward", "stage" + std::to_string(s) + "_backward"}});
+  return json::Object{
+      {"format", "ftpipe-manifest"},
+      {"version", 1},
+      {"target", "cpu"},
+      {"devices", json::Array{json::Object{{"id", 0}, {"artifact", "d0.so"}},
+                              json::Object{{"id", 1}, {"artifact", "d1.so"}}}},
+      {"stages", std::move(stages)},
+      {"stage_order", json::Array{0, 1, 2}},
+      {"entry_points", std::move(entries)},
+      {"parameters",
+       json::Object{{"w", std::move(param)}, {"e", std::move(e)}}},
+      {"inputs", json::Object{{"input_ids", tensor({2, 8}, "i32")}}}};
+}
+
+/// Writes `manifest` into a fresh directory and reads it back.
+llvm::Expected<ArtifactManifest> roundTrip(const json::Object &manifest) {
+  llvm::SmallString<128> directory;
+  EXPECT_FALSE(
+      llvm::sys::fs::createUniqueDirectory("ftpipe-manifest", directory));
+  llvm::SmallString<128> path(directory);
+  llvm::sys::path::append(path, "manifest.json");
+  std::error_code error;
+  {
+    llvm::raw_fd_ostream out(path, error);
+    out << json::Value(json::Object(manifest));
+  }
+  EXPECT_FALSE(error);
+  auto result = readManifest(directory);
+  llvm::sys::fs::remove_directories(directory);
+  return result;
+}
+
+std::string errorOf(const json::Object &manifest) {
+  auto result = roundTrip(manifest);
+  if (result)
+    return "";
+  return llvm::toString(result.takeError());
+}
+
+TEST(ArtifactManifest, StageGraphFromTransfers) {
+  auto manifest = roundTrip(threeStages());
+  ASSERT_TRUE(bool(manifest)) << llvm::toString(manifest.takeError());
+  EXPECT_EQ(manifest->devices(), 2);
+  ftpipe::schedule::StageGraph graph = manifest->stageGraph();
+  EXPECT_EQ(graph.device, (std::vector<int64_t>{0, 1, 0}));
+  EXPECT_EQ(graph.producers, (std::vector<std::vector<int64_t>>{{}, {0}, {1}}));
+  EXPECT_EQ(graph.tiedDevices, (std::vector<std::vector<int64_t>>{{0, 1}}));
+  EXPECT_EQ(manifest->parameters.at("e").devices, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(manifest->inputs.at("input_ids").type, DType::I32);
+  EXPECT_FALSE(bool(graph.validate()));
+}
+
+TEST(ArtifactManifest, RefusesBrokenReferences) {
+  json::Object owner = threeStages();
+  (*owner.getObject("parameters")->getObject("e"))["owner"] = 1;
+  (*owner.getObject("parameters")->getObject("e"))["copies"] = json::Array{0};
+  EXPECT_NE(errorOf(owner).find("parameter 'e': the owner must be the lowest"),
+            std::string::npos);
+
+  // stage1_forward's send of tag 2 becomes a second send of tag 0.
+  json::Object tag = threeStages();
+  json::Object *stage1 = (*tag.getArray("entry_points"))[2].getAsObject();
+  (*(*stage1->getArray("transfers"))[0].getAsObject())["tag"] = 0;
+  EXPECT_NE(errorOf(tag).find("tag 0 is sent twice"), std::string::npos);
+
+  json::Object stage = threeStages();
+  (*(*stage.getArray("stages"))[1].getAsObject())["device"] = 0;
+  EXPECT_NE(errorOf(stage).find("entry point 'stage1_backward' is on device "
+                                "1, its stage 1 on device 0"),
+            std::string::npos);
+
+  json::Object swapped = threeStages();
+  (*(*swapped.getArray("stages"))[2].getAsObject())["backward"] =
+      "stage0_backward";
+  EXPECT_NE(errorOf(swapped).find("entry point 'stage2_backward' is not the "
+                                  "backward that stage 2 lists"),
+            std::string::npos);
+
+  json::Object input = threeStages();
+  (*(*input.getArray("entry_points"))[0].getAsObject()->getArray("arguments"))
+      .push_back(json::Object{{"index", 1},
+                              {"kind", "input"},
+                              {"name", "labels"},
+                              {"shape", json::Array{2}},
+                              {"dtype", "i32"}});
+  EXPECT_NE(errorOf(input).find("reads input 'labels', which is not in"),
+            std::string::npos);
+
+  json::Object dtype = threeStages();
+  (*dtype.getObject("inputs")->getObject("input_ids"))["dtype"] = "q7";
+  EXPECT_NE(errorOf(dtype).find("manifest.inputs.input_ids.dtype"),
+            std::string::npos);
+
+  json::Object format = threeStages();
+  format["version"] = 2;
+  EXPECT_NE(errorOf(format).find("not an ftpipe-compile manifest of version 1"),
+            std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,72 @@
+//===- RunTimingTest.cpp - Timelines against the simulator ----------------===//
+//
+// A hand-made timeline of GPipe on a two-stage chain that runs exactly as
+// the simulator would (forward 1 ms, backward 2 ms, waits inside the
+// actions that receive): the simulator, given the costs read off the
+// timeline, predicts the same makespan; the updates and the time inside
+// actions that is neither stage code nor waiting count as overhead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/RunTiming.h"
+
+#include "gtest/gtest.h"
+
+using namespace ftpipe;
+using namespace ftpipe::runtime;
+using schedule::Action;
+
+namespace {
+
+TraceEvent event(Action action, double startMs, double endMs, double computeMs,
+                 double waitMs = 0) {
+  return {action, startMs / 1e3, endMs / 1e3, computeMs / 1e3, waitMs / 1e3};
+}
+
+TEST(RunTiming, ExactTimelineMatchesTheSimulator) {
+  schedule::StageGraph graph = schedule::StageGraph::chain({0, 1});
+  schedule::ScheduleConfig config{schedule::Kind::GPipe, 2, 1};
+  auto lists = schedule::generate(graph, config);
+  ASSERT_TRUE(bool(lists)) << llvm::toString(lists.takeError());
+  ASSERT_EQ(lists->str(), "device 0: 0F0 0F1 0B0 0B1 U0\n"
+                          "device 1: 1F0 1F1 1B0 1B1 U0\n");
+  // Device 0's first backward waits 3 ms for device 1's gradient, device
+  // 1's first forward 1 ms for device 0's activation.
+  std::vector<std::vector<TraceEvent>> traces = {
+      {event(Action::forward(0, 0), 0, 1, 1),
+       event(Action::forward(0, 1), 1, 2, 1),
+       event(Action::backward(0, 0), 2, 7, 2, 3),
+       event(Action::backward(0, 1), 7, 9, 2),
+       event(Action::update(0), 9, 9, 0)},
+      {event(Action::forward(1, 0), 0, 2, 1, 1),
+       event(Action::forward(1, 1), 2, 3, 1),
+       event(Action::backward(1, 0), 3, 5, 2),
+       event(Action::backward(1, 1), 5, 7, 2),
+       event(Action::update(0), 7, 7, 0)}};
+  auto timing = compareWithSimulator(graph, config, *lists, traces);
+  ASSERT_TRUE(bool(timing)) << llvm::toString(timing.takeError());
+  EXPECT_EQ(timing->microBatches, 2);
+  EXPECT_DOUBLE_EQ(timing->measuredMs, 9.0);
+  EXPECT_NEAR(timing->simulatedMs, 9.0, 1e-6);
+  EXPECT_EQ(timing->stageForwardMs, (std::vector<double>{1, 1}));
+  EXPECT_EQ(timing->stageBackwardMs, (std::vector<double>{2, 2}));
+  // 12 ms of stage code on 2 devices over 9 ms.
+  EXPECT_NEAR(timing->measuredIdle, 1.0 - 12.0 / 18.0, 1e-12);
+  EXPECT_NEAR(timing->simulatedIdle, timing->measuredIdle, 1e-6);
+  EXPECT_DOUBLE_EQ(timing->updateShare, 0.0);
+  EXPECT_NEAR(timing->bookkeepingShare, 0.0, 1e-12);
+  EXPECT_NE(formatRunTiming(*timing).find("measured / simulated: 1.000"),
+            std::string::npos);
+
+  // A slower update and 0.5 ms of bookkeeping inside a backward are the
+  // runtime's overhead, not stage code.
+  traces[0][3] = event(Action::backward(0, 1), 7, 9.5, 2);
+  traces[0][4] = event(Action::update(0), 9.5, 10, 0);
+  timing = compareWithSimulator(graph, config, *lists, traces);
+  ASSERT_TRUE(bool(timing));
+  EXPECT_DOUBLE_EQ(timing->measuredMs, 10.0);
+  EXPECT_NEAR(timing->updateShare, 0.05, 1e-12);
+  EXPECT_NEAR(timing->bookkeepingShare, 0.05, 1e-12);
+}
+
+} // namespace
