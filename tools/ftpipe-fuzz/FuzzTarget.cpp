@@ -18,6 +18,7 @@
 #include "FuzzTarget.h"
 
 #include "FTPipe/Conversion/CPUPipeline.h"
+#include "FTPipe/Conversion/CUDAPipeline.h"
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ModelGen/ModelConfig.h"
 #include "FTPipe/ModelGen/ModelGen.h"
@@ -53,6 +54,7 @@ struct FuzzState {
     mlir::ftpipe::registerAllFTPipe(registry);
     mlir::ftpipe::registerModelGenDialects(registry);
     mlir::ftpipe::registerCPULoweringDialects(registry);
+    mlir::ftpipe::registerCUDALoweringDialects(registry);
     mlir::ftpipe::registerFTPipeConversions();
     smallModel =
         "func.func @m(%x: tensor<8x16xf32>, %w: tensor<16x16xf32> "
@@ -138,6 +140,9 @@ static const char *const kPipelines[] = {
     "ftpipe-drop-annotations,ftpipe-linalg-to-blas,"
     "func.func(ftpipe-fuse-elementwise)",
     "ftpipe-lower-cpu{blas=0}",
+    "func.func(ftpipe-copy-globals-to-heap,ftpipe-map-parallel-loops-to-gpu),"
+    "ftpipe-merge-gpu-modules",
+    "ftpipe-lower-cuda",
 };
 
 /// The pipeline that exports the graph of an IR input to `path`.
