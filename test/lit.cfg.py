@@ -18,7 +18,17 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
 config.substitutions.append(("%ftpipe_src_root", config.ftpipe_src_root))
 config.substitutions.append(("%shared", config.ftpipe_shared_dir))
-config.substitutions.append(("%python", sys.executable))
+# A sanitizer build (docs/Robustness.md): every process gets its ASan
+# options (CMakeLists.txt says why). Libraries that Python loads with ctypes
+# (stage programs, libFTPipeStageABI.so) carry ASan, whose runtime must then
+# be loaded first, so Python runs with it preloaded; LeakSanitizer is off in
+# those processes: CPython and PyTorch keep memory at exit on purpose.
+config.ftpipe_python_env = ""
+if config.ftpipe_asan_runtime:
+    config.environment["ASAN_OPTIONS"] = config.ftpipe_asan_options
+    config.ftpipe_python_env = "env LD_PRELOAD=%s ASAN_OPTIONS=%s:detect_leaks=0 " % (
+        config.ftpipe_asan_runtime, config.ftpipe_asan_options)
+config.substitutions.append(("%python", config.ftpipe_python_env + sys.executable))
 
 llvm_config.use_default_substitutions()
 # `not`, `FileCheck` and friends live in LLVM's tools directory; put it first

@@ -50,7 +50,8 @@ public:
 static LogicalResult generalizeElementwise(func::FuncOp func) {
   bool any = false;
   func.walk([&](Operation *op) {
-    if (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) &&
+    if (isa_and_present<arith::ArithDialect, math::MathDialect>(
+            op->getDialect()) &&
         llvm::any_of(op->getResultTypes(),
                      [](Type t) { return isa<RankedTensorType>(t); }) &&
         !isa<arith::ConstantOp>(op))

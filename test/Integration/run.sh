@@ -64,10 +64,11 @@ install_package() {
     fail "$capi does not export mlirFTPipeRunPartitionPipeline"
   # Strong definitions of MLIR's core classes would mean a second, static
   # MLIR in the process (two TypeID and dialect registries): every strong
-  # symbol must be a C API function or FTPipe's own.
+  # symbol must be a C API function or FTPipe's own (or, in a sanitizer
+  # build, ASan's ODR indicator of one of FTPipe's globals).
   local foreign
   foreign="$(grep -E ' [TDBR] ' <<<"$symbols" |
-    grep -Ev ' (mlir[A-Z_]|mlir::ftpipe::|ftpipe::|mlir::detail::TypeIDResolver<mlir::ftpipe::|_edata|_end|__bss_start)' || true)"
+    grep -Ev ' (mlir[A-Z_]|mlir::ftpipe::|ftpipe::|mlir::detail::TypeIDResolver<mlir::ftpipe::|__odr_asan\._ZN4mlir6detail14TypeIDResolverINS_6ftpipe|_edata|_end|__bss_start)' || true)"
   [[ -z "$foreign" ]] ||
     fail "$capi defines symbols of MLIR or LLVM (static MLIR linked in?):
 $(head -20 <<<"$foreign")"

@@ -17,6 +17,8 @@
 
 #include "FuzzTarget.h"
 
+#include "FTPipe/Conversion/CPUPipeline.h"
+#include "FTPipe/Conversion/CUDAPipeline.h"
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ModelGen/ModelConfig.h"
 #include "FTPipe/ModelGen/ModelGen.h"
@@ -51,6 +53,9 @@ struct FuzzState {
   FuzzState() {
     mlir::ftpipe::registerAllFTPipe(registry);
     mlir::ftpipe::registerModelGenDialects(registry);
+    mlir::ftpipe::registerCPULoweringDialects(registry);
+    mlir::ftpipe::registerCUDALoweringDialects(registry);
+    mlir::ftpipe::registerFTPipeConversions();
     smallModel =
         "func.func @m(%x: tensor<8x16xf32>, %w: tensor<16x16xf32> "
         "{ftpipe.param, ftpipe.name = \"w\"}) -> tensor<8x16xf32> {\n"
@@ -112,8 +117,10 @@ static bool runPipeline(MLIRContext &context, ModuleOp module,
   return true;
 }
 
-/// The pipelines every IR input goes through: each FTPipe pass, alone and
-/// in the orders the tools use.
+/// The pipelines every IR input goes through: each FTPipe pass and named
+/// pipeline of ftpipe-opt, alone and in the orders the tools use. The stage
+/// passes start from the input's plan (a planned seed has one) or from a
+/// fresh one, and end in the CPU lowering, as ftpipe-compile does.
 static const char *const kPipelines[] = {
     "func.func(ftpipe-mark-params)",
     "ftpipe-report",
@@ -122,7 +129,28 @@ static const char *const kPipelines[] = {
     "ftpipe-annotate-costs,ftpipe-auto-partition{quiet=true},ftpipe-report",
     "ftpipe-annotate-costs,ftpipe-coarsen,ftpipe-mixed-pipe,ftpipe-refine,"
     "ftpipe-assign-devices",
+    "ftpipe-partition-pipeline{devices=2 quiet=true}",
+    "ftpipe-mixed-pipe-pipeline{devices=2 stages=4}",
+    "ftpipe-differentiate",
+    "ftpipe-split-devices",
+    "ftpipe-lower-transfers",
+    "ftpipe-outline-stages,ftpipe-differentiate,ftpipe-split-devices,"
+    "ftpipe-lower-transfers,ftpipe-lower-cpu",
+    "ftpipe-stage-programs-pipeline{devices=2 method=seq-greedy},"
+    "ftpipe-drop-annotations,ftpipe-linalg-to-blas,"
+    "func.func(ftpipe-fuse-elementwise)",
+    "ftpipe-lower-cpu{blas=0}",
+    "func.func(ftpipe-copy-globals-to-heap,ftpipe-map-parallel-loops-to-gpu),"
+    "ftpipe-merge-gpu-modules",
+    "ftpipe-lower-cuda",
 };
+
+/// The pipeline that exports the graph of an IR input to `path`.
+static std::string exportPipeline(llvm::StringRef path) {
+  return llvm::formatv("ftpipe-annotate-costs,ftpipe-export-graph{{file={0}}",
+                       path)
+      .str();
+}
 
 static void fuzzIR(MLIRContext &context, llvm::StringRef text) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
@@ -132,17 +160,20 @@ static void fuzzIR(MLIRContext &context, llvm::StringRef text) {
     (void)runPipeline(context, *module, pipeline);
   // An exported graph must load back.
   std::string graphPath = getState().scratchPath + ".graph";
-  if (runPipeline(context, *module,
-                  llvm::formatv("ftpipe-annotate-costs,"
-                                "ftpipe-export-graph{{file={0}}",
-                                graphPath)
-                      .str())) {
+  if (runPipeline(context, *module, exportPipeline(graphPath))) {
     llvm::Expected<::ftpipe::partition::GraphWithPlan> graph =
         ::ftpipe::partition::loadGraphJSON(graphPath);
     if (!graph)
       finding("an exported graph does not load back: " +
               llvm::toString(graph.takeError()));
   }
+}
+
+std::vector<std::string> ftpipeFuzzPipelines() {
+  std::vector<std::string> pipelines(std::begin(kPipelines),
+                                     std::end(kPipelines));
+  pipelines.push_back(exportPipeline("FILE"));
+  return pipelines;
 }
 
 /// Writes `text` to the scratch file that cluster and profile inputs are

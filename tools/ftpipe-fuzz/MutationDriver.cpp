@@ -3,7 +3,9 @@
 // A small mutation fuzzer around ftpipeFuzzOne, for builds without
 // libFuzzer (gcc): it runs every seed, then mutated copies of the seeds
 // (byte flips, insertions, deletions, repeated chunks, splices of two seeds,
-// numbers swapped for boundary values), each under a time limit. On a crash,
+// numbers swapped for boundary values), each under a limit on CPU time (so
+// that a loaded, shared machine does not turn slow inputs into findings) and
+// a ten times longer one on wall time (an input that blocks). On a crash,
 // an abort or a timeout it writes the input to --crash-dir and dies with the
 // signal, so a test run fails and the input can be replayed:
 //   ftpipe-fuzz --replay FILE
@@ -31,6 +33,7 @@
 #include <csignal>
 #include <random>
 #include <string>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -46,9 +49,11 @@ static cl::opt<unsigned> maxSeconds(
     cl::desc("Stop after this many seconds of mutations (0: no limit)"),
     cl::init(0));
 static cl::opt<unsigned> seed("seed", cl::desc("Random seed"), cl::init(1));
-static cl::opt<unsigned> timeoutSeconds("timeout",
-                                        cl::desc("Seconds one input may take"),
-                                        cl::init(20));
+static cl::opt<unsigned> timeoutSeconds(
+    "timeout",
+    cl::desc("CPU seconds one input may use (and 10 times as many seconds "
+             "of wall time)"),
+    cl::init(20));
 static cl::opt<std::string>
     crashDir("crash-dir", cl::desc("Where a failing input is written"),
              cl::init("."));
@@ -58,6 +63,9 @@ static cl::opt<bool> keepGoing(
     "keep-going",
     cl::desc("Run each input in a child process and go on after a finding, "
              "saving each failing input as ftpipe-fuzz-finding-N.bin"));
+static cl::opt<bool> printPipelines(
+    "print-pipelines",
+    cl::desc("Print the pass pipelines that IR inputs go through, and exit"));
 static cl::opt<bool>
     verbose("v", cl::desc("Print each input's size and diagnostics"));
 
@@ -78,10 +86,20 @@ static void saveCurrent(void *) {
                << "'); replay with --replay\n";
 }
 
-static void onTimeout(int) {
-  llvm::errs() << "ftpipe-fuzz: timeout: one input ran longer than "
-               << timeoutSeconds << " s\n";
+static void onTimeout(int signal) {
+  llvm::errs() << "ftpipe-fuzz: timeout: one input used more than "
+               << (signal == SIGPROF ? timeoutSeconds : 10 * timeoutSeconds)
+               << (signal == SIGPROF ? " s of CPU time\n"
+                                     : " s of wall time\n");
   std::abort(); // LLVM's handler saves the input and prints the stack
+}
+
+/// Arms (or, with 0, disarms) the CPU-time and wall-time limits.
+static void setLimits(unsigned cpuSeconds) {
+  itimerval cpu = {};
+  cpu.it_value.tv_sec = cpuSeconds;
+  setitimer(ITIMER_PROF, &cpu, nullptr);
+  alarm(10 * cpuSeconds);
 }
 
 /// The kind byte of a seed file, or 0 to skip it.
@@ -197,9 +215,9 @@ static void runInProcess(const std::string &input) {
   if (verbose)
     llvm::errs() << llvm::formatv("input of {0} bytes, kind '{1}'\n",
                                   input.size(), input.empty() ? ' ' : input[0]);
-  alarm(timeoutSeconds);
+  setLimits(timeoutSeconds);
   ftpipeFuzzOne(reinterpret_cast<const uint8_t *>(input.data()), input.size());
-  alarm(0);
+  setLimits(0);
 }
 
 static unsigned numFindings = 0;
@@ -243,10 +261,16 @@ int main(int argc, char **argv) {
       argc, argv,
       "FTPipe's mutation fuzzer: seeds and their mutations through the IR "
       "parser, every pass and the input readers\n");
+  if (printPipelines) {
+    for (const std::string &pipeline : ftpipeFuzzPipelines())
+      llvm::outs() << pipeline << "\n";
+    return 0;
+  }
   llvm::sys::AddSignalHandler(saveCurrent, nullptr);
   ftpipeFuzzShowDiagnostics = verbose;
   ftpipeFuzzOne(nullptr, 0); // set up once, in this process
   std::signal(SIGALRM, onTimeout);
+  std::signal(SIGPROF, onTimeout);
 
   if (!replay.empty()) {
     llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
