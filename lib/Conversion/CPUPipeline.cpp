@@ -46,6 +46,7 @@ using namespace mlir;
 
 void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
                                            const BufferStageOptions &options) {
+  pm.addPass(createCheckLowerablePass());
   pm.addPass(createDropAnnotationsPass());
   // Entry points first: the declarations added below must stay plain C.
   if (options.cInterface)

@@ -137,7 +137,7 @@ static const char *const kPipelines[] = {
     "ftpipe-outline-stages,ftpipe-differentiate,ftpipe-split-devices,"
     "ftpipe-lower-transfers,ftpipe-lower-cpu",
     "ftpipe-stage-programs-pipeline{devices=2 method=seq-greedy},"
-    "ftpipe-drop-annotations,ftpipe-linalg-to-blas,"
+    "ftpipe-check-lowerable,ftpipe-drop-annotations,ftpipe-linalg-to-blas,"
     "func.func(ftpipe-fuse-elementwise)",
     "ftpipe-lower-cpu{blas=0}",
     "func.func(ftpipe-copy-globals-to-heap,ftpipe-map-parallel-loops-to-gpu),"

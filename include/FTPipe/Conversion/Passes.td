@@ -89,6 +89,18 @@ def DropAnnotationsPass : Pass<"ftpipe-drop-annotations", "ModuleOp"> {
   }];
 }
 
+def CheckLowerablePass : Pass<"ftpipe-check-lowerable", "ModuleOp"> {
+  let summary = "Refuses input that upstream's lowering would crash on";
+  let description = [{
+    The first step of the CPU and CUDA lowerings. MLIR 19's verifiers accept
+    some ops that its conversions then crash on; this pass refuses them with
+    an error at the op instead:
+    - a `tosa.transpose` whose permutation is not a permutation of its
+      input's dimensions (`tosa-to-linalg-named` indexes with it; found by
+      the fuzz target with `dense<[2147483648, 0]>` and `dense<[-1, 0]>`).
+  }];
+}
+
 def CopyGlobalsToHeapPass : Pass<"ftpipe-copy-globals-to-heap",
                                   "func::FuncOp"> {
   let summary = "Reads constant buffers from heap copies instead of globals";
