@@ -9,6 +9,7 @@
 #include "FTPipe/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -45,10 +46,30 @@ bool controlFusion(OpOperand *fusedOperand) {
   return producer->hasOneUse();
 }
 
+/// A named contraction one of whose inputs is a pure copy (a transpose, once
+/// unit dimensions are gone) becomes linalg.generic, so that the copy fuses
+/// into it as an operand layout that the BLAS call reads in place.
+struct GeneralizeContractionOfCopy
+    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (isa<linalg::GenericOp>(op) || !linalg::isaContractionOpInterface(op) ||
+        !op.hasPureTensorSemantics())
+      return failure();
+    bool copyInput = llvm::any_of(op.getDpsInputs(), [](Value input) {
+      auto producer = input.getDefiningOp<linalg::GenericOp>();
+      return producer && isPureCopy(producer);
+    });
+    if (!copyInput)
+      return failure();
+    return linalg::generalizeNamedOp(rewriter, op);
+  }
+};
+
 /// Named ops other than contractions become linalg.generic, so that fusion
 /// sees them (transposes, broadcasts, element-wise named ops).
-struct GeneralizeNonContraction
-    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+struct GeneralizeNonContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
@@ -64,8 +85,8 @@ struct FuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     ftpipe::populateFuseElementwisePatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
@@ -74,6 +95,22 @@ struct FuseElementwisePass
 
 void mlir::ftpipe::populateFuseElementwisePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<GeneralizeNonContraction>(patterns.getContext());
+  MLIRContext *context = patterns.getContext();
+  patterns.add<GeneralizeNonContraction, GeneralizeContractionOfCopy>(context);
   linalg::populateElementwiseOpsFusionPatterns(patterns, controlFusion);
+  // Unit dimensions go (a batch matmul of one batch becomes a matmul, a
+  // generic loses its unit loops), and the reshapes that this leaves
+  // between a transpose and its contraction cancel out, so that the
+  // transpose can fuse.
+  linalg::populateContractionOpRankReducingPatterns(patterns);
+  linalg::ControlDropUnitDims unitDims;
+  unitDims.controlFn = [](Operation *op) -> SmallVector<unsigned> {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (!generic || linalg::isaContractionOpInterface(generic))
+      return {};
+    return llvm::to_vector(llvm::seq<unsigned>(0, generic.getNumLoops()));
+  };
+  linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
+  tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, context);
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);
 }
