@@ -114,8 +114,12 @@ static Expected<Plan> runForL(const Graph &graph, const Hardware &hw,
   // Phase 3 (Sec. 4.4): uncoarsening with refinement.
   Timer refineTimer;
   if (config.refine) {
-    Expected<RefinementStats> stats = refinePlan(
-        graph, hw, *hierarchy, *plan, config.objective, config.refinement);
+    // Paired runs, new here, also keep weights' reshapes with their readers;
+    // packing candidates refine as the paper does.
+    RefinementConfig refinement = config.refinement;
+    refinement.attachWeightOnlyOps |= cand.pairedRuns;
+    Expected<RefinementStats> stats =
+        refinePlan(graph, hw, *hierarchy, *plan, config.objective, refinement);
     if (!stats)
       return stats.takeError();
   }
@@ -145,8 +149,10 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
   // Candidates by placement: largest-first packing for every L, then paired
   // runs. Packing candidates compete by the simulated time (ties: the
   // objective), as before paired runs existed; a paired-runs candidate then
-  // replaces the choice only when the slower of its two figures (objective,
-  // simulated time) is lower than the slower of the choice's.
+  // replaces the choice when the slower of its two figures (objective,
+  // simulated time) is lower than the slower of the choice's: the objective
+  // of a plan whose stages wait on one another can be far below what it
+  // simulates at.
   for (bool paired : {false, true})
     for (uint32_t m :
          paired ? config.pairedRunMultipliers : config.stageMultipliers) {

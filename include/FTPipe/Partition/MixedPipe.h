@@ -44,10 +44,11 @@ struct MixedPipeConfig {
   /// Also coarsen to L = m * P blocks for each of these m (finer than the
   /// packing candidates: contiguous runs cut better on small blocks), place
   /// them as paired runs (assignPairedRuns, with blocks coarsened by the
-  /// memory they need under recomputation), refine, and take such a plan
-  /// when the larger of its objective and simulated time is lower than the
-  /// larger of the packing choice's (with selectBySimulation; else when its
-  /// objective is lower). Empty: packing only (ablation).
+  /// memory they need under recomputation; refinement also keeps weights'
+  /// reshapes with their readers), refine, and take such a plan when the
+  /// larger of its objective and simulated time is lower than the larger of
+  /// the packing choice's (without selectBySimulation: when its objective is
+  /// lower). Empty: packing only (ablation).
   std::vector<uint32_t> pairedRunMultipliers = {5, 8};
 
   /// Validates every part; names the offending field.
