@@ -6,7 +6,9 @@
 // device's compute share and memory share stays smallest); the better plan
 // by evaluatePlan wins. Then stage formation: blocks are visited in topological
 // order and each joins the most recent stage of its device that it can join
-// without closing a cycle in the stage graph, or opens a new one.
+// without closing a cycle in the stage graph, or opens a new one. Paired
+// runs cut the block order instead (assignPairedRuns) and form stages the
+// same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -393,6 +395,32 @@ static Expected<Plan> formStages(const PlacementInput &in,
   return plan;
 }
 
+/// The checks both placements make on their inputs.
+static Error checkInputs(const Graph &graph, const CoarseGraph &coarse,
+                         const ObjectiveConfig &objective,
+                         const AssignmentConfig &config) {
+  if (Error err = config.validate())
+    return err;
+  if (Error err = objective.validate())
+    return err;
+  if (coarse.nodeBlock.size() != graph.numNodes())
+    return makeError(
+        llvm::formatv("assignment: coarse graph maps {0} nodes, graph has {1}",
+                      coarse.nodeBlock.size(), graph.numNodes()));
+  return Error::success();
+}
+
+/// Each device's speed relative to device 0 (all 1 unless the objective
+/// scales compute by device).
+static std::vector<double> relativeSpeeds(const Hardware &hw,
+                                          const ObjectiveConfig &objective) {
+  std::vector<double> speed(hw.numDevices(), 1.0);
+  if (objective.scaleComputeByDevice)
+    for (DeviceId d = 0; d < hw.numDevices(); ++d)
+      speed[d] = hw.device(d).tflops / hw.device(0).tflops;
+  return speed;
+}
+
 namespace {
 /// A device's load and memory as placement estimates them.
 struct RunEstimate {
@@ -470,21 +498,12 @@ static RunEstimate estimatePlacement(const PlacementInput &in,
 Expected<Plan> ftpipe::partition::assignPairedRuns(
     const Graph &graph, const Hardware &hw, const CoarseGraph &coarse,
     const ObjectiveConfig &objective, const AssignmentConfig &config) {
-  if (Error err = config.validate())
+  if (Error err = checkInputs(graph, coarse, objective, config))
     return std::move(err);
-  if (Error err = objective.validate())
-    return std::move(err);
-  if (coarse.nodeBlock.size() != graph.numNodes())
-    return makeError(
-        llvm::formatv("assignment: coarse graph maps {0} nodes, graph has {1}",
-                      coarse.nodeBlock.size(), graph.numNodes()));
   size_t L = coarse.numBlocks(), P = hw.numDevices();
   BlockInfo info = describeBlocks(graph, coarse);
   PlacementInput in{graph, hw, coarse, objective, config, info, {}, {}};
-  in.speed.assign(P, 1.0);
-  if (objective.scaleComputeByDevice)
-    for (DeviceId d = 0; d < P; ++d)
-      in.speed[d] = hw.device(d).tflops / hw.device(0).tflops;
+  in.speed = relativeSpeeds(hw, objective);
   for (DeviceId d = 0; d < P; ++d)
     in.budget.push_back(hw.device(d).memoryBytes);
 
@@ -525,21 +544,12 @@ Expected<Plan> ftpipe::partition::assignPairedRuns(
 Expected<Plan> ftpipe::partition::assignDevices(
     const Graph &graph, const Hardware &hw, const CoarseGraph &coarse,
     const ObjectiveConfig &objective, const AssignmentConfig &config) {
-  if (Error err = config.validate())
+  if (Error err = checkInputs(graph, coarse, objective, config))
     return std::move(err);
-  if (Error err = objective.validate())
-    return std::move(err);
-  if (coarse.nodeBlock.size() != graph.numNodes())
-    return makeError(
-        llvm::formatv("assignment: coarse graph maps {0} nodes, graph has {1}",
-                      coarse.nodeBlock.size(), graph.numNodes()));
   size_t P = hw.numDevices();
   BlockInfo info = describeBlocks(graph, coarse);
   PlacementInput in{graph, hw, coarse, objective, config, info, {}, {}};
-  in.speed.assign(P, 1.0);
-  if (objective.scaleComputeByDevice)
-    for (DeviceId d = 0; d < P; ++d)
-      in.speed[d] = hw.device(d).tflops / hw.device(0).tflops;
+  in.speed = relativeSpeeds(hw, objective);
   // Placement estimates in-flight copies from block heights; stages can be
   // deeper than blocks. Check the plan exactly and, where a device came out
   // over its memory, place again with that device's budget cut by the excess.

@@ -4,7 +4,9 @@
 // place the L coarse blocks on P devices, largest first, each on the least
 // loaded device with memory for it (ties broken by communication saved), so
 // that several non-adjacent blocks may share a device; then turn each
-// device's blocks into as few stages as keep the stage graph acyclic.
+// device's blocks into as few stages as keep the stage graph acyclic. Also
+// paired runs: one contiguous run of each of two parts of the block order
+// per device.
 //
 //===----------------------------------------------------------------------===//
 

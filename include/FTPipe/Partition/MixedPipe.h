@@ -3,7 +3,9 @@
 // FTPipe's Mixed-Pipe (Eliad et al., ATC'21, Sec. 4): coarsen the op graph to
 // L blocks, place the blocks on P devices (several non-adjacent blocks may
 // share one), then uncoarsen while refining. Run for L in {P, 2P, 3P, 4P}
-// and keep the best plan that fits in memory.
+// and keep the best plan that fits in memory; also place the blocks of
+// L = 5P and 8P as paired runs (one chunk of each of two parts of the order
+// per device, Assignment.h) and keep such a plan when it is better.
 //
 //===----------------------------------------------------------------------===//
 
