@@ -42,6 +42,11 @@ Error MixedPipeConfig::validate() const {
   return Error::success();
 }
 
+/// How far below its simulated time a plan's objective may lie and still
+/// be trusted when a paired-runs candidate would raise it (the bar
+/// for the objective agreeing with the simulator).
+static constexpr double kCredibleObjectiveGap = 0.03;
+
 namespace {
 /// Seconds since construction.
 class Timer {
@@ -150,9 +155,9 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
   // runs. Packing candidates compete by the simulated time (ties: the
   // objective), as before paired runs existed; a paired-runs candidate then
   // replaces the choice when the slower of its two figures (objective,
-  // simulated time) is lower than the slower of the choice's: the objective
-  // of a plan whose stages wait on one another can be far below what it
-  // simulates at.
+  // simulated time) is lower than the slower of the choice's, and its
+  // objective is no higher unless the choice's objective lies more than 3%
+  // below what it simulates at (a plan whose stages wait on one another).
   for (bool paired : {false, true})
     for (uint32_t m :
          paired ? config.pairedRunMultipliers : config.stageMultipliers) {
@@ -191,15 +196,19 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
                  (simNoWorse &&
                   cand.refinedMs < result.metrics.asyncMsPerMicroBatch);
       else {
-        // The slower of the two figures decides, then the objective.
+        // The slower of the two figures decides, then the objective; a
+        // higher objective only replaces one that lies more than
+        // kCredibleObjectiveGap below its own simulated time.
+        double objective = result.metrics.asyncMsPerMicroBatch;
         double worst = std::max(cand.refinedMs, cand.simulatedMs);
-        double incumbent =
-            std::max(result.metrics.asyncMsPerMicroBatch, result.simulatedMs);
+        double incumbent = std::max(objective, result.simulatedMs);
         double eps = 1e-9 * std::max(worst, incumbent);
-        better =
-            worst < incumbent - eps ||
-            (worst <= incumbent + eps &&
-             cand.refinedMs < result.metrics.asyncMsPerMicroBatch - objEps);
+        bool credible =
+            objective * (1 + kCredibleObjectiveGap) >= result.simulatedMs;
+        better = (worst < incumbent - eps ||
+                  (worst <= incumbent + eps &&
+                   cand.refinedMs < objective - objEps)) &&
+                 (cand.refinedMs <= objective + objEps || !credible);
       }
       if (better) {
         Expected<PlanMetrics> metrics =

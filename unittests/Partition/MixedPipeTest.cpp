@@ -750,8 +750,9 @@ TEST(Assignment, PairedRunsAreValidOrSayWhy) {
 TEST(MixedPipe, PairedRunsAreNeverWorseAndHoldMemory) {
   // Random DAGs with memory from loose to tighter than packing alone
   // manages: adding the paired-runs candidates never makes the slower of
-  // the objective and the simulated time worse, every plan holds memory,
-  // and some get better (or found at all).
+  // the objective and the simulated time worse, nor the objective unless it
+  // was more than 3% below the simulated time, every plan holds memory, and
+  // some get better (or found at all).
   int better = 0, compared = 0;
   for (GraphFamily family : kFamilies)
     for (size_t P : {2u, 4u, 8u})
@@ -793,6 +794,10 @@ TEST(MixedPipe, PairedRunsAreNeverWorseAndHoldMemory) {
           double wa = std::max(a->metrics.asyncMsPerMicroBatch, a->simulatedMs);
           double wb = std::max(b->metrics.asyncMsPerMicroBatch, b->simulatedMs);
           EXPECT_LE(wb, wa * (1 + 1e-9));
+          // The objective rises only where it missed the simulation by 3%.
+          double oa = a->metrics.asyncMsPerMicroBatch;
+          EXPECT_TRUE(b->metrics.asyncMsPerMicroBatch <= oa * (1 + 1e-9) ||
+                      oa * 1.03 < a->simulatedMs);
           better += wb < wa * (1 - 1e-9);
           ++compared;
         }
@@ -1013,10 +1018,13 @@ TEST(MixedPipe, FindsValidPlansAcrossTheMatrix) {
         // The packing candidate that simulates fastest, unless a paired one
         // is better by the slower of its two figures.
         ASSERT_NE(packing, nullptr);
-        if (r.pairedRuns)
+        if (r.pairedRuns) {
           EXPECT_LT(std::max(r.metrics.asyncMsPerMicroBatch, r.simulatedMs),
                     std::max(packing->refinedMs, packing->simulatedMs));
-        else
+          EXPECT_TRUE(r.metrics.asyncMsPerMicroBatch <=
+                          packing->refinedMs * (1 + 1e-9) ||
+                      packing->refinedMs * 1.03 < packing->simulatedMs);
+        } else
           EXPECT_TRUE(near(r.simulatedMs, packing->simulatedMs));
         SimResult sim =
             unwrapOr(simulatePlan(g, hw, r.plan, cfg.objective, false));

@@ -49,8 +49,10 @@ struct MixedPipeConfig {
   /// memory they need under recomputation; refinement also keeps weights'
   /// reshapes with their readers), refine, and take such a plan when the
   /// larger of its objective and simulated time is lower than the larger of
-  /// the packing choice's (without selectBySimulation: when its objective is
-  /// lower). Empty: packing only (ablation).
+  /// the packing choice's and its objective is no higher, or the packing
+  /// choice's objective lies more than 3% below its simulated time (without
+  /// selectBySimulation: when its objective is lower). Empty: packing only
+  /// (ablation).
   std::vector<uint32_t> pairedRunMultipliers = {5, 8};
 
   /// Validates every part; names the offending field.
