@@ -2,8 +2,9 @@
 //
 // Runs the whole Mixed-Pipe (packing for L in {P, 2P, 3P, 4P}, paired runs
 // for L in {5P, 8P}) on random graphs of 1k to 100k ops, prints one table
-// (time per phase, objective, ratio to the lower bound, imbalance) and the growth exponent of the total time fitted by
-// least squares on log(time) against log(ops). Every plan is re-verified.
+// (time per phase, objective, ratio to the lower bound, imbalance) and the
+// growth exponent of the total time fitted by least squares on log(time)
+// against log(ops). Every plan is re-verified.
 // Not a test: figures depend on the machine.
 //
 // Usage: ftpipe-bench-scaling [layered|wide|chain] [max-ops] [devices]
