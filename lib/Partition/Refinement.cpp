@@ -579,11 +579,12 @@ static void refineLevel(IncrementalObjective &obj, const Graph &g,
 }
 
 /// Ops that compute only from parameters (a weight's transpose or reshape,
-/// directly or through other such ops) and sit in another stage than all
-/// their readers send their result every micro-batch, while moving them
-/// costs nothing by the objective when that transfer is hidden. Each such
-/// op, last first so that chains follow their readers, joins the one stage
-/// all its readers are in when that keeps the stage graph acyclic, the
+/// directly or through other such ops; graph inputs, which every stage has,
+/// may be read too, as an embedding lookup does) and sit in another stage
+/// than all their readers send their result every micro-batch, while moving
+/// them costs nothing by the objective when that transfer is hidden. Each
+/// such op, last first so that chains follow their readers, joins the one
+/// stage all its readers are in when that keeps the stage graph acyclic, the
 /// objective from rising and every device that fitted its memory fitting.
 static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
                                 RefinementStats &stats) {

@@ -831,7 +831,7 @@ TEST(MixedPipe, PairsEncoderAndDecoderChunksUnderAdam) {
 }
 
 TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
-  uint64_t improvedSomewhere = 0;
+  uint64_t improvedSomewhere = 0, attachedSomewhere = 0;
   for (GraphFamily family : kFamilies)
     for (size_t P : {2u, 4u, 8u})
       for (uint64_t seed = 1; seed <= 4; ++seed)
@@ -858,14 +858,26 @@ TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
           }
           ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
           double before = planObjective(g, hw, plan, cfg);
+          Plan start = plan;
           RefinementStats stats = unwrapOr(refinePlan(g, hw, h, plan, cfg));
           double after = planObjective(g, hw, plan, cfg);
           EXPECT_LE(after, before * (1 + 1e-9));
           EXPECT_TRUE(near(stats.finalObjectiveMs, after));
           EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
           improvedSomewhere += stats.movesAccepted;
+          // Weight-only ops attached to their readers: the same moves, then
+          // only moves that keep the objective and memory.
+          RefinementConfig attach;
+          attach.attachWeightOnlyOps = true;
+          RefinementStats attached =
+              unwrapOr(refinePlan(g, hw, h, start, cfg, attach));
+          EXPECT_LE(planObjective(g, hw, start, cfg), after * (1 + 1e-9));
+          EXPECT_EQ(errorText(verifyPlan(g, hw, start, cfg)), "");
+          EXPECT_GE(attached.movesAccepted, stats.movesAccepted);
+          attachedSomewhere += attached.movesAccepted > stats.movesAccepted;
         }
   EXPECT_GT(improvedSomewhere, 0u);
+  EXPECT_GT(attachedSomewhere, 0u);
 }
 
 TEST(Refinement, UnitsStayWholeWhenBlocksStraddleStages) {
