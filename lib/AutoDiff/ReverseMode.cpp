@@ -38,19 +38,22 @@ static int64_t elementCount(Type type) {
   return shaped.hasStaticShape() ? shaped.getNumElements() : -1;
 }
 
-/// True if `value` is one of the function's arguments rearranged or mapped
-/// element for element: a chain of ops with no effects and no regions, each
+/// True if `value` is one of the function's arguments rearranged: a chain
+/// of ops without effects or regions that `isRearrangement` accepts, each
 /// with one result and one operand that is not a constant, of as many
 /// elements (a transposed or reshaped weight). Such a value is rebuilt in the
 /// backward, where the arguments are available too, instead of saved: it
-/// costs one pass over a tensor the backward reads anyway (none once the
-/// lowering fuses a transpose into its contraction), where saving it costs a
-/// copy of it in memory until the backward runs.
-static bool isArgumentLayout(Value value, Block &entry, unsigned numArgs) {
+/// costs one copy of a tensor the backward reads anyway (none once the
+/// lowering fuses a transpose into its contraction), where saving it keeps
+/// a copy in memory until the backward runs.
+static bool
+isArgumentLayout(Value value, Block &entry, unsigned numArgs,
+                 const std::function<bool(Operation *)> &isRearrangement) {
   if (auto argument = dyn_cast<BlockArgument>(value))
     return argument.getOwner() == &entry && argument.getArgNumber() < numArgs;
   Operation *op = value.getDefiningOp();
-  if (!op || op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+  if (!op || !isRearrangement || !isRearrangement(op) ||
+      op->getNumResults() != 1 || op->getNumRegions() != 0 ||
       !isMemoryEffectFree(op))
     return false;
   Value source;
@@ -64,7 +67,7 @@ static bool isArgumentLayout(Value value, Block &entry, unsigned numArgs) {
   }
   int64_t count = elementCount(value.getType());
   return source && count >= 0 && count == elementCount(source.getType()) &&
-         isArgumentLayout(source, entry, numArgs);
+         isArgumentLayout(source, entry, numArgs, isRearrangement);
 }
 
 /// Rebuilds `value` (a constant or isArgumentLayout) at `builder`'s point,
@@ -91,9 +94,11 @@ static void eraseDeadForwardOps(ArrayRef<Operation *> forwardOps) {
 
 /// Cuts the combined function after its forward part: forward values read by
 /// the adjoint part become results of `forward` and arguments of `backward`.
-static unsigned splitSaved(func::FuncOp forward, func::FuncOp backward,
-                           ArrayRef<Operation *> forwardOps,
-                           const IRMapping &mapping, unsigned numArgs) {
+static unsigned
+splitSaved(func::FuncOp forward, func::FuncOp backward,
+           ArrayRef<Operation *> forwardOps, const IRMapping &mapping,
+           unsigned numArgs,
+           const std::function<bool(Operation *)> &isRearrangement) {
   llvm::SmallPtrSet<Operation *, 32> inForward(forwardOps.begin(),
                                                forwardOps.end());
   auto isAdjointUse = [&](OpOperand &use) {
@@ -118,7 +123,8 @@ static unsigned splitSaved(func::FuncOp forward, func::FuncOp backward,
     for (Value value : op->getResults()) {
       if (llvm::none_of(value.getUses(), isAdjointUse))
         continue;
-      if (isRematerializable(op) || isArgumentLayout(value, entry, numArgs)) {
+      if (isRematerializable(op) ||
+          isArgumentLayout(value, entry, numArgs, isRearrangement)) {
         value.replaceUsesWithIf(
             rebuild(value, rebuilder, rebuilt),
             [&](OpOperand &use) { return isAdjointUse(use); });
@@ -289,6 +295,7 @@ autodiff::differentiateFunction(func::FuncOp forward,
     eraseDeadForwardOps(forwardOps);
     return result;
   }
-  result.numSaved = splitSaved(forward, backward, forwardOps, mapping, numArgs);
+  result.numSaved = splitSaved(forward, backward, forwardOps, mapping, numArgs,
+                               options.isRearrangement);
   return result;
 }

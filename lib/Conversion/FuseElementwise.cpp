@@ -67,6 +67,52 @@ struct GeneralizeContractionOfCopy
   }
 };
 
+/// A transpose (a pure copy through a permutation) of the only result of a
+/// contraction that starts from a fill: the contraction writes the
+/// transposed layout itself (its output map composed with the inverse
+/// permutation), which BLAS does by swapping its operands, instead of a
+/// result that is then copied. Weight gradients come as such: the adjoint
+/// of `x @ transpose(W)` computes `dW^T` and transposes it.
+struct FoldTransposeIntoContraction : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp transpose,
+                                PatternRewriter &rewriter) const override {
+    if (!isPureCopy(transpose) || transpose.getNumDpsInputs() != 1 ||
+        transpose.getNumDpsInits() != 1 ||
+        transpose.getNumParallelLoops() != transpose.getNumLoops() ||
+        !transpose.hasPureTensorSemantics())
+      return failure();
+    AffineMap in = transpose.getIndexingMapsArray()[0];
+    AffineMap out = transpose.getIndexingMapsArray()[1];
+    if (!out.isIdentity() || !in.isPermutation() || in.isIdentity())
+      return failure();
+    auto contraction =
+        transpose.getDpsInputs()[0].getDefiningOp<linalg::GenericOp>();
+    if (!contraction || !contraction->hasOneUse() ||
+        contraction.getNumDpsInits() != 1 ||
+        !linalg::isaContractionOpInterface(contraction))
+      return failure();
+    auto fill = contraction.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+    if (!fill)
+      return failure();
+    Location loc = contraction.getLoc();
+    Value init = rewriter
+                     .create<linalg::FillOp>(loc, fill.getInputs(),
+                                             transpose.getDpsInits())
+                     .getResult(0);
+    SmallVector<AffineMap> maps = contraction.getIndexingMapsArray();
+    maps.back() = inversePermutation(in).compose(maps.back());
+    auto fused = rewriter.create<linalg::GenericOp>(
+        loc, transpose.getResultTypes(), contraction.getDpsInputs(), init, maps,
+        contraction.getIteratorTypesArray());
+    rewriter.inlineRegionBefore(contraction.getRegion(), fused.getRegion(),
+                                fused.getRegion().begin());
+    rewriter.replaceOp(transpose, fused.getResults());
+    rewriter.eraseOp(contraction);
+    return success();
+  }
+};
+
 /// Named ops other than contractions become linalg.generic, so that fusion
 /// sees them (transposes, broadcasts, element-wise named ops).
 struct GeneralizeNonContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
@@ -96,7 +142,8 @@ struct FuseElementwisePass
 void mlir::ftpipe::populateFuseElementwisePatterns(
     RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<GeneralizeNonContraction, GeneralizeContractionOfCopy>(context);
+  patterns.add<GeneralizeNonContraction, GeneralizeContractionOfCopy,
+               FoldTransposeIntoContraction>(context);
   linalg::populateElementwiseOpsFusionPatterns(patterns, controlFusion);
   // Unit dimensions go (a batch matmul of one batch becomes a matmul, a
   // generic loses its unit loops), and the reshapes that this leaves
