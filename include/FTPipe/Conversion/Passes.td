@@ -78,7 +78,10 @@ def FuseElementwisePass : Pass<"ftpipe-fuse-elementwise", "func::FuncOp"> {
     one batch becoming a matmul, and unit-extent folding for the other
     generics), so that the reshapes the TOSA front end puts between a
     transpose and its matmul cancel out and the transpose becomes an operand
-    layout that BLAS reads in place instead of a copy.
+    layout that BLAS reads in place instead of a copy. A contraction that
+    starts from a fill and whose only use is a transpose writes the
+    transposed layout itself (its output map composed with the inverse
+    permutation), as weight gradients need.
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
