@@ -5,6 +5,7 @@
 // RUN: not ftpipe-opt --split-input-file %t/split.mlir 2>&1 | FileCheck %s --check-prefix=SPLIT --implicit-check-not=error: --implicit-check-not=Stack
 // RUN: not ftpipe-compile %t/transpose.mlir -o %t/out 2>&1 | FileCheck %s --check-prefix=TRANSPOSE --implicit-check-not=error: --implicit-check-not=Stack
 // RUN: ftpipe-opt %t/valid.mlir | FileCheck %s --check-prefix=VALID
+// RUN: ftpipe-opt --irdl-file=%t/irdl.mlir %t/irdl-use.mlir | FileCheck %s --check-prefix=IRDL
 // RUN: printf I > %t/fuzz-input && cat %t/transpose.mlir >> %t/fuzz-input
 // RUN: ftpipe-fuzz --replay %t/fuzz-input 2>&1 | FileCheck %s --check-prefix=FUZZ
 // RUN: ftpipe-fuzz --replay %t/fuzz-input -v 2>&1 | FileCheck %s --check-prefixes=FUZZ-V,FUZZ
@@ -61,6 +62,23 @@ func.func @f(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<3x2xf32> {
   // VALID: linalg.transpose ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<3x2xf32>) permutation = [1, 0]
   %0 = linalg.transpose ins(%a : tensor<2x3xf32>) outs(%b : tensor<3x2xf32>) permutation = [1, 0]
   return %0 : tensor<3x2xf32>
+}
+
+// ftpipe-opt's first, guarded parse accepts the ops and types of dialects
+// it does not know, such as those of an --irdl-file, which only
+// MlirOptMain's parse loads.
+//--- irdl.mlir
+irdl.dialect @cmath {
+  irdl.type @complex {
+    %0 = irdl.is f32
+    irdl.parameters(%0)
+  }
+}
+
+//--- irdl-use.mlir
+// IRDL: func.func @f(%{{.*}}: !cmath.complex<f32>)
+func.func @f(%c: !cmath.complex<f32>) {
+  return
 }
 
 // The fuzz target refuses such an input (its child process ends at the

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
@@ -40,7 +41,10 @@
 
 /// Parses each chunk of `input` (as MlirOptMain splits it), unverified and
 /// under a ParseGuard: the first parse error ends the process with status 1,
-/// printed as MlirOptMain would print it.
+/// printed as MlirOptMain would print it. Only errors are printed (warnings
+/// come from MlirOptMain's parse), and ops and types of dialects that are not
+/// registered are accepted (MlirOptMain's parse refuses them where it should;
+/// --irdl-file dialects are known only to it).
 static void exitOnParseError(const llvm::MemoryBuffer &input,
                              mlir::DialectRegistry &registry,
                              const mlir::MlirOptMainConfig &config) {
@@ -49,12 +53,16 @@ static void exitOnParseError(const llvm::MemoryBuffer &input,
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(std::move(chunk), llvm::SMLoc());
     mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
-    context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
+    context.allowUnregisteredDialects();
     mlir::ftpipe::ParseGuard guard(sourceMgr, &context);
+    mlir::ScopedDiagnosticHandler onlyErrors(&context, [](mlir::Diagnostic &d) {
+      return mlir::success(d.getSeverity() != mlir::DiagnosticSeverity::Error);
+    });
+    mlir::FallbackAsmResourceMap resources;
     mlir::Block block;
     (void)mlir::parseSourceFile(
         sourceMgr, &block,
-        mlir::ParserConfig(&context, /*verifyAfterParse=*/false));
+        mlir::ParserConfig(&context, /*verifyAfterParse=*/false, &resources));
     return mlir::success();
   };
   (void)mlir::splitAndProcessBuffer(
