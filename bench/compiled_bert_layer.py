@@ -15,6 +15,8 @@
 #   - (b) PyTorch eager (the Hugging Face model of the same config, the same
 #     weights, loss.backward()), its median time and the ratio;
 #   - both losses, so that the two computed the same thing.
+# Times are the process's CPU time (the ratios too), which a loaded machine
+# inflates far less than wall time; the wall times are printed beside them.
 # Run it with the reference environment's python, niced, with the same thread
 # count for OpenBLAS and PyTorch (the .sh wrapper sets one thread).
 
@@ -57,14 +59,27 @@ def compiled_step(opts, weights, inputs):
     library.ftpipe_rt_local_select(ctypes.c_int64(0))
 
     def step():
-        results = run_artifacts.call(library, forward, values(forward, []))
-        loss = [v for r, v in zip(forward["results"], results)
-                if r["kind"] == "loss"][0]
+        # Results stay in the buffers the code allocated (no copies) until
+        # backward has run.
+        buffers = []
+        results = run_artifacts.call(library, forward, values(forward, []),
+                                     buffers)
+        loss = float([v for r, v in zip(forward["results"], results)
+                      if r["kind"] == "loss"][0])
         saved = [v for r, v in zip(forward["results"], results)
                  if r["kind"] == "saved"]
-        run_artifacts.call(library, backward, values(backward, saved))
-        return float(loss)
+        run_artifacts.call(library, backward, values(backward, saved),
+                           buffers)
+        run_artifacts.release(library, buffers)
+        return loss
     return step, library
+
+
+def timed(function):
+    """The process's CPU time and the wall time of one call."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    function()
+    return time.process_time() - cpu, time.perf_counter() - wall
 
 
 def blas_seconds(library):
@@ -97,15 +112,12 @@ def main():
         weights, inputs = load_file(w), load_file(i)
 
     step, library = compiled_step(opts, weights, inputs)
-    loss = step()  # warm-up (page faults, OpenBLAS buffers)
+    loss = step()  # warm-up (page faults, OpenBLAS buffers, the buffer cache)
     blas_seconds(library)
-    times, blas = [], []
+    ours, blas = [], []
     for _ in range(opts.repeats):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
+        ours.append(timed(step))
         blas.append(blas_seconds(library))
-    ours = statistics.median(times)
     calls = blas[0][0]
     in_blas = statistics.median(s for _, s in blas)
 
@@ -119,25 +131,26 @@ def main():
         model.zero_grad(set_to_none=True)
         out = model(**args)
         out.loss.backward()
-        return float(out.loss)
+        return float(out.loss.detach())
     torch_loss = torch_step()
-    torch_times = []
-    for _ in range(opts.repeats):
-        start = time.perf_counter()
-        torch_step()
-        torch_times.append(time.perf_counter() - start)
-    theirs = statistics.median(torch_times)
+    theirs = [timed(torch_step) for _ in range(opts.repeats)]
 
+    cpu = statistics.median(c for c, _ in ours)
+    wall = statistics.median(w for _, w in ours)
+    torch_cpu = statistics.median(c for c, _ in theirs)
+    torch_wall = statistics.median(w for _, w in theirs)
     print("BERT-large, 1 encoder layer (+ embeddings, QA head, loss), "
-          "4 x 384 tokens, f32, forward + backward, %d threads, median of %d"
-          % (torch.get_num_threads(), opts.repeats))
-    print("  compiled (ftpipe-compile, cpu):   %8.1f ms   loss %.6f" %
-          (ours * 1e3, loss))
-    print("  (a) its %d gemm calls in OpenBLAS: %8.1f ms   ratio %.2f" %
-          (calls, in_blas * 1e3, ours / in_blas))
-    print("  (b) PyTorch %s eager:         %8.1f ms   ratio %.2f   loss %.6f"
-          % (torch.__version__, theirs * 1e3, ours / theirs, torch_loss))
-
+          "4 x 384 tokens, f32, forward + backward, %d threads, median of %d;"
+          " CPU time of the process (wall time in brackets), load average "
+          "before: %s" % (torch.get_num_threads(), opts.repeats,
+                          " ".join(open("/proc/loadavg").read().split()[:3])))
+    print("  compiled (ftpipe-compile, cpu):     %8.1f ms (%8.1f)   loss %.6f"
+          % (cpu * 1e3, wall * 1e3, loss))
+    print("  (a) its %d gemm calls in OpenBLAS:  %8.1f ms             "
+          "ratio %.2f" % (calls, in_blas * 1e3, cpu / in_blas))
+    print("  (b) PyTorch %s eager:      %8.1f ms (%8.1f)   ratio %.2f   "
+          "loss %.6f" % (torch.__version__, torch_cpu * 1e3, torch_wall * 1e3,
+                         cpu / torch_cpu, torch_loss))
 
 if __name__ == "__main__":
     main()

@@ -9,8 +9,9 @@
 #    (devices in parallel, one per hardware thread): wall and CPU time of the
 #    whole command, and the load average before it.
 # 2. One BERT-large encoder layer compiled for one device, forward + backward,
-#    against its contractions on OpenBLAS and PyTorch eager
-#    (compiled_bert_layer.py), one thread each.
+#    activations kept (no recomputation, as in PyTorch), against its
+#    contractions on OpenBLAS and PyTorch eager (compiled_bert_layer.py), one
+#    thread each, in CPU time.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 build="${1:-$here/../build}"
@@ -34,7 +35,8 @@ json.dump(config, open(sys.argv[2], "w"), indent=1)
 PY
 "$build/bin/ftpipe-model-gen" "$work/layer.json" --loss --seq-len=384 \
   --micro-batch-size=4 --quiet -o "$work/layer.mlir"
+# Activations kept for backward (--recompute=false), as PyTorch does.
 nice "$build/bin/ftpipe-compile" "$work/layer.mlir" --devices=1 \
-  -o "$work/layer" 2>/dev/null
+  --recompute=false -o "$work/layer" 2>/dev/null
 nice "$build/.venv-ref/bin/python" "$here/compiled_bert_layer.py" \
   "$work/layer" "$work/layer.mlir" "$work/layer.json"

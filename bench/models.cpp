@@ -34,6 +34,7 @@
 #include "llvm/Support/InitLLVM.h"
 
 #include <chrono>
+#include <ctime>
 #include <functional>
 #include <optional>
 
@@ -62,6 +63,9 @@ struct Row {
   std::optional<partition::PlanMetrics> metrics;
   /// Simulated async time per micro-batch and GPipe time per mini-batch.
   double asyncSimMs = 0.0, gpipeMs = 0.0, seconds = 0.0;
+  /// CPU time of the partitioning (the process is single-threaded, so this
+  /// is the wall time the machine would take unloaded).
+  double cpuSeconds = 0.0;
   std::string failure;
   /// What each device holds, for encoder-decoder models.
   std::string composition;
@@ -135,7 +139,9 @@ static Row runMethod(StringRef model, StringRef setup, StringRef method,
   row.setup = setup.str();
   row.method = method.str();
   auto start = std::chrono::steady_clock::now();
+  std::clock_t cpuStart = std::clock();
   llvm::Expected<partition::Plan> plan = solve();
+  row.cpuSeconds = double(std::clock() - cpuStart) / CLOCKS_PER_SEC;
   row.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -238,10 +244,10 @@ static LogicalResult partitionModel(ModuleOp module, StringRef model,
 static void printRows(ArrayRef<Row> rows) {
   llvm::outs() << llvm::formatv(
       "{0,-18} {1,-16} {2,-10} {3,6} {4,4} {5,4} {6,8} {7,7} {8,7} {9,11} "
-      "{10,10} {11,7} {12,14} {13,10} {14,9} {15,7}\n",
+      "{10,10} {11,7} {12,14} {13,10} {14,9} {15,7} {16,7}\n",
       "model", "setup", "method", "stages", "rc", "repl", "max/mean", "max/LB",
       "max/LBm", "async_ms/mb", "sim_ms/mb", "obj/sim", "gpipe_ms/minib",
-      "send_GiB", "free_GiB", "time_s");
+      "send_GiB", "free_GiB", "time_s", "cpu_s");
   for (const Row &row : rows) {
     if (!row.metrics) {
       llvm::outs() << llvm::formatv("{0,-18} {1,-16} {2,-10} no plan "
@@ -263,12 +269,12 @@ static void printRows(ArrayRef<Row> rows) {
     llvm::outs() << llvm::formatv(
         "{0,-18} {1,-16} {2,-10} {3,6} {4,4} {5,4} {6,8:f3} {7,7:f3} "
         "{8,7:f3} {9,11:f2} {10,10:f2} {11,7:f3} {12,14:f1} {13,10:f2} "
-        "{14,9:f2} {15,7:f3}\n",
+        "{14,9:f2} {15,7:f3} {16,7:f3}\n",
         row.model, row.setup, row.method, m.stages.size(), recomputing,
         row.replicated, m.imbalance, m.asyncMsPerMicroBatch / m.lowerBoundMs,
         m.asyncMsPerMicroBatch / row.memoryBoundMs, m.asyncMsPerMicroBatch,
         row.asyncSimMs, m.asyncMsPerMicroBatch / row.asyncSimMs, row.gpipeMs,
-        sent, headroom, row.seconds);
+        sent, headroom, row.seconds, row.cpuSeconds);
   }
 }
 
@@ -360,7 +366,8 @@ int main(int argc, char **argv) {
       "repl: ops replicated where they are read; max/LBm: busiest over the "
       "lower bound with memory; "
       "sim_ms/mb: the simulated async time, obj/sim: the objective over it; "
-      "send_GiB: the largest bytes a device sends per micro-batch\n\n",
+      "send_GiB: the largest bytes a device sends per micro-batch; time_s, "
+      "cpu_s: wall-clock and CPU seconds of partitioning\n\n",
       hardwareName);
   std::vector<Row> rows;
   for (const std::string &name : models) {

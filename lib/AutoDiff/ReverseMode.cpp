@@ -5,19 +5,20 @@
 // every active op, built by its ReverseModeOpInterface; gradients of a value
 // used several times are summed. Without recomputation the function is then
 // cut in two: the forward values the adjoints read become extra results of F
-// and arguments of the backward (constants are rebuilt instead).
+// and arguments of the backward (constants, and arguments only rearranged
+// such as transposed weights, are rebuilt instead).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/AutoDiff/ReverseMode.h"
-#include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
 #include "CapturedGradient.h"
+#include "FTPipe/AutoDiff/AutoDiffInterfaces.h"
 #include "RuleUtils.h"
 
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::ftpipe;
@@ -30,6 +31,60 @@ static bool isRematerializable(Operation *op) {
          isMemoryEffectFree(op);
 }
 
+static int64_t elementCount(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped)
+    return 1;
+  return shaped.hasStaticShape() ? shaped.getNumElements() : -1;
+}
+
+/// True if `value` is one of the function's arguments rearranged: a chain
+/// of ops without effects or regions that `isRearrangement` accepts, each
+/// with one result and one operand that is not a constant, of as many
+/// elements (a transposed or reshaped weight). Such a value is rebuilt in the
+/// backward, where the arguments are available too, instead of saved: it
+/// costs one copy of a tensor the backward reads anyway (none once the
+/// lowering fuses a transpose into its contraction), where saving it keeps
+/// a copy in memory until the backward runs.
+static bool
+isArgumentLayout(Value value, Block &entry, unsigned numArgs,
+                 const std::function<bool(Operation *)> &isRearrangement) {
+  if (auto argument = dyn_cast<BlockArgument>(value))
+    return argument.getOwner() == &entry && argument.getArgNumber() < numArgs;
+  Operation *op = value.getDefiningOp();
+  if (!op || !isRearrangement || !isRearrangement(op) ||
+      op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+      !isMemoryEffectFree(op))
+    return false;
+  Value source;
+  for (Value operand : op->getOperands()) {
+    Operation *producer = operand.getDefiningOp();
+    if (producer && isRematerializable(producer))
+      continue;
+    if (source)
+      return false;
+    source = operand;
+  }
+  int64_t count = elementCount(value.getType());
+  return source && count >= 0 && count == elementCount(source.getType()) &&
+         isArgumentLayout(source, entry, numArgs, isRearrangement);
+}
+
+/// Rebuilds `value` (a constant or isArgumentLayout) at `builder`'s point,
+/// with the copies of its operands; `rebuilt` maps forward values to copies.
+static Value rebuild(Value value, OpBuilder &builder, IRMapping &rebuilt) {
+  if (isa<BlockArgument>(value))
+    return value;
+  if (Value copy = rebuilt.lookupOrNull(value))
+    return copy;
+  Operation *op = value.getDefiningOp();
+  for (Value operand : op->getOperands())
+    rebuilt.map(operand, rebuild(operand, builder, rebuilt));
+  Operation *copy = builder.clone(*op, rebuilt);
+  builder.setInsertionPointAfter(copy);
+  return copy->getResult(cast<OpResult>(value).getResultNumber());
+}
+
 /// Removes the forward ops whose results nothing reads.
 static void eraseDeadForwardOps(ArrayRef<Operation *> forwardOps) {
   for (Operation *op : llvm::reverse(forwardOps))
@@ -39,9 +94,11 @@ static void eraseDeadForwardOps(ArrayRef<Operation *> forwardOps) {
 
 /// Cuts the combined function after its forward part: forward values read by
 /// the adjoint part become results of `forward` and arguments of `backward`.
-static unsigned splitSaved(func::FuncOp forward, func::FuncOp backward,
-                           ArrayRef<Operation *> forwardOps,
-                           const IRMapping &mapping, unsigned numArgs) {
+static unsigned
+splitSaved(func::FuncOp forward, func::FuncOp backward,
+           ArrayRef<Operation *> forwardOps, const IRMapping &mapping,
+           unsigned numArgs,
+           const std::function<bool(Operation *)> &isRearrangement) {
   llvm::SmallPtrSet<Operation *, 32> inForward(forwardOps.begin(),
                                                forwardOps.end());
   auto isAdjointUse = [&](OpOperand &use) {
@@ -58,17 +115,18 @@ static unsigned splitSaved(func::FuncOp forward, func::FuncOp backward,
   Block &entry = backward.getBody().front();
   SmallVector<Value> savedForward;
   OpBuilder builder(backward.getContext());
+  // Copies go into the adjoint part: after the last forward op.
+  OpBuilder rebuilder(backward.getContext());
+  rebuilder.setInsertionPointAfter(forwardOps.back());
+  IRMapping rebuilt;
   for (Operation *op : forwardOps) {
     for (Value value : op->getResults()) {
       if (llvm::none_of(value.getUses(), isAdjointUse))
         continue;
-      if (isRematerializable(op)) {
-        builder.setInsertionPoint(op);
-        Operation *copy = builder.clone(*op);
-        // Move the copy into the adjoint part: after the last forward op.
-        copy->moveAfter(forwardOps.back());
+      if (isRematerializable(op) ||
+          isArgumentLayout(value, entry, numArgs, isRearrangement)) {
         value.replaceUsesWithIf(
-            copy->getResult(cast<OpResult>(value).getResultNumber()),
+            rebuild(value, rebuilder, rebuilt),
             [&](OpOperand &use) { return isAdjointUse(use); });
         continue;
       }
@@ -227,9 +285,8 @@ autodiff::differentiateFunction(func::FuncOp forward,
       continue;
     Value arg = entry->getArgument(i);
     Value gradient = gradients.lookup(arg);
-    results.push_back(gradient ? gradient
-                               : buildZeros(builder, arg.getLoc(),
-                                            arg.getType()));
+    results.push_back(
+        gradient ? gradient : buildZeros(builder, arg.getLoc(), arg.getType()));
   }
   builder.create<func::ReturnOp>(forward.getLoc(), results);
 
@@ -238,7 +295,7 @@ autodiff::differentiateFunction(func::FuncOp forward,
     eraseDeadForwardOps(forwardOps);
     return result;
   }
-  result.numSaved =
-      splitSaved(forward, backward, forwardOps, mapping, numArgs);
+  result.numSaved = splitSaved(forward, backward, forwardOps, mapping, numArgs,
+                               options.isRearrangement);
   return result;
 }

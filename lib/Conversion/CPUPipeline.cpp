@@ -111,8 +111,12 @@ void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
   buffers.fuse = options.fuse;
   buffers.blas = options.blas;
   addTensorToBufferStages(pm, buffers);
+  pm.addNestedPass<func::FuncOp>(createLoopLocalityPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  addHostToLLVMStages(pm, /*genericAllocation=*/false);
+  // Allocations go to FTPipeCPUKernels' cache (HostAllocator.h).
+  addHostToLLVMStages(pm, /*genericAllocation=*/true, [](OpPassManager &pm) {
+    pm.addNestedPass<func::FuncOp>(createApproximateMathPass());
+  });
 }
 
 void mlir::ftpipe::registerCPULoweringDialects(DialectRegistry &registry) {
@@ -136,9 +140,7 @@ void mlir::ftpipe::registerCPULoweringDialects(DialectRegistry &registry) {
 mlir::ftpipe::CPULoweringOptions
 mlir::ftpipe::CPULoweringTextOptions::toOptions() const {
   CPULoweringOptions options;
-  options.blas = blas;
-  options.fuse = fuse;
-  options.cInterface = cInterface;
+  copyCommonTo(options);
   return options;
 }
 

@@ -87,9 +87,7 @@ mlir::ftpipe::CUDALoweringTextOptions::toOptions() const {
   options.toolkitPath = toolkitPath;
   options.optLevel = optLevel;
   options.blockSize = blockSize;
-  options.blas = blas;
-  options.fuse = fuse;
-  options.cInterface = cInterface;
+  copyCommonTo(options);
   return options;
 }
 

@@ -9,6 +9,7 @@
 #include "FTPipe/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -45,10 +46,76 @@ bool controlFusion(OpOperand *fusedOperand) {
   return producer->hasOneUse();
 }
 
+/// A named contraction one of whose inputs is a pure copy (a transpose, once
+/// unit dimensions are gone) becomes linalg.generic, so that the copy fuses
+/// into it as an operand layout that the BLAS call reads in place.
+struct GeneralizeContractionOfCopy
+    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    if (isa<linalg::GenericOp>(op) || !linalg::isaContractionOpInterface(op) ||
+        !op.hasPureTensorSemantics())
+      return failure();
+    bool copyInput = llvm::any_of(op.getDpsInputs(), [](Value input) {
+      auto producer = input.getDefiningOp<linalg::GenericOp>();
+      return producer && isPureCopy(producer);
+    });
+    if (!copyInput)
+      return failure();
+    return linalg::generalizeNamedOp(rewriter, op);
+  }
+};
+
+/// A transpose (a pure copy through a permutation) of the only result of a
+/// contraction that starts from a fill: the contraction writes the
+/// transposed layout itself (its output map composed with the inverse
+/// permutation), which BLAS does by swapping its operands, instead of a
+/// result that is then copied. Weight gradients come as such: the adjoint
+/// of `x @ transpose(W)` computes `dW^T` and transposes it.
+struct FoldTransposeIntoContraction : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp transpose,
+                                PatternRewriter &rewriter) const override {
+    if (!isPureCopy(transpose) || transpose.getNumDpsInputs() != 1 ||
+        transpose.getNumDpsInits() != 1 ||
+        transpose.getNumParallelLoops() != transpose.getNumLoops() ||
+        !transpose.hasPureTensorSemantics())
+      return failure();
+    AffineMap in = transpose.getIndexingMapsArray()[0];
+    AffineMap out = transpose.getIndexingMapsArray()[1];
+    if (!out.isIdentity() || !in.isPermutation() || in.isIdentity())
+      return failure();
+    auto contraction =
+        transpose.getDpsInputs()[0].getDefiningOp<linalg::GenericOp>();
+    if (!contraction || !contraction->hasOneUse() ||
+        contraction.getNumDpsInits() != 1 ||
+        !linalg::isaContractionOpInterface(contraction))
+      return failure();
+    auto fill = contraction.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+    if (!fill)
+      return failure();
+    Location loc = contraction.getLoc();
+    Value init = rewriter
+                     .create<linalg::FillOp>(loc, fill.getInputs(),
+                                             transpose.getDpsInits())
+                     .getResult(0);
+    SmallVector<AffineMap> maps = contraction.getIndexingMapsArray();
+    maps.back() = inversePermutation(in).compose(maps.back());
+    auto fused = rewriter.create<linalg::GenericOp>(
+        loc, transpose.getResultTypes(), contraction.getDpsInputs(), init, maps,
+        contraction.getIteratorTypesArray());
+    rewriter.inlineRegionBefore(contraction.getRegion(), fused.getRegion(),
+                                fused.getRegion().begin());
+    rewriter.replaceOp(transpose, fused.getResults());
+    rewriter.eraseOp(contraction);
+    return success();
+  }
+};
+
 /// Named ops other than contractions become linalg.generic, so that fusion
 /// sees them (transposes, broadcasts, element-wise named ops).
-struct GeneralizeNonContraction
-    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+struct GeneralizeNonContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
@@ -64,8 +131,8 @@ struct FuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     ftpipe::populateFuseElementwisePatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
@@ -74,6 +141,23 @@ struct FuseElementwisePass
 
 void mlir::ftpipe::populateFuseElementwisePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<GeneralizeNonContraction>(patterns.getContext());
+  MLIRContext *context = patterns.getContext();
+  patterns.add<GeneralizeNonContraction, GeneralizeContractionOfCopy,
+               FoldTransposeIntoContraction>(context);
   linalg::populateElementwiseOpsFusionPatterns(patterns, controlFusion);
+  // Unit dimensions go (a batch matmul of one batch becomes a matmul, a
+  // generic loses its unit loops), and the reshapes that this leaves
+  // between a transpose and its contraction cancel out, so that the
+  // transpose can fuse.
+  linalg::populateContractionOpRankReducingPatterns(patterns);
+  linalg::ControlDropUnitDims unitDims;
+  unitDims.controlFn = [](Operation *op) -> SmallVector<unsigned> {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (!generic || linalg::isaContractionOpInterface(generic))
+      return {};
+    return llvm::to_vector(llvm::seq<unsigned>(0, generic.getNumLoops()));
+  };
+  linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
+  tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, context);
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);
 }

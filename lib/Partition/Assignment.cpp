@@ -4,9 +4,11 @@
 // model, and a two-resource variant that balances compute and memory
 // together (vector packing: each block goes where the larger of the
 // device's compute share and memory share stays smallest); the better plan
-// by evaluatePlan wins. Then stage formation: blocks are visited in topological order and
-// each joins the most recent stage of its device that it can join without
-// closing a cycle in the stage graph, or opens a new one.
+// by evaluatePlan wins. Then stage formation: blocks are visited in topological
+// order and each joins the most recent stage of its device that it can join
+// without closing a cycle in the stage graph, or opens a new one. Paired
+// runs cut the block order instead (assignPairedRuns) and form stages the
+// same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <queue>
 
 using namespace ftpipe::partition;
@@ -229,8 +232,8 @@ placeBlocks(const PlacementInput &in, llvm::ArrayRef<BlockId> order,
       double share = finish;
       if (rule == PlacementRule::BalancedShares)
         share = std::max(finish / meanLoad,
-                         double(memory[d] + need) / double(std::max<uint64_t>(
-                                                        budget, 1)));
+                         double(memory[d] + need) /
+                             double(std::max<uint64_t>(budget, 1)));
       double tol = in.config.tieTolerance * std::max(share, bestShare);
       double ftol = in.config.tieTolerance * std::max(finish, bestFinish);
       bool take = best < 0 || share < bestShare - tol ||
@@ -293,7 +296,8 @@ static Expected<std::vector<DeviceId>> placeAll(const PlacementInput &in,
     memory = std::max(memory / double(P), 1.0);
     std::vector<double> size(L);
     for (BlockId b = 0; b < L; ++b)
-      size[b] = std::max(blockCompute(in, b) / compute, double(need[b]) / memory);
+      size[b] =
+          std::max(blockCompute(in, b) / compute, double(need[b]) / memory);
     llvm::stable_sort(order,
                       [&](BlockId a, BlockId b) { return size[a] > size[b]; });
     return placeBlocks(in, order, rule);
@@ -391,24 +395,161 @@ static Expected<Plan> formStages(const PlacementInput &in,
   return plan;
 }
 
-Expected<Plan> ftpipe::partition::assignDevices(
-    const Graph &graph, const Hardware &hw, const CoarseGraph &coarse,
-    const ObjectiveConfig &objective, const AssignmentConfig &config) {
+/// The checks both placements make on their inputs.
+static Error checkInputs(const Graph &graph, const CoarseGraph &coarse,
+                         const ObjectiveConfig &objective,
+                         const AssignmentConfig &config) {
   if (Error err = config.validate())
-    return std::move(err);
+    return err;
   if (Error err = objective.validate())
-    return std::move(err);
+    return err;
   if (coarse.nodeBlock.size() != graph.numNodes())
     return makeError(
         llvm::formatv("assignment: coarse graph maps {0} nodes, graph has {1}",
                       coarse.nodeBlock.size(), graph.numNodes()));
+  return Error::success();
+}
+
+/// Each device's speed relative to device 0 (all 1 unless the objective
+/// scales compute by device).
+static std::vector<double> relativeSpeeds(const Hardware &hw,
+                                          const ObjectiveConfig &objective) {
+  std::vector<double> speed(hw.numDevices(), 1.0);
+  if (objective.scaleComputeByDevice)
+    for (DeviceId d = 0; d < hw.numDevices(); ++d)
+      speed[d] = hw.device(d).tflops / hw.device(0).tflops;
+  return speed;
+}
+
+namespace {
+/// A device's load and memory as placement estimates them.
+struct RunEstimate {
+  double maxLoad = 0.0;
+  double maxMemoryShare = 0.0;
+  bool fits = true;
+};
+} // namespace
+
+/// Paired runs for split point k: blocks [0, k) and [k, L) are each cut into
+/// P contiguous runs at the quantiles of their compute (weighted by device
+/// speed); device d gets run d of the first part and run P - 1 - d of the
+/// second, so the devices that keep the most micro-batches in flight for the
+/// first part keep the fewest for the second.
+static std::vector<DeviceId> placePairedRuns(const PlacementInput &in,
+                                             size_t k) {
+  size_t L = in.coarse.numBlocks(), P = in.hw.numDevices();
+  double speedSum = 0.0;
+  for (double sp : in.speed)
+    speedSum += sp;
+  std::vector<DeviceId> blockDevice(L, 0);
+  auto cut = [&](size_t lo, size_t hi, bool reversed) {
+    double total = 0.0;
+    for (size_t b = lo; b < hi; ++b)
+      total += blockCompute(in, BlockId(b));
+    double before = 0.0;
+    size_t run = 0;
+    double runEnd = total * in.speed[reversed ? P - 1 : 0] / speedSum;
+    for (size_t b = lo; b < hi; ++b) {
+      double c = blockCompute(in, BlockId(b));
+      // A block goes to the run its compute's midpoint falls in.
+      while (run + 1 < P && before + 0.5 * c > runEnd) {
+        ++run;
+        runEnd += total * in.speed[reversed ? P - 1 - run : run] / speedSum;
+      }
+      blockDevice[b] = DeviceId(reversed ? P - 1 - run : run);
+      before += c;
+    }
+  };
+  cut(0, k, /*reversed=*/false);
+  cut(k, L, /*reversed=*/true);
+  return blockDevice;
+}
+
+/// Per-device load and memory of a placement, as placeBlocks counts them.
+static RunEstimate estimatePlacement(const PlacementInput &in,
+                                     llvm::ArrayRef<DeviceId> blockDevice) {
+  size_t L = in.coarse.numBlocks(), P = in.hw.numDevices();
+  std::vector<double> load(P, 0.0);
+  std::vector<uint64_t> memory(P, in.objective.reservedBytesPerDevice),
+      peak(P, 0);
+  std::vector<llvm::DenseSet<ParamId>> onDevice(P);
+  for (BlockId b = 0; b < L; ++b) {
+    DeviceId d = blockDevice[b];
+    BlockMemory terms = blockMemoryTerms(in, b);
+    load[d] += blockCompute(in, b) / in.speed[d];
+    memory[d] += terms.kept;
+    peak[d] = std::max(peak[d], terms.recomputePeak);
+    for (ParamId p : in.info.params[b])
+      if (onDevice[d].insert(p).second)
+        memory[d] += in.graph.paramBytes(p) * terms.perParam;
+  }
+  RunEstimate e;
+  for (DeviceId d = 0; d < P; ++d) {
+    uint64_t used = memory[d] + peak[d];
+    e.maxLoad = std::max(e.maxLoad, load[d]);
+    e.maxMemoryShare =
+        std::max(e.maxMemoryShare,
+                 double(used) / double(std::max<uint64_t>(in.budget[d], 1)));
+    e.fits &= used <= in.budget[d];
+  }
+  return e;
+}
+
+Expected<Plan> ftpipe::partition::assignPairedRuns(
+    const Graph &graph, const Hardware &hw, const CoarseGraph &coarse,
+    const ObjectiveConfig &objective, const AssignmentConfig &config) {
+  if (Error err = checkInputs(graph, coarse, objective, config))
+    return std::move(err);
+  size_t L = coarse.numBlocks(), P = hw.numDevices();
+  BlockInfo info = describeBlocks(graph, coarse);
+  PlacementInput in{graph, hw, coarse, objective, config, info, {}, {}};
+  in.speed = relativeSpeeds(hw, objective);
+  for (DeviceId d = 0; d < P; ++d)
+    in.budget.push_back(hw.device(d).memoryBytes);
+
+  // Every split point by the estimate: fitting first, then the smaller
+  // largest load, then the smaller largest memory share, then the smaller k.
+  std::vector<std::pair<RunEstimate, size_t>> splits;
+  for (size_t k = 0; k < L; ++k)
+    splits.push_back({estimatePlacement(in, placePairedRuns(in, k)), k});
+  llvm::stable_sort(splits, [](const auto &a, const auto &b) {
+    const RunEstimate &x = a.first, &y = b.first;
+    if (x.fits != y.fits)
+      return x.fits;
+    if (x.maxLoad != y.maxLoad)
+      return x.maxLoad < y.maxLoad;
+    return x.maxMemoryShare < y.maxMemoryShare;
+  });
+  // The best few exactly: the lowest objective among those that fit.
+  std::optional<Plan> best;
+  double bestMs = 0.0;
+  for (size_t i = 0; i < std::min<size_t>(splits.size(), 3); ++i) {
+    Expected<Plan> plan = formStages(in, placePairedRuns(in, splits[i].second));
+    if (!plan)
+      return plan.takeError();
+    Expected<PlanMetrics> metrics = evaluatePlan(graph, hw, *plan, objective);
+    if (!metrics)
+      return metrics.takeError();
+    if (!metrics->memoryFits ||
+        (best && metrics->asyncMsPerMicroBatch >= bestMs))
+      continue;
+    best = std::move(*plan);
+    bestMs = metrics->asyncMsPerMicroBatch;
+  }
+  if (!best)
+    return makeError("assignment: no split into paired runs fits in memory");
+  return std::move(*best);
+}
+
+Expected<Plan> ftpipe::partition::assignDevices(
+    const Graph &graph, const Hardware &hw, const CoarseGraph &coarse,
+    const ObjectiveConfig &objective, const AssignmentConfig &config) {
+  if (Error err = checkInputs(graph, coarse, objective, config))
+    return std::move(err);
   size_t P = hw.numDevices();
   BlockInfo info = describeBlocks(graph, coarse);
   PlacementInput in{graph, hw, coarse, objective, config, info, {}, {}};
-  in.speed.assign(P, 1.0);
-  if (objective.scaleComputeByDevice)
-    for (DeviceId d = 0; d < P; ++d)
-      in.speed[d] = hw.device(d).tflops / hw.device(0).tflops;
+  in.speed = relativeSpeeds(hw, objective);
   // Placement estimates in-flight copies from block heights; stages can be
   // deeper than blocks. Check the plan exactly and, where a device came out
   // over its memory, place again with that device's budget cut by the excess.

@@ -775,6 +775,7 @@ static void coarsenSmallestFirst(Contractor &c, uint32_t L,
                                  const CoarseningConfig &config) {
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<uint32_t> start = c.clustersInOrder();
+
   double totalCompute = 0.0, totalMem = 0.0;
   for (uint32_t r : start)
     totalCompute += c.compute[r];
@@ -789,8 +790,11 @@ static void coarsenSmallestFirst(Contractor &c, uint32_t L,
     double inFlight = 1.0 + (double(config.maxInFlight) - 1.0) * (1.0 - x);
     double copies = double(config.paramCopies) +
                     (config.stashPerInFlight ? inFlight - 1.0 : 0.0);
-    effMem[r] =
-        double(c.paramBytes[r]) * copies + double(c.actBytes[r]) * inFlight;
+    // Under recomputation a block rebuilds its activations for one
+    // micro-batch at a time and keeps only its (small) inputs per
+    // micro-batch in flight.
+    effMem[r] = double(c.paramBytes[r]) * copies +
+                double(c.actBytes[r]) * (config.recompute ? 1.0 : inFlight);
     totalMem += effMem[r];
   }
   auto share = [&](double compute, double mem) {

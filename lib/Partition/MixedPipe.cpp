@@ -36,8 +36,16 @@ Error MixedPipeConfig::validate() const {
   for (uint32_t m : stageMultipliers)
     if (m == 0)
       return makeError("mixed-pipe: stage multipliers must be positive");
+  for (uint32_t m : pairedRunMultipliers)
+    if (m == 0)
+      return makeError("mixed-pipe: paired-run multipliers must be positive");
   return Error::success();
 }
+
+/// How far below its simulated time a plan's objective may lie and still
+/// be trusted when a paired-runs candidate would raise it (the bar
+/// for the objective agreeing with the simulator).
+static constexpr double kCredibleObjectiveGap = 0.03;
 
 namespace {
 /// Seconds since construction.
@@ -57,11 +65,15 @@ private:
 static Expected<Plan> runForL(const Graph &graph, const Hardware &hw,
                               const MixedPipeConfig &config,
                               MixedPipeCandidate &cand) {
+  const ObjectiveConfig &obj = config.objective;
   // Phases 1 and 2. Activations in flight make early blocks need several
   // times the memory coarsening can see; when no placement fits, coarsen
   // again with a tighter memory cap per block (finer blocks pack better).
   CoarseningConfig coarsening = config.coarsening;
-  const ObjectiveConfig &obj = config.objective;
+  // Paired runs cut the order at compute quantiles: blocks sized by the
+  // memory they really need (under recomputation, one micro-batch of
+  // activations) leave a parameter-heavy part enough blocks to cut.
+  coarsening.recompute = cand.pairedRuns && obj.recompute;
   coarsening.paramCopies = 2 + optimizerStateFactor(obj.optimizer);
   coarsening.maxInFlight = microBatchesInFlight(cand.numBlocks - 1, obj);
   uint32_t extra = extraWeightVersions(coarsening.maxInFlight, obj);
@@ -85,8 +97,10 @@ static Expected<Plan> runForL(const Graph &graph, const Hardware &hw,
 
     // Phase 2 (Sec. 4.3): blocks onto devices, blocks into stages.
     Timer assignTimer;
-    plan = assignDevices(graph, hw, hierarchy->top, config.objective,
-                         config.assignment);
+    plan = cand.pairedRuns ? assignPairedRuns(graph, hw, hierarchy->top, obj,
+                                              config.assignment)
+                           : assignDevices(graph, hw, hierarchy->top, obj,
+                                           config.assignment);
     if (plan)
       if (Error err = verifyPlan(graph, hw, *plan, config.objective))
         plan = std::move(err);
@@ -105,8 +119,12 @@ static Expected<Plan> runForL(const Graph &graph, const Hardware &hw,
   // Phase 3 (Sec. 4.4): uncoarsening with refinement.
   Timer refineTimer;
   if (config.refine) {
-    Expected<RefinementStats> stats = refinePlan(
-        graph, hw, *hierarchy, *plan, config.objective, config.refinement);
+    // Paired runs, new here, also keep weights' reshapes with their readers;
+    // packing candidates refine as the paper does.
+    RefinementConfig refinement = config.refinement;
+    refinement.attachWeightOnlyOps |= cand.pairedRuns;
+    Expected<RefinementStats> stats =
+        refinePlan(graph, hw, *hierarchy, *plan, config.objective, refinement);
     if (!stats)
       return stats.takeError();
   }
@@ -133,32 +151,65 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
 
   MixedPipeResult result;
   bool found = false;
-  for (uint32_t m : config.stageMultipliers) {
-    MixedPipeCandidate cand;
-    cand.numBlocks = m * P;
-    Expected<Plan> plan = runForL(graph, hw, config, cand);
-    result.times.coarsenSec += cand.times.coarsenSec;
-    result.times.assignSec += cand.times.assignSec;
-    result.times.refineSec += cand.times.refineSec;
-    if (!plan) {
-      cand.failure = llvm::toString(plan.takeError());
-    } else {
+  // Candidates by placement: largest-first packing for every L, then paired
+  // runs. Packing candidates compete by the simulated time (ties: the
+  // objective), as before paired runs existed; a paired-runs candidate then
+  // replaces the choice when the slower of its two figures (objective,
+  // simulated time) is lower than the slower of the choice's, and its
+  // objective is no higher unless the choice's objective lies more than 3%
+  // below what it simulates at (a plan whose stages wait on one another).
+  for (bool paired : {false, true})
+    for (uint32_t m :
+         paired ? config.pairedRunMultipliers : config.stageMultipliers) {
+      MixedPipeCandidate cand;
+      cand.numBlocks = m * P;
+      cand.pairedRuns = paired;
+      Expected<Plan> plan = runForL(graph, hw, config, cand);
+      result.times.coarsenSec += cand.times.coarsenSec;
+      result.times.assignSec += cand.times.assignSec;
+      result.times.refineSec += cand.times.refineSec;
+      if (!plan) {
+        cand.failure = llvm::toString(plan.takeError());
+        result.candidates.push_back(std::move(cand));
+        continue;
+      }
       cand.feasible = true;
       if (config.selectBySimulation) {
-        Expected<SimResult> sim = simulatePlan(graph, hw, *plan,
-                                               config.objective,
-                                               /*recordEvents=*/false);
+        Expected<SimResult> sim =
+            simulatePlan(graph, hw, *plan, config.objective,
+                         /*recordEvents=*/false);
         if (!sim)
           return sim.takeError();
         cand.simulatedMs = sim->msPerMicroBatch;
       }
-      // The simulated time decides when there is one (equal to rounding:
-      // the objective decides), else the objective.
-      double eps = 1e-9 * std::max(cand.simulatedMs, result.simulatedMs);
-      bool better =
-          !found || cand.simulatedMs < result.simulatedMs - eps ||
-          (cand.simulatedMs <= result.simulatedMs + eps &&
-           cand.refinedMs < result.metrics.asyncMsPerMicroBatch);
+      double simEps = 1e-9 * std::max(cand.simulatedMs, result.simulatedMs);
+      double objEps =
+          1e-9 * std::max(cand.refinedMs, result.metrics.asyncMsPerMicroBatch);
+      bool simNoWorse = cand.simulatedMs <= result.simulatedMs + simEps;
+      bool better;
+      if (!found)
+        better = true;
+      else if (!paired)
+        // The simulated time decides when there is one (equal to rounding:
+        // the objective decides), else the objective.
+        better = cand.simulatedMs < result.simulatedMs - simEps ||
+                 (simNoWorse &&
+                  cand.refinedMs < result.metrics.asyncMsPerMicroBatch);
+      else {
+        // The slower of the two figures decides, then the objective; a
+        // higher objective only replaces one that lies more than
+        // kCredibleObjectiveGap below its own simulated time.
+        double objective = result.metrics.asyncMsPerMicroBatch;
+        double worst = std::max(cand.refinedMs, cand.simulatedMs);
+        double incumbent = std::max(objective, result.simulatedMs);
+        double eps = 1e-9 * std::max(worst, incumbent);
+        bool credible =
+            objective * (1 + kCredibleObjectiveGap) >= result.simulatedMs;
+        better = (worst < incumbent - eps ||
+                  (worst <= incumbent + eps &&
+                   cand.refinedMs < objective - objEps)) &&
+                 (cand.refinedMs <= objective + objEps || !credible);
+      }
       if (better) {
         Expected<PlanMetrics> metrics =
             evaluatePlan(graph, hw, *plan, config.objective);
@@ -168,15 +219,16 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
         result.metrics = std::move(*metrics);
         result.simulatedMs = cand.simulatedMs;
         result.numBlocks = cand.numBlocks;
+        result.pairedRuns = paired;
         found = true;
       }
+      result.candidates.push_back(std::move(cand));
     }
-    result.candidates.push_back(std::move(cand));
-  }
   if (!found) {
     std::string why;
     for (const MixedPipeCandidate &c : result.candidates)
-      why += llvm::formatv("; L = {0}: {1}", c.numBlocks, c.failure).str();
+      if (!c.pairedRuns)
+        why += llvm::formatv("; L = {0}: {1}", c.numBlocks, c.failure).str();
     uint64_t budget = 0;
     for (const Device &d : hw.devices())
       budget += d.memoryBytes;

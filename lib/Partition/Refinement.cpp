@@ -445,9 +445,9 @@ static std::vector<BlockId> unitOfNode(llvm::ArrayRef<BlockId> nodeBlock,
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::vector<BlockId> unit(nodeBlock.size());
   for (NodeId n = 0; n < nodeBlock.size(); ++n)
-    unit[n] = llvm::lower_bound(keys, std::make_pair(nodeBlock[n],
-                                                     nodeStage[n])) -
-              keys.begin();
+    unit[n] =
+        llvm::lower_bound(keys, std::make_pair(nodeBlock[n], nodeStage[n])) -
+        keys.begin();
   numUnits = keys.size();
   return unit;
 }
@@ -578,6 +578,58 @@ static void refineLevel(IncrementalObjective &obj, const Graph &g,
   }
 }
 
+/// Ops that compute only from parameters (a weight's transpose or reshape,
+/// directly or through other such ops; graph inputs, which every stage has,
+/// may be read too, as an embedding lookup does) and sit in another stage
+/// than all their readers send their result every micro-batch, while moving
+/// them costs nothing by the objective when that transfer is hidden. Each
+/// such op, last first so that chains follow their readers, joins the one
+/// stage all its readers are in when that keeps the stage graph acyclic, the
+/// objective from rising and every device that fitted its memory fitting.
+static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
+                                RefinementStats &stats) {
+  size_t N = g.numNodes(), P = obj.numDevices();
+  std::vector<char> weightOnly(N, 0);
+  for (NodeId n = 0; n < N; ++n) {
+    bool readsWeights = !g.params(n).empty();
+    bool only = !g.outputs(n).empty();
+    for (ValueId v : g.inputs(n)) {
+      NodeId p = g.producer(v);
+      if (p != kNoNode && !weightOnly[p])
+        only = false;
+      readsWeights |= p != kNoNode;
+    }
+    weightOnly[n] = only && readsWeights;
+  }
+  std::vector<char> fits(P);
+  for (DeviceId d = 0; d < P; ++d)
+    fits[d] = obj.deviceMemoryFits(d);
+  for (NodeId n = N; n-- > 0;) {
+    if (!weightOnly[n] || g.succs(n).empty())
+      continue;
+    StageId from = obj.plan().nodeStage[n];
+    StageId to = obj.plan().nodeStage[g.succs(n).front()];
+    if (to == from || obj.stageNodeCount(from) == 1 ||
+        llvm::any_of(g.succs(n),
+                     [&](NodeId c) { return obj.plan().nodeStage[c] != to; }))
+      continue;
+    NodeId unit[] = {n};
+    if (!obj.moveIsOrderSafe(unit, to))
+      continue;
+    double before = obj.objective();
+    ++stats.movesTried;
+    obj.moveNodes(unit, to);
+    bool keep = obj.objective() <= before;
+    for (DeviceId d = 0; d < P && keep; ++d)
+      keep = !fits[d] || obj.deviceMemoryFits(d);
+    if (!keep) {
+      obj.moveNodes(unit, from);
+      continue;
+    }
+    ++stats.movesAccepted;
+  }
+}
+
 Expected<RefinementStats>
 ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
                               const CoarseningHierarchy &hierarchy, Plan &plan,
@@ -614,6 +666,8 @@ ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
     identity[n] = n;
   refineLevel(obj, graph, identity, unitsOf(identity, graph.numNodes()), config,
               stats);
+  if (config.attachWeightOnlyOps)
+    attachWeightOnlyOps(obj, graph, stats);
   obj.rebuild();
   ++stats.levelsVisited;
   stats.finalObjectiveMs = obj.objective();

@@ -2,7 +2,7 @@
 //
 // ftpipe_blas_gemm_f32 / _f64 (BLASKernels.h) over OpenBLAS's cblas_?gemm:
 // the decoding, layout choice, packing and batch loop of GemmOperands.h with
-// a backend that calls cblas_?gemm on host memory and times it.
+// a backend that calls cblas_?gemm on host memory and counts its CPU time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,8 +11,8 @@
 #include <cblas.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <vector>
 
 namespace {
@@ -20,21 +20,26 @@ namespace {
 std::atomic<int64_t> gemmCalls{0};
 std::atomic<int64_t> gemmNanoseconds{0};
 
-/// Counts one BLAS call and the time it takes.
+/// The process's CPU time: unlike wall time, it does not count the time the
+/// process waits for a core on a loaded machine.
+int64_t cpuNanoseconds() {
+  timespec now;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+/// Counts one BLAS call and the CPU time it takes.
 class GemmTimer {
 public:
-  GemmTimer() : start(std::chrono::steady_clock::now()) {}
+  GemmTimer() : start(cpuNanoseconds()) {}
   ~GemmTimer() {
     gemmCalls.fetch_add(1, std::memory_order_relaxed);
-    gemmNanoseconds.fetch_add(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(
-            std::chrono::steady_clock::now() - start)
-            .count(),
-        std::memory_order_relaxed);
+    gemmNanoseconds.fetch_add(cpuNanoseconds() - start,
+                              std::memory_order_relaxed);
   }
 
 private:
-  std::chrono::steady_clock::time_point start;
+  int64_t start;
 };
 
 void cblasGemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
@@ -64,34 +69,10 @@ template <typename T> struct OpenBLASBackend {
   void hostAccess() {}
 };
 
-template <typename T>
-void gemmEntry(int64_t rankA, void *a, int64_t rankB, void *b, int64_t rankC,
-               void *c, int64_t codeA, int64_t codeB, int64_t codeC,
-               int64_t batches, int64_t accumulate) {
-  OpenBLASBackend<T> backend;
-  ftpipe::gemm::gemmBatched<T>(backend, rankA, a, rankB, b, rankC, c, codeA,
-                               codeB, codeC, batches, accumulate);
-}
-
 } // namespace
 
-extern "C" void ftpipe_blas_gemm_f32(int64_t rankA, void *a, int64_t rankB,
-                                     void *b, int64_t rankC, void *c,
-                                     int64_t codeA, int64_t codeB,
-                                     int64_t codeC, int64_t batches,
-                                     int64_t accumulate) {
-  gemmEntry<float>(rankA, a, rankB, b, rankC, c, codeA, codeB, codeC, batches,
-                   accumulate);
-}
-
-extern "C" void ftpipe_blas_gemm_f64(int64_t rankA, void *a, int64_t rankB,
-                                     void *b, int64_t rankC, void *c,
-                                     int64_t codeA, int64_t codeB,
-                                     int64_t codeC, int64_t batches,
-                                     int64_t accumulate) {
-  gemmEntry<double>(rankA, a, rankB, b, rankC, c, codeA, codeB, codeC, batches,
-                    accumulate);
-}
+FTPIPE_GEMM_C_ENTRY(ftpipe_blas_gemm_f32, OpenBLASBackend, float)
+FTPIPE_GEMM_C_ENTRY(ftpipe_blas_gemm_f64, OpenBLASBackend, double)
 
 extern "C" void ftpipe_blas_stats(int64_t *calls, double *seconds,
                                   int64_t reset) {

@@ -21,7 +21,6 @@
 #include <dlfcn.h>
 #include <ffi.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <set>
@@ -50,11 +49,16 @@ std::vector<int64_t> descriptorOf(const void *data,
   return words;
 }
 
+/// How an artifact frees the buffers its entry points return
+/// (`_mlir_memref_to_llvm_free`: HostAllocator.h on the CPU, managed memory
+/// on CUDA).
+using BufferFree = void (*)(void *);
+
 /// One entry point, prepared for libffi.
 class EntryCall {
 public:
-  EntryCall(const EntryPoint &entry, void *function)
-      : entry(entry), function(function) {
+  EntryCall(const EntryPoint &entry, void *function, BufferFree freeBuffer)
+      : entry(entry), function(function), freeBuffer(freeBuffer) {
     bool hasResults = !entry.results.empty();
     if (hasResults)
       types.push_back(&ffi_type_pointer);
@@ -76,7 +80,8 @@ public:
 
   /// Calls the entry point: `tensors[i]` is argument i's data (null for
   /// the micro-batch). Returns the results, copied out of the buffers the
-  /// generated code allocated (which are then freed).
+  /// generated code allocated (which are then freed with the artifact's own
+  /// function).
   llvm::Expected<std::vector<Tensor>>
   call(int64_t mb, llvm::ArrayRef<const Tensor *> tensors) const {
     std::vector<std::vector<int64_t>> descriptors;
@@ -155,7 +160,7 @@ public:
         return at >= range.first && at < range.second;
       });
       if (allocated && !global && !argument && freed.insert(allocated).second)
-        std::free(allocated);
+        freeBuffer(allocated);
     }
     return out;
   }
@@ -164,6 +169,7 @@ public:
 
 private:
   void *function;
+  BufferFree freeBuffer;
   std::vector<ffi_type *> types;
   size_t resultWords = 0;
   ffi_cif cif;
@@ -175,10 +181,10 @@ class CompiledStage : public StageProgram {
 public:
   CompiledStage(int64_t id, const EntryPoint &forward,
                 const EntryPoint *backward, void *forwardFunction,
-                void *backwardFunction)
-      : id(id), forwardCall(forward, forwardFunction) {
+                void *backwardFunction, BufferFree freeBuffer)
+      : id(id), forwardCall(forward, forwardFunction, freeBuffer) {
     if (backward)
-      backwardCall.emplace(*backward, backwardFunction);
+      backwardCall.emplace(*backward, backwardFunction, freeBuffer);
     for (const EntryPoint *entry : {&forward, backward}) {
       if (!entry)
         continue;
@@ -411,6 +417,11 @@ CompiledModel::loadStages(int64_t device) {
                   "the artifacts");
     return function;
   };
+  auto freeBuffer = reinterpret_cast<BufferFree>(
+      dlsym(libraries[device], "_mlir_memref_to_llvm_free"));
+  if (!freeBuffer)
+    return fail(path + " does not export _mlir_memref_to_llvm_free: it was "
+                       "not made by this version of ftpipe-compile");
   std::vector<std::unique_ptr<StageProgram>> stages;
   for (size_t s = 0; s < info.stages.size(); ++s) {
     const ManifestStage &stage = info.stages[s];
@@ -424,7 +435,7 @@ CompiledModel::loadStages(int64_t device) {
       return backward.takeError();
     auto program = std::make_unique<CompiledStage>(
         s, info.entryPoints.at(stage.forward),
-        &info.entryPoints.at(stage.backward), *forward, *backward);
+        &info.entryPoints.at(stage.backward), *forward, *backward, freeBuffer);
     if (llvm::Error error = program->ready())
       return std::move(error);
     stages.push_back(std::move(program));

@@ -101,33 +101,7 @@ template <typename T> struct CuBLASBackend {
   void hostAccess() { FTPIPE_CUDA_CHECK(cudaStreamSynchronize(nullptr)); }
 };
 
-template <typename T>
-void gemmEntry(int64_t rankA, void *a, int64_t rankB, void *b, int64_t rankC,
-               void *c, int64_t codeA, int64_t codeB, int64_t codeC,
-               int64_t batches, int64_t accumulate) {
-  CuBLASBackend<T> backend;
-  ftpipe::gemm::gemmBatched<T>(backend, rankA, a, rankB, b, rankC, c, codeA,
-                               codeB, codeC, batches, accumulate);
-  // Host code may read C right after the call.
-  backend.hostAccess();
-}
-
 } // namespace
 
-extern "C" void ftpipe_cublas_gemm_f32(int64_t rankA, void *a, int64_t rankB,
-                                       void *b, int64_t rankC, void *c,
-                                       int64_t codeA, int64_t codeB,
-                                       int64_t codeC, int64_t batches,
-                                       int64_t accumulate) {
-  gemmEntry<float>(rankA, a, rankB, b, rankC, c, codeA, codeB, codeC, batches,
-                   accumulate);
-}
-
-extern "C" void ftpipe_cublas_gemm_f64(int64_t rankA, void *a, int64_t rankB,
-                                       void *b, int64_t rankC, void *c,
-                                       int64_t codeA, int64_t codeB,
-                                       int64_t codeC, int64_t batches,
-                                       int64_t accumulate) {
-  gemmEntry<double>(rankA, a, rankB, b, rankC, c, codeA, codeB, codeC, batches,
-                    accumulate);
-}
+FTPIPE_GEMM_C_ENTRY(ftpipe_cublas_gemm_f32, CuBLASBackend, float)
+FTPIPE_GEMM_C_ENTRY(ftpipe_cublas_gemm_f64, CuBLASBackend, double)

@@ -188,7 +188,28 @@ void gemmBatched(Backend &backend, int64_t rankA, void *a, int64_t rankB,
       }
 }
 
+/// The body of a C entry: a fresh Backend<T> runs gemmBatched, then makes C
+/// readable on the host (a no-op for a host backend).
+template <template <typename> class Backend, typename T>
+void runEntry(int64_t rankA, void *a, int64_t rankB, void *b, int64_t rankC,
+              void *c, int64_t codeA, int64_t codeB, int64_t codeC,
+              int64_t batches, int64_t accumulate) {
+  Backend<T> backend;
+  gemmBatched<T>(backend, rankA, a, rankB, b, rankC, c, codeA, codeB, codeC,
+                 batches, accumulate);
+  backend.hostAccess();
+}
+
 } // namespace gemm
 } // namespace ftpipe
+
+/// Defines the C entry SYMBOL (BLASKernels.h's signature) on BACKEND<T>.
+#define FTPIPE_GEMM_C_ENTRY(SYMBOL, BACKEND, T)                                \
+  extern "C" void SYMBOL(int64_t rankA, void *a, int64_t rankB, void *b,       \
+                         int64_t rankC, void *c, int64_t codeA, int64_t codeB, \
+                         int64_t codeC, int64_t batches, int64_t accumulate) { \
+    ::ftpipe::gemm::runEntry<BACKEND, T>(rankA, a, rankB, b, rankC, c, codeA,  \
+                                         codeB, codeC, batches, accumulate);   \
+  }
 
 #endif // FTPIPE_LIB_RUNTIME_GEMMOPERANDS_H

@@ -81,6 +81,11 @@ static LogicalResult differentiate(func::FuncOp func,
   options.activeResults.assign(activeResults.begin(), activeResults.end());
   options.recompute = recompute;
   options.backwardName = (func.getSymName() + sa::kAdjointSuffix).str();
+  // Transposed and reshaped weights are rebuilt, not saved.
+  options.isRearrangement = [](Operation *op) {
+    return isa<tosa::TransposeOp, tosa::ReshapeOp, tensor::ExpandShapeOp,
+               tensor::CollapseShapeOp, linalg::TransposeOp>(op);
+  };
   unsigned numResults = func.getNumResults();
   FailureOr<autodiff::ReverseModeResult> result =
       autodiff::differentiateFunction(func, options);

@@ -49,6 +49,12 @@
 // UNDEF-DAG: U ftpipe_blas_gemm_f32
 // UNDEF-DAG: U ftpipe_rt_send_f32
 // UNDEF-DAG: U ftpipe_rt_recv_f32
+// Buffers come from FTPipeCPUKernels' cache (HostAllocator.h), not malloc.
+// UNDEF-DAG: U _mlir_memref_to_llvm_alloc
+// UNDEF-DAG: U _mlir_memref_to_llvm_free
+// RUN: nm -D --undefined-only %t.dir/device0.so | FileCheck %s --check-prefix=NOMALLOC
+// NOMALLOC-NOT: U malloc
+// NOMALLOC-NOT: U free
 // RUN: ldd %t.dir/device0.so | FileCheck %s --check-prefix=LDD
 // LDD-NOT: not found
 // LDD-DAG: libFTPipeStageABI.so =>

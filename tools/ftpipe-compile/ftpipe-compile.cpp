@@ -52,24 +52,29 @@ namespace ft = mlir::ftpipe;
 
 namespace {
 
-cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
-                               cl::Required);
-cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
+cl::OptionCategory category("ftpipe-compile options");
+cl::opt<std::string> inputFile(cl::cat(category), cl::Positional,
+                               cl::desc("<model.mlir>"), cl::Required);
+cl::opt<std::string> outputDir(cl::cat(category), "o",
+                               cl::desc("Output directory"),
                                cl::value_desc("dir"), cl::Required);
 enum class Target { CPU, CUDA };
 cl::opt<Target>
-    target("target", cl::desc("Code generation target"), cl::init(Target::CPU),
+    target(cl::cat(category), "target", cl::desc("Code generation target"),
+           cl::init(Target::CPU),
            cl::values(clEnumValN(Target::CPU, "cpu",
                                  "host CPU, contractions on OpenBLAS"),
                       clEnumValN(Target::CUDA, "cuda",
                                  "NVIDIA GPUs, contractions on cuBLAS")));
-cl::opt<unsigned> devices("devices", cl::desc("Number of devices"),
-                          cl::init(1));
+cl::opt<unsigned> devices(cl::cat(category), "devices",
+                          cl::desc("Number of devices"), cl::init(1));
 cl::opt<std::string>
-    hardware("hardware", cl::desc("Hardware preset name or cluster JSON file"),
+    hardware(cl::cat(category), "hardware",
+             cl::desc("Hardware preset name or cluster JSON file"),
              cl::init(ft::PartitionPipelineOptions().hardware));
 cl::opt<ft::PartitionMethod> method(
-    "method", cl::desc("Partitioner"), cl::init(ft::PartitionMethod::Auto),
+    cl::cat(category), "method", cl::desc("Partitioner"),
+    cl::init(ft::PartitionMethod::Auto),
     cl::values(clEnumValN(ft::PartitionMethod::Auto, "auto",
                           "every partitioner, the fastest feasible plan"),
                clEnumValN(ft::PartitionMethod::MixedPipe, "mixed-pipe",
@@ -77,36 +82,38 @@ cl::opt<ft::PartitionMethod> method(
                clEnumValN(ft::PartitionMethod::SeqDP, "seq-dp",
                           "contiguous stages, dynamic programming")));
 cl::opt<std::string>
-    recompute("recompute",
+    recompute(cl::cat(category), "recompute",
               cl::desc("ftpipe-differentiate's recompute: true, false or plan"),
               cl::init("true"));
-cl::opt<std::string> runtimeDir("runtime-dir",
+cl::opt<std::string> runtimeDir(cl::cat(category), "runtime-dir",
                                 cl::desc("Directory of FTPipe's runtime "
                                          "libraries"),
                                 cl::init(FTPIPE_RUNTIME_DIR));
-cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level (0-3)"),
+cl::opt<unsigned> optLevel(cl::cat(category), "O",
+                           cl::desc("LLVM optimisation level (0-3)"),
                            cl::Prefix, cl::init(2));
-cl::opt<bool> blas("blas", cl::desc("Contractions call BLAS (else loops)"),
+cl::opt<bool> blas(cl::cat(category), "blas",
+                   cl::desc("Contractions call BLAS (else loops)"),
                    cl::init(true));
-cl::opt<bool> fuse("fuse", cl::desc("Fuse element-wise producers"),
-                   cl::init(true));
+cl::opt<bool> fuse(cl::cat(category), "fuse",
+                   cl::desc("Fuse element-wise producers"), cl::init(true));
 cl::opt<bool> forwardOnly(
-    "forward-only",
+    cl::cat(category), "forward-only",
     cl::desc("Compile the model function itself for one device (inference), "
              "no partition and no backward"),
     cl::init(false));
-cl::opt<bool> keepIR("keep-ir",
+cl::opt<bool> keepIR(cl::cat(category), "keep-ir",
                      cl::desc("Also write each device's IR before lowering"),
                      cl::init(false));
-cl::opt<unsigned> jobs("jobs",
+cl::opt<unsigned> jobs(cl::cat(category), "jobs",
                        cl::desc("Devices compiled at once (0: one per "
                                 "hardware thread)"),
                        cl::init(0));
-cl::opt<std::string> cudaChip("cuda-chip",
+cl::opt<std::string> cudaChip(cl::cat(category), "cuda-chip",
                               cl::desc("CUDA target: GPU architecture "
                                        "(sm_75 to sm_90a)"),
                               cl::init("sm_90"));
-cl::opt<std::string> cudaToolkit("cuda-toolkit",
+cl::opt<std::string> cudaToolkit(cl::cat(category), "cuda-toolkit",
                                  cl::desc("CUDA target: the toolkit whose "
                                           "ptxas compiles the kernels"),
                                  cl::init(FTPIPE_CUDA_TOOLKIT_DIR));
@@ -338,6 +345,7 @@ int main(int argc, char **argv) {
   ft::registerCPULoweringDialects(registry);
   ft::registerCUDALoweringDialects(registry);
   ft::registerFTPipeConversions();
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "FTPipe compiler: model IR to one artifact per device and a manifest\n");

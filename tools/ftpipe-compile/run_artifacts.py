@@ -34,17 +34,46 @@ DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
           "i64": np.int64, "i1": np.bool_}
 
 
-def read(desc, result):
+# What the generated code returns for a constant (a global): not to be freed.
+GLOBAL_BUFFER = 0xdeadbeef
+
+
+def view(desc, result):
     shape = result["shape"]
     dtype = DTYPES[result["dtype"]]
     count = int(np.prod(shape)) if shape else 1
     buffer = (ctypes.c_char * (count * np.dtype(dtype).itemsize)).from_address(
         desc.aligned)
-    return np.frombuffer(buffer, dtype=dtype).copy().reshape(shape)
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape)
 
 
-def call(library, entry, values):
-    keep, args = [], []
+def owned_buffers(descs, arrays):
+    """The distinct buffers among the results' that the generated code
+    allocated: neither a global nor (part of) an argument."""
+    ranges = [(a.ctypes.data, a.ctypes.data + a.nbytes) for a in arrays]
+    owned = []
+    for desc in descs:
+        pointer = desc.allocated
+        if (pointer and pointer != GLOBAL_BUFFER and pointer not in owned
+                and not any(lo <= pointer < hi for lo, hi in ranges)):
+            owned.append(pointer)
+    return owned
+
+
+def release(library, buffers):
+    """Frees the buffers that call(library, ..., buffers=...) collected, with
+    the artifact's own function (docs/Compile.md)."""
+    for pointer in buffers:
+        library._mlir_memref_to_llvm_free(ctypes.c_void_p(pointer))
+    buffers.clear()
+
+
+def call(library, entry, values, buffers=None):
+    """Calls one entry point. Its results come back as copies and the buffers
+    the code allocated for them are freed; with a list `buffers`, they come
+    back as views of those buffers instead, which are added to the list for
+    release() once the results are no longer needed."""
+    keep, arrays, args = [], [], []
     for arg, value in zip(entry["arguments"], values):
         if arg["kind"] == "microbatch":
             args.append(ctypes.c_int64(value))
@@ -57,6 +86,7 @@ def call(library, entry, values):
                                                    arg["shape"]))
         desc, array = descriptor(array)
         keep += [array, desc]
+        arrays.append(array)
         args.append(ctypes.byref(desc))
     results = entry["results"]
     function = getattr(library, entry["symbol"])
@@ -72,8 +102,13 @@ def call(library, entry, values):
             for i, r in enumerate(results)]})()
         descs = [getattr(out, "r%d" % i) for i in range(len(results))]
     function(ctypes.byref(out), *args)
-    # The results' buffers stay with the process (it is short-lived).
-    return [read(d, r) for d, r in zip(descs, results)]
+    owned = owned_buffers(descs, arrays)
+    if buffers is not None:
+        buffers += owned
+        return [view(d, r) for d, r in zip(descs, results)]
+    values = [view(d, r).copy() for d, r in zip(descs, results)]
+    release(library, owned)
+    return values
 
 
 def main():

@@ -145,6 +145,7 @@ static const char *const kPipelines[] = {
     "func.func(ftpipe-copy-globals-to-heap,ftpipe-map-parallel-loops-to-gpu),"
     "ftpipe-merge-gpu-modules",
     "ftpipe-lower-cuda",
+    "func.func(ftpipe-loop-locality,ftpipe-approximate-math)",
 };
 
 /// The pipeline that exports the graph of an IR input to `path`.

@@ -223,8 +223,10 @@ def memref_struct(rank):
 
 
 def descriptor(array):
-    # np.array, not ascontiguousarray: that one makes scalars 1-d.
-    array = np.array(array, order="C")
+    # Not ascontiguousarray: that one makes scalars 1-d. No copy of an array
+    # that is C-contiguous already (the entry points do not write into their
+    # arguments).
+    array = np.asarray(array, order="C")
     desc = memref_struct(array.ndim)()
     desc.allocated = desc.aligned = array.ctypes.data
     desc.offset = 0

@@ -1,4 +1,5 @@
-//===- ReverseMode.h - Reverse-mode differentiation of a function -*- C++ -*-===//
+//===- ReverseMode.h - Reverse-mode differentiation of a function -*- C++
+//-*-===//
 //
 // Builds the backward of a function on tensors: which values carry a
 // gradient (activity), then one adjoint per active op in reverse order, each
@@ -49,6 +50,11 @@ struct ReverseModeOptions {
   bool recompute = true;
   /// Name of the backward function, inserted after the forward.
   std::string backwardName;
+  /// Without recomputation: ops that only rearrange their one non-constant
+  /// operand (transposes, reshapes). A value computed from the arguments by
+  /// a chain of them is rebuilt in the backward instead of saved. Unset:
+  /// none is.
+  std::function<bool(Operation *)> isRearrangement;
 };
 
 /// The backward built for a forward function `F(args) -> (results)`:

@@ -13,7 +13,7 @@
 #ifndef FTPIPE_CONVERSION_CPUPIPELINE_H
 #define FTPIPE_CONVERSION_CPUPIPELINE_H
 
-#include "mlir/Pass/PassOptions.h"
+#include "FTPipe/Conversion/LoweringOptions.h"
 
 namespace mlir {
 class DialectRegistry;
@@ -21,14 +21,7 @@ class OpPassManager;
 
 namespace ftpipe {
 
-struct CPULoweringOptions {
-  /// Contractions call BLAS (off: naive loops, as convert-linalg-to-loops).
-  bool blas = true;
-  /// Element-wise producers are fused into their consumers.
-  bool fuse = true;
-  /// Every public function gets a `_mlir_ciface_` entry (llvm.emit_c_interface).
-  bool cInterface = true;
-};
+struct CPULoweringOptions : CommonLoweringOptions {};
 
 /// Appends the CPU lowering to `pm` (nested on builtin.module).
 void buildCPULoweringPipeline(OpPassManager &pm,
@@ -36,17 +29,7 @@ void buildCPULoweringPipeline(OpPassManager &pm,
 
 /// Command-line form (`ftpipe-lower-cpu{blas=0}`).
 struct CPULoweringTextOptions
-    : public PassPipelineOptions<CPULoweringTextOptions> {
-  Option<bool> blas{*this, "blas",
-                    llvm::cl::desc("Contractions call BLAS (else loops)"),
-                    llvm::cl::init(true)};
-  Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Fuse element-wise producers"),
-                    llvm::cl::init(true)};
-  Option<bool> cInterface{
-      *this, "c-interface",
-      llvm::cl::desc("Give every public function a _mlir_ciface_ entry"),
-      llvm::cl::init(true)};
+    : public CommonLoweringTextOptions<CPULoweringTextOptions> {
   CPULoweringOptions toOptions() const;
 };
 

@@ -14,7 +14,7 @@
 #ifndef FTPIPE_CONVERSION_CUDAPIPELINE_H
 #define FTPIPE_CONVERSION_CUDAPIPELINE_H
 
-#include "mlir/Pass/PassOptions.h"
+#include "FTPipe/Conversion/LoweringOptions.h"
 
 #include <string>
 
@@ -24,7 +24,7 @@ class OpPassManager;
 
 namespace ftpipe {
 
-struct CUDALoweringOptions {
+struct CUDALoweringOptions : CommonLoweringOptions {
   /// The GPU architecture (nvvm-attach-target's chip): sm_75 to sm_90a with
   /// LLVM 19 and CUDA 13.
   std::string chip = "sm_90";
@@ -34,10 +34,6 @@ struct CUDALoweringOptions {
   unsigned optLevel = 3;
   /// Threads per block (ftpipe-map-parallel-loops-to-gpu).
   int64_t blockSize = 256;
-  /// Contractions call cuBLAS (off: they become kernels like the rest).
-  bool blas = true;
-  bool fuse = true;
-  bool cInterface = true;
 };
 
 /// Appends the CUDA lowering to `pm` (nested on builtin.module).
@@ -46,7 +42,7 @@ void buildCUDALoweringPipeline(OpPassManager &pm,
 
 /// Command-line form (`ftpipe-lower-cuda{chip=sm_80}`).
 struct CUDALoweringTextOptions
-    : public PassPipelineOptions<CUDALoweringTextOptions> {
+    : public CommonLoweringTextOptions<CUDALoweringTextOptions> {
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("GPU architecture (sm_75..sm_90a)"),
                            llvm::cl::init("sm_90")};
@@ -59,16 +55,6 @@ struct CUDALoweringTextOptions
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("Threads per block"),
                             llvm::cl::init(256)};
-  Option<bool> blas{*this, "blas",
-                    llvm::cl::desc("Contractions call cuBLAS (else kernels)"),
-                    llvm::cl::init(true)};
-  Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Fuse element-wise producers"),
-                    llvm::cl::init(true)};
-  Option<bool> cInterface{
-      *this, "c-interface",
-      llvm::cl::desc("Give every public function a _mlir_ciface_ entry"),
-      llvm::cl::init(true)};
   CUDALoweringOptions toOptions() const;
 };
 

@@ -72,9 +72,61 @@ def FuseElementwisePass : Pass<"ftpipe-fuse-elementwise", "func::FuncOp"> {
     few loop nests. A producer is fused into a contraction only when it is a
     pure copy (a transpose or a broadcast: its body yields an input), so that
     every contraction keeps the `out += a * b` body that
-    `ftpipe-linalg-to-blas` sends to BLAS.
+    `ftpipe-linalg-to-blas` sends to BLAS; a named contraction fed by such a
+    copy is generalised for that. Unit dimensions are dropped on the way
+    (upstream's rank-reducing patterns for contractions, a batch matmul of
+    one batch becoming a matmul, and unit-extent folding for the other
+    generics), so that the reshapes the TOSA front end puts between a
+    transpose and its matmul cancel out and the transpose becomes an operand
+    layout that BLAS reads in place instead of a copy.
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def LoopLocalityPass : Pass<"ftpipe-loop-locality", "func::FuncOp"> {
+  let summary = "Orders and blocks the loops of every linalg.generic for "
+                "contiguous inner accesses";
+  let description = [{
+    Loop nests from `linalg.generic` run their loops in the order of the
+    op's iteration dimensions, so a reduction over the rows of a row-major
+    buffer (a bias gradient: `db[j] = sum_i dy[i, j]`) reads with the stride
+    of a whole row in its innermost loop, which neither caches nor
+    vectorises. Two steps, for every generic with static strides:
+
+    - Order: a dimension's cost is the sum over the op's operands of its
+      element stride in that operand (capped at a cache line of f32; 0 where
+      the operand does not depend on it); loops are sorted by decreasing
+      cost, ties keeping their order (`linalg::interchangeGenericOp`).
+    - Block: when an operand of at least 4096 elements is still contiguous
+      along another dimension than the innermost loop (a transpose: its
+      input and output cannot both be), on buffers, that dimension and the
+      innermost one are tiled by 32, so that both operands' tiles stay in
+      the L1 cache.
+
+    Every output element still accumulates its reduction in the same order,
+    so the results are bit for bit the same.
+  }];
+  let dependentDialects = ["affine::AffineDialect", "linalg::LinalgDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect"];
+}
+
+def ApproximateMathPass : Pass<"ftpipe-approximate-math", "func::FuncOp"> {
+  let summary = "Replaces f32 exp, tanh and erf with arithmetic, so that their "
+                "loops vectorise";
+  let description = [{
+    Scalar calls of the C library's `expf`, `tanhf` and `erff` keep LLVM's
+    loop vectoriser out of every loop that makes them (softmax's exp, GELU's
+    erf or tanh). This pass rewrites the f32 `math.exp` and `math.tanh` into
+    upstream's polynomial approximations
+    (`populateMathPolynomialApproximationPatterns`) and `math.erf` into
+    FTPipe's own: `x * S(x^2)` below 1 and `1 - exp(-x^2) * P(|x|) / Q(|x|)`
+    above, with coefficients fitted to mpmath's erf, at most 2.3 ulp from
+    the exact value (upstream's erf approximation moved trained weights by
+    more than the checks against PyTorch allow). f64 ops and the other math
+    ops keep their library calls.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
+                           "vector::VectorDialect"];
 }
 
 def DropAnnotationsPass : Pass<"ftpipe-drop-annotations", "ModuleOp"> {

@@ -4,7 +4,9 @@
 // place the L coarse blocks on P devices, largest first, each on the least
 // loaded device with memory for it (ties broken by communication saved), so
 // that several non-adjacent blocks may share a device; then turn each
-// device's blocks into as few stages as keep the stage graph acyclic.
+// device's blocks into as few stages as keep the stage graph acyclic. Also
+// paired runs: one contiguous run of each of two parts of the block order
+// per device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +64,24 @@ llvm::Expected<Plan> assignDevices(const Graph &graph, const Hardware &hw,
                                    const CoarseGraph &coarse,
                                    const ObjectiveConfig &objective,
                                    const AssignmentConfig &config = {});
+
+/// Another placement, for models whose parts differ in what they weigh
+/// (an encoder heavy in compute, a decoder heavy in parameters): the
+/// blocks, in topological order, are split at some k into two parts, each
+/// cut into P contiguous runs of about equal compute (in proportion to the
+/// devices' speeds), and device d gets run d of the first part and run
+/// P - 1 - d of the second. So every device holds one chunk of each part
+/// and as few stages as that allows (two, or one where its runs meet).
+/// k = 0 gives contiguous runs over the whole order. Every k is estimated
+/// with placement's memory model; the best three by the estimate (fitting,
+/// then the smaller largest load) are checked exactly (evaluatePlan) and
+/// the one that fits with the lowest objective is returned. Same
+/// guarantees on the plan as assignDevices; fails when none of the three
+/// fits in memory.
+llvm::Expected<Plan> assignPairedRuns(const Graph &graph, const Hardware &hw,
+                                      const CoarseGraph &coarse,
+                                      const ObjectiveConfig &objective,
+                                      const AssignmentConfig &config = {});
 
 } // namespace partition
 } // namespace ftpipe

@@ -84,6 +84,9 @@ struct CoarseningConfig {
   /// micro-batch in flight beyond the first also keeps a weight copy.
   uint32_t maxInFlight = 1;
   bool stashPerInFlight = false;
+  /// Stages recompute their forward: a block's activations are counted once
+  /// (rebuilt for one micro-batch at a time), not per micro-batch in flight.
+  bool recompute = false;
   /// No merge builds a block whose parameters (times paramCopies) plus
   /// activations exceed this fraction of the smaller of the smallest
   /// device's memory and capFactor / L of the whole graph's (the memory

@@ -3,7 +3,9 @@
 // FTPipe's Mixed-Pipe (Eliad et al., ATC'21, Sec. 4): coarsen the op graph to
 // L blocks, place the blocks on P devices (several non-adjacent blocks may
 // share one), then uncoarsen while refining. Run for L in {P, 2P, 3P, 4P}
-// and keep the best plan that fits in memory.
+// and keep the best plan that fits in memory; also place the blocks of
+// L = 5P and 8P as paired runs (one chunk of each of two parts of the order
+// per device, Assignment.h) and keep such a plan when it is better.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +43,17 @@ struct MixedPipeConfig {
   /// device, misses the waits between stage chains that share devices)
   /// instead of by the objective; ties go to the lower objective.
   bool selectBySimulation = true;
+  /// Also coarsen to L = m * P blocks for each of these m (finer than the
+  /// packing candidates: contiguous runs cut better on small blocks), place
+  /// them as paired runs (assignPairedRuns, with blocks coarsened by the
+  /// memory they need under recomputation; refinement also keeps weights'
+  /// reshapes with their readers), refine, and take such a plan when the
+  /// larger of its objective and simulated time is lower than the larger of
+  /// the packing choice's and its objective is no higher, or the packing
+  /// choice's objective lies more than 3% below its simulated time (without
+  /// selectBySimulation: when its objective is lower). Empty: packing only
+  /// (ablation).
+  std::vector<uint32_t> pairedRunMultipliers = {5, 8};
 
   /// Validates every part; names the offending field.
   llvm::Error validate() const;
@@ -57,6 +70,8 @@ struct PhaseTimes {
 /// One value of L tried.
 struct MixedPipeCandidate {
   uint32_t numBlocks = 0;
+  /// Placed as paired runs (assignPairedRuns) rather than by packing.
+  bool pairedRuns = false;
   /// Fits in memory and passed verifyPlan.
   bool feasible = false;
   /// Why not, when infeasible.
@@ -78,8 +93,9 @@ struct MixedPipeResult {
   PlanMetrics metrics;
   /// Simulated time per micro-batch of `plan` (0 when not simulated).
   double simulatedMs = 0.0;
-  /// L of the chosen candidate.
+  /// L of the chosen candidate, and whether it was placed as paired runs.
   uint32_t numBlocks = 0;
+  bool pairedRuns = false;
   std::vector<MixedPipeCandidate> candidates;
   /// Sums over all candidates.
   PhaseTimes times;
@@ -90,9 +106,9 @@ struct MixedPipeResult {
 /// assignment (assignDevices), refinement (refinePlan), then verifyPlan;
 /// returns the feasible candidate with the smallest simulated time per
 /// micro-batch (with selectBySimulation; else the smallest objective),
-/// ties: the smaller objective, then the smaller L. Deterministic. Fails when the config
-/// is invalid or the graph is empty, and, when no candidate fits, with an
-/// error naming the memory needed and available.
+/// ties: the smaller objective, then the smaller L. Deterministic. Fails when
+/// the config is invalid or the graph is empty, and, when no candidate fits,
+/// with an error naming the memory needed and available.
 llvm::Expected<MixedPipeResult>
 runMixedPipe(const Graph &graph, const Hardware &hw,
              const MixedPipeConfig &config = {});

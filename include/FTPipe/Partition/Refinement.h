@@ -138,6 +138,9 @@ struct RefinementConfig {
   bool allLevels = true;
   /// Relative improvement a move must bring to count as one.
   double minRelativeGain = 1e-12;
+  /// After the last level, move ops that compute only from parameters into
+  /// the one stage that reads them (off: the paper's moves only).
+  bool attachWeightOnlyOps = false;
 
   /// Checks ranges; names the offending field.
   llvm::Error validate() const;
@@ -160,6 +163,10 @@ struct RefinementStats {
 /// devices involved; or changes neither and goes from the busier device to
 /// the less busy one (so that ops without compute, e.g. reshapes, do not pin
 /// a boundary). A unit that moves puts its neighbours back on the work list.
+/// Last, with `attachWeightOnlyOps`, ops computing only from parameters
+/// (weight transposes, reshapes) join the stage of their readers when all
+/// readers share one and the move keeps the objective and memory, so that
+/// no weight is sent every micro-batch.
 /// Guarantees: the objective of
 /// evaluatePlan never increases (up to rounding); no device that fitted its
 /// memory stops fitting; no stage becomes empty; the stage graph stays

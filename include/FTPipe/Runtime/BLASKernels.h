@@ -42,9 +42,11 @@ ftpipe_blas_gemm_f64(int64_t rankA, void *a, int64_t rankB, void *b,
                      int64_t codeC, int64_t batches, int64_t accumulate);
 
 /// Counters of the gemm calls made through the entries since the last reset:
-/// BLAS calls, and seconds spent inside them (the BLAS routine alone, not the
-/// decoding or packing around it). For benchmarks that compare generated code
-/// with its contractions on BLAS; `reset` non-zero clears them after reading.
+/// BLAS calls, and the process's CPU seconds while inside them (the BLAS
+/// routine alone, not the decoding or packing around it; all of OpenBLAS's
+/// threads, and any other thread of the process running meanwhile). For
+/// benchmarks that compare generated code with its contractions on BLAS, one
+/// thread; `reset` non-zero clears them after reading.
 __attribute__((visibility("default"))) void
 ftpipe_blas_stats(int64_t *calls, double *seconds, int64_t reset);
 

@@ -1,0 +1,46 @@
+/*===- HostAllocator.h - Buffers of generated CPU code ------------*- C -*-===*
+ *
+ * The CPU target lowers memref allocations to
+ * finalize-memref-to-llvm{use-generic-functions}'s calls, implemented here in
+ * FTPipeCPUKernels. Large freed blocks are kept and handed out again for a
+ * request of the same rounded size: a training step asks for the same
+ * buffers every micro-batch, and without the cache glibc returns every block
+ * above its mmap threshold (at most 32 MiB) to the kernel, which then zeroes
+ * fresh pages on the next step. The cache never holds more bytes than the
+ * largest total of large blocks that were live at once.
+ *
+ * Drivers free the buffers that entry points return (their `allocated`
+ * pointer) with _mlir_memref_to_llvm_free, never with free().
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef FTPIPE_RUNTIME_HOSTALLOCATOR_H
+#define FTPIPE_RUNTIME_HOSTALLOCATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FTPIPE_HOST_EXPORT __attribute__((visibility("default")))
+
+FTPIPE_HOST_EXPORT void *_mlir_memref_to_llvm_alloc(size_t size);
+FTPIPE_HOST_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
+                                                            size_t size);
+FTPIPE_HOST_EXPORT void _mlir_memref_to_llvm_free(void *ptr);
+
+/* Counters for tests and benchmarks: allocations served from the cache and
+ * from the system, and the bytes cached now. */
+FTPIPE_HOST_EXPORT void ftpipe_host_alloc_stats(int64_t *reused, int64_t *fresh,
+                                                int64_t *cachedBytes);
+/* Gives every cached block back to the system; the bound on the cache
+ * starts again from the bytes live now. */
+FTPIPE_HOST_EXPORT void ftpipe_host_cache_release(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FTPIPE_RUNTIME_HOSTALLOCATOR_H */

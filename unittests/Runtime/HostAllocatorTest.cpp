@@ -1,0 +1,109 @@
+//===- HostAllocatorTest.cpp - The buffer cache of CPU artifacts ----------===//
+//
+// Blocks come back for the same size, are aligned, small ones bypass the
+// cache, and the cache never holds more than the largest live total.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/HostAllocator.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+struct Stats {
+  int64_t reused, fresh, cached;
+};
+
+Stats stats() {
+  Stats s;
+  ftpipe_host_alloc_stats(&s.reused, &s.fresh, &s.cached);
+  return s;
+}
+
+constexpr size_t kMiB = size_t(1) << 20;
+
+class HostAllocatorTest : public ::testing::Test {
+protected:
+  void SetUp() override { ftpipe_host_cache_release(); }
+  void TearDown() override { ftpipe_host_cache_release(); }
+};
+
+TEST_F(HostAllocatorTest, SameSizeIsReused) {
+  Stats before = stats();
+  void *first = _mlir_memref_to_llvm_alloc(3 * kMiB + 5);
+  ASSERT_NE(first, nullptr);
+  std::memset(first, 1, 3 * kMiB + 5);
+  _mlir_memref_to_llvm_free(first);
+  EXPECT_EQ(stats().cached, int64_t(3 * kMiB + 4096));
+  // A size that rounds to the same pages gets the same block back.
+  void *second = _mlir_memref_to_llvm_alloc(3 * kMiB + 100);
+  EXPECT_EQ(second, first);
+  Stats after = stats();
+  EXPECT_EQ(after.fresh - before.fresh, 1);
+  EXPECT_EQ(after.reused - before.reused, 1);
+  EXPECT_EQ(after.cached, 0);
+  _mlir_memref_to_llvm_free(second);
+}
+
+TEST_F(HostAllocatorTest, OtherSizesGetOtherBlocks) {
+  void *a = _mlir_memref_to_llvm_alloc(2 * kMiB);
+  _mlir_memref_to_llvm_free(a);
+  Stats before = stats();
+  void *b = _mlir_memref_to_llvm_alloc(4 * kMiB);
+  EXPECT_EQ(stats().fresh - before.fresh, 1);
+  _mlir_memref_to_llvm_free(b);
+}
+
+TEST_F(HostAllocatorTest, Alignment) {
+  for (size_t size : {size_t(1), size_t(100), 2 * kMiB + 3}) {
+    void *p = _mlir_memref_to_llvm_alloc(size);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << size;
+    _mlir_memref_to_llvm_free(p);
+    void *q = _mlir_memref_to_llvm_aligned_alloc(128, size);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 128, 0u) << size;
+    _mlir_memref_to_llvm_free(q);
+  }
+  void *zero = _mlir_memref_to_llvm_alloc(0);
+  EXPECT_NE(zero, nullptr);
+  _mlir_memref_to_llvm_free(zero);
+  _mlir_memref_to_llvm_free(nullptr);
+}
+
+TEST_F(HostAllocatorTest, SmallBlocksBypassTheCache) {
+  Stats before = stats();
+  void *p = _mlir_memref_to_llvm_alloc(64 * 1024);
+  _mlir_memref_to_llvm_free(p);
+  Stats after = stats();
+  EXPECT_EQ(after.fresh, before.fresh);
+  EXPECT_EQ(after.cached, 0);
+}
+
+TEST_F(HostAllocatorTest, CacheNeverExceedsThePeakLiveTotal) {
+  // Every size distinct, one live at a time: peak live is the largest block,
+  // so the cache keeps at most that many bytes whatever the sizes freed.
+  size_t largest = 0;
+  for (size_t i = 1; i <= 8; ++i) {
+    size_t size = i * kMiB + 7;
+    largest = std::max(largest, (size + 4095) / 4096 * 4096);
+    void *p = _mlir_memref_to_llvm_alloc(size);
+    _mlir_memref_to_llvm_free(p);
+    EXPECT_LE(stats().cached, int64_t(largest)) << i;
+  }
+  // Blocks live together raise the bound; all of them then fit.
+  std::vector<void *> blocks;
+  for (int i = 0; i < 4; ++i)
+    blocks.push_back(_mlir_memref_to_llvm_alloc(16 * kMiB));
+  ftpipe_host_cache_release();
+  for (void *p : blocks)
+    _mlir_memref_to_llvm_free(p);
+  EXPECT_EQ(stats().cached, int64_t(64 * kMiB));
+  ftpipe_host_cache_release();
+  EXPECT_EQ(stats().cached, 0);
+}
+
+} // namespace
