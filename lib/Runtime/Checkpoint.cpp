@@ -294,9 +294,11 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
         {name, self, static_cast<int64_t>(bytes.size()), checksum(bytes)});
   }
   if (updates == setup.pauseAtUpdates) {
-    llvm::errs() << "device " << self << ": writing checkpoint "
-                 << checkpointName(updates) << ", paused\n";
-    llvm::errs().flush();
+    // One write, so that the lines of several processes do not interleave.
+    llvm::errs() << llvm::formatv(
+                        "device {0}: writing checkpoint {1}, paused\n", self,
+                        checkpointName(updates))
+                        .str();
     std::this_thread::sleep_for(
         std::chrono::duration<double>(setup.pauseSeconds));
   }

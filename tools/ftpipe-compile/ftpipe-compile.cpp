@@ -21,11 +21,13 @@
 #include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/Conversion/CUDAPipeline.h"
 #include "FTPipe/InitAllFTPipe.h"
+#include "FTPipe/ParseGuard.h"
 #include "FTPipe/Target/HostObject.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -265,9 +267,14 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   progress.start("parse " + inputFile);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
-  if (!module)
+  OwningOpRef<ModuleOp> module;
+  {
+    ft::ParseGuard guard(sourceMgr, &context);
+    module = parseSourceFile<ModuleOp>(
+        inputFile, sourceMgr,
+        ParserConfig(&context, /*verifyAfterParse=*/false));
+  }
+  if (!module || failed(verify(*module)))
     return progress.fail();
   progress.done();
 

@@ -22,6 +22,7 @@
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ModelGen/ModelConfig.h"
 #include "FTPipe/ModelGen/ModelGen.h"
+#include "FTPipe/ParseGuard.h"
 #include "FTPipe/Partition/GraphIO.h"
 #include "FTPipe/Partition/Hardware.h"
 #include "FTPipe/Partition/InputFile.h"
@@ -36,6 +37,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -153,8 +155,32 @@ static std::string exportPipeline(llvm::StringRef path) {
       .str();
 }
 
+/// Parses an IR input as the tools do (FTPipe/ParseGuard.h): the first
+/// parse error ends the process, with status 0 (the input is refused, as an
+/// input that fails to parse is), since MLIR 19's parser would go on to
+/// crash after some errors. So each input runs in a process of its own.
+static OwningOpRef<ModuleOp> parseInput(MLIRContext &context,
+                                        llvm::StringRef text) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(text, "fuzz-input",
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
+  OwningOpRef<ModuleOp> module;
+  {
+    mlir::ftpipe::ParseGuard guard(sourceMgr, &context, /*exitCode=*/0,
+                                   ftpipeFuzzShowDiagnostics ? llvm::errs()
+                                                             : llvm::nulls());
+    module = parseSourceFile<ModuleOp>(
+        sourceMgr, ParserConfig(&context, /*verifyAfterParse=*/false));
+  }
+  if (!module || failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
 static void fuzzIR(MLIRContext &context, llvm::StringRef text) {
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  OwningOpRef<ModuleOp> module = parseInput(context, text);
   if (!module)
     return;
   for (const char *pipeline : kPipelines)

@@ -5,12 +5,13 @@
 // (byte flips, insertions, deletions, repeated chunks, splices of two seeds,
 // numbers swapped for boundary values), each under a limit on CPU time (so
 // that a loaded, shared machine does not turn slow inputs into findings) and
-// a ten times longer one on wall time (an input that blocks). On a crash,
-// an abort or a timeout it writes the input to --crash-dir and dies with the
-// signal, so a test run fails and the input can be replayed:
+// a ten times longer one on wall time (an input that blocks). Each input
+// runs in a child process (the first parse error of an IR input ends that
+// process: FuzzTarget.cpp). On a crash, an abort or a timeout the input is
+// written to --crash-dir and the driver dies with the same signal, so a
+// test run fails and the input can be replayed:
 //   ftpipe-fuzz --replay FILE
-// With --keep-going each input runs in a child process, and the run goes on
-// past findings, saving each.
+// With --keep-going the run goes on past findings, saving each.
 // Seeds are files or directories: .mlir files become IR inputs; .json files
 // become cluster, profile, graph or model-config inputs by their keys.
 //
@@ -59,10 +60,10 @@ static cl::opt<std::string>
              cl::init("."));
 static cl::opt<std::string> replay("replay",
                                    cl::desc("Run one saved input and exit"));
-static cl::opt<bool> keepGoing(
-    "keep-going",
-    cl::desc("Run each input in a child process and go on after a finding, "
-             "saving each failing input as ftpipe-fuzz-finding-N.bin"));
+static cl::opt<bool>
+    keepGoing("keep-going",
+              cl::desc("Go on after a finding, saving each failing input as "
+                       "ftpipe-fuzz-finding-N.bin"));
 static cl::opt<bool> printPipelines(
     "print-pipelines",
     cl::desc("Print the pass pipelines that IR inputs go through, and exit"));
@@ -222,10 +223,9 @@ static void runInProcess(const std::string &input) {
 
 static unsigned numFindings = 0;
 
-/// Runs `input` in a child (with --keep-going) or in this process.
+/// Runs `input` in a child process. Without --keep-going, a finding ends
+/// this process as it ended the child (which saved the input).
 static void runOne(const std::string &input) {
-  if (!keepGoing)
-    return runInProcess(input);
   llvm::outs().flush();
   llvm::errs().flush();
   pid_t child = fork();
@@ -240,6 +240,13 @@ static void runOne(const std::string &input) {
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return;
+  if (!keepGoing) {
+    if (WIFSIGNALED(status)) {
+      std::signal(WTERMSIG(status), SIG_DFL); // not LLVM's handlers
+      std::raise(WTERMSIG(status));
+    }
+    std::exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+  }
   // The first 100 are saved: a common bug would fill the disk.
   if (numFindings++ >= 100)
     return;

@@ -3,6 +3,9 @@
 // mlir-opt for FTPipe: the upstream dialects that model IR uses, the ftpipe
 // dialect, every FTPipe pass and the generic upstream transforms (canonicalize,
 // cse, ...). Registers only what it uses, to keep the build lean.
+// The input is parsed once under a ParseGuard before MlirOptMain parses it
+// again, so that an input on which MLIR 19's parser would crash ends at its
+// first error instead (FTPipe/ParseGuard.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +13,7 @@
 #include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/Conversion/CUDAPipeline.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
+#include "FTPipe/ParseGuard.h"
 #include "FTPipe/Transforms/Passes.h"
 #include "FTPipe/Transforms/Pipelines.h"
 
@@ -25,11 +29,51 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/ToolUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+/// Parses each chunk of `input` (as MlirOptMain splits it), unverified and
+/// under a ParseGuard: the first parse error ends the process with status 1,
+/// printed as MlirOptMain would print it. Only errors are printed (warnings
+/// come from MlirOptMain's parse), and ops and types of dialects that are not
+/// registered are accepted (MlirOptMain's parse refuses them where it should;
+/// --irdl-file dialects are known only to it).
+static void exitOnParseError(const llvm::MemoryBuffer &input,
+                             mlir::DialectRegistry &registry,
+                             const mlir::MlirOptMainConfig &config) {
+  auto parseChunk = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
+                        llvm::raw_ostream &) {
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(std::move(chunk), llvm::SMLoc());
+    mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+    context.allowUnregisteredDialects();
+    mlir::ftpipe::ParseGuard guard(sourceMgr, &context);
+    mlir::ScopedDiagnosticHandler onlyErrors(&context, [](mlir::Diagnostic &d) {
+      return mlir::success(d.getSeverity() != mlir::DiagnosticSeverity::Error);
+    });
+    mlir::FallbackAsmResourceMap resources;
+    mlir::Block block;
+    (void)mlir::parseSourceFile(
+        sourceMgr, &block,
+        mlir::ParserConfig(&context, /*verifyAfterParse=*/false, &resources));
+    return mlir::success();
+  };
+  (void)mlir::splitAndProcessBuffer(
+      llvm::MemoryBuffer::getMemBuffer(input.getMemBufferRef(),
+                                       /*RequiresNullTerminator=*/false),
+      parseChunk, llvm::nulls(), config.inputSplitMarker(),
+      config.outputSplitMarker());
+}
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
   registry.insert<mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
@@ -48,7 +92,36 @@ int main(int argc, char **argv) {
   mlir::ftpipe::registerFTPipePipelines();
   mlir::ftpipe::registerFTPipeConversions();
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "FTPipe optimizer driver: pipeline partitioning passes\n",
-      registry));
+      registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+
+  // The rest of MlirOptMain(argc, argv, ...), with the guarded parse first
+  // (here, since stdin can be read only once).
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFilename, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  // --verify-diagnostics checks every expected diagnostic itself.
+  if (!config.shouldVerifyDiagnostics())
+    exitOnParseError(*input, registry, config);
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }

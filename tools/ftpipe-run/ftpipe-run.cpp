@@ -127,7 +127,9 @@ static cl::opt<bool>
                   cl::desc("print the devices' action lists and exit"));
 
 [[noreturn]] static void die(const llvm::Twine &message) {
-  llvm::errs() << "ftpipe-run: " << message << "\n";
+  // In one write: every process of an MPI run may refuse the same input at
+  // once, and mpirun interleaves their output at the writes' granularity.
+  llvm::errs() << ("ftpipe-run: " + message + "\n").str();
   std::exit(1);
 }
 
