@@ -38,22 +38,13 @@ import run_artifacts  # noqa: E402
 
 def compiled_step(opts, weights, inputs):
     """Returns a function running forward + backward once, and the loss."""
-    manifest = json.load(open(os.path.join(opts.dir, "manifest.json")))
-    device = manifest["devices"][0]
-    library = ctypes.CDLL(os.path.join(opts.dir, device["artifact"]))
-    entries = {e["name"]: e for e in manifest["entry_points"]}
-    (stage,) = manifest["stages"]
+    _, libraries, entries, stages = run_artifacts.load(opts.dir)
+    (library,) = libraries.values()
+    (stage,) = stages.values()
     forward, backward = entries[stage["forward"]], entries[stage["backward"]]
 
     def values(entry, saved):
-        out = []
-        for arg in entry["arguments"]:
-            kind = arg["kind"]
-            out.append(0 if kind == "microbatch" else
-                       weights[arg["name"]] if kind == "param" else
-                       inputs[arg["name"]] if kind == "input" else
-                       saved[arg["saved"]])
-        return out
+        return run_artifacts.arguments(entry, weights, inputs, saved)
 
     library.ftpipe_rt_local_begin(ctypes.c_int64(1))
     library.ftpipe_rt_local_select(ctypes.c_int64(0))

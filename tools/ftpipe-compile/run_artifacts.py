@@ -111,6 +111,31 @@ def call(library, entry, values, buffers=None):
     return values
 
 
+def load(directory):
+    """The manifest of `directory`, its device libraries by device id, its
+    entry points by name and its stages by id."""
+    manifest = json.load(open(os.path.join(directory, "manifest.json")))
+    libraries = {d["id"]: ctypes.CDLL(os.path.join(directory, d["artifact"]))
+                 for d in manifest["devices"]}
+    entries = {e["name"]: e for e in manifest["entry_points"]}
+    stages = {s["id"]: s for s in manifest["stages"]}
+    return manifest, libraries, entries, stages
+
+
+def arguments(entry, weights, inputs, saved, microbatch=0):
+    """The values of `entry`'s arguments in the manifest's order: parameters
+    from `weights` by name, data inputs from `inputs` by name, the saved
+    values of the stage's forward from `saved`."""
+    values = []
+    for arg in entry["arguments"]:
+        kind = arg["kind"]
+        values.append(microbatch if kind == "microbatch" else
+                      weights[arg["name"]] if kind == "param" else
+                      inputs[arg["name"]] if kind == "input" else
+                      saved[arg["saved"]])
+    return values
+
+
 def main():
     parser = argparse.ArgumentParser(
         description="runs the artifacts of ftpipe-compile --target=cpu")
@@ -120,34 +145,17 @@ def main():
     parser.add_argument("-o", dest="output", required=True)
     opts = parser.parse_args()
 
-    manifest = json.load(open(os.path.join(opts.dir, "manifest.json")))
-    libraries = {d["id"]: ctypes.CDLL(os.path.join(opts.dir, d["artifact"]))
-                 for d in manifest["devices"]}
-    entries = {e["name"]: e for e in manifest["entry_points"]}
-    stages = {s["id"]: s for s in manifest["stages"]}
+    manifest, libraries, entries, stages = load(opts.dir)
     weights, inputs = load_file(opts.weights), load_file(opts.inputs)
     abi = libraries[0]  # the stage ABI comes with every artifact
-
-    def arguments(entry, saved):
-        values = []
-        for arg in entry["arguments"]:
-            kind = arg["kind"]
-            if kind == "microbatch":
-                values.append(0)
-            elif kind == "param":
-                values.append(weights[arg["name"]])
-            elif kind == "input":
-                values.append(inputs[arg["name"]])
-            else:
-                values.append(saved[arg["saved"]])
-        return values
 
     abi.ftpipe_rt_local_begin(ctypes.c_int64(len(libraries)))
     out, saved = {}, {}
     for stage in manifest["stage_order"]:
         entry = entries[stages[stage]["forward"]]
         abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
-        results = call(libraries[entry["device"]], entry, arguments(entry, []))
+        results = call(libraries[entry["device"]], entry,
+                       arguments(entry, weights, inputs, []))
         saved[stage] = [v for r, v in zip(entry["results"], results)
                         if r["kind"] == "saved"]
         for i, (r, v) in enumerate(zip(entry["results"], results)):
@@ -161,7 +169,7 @@ def main():
         entry = entries[stages[stage]["backward"]]
         abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
         results = call(libraries[entry["device"]], entry,
-                       arguments(entry, saved[stage]))
+                       arguments(entry, weights, inputs, saved[stage]))
         for r, v in zip(entry["results"], results):
             key = "grad." + r["name"]
             out[key] = out[key] + v if key in out else v

@@ -21,7 +21,6 @@
 
 import argparse
 import ctypes
-import json
 import os
 import re
 import sys
@@ -36,7 +35,7 @@ from safetensors.numpy import load_file, save_file  # noqa: E402
 # Calls of the artifacts' entry points: the in-process driver's.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "tools", "ftpipe-compile"))
-from run_artifacts import call  # noqa: E402
+from run_artifacts import arguments, call, load  # noqa: E402
 
 
 def versions(schedule_text, stashing):
@@ -87,11 +86,7 @@ def main():
     parser.add_argument("-o", dest="output", required=True)
     opts = parser.parse_args()
 
-    manifest = json.load(open(os.path.join(opts.dir, "manifest.json")))
-    libraries = {d["id"]: ctypes.CDLL(os.path.join(opts.dir, d["artifact"]))
-                 for d in manifest["devices"]}
-    entries = {e["name"]: e for e in manifest["entry_points"]}
-    stages = {s["id"]: s for s in manifest["stages"]}
+    manifest, libraries, entries, stages = load(opts.dir)
     forward_version, backward_version = versions(open(opts.schedule).read(),
                                                  opts.stashing)
     micro_batches = 1 + max(m for _, m in forward_version)
@@ -103,16 +98,6 @@ def main():
     abi.ftpipe_rt_local_end.restype = ctypes.c_int64
     state, sums = {}, {}
 
-    def arguments(entry, mb, weights, inputs, saved):
-        values = []
-        for arg in entry["arguments"]:
-            kind = arg["kind"]
-            values.append(mb if kind == "microbatch" else
-                          weights[arg["name"]] if kind == "param" else
-                          inputs[arg["name"]] if kind == "input" else
-                          saved[arg["saved"]])
-        return values
-
     for mb in range(micro_batches):
         rows = [(mb * batch + i) % samples for i in range(batch)]
         inputs = {name: value[rows] for name, value in data.items()}
@@ -122,15 +107,15 @@ def main():
             entry = entries[stages[s]["forward"]]
             abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
             results = call(libraries[entry["device"]], entry, arguments(
-                entry, mb, history[forward_version[(s, mb)]], inputs, []))
+                entry, history[forward_version[(s, mb)]], inputs, [], mb))
             saved[s] = [v for r, v in zip(entry["results"], results)
                         if r["kind"] == "saved"]
         for s in reversed(manifest["stage_order"]):
             entry = entries[stages[s]["backward"]]
             abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
             results = call(libraries[entry["device"]], entry, arguments(
-                entry, mb, history[backward_version[(s, mb)]], inputs,
-                saved[s]))
+                entry, history[backward_version[(s, mb)]], inputs, saved[s],
+                mb))
             for r, v in zip(entry["results"], results):
                 sums[r["name"]] = sums[r["name"]] + v if r["name"] in sums \
                     else v
