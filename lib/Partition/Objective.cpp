@@ -287,6 +287,20 @@ static Error orderStages(StageGraph &sg) {
   return makeError("stage graph has a cycle: " + cycle);
 }
 
+std::vector<size_t>
+ftpipe::partition::forwardingSources(llvm::ArrayRef<DeviceId> readerDevices) {
+  std::vector<size_t> source(readerDevices.size(), ~size_t(0));
+  for (size_t i = 1; i < readerDevices.size(); ++i) {
+    source[i] = i - 1;
+    for (size_t j = i; j-- > 0;)
+      if (readerDevices[j] == readerDevices[i]) {
+        source[i] = j;
+        break;
+      }
+  }
+  return source;
+}
+
 Expected<StageGraph>
 ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
                                    const Plan &plan,
@@ -393,10 +407,11 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
     return std::move(err);
 
   if (!forwarded.empty()) {
-    // Reroute each forwarded value: producer -> first reader -> next
-    // reader ..., in the order the stages run. Each reader must be reachable
-    // from the one before, so the new edges add no dependency (no cycle, the
-    // same heights) and the edges they replace follow from them.
+    // Reroute each forwarded value: producer -> first reader, and each later
+    // reader (in the order the stages run) from an earlier one
+    // (forwardingSources). Each reader must be reachable from the one
+    // before, so the new edges add no dependency (no cycle, the same
+    // heights) and the edges they replace follow from them.
     std::vector<llvm::BitVector> reach = sg.reachability();
     std::vector<uint32_t> position(numStages, 0);
     for (auto [i, s] : llvm::enumerate(sg.topoOrder))
@@ -415,6 +430,10 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
         first.firstHopGradBytes += graph.valueBytes(v);
         ++first.firstHopGradTensors;
       }
+      std::vector<DeviceId> devices;
+      for (StageId r : readers)
+        devices.push_back(sg.device[r]);
+      std::vector<size_t> source = forwardingSources(devices);
       for (size_t i = 1; i < readers.size(); ++i) {
         if (!reach[readers[i - 1]].test(readers[i]))
           return makeError(llvm::formatv(
@@ -422,7 +441,7 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
               "that read it do not depend on each other",
               v, graph.producer(v), readers[i - 1], readers[i]));
         removeTraffic(edgeAt(src, readers[i]), v);
-        StageEdge &pass = edgeAt(readers[i - 1], readers[i]);
+        StageEdge &pass = edgeAt(readers[source[i]], readers[i]);
         addTraffic(pass, v);
         pass.passBytes += graph.valueBytes(v);
         ++pass.passTensors;

@@ -10,6 +10,7 @@
 #include "FTPipe/AutoDiff/ReverseMode.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/Dialect/FTPipe/StageAttrs.h"
+#include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -165,9 +166,10 @@ static SmallVector<Value> stageArguments(func::FuncOp model,
 
 /// Routes the results of the ops the partitioner forwarded
 /// (`ftpipe.forward`): the first stage reading one receives it from its
-/// producer, each later one (in `order`) from the reader before it, which
-/// passes it on as an extra result. Fails with an error at the op when two
-/// of its readers do not depend on each other (`producers`: the stages each
+/// producer, each later one (in `order`) from an earlier reader (the latest
+/// on its own device, else the one before it: partition::forwardingSources),
+/// which passes it on as an extra result. Fails with an error at the op when
+/// two of its readers do not depend on each other (`producers`: the stages each
 /// stage reads from).
 static LogicalResult
 routeForwardedValues(Block &body, ArrayRef<int64_t> order,
@@ -194,6 +196,11 @@ routeForwardedValues(Block &body, ArrayRef<int64_t> order,
       llvm::sort(readers, [&](int64_t a, int64_t b) {
         return position[a] < position[b];
       });
+      SmallVector<::ftpipe::partition::DeviceId> devices;
+      for (int64_t r : readers)
+        devices.push_back(stages[r].device);
+      std::vector<size_t> source =
+          ::ftpipe::partition::forwardingSources(devices);
       for (size_t i = 1; i < readers.size(); ++i) {
         if (!after[readers[i]].count(readers[i - 1]))
           return op.emitError("'")
@@ -201,8 +208,9 @@ routeForwardedValues(Block &body, ArrayRef<int64_t> order,
                  << cast<OpResult>(value).getResultNumber()
                  << " is read by stages " << readers[i - 1] << " and "
                  << readers[i] << ", which do not depend on each other";
-        stages[readers[i]].forwardedFrom[value] = readers[i - 1];
-        stages[readers[i - 1]].writes.insert(value);
+        int64_t from = readers[source[i]];
+        stages[readers[i]].forwardedFrom[value] = from;
+        stages[from].writes.insert(value);
       }
     }
   }

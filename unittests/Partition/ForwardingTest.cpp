@@ -1,7 +1,8 @@
 //===- ForwardingTest.cpp - Values passed along the stages that read them -===//
 //
 // Forwarded nodes (Plan::nodeForwarded): how the stage graph routes their
-// results (producer -> first reader -> next reader ...), which bytes each
+// results (producer -> first reader -> next reader ..., a reader on a device
+// that already has the value taking it there), which bytes each
 // device then sends, that the objective, the verifier and the simulator
 // reject readers that do not run one after another, and, on random DAGs and
 // plans, that forwarding every forwardable node keeps the stage graph's
@@ -96,6 +97,37 @@ TEST(Forwarding, ValuePassesFromReaderToReader) {
   EXPECT_EQ(m1.devices[3].sentBytes, 1010u);
   EXPECT_EQ(message(verifyPlan(g, hw, forwarded, cfg)), "");
   EXPECT_TRUE(unwrap(forwardableNodes(g, hw, star, cfg))[0]);
+}
+
+TEST(Forwarding, SourcesPreferAnEarlierReaderOnTheSameDevice) {
+  // Devices of the readers, in the order the stages run.
+  std::vector<size_t> sources = forwardingSources({0, 1, 0, 2, 1, 1});
+  EXPECT_EQ(sources, (std::vector<size_t>{~size_t(0), 0, 0, 2, 1, 4}));
+  EXPECT_EQ(forwardingSources({}), std::vector<size_t>{});
+}
+
+TEST(Forwarding, SecondReaderOnADeviceTakesTheValueThere) {
+  // Readers: stage 1 (device 1), stage 2 (device 2), stage 3 (device 1):
+  // stage 3 takes the bias from stage 1 on device 1, so device 2 passes
+  // nothing on and sends back only the bias's gradient to stage 1.
+  Graph g = sharedValueChain(4, 1000);
+  Hardware hw = uniformHardware(3);
+  ObjectiveConfig cfg;
+  Plan plan{{0, 0, 1, 2, 3}, {0, 1, 2, 1}};
+  plan.nodeForwarded = {true, false, false, false, false};
+  StageGraph sg = unwrap(buildStageGraph(g, hw, plan, cfg));
+  const StageEdge *local = findEdge(sg, 1, 3);
+  ASSERT_NE(local, nullptr);
+  EXPECT_EQ(local->passBytes, 1000u);
+  EXPECT_EQ(findEdge(sg, 2, 3)->passBytes, 0u);
+  PlanMetrics m = unwrap(evaluatePlan(g, hw, plan, cfg));
+  // Device 2: layer 2's value forward, the gradients of layer 1's value and
+  // of the bias back.
+  EXPECT_EQ(m.devices[2].sentBytes, 10u + 10u + 1000u);
+  // Device 1: the bias and layer 1's value to stage 2, their gradients to
+  // stage 0, and the gradient of layer 2's value from stage 3 to stage 2.
+  EXPECT_EQ(m.devices[1].sentBytes, 1010u + 1010u + 10u);
+  EXPECT_EQ(message(verifyPlan(g, hw, plan, cfg)), "");
 }
 
 TEST(Forwarding, PassedValuesDoNotWaitForTheStageThatPassesThem) {

@@ -184,13 +184,21 @@ struct StageGraph {
                     const Hardware &hw) const;
 };
 
+/// Where each reader of a forwarded value receives it from, given the
+/// devices of the stages reading it (the producer's stage excluded) in the
+/// order the stages run: result[i] is the index of an earlier reader, the
+/// latest one on reader i's own device if there is one (a hand-off on the
+/// device, no transfer), else reader i - 1; result[0] is ~0 (the first
+/// reader receives it from the producer).
+std::vector<size_t> forwardingSources(llvm::ArrayRef<DeviceId> readerDevices);
+
 /// Collapses `plan` into its stage graph. A replicated node counts in every
 /// stage it is computed in (replicaStages) and its results never cross. A
 /// forwarded node's results (Plan::nodeForwarded) cross from its stage to
-/// the first stage reading them and from each reading stage to the next, in
-/// topological order; each reader must be reachable from the one before it
-/// without that value's edges, so forwarding never changes which stages
-/// depend on which, nor their heights.
+/// the first stage reading them and to every later reader from an earlier
+/// one (forwardingSources, readers in topological order); each reader must
+/// be reachable from the one before it without that value's edges, so
+/// forwarding never changes which stages depend on which, nor their heights.
 /// Fails when the plan does not match the graph or hardware (sizes, ids, a
 /// recompute, replication or forwarding list of the wrong length, a
 /// replicated node reading a value that is sent, a forwarded value whose

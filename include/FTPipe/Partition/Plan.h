@@ -48,9 +48,10 @@ struct Plan {
   /// replicaStages in Objective.h). Empty: no node is replicated.
   std::vector<bool> nodeReplicated;
   /// nodeForwarded[n] says that the results of node n go from its stage to
-  /// the first other stage that reads them, and from each stage that reads
-  /// them to the next, in the order the stages run, instead of from n's
-  /// stage to every reader: the producer sends once, not once per reader.
+  /// the first other stage that reads them, and to each later reader from an
+  /// earlier one (the latest on its device, else the one before it), in the
+  /// order the stages run, instead of from n's stage to every reader: the
+  /// producer sends once, not once per reader.
   /// The stages reading a forwarded result must depend on one another in a
   /// chain (each reachable from the one before it), so forwarding adds no
   /// dependency between stages (see buildStageGraph in Objective.h). A

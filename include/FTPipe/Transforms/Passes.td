@@ -378,9 +378,10 @@ def OutlineStagesPass : Pass<"ftpipe-outline-stages", "ModuleOp"> {
     turn: a stage that reads their results takes their parameters and data
     inputs as arguments and computes them itself. The results of an op the
     partitioner forwarded (`ftpipe.forward`) go to the first stage that
-    reads them; every later reader receives them from the reader before it
-    (in the stages' order), which returns the received argument as an extra
-    result; readers that do not depend on one another are an error.
+    reads them; every later reader (in the stages' order) receives them from
+    an earlier reader, the latest on its own device if there is one, else
+    the one just before it; that reader returns the received argument as an
+    extra result. Readers that do not depend on one another are an error.
 
     Activity is decided here, once for the whole model: a received value or a
     result carries a gradient (`ftpipe.active`) if it is a float that depends
