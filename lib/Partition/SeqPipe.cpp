@@ -352,6 +352,50 @@ static double usableMemory(const Problem &pb) {
   return budget;
 }
 
+/// For every prefix [0, c) of the nodes, the fewest contiguous stages it
+/// splits into when a stage only has to keep its compute (on device 0's
+/// scale) within `maxCompute`, and its parameters with their gradients and
+/// optimizer state, its activations and the reserve within `maxBytes`. Every
+/// stage the DP forms obeys both (traffic, inputs and deeper pipelines only
+/// add), so a cut whose prefix needs more stages than are left cannot be
+/// completed. Cutting greedily from the left gives the fewest, since any
+/// part of a stage that fits fits too; a node that does not fit alone
+/// counts as one stage.
+static std::vector<uint32_t> fewestStagesOfPrefixes(const Problem &pb,
+                                                    double maxCompute,
+                                                    double maxBytes) {
+  const Graph &graph = pb.graph;
+  std::vector<uint32_t> fewest(pb.numNodes + 1, 0);
+  // paramStage[p]: the last stage that reads p, 1-based.
+  std::vector<uint32_t> paramStage(graph.numParams(), 0);
+  uint32_t stage = 0;
+  double compute = 0.0, params = 0.0, act = 0.0;
+  for (NodeId x = 0; x < pb.numNodes; ++x) {
+    double moreParams = 0.0;
+    for (ParamId p : graph.params(x))
+      if (paramStage[p] != stage)
+        moreParams += double(graph.paramBytes(p));
+    double c = compute + pb.nodeCompute[x], pBytes = params + moreParams,
+           a = act + double(graph.cost(x).actBytes);
+    if (stage == 0 || c > maxCompute ||
+        pBytes * (2 + pb.stateFactor) + a +
+                double(pb.cfg.reservedBytesPerDevice) >
+            maxBytes) {
+      ++stage;
+      c = pb.nodeCompute[x];
+      pBytes = double(graph.nodeParamBytes(x));
+      a = double(graph.cost(x).actBytes);
+    }
+    for (ParamId p : graph.params(x))
+      paramStage[p] = stage;
+    compute = c;
+    params = pBytes;
+    act = a;
+    fewest[x + 1] = stage;
+  }
+  return fewest;
+}
+
 /// Builds the "does not fit" error with a hint.
 static Error noFitError(const Problem &pb, double smallestShortfallNeed,
                         double smallestShortfallHave) {
@@ -586,16 +630,25 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
                                    slowLatencyUs * 1e-3;
 
   // maxCut[j]: the stage formed j-th from the right may start at cut c
-  // only when c <= maxCut[j], i.e. when the compute left of c fits in the
-  // stages still to come at the bound (monotone in c: prefix sums only
-  // grow).
+  // only when c <= maxCut[j]: when the compute left of c fits in the
+  // stages still to come at the bound, and so do the prefix's stages one
+  // by one, memory included. Both only grow with c. This prunes exactly
+  // the states that cannot be completed, which the search would otherwise
+  // expand (with a loose bound and tight memory, nearly all of them).
+  double maxBytes = 0.0;
+  for (size_t d = first; d < numDevices; ++d)
+    maxBytes = std::max(maxBytes, double(hw.device(DeviceId(d)).memoryBytes));
+  std::vector<uint32_t> fewest =
+      fewestStagesOfPrefixes(pb, upper * fastest * (1 + 1e-9), maxBytes);
   std::vector<uint32_t> maxCut(smax, 0);
   for (size_t j = 0; j < smax; ++j) {
     size_t left = smax - (j + 1);
     if (left == 0)
       continue;
     while (maxCut[j] < n &&
-           pb.prefixCompute[maxCut[j] + 1] / (double(left) * fastest) <= upper)
+           pb.prefixCompute[maxCut[j] + 1] / (double(left) * fastest) <=
+               upper &&
+           fewest[maxCut[j] + 1] <= left)
       ++maxCut[j];
   }
 
