@@ -114,6 +114,9 @@ private:
   std::vector<uint32_t> stCount, height, rank;
   std::vector<StageId> topo;
   std::vector<uint32_t> edgeCount; // S x S
+  // Rows of S bits: bit b of row a set iff edgeCount[a * S + b] > 0; lets
+  // recomputeOrder visit edges instead of the whole table.
+  std::vector<uint64_t> edgeBits;
   // Per device.
   std::vector<double> devLoad;
   std::vector<uint64_t> paramMem;
