@@ -313,7 +313,7 @@ void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
     if (existed != (edgeCount[pair] > 0)) {
       edgeSetChanged = true;
       edgeBits[pair / S * words + pair % S / 64] ^= uint64_t(1)
-                                                   << (pair % S % 64);
+                                                    << (pair % S % 64);
     }
   // Heights decide stash counts only for async schedules with weight
   // versions (extraWeightVersions is 0 otherwise); when they change then,

@@ -8,7 +8,11 @@
 // far, open stages with their ranges) plus partial traffic; states with the
 // same key are kept only when no other is at least as good in every figure,
 // which keeps the search exact because every stage cost is monotone in its
-// traffic and memory is monotone in the depth.
+// traffic and memory is monotone in the depth. Cuts whose prefix cannot be
+// split into the stages left (by compute at the bound, or by greedy packing
+// under the bound and the largest device memory) are never taken, and the
+// state-independent sums of a stage grown from a cut are shared by the
+// states at that cut.
 //
 //===----------------------------------------------------------------------===//
 
@@ -216,9 +220,8 @@ public:
   };
 
   CutTables(const Graph &graph, llvm::ArrayRef<double> receiveMs)
-      : graph(graph), receiveMs(receiveMs),
-        paramStamp(graph.numParams(), 0), valueStamp(graph.numValues(), 0),
-        pendingIndex(graph.numNodes(), ~0u) {}
+      : graph(graph), receiveMs(receiveMs), paramStamp(graph.numParams(), 0),
+        valueStamp(graph.numValues(), 0), pendingIndex(graph.numNodes(), ~0u) {}
 
   /// Starts the tables of cut `a`, whose pending nodes are `pendA`.
   void reset(uint32_t a, llvm::ArrayRef<uint32_t> pendA) {
@@ -361,9 +364,8 @@ static double usableMemory(const Problem &pb) {
 /// completed. Cutting greedily from the left gives the fewest, since any
 /// part of a stage that fits fits too; a node that does not fit alone
 /// counts as one stage.
-static std::vector<uint32_t> fewestStagesOfPrefixes(const Problem &pb,
-                                                    double maxCompute,
-                                                    double maxBytes) {
+static std::vector<uint32_t>
+fewestStagesOfPrefixes(const Problem &pb, double maxCompute, double maxBytes) {
   const Graph &graph = pb.graph;
   std::vector<uint32_t> fewest(pb.numNodes + 1, 0);
   // paramStage[p]: the last stage that reads p, 1-based.
@@ -624,10 +626,10 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
   std::vector<double> receiveMs(graph.numValues(), 0.0);
   if (smax > 1)
     for (ValueId v = 0; v < graph.numValues(); ++v)
-      receiveMs[v] = uniform ? hw.transferMs(graph.valueBytes(v), first,
-                                             first + 1)
-                             : double(graph.valueBytes(v)) / (slowGBps * 1e6) +
-                                   slowLatencyUs * 1e-3;
+      receiveMs[v] = uniform
+                         ? hw.transferMs(graph.valueBytes(v), first, first + 1)
+                         : double(graph.valueBytes(v)) / (slowGBps * 1e6) +
+                               slowLatencyUs * 1e-3;
 
   // maxCut[j]: the stage formed j-th from the right may start at cut c
   // only when c <= maxCut[j]: when the compute left of c fits in the
@@ -875,7 +877,8 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
           }
           auto bucket = buckets[cut].find(nextKey);
           if (bucket == buckets[cut].end())
-            bucket = buckets[cut].emplace(nextKey, std::vector<int64_t>()).first;
+            bucket =
+                buckets[cut].emplace(nextKey, std::vector<int64_t>()).first;
           std::vector<int64_t> &front = bucket->second;
           bool dominated = false;
           for (int64_t other : front)

@@ -220,9 +220,8 @@ TEST(SeqPipe, DPEqualsBruteForceInDeepPipelinesWithTightMemory) {
     config.optimizer = Optimizer::Adam;
     config.recompute = seed % 2;
     size_t devices = 6;
-    Brute unlimited =
-        bruteForce(g, uniformHardware(devices, 2.0, 10.0, 1ull << 50), config,
-                   devices);
+    Brute unlimited = bruteForce(
+        g, uniformHardware(devices, 2.0, 10.0, 1ull << 50), config, devices);
     for (uint64_t eighths : {0, 1, 3}) {
       uint64_t budget =
           unlimited.minPeakMemory +
