@@ -212,7 +212,8 @@ static LogicalResult partitionModel(ModuleOp module, StringRef model,
       rows.push_back(
           runMethod(model, setup.name, method, graph, *hw, setup.config, [&] {
             return partition::solvePartitioning(
-                setup.recompute, /*replicate=*/true, graph, *hw, setup.config,
+                setup.recompute, /*replicate=*/true, /*forward=*/true, graph, *hw,
+                setup.config,
                 solveOne, method != "seq-dp");
           }));
       rows.back().memoryBoundMs = partition::memoryLowerBoundMs(

@@ -23,6 +23,10 @@ FailureOr<partition::Plan> mlir::ftpipe::readPlan(ModuleOp module,
       plan.nodeReplicated.resize(numNodes, false);
       plan.nodeReplicated[node] = true;
     }
+    if (op->hasAttr(FTPipeDialect::kForwardAttrName)) {
+      plan.nodeForwarded.resize(numNodes, false);
+      plan.nodeForwarded[node] = true;
+    }
     auto stage = op->getAttrOfType<IntegerAttr>(FTPipeDialect::kStageAttrName);
     if (!stage)
       continue;
@@ -66,6 +70,10 @@ void mlir::ftpipe::writePlan(ModuleOp module, const OpGraph &opGraph,
       op->setAttr(FTPipeDialect::kReplicateAttrName, builder.getUnitAttr());
     else
       op->removeAttr(FTPipeDialect::kReplicateAttrName);
+    if (plan.forwarded(node))
+      op->setAttr(FTPipeDialect::kForwardAttrName, builder.getUnitAttr());
+    else
+      op->removeAttr(FTPipeDialect::kForwardAttrName);
   }
   SmallVector<int64_t> stageDevice(plan.stageDevice.begin(),
                                    plan.stageDevice.end());

@@ -48,6 +48,8 @@ json::Value ftpipe::partition::graphToJSON(const Graph &graph,
         {"stage", stage},          {"device", device}};
     if (plan && plan->replicated(n))
       node["replicated"] = true;
+    if (plan && plan->forwarded(n))
+      node["forwarded"] = true;
     nodes.push_back(std::move(node));
   }
   for (ValueId v = 0; v < graph.numValues(); ++v) {
@@ -178,7 +180,8 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
   GraphBuilder b;
   std::vector<int64_t> nodeStage(nodes->size(), -1),
       nodeDevice(nodes->size(), -1);
-  std::vector<bool> nodeReplicated(nodes->size(), false);
+  std::vector<bool> nodeReplicated(nodes->size(), false),
+      nodeForwarded(nodes->size(), false);
   std::vector<uint64_t> nodeParamBytes(nodes->size(), 0);
   for (size_t i = 0; i < nodes->size(); ++i) {
     json::Path at = nodesPath.index(i);
@@ -203,13 +206,17 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
       at.field("id").report("node ids must be 0, 1, 2, ... in order");
       return fail();
     }
-    if (const json::Value *r = n->get("replicated")) {
+    for (auto [key, flags] : {std::make_pair("replicated", &nodeReplicated),
+                              std::make_pair("forwarded", &nodeForwarded)}) {
+      const json::Value *r = n->get(key);
+      if (!r)
+        continue;
       std::optional<bool> flag = r->getAsBoolean();
       if (!flag) {
-        at.field("replicated").report("expected true or false");
+        at.field(key).report("expected true or false");
         return fail();
       }
-      nodeReplicated[i] = *flag;
+      (*flags)[i] = *flag;
     }
     b.addNode(n->getString("scope").value_or(""),
               n->getString("op").value_or(""), c);
@@ -393,6 +400,8 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
           plan.stageDevice[plan.nodeStage[n]]));
   if (llvm::is_contained(nodeReplicated, true))
     plan.nodeReplicated = std::move(nodeReplicated);
+  if (llvm::is_contained(nodeForwarded, true))
+    plan.nodeForwarded = std::move(nodeForwarded);
   result.plan = std::move(plan);
   return std::move(result);
 }

@@ -9,6 +9,7 @@
 
 #include "FTPipe/Partition/Objective.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -71,20 +72,27 @@ uint32_t ftpipe::partition::extraWeightVersions(uint32_t inFlight,
   llvm_unreachable("unknown versioning");
 }
 
-static double transferMs(uint64_t bytes, uint32_t tensors, DeviceId from,
-                         DeviceId to, const Hardware &hw) {
+static double linkTransferMs(uint64_t bytes, uint32_t tensors, DeviceId from,
+                             DeviceId to, const Hardware &hw) {
   if (from == to || tensors == 0)
     return 0.0;
   const LinkParams &l = hw.link(from, to);
   return double(bytes) / (l.GBps * 1e6) + tensors * l.latencyUs * 1e-3;
 }
 
+double StageGraph::transferMs(uint64_t bytes, uint32_t tensors, StageId from,
+                              StageId to, const Hardware &hw) const {
+  return linkTransferMs(bytes, tensors, device[from], device[to], hw);
+}
+
 double StageGraph::fwdTransferMs(const StageEdge &e, const Hardware &hw) const {
-  return transferMs(e.fwdBytes, e.fwdTensors, device[e.src], device[e.dst], hw);
+  return linkTransferMs(e.fwdBytes, e.fwdTensors, device[e.src], device[e.dst],
+                        hw);
 }
 
 double StageGraph::bwdTransferMs(const StageEdge &e, const Hardware &hw) const {
-  return transferMs(e.bwdBytes, e.bwdTensors, device[e.dst], device[e.src], hw);
+  return linkTransferMs(e.bwdBytes, e.bwdTensors, device[e.dst], device[e.src],
+                        hw);
 }
 
 /// Relative speed of each device (1 for device 0's speed).
@@ -129,6 +137,16 @@ static Error checkPlanShape(const Graph &graph, const Hardware &hw,
                                    "choice for {1}",
                                    graph.numNodes(),
                                    plan.nodeReplicated.size()));
+  if (!plan.nodeForwarded.empty() &&
+      plan.nodeForwarded.size() != graph.numNodes())
+    return makeError(llvm::formatv("plan has {0} nodes but a forwarding "
+                                   "choice for {1}",
+                                   graph.numNodes(),
+                                   plan.nodeForwarded.size()));
+  for (size_t n = 0; n < plan.nodeForwarded.size(); ++n)
+    if (plan.forwarded(n) && plan.replicated(n))
+      return makeError(
+          llvm::formatv("node {0} is both replicated and forwarded", n));
   return Error::success();
 }
 
@@ -196,6 +214,79 @@ private:
 };
 } // namespace
 
+llvm::ArrayRef<StageEdge> StageGraph::outEdges(StageId s) const {
+  auto begin = llvm::partition_point(
+      edges, [&](const StageEdge &e) { return e.src < s; });
+  auto end = std::find_if(begin, edges.end(),
+                          [&](const StageEdge &e) { return e.src != s; });
+  return llvm::ArrayRef<StageEdge>(edges).slice(begin - edges.begin(),
+                                                end - begin);
+}
+
+std::vector<llvm::BitVector> StageGraph::reachability() const {
+  size_t numStages = this->numStages();
+  std::vector<llvm::BitVector> reach(numStages, llvm::BitVector(numStages));
+  for (size_t i = topoOrder.size(); i-- > 0;) {
+    StageId s = topoOrder[i];
+    for (const StageEdge &e : outEdges(s)) {
+      reach[s].set(e.dst);
+      reach[s] |= reach[e.dst];
+    }
+  }
+  return reach;
+}
+
+/// Fills `sg.topoOrder` (Kahn's algorithm, the smallest ready stage first)
+/// from its edges, sorted by (src, dst); fails naming the stages of a cycle.
+static Error orderStages(StageGraph &sg) {
+  size_t numStages = sg.numStages();
+  sg.topoOrder.clear();
+  std::vector<uint32_t> indeg(numStages, 0);
+  for (const StageEdge &e : sg.edges)
+    ++indeg[e.dst];
+  std::vector<StageId> ready;
+  for (StageId s = 0; s < numStages; ++s)
+    if (indeg[s] == 0)
+      ready.push_back(s);
+  // Smallest ready stage first, so the order is deterministic and follows
+  // stage numbering where it can.
+  std::make_heap(ready.begin(), ready.end(), std::greater<>());
+  while (!ready.empty()) {
+    std::pop_heap(ready.begin(), ready.end(), std::greater<>());
+    StageId s = ready.back();
+    ready.pop_back();
+    sg.topoOrder.push_back(s);
+    for (const StageEdge &e : sg.outEdges(s))
+      if (--indeg[e.dst] == 0) {
+        ready.push_back(e.dst);
+        std::push_heap(ready.begin(), ready.end(), std::greater<>());
+      }
+  }
+  if (sg.topoOrder.size() == numStages)
+    return Error::success();
+  // Walk back along in-edges between stages left over; every one of them
+  // has such an in-edge, so the walk closes a cycle.
+  std::vector<std::vector<StageId>> predsLeft(numStages);
+  for (const StageEdge &e : sg.edges)
+    if (indeg[e.dst] > 0 && indeg[e.src] > 0)
+      predsLeft[e.dst].push_back(e.src);
+  StageId s = 0;
+  while (indeg[s] == 0)
+    ++s;
+  std::vector<int> pos(numStages, -1);
+  std::vector<StageId> walk;
+  while (pos[s] < 0) {
+    pos[s] = int(walk.size());
+    walk.push_back(s);
+    s = predsLeft[s].front();
+  }
+  std::string cycle;
+  for (size_t i = walk.size(); i-- > size_t(pos[s]);)
+    cycle += "stage " + std::to_string(walk[i]) + " -> ";
+  cycle += "stage " + std::to_string(walk.back());
+  return makeError("stage graph has a cycle: " + cycle);
+}
+
 Expected<StageGraph>
 ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
                                    const Plan &plan,
@@ -238,8 +329,35 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
     }
   }
 
-  // Values crossing stages: once per (value, destination stage).
+  // Values crossing stages: once per (value, destination stage); the
+  // results of a forwarded node first as if sent from their producer to
+  // every reader too, then rerouted along their readers below.
   llvm::DenseMap<uint64_t, uint32_t> edgeIndex;
+  auto edgeAt = [&](StageId src, StageId dst) -> StageEdge & {
+    uint64_t key = (uint64_t(src) << 32) | dst;
+    auto [it, inserted] = edgeIndex.try_emplace(key, sg.edges.size());
+    if (inserted)
+      sg.edges.push_back({src, dst});
+    return sg.edges[it->second];
+  };
+  auto addTraffic = [&](StageEdge &e, ValueId v) {
+    e.fwdBytes += graph.valueBytes(v);
+    ++e.fwdTensors;
+    if (graph.valueNeedsGrad(v)) {
+      e.bwdBytes += graph.valueBytes(v);
+      ++e.bwdTensors;
+    }
+  };
+  auto removeTraffic = [&](StageEdge &e, ValueId v) {
+    e.fwdBytes -= graph.valueBytes(v);
+    --e.fwdTensors;
+    if (graph.valueNeedsGrad(v)) {
+      e.bwdBytes -= graph.valueBytes(v);
+      --e.bwdTensors;
+    }
+  };
+  // Forwarded values and the stages reading them, producer's excluded.
+  std::vector<std::pair<ValueId, std::vector<StageId>>> forwarded;
   std::vector<uint32_t> seen(numStages, ~0u);
   for (ValueId v = 0; v < graph.numValues(); ++v) {
     NodeId p = graph.producer(v);
@@ -247,6 +365,9 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
     if (p != kNoNode && plan.replicated(p))
       continue;
     StageId src = p == kNoNode ? ~StageId(0) : plan.nodeStage[p];
+    std::vector<StageId> *readers = nullptr;
+    if (p != kNoNode && plan.forwarded(p))
+      readers = &forwarded.emplace_back(v, std::vector<StageId>()).second;
     for (NodeId c : graph.consumers(v))
       for (StageId dst : (*stagesOf)(c)) {
         if (dst == src || seen[dst] == v)
@@ -257,79 +378,72 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
           sg.keptBytesPerMicroBatch[dst] += graph.valueBytes(v);
         if (p == kNoNode)
           continue;
-        uint64_t key = (uint64_t(src) << 32) | dst;
-        auto [it, inserted] = edgeIndex.try_emplace(key, sg.edges.size());
-        if (inserted)
-          sg.edges.push_back({src, dst, 0, 0, 0, 0});
-        StageEdge &e = sg.edges[it->second];
-        e.fwdBytes += graph.valueBytes(v);
-        ++e.fwdTensors;
-        if (graph.valueNeedsGrad(v)) {
-          e.bwdBytes += graph.valueBytes(v);
-          ++e.bwdTensors;
+        addTraffic(edgeAt(src, dst), v);
+        if (readers)
+          readers->push_back(dst);
+      }
+  }
+  auto sortEdges = [&] {
+    llvm::sort(sg.edges, [](const StageEdge &a, const StageEdge &b) {
+      return std::make_pair(a.src, a.dst) < std::make_pair(b.src, b.dst);
+    });
+  };
+  sortEdges();
+  if (Error err = orderStages(sg))
+    return std::move(err);
+
+  if (!forwarded.empty()) {
+    // Reroute each forwarded value: producer -> first reader -> next
+    // reader ..., in the order the stages run. Each reader must be reachable
+    // from the one before, so the new edges add no dependency (no cycle, the
+    // same heights) and the edges they replace follow from them.
+    std::vector<llvm::BitVector> reach = sg.reachability();
+    std::vector<uint32_t> position(numStages, 0);
+    for (auto [i, s] : llvm::enumerate(sg.topoOrder))
+      position[s] = uint32_t(i);
+    edgeIndex.clear();
+    for (auto [i, e] : llvm::enumerate(sg.edges))
+      edgeIndex[(uint64_t(e.src) << 32) | e.dst] = uint32_t(i);
+    for (auto &[v, readers] : forwarded) {
+      llvm::sort(readers, [&](StageId a, StageId b) {
+        return position[a] < position[b];
+      });
+      StageId src = plan.nodeStage[graph.producer(v)];
+      bool grad = graph.valueNeedsGrad(v);
+      if (grad) {
+        StageEdge &first = edgeAt(src, readers.front());
+        first.firstHopGradBytes += graph.valueBytes(v);
+        ++first.firstHopGradTensors;
+      }
+      for (size_t i = 1; i < readers.size(); ++i) {
+        if (!reach[readers[i - 1]].test(readers[i]))
+          return makeError(llvm::formatv(
+              "value {0} of node {1} is forwarded, but stages {2} and {3} "
+              "that read it do not depend on each other",
+              v, graph.producer(v), readers[i - 1], readers[i]));
+        removeTraffic(edgeAt(src, readers[i]), v);
+        StageEdge &pass = edgeAt(readers[i - 1], readers[i]);
+        addTraffic(pass, v);
+        pass.passBytes += graph.valueBytes(v);
+        ++pass.passTensors;
+        if (grad) {
+          pass.passGradBytes += graph.valueBytes(v);
+          ++pass.passGradTensors;
         }
       }
-  }
-  llvm::sort(sg.edges, [](const StageEdge &a, const StageEdge &b) {
-    return std::make_pair(a.src, a.dst) < std::make_pair(b.src, b.dst);
-  });
-
-  // Kahn's algorithm over stages; edges are sorted by src, so out-edges of a
-  // stage are a contiguous range.
-  std::vector<uint32_t> outBegin(numStages + 1, 0), indeg(numStages, 0);
-  for (const StageEdge &e : sg.edges) {
-    ++outBegin[e.src + 1];
-    ++indeg[e.dst];
-  }
-  for (size_t s = 0; s < numStages; ++s)
-    outBegin[s + 1] += outBegin[s];
-  std::vector<StageId> ready;
-  for (StageId s = 0; s < numStages; ++s)
-    if (indeg[s] == 0)
-      ready.push_back(s);
-  // Smallest ready stage first, so the order is deterministic and follows
-  // stage numbering where it can.
-  std::make_heap(ready.begin(), ready.end(), std::greater<>());
-  while (!ready.empty()) {
-    std::pop_heap(ready.begin(), ready.end(), std::greater<>());
-    StageId s = ready.back();
-    ready.pop_back();
-    sg.topoOrder.push_back(s);
-    for (uint32_t i = outBegin[s]; i < outBegin[s + 1]; ++i)
-      if (--indeg[sg.edges[i].dst] == 0) {
-        ready.push_back(sg.edges[i].dst);
-        std::push_heap(ready.begin(), ready.end(), std::greater<>());
-      }
-  }
-  if (sg.topoOrder.size() != numStages) {
-    // Walk back along in-edges between stages left over; every one of them
-    // has such an in-edge, so the walk closes a cycle.
-    std::vector<std::vector<StageId>> predsLeft(numStages);
-    for (const StageEdge &e : sg.edges)
-      if (indeg[e.dst] > 0 && indeg[e.src] > 0)
-        predsLeft[e.dst].push_back(e.src);
-    StageId s = 0;
-    while (indeg[s] == 0)
-      ++s;
-    std::vector<int> pos(numStages, -1);
-    std::vector<StageId> walk;
-    while (pos[s] < 0) {
-      pos[s] = int(walk.size());
-      walk.push_back(s);
-      s = predsLeft[s].front();
     }
-    std::string cycle;
-    for (size_t i = walk.size(); i-- > size_t(pos[s]);)
-      cycle += "stage " + std::to_string(walk[i]) + " -> ";
-    cycle += "stage " + std::to_string(walk.back());
-    return makeError("stage graph has a cycle: " + cycle);
+    llvm::erase_if(sg.edges,
+                   [](const StageEdge &e) { return e.fwdTensors == 0; });
+    sortEdges();
+    if (Error err = orderStages(sg))
+      return std::move(err);
   }
 
   sg.height.assign(numStages, 0);
   for (size_t i = numStages; i-- > 0;) {
     StageId s = sg.topoOrder[i];
-    for (uint32_t j = outBegin[s]; j < outBegin[s + 1]; ++j)
-      sg.height[s] = std::max(sg.height[s], sg.height[sg.edges[j].dst] + 1);
+    for (const StageEdge &e : sg.outEdges(s))
+      sg.height[s] = std::max(sg.height[s], sg.height[e.dst] + 1);
   }
   return std::move(sg);
 }

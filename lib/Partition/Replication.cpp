@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/Replication.h"
+#include "FTPipe/Partition/Forwarding.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
 
@@ -238,9 +239,10 @@ ftpipe::partition::solveWithReplication(const Graph &graph, const Hardware &hw,
 }
 
 Expected<Plan> ftpipe::partition::solvePartitioning(
-    RecomputeMode mode, bool replicate, const Graph &graph, const Hardware &hw,
-    const ObjectiveConfig &config, GraphPlanSolver solve, bool tryKeeping) {
-  return solveWithRecomputation(
+    RecomputeMode mode, bool replicate, bool forward, const Graph &graph,
+    const Hardware &hw, const ObjectiveConfig &config, GraphPlanSolver solve,
+    bool tryKeeping) {
+  Expected<Plan> plan = solveWithRecomputation(
       mode, graph, hw, config,
       [&](const ObjectiveConfig &c) -> Expected<Plan> {
         if (replicate)
@@ -248,4 +250,7 @@ Expected<Plan> ftpipe::partition::solvePartitioning(
         return solve(graph, c);
       },
       tryKeeping);
+  if (!plan || !forward)
+    return plan;
+  return forwardSharedValues(graph, hw, std::move(*plan), config);
 }

@@ -49,6 +49,11 @@ std::string SimEvent::label() const {
 
 namespace {
 
+/// Which of an edge's traffic a send carries: everything, what the sending
+/// stage made, what it passes on (activations, or gradients the receiver
+/// passes back), or the gradients of forwarded values the receiver made.
+enum class Part { All, Made, Passed, FirstHop };
+
 /// The whole simulation state; one object per simulate() call.
 class Simulation {
 public:
@@ -80,19 +85,24 @@ private:
     return {pos - K, true};
   }
 
+  /// What an event is: a task that ends, or a transfer that arrives and
+  /// satisfies a dependency of a task, or one that brings a task's stage
+  /// gradients of forwarded values to pass back (StageEdge::passGrad*).
+  enum class EventKind : uint8_t { TaskEnd, Arrival, PassedGradient };
+
   struct Event {
     double time;
     uint64_t order;
-    /// Task that finished (device event) or that the transfer feeds.
+    /// Task that finished, or that the transfer feeds.
     uint32_t task;
-    bool isTransfer;
+    EventKind kind;
     bool operator>(const Event &o) const {
       return time != o.time ? time > o.time : order > o.order;
     }
   };
 
-  void push(double time, uint32_t task, bool isTransfer) {
-    queue.push({time, nextOrder++, task, isTransfer});
+  void push(double time, uint32_t task, EventKind kind) {
+    queue.push({time, nextOrder++, task, kind});
   }
 
   /// One dependency of `task` is satisfied at time t.
@@ -101,7 +111,13 @@ private:
     --depsLeft[task];
   }
 
-  void send(const StageEdge &e, uint32_t m, bool bwd, double t);
+  void send(const StageEdge &e, uint32_t m, bool bwd, double t,
+            Part part = Part::All);
+  /// Backward task `task` has ended and every gradient its stage passes
+  /// back has arrived: sends the forwarded values' gradients at time t.
+  void sendForwardedGradients(uint32_t task, double t);
+  /// A gradient that `task`'s stage passes back arrived at time t.
+  void passedGradientArrived(uint32_t task, double t);
   void finishTask(uint32_t task, double t);
   void dispatch(DeviceId d, double t);
   /// Runs stage s's task (m, bwd) on device d from time t.
@@ -116,6 +132,10 @@ private:
   std::vector<std::vector<StageId>> deviceStages;
   std::vector<uint32_t> rank; // topological rank of each stage
   std::vector<uint32_t> depsLeft;
+  /// Per backward task: gradients its stage passes back still to come, and
+  /// whether the task has ended.
+  std::vector<uint32_t> passedLeft;
+  std::vector<char> backwardEnded;
   std::vector<double> readyAt, finishedAt;
   std::vector<uint32_t> pos;
   /// With given orders: each device's next position in its order.
@@ -129,19 +149,46 @@ private:
 
 } // namespace
 
-void Simulation::send(const StageEdge &e, uint32_t m, bool bwd, double t) {
+/// Bytes and tensors of one part of an edge's traffic.
+static std::pair<uint64_t, uint32_t> partOf(const StageEdge &e, bool bwd,
+                                            Part part) {
+  if (!bwd) {
+    if (part == Part::Passed)
+      return {e.passBytes, e.passTensors};
+    if (part == Part::Made)
+      return {e.fwdBytes - e.passBytes, e.fwdTensors - e.passTensors};
+    return {e.fwdBytes, e.fwdTensors};
+  }
+  if (part == Part::Passed)
+    return {e.passGradBytes, e.passGradTensors};
+  if (part == Part::FirstHop)
+    return {e.firstHopGradBytes, e.firstHopGradTensors};
+  if (part == Part::Made)
+    return {e.bwdBytes - e.passGradBytes - e.firstHopGradBytes,
+            e.bwdTensors - e.passGradTensors - e.firstHopGradTensors};
+  return {e.bwdBytes, e.bwdTensors};
+}
+
+void Simulation::send(const StageEdge &e, uint32_t m, bool bwd, double t,
+                      Part part) {
   StageId from = bwd ? e.dst : e.src, to = bwd ? e.src : e.dst;
   uint32_t target = taskId(to, m, bwd);
+  EventKind kind = bwd && part == Part::Passed ? EventKind::PassedGradient
+                                               : EventKind::Arrival;
   DeviceId a = sg.device[from], b = sg.device[to];
   if (a == b) {
-    arrive(target, t);
+    if (kind == EventKind::Arrival)
+      arrive(target, t);
+    else
+      passedGradientArrived(target, t);
     return;
   }
-  double duration = bwd ? sg.bwdTransferMs(e, hw) : sg.fwdTransferMs(e, hw);
+  auto [bytes, tensors] = partOf(e, bwd, part);
+  double duration = sg.transferMs(bytes, tensors, from, to, hw);
   double &free = linkFree[size_t(a) * hw.numDevices() + b];
   double start = std::max(t, free);
   free = start + duration;
-  push(free, target, /*isTransfer=*/true);
+  push(free, target, kind);
   if (config.recordEvents) {
     SimEvent ev;
     ev.kind = SimEvent::Kind::Transfer;
@@ -157,6 +204,23 @@ void Simulation::send(const StageEdge &e, uint32_t m, bool bwd, double t) {
   }
 }
 
+void Simulation::sendForwardedGradients(uint32_t task, double t) {
+  StageId s = task / 2 / K;
+  uint32_t m = task / 2 % K;
+  for (uint32_t i : inEdges[s]) {
+    const StageEdge &e = sg.edges[i];
+    if (e.firstHopGradTensors > 0)
+      send(e, m, /*bwd=*/true, t, Part::FirstHop);
+    if (e.passGradTensors > 0)
+      send(e, m, /*bwd=*/true, t, Part::Passed);
+  }
+}
+
+void Simulation::passedGradientArrived(uint32_t task, double t) {
+  if (--passedLeft[task] == 0 && backwardEnded[task])
+    sendForwardedGradients(task, t);
+}
+
 void Simulation::finishTask(uint32_t task, double t) {
   StageId s = task / 2 / K;
   uint32_t m = task / 2 % K;
@@ -164,12 +228,26 @@ void Simulation::finishTask(uint32_t task, double t) {
   finishedAt[task] = t;
   deviceBusy[sg.device[s]] = 0;
   if (!bwd) {
-    for (uint32_t i : outEdges[s])
-      send(sg.edges[i], m, /*bwd=*/false, t);
+    // What the stage passes on left when its forward started.
+    for (uint32_t i : outEdges[s]) {
+      const StageEdge &e = sg.edges[i];
+      if (e.passTensors == 0)
+        send(e, m, /*bwd=*/false, t);
+      else if (e.passTensors < e.fwdTensors)
+        send(e, m, /*bwd=*/false, t, Part::Made);
+    }
   } else {
-    for (uint32_t i : inEdges[s])
-      if (sg.edges[i].bwdTensors > 0)
-        send(sg.edges[i], m, /*bwd=*/true, t);
+    for (uint32_t i : inEdges[s]) {
+      const StageEdge &e = sg.edges[i];
+      uint32_t forwarded = e.passGradTensors + e.firstHopGradTensors;
+      if (forwarded == 0 && e.bwdTensors > 0)
+        send(e, m, /*bwd=*/true, t);
+      else if (e.bwdTensors > forwarded)
+        send(e, m, /*bwd=*/true, t, Part::Made);
+    }
+    backwardEnded[task] = 1;
+    if (passedLeft[task] == 0)
+      sendForwardedGradients(task, t);
   }
 }
 
@@ -219,7 +297,11 @@ void Simulation::start(DeviceId d, StageId best, uint32_t m, bool bwd,
       bwd ? sg.bwdMs[best] + sg.recomputeMs[best] : sg.fwdMs[best];
   deviceBusy[d] = 1;
   result.deviceBusyMs[d] += duration;
-  push(t + duration, taskId(best, m, bwd), /*isTransfer=*/false);
+  if (!bwd)
+    for (uint32_t i : outEdges[best])
+      if (sg.edges[i].passTensors > 0)
+        send(sg.edges[i], m, /*bwd=*/false, t, Part::Passed);
+  push(t + duration, taskId(best, m, bwd), EventKind::TaskEnd);
   if (config.recordEvents) {
     SimEvent ev;
     ev.kind = bwd ? SimEvent::Kind::Backward : SimEvent::Kind::Forward;
@@ -249,15 +331,32 @@ Expected<SimResult> Simulation::run() {
 
   size_t numTasks = S * K * 2;
   depsLeft.assign(numTasks, 0);
+  passedLeft.assign(numTasks, 0);
+  backwardEnded.assign(numTasks, 0);
   readyAt.assign(numTasks, 0.0);
   finishedAt.assign(numTasks, 0.0);
   for (StageId s = 0; s < S; ++s) {
-    uint32_t gradsIn = 0;
-    for (uint32_t i : outEdges[s])
-      gradsIn += sg.edges[i].bwdTensors > 0 ? 1 : 0;
+    // Gradients of values the stage made hold up its backward (one message
+    // for those of forwarded values, one for the others); gradients it
+    // passes back do not.
+    uint32_t gradsIn = 0, passedIn = 0;
+    for (uint32_t i : outEdges[s]) {
+      const StageEdge &e = sg.edges[i];
+      gradsIn += e.bwdTensors > e.passGradTensors + e.firstHopGradTensors;
+      gradsIn += e.firstHopGradTensors > 0;
+      passedIn += e.passGradTensors > 0;
+    }
+    // An edge carrying values its source passes on and values it makes
+    // arrives as two messages.
+    uint32_t messagesIn = 0;
+    for (uint32_t i : inEdges[s]) {
+      const StageEdge &e = sg.edges[i];
+      messagesIn += e.passTensors > 0 && e.passTensors < e.fwdTensors ? 2 : 1;
+    }
     for (uint32_t m = 0; m < K; ++m) {
-      depsLeft[taskId(s, m, false)] = uint32_t(inEdges[s].size());
+      depsLeft[taskId(s, m, false)] = messagesIn;
       depsLeft[taskId(s, m, true)] = gradsIn;
+      passedLeft[taskId(s, m, true)] = passedIn;
     }
   }
   pos.assign(S, 0);
@@ -275,10 +374,17 @@ Expected<SimResult> Simulation::run() {
     while (!queue.empty() && queue.top().time == now) {
       Event ev = queue.top();
       queue.pop();
-      if (ev.isTransfer)
-        arrive(ev.task, ev.time);
-      else
+      switch (ev.kind) {
+      case EventKind::TaskEnd:
         finishTask(ev.task, ev.time);
+        break;
+      case EventKind::Arrival:
+        arrive(ev.task, ev.time);
+        break;
+      case EventKind::PassedGradient:
+        passedGradientArrived(ev.task, ev.time);
+        break;
+      }
     }
     for (DeviceId d = 0; d < P; ++d)
       dispatch(d, now);

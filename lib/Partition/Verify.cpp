@@ -8,6 +8,7 @@
 
 #include "FTPipe/Partition/Verify.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -44,6 +45,10 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
     return makeError(llvm::formatv("plan chooses replication for {0} nodes "
                                    "but the graph has {1}",
                                    plan.nodeReplicated.size(), numNodes));
+  if (!plan.nodeForwarded.empty() && plan.nodeForwarded.size() != numNodes)
+    return makeError(llvm::formatv("plan chooses forwarding for {0} nodes "
+                                   "but the graph has {1}",
+                                   plan.nodeForwarded.size(), numNodes));
   auto replicated = [&](NodeId n) {
     return !plan.nodeReplicated.empty() && plan.nodeReplicated[n];
   };
@@ -151,6 +156,51 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
     }
   }
 
+  // Forwarded values: the stages reading one (other than its producer's)
+  // must run one after another, i.e. among k of them, one reaches the k - 1
+  // others, one k - 2, ..., one none (searched here stage by stage).
+  auto reachable = [&](StageId from) {
+    std::set<StageId> seen;
+    std::vector<StageId> work = {from};
+    while (!work.empty()) {
+      StageId s = work.back();
+      work.pop_back();
+      for (StageId t : succ[s])
+        if (seen.insert(t).second)
+          work.push_back(t);
+    }
+    return seen;
+  };
+  for (NodeId n = 0; n < plan.nodeForwarded.size(); ++n) {
+    if (!plan.nodeForwarded[n])
+      continue;
+    if (replicated(n))
+      return makeError(
+          llvm::formatv("node {0} ('{1}') is both replicated and forwarded", n,
+                        graph.scope(n)));
+    for (ValueId v : graph.outputs(n)) {
+      std::set<StageId> readers;
+      for (NodeId c : graph.consumers(v))
+        if (plan.nodeStage[c] != plan.nodeStage[n])
+          readers.insert(plan.nodeStage[c]);
+      std::set<size_t> counts;
+      for (StageId r : readers) {
+        std::set<StageId> after = reachable(r);
+        counts.insert(llvm::count_if(
+            readers, [&](StageId t) { return after.count(t) > 0; }));
+      }
+      if (counts.size() != readers.size() ||
+          (!counts.empty() && *counts.rbegin() != readers.size() - 1)) {
+        std::string list;
+        for (StageId r : readers)
+          list += (list.empty() ? "" : ", ") + std::to_string(r);
+        return makeError(llvm::formatv(
+            "node {0} ('{1}') is forwarded, but the stages reading value {2} "
+            "({3}) do not run one after another",
+            n, graph.scope(n), v, list));
+      }
+    }
+  }
   if (!options.checkMemory)
     return Error::success();
 

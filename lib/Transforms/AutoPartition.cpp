@@ -106,7 +106,7 @@ void AutoPartitionPass::runOnOperation() {
   // too much when activations fill the memory).
   auto withRecompute = [&](auto method, bool tryKeeping) {
     return [&, method, tryKeeping] {
-      return partition::solvePartitioning(recompute, replicate, graph, hw,
+      return partition::solvePartitioning(recompute, replicate, forward, graph, hw,
                                           objective, method, tryKeeping);
     };
   };

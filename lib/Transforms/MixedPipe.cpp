@@ -75,7 +75,8 @@ void MixedPipePass::runOnOperation() {
     return std::move(result->plan);
   };
   llvm::Expected<partition::Plan> plan = partition::solvePartitioning(
-      recompute, replicate, graph, problem->hardware, config.objective, solve,
+      recompute, replicate, forward, graph, problem->hardware, config.objective,
+      solve,
       /*tryKeeping=*/true);
   if (!plan) {
     emitError(module.getLoc())

@@ -125,8 +125,13 @@ struct StageInfo {
   llvm::SetVector<Operation *> copies;
   /// Values defined elsewhere that the stage reads, in first-use order.
   llvm::SetVector<Value> reads;
-  /// Values of the stage read elsewhere, in definition order.
+  /// Values of the stage read elsewhere, in definition order, then the
+  /// forwarded values it receives and passes on to the next stage reading
+  /// them.
   llvm::SetVector<Value> writes;
+  /// Per forwarded value it receives: the stage it receives it from (its
+  /// producer's for the first reader, the previous reader's otherwise).
+  DenseMap<Value, int64_t> forwardedFrom;
 };
 } // namespace
 
@@ -156,6 +161,52 @@ static SmallVector<Value> stageArguments(func::FuncOp model,
   arguments.append(inputs);
   arguments.append(received);
   return arguments;
+}
+
+/// Routes the results of the ops the partitioner forwarded
+/// (`ftpipe.forward`): the first stage reading one receives it from its
+/// producer, each later one (in `order`) from the reader before it, which
+/// passes it on as an extra result. Fails with an error at the op when two
+/// of its readers do not depend on each other (`producers`: the stages each
+/// stage reads from).
+static LogicalResult
+routeForwardedValues(Block &body, ArrayRef<int64_t> order,
+                     std::map<int64_t, std::set<int64_t>> &producers,
+                     std::map<int64_t, StageInfo> &stages) {
+  // Every stage's transitive producers, and its position in `order`.
+  std::map<int64_t, std::set<int64_t>> after;
+  DenseMap<int64_t, size_t> position;
+  for (auto [i, id] : llvm::enumerate(order)) {
+    position[id] = i;
+    for (int64_t p : producers[id]) {
+      after[id].insert(p);
+      after[id].insert(after[p].begin(), after[p].end());
+    }
+  }
+  for (Operation &op : body.without_terminator()) {
+    if (!op.hasAttr(FTPipeDialect::kForwardAttrName) || isCopiedIntoStages(&op))
+      continue;
+    for (Value value : op.getResults()) {
+      SmallVector<int64_t> readers;
+      for (auto &[id, info] : stages)
+        if (id != stageOf(&op) && info.reads.count(value))
+          readers.push_back(id);
+      llvm::sort(readers, [&](int64_t a, int64_t b) {
+        return position[a] < position[b];
+      });
+      for (size_t i = 1; i < readers.size(); ++i) {
+        if (!after[readers[i]].count(readers[i - 1]))
+          return op.emitError("'")
+                 << FTPipeDialect::kForwardAttrName << "' op's result #"
+                 << cast<OpResult>(value).getResultNumber()
+                 << " is read by stages " << readers[i - 1] << " and "
+                 << readers[i] << ", which do not depend on each other";
+        stages[readers[i]].forwardedFrom[value] = readers[i - 1];
+        stages[readers[i - 1]].writes.insert(value);
+      }
+    }
+  }
+  return success();
 }
 
 void OutlineStagesPass::runOnOperation() {
@@ -271,6 +322,9 @@ void OutlineStagesPass::runOnOperation() {
     }
   }
 
+  if (failed(routeForwardedValues(body, order, producers, stages)))
+    return signalPassFailure();
+
   // Activity over the whole model: params are the sources, the loss the sink.
   SmallVector<Value> sources, sinks;
   for (BlockArgument arg : model.getArguments())
@@ -334,9 +388,12 @@ void OutlineStagesPass::runOnOperation() {
         }
         continue;
       }
+      auto from = info.forwardedFrom.find(value);
       func.setArgAttr(
           i, sa::kFromStage,
-          builder.getI64IntegerAttr(stageOf(value.getDefiningOp())));
+          builder.getI64IntegerAttr(from != info.forwardedFrom.end()
+                                        ? from->second
+                                        : stageOf(value.getDefiningOp())));
       if (activity.isActive(value))
         func.setArgAttr(i, sa::kActive, UnitAttr::get(context));
     }
@@ -361,6 +418,7 @@ void OutlineStagesPass::runOnOperation() {
       Operation *copy = inner.clone(*op, mapping);
       copy->removeAttr(FTPipeDialect::kStageAttrName);
       copy->removeAttr(FTPipeDialect::kReplicateAttrName);
+      copy->removeAttr(FTPipeDialect::kForwardAttrName);
     }
     SmallVector<Value> results;
     for (Value value : info.writes)
@@ -369,21 +427,33 @@ void OutlineStagesPass::runOnOperation() {
     stageFunctions[id] = func;
   }
 
-  // Rewrite the model function as calls, in dependency order.
+  // Rewrite the model function as calls, in dependency order. A forwarded
+  // value comes from the call of the stage that passes it on.
   OpBuilder callBuilder(ret);
   IRMapping callValues;
+  DenseMap<int64_t, func::CallOp> callOf;
   for (int64_t id : order) {
     StageInfo &info = stages[id];
     func::FuncOp func = stageFunctions[id];
     SmallVector<Value> operands;
-    for (Value value : stageArguments(model, info.reads))
+    for (Value value : stageArguments(model, info.reads)) {
+      auto from = info.forwardedFrom.find(value);
+      if (from != info.forwardedFrom.end()) {
+        const llvm::SetVector<Value> &passed = stages[from->second].writes;
+        unsigned index = llvm::find(passed, value) - passed.begin();
+        operands.push_back(callOf[from->second].getResult(index));
+        continue;
+      }
       operands.push_back(callValues.lookupOrDefault(value));
+    }
     auto call = callBuilder.create<func::CallOp>(info.ops.front()->getLoc(),
                                                  func, operands);
     call->setAttr(FTPipeDialect::kStageAttrName,
                   callBuilder.getI64IntegerAttr(id));
+    callOf[id] = call;
     for (auto [value, result] : llvm::zip(info.writes, call.getResults()))
-      callValues.map(value, result);
+      if (!value.getDefiningOp() || stageOf(value.getDefiningOp()) == id)
+        callValues.map(value, result);
   }
   // Constants returned directly stay in the model function.
   SmallVector<Value> results;

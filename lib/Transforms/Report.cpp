@@ -53,6 +53,8 @@ struct ReportData {
   double memoryBoundMs = 0.0;
   /// Ops computed in every stage that reads them (`ftpipe.replicate`).
   size_t replicatedOps = 0;
+  /// Ops whose results pass from reader to reader (`ftpipe.forward`).
+  size_t forwardedOps = 0;
 };
 } // namespace
 
@@ -124,6 +126,16 @@ static void printTable(raw_ostream &os, const ReportData &data,
     os << llvm::formatv("{0} ops replicated: made in every stage that reads "
                         "them, not sent\n",
                         data.replicatedOps);
+  if (data.forwardedOps > 0) {
+    uint64_t passed = 0;
+    for (const partition::StageEdge &edge : data.stages.edges)
+      if (data.stages.device[edge.src] != data.stages.device[edge.dst])
+        passed += edge.passBytes + edge.passGradBytes;
+    os << llvm::formatv("{0} ops forwarded: their results pass from each "
+                        "stage that reads them to the next ({1:f2} MiB passed "
+                        "on between devices per micro-batch)\n",
+                        data.forwardedOps, toMiB(passed));
+  }
   os << "\n";
 
   os << llvm::formatv("{0,5} {1,6} {2,11} {3,11} {4,11} {5,10} {6,10} {7,6} "
@@ -250,6 +262,7 @@ static llvm::json::Value toJSON(const ReportData &data,
                                     ? llvm::json::Value(data.memoryBoundMs)
                                     : llvm::json::Value(nullptr)},
       {"replicated_ops", int64_t(data.replicatedOps)},
+      {"forwarded_ops", int64_t(data.forwardedOps)},
       {"imbalance", m.imbalance},
       {"memory_fits", m.memoryFits},
       {"microbatches", data.config.microBatches},
@@ -270,8 +283,12 @@ static void printDot(raw_ostream &os, const ReportData &data) {
                         id, stage.device, stage.loadMs,
                         kColors[stage.device % std::size(kColors)]);
   for (const partition::StageEdge &edge : data.stages.edges)
-    os << llvm::formatv("  s{0} -> s{1} [label=\"{2:f2} MiB\"];\n", edge.src,
-                        edge.dst, toMiB(edge.fwdBytes));
+    os << llvm::formatv(
+        "  s{0} -> s{1} [label=\"{2:f2} MiB{3}\"];\n", edge.src, edge.dst,
+        toMiB(edge.fwdBytes),
+        edge.passBytes
+            ? llvm::formatv(" ({0:f2} passed on)", toMiB(edge.passBytes)).str()
+            : std::string());
   os << "}\n";
 }
 
@@ -333,6 +350,7 @@ void ReportPass::runOnOperation() {
   data.memoryBoundMs =
       partition::memoryLowerBoundMs(opGraph->graph, *hw, data.config, mode);
   data.replicatedOps = llvm::count(plan->nodeReplicated, true);
+  data.forwardedOps = llvm::count(plan->nodeForwarded, true);
   llvm::Expected<partition::StageGraph> stages =
       partition::buildStageGraph(opGraph->graph, *hw, *plan, data.config);
   if (!stages)

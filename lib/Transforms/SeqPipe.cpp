@@ -59,7 +59,8 @@ void SeqPipePass::runOnOperation() {
   // Only greedy also plans for keeping everything: dp's search grows too
   // much when activations fill the memory.
   llvm::Expected<partition::Plan> plan = partition::solvePartitioning(
-      recompute, replicate, graph, problem->hardware, config.objective, solve,
+      recompute, replicate, forward, graph, problem->hardware, config.objective,
+      solve,
       /*tryKeeping=*/!exact);
   StringRef name = exact ? "seq-dp" : "seq-greedy";
   if (!plan) {

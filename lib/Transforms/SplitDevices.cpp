@@ -14,9 +14,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #define DEBUG_TYPE "ftpipe-split-devices"
 
@@ -103,11 +103,25 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
       return e.consumer == stage.call && e.operand == operand;
     });
   };
-  auto deviceOf = [&](func::CallOp call) { return stageOf.lookup(call)->device; };
+  auto deviceOf = [&](func::CallOp call) {
+    return stageOf.lookup(call)->device;
+  };
   std::optional<unsigned> lossResult;
   for (unsigned r = 0; r < numResults; ++r)
     if (forward.getResultAttr(r, sa::kLoss))
       lossResult = r;
+  // Results that pass a received value on (forwarded values, see
+  // ftpipe-outline-stages): result -> argument. They are sent as soon as
+  // they arrive, and their gradients are added after the adjoint, so that
+  // neither waits for this stage's own work.
+  DenseMap<unsigned, unsigned> passes;
+  Block &body = forward.getBody().front();
+  for (unsigned r = 0; r < numResults; ++r) {
+    auto arg = dyn_cast<BlockArgument>(body.getTerminator()->getOperand(r));
+    if (arg && arg.getOwner() == &body &&
+        llvm::is_contained(received, arg.getArgNumber()))
+      passes[r] = arg.getArgNumber();
+  }
 
   auto setEntryAttrs = [&](func::FuncOp entry, StringRef kind) {
     entry->setAttr(FTPipeDialect::kStageAttrName,
@@ -129,7 +143,7 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
       if (DictionaryAttr attrs = forward.getArgAttrDict(i))
         for (NamedAttribute attr : attrs)
           if (attr.getName() != sa::kActive)
-          entry.setArgAttr(position, attr.getName(), attr.getValue());
+            entry.setArgAttr(position, attr.getName(), attr.getValue());
       ++position;
     }
   };
@@ -162,9 +176,13 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
       operands[i] = fb.create<RecvOp>(loc, forward.getArgumentTypes()[i], mb,
                                       deviceOf(edge.producer), 2 * edge.id);
     }
+    for (const Edge &edge : edges)
+      if (edge.producer == stage.call && passes.count(edge.result))
+        fb.create<SendOp>(loc, operands[passes.lookup(edge.result)], mb,
+                          deviceOf(edge.consumer), 2 * edge.id);
     auto call = fb.create<func::CallOp>(loc, forward, operands);
     for (const Edge &edge : edges)
-      if (edge.producer == stage.call)
+      if (edge.producer == stage.call && !passes.count(edge.result))
         fb.create<SendOp>(loc, call.getResult(edge.result), mb,
                           deviceOf(edge.consumer), 2 * edge.id);
     SmallVector<Value> results;
@@ -212,23 +230,27 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
     for (int64_t k = 0; k < numSaved; ++k)
       operands.push_back(entry->getArgument(position++));
     // Gradients of the active results: the loss seed and what consumers
-    // send back.
+    // send back (for a passed-on value, after the adjoint).
+    auto addTo = [&](Value &sum, Type type, Value gradient) {
+      sum = sum ? bb.create<tosa::AddOp>(loc, type, sum, gradient).getResult()
+                : gradient;
+    };
+    auto receiveGradients = [&](unsigned r, Value &sum) {
+      for (const Edge &edge : edges)
+        if (edge.producer == stage.call && edge.result == r)
+          addTo(sum, forward.getResultTypes()[r],
+                bb.create<RecvOp>(loc, forward.getResultTypes()[r], mb,
+                                  deviceOf(edge.consumer), 2 * edge.id + 1));
+    };
     for (unsigned r = 0; r < numResults; ++r) {
       if (!forward.getResultAttr(r, sa::kActive))
         continue;
       Type type = forward.getResultTypes()[r];
       Value sum;
-      auto add = [&](Value gradient) {
-        sum = sum ? bb.create<tosa::AddOp>(loc, type, sum, gradient)
-                        .getResult()
-                  : gradient;
-      };
       if (lossResult && *lossResult == r)
-        add(buildOnes(bb, loc, type));
-      for (const Edge &edge : edges)
-        if (edge.producer == stage.call && edge.result == r)
-          add(bb.create<RecvOp>(loc, type, mb, deviceOf(edge.consumer),
-                                2 * edge.id + 1));
+        addTo(sum, type, buildOnes(bb, loc, type));
+      if (!passes.count(r))
+        receiveGradients(r, sum);
       operands.push_back(sum ? sum : buildZerosOf(bb, loc, type));
     }
     SmallVector<Value> gradients(numArgs);
@@ -239,6 +261,9 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
         gradients[of.getInt()] = result;
       }
     }
+    for (auto [r, i] : passes)
+      if (forward.getResultAttr(r, sa::kActive))
+        receiveGradients(r, gradients[i]);
     for (unsigned i : received) {
       if (!gradients[i])
         continue;
@@ -248,10 +273,9 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
     }
     SmallVector<Value> results;
     for (unsigned i : params)
-      results.push_back(gradients[i]
-                            ? gradients[i]
-                            : buildZerosOf(bb, loc,
-                                           forward.getArgumentTypes()[i]));
+      results.push_back(
+          gradients[i] ? gradients[i]
+                       : buildZerosOf(bb, loc, forward.getArgumentTypes()[i]));
     bb.create<func::ReturnOp>(loc, results);
   }
 }
@@ -271,17 +295,17 @@ void SplitDevicesPass::runOnOperation() {
   auto ret = cast<func::ReturnOp>(model.getBody().front().getTerminator());
   if (ret.getNumOperands() != 1 || !ret.getOperand(0).getDefiningOp() ||
       !isa<func::CallOp>(ret.getOperand(0).getDefiningOp())) {
-    emitError(model.getLoc(), "'") << model.getSymName()
-                         << "' must return only its loss to be split into "
-                            "training entry points (generate it with --loss)";
+    emitError(model.getLoc(), "'")
+        << model.getSymName()
+        << "' must return only its loss to be split into "
+           "training entry points (generate it with --loss)";
     return signalPassFailure();
   }
   auto lossCall = cast<func::CallOp>(ret.getOperand(0).getDefiningOp());
   func::FuncOp lossStage =
       module.lookupSymbol<func::FuncOp>(lossCall.getCallee());
-  if (!lossStage.getResultAttr(cast<OpResult>(ret.getOperand(0))
-                                   .getResultNumber(),
-                               sa::kLoss)) {
+  if (!lossStage.getResultAttr(
+          cast<OpResult>(ret.getOperand(0)).getResultNumber(), sa::kLoss)) {
     emitError(model.getLoc(), "the result of '")
         << model.getSymName() << "' is not a loss (a float of one element)";
     return signalPassFailure();

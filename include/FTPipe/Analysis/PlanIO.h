@@ -21,13 +21,15 @@ namespace ftpipe {
 /// `ftpipe.stage` and every stage's device from the module's `ftpipe.plan`,
 /// with its per-stage recompute list when it has one (left out, the plan's
 /// stageRecompute stays empty and the objective config decides), and the
-/// replicated nodes from `ftpipe.replicate` (none: nodeReplicated empty).
+/// replicated nodes from `ftpipe.replicate` (none: nodeReplicated empty) and
+/// the forwarded ones from `ftpipe.forward` (none: nodeForwarded empty).
 /// Without either, the single-stage plan. Emits an error and fails when only
 /// some ops have a stage, or a stage has no device in the plan.
 FailureOr<partition::Plan> readPlan(ModuleOp module, const OpGraph &opGraph);
 
 /// Records `plan` in IR: `ftpipe.stage` on every op, `ftpipe.replicate` on
-/// the replicated ones (removed from the others), and `ftpipe.plan` with
+/// the replicated ones and `ftpipe.forward` on the forwarded ones (both
+/// removed from the others), and `ftpipe.plan` with
 /// `method`, the async time per micro-batch and the memory of every device
 /// from `metrics`, the partitioning time in seconds, and which stages
 /// recompute (from `metrics`; the list is left out when all do).

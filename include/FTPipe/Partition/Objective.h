@@ -28,6 +28,8 @@
 #include "FTPipe/Partition/Hardware.h"
 #include "FTPipe/Partition/Plan.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -130,6 +132,18 @@ struct StageEdge {
   /// Gradients dst -> src in the backward (values that need a gradient).
   uint64_t bwdBytes = 0;
   uint32_t bwdTensors = 0;
+  /// Of the activations, the forwarded values that src received and passes
+  /// on (Plan::nodeForwarded): src sends them when its forward starts, not
+  /// when it ends.
+  uint64_t passBytes = 0;
+  uint32_t passTensors = 0;
+  /// Of the gradients, those of forwarded values: dst sends them once its
+  /// backward has ended and the gradients it passes back have arrived (it
+  /// adds its own to them). Those of values src passes on (pass*) do not
+  /// hold up src's backward (src adds them after it); those of values src
+  /// makes (firstHop*) do.
+  uint64_t passGradBytes = 0, firstHopGradBytes = 0;
+  uint32_t passGradTensors = 0, firstHopGradTensors = 0;
 };
 
 /// A plan collapsed to stages: what the simulator runs and the objective
@@ -154,17 +168,34 @@ struct StageGraph {
   /// Number of stages.
   size_t numStages() const { return device.size(); }
 
+  /// The edges out of stage s (a slice of `edges`).
+  llvm::ArrayRef<StageEdge> outEdges(StageId s) const;
+
+  /// Per stage, the stages reachable from it along edges (itself not
+  /// included).
+  std::vector<llvm::BitVector> reachability() const;
+
   /// Time to move an edge's forward (or backward) traffic over its link.
   double fwdTransferMs(const StageEdge &e, const Hardware &hw) const;
   double bwdTransferMs(const StageEdge &e, const Hardware &hw) const;
+  /// Time to move `bytes` in `tensors` messages from stage `from`'s device
+  /// to stage `to`'s (0 on one device).
+  double transferMs(uint64_t bytes, uint32_t tensors, StageId from, StageId to,
+                    const Hardware &hw) const;
 };
 
 /// Collapses `plan` into its stage graph. A replicated node counts in every
-/// stage it is computed in (replicaStages) and its results never cross.
+/// stage it is computed in (replicaStages) and its results never cross. A
+/// forwarded node's results (Plan::nodeForwarded) cross from its stage to
+/// the first stage reading them and from each reading stage to the next, in
+/// topological order; each reader must be reachable from the one before it
+/// without that value's edges, so forwarding never changes which stages
+/// depend on which, nor their heights.
 /// Fails when the plan does not match the graph or hardware (sizes, ids, a
-/// recompute or replication list of the wrong length, a replicated node
-/// reading a value that is sent) or when the stage graph has a cycle (naming
-/// the stages on it). Empty stages are allowed here (verifyPlan rejects
+/// recompute, replication or forwarding list of the wrong length, a
+/// replicated node reading a value that is sent, a forwarded value whose
+/// readers do not depend on one another) or when the stage graph has a cycle
+/// (naming the stages on it). Empty stages are allowed here (verifyPlan rejects
 /// them).
 llvm::Expected<StageGraph> buildStageGraph(const Graph &graph,
                                            const Hardware &hw, const Plan &plan,

@@ -6,7 +6,9 @@
 // before their backward instead of keeping activations, and which nodes are
 // replicated: computed again in every stage that reads them instead of
 // being sent there (cheap values made from graph inputs and parameters
-// alone, such as T5's attention position bias). Plain data:
+// alone, such as T5's attention position bias), and which nodes' results
+// are forwarded: passed from each stage that reads them to the next instead
+// of sent from the producer to every reader. Plain data:
 // algorithms produce plans, verifyPlan checks them, evaluatePlan scores them,
 // the simulator runs them.
 //
@@ -45,10 +47,24 @@ struct Plan {
   /// only graph inputs, parameters and results of replicated nodes (see
   /// replicaStages in Objective.h). Empty: no node is replicated.
   std::vector<bool> nodeReplicated;
+  /// nodeForwarded[n] says that the results of node n go from its stage to
+  /// the first other stage that reads them, and from each stage that reads
+  /// them to the next, in the order the stages run, instead of from n's
+  /// stage to every reader: the producer sends once, not once per reader.
+  /// The stages reading a forwarded result must depend on one another in a
+  /// chain (each reachable from the one before it), so forwarding adds no
+  /// dependency between stages (see buildStageGraph in Objective.h). A
+  /// forwarded node is not replicated. Empty: nothing is forwarded.
+  std::vector<bool> nodeForwarded;
 
   /// Whether node n is replicated.
   bool replicated(size_t n) const {
     return !nodeReplicated.empty() && nodeReplicated[n];
+  }
+
+  /// Whether node n's results are forwarded along their readers.
+  bool forwarded(size_t n) const {
+    return !nodeForwarded.empty() && nodeForwarded[n];
   }
 
   /// Number of stages (the length of stageDevice).
@@ -63,11 +79,12 @@ struct Plan {
   }
 
   /// Plans are equal when they place every node and stage alike and agree
-  /// on recomputation and replication.
+  /// on recomputation, replication and forwarding.
   bool operator==(const Plan &other) const {
     return nodeStage == other.nodeStage && stageDevice == other.stageDevice &&
            stageRecompute == other.stageRecompute &&
-           nodeReplicated == other.nodeReplicated;
+           nodeReplicated == other.nodeReplicated &&
+           nodeForwarded == other.nodeForwarded;
   }
   bool operator!=(const Plan &other) const { return !(*this == other); }
 };

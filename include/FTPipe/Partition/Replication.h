@@ -77,9 +77,12 @@ llvm::Expected<Plan> solveWithReplication(const Graph &graph,
 
 /// How the partitioning passes run a partitioner: solveWithRecomputation
 /// under `mode` (with `tryKeeping`), each solve through
-/// solveWithReplication when `replicate` (else `solve` on `graph`).
+/// solveWithReplication when `replicate` (else `solve` on `graph`), and the
+/// plan it returns through forwardSharedValues (Forwarding.h) when
+/// `forward`.
 llvm::Expected<Plan> solvePartitioning(RecomputeMode mode, bool replicate,
-                                       const Graph &graph, const Hardware &hw,
+                                       bool forward, const Graph &graph,
+                                       const Hardware &hw,
                                        const ObjectiveConfig &config,
                                        GraphPlanSolver solve, bool tryKeeping);
 

@@ -208,10 +208,14 @@ defvar PartitionOptions = [
 /// that plan when it is faster (lib/Partition/Replication.h). Replicated
 /// ops carry `ftpipe.replicate`; ftpipe-outline-stages copies them into the
 /// stages that read them.
-defvar ReplicateOption = [
+defvar SharedValueOptions = [
   Option<"replicate", "replicate", "bool", /*default=*/"true",
          "Also plan with cheap values recomputed where they are read, "
          "instead of sent, and keep the faster plan">,
+  Option<"forward", "forward", "bool", /*default=*/"true",
+         "Pass values read by stages that run one after the other from "
+         "stage to stage instead of sending them from their producer to "
+         "each, where the busiest sender gains and the plan is no slower">,
 ];
 
 def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
@@ -243,7 +247,7 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
                         "exact dynamic programming"),
              clEnumValN(::mlir::ftpipe::SeqPipeMethod::Greedy, "greedy",
                         "binary search on the stage time, greedy cuts"))}]>,
-  ], ReplicateOption, ObjectiveOptions);
+  ], SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
 
@@ -323,7 +327,7 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
   let options = !listconcat(PartitionOptions, [
     Option<"verbose", "verbose", "bool", /*default=*/"false",
            "Print every candidate L on stderr">,
-  ], ReplicateOption, ObjectiveOptions);
+  ], SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
 
@@ -344,7 +348,7 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
            "Largest graph on which Seq-Pipe dp is tried">,
     Option<"quiet", "quiet", "bool", /*default=*/"false",
            "Do not print the candidates">,
-  ], ReplicateOption, ObjectiveOptions);
+  ], SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
 

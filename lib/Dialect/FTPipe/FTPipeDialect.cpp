@@ -119,7 +119,7 @@ LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
-  if (name == kReplicateAttrName) {
+  if (name == kReplicateAttrName || name == kForwardAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
     return success();

@@ -56,6 +56,10 @@ def FTPipe_Dialect : Dialect {
     /// is nominal).
     static constexpr ::llvm::StringLiteral kReplicateAttrName =
         "ftpipe.replicate";
+    /// Unit attribute on an op of a partitioned function: its results go
+    /// from its stage to the first other stage that reads them, and from each
+    /// stage that reads them to the next, instead of to every reader.
+    static constexpr ::llvm::StringLiteral kForwardAttrName = "ftpipe.forward";
 
   private:
     void registerAttributes();
