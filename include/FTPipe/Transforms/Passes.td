@@ -376,7 +376,11 @@ def OutlineStagesPass : Pass<"ftpipe-outline-stages", "ModuleOp"> {
     stages are copied into each instead of being sent, and so are the ops the
     partitioner replicated (`ftpipe.replicate`), with the ops they read in
     turn: a stage that reads their results takes their parameters and data
-    inputs as arguments and computes them itself.
+    inputs as arguments and computes them itself. The results of an op the
+    partitioner forwarded (`ftpipe.forward`) go to the first stage that
+    reads them; every later reader receives them from the reader before it
+    (in the stages' order), which returns the received argument as an extra
+    result; readers that do not depend on one another are an error.
 
     Activity is decided here, once for the whole model: a received value or a
     result carries a gradient (`ftpipe.active`) if it is a float that depends
@@ -473,8 +477,12 @@ def SplitDevicesPass : Pass<"ftpipe-split-devices", "ModuleOp"> {
     included). Every value read by another stage is an edge `e` (numbered in
     the order of the producing calls in the model function, then result,
     then consumer stage); its forward message has tag `2e`, its gradient
-    `2e+1`. The model function is removed: the runtime, not the IR, decides
-    the order in which a device runs its entry points.
+    `2e+1`. A result that passes a received value on (a forwarded value,
+    see `ftpipe-outline-stages`) is sent right after it is received, before
+    the call, and its gradient is received after the adjoint (given zero
+    for it) and added to the argument's gradient. The model function is
+    removed: the runtime, not the IR, decides the order in which a device
+    runs its entry points.
 
     ```mlir
     func.func @stage1_forward(%mb: index {ftpipe.microbatch}, ...) -> (tensor<f32> {ftpipe.loss}, tensor<4xf32> {ftpipe.saved = 0 : i64})
