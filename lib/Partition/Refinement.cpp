@@ -71,6 +71,10 @@ void IncrementalObjective::rebuild() {
   devLoad.assign(P, 0.0);
   paramStages.assign(g->numParams(), {});
   stageStamp.assign(S, 0);
+  touchedStamp.assign(S, 0);
+  recomputes.resize(S);
+  for (StageId s = 0; s < S; ++s)
+    recomputes[s] = stageRecomputes(current, config, s);
   valueStamp.assign(g->numValues(), 0);
   paramStamp.assign(g->numParams(), 0);
   for (NodeId n = 0; n < g->numNodes(); ++n) {
@@ -106,15 +110,18 @@ void IncrementalObjective::rebuild() {
   edgeSetChanged = false;
 }
 
-uint32_t IncrementalObjective::inFlight(StageId s) const {
-  return microBatchesInFlight(height[s], config);
+void IncrementalObjective::touch(StageId s) {
+  if (touchedStamp[s] == touchEpoch)
+    return;
+  touchedStamp[s] = touchEpoch;
+  touchedStages.push_back(s);
 }
 
 /// Stage load and its share of its device's load.
 void IncrementalObjective::refreshStage(StageId s) {
   DeviceId d = current.stageDevice[s];
   double compute = (rawFwd[s] + rawBwd[s]) / speed[d];
-  if (stageRecomputes(current, config, s))
+  if (recomputes[s])
     compute += rawFwd[s] / speed[d];
   double load = compute + std::max(0.0, commFwd[s] - compute) +
                 std::max(0.0, commBwd[s] - compute);
@@ -136,14 +143,14 @@ void IncrementalObjective::applyValue(ValueId v, bool add) {
   ++stageEpoch;
   if (src != ~StageId(0)) {
     stageStamp[src] = stageEpoch;
-    touchedStages.push_back(src);
+    touch(src);
   }
   for (NodeId c : g->consumers(v)) {
     StageId dst = current.nodeStage[c];
     if (dst == src || stageStamp[dst] == stageEpoch)
       continue;
     stageStamp[dst] = stageEpoch;
-    touchedStages.push_back(dst);
+    touch(dst);
     kept[dst] += add ? bytes : uint64_t(0) - bytes;
     if (p == kNoNode)
       continue;
@@ -244,12 +251,16 @@ void IncrementalObjective::recomputeOrder() {
     forEachSuccessor(
         s, [&](StageId b) { height[s] = std::max(height[s], height[b] + 1); });
   }
+  inFlightOf.resize(S);
+  for (StageId s = 0; s < S; ++s)
+    inFlightOf[s] = microBatchesInFlight(height[s], config);
 }
 
 void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
   edgeSetChanged = false;
   touchedStages.clear();
-  touchedStages.push_back(to);
+  ++touchEpoch;
+  touch(to);
   touchedPairs.clear();
   ++pairEpoch;
   ++valueEpoch;
@@ -281,7 +292,7 @@ void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
     StageId from = current.nodeStage[n];
     if (from == to)
       continue;
-    touchedStages.push_back(from);
+    touch(from);
     const NodeCost &c = g->cost(n);
     rawFwd[from] -= c.fwdMs;
     rawBwd[from] -= c.bwdMs;
@@ -346,8 +357,6 @@ void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
   }
   // std::sort: llvm::sort hands integers to qsort, slow on this hot path.
   std::sort(touchedStages.begin(), touchedStages.end());
-  touchedStages.erase(std::unique(touchedStages.begin(), touchedStages.end()),
-                      touchedStages.end());
   for (StageId s : touchedStages)
     refreshStage(s);
 }
@@ -398,7 +407,7 @@ uint64_t IncrementalObjective::deviceMemoryBytes(DeviceId d) const {
   for (StageId s = 0; s < current.numStages(); ++s) {
     if (current.stageDevice[s] != d)
       continue;
-    bool recompute = stageRecomputes(current, config, s);
+    bool recompute = recomputes[s];
     bytes += uint64_t(inFlight(s)) * (recompute ? kept[s] : actSum[s]);
     if (recompute)
       recomputePeak = std::max(recomputePeak, actSum[s]);
