@@ -9,6 +9,7 @@
 #include "FTPipe/Partition/Refinement.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -70,6 +71,10 @@ void IncrementalObjective::rebuild() {
   devLoad.assign(P, 0.0);
   paramStages.assign(g->numParams(), {});
   stageStamp.assign(S, 0);
+  touchedStamp.assign(S, 0);
+  recomputes.resize(S);
+  for (StageId s = 0; s < S; ++s)
+    recomputes[s] = stageRecomputes(current, config, s);
   valueStamp.assign(g->numValues(), 0);
   paramStamp.assign(g->numParams(), 0);
   for (NodeId n = 0; n < g->numNodes(); ++n) {
@@ -91,6 +96,12 @@ void IncrementalObjective::rebuild() {
     }
   for (ValueId v = 0; v < g->numValues(); ++v)
     applyValue(v, true);
+  size_t words = (S + 63) / 64;
+  edgeBits.assign(S * words, 0);
+  for (size_t a = 0; a < S; ++a)
+    for (size_t b = 0; b < S; ++b)
+      if (edgeCount[a * S + b])
+        edgeBits[a * words + b / 64] |= uint64_t(1) << (b % 64);
   recomputeOrder();
   recomputeParamMemory();
   for (StageId s = 0; s < S; ++s)
@@ -99,15 +110,18 @@ void IncrementalObjective::rebuild() {
   edgeSetChanged = false;
 }
 
-uint32_t IncrementalObjective::inFlight(StageId s) const {
-  return microBatchesInFlight(height[s], config);
+void IncrementalObjective::touch(StageId s) {
+  if (touchedStamp[s] == touchEpoch)
+    return;
+  touchedStamp[s] = touchEpoch;
+  touchedStages.push_back(s);
 }
 
 /// Stage load and its share of its device's load.
 void IncrementalObjective::refreshStage(StageId s) {
   DeviceId d = current.stageDevice[s];
   double compute = (rawFwd[s] + rawBwd[s]) / speed[d];
-  if (stageRecomputes(current, config, s))
+  if (recomputes[s])
     compute += rawFwd[s] / speed[d];
   double load = compute + std::max(0.0, commFwd[s] - compute) +
                 std::max(0.0, commBwd[s] - compute);
@@ -129,14 +143,14 @@ void IncrementalObjective::applyValue(ValueId v, bool add) {
   ++stageEpoch;
   if (src != ~StageId(0)) {
     stageStamp[src] = stageEpoch;
-    touchedStages.push_back(src);
+    touch(src);
   }
   for (NodeId c : g->consumers(v)) {
     StageId dst = current.nodeStage[c];
     if (dst == src || stageStamp[dst] == stageEpoch)
       continue;
     stageStamp[dst] = stageEpoch;
-    touchedStages.push_back(dst);
+    touch(dst);
     kept[dst] += add ? bytes : uint64_t(0) - bytes;
     if (p == kNoNode)
       continue;
@@ -203,12 +217,16 @@ void IncrementalObjective::recomputeParamMemory() {
 /// Kahn's algorithm over the stage edges (smallest ready stage first, as
 /// buildStageGraph), then heights from the sinks up.
 void IncrementalObjective::recomputeOrder() {
-  size_t S = current.numStages();
+  size_t S = current.numStages(), words = (S + 63) / 64;
+  // Calls f(b) for every edge a -> b, b ascending.
+  auto forEachSuccessor = [&](size_t a, auto f) {
+    for (size_t w = 0; w < words; ++w)
+      for (uint64_t bits = edgeBits[a * words + w]; bits; bits &= bits - 1)
+        f(StageId(w * 64 + llvm::countr_zero(bits)));
+  };
   std::vector<uint32_t> indeg(S, 0);
   for (size_t a = 0; a < S; ++a)
-    for (size_t b = 0; b < S; ++b)
-      if (edgeCount[a * S + b])
-        ++indeg[b];
+    forEachSuccessor(a, [&](StageId b) { ++indeg[b]; });
   std::priority_queue<StageId, std::vector<StageId>, std::greater<StageId>>
       ready;
   for (StageId s = 0; s < S; ++s)
@@ -219,9 +237,10 @@ void IncrementalObjective::recomputeOrder() {
     StageId s = ready.top();
     ready.pop();
     topo.push_back(s);
-    for (StageId b = 0; b < S; ++b)
-      if (edgeCount[size_t(s) * S + b] && --indeg[b] == 0)
+    forEachSuccessor(s, [&](StageId b) {
+      if (--indeg[b] == 0)
         ready.push(b);
+    });
   }
   rank.assign(S, ~0u);
   for (uint32_t i = 0; i < topo.size(); ++i)
@@ -229,16 +248,19 @@ void IncrementalObjective::recomputeOrder() {
   height.assign(S, 0);
   for (size_t i = topo.size(); i-- > 0;) {
     StageId s = topo[i];
-    for (StageId b = 0; b < S; ++b)
-      if (edgeCount[size_t(s) * S + b])
-        height[s] = std::max(height[s], height[b] + 1);
+    forEachSuccessor(
+        s, [&](StageId b) { height[s] = std::max(height[s], height[b] + 1); });
   }
+  inFlightOf.resize(S);
+  for (StageId s = 0; s < S; ++s)
+    inFlightOf[s] = microBatchesInFlight(height[s], config);
 }
 
 void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
   edgeSetChanged = false;
   touchedStages.clear();
-  touchedStages.push_back(to);
+  ++touchEpoch;
+  touch(to);
   touchedPairs.clear();
   ++pairEpoch;
   ++valueEpoch;
@@ -270,7 +292,7 @@ void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
     StageId from = current.nodeStage[n];
     if (from == to)
       continue;
-    touchedStages.push_back(from);
+    touch(from);
     const NodeCost &c = g->cost(n);
     rawFwd[from] -= c.fwdMs;
     rawBwd[from] -= c.bwdMs;
@@ -297,18 +319,28 @@ void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
   }
   for (ValueId v : values)
     applyValue(v, true);
+  size_t S = current.numStages(), words = (S + 63) / 64;
   for (auto [pair, existed] : touchedPairs)
-    edgeSetChanged |= existed != (edgeCount[pair] > 0);
-  if (edgeSetChanged) {
-    std::vector<uint32_t> oldHeight = height;
-    recomputeOrder();
-    if (height != oldHeight) {
-      // Stash counts depend on heights: recount every parameter.
-      recomputeParamMemory();
-    } else {
-      for (ParamId p : params)
-        applyParam(p, true);
+    if (existed != (edgeCount[pair] > 0)) {
+      edgeSetChanged = true;
+      edgeBits[pair / S * words + pair % S / 64] ^= uint64_t(1)
+                                                    << (pair % S % 64);
     }
+  // Heights decide stash counts only for async schedules with weight
+  // versions (extraWeightVersions is 0 otherwise); when they change then,
+  // every parameter is recounted.
+  bool stashesFollowHeights = config.schedule == Schedule::Async &&
+                              config.versioning != WeightVersioning::None;
+  bool recount = false;
+  if (edgeSetChanged) {
+    std::vector<uint32_t> oldHeight;
+    if (stashesFollowHeights)
+      oldHeight = height;
+    recomputeOrder();
+    recount = stashesFollowHeights && height != oldHeight;
+  }
+  if (recount) {
+    recomputeParamMemory();
   } else {
     for (ParamId p : params)
       applyParam(p, true);
@@ -323,9 +355,8 @@ void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
       rawFwd[s] = rawBwd[s] = 0.0;
     }
   }
-  llvm::sort(touchedStages);
-  touchedStages.erase(std::unique(touchedStages.begin(), touchedStages.end()),
-                      touchedStages.end());
+  // std::sort: llvm::sort hands integers to qsort, slow on this hot path.
+  std::sort(touchedStages.begin(), touchedStages.end());
   for (StageId s : touchedStages)
     refreshStage(s);
 }
@@ -334,8 +365,14 @@ bool IncrementalObjective::moveIsOrderSafe(llvm::ArrayRef<NodeId> nodes,
                                            StageId to) const {
   // Nodes of the unit are recognised by their stage; the caller moves whole
   // units out of one stage, so "outside" means any node we are not moving.
-  llvm::SmallVector<NodeId, 16> sorted(nodes.begin(), nodes.end());
-  llvm::sort(sorted);
+  // Units come sorted (refinePlan's are): only others are copied.
+  llvm::SmallVector<NodeId, 16> copy;
+  llvm::ArrayRef<NodeId> sorted = nodes;
+  if (!llvm::is_sorted(nodes)) {
+    copy.assign(nodes.begin(), nodes.end());
+    std::sort(copy.begin(), copy.end());
+    sorted = copy;
+  }
   auto inUnit = [&](NodeId n) {
     return std::binary_search(sorted.begin(), sorted.end(), n);
   };
@@ -370,7 +407,7 @@ uint64_t IncrementalObjective::deviceMemoryBytes(DeviceId d) const {
   for (StageId s = 0; s < current.numStages(); ++s) {
     if (current.stageDevice[s] != d)
       continue;
-    bool recompute = stageRecomputes(current, config, s);
+    bool recompute = recomputes[s];
     bytes += uint64_t(inFlight(s)) * (recompute ? kept[s] : actSum[s]);
     if (recompute)
       recomputePeak = std::max(recomputePeak, actSum[s]);
@@ -441,7 +478,7 @@ static std::vector<BlockId> unitOfNode(llvm::ArrayRef<BlockId> nodeBlock,
   keys.reserve(nodeBlock.size());
   for (NodeId n = 0; n < nodeBlock.size(); ++n)
     keys.push_back({nodeBlock[n], nodeStage[n]});
-  llvm::sort(keys);
+  std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::vector<BlockId> unit(nodeBlock.size());
   for (NodeId n = 0; n < nodeBlock.size(); ++n)
@@ -478,7 +515,7 @@ static bool tryMoveUnit(IncrementalObjective &obj, const Graph &g,
     candidates.push_back(obj.stageOrder()[rank - 1]);
   if (rank + 1 < obj.numStages())
     candidates.push_back(obj.stageOrder()[rank + 1]);
-  llvm::sort(candidates);
+  std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()),
                    candidates.end());
   for (StageId to : candidates) {

@@ -8,7 +8,11 @@
 // far, open stages with their ranges) plus partial traffic; states with the
 // same key are kept only when no other is at least as good in every figure,
 // which keeps the search exact because every stage cost is monotone in its
-// traffic and memory is monotone in the depth.
+// traffic and memory is monotone in the depth. Cuts whose prefix cannot be
+// split into the stages left (by compute at the bound, or by greedy packing
+// under the bound and the largest device memory) are never taken, and the
+// state-independent sums of a stage grown from a cut are shared by the
+// states at that cut.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +77,9 @@ struct Problem {
   /// over its nodes is below c.
   std::vector<uint32_t> minProducer;
   unsigned stateFactor;
+  /// By stage height (0..maxStages): micro-batches in flight and extra
+  /// weight versions, looked up in the DP's innermost loop.
+  std::vector<uint32_t> inFlightAt, extraAt;
 
   Problem(const Graph &graph, const Hardware &hw, const SeqPipeConfig &config)
       : graph(graph), hw(hw), cfg(config.objective), numNodes(graph.numNodes()),
@@ -99,13 +106,17 @@ struct Problem {
       }
     }
     stateFactor = optimizerStateFactor(cfg.optimizer);
+    for (uint32_t h = 0; h <= maxStages; ++h) {
+      inFlightAt.push_back(microBatchesInFlight(h, cfg));
+      extraAt.push_back(extraWeightVersions(inFlightAt.back(), cfg));
+    }
   }
 
   /// Memory of one stage alone on its device.
   double memory(double params, double act, double inputs,
                 uint32_t height) const {
-    uint32_t inFlight = microBatchesInFlight(height, cfg);
-    uint32_t extra = extraWeightVersions(inFlight, cfg);
+    assert(height <= maxStages && "deeper than the stages allow");
+    uint32_t inFlight = inFlightAt[height], extra = extraAt[height];
     double activations =
         cfg.recompute ? double(inFlight) * inputs + act : inFlight * act;
     return params * (2 + stateFactor + extra) + activations +
@@ -191,6 +202,137 @@ bool dominates(const State &a, const State &b) {
   return true;
 }
 
+/// What a stage [x, a) formed at cut a holds and receives that does not
+/// depend on the state it is formed from, shared by every state at cut a.
+/// Most of a state's walk from a leftwards lies where the cut would leave
+/// too much compute for the stages still to come, so without these tables
+/// each state at a repeats the same per-node work for nothing. Filled
+/// lazily, a node at a time from a - 1 down, in the order the walk visits
+/// the nodes, so every sum is the one the walk would form itself.
+class CutTables {
+public:
+  /// A value made left of the cut and read right of it, with the indices
+  /// in pending[a] of its readers there (ascending) in readers[begin, end).
+  struct Crossing {
+    NodeId producer;
+    ValueId value;
+    uint32_t begin, end;
+  };
+
+  CutTables(const Graph &graph, llvm::ArrayRef<double> receiveMs)
+      : graph(graph), receiveMs(receiveMs), paramStamp(graph.numParams(), 0),
+        valueStamp(graph.numValues(), 0), pendingIndex(graph.numNodes(), ~0u) {}
+
+  /// Starts the tables of cut `a`, whose pending nodes are `pendA`.
+  void reset(uint32_t a, llvm::ArrayRef<uint32_t> pendA) {
+    for (uint32_t y : pending)
+      pendingIndex[y] = ~0u;
+    pending = pendA;
+    for (uint32_t i = 0; i < pendA.size(); ++i)
+      pendingIndex[pendA[i]] = i;
+    cut = lowest = a;
+    ++token;
+    act.clear();
+    params.clear();
+    inputs.clear();
+    recvF.clear();
+    recvB.clear();
+    // Every value crossing the cut leftwards-to-rightwards is read by a
+    // pending node; ordered as the walk meets them (producer descending,
+    // then a producer's outputs ascending, then readers ascending).
+    struct Edge {
+      NodeId producer;
+      ValueId value;
+      uint32_t reader;
+    };
+    std::vector<Edge> edges;
+    for (uint32_t i = 0; i < pendA.size(); ++i)
+      for (ValueId u : graph.inputs(NodeId(pendA[i]))) {
+        NodeId p = graph.producer(u);
+        if (p != kNoNode && p < a)
+          edges.push_back({p, u, i});
+      }
+    llvm::sort(edges, [](const Edge &l, const Edge &r) {
+      return std::make_tuple(r.producer, l.value, l.reader) <
+             std::make_tuple(l.producer, r.value, r.reader);
+    });
+    crossings.clear();
+    readers.clear();
+    for (const Edge &e : edges) {
+      if (crossings.empty() || crossings.back().value != e.value)
+        crossings.push_back({e.producer, e.value, uint32_t(readers.size()),
+                             uint32_t(readers.size())});
+      readers.push_back(e.reader);
+      ++crossings.back().end;
+    }
+  }
+
+  /// Makes the totals of [x, a) available.
+  void extendTo(uint32_t x) {
+    while (lowest > x) {
+      NodeId y = NodeId(--lowest);
+      bool first = act.empty();
+      double a = first ? 0.0 : act.back(), p = first ? 0.0 : params.back(),
+             in = first ? 0.0 : inputs.back(), rF = first ? 0.0 : recvF.back(),
+             rB = first ? 0.0 : recvB.back();
+      a += double(graph.cost(y).actBytes);
+      for (ParamId q : graph.params(y))
+        if (paramStamp[q] != token) {
+          paramStamp[q] = token;
+          p += double(graph.paramBytes(q));
+        }
+      for (ValueId u : graph.inputs(y))
+        if (valueStamp[u] != token) {
+          valueStamp[u] = token;
+          in += double(graph.valueBytes(u));
+          if (graph.producer(u) != kNoNode) {
+            rF += receiveMs[u];
+            if (graph.valueNeedsGrad(u))
+              rB += receiveMs[u];
+          }
+        }
+      for (ValueId v : graph.outputs(y)) {
+        if (valueStamp[v] == token) {
+          in -= double(graph.valueBytes(v)); // now internal
+          rF -= receiveMs[v];
+          if (graph.valueNeedsGrad(v))
+            rB -= receiveMs[v];
+        }
+        valueStamp[v] = token;
+      }
+      act.push_back(a);
+      params.push_back(p);
+      inputs.push_back(in);
+      recvF.push_back(rF);
+      recvB.push_back(rB);
+    }
+  }
+
+  /// Totals of [x, a) (after extendTo(x)): activation, parameter and input
+  /// bytes, and what the stage receives from the left (exact or a bound).
+  double actOf(uint32_t x) const { return act[cut - 1 - x]; }
+  double paramsOf(uint32_t x) const { return params[cut - 1 - x]; }
+  double inputsOf(uint32_t x) const { return inputs[cut - 1 - x]; }
+  double recvFOf(uint32_t x) const { return recvF[cut - 1 - x]; }
+  double recvBOf(uint32_t x) const { return recvB[cut - 1 - x]; }
+  /// The index of node y in pending[a] (y must be pending there).
+  uint32_t indexInPending(uint32_t y) const {
+    assert(pendingIndex[y] != ~0u && "not pending");
+    return pendingIndex[y];
+  }
+
+  std::vector<Crossing> crossings;
+  std::vector<uint32_t> readers;
+
+private:
+  const Graph &graph;
+  llvm::ArrayRef<double> receiveMs;
+  std::vector<uint32_t> paramStamp, valueStamp, pendingIndex;
+  llvm::ArrayRef<uint32_t> pending;
+  uint32_t token = 0, cut = 0, lowest = 0;
+  std::vector<double> act, params, inputs, recvF, recvB;
+};
+
 } // namespace
 
 /// Builds the "does not fit" error with a hint.
@@ -211,6 +353,49 @@ static double usableMemory(const Problem &pb) {
   for (size_t d = pb.numDevices - pb.maxStages; d < pb.numDevices; ++d)
     budget += double(pb.hw.device(DeviceId(d)).memoryBytes);
   return budget;
+}
+
+/// For every prefix [0, c) of the nodes, the fewest contiguous stages it
+/// splits into when a stage only has to keep its compute (on device 0's
+/// scale) within `maxCompute`, and its parameters with their gradients and
+/// optimizer state, its activations and the reserve within `maxBytes`. Every
+/// stage the DP forms obeys both (traffic, inputs and deeper pipelines only
+/// add), so a cut whose prefix needs more stages than are left cannot be
+/// completed. Cutting greedily from the left gives the fewest, since any
+/// part of a stage that fits fits too; a node that does not fit alone
+/// counts as one stage.
+static std::vector<uint32_t>
+fewestStagesOfPrefixes(const Problem &pb, double maxCompute, double maxBytes) {
+  const Graph &graph = pb.graph;
+  std::vector<uint32_t> fewest(pb.numNodes + 1, 0);
+  // paramStage[p]: the last stage that reads p, 1-based.
+  std::vector<uint32_t> paramStage(graph.numParams(), 0);
+  uint32_t stage = 0;
+  double compute = 0.0, params = 0.0, act = 0.0;
+  for (NodeId x = 0; x < pb.numNodes; ++x) {
+    double moreParams = 0.0;
+    for (ParamId p : graph.params(x))
+      if (paramStage[p] != stage)
+        moreParams += double(graph.paramBytes(p));
+    double c = compute + pb.nodeCompute[x], pBytes = params + moreParams,
+           a = act + double(graph.cost(x).actBytes);
+    if (stage == 0 || c > maxCompute ||
+        pBytes * (2 + pb.stateFactor) + a +
+                double(pb.cfg.reservedBytesPerDevice) >
+            maxBytes) {
+      ++stage;
+      c = pb.nodeCompute[x];
+      pBytes = double(graph.nodeParamBytes(x));
+      a = double(graph.cost(x).actBytes);
+    }
+    for (ParamId p : graph.params(x))
+      paramStage[p] = stage;
+    compute = c;
+    params = pBytes;
+    act = a;
+    fewest[x + 1] = stage;
+  }
+  return fewest;
 }
 
 /// Builds the "does not fit" error with a hint.
@@ -438,14 +623,36 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
         slowGBps = std::min(slowGBps, l.GBps);
         slowLatencyUs = std::max(slowLatencyUs, l.latencyUs);
       }
-  auto receiveMs = [&](ValueId v) {
-    if (smax <= 1)
-      return 0.0;
-    if (uniform)
-      return hw.transferMs(graph.valueBytes(v), first, first + 1);
-    return double(graph.valueBytes(v)) / (slowGBps * 1e6) +
-           slowLatencyUs * 1e-3;
-  };
+  std::vector<double> receiveMs(graph.numValues(), 0.0);
+  if (smax > 1)
+    for (ValueId v = 0; v < graph.numValues(); ++v)
+      receiveMs[v] = uniform
+                         ? hw.transferMs(graph.valueBytes(v), first, first + 1)
+                         : double(graph.valueBytes(v)) / (slowGBps * 1e6) +
+                               slowLatencyUs * 1e-3;
+
+  // maxCut[j]: the stage formed j-th from the right may start at cut c
+  // only when c <= maxCut[j]: when the compute left of c fits in the
+  // stages still to come at the bound, and so do the prefix's stages one
+  // by one, memory included. Both only grow with c. This prunes exactly
+  // the states that cannot be completed, which the search would otherwise
+  // expand (with a loose bound and tight memory, nearly all of them).
+  double maxBytes = 0.0;
+  for (size_t d = first; d < numDevices; ++d)
+    maxBytes = std::max(maxBytes, double(hw.device(DeviceId(d)).memoryBytes));
+  std::vector<uint32_t> fewest =
+      fewestStagesOfPrefixes(pb, upper * fastest * (1 + 1e-9), maxBytes);
+  std::vector<uint32_t> maxCut(smax, 0);
+  for (size_t j = 0; j < smax; ++j) {
+    size_t left = smax - (j + 1);
+    if (left == 0)
+      continue;
+    while (maxCut[j] < n &&
+           pb.prefixCompute[maxCut[j] + 1] / (double(left) * fastest) <=
+               upper &&
+           fewest[maxCut[j] + 1] <= left)
+      ++maxCut[j];
+  }
 
   std::vector<State> states;
   states.push_back({uint32_t(n), 0, 0.0, -1, 0, {}, {}});
@@ -459,11 +666,10 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
   uint32_t bestLast = 0;
   double needWorst = 0.0, haveWorst = 0.0;
 
-  std::vector<uint32_t> paramStamp(graph.numParams(), 0),
-      valueStamp(graph.numValues(), 0);
-  uint32_t token = 0;
+  CutTables tables(graph, receiveMs);
   std::vector<double> dFwd, dBwd;
-  std::vector<uint32_t> seenValue, remap;
+  std::vector<uint32_t> seenValue, remap, runEnd, nextKey;
+  State next; // the candidate, built in place; copied when kept
   std::vector<char> receives;
   uint64_t created = 1;
   // Work done, counted in node steps plus the consumers and pending nodes
@@ -480,6 +686,10 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
 
   for (size_t a = n; a >= 1; --a) {
     const std::vector<uint32_t> &pendA = pending[a];
+    if (llvm::any_of(buckets[a], [](const auto &front) {
+          return llvm::any_of(front.second, [](int64_t id) { return id >= 0; });
+        }))
+      tables.reset(uint32_t(a), pendA);
     for (auto &[key, ids] : buckets[a]) {
       for (int64_t id : ids) {
         if (id < 0)
@@ -496,10 +706,21 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
         dBwd.assign(numOpen, 0.0);
         receives.assign(numOpen, 0);
         seenValue.assign(numOpen, ~0u);
-        double c = 0, act = 0, params = 0, inputs = 0, sendF = 0, sendB = 0;
-        double recvF = 0, recvB = 0; // exact, or bounds (receiveMs)
+        double c = 0, sendF = 0, sendB = 0;
         uint32_t height = 0;
-        ++token;
+        // runEnd[i]: the last pending index after i whose node sits in the
+        // same open stage as pendA[i], with all between (a stage's pending
+        // nodes are consecutive, as its nodes are): a value read by many
+        // nodes of one open stage is priced at the first and the others
+        // are skipped.
+        size_t numPending = from.pendingStage.size();
+        runEnd.resize(numPending);
+        for (size_t i = numPending; i-- > 0;)
+          runEnd[i] = i + 1 < numPending &&
+                              from.pendingStage[i + 1] == from.pendingStage[i]
+                          ? runEnd[i + 1]
+                          : uint32_t(i);
+        size_t nextCrossing = 0;
         for (size_t x = a; x-- > 0;) {
           if (++steps > maxSteps)
             return overBudget();
@@ -507,44 +728,28 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
           c += pb.nodeCompute[x] / pb.speed[dev];
           if (c > upper)
             break;
-          act += double(graph.cost(NodeId(x)).actBytes);
-          for (ParamId p : graph.params(NodeId(x)))
-            if (paramStamp[p] != token) {
-              paramStamp[p] = token;
-              params += double(graph.paramBytes(p));
-            }
-          for (ValueId u : graph.inputs(NodeId(x)))
-            if (valueStamp[u] != token) {
-              valueStamp[u] = token;
-              inputs += double(graph.valueBytes(u));
-              if (graph.producer(u) != kNoNode) {
-                recvF += receiveMs(u);
-                if (graph.valueNeedsGrad(u))
-                  recvB += receiveMs(u);
-              }
-            }
-          for (ValueId v : graph.outputs(NodeId(x))) {
-            if (valueStamp[v] == token) {
-              inputs -= double(graph.valueBytes(v)); // now internal
-              recvF -= receiveMs(v);
-              if (graph.valueNeedsGrad(v))
-                recvB -= receiveMs(v);
-            }
-            valueStamp[v] = token;
-            // Consumers right of the cut are pending there and sit in open
-            // stages; each destination stage is priced once.
-            llvm::ArrayRef<NodeId> cons = graph.consumers(v);
-            auto firstRight =
-                std::lower_bound(cons.begin(), cons.end(), NodeId(a));
-            steps += uint64_t(cons.end() - firstRight);
-            if (steps > maxSteps)
-              return overBudget();
-            for (auto it = firstRight; it != cons.end(); ++it) {
-              size_t i =
-                  size_t(std::lower_bound(pendA.begin(), pendA.end(), *it) -
-                         pendA.begin());
-              assert(i < pendA.size() && pendA[i] == *it && "not pending");
+          tables.extendTo(uint32_t(x));
+          double act = tables.actOf(uint32_t(x)),
+                 params = tables.paramsOf(uint32_t(x)),
+                 inputs = tables.inputsOf(uint32_t(x));
+          // Receives: exact, or bounds (receiveMs).
+          double recvF = tables.recvFOf(uint32_t(x)),
+                 recvB = tables.recvBOf(uint32_t(x));
+          // Values x makes that are read right of the cut: each destination
+          // (an open stage) is priced once. Steps count every reader, as
+          // when they were visited one by one.
+          for (; nextCrossing < tables.crossings.size() &&
+                 tables.crossings[nextCrossing].producer == x;
+               ++nextCrossing) {
+            const CutTables::Crossing &cr = tables.crossings[nextCrossing];
+            ValueId v = cr.value;
+            steps += cr.end - cr.begin;
+            const uint32_t *rd = tables.readers.data();
+            for (const uint32_t *it = rd + cr.begin, *end = rd + cr.end;
+                 it != end;) {
+              uint32_t i = *it;
               uint32_t o = from.pendingStage[i];
+              it = std::upper_bound(it, end, runEnd[i]);
               if (seenValue[o] == v)
                 continue;
               seenValue[o] = v;
@@ -565,6 +770,8 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
               }
             }
           }
+          if (steps > maxSteps)
+            return overBudget();
           double fixedMem = params * (2 + pb.stateFactor) + act +
                             double(pb.cfg.reservedBytesPerDevice);
           if (fixedMem > budget) {
@@ -583,10 +790,7 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
             continue;
           }
           uint32_t cut = uint32_t(x);
-          size_t left = smax - (j + 1);
-          if (cut > 0 &&
-              (left == 0 ||
-               pb.prefixCompute[cut] / (double(left) * fastest) > upper))
+          if (cut > maxCut[j])
             continue;
 
           // Stages still pending at the new cut stay open; the others are
@@ -603,11 +807,10 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
               mineOpen = true;
               continue;
             }
-            size_t i = size_t(std::lower_bound(pendA.begin(), pendA.end(), y) -
-                              pendA.begin());
-            remap[from.pendingStage[i]] = 0; // marked: still open
+            remap[from.pendingStage[tables.indexInPending(y)]] = 0; // open
           }
-          State next;
+          next.open.clear();
+          next.pendingStage.clear();
           next.cut = cut;
           next.numStages = j + 1;
           next.maxClosed = from.maxClosed;
@@ -661,22 +864,22 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
             }
             continue;
           }
-          std::vector<uint32_t> nextKey = {next.numStages};
-          next.pendingStage.reserve(pendX.size());
+          nextKey.assign(1, next.numStages);
           for (uint32_t y : pendX) {
             uint32_t o;
             if (y < a) {
               o = mine;
             } else {
-              size_t i =
-                  size_t(std::lower_bound(pendA.begin(), pendA.end(), y) -
-                         pendA.begin());
-              o = remap[from.pendingStage[i]];
+              o = remap[from.pendingStage[tables.indexInPending(y)]];
             }
             next.pendingStage.push_back(o);
             nextKey.push_back(next.open[o].j);
           }
-          std::vector<int64_t> &front = buckets[cut][nextKey];
+          auto bucket = buckets[cut].find(nextKey);
+          if (bucket == buckets[cut].end())
+            bucket =
+                buckets[cut].emplace(nextKey, std::vector<int64_t>()).first;
+          std::vector<int64_t> &front = bucket->second;
           bool dominated = false;
           for (int64_t other : front)
             if (other >= 0 && dominates(states[size_t(other)], next)) {
@@ -695,7 +898,7 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
                 "greedy method or coarsen the graph first",
                 config.maxStates, n));
           front.push_back(int64_t(states.size()));
-          states.push_back(std::move(next));
+          states.push_back(next);
         }
       }
     }

@@ -201,6 +201,48 @@ std::vector<BruteCase> bruteCases() {
 INSTANTIATE_TEST_SUITE_P(TinyGraphs, SeqPipeBruteForce,
                          ::testing::ValuesIn(bruteCases()));
 
+TEST(SeqPipe, DPEqualsBruteForceInDeepPipelinesWithTightMemory) {
+  // Parameter-heavy layered graphs on six devices with memory just above
+  // what the leanest split needs: most cuts leave a prefix that no number
+  // of remaining stages can hold, which the DP prunes before expanding.
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    RandomGraphOptions o;
+    o.family = GraphFamily::Layered;
+    o.seed = seed;
+    o.numNodes = 18;
+    o.paramProbability = 0.9;
+    o.minParamBytes = 64 << 20;
+    o.maxParamBytes = 256 << 20;
+    o.minBytes = 100'000;
+    o.maxBytes = 4'000'000;
+    Graph g = unwrap(generateRandomGraph(o));
+    ObjectiveConfig config;
+    config.optimizer = Optimizer::Adam;
+    config.recompute = seed % 2;
+    size_t devices = 6;
+    Brute unlimited = bruteForce(
+        g, uniformHardware(devices, 2.0, 10.0, 1ull << 50), config, devices);
+    for (uint64_t eighths : {0, 1, 3}) {
+      uint64_t budget =
+          unlimited.minPeakMemory +
+          (unlimited.maxPeakMemory - unlimited.minPeakMemory) * eighths / 8;
+      Hardware hw = uniformHardware(devices, 2.0, 10.0, budget);
+      Brute brute = bruteForce(g, hw, config, devices);
+      ASSERT_LT(brute.best, std::numeric_limits<double>::infinity());
+      for (bool bound : {true, false}) {
+        SeqPipeConfig sp;
+        sp.objective = config;
+        sp.greedyBound = bound;
+        SeqPipeResult dp = unwrap(seqPipeDP(g, hw, sp));
+        EXPECT_NEAR(dp.objectiveMs, brute.best, 1e-9 * brute.best)
+            << "seed " << seed << ", budget " << eighths << "/8, bound "
+            << bound;
+        EXPECT_EQ(message(verifyPlan(g, hw, dp.plan, config)), "");
+      }
+    }
+  }
+}
+
 TEST(SeqPipe, DeterministicAndNoWorseThanGreedyOnLargerGraphs) {
   for (GraphFamily f :
        {GraphFamily::Chain, GraphFamily::Layered, GraphFamily::Wide}) {

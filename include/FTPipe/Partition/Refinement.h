@@ -101,7 +101,9 @@ private:
   void recomputeOrder();
   void recomputeParamMemory();
   void refreshStage(StageId s);
-  uint32_t inFlight(StageId s) const;
+  uint32_t inFlight(StageId s) const { return inFlightOf[s]; }
+  /// Adds s to touchedStages unless this move touched it already.
+  void touch(StageId s);
 
   const Graph *g;
   const Hardware *hw;
@@ -112,8 +114,15 @@ private:
   std::vector<double> rawFwd, rawBwd, commFwd, commBwd, stLoad;
   std::vector<uint64_t> actSum, kept;
   std::vector<uint32_t> stCount, height, rank;
+  // Cached: micro-batches in flight (from heights) and the fixed choice of
+  // recomputation.
+  std::vector<uint32_t> inFlightOf;
+  std::vector<char> recomputes;
   std::vector<StageId> topo;
   std::vector<uint32_t> edgeCount; // S x S
+  // Rows of S bits: bit b of row a set iff edgeCount[a * S + b] > 0; lets
+  // recomputeOrder visit edges instead of the whole table.
+  std::vector<uint64_t> edgeBits;
   // Per device.
   std::vector<double> devLoad;
   std::vector<uint64_t> paramMem;
@@ -123,6 +132,8 @@ private:
   std::vector<uint32_t> stageStamp, valueStamp, paramStamp;
   uint32_t stageEpoch = 0, valueEpoch = 0, paramEpoch = 0;
   std::vector<StageId> touchedStages;
+  std::vector<uint32_t> touchedStamp;
+  uint32_t touchEpoch = 0;
   std::vector<uint32_t> pairStamp;
   uint32_t pairEpoch = 0;
   std::vector<std::pair<size_t, bool>> touchedPairs;

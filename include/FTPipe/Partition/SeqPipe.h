@@ -60,7 +60,10 @@ struct SeqPipeResult {
 /// is a cut, the stages formed to its right that still wait for a value from
 /// its left (which of their nodes wait), and their partial traffic; states
 /// that another state with the same key beats for every possible future are
-/// dropped, so the search is exact. The greedy result bounds it from above.
+/// dropped, so the search is exact. The greedy result bounds it from above,
+/// and a stage never starts at a cut whose prefix needs more stages than are
+/// left (by compute at that bound, or packed greedily under it and the
+/// largest device memory), which never drops a state that could complete.
 /// For graphs whose values are read close to where they are made (chains,
 /// transformer layers) the states per cut stay few, so the work is about
 /// N x (N / P) x P; values read far away multiply the states. Fails when no
