@@ -61,6 +61,61 @@ private:
 };
 } // namespace
 
+/// The largest bytes a device of `m` sends per micro-batch.
+static uint64_t busiestSenderBytes(const PlanMetrics &m) {
+  uint64_t sent = 0;
+  for (const DeviceMetrics &d : m.devices)
+    sent = std::max(sent, d.sentBytes);
+  return sent;
+}
+
+/// Refines `plan` once more on single ops with weights' transposes and
+/// reshapes glued to their readers (RefinementConfig::glueWeightOnlyOps), and
+/// keeps the result when it is no slower by the objective or the simulator
+/// and either faster by one of them or its busiest sender sends less: a cut
+/// between a weight's transpose and its matmul sends the transposed weight,
+/// and its gradient, every micro-batch.
+static Error glueWeightOnlyOps(const Graph &graph, const Hardware &hw,
+                               const MixedPipeConfig &config, Plan &plan) {
+  RefinementConfig refinement = config.refinement;
+  refinement.allLevels = false;
+  refinement.glueWeightOnlyOps = true;
+  refinement.attachWeightOnlyOps = true;
+  Plan glued = plan;
+  Expected<RefinementStats> stats = refinePlan(
+      graph, hw, CoarseningHierarchy(), glued, config.objective, refinement);
+  if (!stats)
+    return stats.takeError();
+  if (glued == plan)
+    return Error::success();
+  if (Error invalid = verifyPlan(graph, hw, glued, config.objective)) {
+    llvm::consumeError(std::move(invalid));
+    return Error::success();
+  }
+  Expected<PlanMetrics> before =
+      evaluatePlan(graph, hw, plan, config.objective);
+  Expected<PlanMetrics> after =
+      evaluatePlan(graph, hw, glued, config.objective);
+  if (!before || !after)
+    return llvm::joinErrors(before.takeError(), after.takeError());
+  Expected<SimResult> simBefore =
+      simulatePlan(graph, hw, plan, config.objective, /*recordEvents=*/false);
+  Expected<SimResult> simAfter =
+      simulatePlan(graph, hw, glued, config.objective, /*recordEvents=*/false);
+  if (!simBefore || !simAfter)
+    return llvm::joinErrors(simBefore.takeError(), simAfter.takeError());
+  double objA = before->asyncMsPerMicroBatch,
+         objB = after->asyncMsPerMicroBatch;
+  double simA = simBefore->msPerMicroBatch, simB = simAfter->msPerMicroBatch;
+  double eps = 1e-9 * std::max({1.0, objA, simA});
+  bool noWorse = objB <= objA + eps && simB <= simA + eps;
+  bool gains = objB < objA - eps || simB < simA - eps ||
+               busiestSenderBytes(*after) < busiestSenderBytes(*before);
+  if (noWorse && gains)
+    plan = std::move(glued);
+  return Error::success();
+}
+
 /// One candidate L: coarsen, assign, refine, verify.
 static Expected<Plan> runForL(const Graph &graph, const Hardware &hw,
                               const MixedPipeConfig &config,
@@ -127,6 +182,8 @@ static Expected<Plan> runForL(const Graph &graph, const Hardware &hw,
         refinePlan(graph, hw, *hierarchy, *plan, config.objective, refinement);
     if (!stats)
       return stats.takeError();
+    if (Error err = glueWeightOnlyOps(graph, hw, config, *plan))
+      return std::move(err);
   }
   cand.times.refineSec = refineTimer.seconds();
   if (Error err = verifyPlan(graph, hw, *plan, config.objective))

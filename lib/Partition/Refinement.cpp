@@ -615,17 +615,10 @@ static void refineLevel(IncrementalObjective &obj, const Graph &g,
   }
 }
 
-/// Ops that compute only from parameters (a weight's transpose or reshape,
-/// directly or through other such ops; graph inputs, which every stage has,
-/// may be read too, as an embedding lookup does) and sit in another stage
-/// than all their readers send their result every micro-batch, while moving
-/// them costs nothing by the objective when that transfer is hidden. Each
-/// such op, last first so that chains follow their readers, joins the one
-/// stage all its readers are in when that keeps the stage graph acyclic, the
-/// objective from rising and every device that fitted its memory fitting.
-static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
-                                RefinementStats &stats) {
-  size_t N = g.numNodes(), P = obj.numDevices();
+/// Per node, whether it computes only from parameters (and graph inputs),
+/// directly or through other such nodes, and reads at least one of them.
+static std::vector<char> weightOnlyNodes(const Graph &g) {
+  size_t N = g.numNodes();
   std::vector<char> weightOnly(N, 0);
   for (NodeId n = 0; n < N; ++n) {
     bool readsWeights = !g.params(n).empty();
@@ -638,6 +631,22 @@ static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
     }
     weightOnly[n] = only && readsWeights;
   }
+  return weightOnly;
+}
+
+/// Ops that compute only from parameters (a weight's transpose or reshape,
+/// directly or through other such ops; graph inputs, which every stage has,
+/// may be read too, as an embedding lookup does) and sit in another stage
+/// than all their readers send their result every micro-batch, while moving
+/// them costs nothing by the objective when that transfer is hidden. Each
+/// such op, last first so that chains follow their readers, joins the one
+/// stage all its readers are in when that keeps the stage graph acyclic and
+/// every device that fitted its memory fitting, and (unless `force`) the
+/// objective from rising.
+static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
+                                RefinementStats &stats, bool force) {
+  size_t N = g.numNodes(), P = obj.numDevices();
+  std::vector<char> weightOnly = weightOnlyNodes(g);
   std::vector<char> fits(P);
   for (DeviceId d = 0; d < P; ++d)
     fits[d] = obj.deviceMemoryFits(d);
@@ -656,7 +665,7 @@ static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
     double before = obj.objective();
     ++stats.movesTried;
     obj.moveNodes(unit, to);
-    bool keep = obj.objective() <= before;
+    bool keep = force || obj.objective() <= before;
     for (DeviceId d = 0; d < P && keep; ++d)
       keep = !fits[d] || obj.deviceMemoryFits(d);
     if (!keep) {
@@ -701,10 +710,23 @@ ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
   std::vector<BlockId> identity(graph.numNodes());
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     identity[n] = n;
+  if (config.glueWeightOnlyOps) {
+    // Weights' transposes and reshapes join their one reader and move with
+    // it from now on: the level rebalances around them.
+    attachWeightOnlyOps(obj, graph, stats, /*force=*/true);
+    std::vector<char> weightOnly = weightOnlyNodes(graph);
+    for (NodeId n = graph.numNodes(); n-- > 0;) {
+      if (!weightOnly[n] || graph.succs(n).size() != 1)
+        continue;
+      NodeId r = graph.succs(n).front();
+      if (obj.plan().nodeStage[r] == obj.plan().nodeStage[n])
+        identity[n] = identity[r];
+    }
+  }
   refineLevel(obj, graph, identity, unitsOf(identity, graph.numNodes()), config,
               stats);
   if (config.attachWeightOnlyOps)
-    attachWeightOnlyOps(obj, graph, stats);
+    attachWeightOnlyOps(obj, graph, stats, /*force=*/false);
   obj.rebuild();
   ++stats.levelsVisited;
   stats.finalObjectiveMs = obj.objective();

@@ -997,6 +997,44 @@ TEST(Refinement, WeightReshapesJoinTheirReaders) {
   EXPECT_EQ(refined(1500, true), (std::vector<StageId>{0, 0, 1}));
 }
 
+TEST(Refinement, GluedWeightTransposesJoinTheirReaderWhateverTheObjective) {
+  // a -> c; W -> t (a transpose costing 0.5 + 0.5 ms) -> c. Stage 0 on
+  // device 0 holds a and t, stage 1 on device 1 holds c, the busier device:
+  // moving t there raises the objective, so attachWeightOnlyOps leaves it
+  // and W's transpose (and its gradient) crosses every micro-batch.
+  // glueWeightOnlyOps moves it anyway and keeps it with c; memory permitting.
+  GraphBuilder b;
+  NodeId a = b.addNode("m/a", "t", {1.0, 1.0, 0, 10});
+  NodeId t = b.addNode("m/t", "tosa.transpose", {0.5, 0.5, 0, 1000});
+  NodeId c = b.addNode("m/c", "t", {4.0, 4.0, 0, 10});
+  ParamId w = b.addParam("m/W", 1000);
+  b.addParamUse(t, w);
+  b.addEdge(a, c, 10);
+  b.addEdge(t, c, 1000);
+  Graph g = unwrapOr(b.build());
+  HardwareSpec spec = makeHardware(2).spec();
+  spec.intraNode = spec.network = {1e3, 0.0};
+  ObjectiveConfig cfg;
+  cfg.optimizer = Optimizer::SGD;
+  Plan start{{0, 0, 1}, {0, 1}};
+  auto refined = [&](uint64_t device1Bytes, bool glue) {
+    spec.devices[1].memoryBytes = device1Bytes;
+    Hardware hw = unwrapOr(Hardware::create(spec));
+    Plan plan = start;
+    RefinementConfig rc;
+    rc.allLevels = false;
+    rc.attachWeightOnlyOps = true;
+    rc.glueWeightOnlyOps = glue;
+    unwrapOr(refinePlan(g, hw, CoarseningHierarchy(), plan, cfg, rc));
+    EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+    return plan.nodeStage;
+  };
+  EXPECT_EQ(refined(1ull << 40, false), (std::vector<StageId>{0, 0, 1}));
+  EXPECT_EQ(refined(1ull << 40, true), (std::vector<StageId>{0, 1, 1}));
+  // Weights and gradients of W (2000 bytes) do not fit on device 1.
+  EXPECT_EQ(refined(1500, true), (std::vector<StageId>{0, 0, 1}));
+}
+
 //===----------------------------------------------------------------------===//
 // Mixed-Pipe
 //===----------------------------------------------------------------------===//

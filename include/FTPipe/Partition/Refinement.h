@@ -152,6 +152,12 @@ struct RefinementConfig {
   /// After the last level, move ops that compute only from parameters into
   /// the one stage that reads them (off: the paper's moves only).
   bool attachWeightOnlyOps = false;
+  /// Before the single-op level, move ops that compute only from parameters
+  /// into the one stage that reads them whatever the objective says (memory
+  /// permitting), and let each move with its one reader from then on, so
+  /// that the level rebalances around them instead of cutting between a
+  /// weight's transpose and its matmul.
+  bool glueWeightOnlyOps = false;
 
   /// Checks ranges; names the offending field.
   llvm::Error validate() const;
@@ -178,7 +184,9 @@ struct RefinementStats {
 /// (weight transposes, reshapes) join the stage of their readers when all
 /// readers share one and the move keeps the objective and memory, so that
 /// no weight is sent every micro-batch.
-/// Guarantees: the objective of
+/// With `glueWeightOnlyOps`, those ops join their reader before the single-op
+/// level whatever the objective says, which may raise it.
+/// Guarantees (without `glueWeightOnlyOps`): the objective of
 /// evaluatePlan never increases (up to rounding); no device that fitted its
 /// memory stops fitting; no stage becomes empty; the stage graph stays
 /// acyclic; deterministic. Fails when the plan does not match the graph (or
