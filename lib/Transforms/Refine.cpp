@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Analysis/PlanIO.h"
+#include "FTPipe/Partition/Forwarding.h"
 #include "FTPipe/Partition/Refinement.h"
 #include "FTPipe/Transforms/Passes.h"
 
@@ -77,6 +78,10 @@ void RefinePass::runOnOperation() {
 
   partition::ObjectiveConfig objective = makeObjectiveConfig(
       schedule, optimizer, stashing, recompute, microbatches);
+  // Moves may break the chains forwarded values follow: refine without
+  // forwarding, then decide it again on the refined plan.
+  bool forwarded = !plan->nodeForwarded.empty();
+  plan->nodeForwarded.clear();
   llvm::Expected<partition::RefinementStats> stats = partition::refinePlan(
       graph, problem->hardware, hierarchy, *plan, objective);
   if (!stats) {
@@ -90,6 +95,15 @@ void RefinePass::runOnOperation() {
       emitError(module.getLoc()) << llvm::toString(std::move(error));
       return signalPassFailure();
     }
+  if (forwarded) {
+    llvm::Expected<partition::Plan> again = partition::forwardSharedValues(
+        graph, problem->hardware, std::move(*plan), objective);
+    if (!again) {
+      emitError(module.getLoc()) << llvm::toString(again.takeError());
+      return signalPassFailure();
+    }
+    *plan = std::move(*again);
+  }
   std::string method = (planAttr.getMethod() + "+refine").str();
   if (failed(commitPlan(module, *problem, *plan, method, objective,
                         planAttr.getSeconds() + stopwatch.seconds())))

@@ -1,4 +1,10 @@
 // RUN: ftpipe-opt %s --ftpipe-refine="optimizer=sgd recompute=false" | FileCheck %s
+// RUN: ftpipe-model-gen t5-tiny --loss --quiet | ftpipe-opt --ftpipe-annotate-costs --ftpipe-seq-pipe=devices=4 --ftpipe-refine | FileCheck %s --check-prefix=FORWARD
+
+// Tests that a plan that forwards a value (t5-tiny's encoder output on
+// Seq-Pipe's plan for 4 devices) refines, with forwarding decided again.
+// FORWARD: method = "seq-dp+refine"
+// FORWARD: ftpipe.forward
 
 // Tests that refinement moves boundary ops from the busy stage to the idle
 // one: six 1 ms ops start as 5 + 1 and end as 3 + 3.

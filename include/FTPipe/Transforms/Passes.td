@@ -301,7 +301,9 @@ def RefinePass : Pass<"ftpipe-refine", "ModuleOp"> {
     memory limit or the stage graph's acyclicity, never emptying a stage.
     Each stage keeps the recomputation choice the plan gives it (without a
     per-stage list: the `recompute` option); with `recompute=auto` the
-    choice is made afresh per stage after refinement.
+    choice is made afresh per stage after refinement. A plan that forwards
+    values (`ftpipe.forward`) is refined without, and forwarding is decided
+    again on the refined plan (moves may break the chains it follows).
     Rewrites `ftpipe.stage` and `#ftpipe.plan` (method gets "+refine").
   }];
   let options = !listconcat([
