@@ -615,19 +615,24 @@ static void refineLevel(IncrementalObjective &obj, const Graph &g,
   }
 }
 
-/// Per node, whether it computes only from parameters (and graph inputs),
-/// directly or through other such nodes, and reads at least one of them.
+/// Per node, whether it computes only from parameters (and graph inputs and
+/// constants, such as a transpose's permutation), directly or through other
+/// such nodes, and reads at least one of them.
 static std::vector<char> weightOnlyNodes(const Graph &g) {
   size_t N = g.numNodes();
   std::vector<char> weightOnly(N, 0);
+  auto constant = [&](NodeId n) {
+    return g.inputs(n).empty() && g.params(n).empty();
+  };
   for (NodeId n = 0; n < N; ++n) {
     bool readsWeights = !g.params(n).empty();
     bool only = !g.outputs(n).empty();
     for (ValueId v : g.inputs(n)) {
       NodeId p = g.producer(v);
-      if (p != kNoNode && !weightOnly[p])
-        only = false;
-      readsWeights |= p != kNoNode;
+      if (p == kNoNode || constant(p))
+        continue;
+      only &= weightOnly[p] != 0;
+      readsWeights = true;
     }
     weightOnly[n] = only && readsWeights;
   }
@@ -641,8 +646,8 @@ static std::vector<char> weightOnlyNodes(const Graph &g) {
 /// them costs nothing by the objective when that transfer is hidden. Each
 /// such op, last first so that chains follow their readers, joins the one
 /// stage all its readers are in when that keeps the stage graph acyclic and
-/// every device that fitted its memory fitting, and (unless `force`) the
-/// objective from rising.
+/// every device that fitted its memory fitting, and the objective from
+/// rising (with `force`, ops without compute move whatever the objective).
 static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
                                 RefinementStats &stats, bool force) {
   size_t N = g.numNodes(), P = obj.numDevices();
@@ -665,7 +670,10 @@ static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
     double before = obj.objective();
     ++stats.movesTried;
     obj.moveNodes(unit, to);
-    bool keep = force || obj.objective() <= before;
+    // Forced only where it moves no compute (a weight's reshape).
+    const NodeCost &cost = g.cost(n);
+    bool free = cost.fwdMs == 0.0 && cost.bwdMs == 0.0;
+    bool keep = (force && free) || obj.objective() <= before;
     for (DeviceId d = 0; d < P && keep; ++d)
       keep = !fits[d] || obj.deviceMemoryFits(d);
     if (!keep) {

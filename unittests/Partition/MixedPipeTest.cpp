@@ -807,9 +807,10 @@ TEST(MixedPipe, PairedRunsAreNeverWorseAndHoldMemory) {
 
 TEST(MixedPipe, PairsEncoderAndDecoderChunksUnderAdam) {
   // The T5-3B-under-Adam shape in small: the decoder's weights do not fit
-  // on the few devices packing gives it. With paired runs every device
-  // computes an encoder and a decoder chunk, the busiest device is within 3%
-  // of the mean, and the plan beats packing alone.
+  // on the few devices packing gives it unless packing's refinement moves
+  // the weights' transposes to their matmuls. Either way the busiest device
+  // is within 3% of the mean and of the simulation, and paired runs never
+  // make the plan worse than packing alone.
   Graph g = t5Like(16);
   MixedPipeConfig cfg;
   cfg.objective.versioning = WeightVersioning::None;
@@ -818,16 +819,14 @@ TEST(MixedPipe, PairsEncoderAndDecoderChunksUnderAdam) {
   Hardware hw = makeHardware(8, state / 8 + state / 10);
   MixedPipeResult r = unwrapOr(runMixedPipe(g, hw, cfg));
   EXPECT_EQ(errorText(verifyPlan(g, hw, r.plan, cfg.objective)), "");
-  EXPECT_TRUE(r.pairedRuns);
   EXPECT_LT(r.metrics.imbalance, 1.03);
   EXPECT_LT(r.simulatedMs, r.metrics.asyncMsPerMicroBatch * 1.03);
   MixedPipeConfig packingOnly = cfg;
   packingOnly.pairedRunMultipliers.clear();
   MixedPipeResult p = unwrapOr(runMixedPipe(g, hw, packingOnly));
-  EXPECT_GE(p.simulatedMs, r.simulatedMs);
-  EXPECT_GE(p.metrics.asyncMsPerMicroBatch, r.metrics.asyncMsPerMicroBatch);
-  EXPECT_TRUE(p.simulatedMs > r.simulatedMs ||
-              p.metrics.asyncMsPerMicroBatch > r.metrics.asyncMsPerMicroBatch);
+  EXPECT_GE(p.simulatedMs, r.simulatedMs * (1 - 1e-9));
+  EXPECT_GE(p.metrics.asyncMsPerMicroBatch,
+            r.metrics.asyncMsPerMicroBatch * (1 - 1e-9));
 }
 
 TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
@@ -997,42 +996,44 @@ TEST(Refinement, WeightReshapesJoinTheirReaders) {
   EXPECT_EQ(refined(1500, true), (std::vector<StageId>{0, 0, 1}));
 }
 
-TEST(Refinement, GluedWeightTransposesJoinTheirReaderWhateverTheObjective) {
-  // a -> c; W -> t (a transpose costing 0.5 + 0.5 ms) -> c. Stage 0 on
-  // device 0 holds a and t, stage 1 on device 1 holds c, the busier device:
-  // moving t there raises the objective, so attachWeightOnlyOps leaves it
-  // and W's transpose (and its gradient) crosses every micro-batch.
-  // glueWeightOnlyOps moves it anyway and keeps it with c; memory permitting.
+TEST(Refinement, WeightTransposesWithConstantOperandsJoinTheirReaders) {
+  // As WeightReshapesJoinTheirReaders, but the weight op also reads a
+  // constant (a transpose's permutation, a node of its own): it still
+  // computes from the weight alone, so it joins its reader, with
+  // attachWeightOnlyOps and with glueWeightOnlyOps; without either the
+  // paper's moves leave it where it is.
   GraphBuilder b;
   NodeId a = b.addNode("m/a", "t", {1.0, 1.0, 0, 10});
-  NodeId t = b.addNode("m/t", "tosa.transpose", {0.5, 0.5, 0, 1000});
+  NodeId k = b.addNode("m/perms", "tosa.const", {0.0, 0.0, 0, 0});
+  NodeId t = b.addNode("m/t", "tosa.transpose", {0.0, 0.0, 0, 1000});
   NodeId c = b.addNode("m/c", "t", {4.0, 4.0, 0, 10});
   ParamId w = b.addParam("m/W", 1000);
   b.addParamUse(t, w);
+  b.addEdge(k, t, 0);
   b.addEdge(a, c, 10);
   b.addEdge(t, c, 1000);
   Graph g = unwrapOr(b.build());
   HardwareSpec spec = makeHardware(2).spec();
   spec.intraNode = spec.network = {1e3, 0.0};
+  Hardware hw = unwrapOr(Hardware::create(spec));
   ObjectiveConfig cfg;
   cfg.optimizer = Optimizer::SGD;
-  Plan start{{0, 0, 1}, {0, 1}};
-  auto refined = [&](uint64_t device1Bytes, bool glue) {
-    spec.devices[1].memoryBytes = device1Bytes;
-    Hardware hw = unwrapOr(Hardware::create(spec));
+  Plan start{{0, 0, 0, 1}, {0, 1}};
+  auto refined = [&](bool attach, bool glue) {
     Plan plan = start;
     RefinementConfig rc;
     rc.allLevels = false;
-    rc.attachWeightOnlyOps = true;
+    rc.attachWeightOnlyOps = attach;
     rc.glueWeightOnlyOps = glue;
     unwrapOr(refinePlan(g, hw, CoarseningHierarchy(), plan, cfg, rc));
     EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
-    return plan.nodeStage;
+    EXPECT_LE(planObjective(g, hw, plan, cfg),
+              planObjective(g, hw, start, cfg) * (1 + 1e-12));
+    return plan.nodeStage[t];
   };
-  EXPECT_EQ(refined(1ull << 40, false), (std::vector<StageId>{0, 0, 1}));
-  EXPECT_EQ(refined(1ull << 40, true), (std::vector<StageId>{0, 1, 1}));
-  // Weights and gradients of W (2000 bytes) do not fit on device 1.
-  EXPECT_EQ(refined(1500, true), (std::vector<StageId>{0, 0, 1}));
+  EXPECT_EQ(refined(false, false), 0u);
+  EXPECT_EQ(refined(true, false), 1u);
+  EXPECT_EQ(refined(false, true), 1u);
 }
 
 //===----------------------------------------------------------------------===//

@@ -153,10 +153,11 @@ struct RefinementConfig {
   /// the one stage that reads them (off: the paper's moves only).
   bool attachWeightOnlyOps = false;
   /// Before the single-op level, move ops that compute only from parameters
-  /// into the one stage that reads them whatever the objective says (memory
-  /// permitting), and let each move with its one reader from then on, so
-  /// that the level rebalances around them instead of cutting between a
-  /// weight's transpose and its matmul.
+  /// into the one stage that reads them (those without compute, such as a
+  /// weight's reshape, whatever the objective says; memory permitting), and
+  /// let each that joined its one reader move with it from then on, so that
+  /// the level rebalances around them instead of cutting between a weight
+  /// and its matmul.
   bool glueWeightOnlyOps = false;
 
   /// Checks ranges; names the offending field.
