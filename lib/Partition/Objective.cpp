@@ -131,18 +131,13 @@ static Error checkPlanShape(const Graph &graph, const Hardware &hw,
                                    "for {1}",
                                    plan.numStages(),
                                    plan.stageRecompute.size()));
-  if (!plan.nodeReplicated.empty() &&
-      plan.nodeReplicated.size() != graph.numNodes())
-    return makeError(llvm::formatv("plan has {0} nodes but a replication "
-                                   "choice for {1}",
-                                   graph.numNodes(),
-                                   plan.nodeReplicated.size()));
-  if (!plan.nodeForwarded.empty() &&
-      plan.nodeForwarded.size() != graph.numNodes())
-    return makeError(llvm::formatv("plan has {0} nodes but a forwarding "
-                                   "choice for {1}",
-                                   graph.numNodes(),
-                                   plan.nodeForwarded.size()));
+  for (auto [what, choice] :
+       {std::make_pair("replication", &plan.nodeReplicated),
+        std::make_pair("forwarding", &plan.nodeForwarded)})
+    if (!choice->empty() && choice->size() != graph.numNodes())
+      return makeError(llvm::formatv("plan has {0} nodes but a {1} choice "
+                                     "for {2}",
+                                     graph.numNodes(), what, choice->size()));
   for (size_t n = 0; n < plan.nodeForwarded.size(); ++n)
     if (plan.forwarded(n) && plan.replicated(n))
       return makeError(

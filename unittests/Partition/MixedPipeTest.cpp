@@ -953,87 +953,72 @@ TEST(Refinement, RespectsTheSourceDevicesMemoryUnderRecomputation) {
   EXPECT_EQ(plan.nodeStage, (std::vector<StageId>{0, 0, 1, 1}));
 }
 
-TEST(Refinement, WeightReshapesJoinTheirReaders) {
-  // a -> c; the weight W -> r (a reshape, no compute) -> c. Stage 0 on
-  // device 0 holds a and r, stage 1 on device 1 holds c, and the link is
-  // fast enough to hide W's transfer, so moving r changes no load: the
-  // paper's moves leave it (it would go from the less busy device to the
-  // busier one) and W is sent every micro-batch. With attachWeightOnlyOps r
-  // joins c, unless device 1 has no room for W.
+/// a -> c; the weight W -> op (no compute) -> c, the op also reading a
+/// constant node (a transpose's permutation) when `constantOperand`. Stage
+/// 0 on device 0 holds a and op (and the constant), stage 1 on device 1
+/// holds c, and the link is fast enough to hide W's transfer, so moving op
+/// changes no load. Refines single ops with the given options and returns
+/// op's stage, checking that the plan stays valid and no slower.
+static StageId refinedWeightOpStage(bool constantOperand, uint64_t device1Bytes,
+                                    bool attach, bool glue) {
   GraphBuilder b;
   NodeId a = b.addNode("m/a", "t", {1.0, 1.0, 0, 10});
-  NodeId r = b.addNode("m/r", "tosa.reshape", {0.0, 0.0, 0, 1000});
+  NodeId k = constantOperand
+                 ? b.addNode("m/perms", "tosa.const", {0.0, 0.0, 0, 0})
+                 : kNoNode;
+  NodeId op =
+      b.addNode("m/op", constantOperand ? "tosa.transpose" : "tosa.reshape",
+                {0.0, 0.0, 0, 1000});
   NodeId c = b.addNode("m/c", "t", {4.0, 4.0, 0, 10});
-  ParamId w = b.addParam("m/W", 1000);
-  b.addParamUse(r, w);
+  b.addParamUse(op, b.addParam("m/W", 1000));
+  if (constantOperand)
+    b.addEdge(k, op, 0);
   b.addEdge(a, c, 10);
-  b.addEdge(r, c, 1000);
+  b.addEdge(op, c, 1000);
   Graph g = unwrapOr(b.build());
   HardwareSpec spec = makeHardware(2).spec();
   spec.intraNode = spec.network = {1e3, 0.0};
-  ObjectiveConfig cfg;
-  cfg.optimizer = Optimizer::SGD;
-  Plan start;
-  start.nodeStage = {0, 0, 1};
-  start.stageDevice = {0, 1};
-  CoarseningHierarchy none;
-  auto refined = [&](uint64_t device1Bytes, bool attach) {
-    spec.devices[1].memoryBytes = device1Bytes;
-    Hardware hw = unwrapOr(Hardware::create(spec));
-    EXPECT_EQ(errorText(verifyPlan(g, hw, start, cfg)), "");
-    Plan plan = start;
-    RefinementConfig rc;
-    rc.attachWeightOnlyOps = attach;
-    unwrapOr(refinePlan(g, hw, none, plan, cfg, rc));
-    EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
-    EXPECT_LE(planObjective(g, hw, plan, cfg),
-              planObjective(g, hw, start, cfg) * (1 + 1e-12));
-    return plan.nodeStage;
-  };
-  EXPECT_EQ(refined(1ull << 40, false), (std::vector<StageId>{0, 0, 1}));
-  EXPECT_EQ(refined(1ull << 40, true), (std::vector<StageId>{0, 1, 1}));
-  // Weights and gradients of W (2000 bytes) do not fit on device 1.
-  EXPECT_EQ(refined(1500, true), (std::vector<StageId>{0, 0, 1}));
-}
-
-TEST(Refinement, WeightTransposesWithConstantOperandsJoinTheirReaders) {
-  // As WeightReshapesJoinTheirReaders, but the weight op also reads a
-  // constant (a transpose's permutation, a node of its own): it still
-  // computes from the weight alone, so it joins its reader, with
-  // attachWeightOnlyOps and with glueWeightOnlyOps; without either the
-  // paper's moves leave it where it is.
-  GraphBuilder b;
-  NodeId a = b.addNode("m/a", "t", {1.0, 1.0, 0, 10});
-  NodeId k = b.addNode("m/perms", "tosa.const", {0.0, 0.0, 0, 0});
-  NodeId t = b.addNode("m/t", "tosa.transpose", {0.0, 0.0, 0, 1000});
-  NodeId c = b.addNode("m/c", "t", {4.0, 4.0, 0, 10});
-  ParamId w = b.addParam("m/W", 1000);
-  b.addParamUse(t, w);
-  b.addEdge(k, t, 0);
-  b.addEdge(a, c, 10);
-  b.addEdge(t, c, 1000);
-  Graph g = unwrapOr(b.build());
-  HardwareSpec spec = makeHardware(2).spec();
-  spec.intraNode = spec.network = {1e3, 0.0};
+  spec.devices[1].memoryBytes = device1Bytes;
   Hardware hw = unwrapOr(Hardware::create(spec));
   ObjectiveConfig cfg;
   cfg.optimizer = Optimizer::SGD;
-  Plan start{{0, 0, 0, 1}, {0, 1}};
-  auto refined = [&](bool attach, bool glue) {
-    Plan plan = start;
-    RefinementConfig rc;
-    rc.allLevels = false;
-    rc.attachWeightOnlyOps = attach;
-    rc.glueWeightOnlyOps = glue;
-    unwrapOr(refinePlan(g, hw, CoarseningHierarchy(), plan, cfg, rc));
-    EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
-    EXPECT_LE(planObjective(g, hw, plan, cfg),
-              planObjective(g, hw, start, cfg) * (1 + 1e-12));
-    return plan.nodeStage[t];
-  };
-  EXPECT_EQ(refined(false, false), 0u);
-  EXPECT_EQ(refined(true, false), 1u);
-  EXPECT_EQ(refined(false, true), 1u);
+  Plan start;
+  start.nodeStage.assign(g.numNodes(), 0);
+  start.nodeStage[c] = 1;
+  start.stageDevice = {0, 1};
+  EXPECT_EQ(errorText(verifyPlan(g, hw, start, cfg)), "");
+  Plan plan = start;
+  RefinementConfig rc;
+  rc.attachWeightOnlyOps = attach;
+  rc.glueWeightOnlyOps = glue;
+  unwrapOr(refinePlan(g, hw, CoarseningHierarchy(), plan, cfg, rc));
+  EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+  EXPECT_LE(planObjective(g, hw, plan, cfg),
+            planObjective(g, hw, start, cfg) * (1 + 1e-12));
+  EXPECT_EQ(plan.nodeStage[a], 0u);
+  EXPECT_EQ(plan.nodeStage[c], 1u);
+  return plan.nodeStage[op];
+}
+
+TEST(Refinement, WeightReshapesJoinTheirReaders) {
+  // The paper's moves leave the reshape (it would go from the less busy
+  // device to the busier one) and W is sent every micro-batch. With
+  // attachWeightOnlyOps it joins c, unless device 1 has no room for W.
+  EXPECT_EQ(refinedWeightOpStage(false, 1ull << 40, false, false), 0u);
+  EXPECT_EQ(refinedWeightOpStage(false, 1ull << 40, true, false), 1u);
+  // Weights and gradients of W (2000 bytes) do not fit on device 1.
+  EXPECT_EQ(refinedWeightOpStage(false, 1500, true, false), 0u);
+}
+
+TEST(Refinement, WeightTransposesWithConstantOperandsJoinTheirReaders) {
+  // A weight op that also reads a constant (a transpose's permutation, a
+  // node of its own) still computes from the weight alone: it joins its
+  // reader with attachWeightOnlyOps and with glueWeightOnlyOps (memory
+  // permitting); without either the paper's moves leave it where it is.
+  EXPECT_EQ(refinedWeightOpStage(true, 1ull << 40, false, false), 0u);
+  EXPECT_EQ(refinedWeightOpStage(true, 1ull << 40, true, false), 1u);
+  EXPECT_EQ(refinedWeightOpStage(true, 1ull << 40, false, true), 1u);
+  EXPECT_EQ(refinedWeightOpStage(true, 1500, false, true), 0u);
 }
 
 //===----------------------------------------------------------------------===//
