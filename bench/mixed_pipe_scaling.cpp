@@ -1,7 +1,7 @@
 //===- mixed_pipe_scaling.cpp - How Mixed-Pipe's time grows -----*- C++ -*-===//
 //
 // Runs the whole Mixed-Pipe (packing for L in {P, 2P, 3P, 4P}, paired runs
-// for L in {5P, 8P}) on random graphs of 1k to 100k ops, prints one table
+// for L in {5P, 6P, 8P}) on random graphs of 1k to 100k ops, prints one table
 // (time per phase, objective, ratio to the lower bound, imbalance) and the
 // growth exponent of the total time fitted by least squares on log(time)
 // against log(ops). Every plan is re-verified.
@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
 
   llvm::outs() << llvm::formatv(
       "Mixed-Pipe scaling: family {0}, P = {1} ({2} links, memory unbounded), "
-      "L in {{P, 2P, 3P, 4P} (packing) and {{5P, 8P} (paired runs)\n",
+      "L in {{P, 2P, 3P, 4P} (packing) and {{5P, 6P, 8P} (paired runs)\n",
       familyName, devices, preset->name());
   llvm::outs() << llvm::formatv("{0,8} {1,10} {2,10} {3,10} {4,10} {5,11} "
                                 "{6,9} {7,9} {8,4} {9}\n",

@@ -294,6 +294,51 @@ static double bodyOpsPerIteration(linalg::LinalgOp op) {
   return std::max<double>(1.0, double(body->getOperations().size()) - 1.0);
 }
 
+/// The non-unit dimensions of `type`, in order.
+static SmallVector<int64_t> nonUnitDims(Type type) {
+  SmallVector<int64_t> dims;
+  for (int64_t dim : cast<ShapedType>(type).getShape())
+    if (dim != 1)
+      dims.push_back(dim);
+  return dims;
+}
+
+/// Whether `op` transposes a parameter matrix that only matrix products read,
+/// directly or through reshapes that add or drop unit dimensions. The CPU and
+/// GPU lowerings (docs/Compile.md, step 4) drop the unit dimensions, so the
+/// transpose becomes the layout in which BLAS reads the weight, and the
+/// product that makes the weight's gradient writes it transposed: no kernel
+/// runs for it, forward or backward, as long as its readers are in its stage.
+static bool foldsIntoMatmul(Operation *op, ArrayRef<OperandInfo> operands) {
+  if (op->getName().getStringRef() != "tosa.transpose" ||
+      op->getNumOperands() != 2 || !operands[0].isParam ||
+      !isa<BlockArgument>(op->getOperand(0)))
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  DenseIntElementsAttr perm;
+  if (!type || type.getRank() != 2 ||
+      !matchPattern(op->getOperand(1), m_Constant(&perm)) ||
+      perm.getNumElements() != 2 || perm.getValues<APInt>()[0] != 1 ||
+      perm.getValues<APInt>()[1] != 0)
+    return false;
+  SmallVector<Value> work = {op->getResult(0)};
+  while (!work.empty()) {
+    Value value = work.pop_back_val();
+    if (value.use_empty())
+      return false;
+    for (Operation *user : value.getUsers()) {
+      StringRef name = user->getName().getStringRef();
+      if (name == "tosa.matmul")
+        continue;
+      if (name != "tosa.reshape" || nonUnitDims(user->getResult(0).getType()) !=
+                                        nonUnitDims(value.getType()))
+        return false;
+      work.push_back(user->getResult(0));
+    }
+  }
+  return true;
+}
+
 OpCostEstimate mlir::ftpipe::estimateOpCost(Operation *op,
                                             ArrayRef<OperandInfo> operands) {
   assert(operands.size() == op->getNumOperands() && "one info per operand");
@@ -307,6 +352,10 @@ OpCostEstimate mlir::ftpipe::estimateOpCost(Operation *op,
 
   if (cost.rule == CostRule::Free)
     return cost;
+  if (foldsIntoMatmul(op, operands)) {
+    cost.rule = CostRule::Free;
+    return cost;
+  }
 
   bool anyGrad =
       llvm::any_of(operands, [](const OperandInfo &i) { return i.needsGrad; });

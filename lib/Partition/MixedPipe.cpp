@@ -11,8 +11,10 @@
 #include "FTPipe/Partition/Verify.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include <chrono>
+#include <optional>
 
 using namespace ftpipe::partition;
 using llvm::Error;
@@ -208,6 +210,46 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
 
   MixedPipeResult result;
   bool found = false;
+  // The candidates are independent: each runs on a thread of the pool (its
+  // phases, verification and simulation), then they compete in a fixed order
+  // below, so the choice does not depend on the number of threads.
+  struct Job {
+    MixedPipeCandidate cand;
+    std::optional<Plan> plan;
+    std::string error; // a failure of the simulator: the whole run fails
+  };
+  std::vector<Job> jobs;
+  for (bool paired : {false, true})
+    for (uint32_t m :
+         paired ? config.pairedRunMultipliers : config.stageMultipliers) {
+      Job &job = jobs.emplace_back();
+      job.cand.numBlocks = m * P;
+      job.cand.pairedRuns = paired;
+    }
+  {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(config.threads));
+    for (Job &job : jobs)
+      pool.async([&graph, &hw, &config, &job] {
+        Expected<Plan> plan = runForL(graph, hw, config, job.cand);
+        if (!plan) {
+          job.cand.failure = llvm::toString(plan.takeError());
+          return;
+        }
+        job.cand.feasible = true;
+        if (config.selectBySimulation) {
+          Expected<SimResult> sim =
+              simulatePlan(graph, hw, *plan, config.objective,
+                           /*recordEvents=*/false);
+          if (!sim) {
+            job.error = llvm::toString(sim.takeError());
+            return;
+          }
+          job.cand.simulatedMs = sim->msPerMicroBatch;
+        }
+        job.plan = std::move(*plan);
+      });
+    pool.wait();
+  }
   // Candidates by placement: largest-first packing for every L, then paired
   // runs. Packing candidates compete by the simulated time (ties: the
   // objective), as before paired runs existed; a paired-runs candidate then
@@ -215,72 +257,61 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
   // simulated time) is lower than the slower of the choice's, and its
   // objective is no higher unless the choice's objective lies more than 3%
   // below what it simulates at (a plan whose stages wait on one another).
-  for (bool paired : {false, true})
-    for (uint32_t m :
-         paired ? config.pairedRunMultipliers : config.stageMultipliers) {
-      MixedPipeCandidate cand;
-      cand.numBlocks = m * P;
-      cand.pairedRuns = paired;
-      Expected<Plan> plan = runForL(graph, hw, config, cand);
-      result.times.coarsenSec += cand.times.coarsenSec;
-      result.times.assignSec += cand.times.assignSec;
-      result.times.refineSec += cand.times.refineSec;
-      if (!plan) {
-        cand.failure = llvm::toString(plan.takeError());
-        result.candidates.push_back(std::move(cand));
-        continue;
-      }
-      cand.feasible = true;
-      if (config.selectBySimulation) {
-        Expected<SimResult> sim =
-            simulatePlan(graph, hw, *plan, config.objective,
-                         /*recordEvents=*/false);
-        if (!sim)
-          return sim.takeError();
-        cand.simulatedMs = sim->msPerMicroBatch;
-      }
-      double simEps = 1e-9 * std::max(cand.simulatedMs, result.simulatedMs);
-      double objEps =
-          1e-9 * std::max(cand.refinedMs, result.metrics.asyncMsPerMicroBatch);
-      bool simNoWorse = cand.simulatedMs <= result.simulatedMs + simEps;
-      bool better;
-      if (!found)
-        better = true;
-      else if (!paired)
-        // The simulated time decides when there is one (equal to rounding:
-        // the objective decides), else the objective.
-        better = cand.simulatedMs < result.simulatedMs - simEps ||
-                 (simNoWorse &&
-                  cand.refinedMs < result.metrics.asyncMsPerMicroBatch);
-      else {
-        // The slower of the two figures decides, then the objective; a
-        // higher objective only replaces one that lies more than
-        // kCredibleObjectiveGap below its own simulated time.
-        double objective = result.metrics.asyncMsPerMicroBatch;
-        double worst = std::max(cand.refinedMs, cand.simulatedMs);
-        double incumbent = std::max(objective, result.simulatedMs);
-        double eps = 1e-9 * std::max(worst, incumbent);
-        bool credible =
-            objective * (1 + kCredibleObjectiveGap) >= result.simulatedMs;
-        better = (worst < incumbent - eps ||
-                  (worst <= incumbent + eps &&
-                   cand.refinedMs < objective - objEps)) &&
-                 (cand.refinedMs <= objective + objEps || !credible);
-      }
-      if (better) {
-        Expected<PlanMetrics> metrics =
-            evaluatePlan(graph, hw, *plan, config.objective);
-        if (!metrics)
-          return metrics.takeError();
-        result.plan = std::move(*plan);
-        result.metrics = std::move(*metrics);
-        result.simulatedMs = cand.simulatedMs;
-        result.numBlocks = cand.numBlocks;
-        result.pairedRuns = paired;
-        found = true;
-      }
+  for (Job &job : jobs) {
+    if (!job.error.empty())
+      return makeError(job.error);
+    MixedPipeCandidate &cand = job.cand;
+    bool paired = cand.pairedRuns;
+    result.times.coarsenSec += cand.times.coarsenSec;
+    result.times.assignSec += cand.times.assignSec;
+    result.times.refineSec += cand.times.refineSec;
+    if (!job.plan) {
       result.candidates.push_back(std::move(cand));
+      continue;
     }
+    std::optional<Plan> &plan = job.plan;
+    double simEps = 1e-9 * std::max(cand.simulatedMs, result.simulatedMs);
+    double objEps =
+        1e-9 * std::max(cand.refinedMs, result.metrics.asyncMsPerMicroBatch);
+    bool simNoWorse = cand.simulatedMs <= result.simulatedMs + simEps;
+    bool better;
+    if (!found)
+      better = true;
+    else if (!paired)
+      // The simulated time decides when there is one (equal to rounding:
+      // the objective decides), else the objective.
+      better =
+          cand.simulatedMs < result.simulatedMs - simEps ||
+          (simNoWorse && cand.refinedMs < result.metrics.asyncMsPerMicroBatch);
+    else {
+      // The slower of the two figures decides, then the objective; a
+      // higher objective only replaces one that lies more than
+      // kCredibleObjectiveGap below its own simulated time.
+      double objective = result.metrics.asyncMsPerMicroBatch;
+      double worst = std::max(cand.refinedMs, cand.simulatedMs);
+      double incumbent = std::max(objective, result.simulatedMs);
+      double eps = 1e-9 * std::max(worst, incumbent);
+      bool credible =
+          objective * (1 + kCredibleObjectiveGap) >= result.simulatedMs;
+      better =
+          (worst < incumbent - eps ||
+           (worst <= incumbent + eps && cand.refinedMs < objective - objEps)) &&
+          (cand.refinedMs <= objective + objEps || !credible);
+    }
+    if (better) {
+      Expected<PlanMetrics> metrics =
+          evaluatePlan(graph, hw, *plan, config.objective);
+      if (!metrics)
+        return metrics.takeError();
+      result.plan = std::move(*plan);
+      result.metrics = std::move(*metrics);
+      result.simulatedMs = cand.simulatedMs;
+      result.numBlocks = cand.numBlocks;
+      result.pairedRuns = paired;
+      found = true;
+    }
+    result.candidates.push_back(std::move(cand));
+  }
   if (!found) {
     std::string why;
     for (const MixedPipeCandidate &c : result.candidates)

@@ -76,3 +76,40 @@ func.func @unknown(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   return %r : tensor<1024xf32>
 }
 
+
+// -----
+
+// Tests weights' transposes. A parameter matrix transposed for matrix
+// products alone (through reshapes that only add unit dimensions, as the TOSA
+// front end writes `x @ W^T`) costs nothing: code generation reads the weight
+// in that layout (docs/Compile.md). Any other transpose moves its bytes: one
+// whose result another op also reads, one of activations, and one whose
+// reshape regroups dimensions.
+
+// CHECK-LABEL: func.func @weight_transposes
+func.func @weight_transposes(%w: tensor<32x64xf32> {ftpipe.param}, %v: tensor<32x64xf32> {ftpipe.param}, %x: tensor<1x8x64xf32>, %y: tensor<1x8x32xf32>) -> (tensor<1x8x32xf32>, tensor<64x32xf32>, tensor<1x8x32xf32>, tensor<2x4x32xf32>) {
+  %perm = "tosa.const"() <{value = dense<[1, 0]> : tensor<2xi32>}> : () -> tensor<2xi32>
+  // CHECK: tosa.transpose {{.*}}fwd_ms = 0.0, bwd_ms = 0.0, param_bytes = 8192, act_bytes = 0, out_bytes = 8192
+  %wt = tosa.transpose %w, %perm : (tensor<32x64xf32>, tensor<2xi32>) -> tensor<64x32xf32>
+  %wt3 = tosa.reshape %wt {new_shape = array<i64: 1, 64, 32>} : (tensor<64x32xf32>) -> tensor<1x64x32xf32>
+  %a = tosa.matmul %x, %wt3 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>) -> tensor<1x8x32xf32>
+  // Also returned: written once (8 KiB read, 8 KiB written), and again backward.
+  // CHECK: tosa.transpose {{.*}}fwd_ms = 0.016384, bwd_ms = 0.016384, param_bytes = 8192, act_bytes = 0, out_bytes = 8192
+  %vt = tosa.transpose %v, %perm : (tensor<32x64xf32>, tensor<2xi32>) -> tensor<64x32xf32>
+  %vt3 = tosa.reshape %vt {new_shape = array<i64: 1, 64, 32>} : (tensor<64x32xf32>) -> tensor<1x64x32xf32>
+  %b = tosa.matmul %x, %vt3 : (tensor<1x8x64xf32>, tensor<1x64x32xf32>) -> tensor<1x8x32xf32>
+  // Activations: no gradient flows, so no backward.
+  // CHECK: tosa.transpose {{.*}}fwd_ms = 0.002048, bwd_ms = 0.0, param_bytes = 0, act_bytes = 0, out_bytes = 1024
+  %perm3 = "tosa.const"() <{value = dense<[0, 2, 1]> : tensor<3xi32>}> : () -> tensor<3xi32>
+  %yt = tosa.transpose %y, %perm3 : (tensor<1x8x32xf32>, tensor<3xi32>) -> tensor<1x32x8xf32>
+  %c = tosa.matmul %y, %yt : (tensor<1x8x32xf32>, tensor<1x32x8xf32>) -> tensor<1x8x8xf32>
+  %c2 = tosa.matmul %c, %y : (tensor<1x8x8xf32>, tensor<1x8x32xf32>) -> tensor<1x8x32xf32>
+  // Regrouped into two heads of 32 before its product: a copy.
+  // CHECK: tosa.transpose {{.*}}fwd_ms = 0.016384, bwd_ms = 0.016384, param_bytes = 8192, act_bytes = 0, out_bytes = 8192
+  %ut = tosa.transpose %w, %perm : (tensor<32x64xf32>, tensor<2xi32>) -> tensor<64x32xf32>
+  %ut2 = tosa.reshape %ut {new_shape = array<i64: 2, 32, 32>} : (tensor<64x32xf32>) -> tensor<2x32x32xf32>
+  %x2 = tosa.reshape %x {new_shape = array<i64: 2, 4, 64>} : (tensor<1x8x64xf32>) -> tensor<2x4x64xf32>
+  %xs = tosa.slice %x2 {start = array<i64: 0, 0, 0>, size = array<i64: 2, 4, 32>} : (tensor<2x4x64xf32>) -> tensor<2x4x32xf32>
+  %d = tosa.matmul %xs, %ut2 : (tensor<2x4x32xf32>, tensor<2x32x32xf32>) -> tensor<2x4x32xf32>
+  return %a, %vt, %c2, %d : tensor<1x8x32xf32>, tensor<64x32xf32>, tensor<1x8x32xf32>, tensor<2x4x32xf32>
+}

@@ -1,9 +1,9 @@
 // RUN: ftpipe-opt %s --ftpipe-refine="optimizer=sgd recompute=false" | FileCheck %s
-// RUN: ftpipe-model-gen t5-tiny --loss --quiet | ftpipe-opt --ftpipe-annotate-costs --ftpipe-seq-pipe=devices=4 --ftpipe-refine | FileCheck %s --check-prefix=FORWARD
+// RUN: ftpipe-model-gen t5-tiny --loss --quiet | ftpipe-opt --ftpipe-annotate-costs --ftpipe-mixed-pipe=devices=4 --ftpipe-refine | FileCheck %s --check-prefix=FORWARD
 
-// Tests that a plan that forwards a value (t5-tiny's encoder output on
-// Seq-Pipe's plan for 4 devices) refines, with forwarding decided again.
-// FORWARD: method = "seq-dp+refine"
+// Tests that a plan that forwards a value (t5-tiny's encoder position bias on
+// Mixed-Pipe's plan for 4 devices) refines, with forwarding decided again.
+// FORWARD: method = "mixed-pipe+refine"
 // FORWARD: ftpipe.forward
 
 // Tests that refinement moves boundary ops from the busy stage to the idle

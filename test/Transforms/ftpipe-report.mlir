@@ -3,11 +3,11 @@
 // RUN: FileCheck %s --check-prefix=TRACE < %t.trace.json
 // RUN: FileCheck %s --check-prefix=DOT < %t.dot
 // RUN: ftpipe-opt %s --ftpipe-report="schedule=gpipe microbatches=4 optimizer=sgd stashing=stash recompute=false" -o /dev/null | FileCheck %s --check-prefix=GPIPE
-// RUN: ftpipe-model-gen t5-tiny --loss --quiet | ftpipe-opt --ftpipe-annotate-costs --ftpipe-seq-pipe=devices=4 --ftpipe-report="json=-" -o /dev/null | FileCheck %s --check-prefix=FORWARDED
+// RUN: ftpipe-model-gen t5-tiny --loss --quiet | ftpipe-opt --ftpipe-annotate-costs --ftpipe-mixed-pipe=devices=4 --ftpipe-report="json=-" -o /dev/null | FileCheck %s --check-prefix=FORWARDED
 
 // Tests that the report counts the ops whose results are forwarded from
-// reader to reader (t5-tiny on Seq-Pipe's plan for 4 devices forwards the
-// encoder output) and the bytes passed on between devices.
+// reader to reader (t5-tiny on Mixed-Pipe's plan for 4 devices forwards the
+// encoder's position bias) and the bytes passed on between devices.
 // FORWARDED: 1 ops forwarded: their results pass from each stage that reads them to the next ({{[0-9.]+}} MiB passed on between devices per micro-batch)
 // FORWARDED: "forwarded_ops": 1
 

@@ -1040,8 +1040,12 @@ TEST(MixedPipe, FindsValidPlansAcrossTheMatrix) {
         MixedPipeResult r = unwrapOr(runMixedPipe(g, hw, cfg));
         ASSERT_EQ(r.plan.nodeStage.size(), g.numNodes());
         EXPECT_EQ(errorText(verifyPlan(g, hw, r.plan, cfg.objective)), "");
-        // Four packing candidates, then two placed as paired runs.
-        ASSERT_EQ(r.candidates.size(), 6u);
+        // Four packing candidates, then three placed as paired runs.
+        ASSERT_EQ(r.candidates.size(), 7u);
+        // The candidates run on several threads; one thread chooses the same.
+        MixedPipeConfig serial = cfg;
+        serial.threads = 1;
+        EXPECT_TRUE(unwrapOr(runMixedPipe(g, hw, serial)).plan == r.plan);
         const MixedPipeCandidate *packing = nullptr;
         for (const MixedPipeCandidate &c : r.candidates) {
           EXPECT_TRUE(c.feasible) << c.failure;

@@ -4,8 +4,9 @@
 // L blocks, place the blocks on P devices (several non-adjacent blocks may
 // share one), then uncoarsen while refining. Run for L in {P, 2P, 3P, 4P}
 // and keep the best plan that fits in memory; also place the blocks of
-// L = 5P and 8P as paired runs (one chunk of each of two parts of the order
-// per device, Assignment.h) and keep such a plan when it is better.
+// L = 5P, 6P and 8P as paired runs (one chunk of each of two parts of the
+// order per device, Assignment.h) and keep such a plan when it is better.
+// The candidates run in parallel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,7 +54,10 @@ struct MixedPipeConfig {
   /// choice's objective lies more than 3% below its simulated time (without
   /// selectBySimulation: when its objective is lower). Empty: packing only
   /// (ablation).
-  std::vector<uint32_t> pairedRunMultipliers = {5, 8};
+  std::vector<uint32_t> pairedRunMultipliers = {5, 6, 8};
+  /// Threads that run the candidates at once (0: one per core). The choice
+  /// is the same for any number.
+  unsigned threads = 0;
 
   /// Validates every part; names the offending field.
   llvm::Error validate() const;

@@ -10,9 +10,11 @@ replicated ops ("replicated": true) whose results it reads, directly or
 through other replicated ops (their results never cross); every value that
 crosses into another stage on another device costs bytes / bandwidth +
 latency, once per destination stage, forward for all values and backward for
-those that carry a gradient; exposed = max(0, comm_fwd - C) + max(0,
-comm_bwd - C); a device's load is the sum over its stages. Uniform links and
-devices only.
+those that carry a gradient; a forwarded value ("forwarded": true) goes from
+its producer to its first reading stage and from each reader to the next (in
+dependency order), or from the latest earlier reader on the next one's
+device; exposed = max(0, comm_fwd - C) + max(0, comm_bwd - C); a device's
+load is the sum over its stages. Uniform links and devices only.
 """
 import json
 import sys
@@ -47,6 +49,38 @@ def main():
     def transfer_ms(nbytes):
         return nbytes / (gbps * 1e6) + latency_us * 1e-3
 
+    # A topological order of the stages, from the values that cross them.
+    succs = {s: set() for s in range(len(stage_device))}
+    for v in graph["values"]:
+        if v["src"] >= 0 and v["src"] not in replicated:
+            src_stage = nodes[v["src"]]["stage"]
+            for d in v["dsts"]:
+                succs[src_stage] |= stages_of(d) - {src_stage}
+    indegree = {s: 0 for s in succs}
+    for s in succs:
+        for t in succs[s]:
+            indegree[t] += 1
+    ready = sorted(s for s in succs if indegree[s] == 0)
+    position = {}
+    while ready:
+        s = ready.pop(0)
+        position[s] = len(position)
+        for t in sorted(succs[s]):
+            indegree[t] -= 1
+            if indegree[t] == 0:
+                ready.append(t)
+
+    def hops(src_stage, readers, forwarded):
+        # (from, to) stage pairs the value travels along.
+        if not forwarded:
+            return [(src_stage, r) for r in readers]
+        readers = sorted(readers, key=position.get)
+        pairs = [(src_stage, readers[0])]
+        for i in range(1, len(readers)):
+            same = [j for j in range(i) if stage_device[readers[j]] == stage_device[readers[i]]]
+            pairs.append((readers[same[-1] if same else i - 1], readers[i]))
+        return pairs
+
     comm_fwd = [0.0] * len(stage_device)
     comm_bwd = [0.0] * len(stage_device)
     for v in graph["values"]:
@@ -54,7 +88,10 @@ def main():
             continue
         src_stage = nodes[v["src"]]["stage"]
         destinations = set().union(*[stages_of(d) for d in v["dsts"]]) - {src_stage}
-        for dst_stage in destinations:
+        if not destinations:
+            continue
+        forwarded = nodes[v["src"]].get("forwarded", False)
+        for src_stage, dst_stage in hops(src_stage, destinations, forwarded):
             if stage_device[dst_stage] == stage_device[src_stage]:
                 continue
             t = transfer_ms(v["bytes"])
@@ -77,7 +114,9 @@ def main():
         if error > 1e-9:
             print(f"device {d}: report says {reported} ms, recomputed {loads[d]} ms")
             return 1
-    print(f"{len(loads)} device loads agree (largest relative difference {worst:.1e})")
+    forwarded = sum(1 for n in graph["nodes"] if n.get("forwarded"))
+    print(f"{len(loads)} device loads agree (largest relative difference "
+          f"{worst:.1e}), {forwarded} forwarded")
     return 0
 
 
