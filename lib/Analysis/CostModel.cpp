@@ -8,11 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Analysis/CostModel.h"
+#include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -303,16 +305,19 @@ static SmallVector<int64_t> nonUnitDims(Type type) {
   return dims;
 }
 
-/// Whether `op` transposes a parameter matrix that only matrix products read,
-/// directly or through reshapes that add or drop unit dimensions. The CPU and
-/// GPU lowerings (docs/Compile.md, step 4) drop the unit dimensions, so the
-/// transpose becomes the layout in which BLAS reads the weight, and the
-/// product that makes the weight's gradient writes it transposed: no kernel
-/// runs for it, forward or backward, as long as its readers are in its stage.
-static bool foldsIntoMatmul(Operation *op, ArrayRef<OperandInfo> operands) {
+// The CPU and GPU lowerings (docs/Compile.md, step 4) drop the unit
+// dimensions, so the transpose becomes the layout in which BLAS reads the
+// weight, and the product that makes the weight's gradient writes it
+// transposed.
+bool mlir::ftpipe::isFoldedWeightTranspose(Operation *op) {
   if (op->getName().getStringRef() != "tosa.transpose" ||
-      op->getNumOperands() != 2 || !operands[0].isParam ||
-      !isa<BlockArgument>(op->getOperand(0)))
+      op->getNumOperands() != 2)
+    return false;
+  auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
+  auto func = arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp())
+                  : FunctionOpInterface();
+  if (!func ||
+      !func.getArgAttr(arg.getArgNumber(), FTPipeDialect::kParamAttrName))
     return false;
   auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   DenseIntElementsAttr perm;
@@ -352,7 +357,7 @@ OpCostEstimate mlir::ftpipe::estimateOpCost(Operation *op,
 
   if (cost.rule == CostRule::Free)
     return cost;
-  if (foldsIntoMatmul(op, operands)) {
+  if (isFoldedWeightTranspose(op)) {
     cost.rule = CostRule::Free;
     return cost;
   }

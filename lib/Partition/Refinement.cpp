@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/Refinement.h"
+#include "FTPipe/Partition/Simulator.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/bit.h"
@@ -647,9 +648,11 @@ static std::vector<char> weightOnlyNodes(const Graph &g) {
 /// such op, last first so that chains follow their readers, joins the one
 /// stage all its readers are in when that keeps the stage graph acyclic and
 /// every device that fitted its memory fitting, and the objective from
-/// rising (with `force`, ops without compute move whatever the objective).
+/// rising (with `force`, ops without compute move whatever the objective;
+/// with `freeOnly`, only they move).
 static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
-                                RefinementStats &stats, bool force) {
+                                RefinementStats &stats, bool force,
+                                bool freeOnly = false) {
   size_t N = g.numNodes(), P = obj.numDevices();
   std::vector<char> weightOnly = weightOnlyNodes(g);
   std::vector<char> fits(P);
@@ -664,15 +667,16 @@ static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
         llvm::any_of(g.succs(n),
                      [&](NodeId c) { return obj.plan().nodeStage[c] != to; }))
       continue;
+    const NodeCost &cost = g.cost(n);
+    bool free = cost.fwdMs == 0.0 && cost.bwdMs == 0.0;
     NodeId unit[] = {n};
-    if (!obj.moveIsOrderSafe(unit, to))
+    if ((freeOnly && !free) || !obj.moveIsOrderSafe(unit, to))
       continue;
     double before = obj.objective();
     ++stats.movesTried;
     obj.moveNodes(unit, to);
-    // Forced only where it moves no compute (a weight's reshape).
-    const NodeCost &cost = g.cost(n);
-    bool free = cost.fwdMs == 0.0 && cost.bwdMs == 0.0;
+    // Forced only where it moves no compute (a weight's reshape, or a
+    // transpose that code generation folds into its matmul).
     bool keep = (force && free) || obj.objective() <= before;
     for (DeviceId d = 0; d < P && keep; ++d)
       keep = !fits[d] || obj.deviceMemoryFits(d);
@@ -740,4 +744,42 @@ ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
   stats.finalObjectiveMs = obj.objective();
   plan = obj.plan();
   return stats;
+}
+
+Expected<size_t> ftpipe::partition::attachFreeWeightOps(
+    const Graph &graph, const Hardware &hw, Plan &plan,
+    const ObjectiveConfig &objective) {
+  // The incremental objective knows no replicated or forwarded values.
+  if (llvm::is_contained(plan.nodeReplicated, true) ||
+      llvm::is_contained(plan.nodeForwarded, true))
+    return 0;
+  Expected<IncrementalObjective> objOr =
+      IncrementalObjective::create(graph, hw, plan, objective);
+  if (!objOr)
+    return objOr.takeError();
+  RefinementStats stats;
+  attachWeightOnlyOps(*objOr, graph, stats, /*force=*/true,
+                      /*freeOnly=*/true);
+  if (stats.movesAccepted == 0)
+    return 0;
+  Plan attached = objOr->plan();
+  // Kept only when no worse by the objective and the simulator (moving an
+  // op without compute changes transfers and memory only).
+  Expected<PlanMetrics> before = evaluatePlan(graph, hw, plan, objective);
+  Expected<PlanMetrics> after = evaluatePlan(graph, hw, attached, objective);
+  if (!before || !after)
+    return llvm::joinErrors(before.takeError(), after.takeError());
+  Expected<SimResult> simBefore =
+      simulatePlan(graph, hw, plan, objective, /*recordEvents=*/false);
+  Expected<SimResult> simAfter =
+      simulatePlan(graph, hw, attached, objective, /*recordEvents=*/false);
+  if (!simBefore || !simAfter)
+    return llvm::joinErrors(simBefore.takeError(), simAfter.takeError());
+  double eps = 1e-9 * std::max(1.0, before->asyncMsPerMicroBatch);
+  if (after->asyncMsPerMicroBatch > before->asyncMsPerMicroBatch + eps ||
+      simAfter->msPerMicroBatch > simBefore->msPerMicroBatch + eps ||
+      (before->memoryFits && !after->memoryFits))
+    return 0;
+  plan = std::move(attached);
+  return size_t(stats.movesAccepted);
 }

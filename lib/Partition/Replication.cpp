@@ -10,6 +10,7 @@
 
 #include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Partition/Forwarding.h"
+#include "FTPipe/Partition/Refinement.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
 
@@ -250,7 +251,15 @@ Expected<Plan> ftpipe::partition::solvePartitioning(
         return solve(graph, c);
       },
       tryKeeping);
-  if (!plan || !forward)
+  if (!plan)
+    return plan;
+  // Any partitioner may cut between a weight's reshape or folded transpose
+  // and its matmul: a free cut by its loads, but a weight sent every
+  // micro-batch, and a transpose that code generation then copies.
+  Expected<size_t> attached = attachFreeWeightOps(graph, hw, *plan, config);
+  if (!attached)
+    return attached.takeError();
+  if (!forward)
     return plan;
   return forwardSharedValues(graph, hw, std::move(*plan), config);
 }

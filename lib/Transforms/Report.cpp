@@ -55,6 +55,11 @@ struct ReportData {
   size_t replicatedOps = 0;
   /// Ops whose results pass from reader to reader (`ftpipe.forward`).
   size_t forwardedOps = 0;
+  /// Weights' transposes the cost model counts as free (folded into their
+  /// matmuls) in another stage than a reader: code generation copies them
+  /// there, which the figures leave out.
+  size_t apartTransposes = 0;
+  uint64_t apartTransposeBytes = 0;
 };
 } // namespace
 
@@ -136,6 +141,13 @@ static void printTable(raw_ostream &os, const ReportData &data,
                         "on between devices per micro-batch)\n",
                         data.forwardedOps, toMiB(passed));
   }
+  if (data.apartTransposes > 0)
+    os << llvm::formatv("warning: {0} weights' transposes ({1:f2} MiB) sit in "
+                        "another stage than a matmul that reads them; the "
+                        "cost model counts them as folded into that matmul, "
+                        "but code generation copies them, which the times "
+                        "below leave out\n",
+                        data.apartTransposes, toMiB(data.apartTransposeBytes));
   os << "\n";
 
   os << llvm::formatv("{0,5} {1,6} {2,11} {3,11} {4,11} {5,10} {6,10} {7,6} "
@@ -263,6 +275,7 @@ static llvm::json::Value toJSON(const ReportData &data,
                                     : llvm::json::Value(nullptr)},
       {"replicated_ops", int64_t(data.replicatedOps)},
       {"forwarded_ops", int64_t(data.forwardedOps)},
+      {"weight_transposes_apart", int64_t(data.apartTransposes)},
       {"imbalance", m.imbalance},
       {"memory_fits", m.memoryFits},
       {"microbatches", data.config.microBatches},
@@ -351,6 +364,30 @@ void ReportPass::runOnOperation() {
       partition::memoryLowerBoundMs(opGraph->graph, *hw, data.config, mode);
   data.replicatedOps = llvm::count(plan->nodeReplicated, true);
   data.forwardedOps = llvm::count(plan->nodeForwarded, true);
+  {
+    DenseMap<Operation *, partition::NodeId> nodeOf;
+    for (auto [n, op] : llvm::enumerate(opGraph->ops))
+      nodeOf[op] = partition::NodeId(n);
+    for (auto [n, op] : llvm::enumerate(opGraph->ops)) {
+      if (!isFoldedWeightTranspose(op))
+        continue;
+      // The transpose and the reshapes between it and its matmuls.
+      SmallVector<Operation *> work = {op};
+      bool apart = false;
+      while (!work.empty() && !apart)
+        for (Operation *user : work.pop_back_val()->getUsers()) {
+          auto it = nodeOf.find(user);
+          apart |= it != nodeOf.end() &&
+                   plan->nodeStage[it->second] != plan->nodeStage[n];
+          if (user->getName().getStringRef() == "tosa.reshape")
+            work.push_back(user);
+        }
+      if (apart) {
+        ++data.apartTransposes;
+        data.apartTransposeBytes += getTypeBytes(op->getResult(0).getType());
+      }
+    }
+  }
   llvm::Expected<partition::StageGraph> stages =
       partition::buildStageGraph(opGraph->graph, *hw, *plan, data.config);
   if (!stages)

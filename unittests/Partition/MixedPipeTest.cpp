@@ -957,10 +957,12 @@ TEST(Refinement, RespectsTheSourceDevicesMemoryUnderRecomputation) {
 /// constant node (a transpose's permutation) when `constantOperand`. Stage
 /// 0 on device 0 holds a and op (and the constant), stage 1 on device 1
 /// holds c, and the link is fast enough to hide W's transfer, so moving op
-/// changes no load. Refines single ops with the given options and returns
-/// op's stage, checking that the plan stays valid and no slower.
+/// changes no load. Refines single ops with the given options (or, with
+/// `freeOnly`, runs attachFreeWeightOps alone, op costing `opMs`) and
+/// returns op's stage, checking that the plan stays valid and no slower.
 static StageId refinedWeightOpStage(bool constantOperand, uint64_t device1Bytes,
-                                    bool attach, bool glue) {
+                                    bool attach, bool glue,
+                                    bool freeOnly = false, double opMs = 0.0) {
   GraphBuilder b;
   NodeId a = b.addNode("m/a", "t", {1.0, 1.0, 0, 10});
   NodeId k = constantOperand
@@ -968,7 +970,7 @@ static StageId refinedWeightOpStage(bool constantOperand, uint64_t device1Bytes,
                  : kNoNode;
   NodeId op =
       b.addNode("m/op", constantOperand ? "tosa.transpose" : "tosa.reshape",
-                {0.0, 0.0, 0, 1000});
+                {opMs, opMs, 0, 1000});
   NodeId c = b.addNode("m/c", "t", {4.0, 4.0, 0, 10});
   b.addParamUse(op, b.addParam("m/W", 1000));
   if (constantOperand)
@@ -991,7 +993,12 @@ static StageId refinedWeightOpStage(bool constantOperand, uint64_t device1Bytes,
   RefinementConfig rc;
   rc.attachWeightOnlyOps = attach;
   rc.glueWeightOnlyOps = glue;
-  unwrapOr(refinePlan(g, hw, CoarseningHierarchy(), plan, cfg, rc));
+  if (freeOnly) {
+    size_t moved = unwrapOr(attachFreeWeightOps(g, hw, plan, cfg));
+    EXPECT_EQ(moved, plan.nodeStage[op] == 1 ? 1u : 0u);
+  } else {
+    unwrapOr(refinePlan(g, hw, CoarseningHierarchy(), plan, cfg, rc));
+  }
   EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
   EXPECT_LE(planObjective(g, hw, plan, cfg),
             planObjective(g, hw, start, cfg) * (1 + 1e-12));
@@ -1019,6 +1026,18 @@ TEST(Refinement, WeightTransposesWithConstantOperandsJoinTheirReaders) {
   EXPECT_EQ(refinedWeightOpStage(true, 1ull << 40, true, false), 1u);
   EXPECT_EQ(refinedWeightOpStage(true, 1ull << 40, false, true), 1u);
   EXPECT_EQ(refinedWeightOpStage(true, 1500, false, true), 0u);
+}
+
+TEST(Refinement, FreeWeightOpsJoinTheirReadersInAnyPlan) {
+  // attachFreeWeightOps, which solvePartitioning applies to every method's
+  // plan: a weight's reshape or a transpose without compute (one that code
+  // generation folds into its matmul) joins its reader, memory permitting;
+  // a transpose with compute stays (that would move load).
+  EXPECT_EQ(refinedWeightOpStage(false, 1ull << 40, false, false, true), 1u);
+  EXPECT_EQ(refinedWeightOpStage(true, 1ull << 40, false, false, true), 1u);
+  EXPECT_EQ(refinedWeightOpStage(true, 1500, false, false, true), 0u);
+  EXPECT_EQ(refinedWeightOpStage(true, 1ull << 40, false, false, true, 0.5),
+            0u);
 }
 
 //===----------------------------------------------------------------------===//

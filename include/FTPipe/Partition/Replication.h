@@ -77,9 +77,9 @@ llvm::Expected<Plan> solveWithReplication(const Graph &graph,
 
 /// How the partitioning passes run a partitioner: solveWithRecomputation
 /// under `mode` (with `tryKeeping`), each solve through
-/// solveWithReplication when `replicate` (else `solve` on `graph`), and the
-/// plan it returns through forwardSharedValues (Forwarding.h) when
-/// `forward`.
+/// solveWithReplication when `replicate` (else `solve` on `graph`), the plan
+/// it returns through attachFreeWeightOps (Refinement.h), then through
+/// forwardSharedValues (Forwarding.h) when `forward`.
 llvm::Expected<Plan> solvePartitioning(RecomputeMode mode, bool replicate,
                                        bool forward, const Graph &graph,
                                        const Hardware &hw,
