@@ -243,3 +243,31 @@ mlir::ftpipe::getHardware(HardwareAttr attr,
                        << llvm::toString(hardware.takeError());
   return std::move(*hardware);
 }
+
+ApartTransposes mlir::ftpipe::findApartTransposes(const OpGraph &opGraph,
+                                                  const partition::Plan &plan) {
+  DenseMap<Operation *, partition::NodeId> nodeOf;
+  for (auto [n, op] : llvm::enumerate(opGraph.ops))
+    nodeOf[op] = partition::NodeId(n);
+  ApartTransposes apart;
+  for (auto [n, op] : llvm::enumerate(opGraph.ops)) {
+    if (!isFoldedWeightTranspose(op))
+      continue;
+    // The transpose, the reshapes between it and its matmuls, the matmuls.
+    SmallVector<Operation *> work = {op};
+    bool elsewhere = false;
+    while (!work.empty() && !elsewhere)
+      for (Operation *user : work.pop_back_val()->getUsers()) {
+        auto it = nodeOf.find(user);
+        elsewhere |= it != nodeOf.end() &&
+                     plan.nodeStage[it->second] != plan.nodeStage[n];
+        if (user->getName().getStringRef() == "tosa.reshape")
+          work.push_back(user);
+      }
+    if (elsewhere) {
+      ++apart.count;
+      apart.bytes += getTypeBytes(op->getResult(0).getType());
+    }
+  }
+  return apart;
+}

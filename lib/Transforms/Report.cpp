@@ -364,30 +364,9 @@ void ReportPass::runOnOperation() {
       partition::memoryLowerBoundMs(opGraph->graph, *hw, data.config, mode);
   data.replicatedOps = llvm::count(plan->nodeReplicated, true);
   data.forwardedOps = llvm::count(plan->nodeForwarded, true);
-  {
-    DenseMap<Operation *, partition::NodeId> nodeOf;
-    for (auto [n, op] : llvm::enumerate(opGraph->ops))
-      nodeOf[op] = partition::NodeId(n);
-    for (auto [n, op] : llvm::enumerate(opGraph->ops)) {
-      if (!isFoldedWeightTranspose(op))
-        continue;
-      // The transpose and the reshapes between it and its matmuls.
-      SmallVector<Operation *> work = {op};
-      bool apart = false;
-      while (!work.empty() && !apart)
-        for (Operation *user : work.pop_back_val()->getUsers()) {
-          auto it = nodeOf.find(user);
-          apart |= it != nodeOf.end() &&
-                   plan->nodeStage[it->second] != plan->nodeStage[n];
-          if (user->getName().getStringRef() == "tosa.reshape")
-            work.push_back(user);
-        }
-      if (apart) {
-        ++data.apartTransposes;
-        data.apartTransposeBytes += getTypeBytes(op->getResult(0).getType());
-      }
-    }
-  }
+  ApartTransposes apart = findApartTransposes(*opGraph, *plan);
+  data.apartTransposes = apart.count;
+  data.apartTransposeBytes = apart.bytes;
   llvm::Expected<partition::StageGraph> stages =
       partition::buildStageGraph(opGraph->graph, *hw, *plan, data.config);
   if (!stages)

@@ -16,6 +16,7 @@
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/Partition/Graph.h"
 #include "FTPipe/Partition/Hardware.h"
+#include "FTPipe/Partition/Objective.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -55,6 +56,17 @@ LogicalResult verifyCostableFunction(func::FuncOp func);
 /// and `tensor.empty` weigh 0 bytes: a stage that needs them makes its own.
 /// Emits an error at the first op without a cost and fails.
 FailureOr<OpGraph> buildOpGraph(func::FuncOp func);
+
+/// Weights' transposes that the cost model counts as folded into their
+/// matmuls (isFoldedWeightTranspose) but that `plan` puts in another stage
+/// than one of them, directly or through the reshapes in between: code
+/// generation copies them, which the plan's figures leave out.
+struct ApartTransposes {
+  size_t count = 0;
+  uint64_t bytes = 0;
+};
+ApartTransposes findApartTransposes(const OpGraph &opGraph,
+                                    const partition::Plan &plan);
 
 /// The hardware as an attribute, with one link per device pair.
 FailureOr<HardwareAttr>
