@@ -746,9 +746,58 @@ ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
   return stats;
 }
 
-Expected<size_t> ftpipe::partition::attachFreeWeightOps(
-    const Graph &graph, const Hardware &hw, Plan &plan,
-    const ObjectiveConfig &objective) {
+/// Ops without compute on activations (a reshape) whose every reader is in
+/// one other stage: there the reader's stage receives the op's input instead
+/// of its result, once for all such views of one value (a T5 decoder reshapes
+/// the encoder's output separately for each layer's cross-attention). Each
+/// whose inputs weigh no more than its results (a reshape, not a slice),
+/// last first, joins that stage when the stage graph stays acyclic, memory
+/// that fitted still fits and the objective does not rise.
+static void attachFreeViews(IncrementalObjective &obj, const Graph &g,
+                            RefinementStats &stats) {
+  size_t N = g.numNodes(), P = obj.numDevices();
+  std::vector<char> weightOnly = weightOnlyNodes(g);
+  std::vector<char> fits(P);
+  for (DeviceId d = 0; d < P; ++d)
+    fits[d] = obj.deviceMemoryFits(d);
+  for (NodeId n = N; n-- > 0;) {
+    const NodeCost &cost = g.cost(n);
+    if (weightOnly[n] || cost.fwdMs != 0.0 || cost.bwdMs != 0.0 ||
+        g.succs(n).empty() || g.inputs(n).empty())
+      continue;
+    uint64_t in = 0, out = 0;
+    for (ValueId v : g.inputs(n))
+      in += g.valueBytes(v);
+    for (ValueId v : g.outputs(n))
+      out += g.valueBytes(v);
+    if (in > out)
+      continue;
+    StageId from = obj.plan().nodeStage[n];
+    StageId to = obj.plan().nodeStage[g.succs(n).front()];
+    if (to == from || obj.stageNodeCount(from) == 1 ||
+        llvm::any_of(g.succs(n),
+                     [&](NodeId c) { return obj.plan().nodeStage[c] != to; }))
+      continue;
+    NodeId unit[] = {n};
+    if (!obj.moveIsOrderSafe(unit, to))
+      continue;
+    double before = obj.objective();
+    ++stats.movesTried;
+    obj.moveNodes(unit, to);
+    bool keep = obj.objective() <= before;
+    for (DeviceId d = 0; d < P && keep; ++d)
+      keep = !fits[d] || obj.deviceMemoryFits(d);
+    if (!keep) {
+      obj.moveNodes(unit, from);
+      continue;
+    }
+    ++stats.movesAccepted;
+  }
+}
+
+Expected<size_t>
+ftpipe::partition::attachFreeOps(const Graph &graph, const Hardware &hw,
+                                 Plan &plan, const ObjectiveConfig &objective) {
   // The incremental objective knows no replicated or forwarded values.
   if (llvm::is_contained(plan.nodeReplicated, true) ||
       llvm::is_contained(plan.nodeForwarded, true))
@@ -760,6 +809,7 @@ Expected<size_t> ftpipe::partition::attachFreeWeightOps(
   RefinementStats stats;
   attachWeightOnlyOps(*objOr, graph, stats, /*force=*/true,
                       /*freeOnly=*/true);
+  attachFreeViews(*objOr, graph, stats);
   if (stats.movesAccepted == 0)
     return 0;
   Plan attached = objOr->plan();

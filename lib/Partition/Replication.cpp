@@ -256,7 +256,7 @@ Expected<Plan> ftpipe::partition::solvePartitioning(
   // Any partitioner may cut between a weight's reshape or folded transpose
   // and its matmul: a free cut by its loads, but a weight sent every
   // micro-batch, and a transpose that code generation then copies.
-  Expected<size_t> attached = attachFreeWeightOps(graph, hw, *plan, config);
+  Expected<size_t> attached = attachFreeOps(graph, hw, *plan, config);
   if (!attached)
     return attached.takeError();
   if (!forward)

@@ -958,7 +958,7 @@ TEST(Refinement, RespectsTheSourceDevicesMemoryUnderRecomputation) {
 /// 0 on device 0 holds a and op (and the constant), stage 1 on device 1
 /// holds c, and the link is fast enough to hide W's transfer, so moving op
 /// changes no load. Refines single ops with the given options (or, with
-/// `freeOnly`, runs attachFreeWeightOps alone, op costing `opMs`) and
+/// `freeOnly`, runs attachFreeOps alone, op costing `opMs`) and
 /// returns op's stage, checking that the plan stays valid and no slower.
 static StageId refinedWeightOpStage(bool constantOperand, uint64_t device1Bytes,
                                     bool attach, bool glue,
@@ -994,7 +994,7 @@ static StageId refinedWeightOpStage(bool constantOperand, uint64_t device1Bytes,
   rc.attachWeightOnlyOps = attach;
   rc.glueWeightOnlyOps = glue;
   if (freeOnly) {
-    size_t moved = unwrapOr(attachFreeWeightOps(g, hw, plan, cfg));
+    size_t moved = unwrapOr(attachFreeOps(g, hw, plan, cfg));
     EXPECT_EQ(moved, plan.nodeStage[op] == 1 ? 1u : 0u);
   } else {
     unwrapOr(refinePlan(g, hw, CoarseningHierarchy(), plan, cfg, rc));
@@ -1029,7 +1029,7 @@ TEST(Refinement, WeightTransposesWithConstantOperandsJoinTheirReaders) {
 }
 
 TEST(Refinement, FreeWeightOpsJoinTheirReadersInAnyPlan) {
-  // attachFreeWeightOps, which solvePartitioning applies to every method's
+  // attachFreeOps, which solvePartitioning applies to every method's
   // plan: a weight's reshape or a transpose without compute (one that code
   // generation folds into its matmul) joins its reader, memory permitting;
   // a transpose with compute stays (that would move load).
@@ -1038,6 +1038,45 @@ TEST(Refinement, FreeWeightOpsJoinTheirReadersInAnyPlan) {
   EXPECT_EQ(refinedWeightOpStage(true, 1500, false, false, true), 0u);
   EXPECT_EQ(refinedWeightOpStage(true, 1ull << 40, false, false, true, 0.5),
             0u);
+}
+
+TEST(Refinement, FreeViewsOfOneValueJoinTheirReaders) {
+  // a -> v1 -> c1 and a -> v2 -> c2, v1 and v2 views without compute (a T5
+  // decoder's per-layer reshapes of the encoder output). With both views
+  // next to a, device 0 sends their two results; in their readers' stage it
+  // sends a once. A view whose input is larger than its result (a slice
+  // would be: here v3 halves its input) stays, since moving it would send
+  // more.
+  GraphBuilder b;
+  NodeId a = b.addNode("m/a", "t", {1.0, 1.0, 0, 1000});
+  NodeId big = b.addNode("m/big", "t", {1.0, 1.0, 0, 4000});
+  NodeId v1 = b.addNode("m/v1", "tosa.reshape", {0.0, 0.0, 0, 1000});
+  NodeId v2 = b.addNode("m/v2", "tosa.reshape", {0.0, 0.0, 0, 1000});
+  NodeId v3 = b.addNode("m/v3", "tosa.slice", {0.0, 0.0, 0, 2000});
+  NodeId c1 = b.addNode("m/c1", "t", {4.0, 4.0, 0, 10});
+  NodeId c2 = b.addNode("m/c2", "t", {4.0, 4.0, 0, 10});
+  b.addValue(a, 1000, {v1, v2});
+  b.addEdge(big, v3, 4000);
+  b.addEdge(v1, c1, 1000);
+  b.addEdge(v2, c2, 1000);
+  b.addEdge(v3, c2, 2000);
+  Graph g = unwrapOr(b.build());
+  HardwareSpec spec = makeHardware(2).spec();
+  spec.intraNode = spec.network = {1e3, 0.0};
+  Hardware hw = unwrapOr(Hardware::create(spec));
+  ObjectiveConfig cfg;
+  cfg.optimizer = Optimizer::SGD;
+  Plan plan;
+  plan.nodeStage = {0, 0, 0, 0, 0, 1, 1};
+  plan.stageDevice = {0, 1};
+  uint64_t before =
+      unwrapOr(evaluatePlan(g, hw, plan, cfg)).devices[0].sentBytes;
+  EXPECT_EQ(before, 1000u + 1000u + 2000u);
+  EXPECT_EQ(unwrapOr(attachFreeOps(g, hw, plan, cfg)), 2u);
+  EXPECT_EQ(plan.nodeStage, (std::vector<StageId>{0, 0, 1, 1, 0, 1, 1}));
+  EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+  EXPECT_EQ(unwrapOr(evaluatePlan(g, hw, plan, cfg)).devices[0].sentBytes,
+            1000u + 2000u);
 }
 
 //===----------------------------------------------------------------------===//

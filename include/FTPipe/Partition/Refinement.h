@@ -205,13 +205,17 @@ llvm::Expected<RefinementStats> refinePlan(const Graph &graph,
 /// matmul, docs/CostModel.md) into the one stage that reads it, last first,
 /// when that keeps the stage graph acyclic and every device that fitted its
 /// memory fitting, so that such a weight is not sent every micro-batch and a
-/// folded transpose sits with its matmul. Works on any partitioner's plan
-/// (no load changes); the result is kept only when neither the objective nor
-/// the simulated time rises. A plan with replicated or forwarded values is
-/// left as it is. Returns the number of ops moved.
-llvm::Expected<size_t> attachFreeWeightOps(const Graph &graph,
-                                           const Hardware &hw, Plan &plan,
-                                           const ObjectiveConfig &objective);
+/// folded transpose sits with its matmul. Then moves views without compute
+/// of activations (inputs weighing no more than results) whose readers are
+/// all in one other stage, when the objective does not rise, so that stage
+/// receives their input once instead of each view. Works on any
+/// partitioner's plan (no load changes); the result is kept only when
+/// neither the objective nor the simulated time rises. A plan with
+/// replicated or forwarded values is left as it is. Returns the number of
+/// ops moved.
+llvm::Expected<size_t> attachFreeOps(const Graph &graph, const Hardware &hw,
+                                     Plan &plan,
+                                     const ObjectiveConfig &objective);
 
 } // namespace partition
 } // namespace ftpipe

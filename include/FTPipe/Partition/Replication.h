@@ -78,7 +78,7 @@ llvm::Expected<Plan> solveWithReplication(const Graph &graph,
 /// How the partitioning passes run a partitioner: solveWithRecomputation
 /// under `mode` (with `tryKeeping`), each solve through
 /// solveWithReplication when `replicate` (else `solve` on `graph`), the plan
-/// it returns through attachFreeWeightOps (Refinement.h), then through
+/// it returns through attachFreeOps (Refinement.h), then through
 /// forwardSharedValues (Forwarding.h) when `forward`.
 llvm::Expected<Plan> solvePartitioning(RecomputeMode mode, bool replicate,
                                        bool forward, const Graph &graph,
