@@ -640,6 +640,47 @@ static std::vector<char> weightOnlyNodes(const Graph &g) {
   return weightOnly;
 }
 
+/// Moves `n` into the one stage that reads all its results, when it has such
+/// a reader stage other than its own, leaves its stage non-empty, keeps the
+/// stage graph acyclic and every device in `fits` fitting, and either
+/// `force` or the objective does not rise; otherwise leaves it. Returns
+/// whether it moved.
+static bool moveToReaderStage(IncrementalObjective &obj, const Graph &g,
+                              NodeId n, const std::vector<char> &fits,
+                              bool force, RefinementStats &stats) {
+  if (g.succs(n).empty())
+    return false;
+  StageId from = obj.plan().nodeStage[n];
+  StageId to = obj.plan().nodeStage[g.succs(n).front()];
+  if (to == from || obj.stageNodeCount(from) == 1 ||
+      llvm::any_of(g.succs(n),
+                   [&](NodeId c) { return obj.plan().nodeStage[c] != to; }))
+    return false;
+  NodeId unit[] = {n};
+  if (!obj.moveIsOrderSafe(unit, to))
+    return false;
+  double before = obj.objective();
+  ++stats.movesTried;
+  obj.moveNodes(unit, to);
+  bool keep = force || obj.objective() <= before;
+  for (DeviceId d = 0; d < fits.size() && keep; ++d)
+    keep = !fits[d] || obj.deviceMemoryFits(d);
+  if (!keep) {
+    obj.moveNodes(unit, from);
+    return false;
+  }
+  ++stats.movesAccepted;
+  return true;
+}
+
+/// Per device, whether it fits its memory now.
+static std::vector<char> devicesThatFit(const IncrementalObjective &obj) {
+  std::vector<char> fits(obj.numDevices());
+  for (DeviceId d = 0; d < fits.size(); ++d)
+    fits[d] = obj.deviceMemoryFits(d);
+  return fits;
+}
+
 /// Ops that compute only from parameters (a weight's transpose or reshape,
 /// directly or through other such ops; graph inputs, which every stage has,
 /// may be read too, as an embedding lookup does) and sit in another stage
@@ -653,38 +694,15 @@ static std::vector<char> weightOnlyNodes(const Graph &g) {
 static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
                                 RefinementStats &stats, bool force,
                                 bool freeOnly = false) {
-  size_t N = g.numNodes(), P = obj.numDevices();
   std::vector<char> weightOnly = weightOnlyNodes(g);
-  std::vector<char> fits(P);
-  for (DeviceId d = 0; d < P; ++d)
-    fits[d] = obj.deviceMemoryFits(d);
-  for (NodeId n = N; n-- > 0;) {
-    if (!weightOnly[n] || g.succs(n).empty())
-      continue;
-    StageId from = obj.plan().nodeStage[n];
-    StageId to = obj.plan().nodeStage[g.succs(n).front()];
-    if (to == from || obj.stageNodeCount(from) == 1 ||
-        llvm::any_of(g.succs(n),
-                     [&](NodeId c) { return obj.plan().nodeStage[c] != to; }))
-      continue;
-    const NodeCost &cost = g.cost(n);
-    bool free = cost.fwdMs == 0.0 && cost.bwdMs == 0.0;
-    NodeId unit[] = {n};
-    if ((freeOnly && !free) || !obj.moveIsOrderSafe(unit, to))
-      continue;
-    double before = obj.objective();
-    ++stats.movesTried;
-    obj.moveNodes(unit, to);
+  std::vector<char> fits = devicesThatFit(obj);
+  for (NodeId n = g.numNodes(); n-- > 0;) {
     // Forced only where it moves no compute (a weight's reshape, or a
     // transpose that code generation folds into its matmul).
-    bool keep = (force && free) || obj.objective() <= before;
-    for (DeviceId d = 0; d < P && keep; ++d)
-      keep = !fits[d] || obj.deviceMemoryFits(d);
-    if (!keep) {
-      obj.moveNodes(unit, from);
-      continue;
-    }
-    ++stats.movesAccepted;
+    const NodeCost &cost = g.cost(n);
+    bool free = cost.fwdMs == 0.0 && cost.bwdMs == 0.0;
+    if (weightOnly[n] && (free || !freeOnly))
+      moveToReaderStage(obj, g, n, fits, force && free, stats);
   }
 }
 
@@ -755,43 +773,20 @@ ftpipe::partition::refinePlan(const Graph &graph, const Hardware &hw,
 /// that fitted still fits and the objective does not rise.
 static void attachFreeViews(IncrementalObjective &obj, const Graph &g,
                             RefinementStats &stats) {
-  size_t N = g.numNodes(), P = obj.numDevices();
   std::vector<char> weightOnly = weightOnlyNodes(g);
-  std::vector<char> fits(P);
-  for (DeviceId d = 0; d < P; ++d)
-    fits[d] = obj.deviceMemoryFits(d);
-  for (NodeId n = N; n-- > 0;) {
+  std::vector<char> fits = devicesThatFit(obj);
+  for (NodeId n = g.numNodes(); n-- > 0;) {
     const NodeCost &cost = g.cost(n);
     if (weightOnly[n] || cost.fwdMs != 0.0 || cost.bwdMs != 0.0 ||
-        g.succs(n).empty() || g.inputs(n).empty())
+        g.inputs(n).empty())
       continue;
     uint64_t in = 0, out = 0;
     for (ValueId v : g.inputs(n))
       in += g.valueBytes(v);
     for (ValueId v : g.outputs(n))
       out += g.valueBytes(v);
-    if (in > out)
-      continue;
-    StageId from = obj.plan().nodeStage[n];
-    StageId to = obj.plan().nodeStage[g.succs(n).front()];
-    if (to == from || obj.stageNodeCount(from) == 1 ||
-        llvm::any_of(g.succs(n),
-                     [&](NodeId c) { return obj.plan().nodeStage[c] != to; }))
-      continue;
-    NodeId unit[] = {n};
-    if (!obj.moveIsOrderSafe(unit, to))
-      continue;
-    double before = obj.objective();
-    ++stats.movesTried;
-    obj.moveNodes(unit, to);
-    bool keep = obj.objective() <= before;
-    for (DeviceId d = 0; d < P && keep; ++d)
-      keep = !fits[d] || obj.deviceMemoryFits(d);
-    if (!keep) {
-      obj.moveNodes(unit, from);
-      continue;
-    }
-    ++stats.movesAccepted;
+    if (in <= out)
+      moveToReaderStage(obj, g, n, fits, /*force=*/false, stats);
   }
 }
 

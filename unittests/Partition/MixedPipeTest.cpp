@@ -953,6 +953,15 @@ TEST(Refinement, RespectsTheSourceDevicesMemoryUnderRecomputation) {
   EXPECT_EQ(plan.nodeStage, (std::vector<StageId>{0, 0, 1, 1}));
 }
 
+/// Two devices joined by a link fast enough to hide the transfers below,
+/// device 1 with `device1Bytes` of memory.
+static Hardware fastPair(uint64_t device1Bytes) {
+  HardwareSpec spec = makeHardware(2).spec();
+  spec.intraNode = spec.network = {1e3, 0.0};
+  spec.devices[1].memoryBytes = device1Bytes;
+  return unwrapOr(Hardware::create(spec));
+}
+
 /// a -> c; the weight W -> op (no compute) -> c, the op also reading a
 /// constant node (a transpose's permutation) when `constantOperand`. Stage
 /// 0 on device 0 holds a and op (and the constant), stage 1 on device 1
@@ -978,10 +987,7 @@ static StageId refinedWeightOpStage(bool constantOperand, uint64_t device1Bytes,
   b.addEdge(a, c, 10);
   b.addEdge(op, c, 1000);
   Graph g = unwrapOr(b.build());
-  HardwareSpec spec = makeHardware(2).spec();
-  spec.intraNode = spec.network = {1e3, 0.0};
-  spec.devices[1].memoryBytes = device1Bytes;
-  Hardware hw = unwrapOr(Hardware::create(spec));
+  Hardware hw = fastPair(device1Bytes);
   ObjectiveConfig cfg;
   cfg.optimizer = Optimizer::SGD;
   Plan start;
@@ -1061,9 +1067,7 @@ TEST(Refinement, FreeViewsOfOneValueJoinTheirReaders) {
   b.addEdge(v2, c2, 1000);
   b.addEdge(v3, c2, 2000);
   Graph g = unwrapOr(b.build());
-  HardwareSpec spec = makeHardware(2).spec();
-  spec.intraNode = spec.network = {1e3, 0.0};
-  Hardware hw = unwrapOr(Hardware::create(spec));
+  Hardware hw = fastPair(makeHardware(2).device(1).memoryBytes);
   ObjectiveConfig cfg;
   cfg.optimizer = Optimizer::SGD;
   Plan plan;
