@@ -321,7 +321,11 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
     async time under the chosen schedule; the objective, a sum of loads per
     device, misses the waits between stage chains that share a device).
     Assignment places blocks both by largest compute first and by balancing
-    compute and memory together, keeping the faster fitting placement.
+    compute and memory together, keeping the faster fitting placement. The
+    blocks of L = 5P, 6P and 8P are also placed as paired runs (every device
+    one chunk of each of two parts of the block order), and such a plan is
+    kept when it is better (docs/Partition.md). The candidates run in
+    parallel; the choice does not depend on the number of threads.
     Writes `ftpipe.stage` and
     `#ftpipe.plan`. Prints one line per candidate L on stderr with
     `verbose`.
