@@ -314,7 +314,7 @@ def RefinePass : Pass<"ftpipe-refine", "ModuleOp"> {
 }
 
 def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
-  let summary = "Mixed-Pipe: coarsen, assign and refine, best of L in {P..4P}";
+  let summary = "Mixed-Pipe: coarsen, assign and refine, best of L in {P..4P} and paired runs at {5P, 6P, 8P}";
   let description = [{
     Runs coarsening, assignment and refinement for L = P, 2P, 3P and 4P and
     keeps the plan that fits in memory and simulates fastest (the simulated
