@@ -296,15 +296,6 @@ static double bodyOpsPerIteration(linalg::LinalgOp op) {
   return std::max<double>(1.0, double(body->getOperations().size()) - 1.0);
 }
 
-/// The non-unit dimensions of `type`, in order.
-static SmallVector<int64_t> nonUnitDims(Type type) {
-  SmallVector<int64_t> dims;
-  for (int64_t dim : cast<ShapedType>(type).getShape())
-    if (dim != 1)
-      dims.push_back(dim);
-  return dims;
-}
-
 // The CPU and GPU lowerings (docs/Compile.md, step 4) drop the unit
 // dimensions, so the transpose becomes the layout in which BLAS reads the
 // weight, and the product that makes the weight's gradient writes it
@@ -326,17 +317,28 @@ bool mlir::ftpipe::isFoldedWeightTranspose(Operation *op) {
       perm.getNumElements() != 2 || perm.getValues<APInt>()[0] != 1 ||
       perm.getValues<APInt>()[1] != 0)
     return false;
+  // The readers: reshapes to [1, rows, cols] of the transposed matrix (one
+  // batch of it), and matrix products of such a reshape, in the same block
+  // (fusion works within one).
+  auto transposed = cast<RankedTensorType>(op->getResult(0).getType());
+  SmallVector<int64_t> batched = {1, transposed.getDimSize(0),
+                                  transposed.getDimSize(1)};
   SmallVector<Value> work = {op->getResult(0)};
   while (!work.empty()) {
     Value value = work.pop_back_val();
     if (value.use_empty())
       return false;
     for (Operation *user : value.getUsers()) {
+      if (user->getBlock() != op->getBlock())
+        return false;
       StringRef name = user->getName().getStringRef();
-      if (name == "tosa.matmul")
+      auto shape = cast<ShapedType>(value.getType()).getShape();
+      if (name == "tosa.matmul" && llvm::equal(shape, batched))
         continue;
-      if (name != "tosa.reshape" || nonUnitDims(user->getResult(0).getType()) !=
-                                        nonUnitDims(value.getType()))
+      if (name != "tosa.reshape" ||
+          !llvm::equal(
+              cast<ShapedType>(user->getResult(0).getType()).getShape(),
+              batched))
         return false;
       work.push_back(user->getResult(0));
     }

@@ -693,7 +693,8 @@ static std::vector<char> devicesThatFit(const IncrementalObjective &obj) {
 /// with `freeOnly`, only they move).
 static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
                                 RefinementStats &stats, bool force,
-                                bool freeOnly = false) {
+                                bool freeOnly = false,
+                                const std::vector<char> *only = nullptr) {
   std::vector<char> weightOnly = weightOnlyNodes(g);
   std::vector<char> fits = devicesThatFit(obj);
   for (NodeId n = g.numNodes(); n-- > 0;) {
@@ -701,7 +702,7 @@ static void attachWeightOnlyOps(IncrementalObjective &obj, const Graph &g,
     // transpose that code generation folds into its matmul).
     const NodeCost &cost = g.cost(n);
     bool free = cost.fwdMs == 0.0 && cost.bwdMs == 0.0;
-    if (weightOnly[n] && (free || !freeOnly))
+    if (weightOnly[n] && (free || !freeOnly) && (!only || (*only)[n]))
       moveToReaderStage(obj, g, n, fits, force && free, stats);
   }
 }
@@ -790,26 +791,41 @@ static void attachFreeViews(IncrementalObjective &obj, const Graph &g,
   }
 }
 
-Expected<size_t>
-ftpipe::partition::attachFreeOps(const Graph &graph, const Hardware &hw,
-                                 Plan &plan, const ObjectiveConfig &objective) {
-  // The incremental objective knows no replicated or forwarded values.
-  if (llvm::is_contained(plan.nodeReplicated, true) ||
-      llvm::is_contained(plan.nodeForwarded, true))
-    return 0;
+/// Free weight ops that are a transpose, or read one through other such ops:
+/// the chains from a weight's folded transpose to its matmul.
+static std::vector<char> transposeChains(const Graph &g) {
+  std::vector<char> weightOnly = weightOnlyNodes(g), chain(g.numNodes(), 0);
+  for (NodeId n = 0; n < g.numNodes(); ++n) {
+    const NodeCost &cost = g.cost(n);
+    if (!weightOnly[n] || cost.fwdMs != 0.0 || cost.bwdMs != 0.0)
+      continue;
+    chain[n] = g.type(n) == "tosa.transpose" ||
+               llvm::any_of(g.inputs(n), [&](ValueId v) {
+                 NodeId p = g.producer(v);
+                 return p != kNoNode && chain[p];
+               });
+  }
+  return chain;
+}
+
+/// Applies `attach` to `plan` and keeps the result when it moved an op and
+/// is no worse by the objective, the simulator and memory (moving an op
+/// without compute changes transfers and memory only, which the objective
+/// may hide and the simulator may not). Returns the ops moved and kept.
+static Expected<size_t>
+tryAttach(const Graph &graph, const Hardware &hw, Plan &plan,
+          const ObjectiveConfig &objective,
+          llvm::function_ref<void(IncrementalObjective &, RefinementStats &)>
+              attach) {
   Expected<IncrementalObjective> objOr =
       IncrementalObjective::create(graph, hw, plan, objective);
   if (!objOr)
     return objOr.takeError();
   RefinementStats stats;
-  attachWeightOnlyOps(*objOr, graph, stats, /*force=*/true,
-                      /*freeOnly=*/true);
-  attachFreeViews(*objOr, graph, stats);
+  attach(*objOr, stats);
   if (stats.movesAccepted == 0)
     return 0;
   Plan attached = objOr->plan();
-  // Kept only when no worse by the objective and the simulator (moving an
-  // op without compute changes transfers and memory only).
   Expected<PlanMetrics> before = evaluatePlan(graph, hw, plan, objective);
   Expected<PlanMetrics> after = evaluatePlan(graph, hw, attached, objective);
   if (!before || !after)
@@ -827,4 +843,40 @@ ftpipe::partition::attachFreeOps(const Graph &graph, const Hardware &hw,
     return 0;
   plan = std::move(attached);
   return size_t(stats.movesAccepted);
+}
+
+Expected<size_t>
+ftpipe::partition::attachFreeOps(const Graph &graph, const Hardware &hw,
+                                 Plan &plan, const ObjectiveConfig &objective) {
+  // The incremental objective knows no replicated or forwarded values.
+  if (llvm::is_contained(plan.nodeReplicated, true) ||
+      llvm::is_contained(plan.nodeForwarded, true))
+    return 0;
+  // All free weight ops; when that is slower, the folded transposes' chains
+  // alone (a transpose apart from its matmul is a copy the objective leaves
+  // out); then the views.
+  std::vector<char> chains = transposeChains(graph);
+  size_t moved = 0;
+  const std::vector<char> *subsets[] = {nullptr, &chains};
+  for (const std::vector<char> *only : subsets) {
+    Expected<size_t> weights =
+        tryAttach(graph, hw, plan, objective,
+                  [&](IncrementalObjective &obj, RefinementStats &stats) {
+                    attachWeightOnlyOps(obj, graph, stats, /*force=*/true,
+                                        /*freeOnly=*/true, only);
+                  });
+    if (!weights)
+      return weights.takeError();
+    moved += *weights;
+    if (*weights)
+      break;
+  }
+  Expected<size_t> views =
+      tryAttach(graph, hw, plan, objective,
+                [&](IncrementalObjective &obj, RefinementStats &stats) {
+                  attachFreeViews(obj, graph, stats);
+                });
+  if (!views)
+    return views.takeError();
+  return moved + *views;
 }

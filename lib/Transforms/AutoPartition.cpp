@@ -126,6 +126,8 @@ void AutoPartitionPass::runOnOperation() {
                    const partition::ObjectiveConfig &config) {
     partition::MixedPipeConfig mixedConfig;
     mixedConfig.objective = config;
+    if (!getContext().isMultithreadingEnabled())
+      mixedConfig.threads = 1;
     return planOf(partition::runMixedPipe(g, hw, mixedConfig));
   };
 

@@ -60,6 +60,10 @@ void MixedPipePass::runOnOperation() {
   partition::MixedPipeConfig config;
   config.objective = makeObjectiveConfig(schedule, optimizer, stashing,
                                          recompute, microbatches);
+  // Candidates run in parallel unless the context's threading is off
+  // (`--mlir-disable-threading`).
+  if (!module.getContext()->isMultithreadingEnabled())
+    config.threads = 1;
   const partition::Graph &graph = problem->opGraph.graph;
   auto solve = [&](const partition::Graph &g,
                    const partition::ObjectiveConfig &objective)

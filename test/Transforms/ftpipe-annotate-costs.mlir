@@ -84,10 +84,10 @@ func.func @unknown(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // front end writes `x @ W^T`) costs nothing: code generation reads the weight
 // in that layout (docs/Compile.md). Any other transpose moves its bytes: one
 // whose result another op also reads, one of activations, and one whose
-// reshape regroups dimensions.
+// reshape regroups dimensions or puts a unit dimension inside.
 
 // CHECK-LABEL: func.func @weight_transposes
-func.func @weight_transposes(%w: tensor<32x64xf32> {ftpipe.param}, %v: tensor<32x64xf32> {ftpipe.param}, %x: tensor<1x8x64xf32>, %y: tensor<1x8x32xf32>) -> (tensor<1x8x32xf32>, tensor<64x32xf32>, tensor<1x8x32xf32>, tensor<2x4x32xf32>) {
+func.func @weight_transposes(%w: tensor<32x64xf32> {ftpipe.param}, %v: tensor<32x64xf32> {ftpipe.param}, %x: tensor<1x8x64xf32>, %y: tensor<1x8x32xf32>) -> (tensor<1x8x32xf32>, tensor<64x32xf32>, tensor<1x8x32xf32>, tensor<2x4x32xf32>, tensor<64x8x32xf32>) {
   %perm = "tosa.const"() <{value = dense<[1, 0]> : tensor<2xi32>}> : () -> tensor<2xi32>
   // CHECK: tosa.transpose {{.*}}fwd_ms = 0.0, bwd_ms = 0.0, param_bytes = 8192, act_bytes = 0, out_bytes = 8192
   %wt = tosa.transpose %w, %perm : (tensor<32x64xf32>, tensor<2xi32>) -> tensor<64x32xf32>
@@ -111,5 +111,11 @@ func.func @weight_transposes(%w: tensor<32x64xf32> {ftpipe.param}, %v: tensor<32
   %x2 = tosa.reshape %x {new_shape = array<i64: 2, 4, 64>} : (tensor<1x8x64xf32>) -> tensor<2x4x64xf32>
   %xs = tosa.slice %x2 {start = array<i64: 0, 0, 0>, size = array<i64: 2, 4, 32>} : (tensor<2x4x64xf32>) -> tensor<2x4x32xf32>
   %d = tosa.matmul %xs, %ut2 : (tensor<2x4x32xf32>, tensor<2x32x32xf32>) -> tensor<2x4x32xf32>
-  return %a, %vt, %c2, %d : tensor<1x8x32xf32>, tensor<64x32xf32>, tensor<1x8x32xf32>, tensor<2x4x32xf32>
+  // A unit dimension in the middle makes the rows the batch: a copy.
+  // CHECK: tosa.transpose {{.*}}fwd_ms = 0.016384, bwd_ms = 0.016384, param_bytes = 8192, act_bytes = 0, out_bytes = 8192
+  %st = tosa.transpose %v, %perm : (tensor<32x64xf32>, tensor<2xi32>) -> tensor<64x32xf32>
+  %st3 = tosa.reshape %st {new_shape = array<i64: 64, 1, 32>} : (tensor<64x32xf32>) -> tensor<64x1x32xf32>
+  %x64 = tosa.reshape %x {new_shape = array<i64: 64, 1, 8>} : (tensor<1x8x64xf32>) -> tensor<64x1x8xf32>
+  %e = tosa.matmul %x64, %st3 : (tensor<64x1x8xf32>, tensor<64x1x32xf32>) -> tensor<64x8x32xf32>
+  return %a, %vt, %c2, %d, %e : tensor<1x8x32xf32>, tensor<64x32xf32>, tensor<1x8x32xf32>, tensor<2x4x32xf32>, tensor<64x8x32xf32>
 }

@@ -1,4 +1,12 @@
 // RUN: ftpipe-opt %s --split-input-file --ftpipe-annotate-costs=hardware=%S/Inputs/slow-pair.json --ftpipe-report="json=-" -o /dev/null | FileCheck %s
+// RUN: ftpipe-model-gen t5-tiny --loss --quiet | ftpipe-opt --ftpipe-annotate-costs --ftpipe-mixed-pipe=devices=3 --ftpipe-report="json=-" -o /dev/null | FileCheck %s --check-prefix=T5
+
+// Tests that the partitioners leave no folded transpose apart on t5-tiny's
+// Mixed-Pipe plan for 3 devices, where moving every free weight op at once
+// (layer norms' weight reshapes too) would simulate slower: the transposes'
+// chains then move alone (attachFreeOps).
+// T5-NOT: warning:
+// T5: "weight_transposes_apart": 0,
 
 // Tests that the report warns about a weight's transpose that the cost model
 // counts as folded into its matmul (no kernel) but that the plan puts in

@@ -101,10 +101,11 @@ int64_t getTypeBytes(Type type);
 OpCostEstimate estimateOpCost(Operation *op, ArrayRef<OperandInfo> operands);
 
 /// Whether `op` transposes a parameter matrix (a `ftpipe.param` argument of
-/// its function) that only matrix products read, directly or through
-/// reshapes that add or drop unit dimensions: code generation reads the
-/// weight in that layout, so estimateOpCost counts no kernel for it. That
-/// holds while its readers are in its stage; elsewhere it is a copy.
+/// its function) that only matrix products read, through reshapes to one
+/// batch of it (`[1, rows, cols]`, as the TOSA front end writes `x @ W^T`),
+/// in the same block: code generation reads the weight in that layout, so
+/// estimateOpCost counts no kernel for it. That holds while its readers are
+/// in its stage; elsewhere it is a copy.
 bool isFoldedWeightTranspose(Operation *op);
 
 } // namespace ftpipe

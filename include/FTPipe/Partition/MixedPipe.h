@@ -63,7 +63,8 @@ struct MixedPipeConfig {
   llvm::Error validate() const;
 };
 
-/// Wall-clock seconds spent per phase.
+/// Seconds spent per phase, summed over the candidates (which run at once,
+/// so the sum may exceed the wall-clock time).
 struct PhaseTimes {
   double coarsenSec = 0.0;
   double assignSec = 0.0;
