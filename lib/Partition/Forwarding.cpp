@@ -73,8 +73,7 @@ static Expected<Score> score(const Graph &graph, const Hardware &hw,
     return m.takeError();
   Score s;
   s.objectiveMs = m->asyncMsPerMicroBatch;
-  for (const DeviceMetrics &d : m->devices)
-    s.busiestSenderBytes = std::max(s.busiestSenderBytes, d.sentBytes);
+  s.busiestSenderBytes = m->busiestSentBytes();
   return s;
 }
 
@@ -137,15 +136,11 @@ ftpipe::partition::forwardSharedValues(const Graph &graph, const Hardware &hw,
   }
 
   // Not slower in the simulator either.
-  Expected<SimResult> before =
-      simulatePlan(graph, hw, plan, config, /*recordEvents=*/false);
-  if (!before)
-    return before.takeError();
-  Expected<SimResult> after =
-      simulatePlan(graph, hw, best, config, /*recordEvents=*/false);
-  if (!after)
-    return after.takeError();
-  if (after->msPerMicroBatch > before->msPerMicroBatch * (1 + 1e-9))
+  Expected<PlanFigures> before = measurePlan(graph, hw, plan, config);
+  Expected<PlanFigures> after = measurePlan(graph, hw, best, config);
+  if (!before || !after)
+    return llvm::joinErrors(before.takeError(), after.takeError());
+  if (!after->noSlowerThan(*before))
     return std::move(plan);
   return std::move(best);
 }

@@ -63,14 +63,6 @@ private:
 };
 } // namespace
 
-/// The largest bytes a device of `m` sends per micro-batch.
-static uint64_t busiestSenderBytes(const PlanMetrics &m) {
-  uint64_t sent = 0;
-  for (const DeviceMetrics &d : m.devices)
-    sent = std::max(sent, d.sentBytes);
-  return sent;
-}
-
 /// Refines `plan` once more on single ops with weights' transposes and
 /// reshapes glued to their readers (RefinementConfig::glueWeightOnlyOps), and
 /// keeps the result when it is no slower by the objective or the simulator
@@ -94,26 +86,13 @@ static Error glueWeightOnlyOps(const Graph &graph, const Hardware &hw,
     llvm::consumeError(std::move(invalid));
     return Error::success();
   }
-  Expected<PlanMetrics> before =
-      evaluatePlan(graph, hw, plan, config.objective);
-  Expected<PlanMetrics> after =
-      evaluatePlan(graph, hw, glued, config.objective);
+  Expected<PlanFigures> before = measurePlan(graph, hw, plan, config.objective);
+  Expected<PlanFigures> after = measurePlan(graph, hw, glued, config.objective);
   if (!before || !after)
     return llvm::joinErrors(before.takeError(), after.takeError());
-  Expected<SimResult> simBefore =
-      simulatePlan(graph, hw, plan, config.objective, /*recordEvents=*/false);
-  Expected<SimResult> simAfter =
-      simulatePlan(graph, hw, glued, config.objective, /*recordEvents=*/false);
-  if (!simBefore || !simAfter)
-    return llvm::joinErrors(simBefore.takeError(), simAfter.takeError());
-  double objA = before->asyncMsPerMicroBatch,
-         objB = after->asyncMsPerMicroBatch;
-  double simA = simBefore->msPerMicroBatch, simB = simAfter->msPerMicroBatch;
-  double eps = 1e-9 * std::max({1.0, objA, simA});
-  bool noWorse = objB <= objA + eps && simB <= simA + eps;
-  bool gains = objB < objA - eps || simB < simA - eps ||
-               busiestSenderBytes(*after) < busiestSenderBytes(*before);
-  if (noWorse && gains)
+  if (after->noSlowerThan(*before) &&
+      (after->fasterThan(*before) ||
+       after->busiestSentBytes < before->busiestSentBytes))
     plan = std::move(glued);
   return Error::success();
 }

@@ -826,20 +826,11 @@ tryAttach(const Graph &graph, const Hardware &hw, Plan &plan,
   if (stats.movesAccepted == 0)
     return 0;
   Plan attached = objOr->plan();
-  Expected<PlanMetrics> before = evaluatePlan(graph, hw, plan, objective);
-  Expected<PlanMetrics> after = evaluatePlan(graph, hw, attached, objective);
+  Expected<PlanFigures> before = measurePlan(graph, hw, plan, objective);
+  Expected<PlanFigures> after = measurePlan(graph, hw, attached, objective);
   if (!before || !after)
     return llvm::joinErrors(before.takeError(), after.takeError());
-  Expected<SimResult> simBefore =
-      simulatePlan(graph, hw, plan, objective, /*recordEvents=*/false);
-  Expected<SimResult> simAfter =
-      simulatePlan(graph, hw, attached, objective, /*recordEvents=*/false);
-  if (!simBefore || !simAfter)
-    return llvm::joinErrors(simBefore.takeError(), simAfter.takeError());
-  double eps = 1e-9 * std::max(1.0, before->asyncMsPerMicroBatch);
-  if (after->asyncMsPerMicroBatch > before->asyncMsPerMicroBatch + eps ||
-      simAfter->msPerMicroBatch > simBefore->msPerMicroBatch + eps ||
-      (before->memoryFits && !after->memoryFits))
+  if (!after->noSlowerThan(*before))
     return 0;
   plan = std::move(attached);
   return size_t(stats.movesAccepted);

@@ -550,6 +550,43 @@ Expected<SimResult> ftpipe::partition::simulatePlan(
   return simulate(*sg, hw, config);
 }
 
+Expected<PlanFigures>
+ftpipe::partition::measurePlan(const Graph &graph, const Hardware &hw,
+                               const Plan &plan,
+                               const ObjectiveConfig &objective) {
+  Expected<PlanMetrics> m = evaluatePlan(graph, hw, plan, objective);
+  if (!m)
+    return m.takeError();
+  Expected<SimResult> sim =
+      simulatePlan(graph, hw, plan, objective, /*recordEvents=*/false);
+  if (!sim)
+    return sim.takeError();
+  PlanFigures f;
+  f.objectiveMs = m->asyncMsPerMicroBatch;
+  f.simulatedMs = sim->msPerMicroBatch;
+  f.busiestSentBytes = m->busiestSentBytes();
+  f.memoryFits = m->memoryFits;
+  return f;
+}
+
+/// Rounding allowed when comparing figures with `base`'s.
+static double roundingMs(const PlanFigures &base) {
+  return 1e-9 * std::max({1.0, base.objectiveMs, base.simulatedMs});
+}
+
+bool PlanFigures::noSlowerThan(const PlanFigures &base) const {
+  double eps = roundingMs(base);
+  return objectiveMs <= base.objectiveMs + eps &&
+         simulatedMs <= base.simulatedMs + eps &&
+         (memoryFits || !base.memoryFits);
+}
+
+bool PlanFigures::fasterThan(const PlanFigures &base) const {
+  double eps = roundingMs(base);
+  return objectiveMs < base.objectiveMs - eps ||
+         simulatedMs < base.simulatedMs - eps;
+}
+
 llvm::json::Value
 ftpipe::partition::simulationToChromeTrace(const SimResult &result,
                                            const Hardware &hw) {

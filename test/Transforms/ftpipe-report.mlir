@@ -28,11 +28,14 @@
 // CHECK-NEXT: {{^ *}}0 2 5.000 0.000 5.000
 // CHECK-NEXT: {{^ *}}1 1 4.000 0.000 4.000
 // CHECK: async time per micro-batch : 5.000 ms (bottleneck: device 0)
+// The simulator agrees here: device 0's two stages never wait on device 1.
+// CHECK: simulated async time : 5.000 ms per micro-batch (objective / simulated = 1.000)
 // CHECK: lower bound : 4.500 ms (async / bound = 1.111)
 // CHECK: imbalance (busiest / mean) : 1.111
 // CHECK: memory : fits on every device
 
 // JSON: "async_ms_per_microbatch": 5,
+// JSON: "async_sim_ms_per_microbatch": 5,
 // JSON: "imbalance": 1.1111
 // JSON: "lower_bound_ms": 4.5,
 // JSON: "method": "hand",

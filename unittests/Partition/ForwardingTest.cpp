@@ -28,15 +28,7 @@ Graph sharedValueChain(size_t n, uint64_t biasBytes) {
   GraphBuilder b;
   NodeId bias = b.addNode("model/bias", "test.bias", {0.1, 0.1, 0, 0});
   ValueId biasValue = b.addValue(bias, biasBytes);
-  NodeId prev = kNoNode;
-  for (size_t i = 0; i < n; ++i) {
-    NodeId layer = b.addNode("model/layer" + std::to_string(i), "test.op",
-                             {1.0, 2.0, 0, 10});
-    b.addConsumer(biasValue, layer);
-    if (prev != kNoNode)
-      b.addEdge(prev, layer, 10);
-    prev = layer;
-  }
+  addLayersReading(b, biasValue, n, {1.0, 2.0, 0, 10}, 10);
   return unwrap(b.build());
 }
 

@@ -829,8 +829,11 @@ TEST(MixedPipe, PairsEncoderAndDecoderChunksUnderAdam) {
             r.metrics.asyncMsPerMicroBatch * (1 - 1e-9));
 }
 
-TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
-  uint64_t improvedSomewhere = 0, attachedSomewhere = 0;
+/// Runs `body(family, P, seed, tightMemory, config)` over the random-DAG
+/// cases of the refinement property tests: every family, P = 2, 4, 8, four
+/// seeds, loose and exact memory budgets, recomputation on even seeds (it
+/// makes memory depend on which stage feeds which).
+template <typename Body> static void forEachRefinementCase(Body body) {
   for (GraphFamily family : kFamilies)
     for (size_t P : {2u, 4u, 8u})
       for (uint64_t seed = 1; seed <= 4; ++seed)
@@ -838,43 +841,53 @@ TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
           SCOPED_TRACE(testing::Message()
                        << familyName(family) << " P=" << P << " seed=" << seed
                        << " tight=" << tightMemory);
-          // Recomputation makes memory depend on which stage feeds which.
           ObjectiveConfig cfg;
           cfg.recompute = seed % 2 == 0;
-          Graph g = makeGraph(family, 250, seed);
-          Hardware hw = makeHardware(P);
-          CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 2 * P));
-          Plan plan = unwrapOr(assignDevices(g, hw, h.top, cfg));
-          if (tightMemory) {
-            // Every device's budget is exactly what it uses now: any move
-            // that adds memory anywhere must be refused.
-            PlanMetrics m = unwrapOr(evaluatePlan(g, hw, plan, cfg));
-            HardwareSpec spec = hw.spec();
-            for (DeviceId d = 0; d < P; ++d)
-              spec.devices[d].memoryBytes =
-                  std::max<uint64_t>(m.devices[d].memoryBytes, 1);
-            hw = unwrapOr(Hardware::create(spec));
-          }
-          ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
-          double before = planObjective(g, hw, plan, cfg);
-          Plan start = plan;
-          RefinementStats stats = unwrapOr(refinePlan(g, hw, h, plan, cfg));
-          double after = planObjective(g, hw, plan, cfg);
-          EXPECT_LE(after, before * (1 + 1e-9));
-          EXPECT_TRUE(near(stats.finalObjectiveMs, after));
-          EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
-          improvedSomewhere += stats.movesAccepted;
-          // Weight-only ops attached to their readers: the same moves, then
-          // only moves that keep the objective and memory.
-          RefinementConfig attach;
-          attach.attachWeightOnlyOps = true;
-          RefinementStats attached =
-              unwrapOr(refinePlan(g, hw, h, start, cfg, attach));
-          EXPECT_LE(planObjective(g, hw, start, cfg), after * (1 + 1e-9));
-          EXPECT_EQ(errorText(verifyPlan(g, hw, start, cfg)), "");
-          EXPECT_GE(attached.movesAccepted, stats.movesAccepted);
-          attachedSomewhere += attached.movesAccepted > stats.movesAccepted;
+          body(family, P, seed, tightMemory, cfg);
         }
+}
+
+/// `hw` with every device's memory budget exactly what `m` says it uses.
+static Hardware budgetsAtUse(const Hardware &hw, const PlanMetrics &m) {
+  HardwareSpec spec = hw.spec();
+  for (DeviceId d = 0; d < hw.numDevices(); ++d)
+    spec.devices[d].memoryBytes =
+        std::max<uint64_t>(m.devices[d].memoryBytes, 1);
+  return unwrapOr(Hardware::create(spec));
+}
+
+TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
+  uint64_t improvedSomewhere = 0, attachedSomewhere = 0;
+  forEachRefinementCase([&](GraphFamily family, size_t P, uint64_t seed,
+                            bool tightMemory, const ObjectiveConfig &cfg) {
+    Graph g = makeGraph(family, 250, seed);
+    Hardware hw = makeHardware(P);
+    CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 2 * P));
+    Plan plan = unwrapOr(assignDevices(g, hw, h.top, cfg));
+    // Every device's budget exactly what it uses now: any move that
+    // adds memory anywhere must be refused.
+    if (tightMemory)
+      hw = budgetsAtUse(hw, unwrapOr(evaluatePlan(g, hw, plan, cfg)));
+    ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+    double before = planObjective(g, hw, plan, cfg);
+    Plan start = plan;
+    RefinementStats stats = unwrapOr(refinePlan(g, hw, h, plan, cfg));
+    double after = planObjective(g, hw, plan, cfg);
+    EXPECT_LE(after, before * (1 + 1e-9));
+    EXPECT_TRUE(near(stats.finalObjectiveMs, after));
+    EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+    improvedSomewhere += stats.movesAccepted;
+    // Weight-only ops attached to their readers: the same moves, then
+    // only moves that keep the objective and memory.
+    RefinementConfig attach;
+    attach.attachWeightOnlyOps = true;
+    RefinementStats attached =
+        unwrapOr(refinePlan(g, hw, h, start, cfg, attach));
+    EXPECT_LE(planObjective(g, hw, start, cfg), after * (1 + 1e-9));
+    EXPECT_EQ(errorText(verifyPlan(g, hw, start, cfg)), "");
+    EXPECT_GE(attached.movesAccepted, stats.movesAccepted);
+    attachedSomewhere += attached.movesAccepted > stats.movesAccepted;
+  });
   EXPECT_GT(improvedSomewhere, 0u);
   EXPECT_GT(attachedSomewhere, 0u);
 }
@@ -1089,68 +1102,56 @@ TEST(Refinement, FreeOpsNeverWorsenPlansOnRandomDAGs) {
   // free ops, keeps the plan valid, every device that fitted fitting, and
   // neither the objective nor the simulated time higher.
   uint64_t movedSomewhere = 0;
-  for (GraphFamily family : kFamilies)
-    for (size_t P : {2u, 4u, 8u})
-      for (uint64_t seed = 1; seed <= 4; ++seed)
-        for (bool tightMemory : {false, true}) {
-          SCOPED_TRACE(testing::Message()
-                       << familyName(family) << " P=" << P << " seed=" << seed
-                       << " tight=" << tightMemory);
-          ObjectiveConfig cfg;
-          cfg.recompute = seed % 2 == 0;
-          Graph random = makeGraph(family, 250, seed);
-          GraphBuilder b;
-          for (NodeId n = 0; n < random.numNodes(); ++n)
-            b.addNode(random.scope(n), random.type(n),
-                      n % 3 == 1 && !random.inputs(n).empty()
-                          ? NodeCost{0.0, 0.0, 0, random.cost(n).outBytes}
-                          : random.cost(n));
-          for (ParamId p = 0; p < random.numParams(); ++p)
-            b.addParam(random.paramName(p), random.paramBytes(p));
-          for (NodeId n = 0; n < random.numNodes(); ++n)
-            for (ParamId p : random.params(n))
-              b.addParamUse(n, p);
-          for (ValueId v = 0; v < random.numValues(); ++v)
-            b.addValue(random.producer(v), random.valueBytes(v),
-                       random.consumers(v), random.valueNeedsGrad(v));
-          Graph g = unwrapOr(b.build());
-          Hardware hw = makeHardware(P);
-          Plan plan;
-          for (NodeId n = 0; n < g.numNodes(); ++n)
-            plan.nodeStage.push_back(StageId(n * P / g.numNodes()));
-          for (DeviceId d = 0; d < P; ++d)
-            plan.stageDevice.push_back(d);
-          ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
-          PlanMetrics before = unwrapOr(evaluatePlan(g, hw, plan, cfg));
-          if (tightMemory) {
-            HardwareSpec spec = hw.spec();
-            for (DeviceId d = 0; d < P; ++d)
-              spec.devices[d].memoryBytes =
-                  std::max<uint64_t>(before.devices[d].memoryBytes, 1);
-            hw = unwrapOr(Hardware::create(spec));
-            before = unwrapOr(evaluatePlan(g, hw, plan, cfg));
-          }
-          double simBefore =
-              unwrapOr(simulatePlan(g, hw, plan, cfg, false)).msPerMicroBatch;
-          Plan start = plan;
-          size_t moved = unwrapOr(attachFreeOps(g, hw, plan, cfg));
-          EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
-          PlanMetrics after = unwrapOr(evaluatePlan(g, hw, plan, cfg));
-          EXPECT_LE(after.asyncMsPerMicroBatch,
-                    before.asyncMsPerMicroBatch * (1 + 1e-9));
-          EXPECT_LE(
-              unwrapOr(simulatePlan(g, hw, plan, cfg, false)).msPerMicroBatch,
+  forEachRefinementCase([&](GraphFamily family, size_t P, uint64_t seed,
+                            bool tightMemory, const ObjectiveConfig &cfg) {
+    Graph random = makeGraph(family, 250, seed);
+    GraphBuilder b;
+    for (NodeId n = 0; n < random.numNodes(); ++n)
+      b.addNode(random.scope(n), random.type(n),
+                n % 3 == 1 && !random.inputs(n).empty()
+                    ? NodeCost{0.0, 0.0, 0, random.cost(n).outBytes}
+                    : random.cost(n));
+    for (ParamId p = 0; p < random.numParams(); ++p)
+      b.addParam(random.paramName(p), random.paramBytes(p));
+    for (NodeId n = 0; n < random.numNodes(); ++n)
+      for (ParamId p : random.params(n))
+        b.addParamUse(n, p);
+    for (ValueId v = 0; v < random.numValues(); ++v)
+      b.addValue(random.producer(v), random.valueBytes(v), random.consumers(v),
+                 random.valueNeedsGrad(v));
+    Graph g = unwrapOr(b.build());
+    Hardware hw = makeHardware(P);
+    Plan plan;
+    for (NodeId n = 0; n < g.numNodes(); ++n)
+      plan.nodeStage.push_back(StageId(n * P / g.numNodes()));
+    for (DeviceId d = 0; d < P; ++d)
+      plan.stageDevice.push_back(d);
+    ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+    PlanMetrics before = unwrapOr(evaluatePlan(g, hw, plan, cfg));
+    if (tightMemory) {
+      hw = budgetsAtUse(hw, before);
+      before = unwrapOr(evaluatePlan(g, hw, plan, cfg));
+    }
+    double simBefore =
+        unwrapOr(simulatePlan(g, hw, plan, cfg, false)).msPerMicroBatch;
+    Plan start = plan;
+    size_t moved = unwrapOr(attachFreeOps(g, hw, plan, cfg));
+    EXPECT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
+    PlanMetrics after = unwrapOr(evaluatePlan(g, hw, plan, cfg));
+    EXPECT_LE(after.asyncMsPerMicroBatch,
+              before.asyncMsPerMicroBatch * (1 + 1e-9));
+    EXPECT_LE(unwrapOr(simulatePlan(g, hw, plan, cfg, false)).msPerMicroBatch,
               simBefore * (1 + 1e-9));
-          EXPECT_TRUE(!before.memoryFits || after.memoryFits);
-          size_t changed = 0;
-          for (NodeId n = 0; n < g.numNodes(); ++n)
-            if (plan.nodeStage[n] != start.nodeStage[n]) {
-              ++changed;
-              EXPECT_EQ(g.cost(n).fwdMs + g.cost(n).bwdMs, 0.0) << n;
-            }
-          EXPECT_EQ(changed, moved);
-          movedSomewhere += moved;
-        }
+    EXPECT_TRUE(!before.memoryFits || after.memoryFits);
+    size_t changed = 0;
+    for (NodeId n = 0; n < g.numNodes(); ++n)
+      if (plan.nodeStage[n] != start.nodeStage[n]) {
+        ++changed;
+        EXPECT_EQ(g.cost(n).fwdMs + g.cost(n).bwdMs, 0.0) << n;
+      }
+    EXPECT_EQ(changed, moved);
+    movedSomewhere += moved;
+  });
   // Not vacuous: free ops did move.
   EXPECT_GT(movedSomewhere, 0u);
 }

@@ -35,17 +35,7 @@ Graph biasGraph(size_t n, uint64_t biasBytes) {
   b.addConsumer(mask, table);
   b.addValue(table, 400, {bias});
   ValueId biasValue = b.addValue(bias, biasBytes);
-  NodeId prev = kNoNode;
-  for (size_t i = 0; i < n; ++i) {
-    NodeId layer = b.addNode("model/layer" + std::to_string(i), "test.op",
-                             {10.0, 20.0, 100, 1000});
-    ParamId w = b.addParam("layer" + std::to_string(i), 5000);
-    b.addParamUse(layer, w);
-    b.addConsumer(biasValue, layer);
-    if (prev != kNoNode)
-      b.addEdge(prev, layer, 1000);
-    prev = layer;
-  }
+  addLayersReading(b, biasValue, n, {10.0, 20.0, 100, 1000}, 1000, 5000);
   return unwrap(b.build());
 }
 

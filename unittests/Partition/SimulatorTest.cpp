@@ -320,3 +320,25 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Range(1, 7)));
 
 } // namespace
+
+TEST(Simulator, PlanFiguresCompareUpToRounding) {
+  PlanFigures base{100.0, 110.0, 1000, true};
+  PlanFigures same = base;
+  same.objectiveMs += 1e-12; // rounding
+  EXPECT_TRUE(same.noSlowerThan(base));
+  EXPECT_FALSE(same.fasterThan(base));
+  PlanFigures slowerSim = base;
+  slowerSim.simulatedMs = 110.5;
+  EXPECT_FALSE(slowerSim.noSlowerThan(base));
+  PlanFigures faster = base;
+  faster.objectiveMs = 99.0;
+  EXPECT_TRUE(faster.noSlowerThan(base));
+  EXPECT_TRUE(faster.fasterThan(base));
+  // Not fitting where the base fits is never "no slower".
+  PlanFigures overBudget = faster;
+  overBudget.memoryFits = false;
+  EXPECT_FALSE(overBudget.noSlowerThan(base));
+  PlanFigures unfitBase = base;
+  unfitBase.memoryFits = false;
+  EXPECT_TRUE(overBudget.noSlowerThan(unfitBase));
+}

@@ -63,6 +63,25 @@ inline Graph chain(size_t n, double fwd, double bwd, uint64_t bytes,
   return unwrap(b.build());
 }
 
+/// Adds `n` layers "model/layerI" costing `cost` that each read `shared` and
+/// form a chain of `chainBytes` values; each reads a weight of its own
+/// ("layerI", `paramBytes`) when `paramBytes` is not 0.
+inline void addLayersReading(GraphBuilder &b, ValueId shared, size_t n,
+                             NodeCost cost, uint64_t chainBytes,
+                             uint64_t paramBytes = 0) {
+  NodeId prev = kNoNode;
+  for (size_t i = 0; i < n; ++i) {
+    NodeId layer =
+        b.addNode("model/layer" + std::to_string(i), "test.op", cost);
+    if (paramBytes != 0)
+      b.addParamUse(layer, b.addParam("layer" + std::to_string(i), paramBytes));
+    b.addConsumer(shared, layer);
+    if (prev != kNoNode)
+      b.addEdge(prev, layer, chainBytes);
+    prev = layer;
+  }
+}
+
 /// Random plan whose stages are contiguous ranges of the topological order
 /// (so the stage graph is acyclic), each on a random device (devices may
 /// hold several stages).

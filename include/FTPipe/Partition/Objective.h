@@ -275,6 +275,14 @@ struct PlanMetrics {
   DeviceId bottleneckDevice = 0;
   /// Every device's memory fits its budget.
   bool memoryFits = true;
+
+  /// The largest bytes one device sends per micro-batch.
+  uint64_t busiestSentBytes() const {
+    uint64_t sent = 0;
+    for (const DeviceMetrics &d : devices)
+      sent = std::max(sent, d.sentBytes);
+    return sent;
+  }
 };
 
 /// Scores `plan` from scratch. O(nodes + values x consumers + params x

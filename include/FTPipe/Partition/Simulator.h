@@ -126,6 +126,28 @@ llvm::Expected<SimResult> simulatePlan(const Graph &graph, const Hardware &hw,
                                        const ObjectiveConfig &objective,
                                        bool recordEvents = true);
 
+/// What a pass that changes a plan (gluing weight ops, attaching free ops)
+/// judges the change by: the objective, the simulated time under the
+/// objective's schedule, the busiest sender and whether memory fits.
+struct PlanFigures {
+  double objectiveMs = 0.0;
+  double simulatedMs = 0.0;
+  uint64_t busiestSentBytes = 0;
+  bool memoryFits = false;
+
+  /// Whether these figures are no slower than `base` by the objective and
+  /// the simulator (up to rounding) and fit wherever `base` fits.
+  bool noSlowerThan(const PlanFigures &base) const;
+  /// Whether these figures are faster than `base` by the objective or the
+  /// simulator (beyond rounding).
+  bool fasterThan(const PlanFigures &base) const;
+};
+
+/// evaluatePlan and simulatePlan of `plan`, summed up.
+llvm::Expected<PlanFigures> measurePlan(const Graph &graph, const Hardware &hw,
+                                        const Plan &plan,
+                                        const ObjectiveConfig &objective);
+
 /// The recorded timeline as a Chrome / Perfetto trace (`{"traceEvents":
 /// [...]}`, times in microseconds): one named track per device ("device 0
 /// (RTX2080Ti:0)") and per directed link that carried traffic ("link 0->1"),
