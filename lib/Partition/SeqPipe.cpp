@@ -12,11 +12,13 @@
 // split into the stages left (by compute at the bound, or by greedy packing
 // under the bound and the largest device memory) are never taken, and the
 // state-independent sums of a stage grown from a cut are shared by the
-// states at that cut.
+// states at that cut. Both methods' plans are then polished by the
+// simulator: cut shifts that keep the objective and lower the simulated time.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/SeqPipe.h"
+#include "FTPipe/Partition/Simulator.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -25,6 +27,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 using namespace ftpipe::partition;
 using llvm::Error;
@@ -424,11 +427,33 @@ static Error noFitError(const Problem &pb, double smallestShortfallNeed,
       pb.numNodes, pb.maxStages, detail));
 }
 
+using SeqPipeMethod = Expected<SeqPipeResult> (*)(const Graph &,
+                                                  const Hardware &,
+                                                  const SeqPipeConfig &);
+
+/// Runs `method` without polishing, then polishes its plan.
+static Expected<SeqPipeResult> solveAndPolish(const Graph &graph,
+                                              const Hardware &hw,
+                                              const SeqPipeConfig &config,
+                                              SeqPipeMethod method) {
+  SeqPipeConfig unpolished = config;
+  unpolished.polishSimulations = 0;
+  Expected<SeqPipeResult> result = method(graph, hw, unpolished);
+  if (!result)
+    return result;
+  if (Error err = polishCutsBySimulation(graph, hw, config.objective,
+                                         config.polishSimulations, *result))
+    return std::move(err);
+  return result;
+}
+
 Expected<SeqPipeResult>
 ftpipe::partition::seqPipeGreedy(const Graph &graph, const Hardware &hw,
                                  const SeqPipeConfig &config) {
   if (Error err = config.validate())
     return std::move(err);
+  if (config.polishSimulations)
+    return solveAndPolish(graph, hw, config, seqPipeGreedy);
   if (graph.numNodes() == 0)
     return makeError("seq-pipe: the graph has no nodes");
   Problem pb(graph, hw, config);
@@ -563,6 +588,8 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
                              const SeqPipeConfig &config) {
   if (Error err = config.validate())
     return std::move(err);
+  if (config.polishSimulations)
+    return solveAndPolish(graph, hw, config, seqPipeDP);
   if (graph.numNodes() == 0)
     return makeError("seq-pipe: the graph has no nodes");
   Problem pb(graph, hw, config);
@@ -932,4 +959,95 @@ ftpipe::partition::seqPipeDP(const Graph &graph, const Hardware &hw,
   if (greedy.objectiveMs < result.objectiveMs)
     return std::move(greedy); // equal up to rounding: keep the bound's plan
   return std::move(result);
+}
+
+Error ftpipe::partition::polishCutsBySimulation(
+    const Graph &graph, const Hardware &hw, const ObjectiveConfig &objective,
+    uint32_t maxSimulations, SeqPipeResult &result) {
+  Plan &plan = result.plan;
+  size_t n = plan.nodeStage.size();
+  // cuts[c]: the first node of stage c + 1.
+  std::vector<uint32_t> cuts;
+  for (size_t x = 0; x < n; ++x) {
+    StageId expected = x == 0 ? 0 : plan.nodeStage[x - 1];
+    if (plan.nodeStage[x] == expected + 1 && x > 0)
+      cuts.push_back(uint32_t(x));
+    else if (plan.nodeStage[x] != expected)
+      return makeError("seq-pipe: polishing needs a contiguous plan (stage "
+                       "ids ascending in node order)");
+  }
+  if (cuts.size() + 1 != plan.stageDevice.size())
+    return makeError("seq-pipe: polishing needs a contiguous plan without "
+                     "empty stages");
+  if (maxSimulations == 0 || cuts.empty())
+    return Error::success();
+
+  Expected<PlanFigures> best = measurePlan(graph, hw, plan, objective);
+  if (!best)
+    return best.takeError();
+  // Nodes [lo, hi) go to `stage`.
+  auto assign = [&](uint32_t lo, uint32_t hi, StageId stage) {
+    std::fill(plan.nodeStage.begin() + lo, plan.nodeStage.begin() + hi, stage);
+  };
+  // Cut c moved to `to`: nodes between the old and the new place change
+  // from one of its stages to the other.
+  auto moveCut = [&](size_t c, uint32_t to) {
+    if (to > cuts[c])
+      assign(cuts[c], to, StageId(c));
+    else
+      assign(to, cuts[c], StageId(c + 1));
+    cuts[c] = to;
+  };
+  uint32_t simulations = 0;
+  bool improved = true;
+  while (improved && simulations < maxSimulations) {
+    improved = false;
+    for (size_t c = 0; c < cuts.size() && simulations < maxSimulations; ++c) {
+      uint32_t home = cuts[c];
+      int64_t lo = c == 0 ? 1 : cuts[c - 1] + 1;
+      int64_t hi = c + 1 == cuts.size() ? int64_t(n) - 1 : cuts[c + 1] - 1;
+      std::optional<uint32_t> bestTo;
+      PlanFigures bestHere = *best;
+      for (int64_t sign : {-1, 1})
+        for (int64_t step = 1; simulations < maxSimulations; step *= 2) {
+          int64_t to = int64_t(home) + sign * step;
+          if (to < lo || to > hi)
+            break;
+          moveCut(c, uint32_t(to));
+          Expected<PlanMetrics> metrics =
+              evaluatePlan(graph, hw, plan, objective);
+          if (!metrics) {
+            moveCut(c, home);
+            return metrics.takeError();
+          }
+          // Only plans that keep the objective and memory are simulated; a
+          // longer shift only grows the stage that grew here further.
+          PlanFigures bound = *best;
+          bound.objectiveMs = metrics->asyncMsPerMicroBatch;
+          bound.memoryFits = metrics->memoryFits;
+          if (!bound.noSlowerThan(*best)) {
+            moveCut(c, home);
+            break;
+          }
+          ++simulations;
+          Expected<PlanFigures> figures =
+              measurePlan(graph, hw, plan, objective);
+          moveCut(c, home);
+          if (!figures)
+            return figures.takeError();
+          if (figures->noSlowerThan(bestHere) &&
+              figures->fasterThan(bestHere)) {
+            bestHere = *figures;
+            bestTo = uint32_t(to);
+          }
+        }
+      if (bestTo) {
+        moveCut(c, *bestTo);
+        best = bestHere;
+        improved = true;
+      }
+    }
+  }
+  result.objectiveMs = best->objectiveMs;
+  return Error::success();
 }

@@ -4,11 +4,13 @@
 // evaluatePlan, memory included) on graphs small enough to enumerate, over
 // graph families, device counts, schedules, recomputation and memory
 // limits; greedy must be feasible and never better than the DP; both must
-// fail with a helpful message when nothing fits.
+// fail with a helpful message when nothing fits. Polishing by the simulator
+// must keep the objective and contiguity and never simulate slower.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/SeqPipe.h"
+#include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
 
 #include "TestUtil.h"
@@ -261,6 +263,81 @@ TEST(SeqPipe, DeterministicAndNoWorseThanGreedyOnLargerGraphs) {
     PlanMetrics m = unwrap(evaluatePlan(g, hw, dp.plan, {}));
     EXPECT_GE(dp.objectiveMs, m.lowerBoundMs * (1 - 1e-12));
   }
+}
+
+TEST(SeqPipe, PolishKeepsTheObjectiveAndNeverSimulatesSlower) {
+  // Plans of the same objective differ in the simulator; polishing keeps
+  // the objective (the DP's is the optimum) and takes only shifts that
+  // simulate faster. Over these graphs it must find some.
+  Hardware hw = unwrap(getHardwarePreset("rtx2080ti-pcie-x8"));
+  size_t improved = 0, plans = 0;
+  for (GraphFamily f :
+       {GraphFamily::Chain, GraphFamily::Layered, GraphFamily::Wide})
+    for (uint64_t seed = 1; seed <= 6; ++seed)
+      for (bool recompute : {false, true}) {
+        RandomGraphOptions o;
+        o.family = f;
+        o.numNodes = 120;
+        o.seed = seed;
+        o.minBytes = 1 << 20; // traffic comparable to compute
+        o.maxBytes = 1 << 26;
+        Graph g = unwrap(generateRandomGraph(o));
+        SeqPipeConfig config;
+        config.objective.recompute = recompute;
+        config.polishSimulations = 0;
+        for (bool dp : {true, false}) {
+          SeqPipeResult raw = unwrap(dp ? seqPipeDP(g, hw, config)
+                                        : seqPipeGreedy(g, hw, config));
+          PlanFigures before =
+              unwrap(measurePlan(g, hw, raw.plan, config.objective));
+          SeqPipeResult polished = raw;
+          ASSERT_FALSE(bool(
+              polishCutsBySimulation(g, hw, config.objective, 128, polished)));
+          PlanFigures after =
+              unwrap(measurePlan(g, hw, polished.plan, config.objective));
+          SCOPED_TRACE(::testing::Message()
+                       << "family " << int(f) << " seed " << seed
+                       << " recompute " << recompute << " dp " << dp);
+          EXPECT_TRUE(after.noSlowerThan(before));
+          EXPECT_DOUBLE_EQ(polished.objectiveMs, after.objectiveMs);
+          if (dp) { // the DP's objective is the optimum: polishing keeps it
+            EXPECT_NEAR(after.objectiveMs, before.objectiveMs,
+                        1e-9 * before.objectiveMs);
+          }
+          EXPECT_EQ(message(verifyPlan(g, hw, polished.plan, config.objective)),
+                    "");
+          // Still contiguous, with as many stages on the same devices.
+          EXPECT_EQ(polished.plan.stageDevice, raw.plan.stageDevice);
+          for (size_t x = 1; x < g.numNodes(); ++x)
+            EXPECT_LE(polished.plan.nodeStage[x] -
+                          polished.plan.nodeStage[x - 1],
+                      1u);
+          // The methods polish by default, with the same result.
+          SeqPipeConfig byDefault = config;
+          byDefault.polishSimulations = 128;
+          SeqPipeResult direct = unwrap(dp ? seqPipeDP(g, hw, byDefault)
+                                           : seqPipeGreedy(g, hw, byDefault));
+          EXPECT_EQ(direct.plan, polished.plan);
+          ++plans;
+          improved += after.simulatedMs < before.simulatedMs * (1 - 1e-9);
+        }
+      }
+  EXPECT_GT(improved, 0u) << "of " << plans << " plans";
+}
+
+TEST(SeqPipe, PolishNeedsAContiguousPlan) {
+  Graph g = chain(4, 1, 2, 1000);
+  Hardware hw = uniformHardware(2);
+  SeqPipeResult result;
+  result.plan.nodeStage = {0, 1, 0, 1};
+  result.plan.stageDevice = {0, 1};
+  std::string err = message(polishCutsBySimulation(g, hw, {}, 16, result));
+  EXPECT_NE(err.find("contiguous"), std::string::npos) << err;
+  // Without simulations the plan is left as it is.
+  SeqPipeResult dp = unwrap(seqPipeDP(g, hw, {}));
+  SeqPipeResult same = dp;
+  EXPECT_FALSE(bool(polishCutsBySimulation(g, hw, {}, 0, same)));
+  EXPECT_EQ(same.plan, dp.plan);
 }
 
 } // namespace

@@ -9,7 +9,10 @@
 // The objective is evaluatePlan's: the largest stage cost, FTPipe's CCO rule
 // with every value that crosses a cut priced once per destination stage on
 // the link between the two devices, under every device's memory limit with
-// the exact in-flight depth of each stage.
+// the exact in-flight depth of each stage. Both methods then shift their
+// cuts while the simulated time drops and the objective does not rise
+// (polishCutsBySimulation): among plans of the same objective, the
+// simulator prefers some.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +42,9 @@ struct SeqPipeConfig {
   /// Bound the DP by the greedy result (prunes most states; off only to
   /// test the DP alone).
   bool greedyBound = true;
+  /// Simulations polishCutsBySimulation may run on the method's plan (0: the
+  /// plan is returned as the method found it).
+  uint32_t polishSimulations = 128;
 
   /// Fails on a bad objective config.
   llvm::Error validate() const;
@@ -68,7 +74,9 @@ struct SeqPipeResult {
 /// transformer layers) the states per cut stay few, so the work is about
 /// N x (N / P) x P; values read far away multiply the states. Fails when no
 /// contiguous plan fits (naming the smallest memory shortfall it met and what
-/// would help) or when its budget (maxStates) is exceeded.
+/// would help) or when its budget (maxStates) is exceeded. The plan found
+/// then goes through polishCutsBySimulation (config.polishSimulations), which
+/// keeps its objective.
 llvm::Expected<SeqPipeResult> seqPipeDP(const Graph &graph, const Hardware &hw,
                                         const SeqPipeConfig &config);
 
@@ -77,10 +85,27 @@ llvm::Expected<SeqPipeResult> seqPipeDP(const Graph &graph, const Hardware &hw,
 /// incoming traffic would pass the target or its memory (with the deepest
 /// in-flight count it could need) would not fit. Every candidate plan is
 /// scored with evaluatePlan and the best feasible one returned. O(N log)
-/// per target, about 60 targets. Fails when no target gives a feasible plan.
+/// per target, about 60 targets, then polishCutsBySimulation
+/// (config.polishSimulations). Fails when no target gives a feasible plan.
 llvm::Expected<SeqPipeResult> seqPipeGreedy(const Graph &graph,
                                             const Hardware &hw,
                                             const SeqPipeConfig &config);
+
+/// Shifts the cuts of `result`'s contiguous plan (a plan of either method)
+/// one at a time, each by +-1, 2, 4, ... nodes within its neighbours, and
+/// takes a cut's best shift when the plan still fits in memory, its
+/// objective does not rise and its simulated time per micro-batch (under
+/// the objective's schedule) drops (PlanFigures::noSlowerThan and
+/// fasterThan); rounds over all cuts repeat until none improves or
+/// `maxSimulations` simulations have run. Only shifts that pass the
+/// objective are simulated. The DP's plan is the best by the objective, but
+/// plans of equal objective can differ in the simulator by a few percent
+/// (how transfers line up with the 1F1B order). Updates result.objectiveMs;
+/// fails only when the simulator fails.
+llvm::Error polishCutsBySimulation(const Graph &graph, const Hardware &hw,
+                                   const ObjectiveConfig &objective,
+                                   uint32_t maxSimulations,
+                                   SeqPipeResult &result);
 
 /// The plan that cuts the nodes before each id in `cuts` (ascending, each in
 /// 1..N-1), with the Seq-Pipe device rule; for tests and tools.

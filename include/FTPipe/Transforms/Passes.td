@@ -227,7 +227,9 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
     communication, where every value crossing a cut is priced once per
     destination stage, under every device's memory limit. `method=greedy`
     binary-searches a target stage time and cuts left to right: fast and
-    good. Both keep the best plan by the objective and verify it. Needs
+    good. Both keep the best plan by the objective, then shift its cuts
+    where that lowers the simulated time without raising the objective (plans
+    of one objective differ in the simulator), and verify it. Needs
     ftpipe-annotate-costs; writes `ftpipe.stage` on every op and
     `#ftpipe.plan` on the module.
 
