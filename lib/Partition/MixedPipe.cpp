@@ -97,6 +97,41 @@ static Error glueWeightOnlyOps(const Graph &graph, const Hardware &hw,
   return Error::success();
 }
 
+/// How far the chosen plan's simulated time must lie above its objective
+/// for polishBySimulation to run: below that there is little to win back,
+/// and every simulation costs.
+static constexpr double kPolishGap = 0.01;
+
+/// Polishes the chosen plan by the simulator (MixedPipeConfig::
+/// polishSimulations) when its stages wait on one another.
+static Error polishChoice(const Graph &graph, const Hardware &hw,
+                          const MixedPipeConfig &config,
+                          MixedPipeResult &result) {
+  if (!config.selectBySimulation || config.polishSimulations == 0 ||
+      result.simulatedMs <=
+          result.metrics.asyncMsPerMicroBatch * (1 + kPolishGap))
+    return Error::success();
+  Expected<size_t> moved = polishBySimulation(
+      graph, hw, result.plan, config.objective, config.polishSimulations);
+  if (!moved)
+    return moved.takeError();
+  result.polishMoves = *moved;
+  if (*moved == 0)
+    return Error::success();
+  Expected<PlanMetrics> metrics =
+      evaluatePlan(graph, hw, result.plan, config.objective);
+  if (!metrics)
+    return metrics.takeError();
+  Expected<SimResult> sim =
+      simulatePlan(graph, hw, result.plan, config.objective,
+                   /*recordEvents=*/false);
+  if (!sim)
+    return sim.takeError();
+  result.metrics = std::move(*metrics);
+  result.simulatedMs = sim->msPerMicroBatch;
+  return Error::success();
+}
+
 /// One candidate L: coarsen, assign, refine, verify.
 static Expected<Plan> runForL(const Graph &graph, const Hardware &hw,
                               const MixedPipeConfig &config,
@@ -324,5 +359,7 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
         "recomputation, a smaller micro-batch or a lighter optimizer may help",
         what, why));
   }
+  if (Error err = polishChoice(graph, hw, config, result))
+    return std::move(err);
   return result;
 }

@@ -55,6 +55,10 @@ struct MixedPipeConfig {
   /// selectBySimulation: when its objective is lower). Empty: packing only
   /// (ablation).
   std::vector<uint32_t> pairedRunMultipliers = {5, 6, 8};
+  /// Simulations polishBySimulation (Refinement.h) may run on the chosen
+  /// plan when it simulates more than 1% above its objective (with
+  /// selectBySimulation; 0: never).
+  uint32_t polishSimulations = 384;
   /// Threads that run the candidates at once (0: one per core). The choice
   /// is the same for any number.
   unsigned threads = 0;
@@ -101,6 +105,8 @@ struct MixedPipeResult {
   /// L of the chosen candidate, and whether it was placed as paired runs.
   uint32_t numBlocks = 0;
   bool pairedRuns = false;
+  /// Ops polishBySimulation moved in `plan` (after the choice).
+  size_t polishMoves = 0;
   std::vector<MixedPipeCandidate> candidates;
   /// Sums over all candidates.
   PhaseTimes times;
@@ -111,7 +117,9 @@ struct MixedPipeResult {
 /// assignment (assignDevices), refinement (refinePlan), then verifyPlan;
 /// returns the feasible candidate with the smallest simulated time per
 /// micro-batch (with selectBySimulation; else the smallest objective),
-/// ties: the smaller objective, then the smaller L. Deterministic. Fails when
+/// ties: the smaller objective, then the smaller L, polished by
+/// polishBySimulation when it simulates more than 1% above its objective.
+/// Deterministic. Fails when
 /// the config is invalid or the graph is empty, and, when no candidate fits,
 /// with an error naming the memory needed and available.
 llvm::Expected<MixedPipeResult>
