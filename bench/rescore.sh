@@ -13,6 +13,11 @@
 #   git worktree add /tmp/old 1953839 && cmake -S /tmp/old -B /tmp/old/build \
 #     -G Ninja && ninja -C /tmp/old/build ftpipe-opt
 #   bench/rescore.sh /tmp/old/build/bin/ftpipe-opt
+#
+# A build older than recompute=auto, replication and forwarding (e.g.
+# dcf74f3, the code issue 14 was written on) plans with recomputation
+# everywhere and without those options; its plan then stands beside both of
+# this build's setups.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
@@ -36,6 +41,9 @@ print("%9.2f %9.2f %6.2f %5d" % (r["async_ms_per_microbatch"],
 PY
 }
 
+old_options=0
+"$other" --help | grep -q -- '--replicate' || old_options=1
+
 printf '%-18s %-14s %-10s | %-34s | %-34s\n' model setup method \
   "other: obj sim send_GiB apart" "this: obj sim send_GiB apart"
 for model in bert-large-uncased gpt2-xl t5-3b flan-t5-xl; do
@@ -48,13 +56,18 @@ for model in bert-large-uncased gpt2-xl t5-3b flan-t5-xl; do
     optimizer="${setup%:*}" recompute="${setup#*:}"
     for method in mixed-pipe seq-pipe; do
       opts="optimizer=$optimizer recompute=$recompute stashing=none microbatches=8 schedule=async replicate=true forward=true"
-      for which in other this; do
-        exe="$other"; [ "$which" = this ] && exe="$bin/ftpipe-opt"
-        "$exe" "$work/$model.mlir" --ftpipe-annotate-costs="hardware=$hardware" \
-          "--ftpipe-$method=$opts" -o "$work/$which.mlir"
-      done
+      "$bin/ftpipe-opt" "$work/$model.mlir" \
+        --ftpipe-annotate-costs="hardware=$hardware" "--ftpipe-$method=$opts" \
+        -o "$work/this.mlir"
+      [ "$old_options" = 1 ] &&
+        opts="optimizer=$optimizer recompute=true stashing=none microbatches=8 schedule=async"
+      other_score="$(printf '%-34s' '  no plan (nothing fits)')"
+      if "$other" "$work/$model.mlir" --ftpipe-annotate-costs="hardware=$hardware" \
+        "--ftpipe-$method=$opts" -o "$work/other.mlir" 2>/dev/null; then
+        other_score="$(score "$work/other.mlir" "$optimizer" "$recompute")"
+      fi
       printf '%-18s %-14s %-10s | %s | %s\n' "$model" "$optimizer:$recompute" \
-        "$method" "$(score "$work/other.mlir" "$optimizer" "$recompute")" \
+        "$method" "$other_score" \
         "$(score "$work/this.mlir" "$optimizer" "$recompute")"
     done
   done
