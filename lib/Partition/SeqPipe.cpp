@@ -1014,30 +1014,19 @@ Error ftpipe::partition::polishCutsBySimulation(
           if (to < lo || to > hi)
             break;
           moveCut(c, uint32_t(to));
-          Expected<PlanMetrics> metrics =
-              evaluatePlan(graph, hw, plan, objective);
-          if (!metrics) {
-            moveCut(c, home);
-            return metrics.takeError();
-          }
           // Only plans that keep the objective and memory are simulated; a
           // longer shift only grows the stage that grew here further.
-          PlanFigures bound = *best;
-          bound.objectiveMs = metrics->asyncMsPerMicroBatch;
-          bound.memoryFits = metrics->memoryFits;
-          if (!bound.noSlowerThan(*best)) {
-            moveCut(c, home);
-            break;
-          }
-          ++simulations;
-          Expected<PlanFigures> figures =
-              measurePlan(graph, hw, plan, objective);
+          Expected<std::optional<PlanFigures>> figures =
+              measurePlanIfObjectiveHolds(graph, hw, plan, objective, *best);
           moveCut(c, home);
           if (!figures)
             return figures.takeError();
-          if (figures->noSlowerThan(bestHere) &&
-              figures->fasterThan(bestHere)) {
-            bestHere = *figures;
+          if (!*figures)
+            break;
+          ++simulations;
+          if ((*figures)->noSlowerThan(bestHere) &&
+              (*figures)->fasterThan(bestHere)) {
+            bestHere = **figures;
             bestTo = uint32_t(to);
           }
         }

@@ -29,13 +29,6 @@ Expected<size_t> ftpipe::partition::polishBySimulation(
   std::vector<uint32_t> stageSize(plan.numStages(), 0);
   for (StageId s : plan.nodeStage)
     ++stageSize[s];
-  // What a moved node's objective must stay within; the simulator decides.
-  auto worthSimulating = [&](const PlanMetrics &m) {
-    PlanFigures bound = *best;
-    bound.objectiveMs = m.asyncMsPerMicroBatch;
-    bound.memoryFits = m.memoryFits;
-    return bound.noSlowerThan(*best);
-  };
   size_t moved = 0;
   uint32_t simulations = 0;
   bool improved = true;
@@ -55,27 +48,22 @@ Expected<size_t> ftpipe::partition::polishBySimulation(
         if (simulations == maxSimulations)
           break;
         plan.nodeStage[n] = to;
-        // A move that closes a cycle between stages fails here: skipped.
-        Expected<PlanMetrics> metrics =
-            evaluatePlan(graph, hw, plan, objective);
-        if (!metrics)
-          llvm::consumeError(metrics.takeError());
-        if (metrics && worthSimulating(*metrics)) {
+        // A move that closes a cycle between stages fails to evaluate: it
+        // is skipped. Only moves that keep the objective are simulated.
+        Expected<std::optional<PlanFigures>> figures =
+            measurePlanIfObjectiveHolds(graph, hw, plan, objective, *best);
+        if (!figures)
+          llvm::consumeError(figures.takeError());
+        else if (*figures)
           ++simulations;
-          Expected<PlanFigures> figures =
-              measurePlan(graph, hw, plan, objective);
-          if (!figures) {
-            plan.nodeStage[n] = home;
-            return figures.takeError();
-          }
-          if (figures->noSlowerThan(*best) && figures->fasterThan(*best)) {
-            best = *figures;
-            --stageSize[home];
-            ++stageSize[to];
-            ++moved;
-            improved = true;
-            break;
-          }
+        if (figures && *figures && (*figures)->noSlowerThan(*best) &&
+            (*figures)->fasterThan(*best)) {
+          best = **figures;
+          --stageSize[home];
+          ++stageSize[to];
+          ++moved;
+          improved = true;
+          break;
         }
         plan.nodeStage[n] = home;
       }

@@ -550,6 +550,22 @@ Expected<SimResult> ftpipe::partition::simulatePlan(
   return simulate(*sg, hw, config);
 }
 
+/// The figures of `plan`, whose metrics are `m`, simulated.
+static Expected<PlanFigures>
+withSimulation(const Graph &graph, const Hardware &hw, const Plan &plan,
+               const ObjectiveConfig &objective, const PlanMetrics &m) {
+  Expected<SimResult> sim =
+      simulatePlan(graph, hw, plan, objective, /*recordEvents=*/false);
+  if (!sim)
+    return sim.takeError();
+  PlanFigures f;
+  f.objectiveMs = m.asyncMsPerMicroBatch;
+  f.simulatedMs = sim->msPerMicroBatch;
+  f.busiestSentBytes = m.busiestSentBytes();
+  f.memoryFits = m.memoryFits;
+  return f;
+}
+
 Expected<PlanFigures>
 ftpipe::partition::measurePlan(const Graph &graph, const Hardware &hw,
                                const Plan &plan,
@@ -557,16 +573,27 @@ ftpipe::partition::measurePlan(const Graph &graph, const Hardware &hw,
   Expected<PlanMetrics> m = evaluatePlan(graph, hw, plan, objective);
   if (!m)
     return m.takeError();
-  Expected<SimResult> sim =
-      simulatePlan(graph, hw, plan, objective, /*recordEvents=*/false);
-  if (!sim)
-    return sim.takeError();
-  PlanFigures f;
-  f.objectiveMs = m->asyncMsPerMicroBatch;
-  f.simulatedMs = sim->msPerMicroBatch;
-  f.busiestSentBytes = m->busiestSentBytes();
-  f.memoryFits = m->memoryFits;
-  return f;
+  return withSimulation(graph, hw, plan, objective, *m);
+}
+
+Expected<std::optional<PlanFigures>>
+ftpipe::partition::measurePlanIfObjectiveHolds(const Graph &graph,
+                                               const Hardware &hw,
+                                               const Plan &plan,
+                                               const ObjectiveConfig &objective,
+                                               const PlanFigures &base) {
+  Expected<PlanMetrics> m = evaluatePlan(graph, hw, plan, objective);
+  if (!m)
+    return m.takeError();
+  PlanFigures unsimulated = base;
+  unsimulated.objectiveMs = m->asyncMsPerMicroBatch;
+  unsimulated.memoryFits = m->memoryFits;
+  if (!unsimulated.noSlowerThan(base))
+    return std::nullopt;
+  Expected<PlanFigures> f = withSimulation(graph, hw, plan, objective, *m);
+  if (!f)
+    return f.takeError();
+  return std::optional<PlanFigures>(*f);
 }
 
 /// Rounding allowed when comparing figures with `base`'s.

@@ -856,18 +856,36 @@ static Hardware budgetsAtUse(const Hardware &hw, const PlanMetrics &m) {
   return unwrapOr(Hardware::create(spec));
 }
 
+/// A refinement case: a random graph of 250 ops, P devices, its hierarchy of
+/// L = blocksPerDevice * P blocks and the plan assignDevices makes of them,
+/// refined when `refine`; with `tightMemory`, every device's budget exactly
+/// what that plan uses, so any move that adds memory anywhere must be
+/// refused.
+struct AssignedCase {
+  Graph g;
+  Hardware hw;
+  CoarseningHierarchy h;
+  Plan plan;
+};
+static AssignedCase assignedCase(GraphFamily family, size_t P, uint64_t seed,
+                                 uint32_t blocksPerDevice, bool refine,
+                                 bool tightMemory, const ObjectiveConfig &cfg) {
+  AssignedCase c{makeGraph(family, 250, seed), makeHardware(P), {}, {}};
+  c.h = unwrapOr(coarsenGraph(c.g, c.hw, blocksPerDevice * P));
+  c.plan = unwrapOr(assignDevices(c.g, c.hw, c.h.top, cfg));
+  if (refine)
+    unwrapOr(refinePlan(c.g, c.hw, c.h, c.plan, cfg));
+  if (tightMemory)
+    c.hw = budgetsAtUse(c.hw, unwrapOr(evaluatePlan(c.g, c.hw, c.plan, cfg)));
+  return c;
+}
+
 TEST(Refinement, NeverWorsensAndKeepsPlansValid) {
   uint64_t improvedSomewhere = 0, attachedSomewhere = 0;
   forEachRefinementCase([&](GraphFamily family, size_t P, uint64_t seed,
                             bool tightMemory, const ObjectiveConfig &cfg) {
-    Graph g = makeGraph(family, 250, seed);
-    Hardware hw = makeHardware(P);
-    CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 2 * P));
-    Plan plan = unwrapOr(assignDevices(g, hw, h.top, cfg));
-    // Every device's budget exactly what it uses now: any move that
-    // adds memory anywhere must be refused.
-    if (tightMemory)
-      hw = budgetsAtUse(hw, unwrapOr(evaluatePlan(g, hw, plan, cfg)));
+    auto [g, hw, h, plan] =
+        assignedCase(family, P, seed, 2, /*refine=*/false, tightMemory, cfg);
     ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
     double before = planObjective(g, hw, plan, cfg);
     Plan start = plan;
@@ -1165,13 +1183,8 @@ TEST(Refinement, PolishBySimulationNeverWorsensPlansOnRandomDAGs) {
   uint64_t fasterSomewhere = 0;
   forEachRefinementCase([&](GraphFamily family, size_t P, uint64_t seed,
                             bool tightMemory, const ObjectiveConfig &cfg) {
-    Graph g = makeGraph(family, 250, seed);
-    Hardware hw = makeHardware(P);
-    CoarseningHierarchy h = unwrapOr(coarsenGraph(g, hw, 3 * P));
-    Plan plan = unwrapOr(assignDevices(g, hw, h.top, cfg));
-    unwrapOr(refinePlan(g, hw, h, plan, cfg));
-    if (tightMemory)
-      hw = budgetsAtUse(hw, unwrapOr(evaluatePlan(g, hw, plan, cfg)));
+    auto [g, hw, h, plan] =
+        assignedCase(family, P, seed, 3, /*refine=*/true, tightMemory, cfg);
     ASSERT_EQ(errorText(verifyPlan(g, hw, plan, cfg)), "");
     PlanFigures before = unwrapOr(measurePlan(g, hw, plan, cfg));
     Plan start = plan;

@@ -342,3 +342,33 @@ TEST(Simulator, PlanFiguresCompareUpToRounding) {
   unfitBase.memoryFits = false;
   EXPECT_TRUE(overBudget.noSlowerThan(unfitBase));
 }
+
+TEST(Simulator, MeasuresOnlyPlansWhoseObjectiveHolds) {
+  // An even split of an equal chain against the same chain all on one
+  // device, which has twice the objective: the one-device plan is not
+  // simulated against the split's figures, the split is, and gets exactly
+  // measurePlan's figures.
+  Graph g = chain(8, 1, 2, 1000);
+  Hardware hw = uniformHardware(2);
+  ObjectiveConfig cfg;
+  Plan split, alone;
+  split.nodeStage = {0, 0, 0, 0, 1, 1, 1, 1};
+  split.stageDevice = {0, 1};
+  alone.nodeStage.assign(8, 0);
+  alone.stageDevice = {0};
+  PlanFigures base = unwrap(measurePlan(g, hw, split, cfg));
+  std::optional<PlanFigures> none =
+      unwrap(measurePlanIfObjectiveHolds(g, hw, alone, cfg, base));
+  EXPECT_FALSE(none.has_value());
+  std::optional<PlanFigures> again =
+      unwrap(measurePlanIfObjectiveHolds(g, hw, split, cfg, base));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->objectiveMs, base.objectiveMs);
+  EXPECT_EQ(again->simulatedMs, base.simulatedMs);
+  EXPECT_EQ(again->busiestSentBytes, base.busiestSentBytes);
+  // The one-device plan against its own figures is simulated.
+  PlanFigures aloneBase = unwrap(measurePlan(g, hw, alone, cfg));
+  EXPECT_GT(aloneBase.objectiveMs, base.objectiveMs);
+  EXPECT_TRUE(unwrap(measurePlanIfObjectiveHolds(g, hw, alone, cfg, aloneBase))
+                  .has_value());
+}

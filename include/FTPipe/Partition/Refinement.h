@@ -222,12 +222,13 @@ llvm::Expected<size_t> attachFreeOps(const Graph &graph, const Hardware &hw,
 /// time in node order, and keeps a move when the plan still fits wherever it
 /// fitted, its objective does not rise and its simulated time per
 /// micro-batch drops (PlanFigures::noSlowerThan and fasterThan); a move that
-/// would make the stage graph cyclic is skipped. Rounds repeat until none
-/// improves or `maxSimulations` simulations have run; only moves that keep
-/// the objective are simulated. For plans whose stages wait on one another
+/// cannot be measured (it makes the stage graph cyclic) is skipped. Rounds
+/// repeat until none improves or `maxSimulations` simulations have run; only
+/// moves that keep the objective are simulated
+/// (measurePlanIfObjectiveHolds). For plans whose stages wait on one another
 /// (the simulated time above the objective), which refinement by the
 /// objective cannot see. Returns the number of ops moved; fails only when
-/// the simulator fails.
+/// the given plan cannot be measured.
 llvm::Expected<size_t> polishBySimulation(const Graph &graph,
                                           const Hardware &hw, Plan &plan,
                                           const ObjectiveConfig &objective,

@@ -101,7 +101,8 @@ llvm::Expected<SeqPipeResult> seqPipeGreedy(const Graph &graph,
 /// objective are simulated. The DP's plan is the best by the objective, but
 /// plans of equal objective can differ in the simulator by a few percent
 /// (how transfers line up with the 1F1B order). Updates result.objectiveMs;
-/// fails only when the simulator fails.
+/// fails when the plan is not contiguous or a plan cannot be evaluated or
+/// simulated.
 llvm::Error polishCutsBySimulation(const Graph &graph, const Hardware &hw,
                                    const ObjectiveConfig &objective,
                                    uint32_t maxSimulations,

@@ -31,6 +31,7 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,15 @@ struct PlanFigures {
 llvm::Expected<PlanFigures> measurePlan(const Graph &graph, const Hardware &hw,
                                         const Plan &plan,
                                         const ObjectiveConfig &objective);
+
+/// measurePlan of `plan` when its objective and memory are no worse than
+/// `base`'s (PlanFigures::noSlowerThan with the simulated time left out);
+/// std::nullopt, without simulating, when they are. For searches that judge
+/// many trial plans by the simulator, whose runs cost the most.
+llvm::Expected<std::optional<PlanFigures>>
+measurePlanIfObjectiveHolds(const Graph &graph, const Hardware &hw,
+                            const Plan &plan, const ObjectiveConfig &objective,
+                            const PlanFigures &base);
 
 /// The recorded timeline as a Chrome / Perfetto trace (`{"traceEvents":
 /// [...]}`, times in microseconds): one named track per device ("device 0
