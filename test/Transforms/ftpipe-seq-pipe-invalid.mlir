@@ -1,19 +1,10 @@
 // RUN: not ftpipe-opt %s --ftpipe-seq-pipe=devices=3 2>&1 | FileCheck %s --check-prefix=DEVICES
-// RUN: not ftpipe-opt %s --ftpipe-auto-partition 2>&1 | FileCheck %s --check-prefix=NOFIT
-// RUN: not ftpipe-opt %s --ftpipe-assign-devices 2>&1 | FileCheck %s --check-prefix=NOBLOCKS
-// RUN: not ftpipe-opt %s --ftpipe-refine 2>&1 | FileCheck %s --check-prefix=NOPLAN
 // RUN: not ftpipe-opt %s --ftpipe-seq-pipe=function=missing 2>&1 | FileCheck %s --check-prefix=NOFUNC
 
-// Tests the user errors shared by the partitioning passes: each names what
-// is wrong, and a model that cannot fit names the memory it needs and what
-// would help. The weight here (4 MB) needs more than the 1 MB of each device.
+// Tests that ftpipe-seq-pipe refuses more devices than the hardware has and
+// a function that the module does not hold, naming both.
 
 // DEVICES: error: devices=3 but hardware 'tiny' has 2 devices
-// NOFIT: error: no partitioner found a plan that fits{{$}}
-// NOFIT: note: seq-dp: {{.*}}GiB
-// NOFIT: note: what may help: more devices, an optimizer with less state (optimizer=sgd), a smaller micro-batch{{$}}
-// NOBLOCKS: error: op has no 'ftpipe.block': run --ftpipe-coarsen first
-// NOPLAN: error: no plan to refine: run a partitioning pass first
 // NOFUNC: error: no function '@missing' with a body
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "tiny", devices = [

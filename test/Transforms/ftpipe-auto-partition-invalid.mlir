@@ -1,0 +1,21 @@
+// RUN: not ftpipe-opt %s --ftpipe-auto-partition 2>&1 | FileCheck %s --check-prefix=NOFIT
+
+// Tests that a model that cannot fit names the memory each partitioner
+// needed and what would help: the weight here (4 MB) needs more than the
+// 1 MB of each of the two devices.
+
+// NOFIT: error: no partitioner found a plan that fits{{$}}
+// NOFIT: note: seq-dp: {{.*}}GiB
+// NOFIT: note: what may help: more devices, an optimizer with less state (optimizer=sgd), a smaller micro-batch{{$}}
+module attributes {
+  ftpipe.hardware = #ftpipe.hardware<name = "tiny", devices = [
+    <name = "g0", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "g1", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>],
+    links = [<src = 0, dst = 1, gbps = 1.0, latency_us = 0.0>]>
+} {
+  func.func @big(%w: tensor<1000000xf32> {ftpipe.param}) -> tensor<1000000xf32> {
+    %0 = tosa.abs %w {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 1.0, param_bytes = 4000000, act_bytes = 0, out_bytes = 4000000>} : (tensor<1000000xf32>) -> tensor<1000000xf32>
+    %1 = tosa.abs %0 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 1.0, param_bytes = 0, act_bytes = 0, out_bytes = 4000000>} : (tensor<1000000xf32>) -> tensor<1000000xf32>
+    return %1 : tensor<1000000xf32>
+  }
+}
