@@ -53,6 +53,9 @@ static bool dependsOn(Value value, Value on) {
 static FailureOr<BodyForm> analyseBody(linalg::LinalgOp op, unsigned k) {
   Block *body = op.getBlock();
   Value yielded = body->getTerminator()->getOperand(k);
+  // linalg.map's body has no argument for its output: a map.
+  if (body->getNumArguments() <= op.getNumDpsInputs() + k)
+    return BodyForm{BodyKind::Map, yielded};
   BlockArgument out = body->getArgument(op.getNumDpsInputs() + k);
   if (out.use_empty())
     return BodyForm{BodyKind::Map, yielded};
