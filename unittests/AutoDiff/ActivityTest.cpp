@@ -209,8 +209,7 @@ TEST(Differentiable, FloatsAndFloatTensorsOnly) {
   EXPECT_FALSE(isDifferentiable(b.getI32Type()));
   EXPECT_FALSE(isDifferentiable(b.getIndexType()));
   EXPECT_FALSE(isDifferentiable(RankedTensorType::get({2}, b.getI1Type())));
-  EXPECT_FALSE(
-      isDifferentiable(UnrankedTensorType::get(b.getF32Type())));
+  EXPECT_FALSE(isDifferentiable(UnrankedTensorType::get(b.getF32Type())));
 }
 
 } // namespace

@@ -55,8 +55,8 @@ TEST(RuleList, EveryRuleHasOneLitCase) {
       litRuleCases(std::string(FTPIPE_SOURCE_DIR) + "/test/AutoDiff");
   EXPECT_GT(rules.size(), 80u);
   for (const std::string &op : rules)
-    EXPECT_EQ(cases[op], 1) << "lit cases in test/AutoDiff for the rule of "
-                            << op;
+    EXPECT_EQ(cases[op], 1)
+        << "lit cases in test/AutoDiff for the rule of " << op;
   for (const auto &[op, count] : cases)
     EXPECT_TRUE(rules.count(op)) << op << " has a lit case but no rule";
 }

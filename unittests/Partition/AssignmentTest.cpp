@@ -9,6 +9,7 @@
 
 #include "FTPipe/Partition/Assignment.h"
 #include "FTPipe/Partition/Coarsening.h"
+#include "FTPipe/Partition/Refinement.h"
 #include "FTPipe/Partition/Verify.h"
 #include "MixedPipeTestUtil.h"
 

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/Coarsening.h"
+#include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/Verify.h"
 #include "MixedPipeTestUtil.h"
 
 #include "gtest/gtest.h"

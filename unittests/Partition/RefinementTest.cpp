@@ -10,6 +10,7 @@
 #include "FTPipe/Partition/Refinement.h"
 #include "FTPipe/Partition/Assignment.h"
 #include "FTPipe/Partition/Coarsening.h"
+#include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
 #include "MixedPipeTestUtil.h"
