@@ -74,7 +74,8 @@ static FailureOr<BodyForm> analyseBody(linalg::LinalgOp op, unsigned k) {
       if (Value inner = other(add.getLhs(), add.getRhs()))
         return BodyForm{BodyKind::Sum, inner, combiner};
     if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
-      if (Value inner = other(combiner->getOperand(0), combiner->getOperand(1)))
+      if (Value inner =
+              other(combiner->getOperand(0), combiner->getOperand(1)))
         return BodyForm{BodyKind::Max, inner, combiner};
   }
   // A selection (`select(c, g, out)`, as an arg-max writes its maximum):
@@ -91,7 +92,8 @@ static FailureOr<BodyForm> analyseBody(linalg::LinalgOp op, unsigned k) {
 /// The gradient of input `j`: a linalg.generic over the op's loops.
 static FailureOr<Value> buildInputGradient(linalg::LinalgOp op,
                                            const BodyForm &form, unsigned j,
-                                           unsigned k, OpBuilder &b, Value dy) {
+                                           unsigned k, OpBuilder &b,
+                                           Value dy) {
   Location loc = op.getLoc();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   unsigned numInputs = op.getNumDpsInputs();
@@ -120,8 +122,8 @@ static FailureOr<Value> buildInputGradient(linalg::LinalgOp op,
              << " reads a constant index of a dimension larger than 1";
     }
   }
-  inputMap =
-      AffineMap::get(inputMap.getNumDims(), 0, dimResults, op.getContext());
+  inputMap = AffineMap::get(inputMap.getNumDims(), 0, dimResults,
+                            op.getContext());
   inputType = RankedTensorType::get(reducedShape, inputType.getElementType());
 
   SmallVector<utils::IteratorType> iterators;
@@ -216,9 +218,8 @@ static FailureOr<Value> buildInputGradient(linalg::LinalgOp op,
   }
   if (inputType == fullType)
     return generic.getResult(0);
-  return b
-      .create<tosa::ReshapeOp>(loc, fullType, generic.getResult(0),
-                               b.getDenseI64ArrayAttr(fullType.getShape()))
+  return b.create<tosa::ReshapeOp>(loc, fullType, generic.getResult(0),
+                                   b.getDenseI64ArrayAttr(fullType.getShape()))
       .getResult();
 }
 
@@ -294,10 +295,10 @@ void mlir::ftpipe::autodiff::registerLinalgRules(DialectRegistry &registry) {
         linalg::GenericOp, linalg::MatmulOp, linalg::BatchMatmulOp,
         linalg::MatmulTransposeAOp, linalg::MatmulTransposeBOp,
         linalg::BatchMatmulTransposeAOp, linalg::BatchMatmulTransposeBOp,
-        linalg::MatvecOp, linalg::VecmatOp, linalg::DotOp, linalg::TransposeOp,
-        linalg::BroadcastOp, linalg::ReduceOp, linalg::MapOp, linalg::CopyOp,
-        linalg::AddOp, linalg::SubOp, linalg::MulOp, linalg::DivOp,
-        linalg::ExpOp, linalg::LogOp, linalg::NegFOp, linalg::MaxOp,
-        linalg::MinOp>(ctx);
+        linalg::MatvecOp, linalg::VecmatOp, linalg::DotOp,
+        linalg::TransposeOp, linalg::BroadcastOp, linalg::ReduceOp,
+        linalg::MapOp, linalg::CopyOp, linalg::AddOp, linalg::SubOp,
+        linalg::MulOp, linalg::DivOp, linalg::ExpOp, linalg::LogOp,
+        linalg::NegFOp, linalg::MaxOp, linalg::MinOp>(ctx);
   });
 }
