@@ -1,4 +1,4 @@
-//===- RuleTestUtil.h - Contexts and rule lists of AutoDiff tests *- C++ -*-===//
+//===- RuleTestUtil.h - Contexts and rule lists of the tests ----*- C++ -*-===//
 //
 // A context that holds every dialect lib/AutoDiff has rules for (and the
 // dialects the CPU lowering makes), and the list of ops that have a rule,
