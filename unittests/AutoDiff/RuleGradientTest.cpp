@@ -27,6 +27,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
@@ -677,8 +678,10 @@ double dot(const Tensor &a, const Tensor &b) {
   return sum;
 }
 
-/// Checks the adjoint of `c` against central differences of its forward.
-void checkRule(const Compiled &compiled, const RuleCase &c, uint64_t seed) {
+/// Checks the adjoint of `c` against central differences of its forward;
+/// raises `worst` to the largest error seen (relative to the scale).
+void checkRule(const Compiled &compiled, const RuleCase &c, uint64_t seed,
+               double &worst) {
   SCOPED_TRACE("rule of " + c.op + " (@" + c.name + ")");
   std::mt19937_64 rng(seed);
   SmallVector<Type> types = compiled.argTypes(c.name);
@@ -712,6 +715,7 @@ void checkRule(const Compiled &compiled, const RuleCase &c, uint64_t seed) {
       EXPECT_LE(std::fabs(derived - difference), kTolerance * scale)
           << "argument " << i << " element " << k << ": adjoint " << derived
           << ", central difference " << difference;
+      worst = std::max(worst, std::fabs(derived - difference) / scale);
       ++compared;
     }
   }
@@ -727,8 +731,11 @@ protected:
     std::unique_ptr<Compiled> compiled = Compiled::build(context, cases);
     ASSERT_TRUE(compiled);
     uint64_t seed = 1;
+    double worst = 0;
     for (const RuleCase &c : cases)
-      checkRule(*compiled, c, seed++);
+      checkRule(*compiled, c, seed++, worst);
+    // The margin below the tolerance, for the docs.
+    llvm::outs() << cases.size() << " rules, worst error " << worst << "\n";
   }
 
   MLIRContext context;
