@@ -133,9 +133,7 @@ TEST_F(ActivityTest, ComparisonsOfActiveValuesAreInactive) {
 }
 
 TEST_F(ActivityTest, ValuesThatReachNoSinkAreInactive) {
-  // %dead depends on the source but nothing returned depends on it; %other
-  // is returned but is not a sink of this analysis when only the first
-  // result is (checked through a second analysis below).
+  // %dead depends on the source but nothing returned depends on it.
   analyse(R"mlir(
     func.func @f(%w: tensor<4xf32> {test.src}) -> tensor<4xf32> {
       %dead = tosa.exp %w {name = "dead"} : (tensor<4xf32>) -> tensor<4xf32>
