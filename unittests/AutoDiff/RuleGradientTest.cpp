@@ -222,6 +222,11 @@ std::vector<RuleCase> tosaCases() {
                "  %y = tosa.reduce_sum %x {axis = 1 : i32} : "
                "(tensor<2x3xf64>) -> tensor<2x1xf64>\n"
                "  return %y : tensor<2x1xf64>\n}\n"),
+      // From f32 (exact in f64): the gradient is dy rounded to f32.
+      makeCase("tosa.cast",
+               "func.func @NAME(%x: tensor<2x3xf32>) -> tensor<2x3xf64> {\n"
+               "  %y = tosa.cast %x : (tensor<2x3xf32>) -> tensor<2x3xf64>\n"
+               "  return %y : tensor<2x3xf64>\n}\n"),
       makeCase("tosa.reduce_max",
                "func.func @NAME(%x: tensor<2x3xf64>) -> tensor<1x3xf64> {\n"
                "  %y = tosa.reduce_max %x {axis = 0 : i32} : "
@@ -423,11 +428,10 @@ std::vector<RuleCase> arithMathCases() {
   };
 }
 
-/// Rules that change precision (f32 <-> f64 and the like): central
-/// differences through an f32 value cannot reach 1e-6, so only their lit
-/// cases (test/AutoDiff) check them.
-const char *const kPrecisionConversions[] = {"tosa.cast", "arith.extf",
-                                             "arith.truncf"};
+/// Rules whose cases compute in a narrower float: central differences
+/// through a rounded intermediate cannot reach 1e-6, so only their lit cases
+/// (test/AutoDiff) check them.
+const char *const kPrecisionConversions[] = {"arith.extf", "arith.truncf"};
 
 /// A tensor (or scalar) of doubles with its shape; stored in the element type
 /// the function expects when passed.
@@ -445,6 +449,11 @@ int64_t numElements(ArrayRef<int64_t> shape) {
 
 size_t elementBytes(Type type) {
   return (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+/// `value` as the element type `type` holds it (f32 rounds).
+double representable(Type type, double value) {
+  return type.isF32() ? static_cast<double>(static_cast<float>(value)) : value;
 }
 
 void store(Type type, double value, char *at) {
@@ -664,7 +673,7 @@ std::vector<Tensor> randomInputs(ArrayRef<Type> types, const RuleCase &c,
         0, element.isInteger(1) ? 1 : c.intBound - 1);
     for (int64_t k = 0, n = numElements(t.shape); k < n; ++k)
       t.values.push_back(isa<FloatType>(element)
-                             ? real(rng)
+                             ? representable(element, real(rng))
                              : static_cast<double>(integer(rng)));
     inputs.push_back(std::move(t));
   }
@@ -710,9 +719,13 @@ void checkRule(const Compiled &compiled, const RuleCase &c, uint64_t seed,
     ASSERT_EQ(gradient.values.size(), x[i].values.size()) << "argument " << i;
     for (size_t k = 0; k < x[i].values.size(); ++k) {
       std::vector<Tensor> plus = x, minus = x;
-      plus[i].values[k] += kStep;
-      minus[i].values[k] -= kStep;
-      double difference = (objective(plus) - objective(minus)) / (2 * kStep);
+      // Divided by the step the argument's type can hold (an f32 argument
+      // rounds x +- 1e-5).
+      Type element = getElementTypeOrSelf(type);
+      plus[i].values[k] = representable(element, x[i].values[k] + kStep);
+      minus[i].values[k] = representable(element, x[i].values[k] - kStep);
+      double difference = (objective(plus) - objective(minus)) /
+                          (plus[i].values[k] - minus[i].values[k]);
       double derived = gradient.values[k];
       double scale = std::max({1.0, std::fabs(difference), std::fabs(derived)});
       EXPECT_LE(std::fabs(derived - difference), kTolerance * scale)
