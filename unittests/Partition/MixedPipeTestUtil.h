@@ -40,6 +40,7 @@ inline Hardware makeHardware(size_t p, uint64_t memory = 1ull << 50,
   return unwrap(Hardware::create(spec));
 }
 
+/// A random DAG of `family` with `n` nodes from `seed`.
 inline Graph makeGraph(GraphFamily family, uint32_t n, uint64_t seed) {
   RandomGraphOptions o;
   o.family = family;
@@ -48,9 +49,11 @@ inline Graph makeGraph(GraphFamily family, uint32_t n, uint64_t seed) {
   return unwrap(generateRandomGraph(o));
 }
 
+/// The random-DAG families of the property-test matrix.
 inline constexpr GraphFamily kFamilies[] = {
     GraphFamily::Chain, GraphFamily::Layered, GraphFamily::Wide};
 
+/// The family's name, for test traces.
 inline const char *familyName(GraphFamily f) {
   switch (f) {
   case GraphFamily::Chain:
@@ -63,6 +66,8 @@ inline const char *familyName(GraphFamily f) {
   return "?";
 }
 
+/// The objective of `plan` (ms per micro-batch), or 0 after a test failure
+/// when it cannot be evaluated.
 inline double planObjective(const Graph &g, const Hardware &hw,
                             const Plan &plan, const ObjectiveConfig &cfg) {
   llvm::Expected<PlanMetrics> m = evaluatePlan(g, hw, plan, cfg);
@@ -73,6 +78,7 @@ inline double planObjective(const Graph &g, const Hardware &hw,
   return m->asyncMsPerMicroBatch;
 }
 
+/// Equal to 1e-7 relative (at least 1e-7 absolute).
 inline bool near(double a, double b) {
   return std::fabs(a - b) <= 1e-7 * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
