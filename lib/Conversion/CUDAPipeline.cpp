@@ -16,6 +16,7 @@
 
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/MathToFuncs/MathToFuncs.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
@@ -48,6 +49,10 @@ void mlir::ftpipe::buildCUDALoweringPipeline(
   loops.addPass(createMapParallelLoopsToGPUPass(
       MapParallelLoopsToGPUPassOptions{options.blockSize}));
   loops.addPass(createParallelLoopToGpuPass());
+  // math.fpowi would become llvm.powi, which NVPTX cannot select: integer
+  // powers become calls of generated functions (a loop of multiplications)
+  // that kernel outlining copies into the GPU module.
+  pm.addPass(createConvertMathToFuncs());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createMergeGPUModulesPass());
 

@@ -1,5 +1,5 @@
-// RUN: ftpipe-opt %s --ftpipe-lower-cuda | FileCheck %s
-// RUN: ftpipe-opt %s --ftpipe-lower-cuda='chip=sm_80 blas=false' | FileCheck %s --check-prefix=NOBLAS
+// RUN: ftpipe-opt %s --split-input-file --ftpipe-lower-cuda | FileCheck %s
+// RUN: ftpipe-opt %s --split-input-file --ftpipe-lower-cuda='chip=sm_80 blas=false' | FileCheck %s --check-prefix=NOBLAS
 // REQUIRES: cuda
 
 // The CUDA lowering of a matmul followed by two element-wise chains, one
@@ -43,4 +43,28 @@ func.func @f(%a: tensor<2x16xf32>, %b: tensor<16x300xf32>) -> (tensor<2x300xf32>
     linalg.yield %d : f32
   } -> tensor<2x300xf32>
   return %out, %twice : tensor<2x300xf32>, tensor<2x300xf32>
+}
+
+// -----
+
+// Tests that an integer power in a kernel compiles: NVPTX cannot select
+// llvm.powi, what math.fpowi would become, so the power is a call of a
+// generated function (a loop of multiplications) that kernel outlining
+// copies into the GPU module.
+
+// CHECK-LABEL: llvm.func @powi(
+// CHECK: gpu.launch_func @[[MOD:[a-z_]+]]::@powi_kernel
+// CHECK: gpu.binary @[[MOD]] [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, "{{.+}}">]
+// CHECK: llvm.func linkonce_odr @__mlir_math_fpowi_f32_i32(
+// NOBLAS-LABEL: llvm.func @powi(
+// NOBLAS: gpu.binary
+func.func @powi(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.constant 3 : i32
+    %r = math.fpowi %a, %n : f32, i32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
 }
