@@ -7,7 +7,9 @@
 // a random output gradient dy is compared, element by element of every
 // argument, with central differences of <f(x), dy> (step 1e-5, tolerance
 // 1e-6 relative to the larger of the two and 1). Inputs are random with a
-// fixed seed, in a range where the op is smooth. One test per rule family;
+// fixed seed, in a range where the op is smooth. Each family runs twice: the
+// adjoint recomputing the forward, and taking the values the forward saved.
+// One test per rule family and mode;
 // RuleFamilies.CoverEveryRule checks that the cases name every op with a
 // registered rule, less the precision conversions listed there.
 //
@@ -488,10 +490,11 @@ double load(Type type, const char *at) {
 class Compiled {
 public:
   /// Parses `cases`' functions into one module, differentiates each with
-  /// respect to all its float arguments (adjoint `@<name>_adjoint`), lowers
-  /// and compiles it. Records a failure and returns null on error.
-  static std::unique_ptr<Compiled> build(MLIRContext &context,
-                                         ArrayRef<RuleCase> cases);
+  /// respect to all its float arguments (adjoint `@<name>_adjoint`), with
+  /// recomputation or with saved values, lowers and compiles it. Records a
+  /// failure and returns null on error.
+  static std::unique_ptr<Compiled>
+  build(MLIRContext &context, ArrayRef<RuleCase> cases, bool recompute);
 
   /// Runs `@name` on `args`; returns its results (freeing their buffers).
   std::vector<Tensor> call(const std::string &name,
@@ -504,14 +507,20 @@ public:
   SmallVector<Type> resultTypes(const std::string &name) const {
     return types.lookup(name).second;
   }
+  /// How many saved values `@name` returns after its result.
+  unsigned numSaved(const std::string &name) const {
+    return saved.lookup(name);
+  }
 
 private:
   std::unique_ptr<ExecutionEngine> engine;
   llvm::StringMap<std::pair<SmallVector<Type>, SmallVector<Type>>> types;
+  llvm::StringMap<unsigned> saved;
 };
 
 std::unique_ptr<Compiled> Compiled::build(MLIRContext &context,
-                                          ArrayRef<RuleCase> cases) {
+                                          ArrayRef<RuleCase> cases,
+                                          bool recompute) {
   std::string source;
   for (const RuleCase &c : cases)
     source += c.source;
@@ -529,6 +538,7 @@ std::unique_ptr<Compiled> Compiled::build(MLIRContext &context,
       options.activeArguments.push_back(isDifferentiable(type));
     options.activeResults.assign(forward.getNumResults(), true);
     options.backwardName = (forward.getSymName() + "_adjoint").str();
+    options.recompute = recompute;
     FailureOr<ReverseModeResult> adjoint =
         differentiateFunction(forward, options);
     if (failed(adjoint)) {
@@ -536,6 +546,7 @@ std::unique_ptr<Compiled> Compiled::build(MLIRContext &context,
       return nullptr;
     }
     adjoint->backward.setPublic();
+    result->saved[forward.getSymName()] = adjoint->numSaved;
     for (func::FuncOp f : {forward, adjoint->backward})
       result->types[f.getSymName()] = {SmallVector<Type>(f.getArgumentTypes()),
                                        SmallVector<Type>(f.getResultTypes())};
@@ -620,7 +631,7 @@ std::vector<Tensor> Compiled::call(const std::string &name,
     return {};
   }
   std::vector<Tensor> out;
-  std::set<void *> freed;
+  std::set<void *> buffers;
   size_t at = 0;
   for (Type type : resultTy) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -648,11 +659,14 @@ std::vector<Tensor> Compiled::call(const std::string &name,
           load(tensor.getElementType(), aligned + position * bytes));
     }
     out.push_back(std::move(t));
-    // Results are the caller's to free, once each.
-    if (freed.insert(allocated).second)
-      _mlir_memref_to_llvm_free(allocated);
+    buffers.insert(allocated);
     at += 3 + 2 * rank;
   }
+  // Results are the caller's to free, once each and only after all are read:
+  // several may share a buffer (a forward returning its result also as a
+  // saved value).
+  for (void *buffer : buffers)
+    _mlir_memref_to_llvm_free(buffer);
   return out;
 }
 
@@ -695,20 +709,22 @@ void checkRule(const Compiled &compiled, const RuleCase &c, uint64_t seed,
   std::mt19937_64 rng(seed);
   SmallVector<Type> types = compiled.argTypes(c.name);
   std::vector<Tensor> x = randomInputs(types, c, rng);
+  // The result, then the values the adjoint needs without recomputation.
   std::vector<Tensor> y = compiled.call(c.name, x);
-  ASSERT_EQ(y.size(), 1u);
+  ASSERT_EQ(y.size(), 1u + compiled.numSaved(c.name));
   Tensor dy = y.front();
   std::uniform_real_distribution<double> real(-1.0, 1.0);
   for (double &v : dy.values)
     v = real(rng);
   std::vector<Tensor> adjointArgs = x;
+  adjointArgs.insert(adjointArgs.end(), y.begin() + 1, y.end());
   adjointArgs.push_back(dy);
   std::vector<Tensor> gradients =
       compiled.call(c.name + "_adjoint", adjointArgs);
   // <f(at), dy>; NaN (failing the comparison) if the call failed.
   auto objective = [&](ArrayRef<Tensor> at) {
     std::vector<Tensor> out = compiled.call(c.name, at);
-    return out.size() == 1 ? dot(out.front(), dy) : std::nan("");
+    return out.empty() ? std::nan("") : dot(out.front(), dy);
   };
   size_t next = 0, compared = 0;
   for (auto [i, type] : llvm::enumerate(types)) {
@@ -739,12 +755,15 @@ void checkRule(const Compiled &compiled, const RuleCase &c, uint64_t seed,
   EXPECT_GT(compared, 0u);
 }
 
-class RuleGradients : public ::testing::Test {
+/// Parameter: whether the adjoint recomputes the forward (else it takes the
+/// values the forward saved).
+class RuleGradients : public ::testing::TestWithParam<bool> {
 protected:
   void SetUp() override { initRuleContext(context); }
 
   void checkFamily(const std::vector<RuleCase> &cases) {
-    std::unique_ptr<Compiled> compiled = Compiled::build(context, cases);
+    std::unique_ptr<Compiled> compiled =
+        Compiled::build(context, cases, /*recompute=*/GetParam());
     ASSERT_TRUE(compiled);
     uint64_t seed = 1;
     double worst = 0;
@@ -757,10 +776,15 @@ protected:
   MLIRContext context;
 };
 
-TEST_F(RuleGradients, Tosa) { checkFamily(tosaCases()); }
-TEST_F(RuleGradients, Tensor) { checkFamily(tensorCases()); }
-TEST_F(RuleGradients, Linalg) { checkFamily(linalgCases()); }
-TEST_F(RuleGradients, ArithMath) { checkFamily(arithMathCases()); }
+TEST_P(RuleGradients, Tosa) { checkFamily(tosaCases()); }
+TEST_P(RuleGradients, Tensor) { checkFamily(tensorCases()); }
+TEST_P(RuleGradients, Linalg) { checkFamily(linalgCases()); }
+TEST_P(RuleGradients, ArithMath) { checkFamily(arithMathCases()); }
+
+INSTANTIATE_TEST_SUITE_P(, RuleGradients, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &info) {
+                           return info.param ? "Recompute" : "SavedValues";
+                         });
 
 TEST(RuleFamilies, CoverEveryRule) {
   MLIRContext context;
