@@ -280,7 +280,7 @@ TEST(MixedPipe, MixesEncoderAndDecoderBlocksUnderTightMemory) {
   Graph g = t5Like(8);
   ObjectiveConfig obj;
   obj.optimizer = Optimizer::SGD;
-  obj.versioning = WeightVersioning::None;
+  obj.versioning = WeightVersions::None;
   uint64_t weights = g.totalParamBytes() * 2;
   Hardware hw = makeHardware(4, weights / 2);
   MixedPipeConfig cfg;
@@ -504,8 +504,8 @@ void expectAgrees(const Graph &g, const Hardware &hw,
 TEST(IncrementalObjective, EqualsFromScratchUnderRandomMoves) {
   std::vector<ObjectiveConfig> configs(4);
   configs[1].recompute = true;
-  configs[2].schedule = Schedule::GPipe;
-  configs[3].versioning = WeightVersioning::DoubleBuffered;
+  configs[2].schedule = Kind::GPipe;
+  configs[3].versioning = WeightVersions::DoubleBuffered;
   configs[3].optimizer = Optimizer::Momentum;
   configs[3].reservedBytesPerDevice = 12345;
   int cfgIndex = 0;
@@ -675,7 +675,7 @@ TEST(Assignment, PairedRunsGiveEveryDeviceOneChunkOfEachPart) {
   // device, at most two stages per device, within memory.
   Graph g = t5Like(16);
   ObjectiveConfig obj;
-  obj.versioning = WeightVersioning::None;
+  obj.versioning = WeightVersions::None;
   obj.recompute = true;
   size_t P = 4;
   uint64_t state =
@@ -764,7 +764,7 @@ TEST(MixedPipe, PairedRunsAreNeverWorseAndHoldMemory) {
           Graph g = makeGraph(family, 240, seed);
           MixedPipeConfig packingOnly;
           packingOnly.objective.recompute = seed % 2 == 1;
-          packingOnly.objective.versioning = WeightVersioning::None;
+          packingOnly.objective.versioning = WeightVersions::None;
           packingOnly.pairedRunMultipliers.clear();
           MixedPipeResult loose =
               unwrapOr(runMixedPipe(g, makeHardware(P), packingOnly));
@@ -813,7 +813,7 @@ TEST(MixedPipe, PairsEncoderAndDecoderChunksUnderAdam) {
   // make the plan worse than packing alone.
   Graph g = t5Like(16);
   MixedPipeConfig cfg;
-  cfg.objective.versioning = WeightVersioning::None;
+  cfg.objective.versioning = WeightVersions::None;
   cfg.objective.recompute = true;
   uint64_t state = g.totalParamBytes() * 4;
   Hardware hw = makeHardware(8, state / 8 + state / 10);
@@ -1217,7 +1217,7 @@ TEST(MixedPipe, FindsValidPlansAcrossTheMatrix) {
         MixedPipeConfig cfg;
         cfg.objective.recompute = seed % 2 == 1;
         if (seed == 4)
-          cfg.objective.schedule = Schedule::OneFOneB;
+          cfg.objective.schedule = Kind::OneFOneB;
         MixedPipeResult r = unwrapOr(runMixedPipe(g, hw, cfg));
         ASSERT_EQ(r.plan.nodeStage.size(), g.numNodes());
         EXPECT_EQ(errorText(verifyPlan(g, hw, r.plan, cfg.objective)), "");
