@@ -41,6 +41,7 @@
 using namespace mlir;
 using namespace mlir::ftpipe;
 namespace partition = ::ftpipe::partition;
+namespace schedule = ::ftpipe::schedule;
 
 static llvm::cl::opt<std::string>
     hardwareName("hardware", llvm::cl::desc("Hardware preset or JSON file"),
@@ -87,10 +88,10 @@ struct Setup {
 /// version, recomputation, M = 8, and the optimizer of FTPipe's own configs:
 /// Adam(W) for BERT and GPT-2, Adafactor for T5.
 static partition::ObjectiveConfig
-fineTuningSetup(partition::Optimizer optimizer) {
+fineTuningSetup(schedule::Optimizer optimizer) {
   partition::ObjectiveConfig config;
-  config.schedule = partition::Schedule::Async;
-  config.versioning = partition::WeightVersioning::None;
+  config.schedule = schedule::Kind::Async;
+  config.versioning = schedule::WeightVersions::None;
   config.recompute = true;
   config.optimizer = optimizer;
   config.microBatches = 8;
@@ -158,11 +159,11 @@ static Row runMethod(StringRef model, StringRef setup, StringRef method,
   llvm::Expected<partition::PlanMetrics> metrics =
       partition::evaluatePlan(graph, hw, *plan, config);
   partition::ObjectiveConfig gpipe = config;
-  gpipe.schedule = partition::Schedule::GPipe;
+  gpipe.schedule = schedule::Kind::GPipe;
   llvm::Expected<partition::SimResult> sim =
       partition::simulatePlan(graph, hw, *plan, gpipe, /*recordEvents=*/false);
   partition::ObjectiveConfig async = config;
-  async.schedule = partition::Schedule::Async;
+  async.schedule = schedule::Kind::Async;
   llvm::Expected<partition::SimResult> asyncSim =
       partition::simulatePlan(graph, hw, *plan, async, /*recordEvents=*/false);
   if (!metrics || !sim || !asyncSim) {
@@ -392,14 +393,14 @@ int main(int argc, char **argv) {
     }
     bool t5 = config->getFamily() == ModelFamily::T5;
     partition::ObjectiveConfig ftpipe = fineTuningSetup(
-        t5 ? partition::Optimizer::Adafactor : partition::Optimizer::Adam);
+        t5 ? schedule::Optimizer::Adafactor : schedule::Optimizer::Adam);
     std::vector<Setup> setups = {
         {"ftpipe", ftpipe, partition::RecomputeMode::Always},
         {"ftpipe+auto", ftpipe, partition::RecomputeMode::Auto}};
     // T5-3B under Adam as well: the memory-bound case.
     if (t5) {
       partition::ObjectiveConfig adam =
-          fineTuningSetup(partition::Optimizer::Adam);
+          fineTuningSetup(schedule::Optimizer::Adam);
       setups.push_back({"ftpipe+adam", adam, partition::RecomputeMode::Always});
       setups.push_back(
           {"ftpipe+adam+auto", adam, partition::RecomputeMode::Auto});
@@ -416,8 +417,8 @@ int main(int argc, char **argv) {
     // 6.7 B parameters need 100 GiB with Adam's state: more than 8 x 11 GB.
     // Also shown with SGD, which fits.
     partition::ObjectiveConfig adam =
-        fineTuningSetup(partition::Optimizer::Adam);
-    partition::ObjectiveConfig sgd = fineTuningSetup(partition::Optimizer::SGD);
+        fineTuningSetup(schedule::Optimizer::Adam);
+    partition::ObjectiveConfig sgd = fineTuningSetup(schedule::Optimizer::SGD);
     std::vector<Setup> setups = {
         {"ftpipe", adam, partition::RecomputeMode::Always},
         {"ftpipe+sgd", sgd, partition::RecomputeMode::Always},

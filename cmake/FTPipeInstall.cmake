@@ -6,8 +6,8 @@
 # ::Partition, ::Runtime and the tools.
 #
 # Separate export sets keep lib/Partition and lib/Runtime usable without
-# MLIR: FTPipe::Partition lives in FTPipePartitionTargets.cmake (needs only
-# LLVM), FTPipe::Runtime (when built) in FTPipeRuntimeTargets.cmake (LLVM, and
+# MLIR: FTPipe::Partition and the pipeline model below it, FTPipe::Schedule,
+# live in FTPipePartitionTargets.cmake (need only LLVM), FTPipe::Runtime (when built) in FTPipeRuntimeTargets.cmake (LLVM, and
 # CUDA when built with it), everything else in FTPipeTargets.cmake (needs
 # MLIR). `find_package(FTPipe COMPONENTS Partition)` loads only the first.
 include(GNUInstallDirs)
@@ -21,41 +21,10 @@ add_library(FTPipePasses INTERFACE)
 target_link_libraries(FTPipePasses INTERFACE
   FTPipeTransforms FTPipeAnalysis FTPipeDialect FTPipePartition MLIR LLVM)
 
-# ftpipe_link_closure(<out> <targets...>): the targets and every FTPipe
-# library they link, transitively. Exporting the closure means a library that
-# starts to link a new internal FTPipe library keeps `install(EXPORT)` valid.
-function(ftpipe_link_closure out)
-  set(result "")
-  set(queue ${ARGN})
-  while(queue)
-    list(POP_FRONT queue target)
-    if(NOT TARGET ${target} OR target IN_LIST result)
-      continue()
-    endif()
-    get_target_property(imported ${target} IMPORTED)
-    if(imported)
-      continue()
-    endif()
-    list(APPEND result ${target})
-    get_target_property(type ${target} TYPE)
-    set(links "")
-    if(NOT type STREQUAL "INTERFACE_LIBRARY")
-      get_target_property(links ${target} LINK_LIBRARIES)
-    endif()
-    get_target_property(interface_links ${target} INTERFACE_LINK_LIBRARIES)
-    foreach(link IN LISTS links interface_links)
-      if(link MATCHES "^FTPipe" AND TARGET ${link})
-        list(APPEND queue ${link})
-      endif()
-    endforeach()
-  endwhile()
-  set(${out} ${result} PARENT_SCOPE)
-endfunction()
-
 ftpipe_link_closure(ftpipe_mlir_libraries FTPipeDialect FTPipeAnalysis
   FTPipeTransforms FTPipeModelGen FTPipePasses FTPipeCAPI)
-list(REMOVE_ITEM ftpipe_mlir_libraries FTPipePartition FTPipeRuntime
-     FTPipePasses FTPipeCAPI)
+list(REMOVE_ITEM ftpipe_mlir_libraries FTPipePartition FTPipeSchedule
+     FTPipeRuntime FTPipePasses FTPipeCAPI)
 set(ftpipe_tools "")
 foreach(tool ftpipe-opt ftpipe-model-gen ftpipe-devices)
   if(TARGET ${tool})
@@ -65,7 +34,7 @@ endforeach()
 # lib/Runtime, when built: no MLIR, its own export set like lib/Partition.
 set(ftpipe_runtime_libraries "")
 if(TARGET FTPipeRuntime)
-  set(ftpipe_runtime_libraries FTPipeRuntime FTPipeSchedule FTPipeStageABI)
+  set(ftpipe_runtime_libraries FTPipeRuntime FTPipeStageABI)
 endif()
 set(FTPIPE_PACKAGE_HAS_RUNTIME OFF)
 if(ftpipe_runtime_libraries)
@@ -73,15 +42,16 @@ if(ftpipe_runtime_libraries)
 endif()
 
 # FTPipe::<name without the FTPipe prefix>.
-foreach(library FTPipePartition FTPipePasses ${ftpipe_runtime_libraries}
+foreach(library FTPipePartition FTPipeSchedule FTPipePasses
+        ${ftpipe_runtime_libraries}
         ${ftpipe_mlir_libraries})
   string(REGEX REPLACE "^FTPipe" "" export_name ${library})
   set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})
 endforeach()
 set_target_properties(FTPipeCAPI PROPERTIES EXPORT_NAME CAPI)
 
-foreach(library FTPipePartition FTPipeCAPI ${ftpipe_runtime_libraries}
-        ${ftpipe_mlir_libraries})
+foreach(library FTPipePartition FTPipeSchedule FTPipeCAPI
+        ${ftpipe_runtime_libraries} ${ftpipe_mlir_libraries})
   target_include_directories(${library} PUBLIC
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   # LLVM 19's headers need C++17; consumers get it from the targets.
@@ -90,14 +60,14 @@ endforeach()
 
 # Installed binaries find FTPipe's shared libraries next to them and
 # libMLIR.so / libLLVM.so where the build found them.
-foreach(target FTPipePartition FTPipeCAPI ${ftpipe_runtime_libraries}
-        ${ftpipe_mlir_libraries} ${ftpipe_tools})
+foreach(target FTPipePartition FTPipeSchedule FTPipeCAPI
+        ${ftpipe_runtime_libraries} ${ftpipe_mlir_libraries} ${ftpipe_tools})
   set_target_properties(${target} PROPERTIES
     INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};$ORIGIN"
     INSTALL_RPATH_USE_LINK_PATH ON)
 endforeach()
 
-install(TARGETS FTPipePartition EXPORT FTPipePartitionTargets
+install(TARGETS FTPipePartition FTPipeSchedule EXPORT FTPipePartitionTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

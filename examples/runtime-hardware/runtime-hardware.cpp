@@ -42,8 +42,17 @@ int main() {
     gpus.assign(2, rtx2080ti);
   }
 
-  llvm::Expected<partition::Hardware> hw = runtime::hardwareFromGpus(
-      "this-machine", gpus, /*linkGBps=*/12.0, /*linkLatencyUs=*/20.0);
+  // Each GPU's datasheet peaks as a partitioner device, every pair joined by
+  // a PCIe link (the CUDA runtime cannot tell link speeds).
+  partition::HardwareSpec spec;
+  spec.name = "this-machine";
+  for (const runtime::GpuProperties &gpu : gpus)
+    spec.devices.push_back(partition::sustainedDevice(
+        gpu.name + ":" + std::to_string(spec.devices.size()), gpu.memoryBytes,
+        runtime::peakFp32Tflops(gpu), runtime::peakMemoryGBps(gpu)));
+  spec.intraNode = {/*GBps=*/12.0, /*latencyUs=*/20.0};
+  llvm::Expected<partition::Hardware> hw =
+      partition::Hardware::create(std::move(spec));
   if (!hw) {
     llvm::errs() << "runtime-hardware: " << llvm::toString(hw.takeError())
                  << "\n";

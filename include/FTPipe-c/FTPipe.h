@@ -75,6 +75,7 @@ typedef enum MlirFTPipeOptimizer {
   MlirFTPipeOptimizerMomentum = 1,
   MlirFTPipeOptimizerAdam = 2,
   MlirFTPipeOptimizerAdafactor = 3,
+  MlirFTPipeOptimizerAdamW = 4,
 } MlirFTPipeOptimizer;
 
 /// Weight versions the async schedule keeps (values are stable).

@@ -37,78 +37,84 @@ void mlirFTPipeRegisterPipelines(void) { registerFTPipePipelines(); }
 
 namespace partition = ::ftpipe::partition;
 
-static MlirFTPipeSchedule wrapSchedule(partition::Schedule schedule) {
+static MlirFTPipeSchedule wrapSchedule(::ftpipe::schedule::Kind schedule) {
   switch (schedule) {
-  case partition::Schedule::GPipe:
+  case ::ftpipe::schedule::Kind::GPipe:
     return MlirFTPipeScheduleGPipe;
-  case partition::Schedule::OneFOneB:
+  case ::ftpipe::schedule::Kind::OneFOneB:
     return MlirFTPipeScheduleOneFOneB;
-  case partition::Schedule::Async:
+  case ::ftpipe::schedule::Kind::Async:
     break;
   }
   return MlirFTPipeScheduleAsync;
 }
 
-static partition::Schedule unwrapSchedule(MlirFTPipeSchedule schedule) {
+static ::ftpipe::schedule::Kind unwrapSchedule(MlirFTPipeSchedule schedule) {
   switch (schedule) {
   case MlirFTPipeScheduleGPipe:
-    return partition::Schedule::GPipe;
+    return ::ftpipe::schedule::Kind::GPipe;
   case MlirFTPipeScheduleOneFOneB:
-    return partition::Schedule::OneFOneB;
+    return ::ftpipe::schedule::Kind::OneFOneB;
   default:
-    return partition::Schedule::Async;
+    return ::ftpipe::schedule::Kind::Async;
   }
 }
 
-static MlirFTPipeOptimizer wrapOptimizer(partition::Optimizer optimizer) {
+static MlirFTPipeOptimizer
+wrapOptimizer(::ftpipe::schedule::Optimizer optimizer) {
   switch (optimizer) {
-  case partition::Optimizer::SGD:
+  case ::ftpipe::schedule::Optimizer::SGD:
     return MlirFTPipeOptimizerSGD;
-  case partition::Optimizer::Momentum:
+  case ::ftpipe::schedule::Optimizer::Momentum:
     return MlirFTPipeOptimizerMomentum;
-  case partition::Optimizer::Adafactor:
+  case ::ftpipe::schedule::Optimizer::Adafactor:
     return MlirFTPipeOptimizerAdafactor;
-  case partition::Optimizer::Adam:
+  case ::ftpipe::schedule::Optimizer::AdamW:
+    return MlirFTPipeOptimizerAdamW;
+  case ::ftpipe::schedule::Optimizer::Adam:
     break;
   }
   return MlirFTPipeOptimizerAdam;
 }
 
-static partition::Optimizer unwrapOptimizer(MlirFTPipeOptimizer optimizer) {
+static ::ftpipe::schedule::Optimizer
+unwrapOptimizer(MlirFTPipeOptimizer optimizer) {
   switch (optimizer) {
   case MlirFTPipeOptimizerSGD:
-    return partition::Optimizer::SGD;
+    return ::ftpipe::schedule::Optimizer::SGD;
   case MlirFTPipeOptimizerMomentum:
-    return partition::Optimizer::Momentum;
+    return ::ftpipe::schedule::Optimizer::Momentum;
   case MlirFTPipeOptimizerAdafactor:
-    return partition::Optimizer::Adafactor;
+    return ::ftpipe::schedule::Optimizer::Adafactor;
+  case MlirFTPipeOptimizerAdamW:
+    return ::ftpipe::schedule::Optimizer::AdamW;
   default:
-    return partition::Optimizer::Adam;
+    return ::ftpipe::schedule::Optimizer::Adam;
   }
 }
 
 static MlirFTPipeWeightVersioning
-wrapVersioning(partition::WeightVersioning versioning) {
+wrapVersioning(::ftpipe::schedule::WeightVersions versioning) {
   switch (versioning) {
-  case partition::WeightVersioning::Stash:
+  case ::ftpipe::schedule::WeightVersions::Stash:
     return MlirFTPipeWeightVersioningStash;
-  case partition::WeightVersioning::DoubleBuffered:
+  case ::ftpipe::schedule::WeightVersions::DoubleBuffered:
     return MlirFTPipeWeightVersioningDoubleBuffered;
-  case partition::WeightVersioning::None:
+  case ::ftpipe::schedule::WeightVersions::None:
     break;
   }
   return MlirFTPipeWeightVersioningNone;
 }
 
-static partition::WeightVersioning
+static ::ftpipe::schedule::WeightVersions
 unwrapVersioning(MlirFTPipeWeightVersioning versioning) {
   switch (versioning) {
   case MlirFTPipeWeightVersioningStash:
-    return partition::WeightVersioning::Stash;
+    return ::ftpipe::schedule::WeightVersions::Stash;
   case MlirFTPipeWeightVersioningDoubleBuffered:
-    return partition::WeightVersioning::DoubleBuffered;
+    return ::ftpipe::schedule::WeightVersions::DoubleBuffered;
   default:
-    return partition::WeightVersioning::None;
+    return ::ftpipe::schedule::WeightVersions::None;
   }
 }
 

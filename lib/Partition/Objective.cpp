@@ -31,6 +31,7 @@ unsigned ftpipe::partition::optimizerStateFactor(Optimizer optimizer) {
   case Optimizer::Momentum:
     return 1;
   case Optimizer::Adam:
+  case Optimizer::AdamW:
     return 2;
   case Optimizer::Adafactor:
     return 0;
@@ -47,11 +48,11 @@ Error ObjectiveConfig::validate() const {
 uint32_t ftpipe::partition::microBatchesInFlight(uint32_t height,
                                                  const ObjectiveConfig &c) {
   switch (c.schedule) {
-  case Schedule::Async:
+  case Kind::Async:
     return height + 1;
-  case Schedule::OneFOneB:
+  case Kind::OneFOneB:
     return std::min(height + 1, c.microBatches);
-  case Schedule::GPipe:
+  case Kind::GPipe:
     return c.microBatches;
   }
   llvm_unreachable("unknown schedule");
@@ -59,14 +60,14 @@ uint32_t ftpipe::partition::microBatchesInFlight(uint32_t height,
 
 uint32_t ftpipe::partition::extraWeightVersions(uint32_t inFlight,
                                                 const ObjectiveConfig &c) {
-  if (c.schedule != Schedule::Async || inFlight <= 1)
+  if (c.schedule != Kind::Async || inFlight <= 1)
     return 0;
   switch (c.versioning) {
-  case WeightVersioning::Stash:
+  case WeightVersions::Stash:
     return inFlight - 1;
-  case WeightVersioning::DoubleBuffered:
+  case WeightVersions::DoubleBuffered:
     return 1;
-  case WeightVersioning::None:
+  case WeightVersions::None:
     return 0;
   }
   llvm_unreachable("unknown versioning");
@@ -74,10 +75,10 @@ uint32_t ftpipe::partition::extraWeightVersions(uint32_t inFlight,
 
 static double linkTransferMs(uint64_t bytes, uint32_t tensors, DeviceId from,
                              DeviceId to, const Hardware &hw) {
-  if (from == to || tensors == 0)
+  if (from == to)
     return 0.0;
   const LinkParams &l = hw.link(from, to);
-  return double(bytes) / (l.GBps * 1e6) + tensors * l.latencyUs * 1e-3;
+  return ftpipe::schedule::linkTransferMs(bytes, tensors, l.GBps, l.latencyUs);
 }
 
 double StageGraph::transferMs(uint64_t bytes, uint32_t tensors, StageId from,
@@ -208,15 +209,6 @@ private:
   std::vector<std::vector<StageId>> replicas;
 };
 } // namespace
-
-llvm::ArrayRef<StageEdge> StageGraph::outEdges(StageId s) const {
-  auto begin = llvm::partition_point(
-      edges, [&](const StageEdge &e) { return e.src < s; });
-  auto end = std::find_if(begin, edges.end(),
-                          [&](const StageEdge &e) { return e.src != s; });
-  return llvm::ArrayRef<StageEdge>(edges).slice(begin - edges.begin(),
-                                                end - begin);
-}
 
 std::vector<llvm::BitVector> StageGraph::reachability() const {
   size_t numStages = this->numStages();

@@ -330,8 +330,8 @@ void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
   // Heights decide stash counts only for async schedules with weight
   // versions (extraWeightVersions is 0 otherwise); when they change then,
   // every parameter is recounted.
-  bool stashesFollowHeights = config.schedule == Schedule::Async &&
-                              config.versioning != WeightVersioning::None;
+  bool stashesFollowHeights = config.schedule == Kind::Async &&
+                              config.versioning != WeightVersions::None;
   bool recount = false;
   if (edgeSetChanged) {
     std::vector<uint32_t> oldHeight;

@@ -80,7 +80,7 @@ RunIdentity ftpipe::runtime::identifyRun(const PipelineModel &model,
         {"xxh3_64",
          checksum(llvm::StringRef(tensor.bytes.data(), tensor.bytes.size()))}};
   identity.training = llvm::json::Object{
-      {"optimizer", optimizerKindName(config.optimizer.kind)},
+      {"optimizer", schedule::optimizerName(config.optimizer.kind)},
       {"micro_batches", config.schedule.microBatches},
       {"micro_batch_size", model.microBatchSize()},
       {"data", std::move(dataSet)}};

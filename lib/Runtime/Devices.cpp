@@ -31,18 +31,3 @@ double ftpipe::runtime::peakMemoryGBps(const GpuProperties &gpu) {
   return 2.0 * (gpu.memoryClockKHz * 1e3) * (gpu.memoryBusWidthBits / 8.0) /
          1e9;
 }
-
-llvm::Expected<partition::Hardware>
-ftpipe::runtime::hardwareFromGpus(llvm::StringRef name,
-                                  llvm::ArrayRef<GpuProperties> gpus,
-                                  double linkGBps, double linkLatencyUs) {
-  partition::HardwareSpec spec;
-  spec.name = name.str();
-  spec.dtype = "fp32";
-  for (auto [index, gpu] : llvm::enumerate(gpus))
-    spec.devices.push_back(partition::sustainedDevice(
-        llvm::formatv("{0}:{1}", gpu.name, index).str(), gpu.memoryBytes,
-        peakFp32Tflops(gpu), peakMemoryGBps(gpu)));
-  spec.intraNode = {linkGBps, linkLatencyUs};
-  return partition::Hardware::create(std::move(spec));
-}

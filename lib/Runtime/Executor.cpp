@@ -33,17 +33,6 @@ static double now() {
       .count();
 }
 
-llvm::Expected<WeightStashing>
-ftpipe::runtime::parseStashing(llvm::StringRef text) {
-  if (text == "none")
-    return WeightStashing::None;
-  if (text == "stash")
-    return WeightStashing::Stash;
-  if (text == "2bw")
-    return WeightStashing::TwoBW;
-  return fail("unknown weight stashing '" + text + "' (none, stash or 2bw)");
-}
-
 llvm::Error
 ftpipe::runtime::validateDataset(const std::vector<DataInputInfo> &inputs,
                                  const TensorMap &dataset, bool allowExtra) {
@@ -287,7 +276,7 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
                 " micro-batch " + llvm::Twine(mb) + " before its forward");
   int64_t used = it->second.version;
   const TensorMap &weights =
-      config.stashing != WeightStashing::None && used != version
+      config.stashing != schedule::WeightVersions::None && used != version
           ? stashed.at(used)
           : live;
   std::vector<Tensor> storage;
@@ -332,14 +321,15 @@ DeviceExecutor::update(int64_t k,
                        const std::function<void(const StepReport &)> &onStep) {
   int64_t self = communicator.device();
   // Keep the version that micro-batches in flight still need.
-  if (config.stashing != WeightStashing::None &&
+  if (config.stashing != schedule::WeightVersions::None &&
       llvm::any_of(inFlight, [&](const auto &entry) {
         return entry.second.version == version;
       })) {
     stashed[version] = live;
     int64_t versions = static_cast<int64_t>(stashed.size()) + 1;
     peakVersionCount = std::max(peakVersionCount, versions);
-    if (config.stashing == WeightStashing::TwoBW && versions > 2)
+    if (config.stashing == schedule::WeightVersions::DoubleBuffered &&
+        versions > 2)
       return fail("2BW keeps two weight versions, device " + llvm::Twine(self) +
                   " needs " + llvm::Twine(versions) + " at update " +
                   llvm::Twine(k) +

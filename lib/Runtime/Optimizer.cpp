@@ -12,29 +12,21 @@
 
 using namespace ftpipe::runtime;
 
-llvm::Expected<OptimizerKind>
-ftpipe::runtime::parseOptimizerKind(llvm::StringRef text) {
-  if (text == "sgd")
-    return OptimizerKind::SGD;
-  if (text == "adamw")
-    return OptimizerKind::AdamW;
-  if (text == "adafactor")
-    return OptimizerKind::Adafactor;
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "unknown optimizer '" + text +
-                                     "' (sgd, adamw or adafactor)");
-}
-
-llvm::StringRef ftpipe::runtime::optimizerKindName(OptimizerKind kind) {
+llvm::Error ftpipe::runtime::checkImplemented(schedule::Optimizer kind) {
   switch (kind) {
-  case OptimizerKind::SGD:
-    return "sgd";
-  case OptimizerKind::AdamW:
-    return "adamw";
-  case OptimizerKind::Adafactor:
-    return "adafactor";
+  case schedule::Optimizer::SGD:
+  case schedule::Optimizer::AdamW:
+  case schedule::Optimizer::Adafactor:
+    return llvm::Error::success();
+  case schedule::Optimizer::Momentum:
+  case schedule::Optimizer::Adam:
+    break;
   }
-  return "";
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "optimizer '" + schedule::optimizerName(kind) +
+          "' is planned for but the runtime does not implement it (sgd, "
+          "adamw or adafactor)");
 }
 
 double Optimizer::learningRate(int64_t step) const {
@@ -64,7 +56,7 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
   double t = static_cast<double>(done + 1);
 
   switch (config.kind) {
-  case OptimizerKind::SGD: {
+  case schedule::Optimizer::SGD: {
     bool first = slots.empty();
     if (first)
       slots.assign(1, std::vector<float>(n, 0.0f));
@@ -77,7 +69,10 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
     }
     return;
   }
-  case OptimizerKind::AdamW: {
+  case schedule::Optimizer::Momentum:
+  case schedule::Optimizer::Adam:
+    llvm_unreachable("an optimizer the runtime does not implement");
+  case schedule::Optimizer::AdamW: {
     if (slots.empty())
       slots.assign(2, std::vector<float>(n, 0.0f));
     std::vector<float> &m = slots[0], &v = slots[1];
@@ -94,7 +89,7 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
     }
     return;
   }
-  case OptimizerKind::Adafactor: {
+  case schedule::Optimizer::Adafactor: {
     double beta2t = 1.0 - std::pow(t, config.decayRate);
     std::vector<double> u(n);
     if (param.shape.size() >= 2) {
@@ -160,11 +155,14 @@ std::vector<std::pair<std::string, std::vector<int64_t>>>
 Optimizer::slots(llvm::ArrayRef<int64_t> shape) const {
   std::vector<int64_t> full(shape.begin(), shape.end());
   switch (config.kind) {
-  case OptimizerKind::SGD:
+  case schedule::Optimizer::Momentum:
+  case schedule::Optimizer::Adam:
+    llvm_unreachable("an optimizer the runtime does not implement");
+  case schedule::Optimizer::SGD:
     return {{"momentum_buffer", full}};
-  case OptimizerKind::AdamW:
+  case schedule::Optimizer::AdamW:
     return {{"exp_avg", full}, {"exp_avg_sq", full}};
-  case OptimizerKind::Adafactor: {
+  case schedule::Optimizer::Adafactor: {
     if (shape.size() < 2)
       return {{"exp_avg_sq", full}};
     std::vector<int64_t> row(full.begin(), full.end() - 1);

@@ -1,7 +1,7 @@
 //===- RunTiming.cpp - Measured timelines and the simulator's -------------===//
 
 #include "FTPipe/Runtime/RunTiming.h"
-#include "FTPipe/Partition/Simulator.h"
+#include "FTPipe/Schedule/Simulator.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -17,18 +17,6 @@ static double median(std::vector<double> values) {
   size_t middle = values.size() / 2;
   std::nth_element(values.begin(), values.begin() + middle, values.end());
   return values[middle];
-}
-
-static partition::Schedule simulatorSchedule(schedule::Kind kind) {
-  switch (kind) {
-  case schedule::Kind::GPipe:
-    return partition::Schedule::GPipe;
-  case schedule::Kind::OneFOneB:
-    return partition::Schedule::OneFOneB;
-  case schedule::Kind::Async:
-    return partition::Schedule::Async;
-  }
-  return partition::Schedule::Async;
 }
 
 llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
@@ -83,7 +71,7 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
 
   // The simulator's stage graph: measured costs, free transfers that carry
   // the dependencies both ways.
-  partition::StageGraph simulated;
+  schedule::TimedStageGraph simulated;
   std::vector<std::vector<int64_t>> consumers = graph.consumers();
   for (int64_t s = 0; s < stages; ++s) {
     simulated.device.push_back(graph.device[s]);
@@ -92,10 +80,8 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
     simulated.fwdMs.push_back(timing.stageForwardMs.back());
     simulated.bwdMs.push_back(timing.stageBackwardMs.back());
     simulated.recomputeMs.push_back(0);
-    simulated.keptBytesPerMicroBatch.push_back(0);
-    simulated.recomputePeakBytes.push_back(0);
     for (int64_t producer : graph.producers[s]) {
-      partition::StageEdge edge;
+      schedule::StageEdge edge;
       edge.src = producer;
       edge.dst = s;
       edge.fwdTensors = edge.bwdTensors = 1;
@@ -121,34 +107,13 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   }
   for (int64_t h : heights)
     simulated.height.push_back(h);
-
-  partition::HardwareSpec spec;
-  spec.name = "this run's devices";
-  for (int64_t d = 0; d < graph.devices; ++d)
-    spec.devices.push_back(partition::sustainedDevice(
-        "device " + std::to_string(d), uint64_t(1) << 40, 1.0, 1.0));
-  spec.intraNode = {partition::kMaxGBps, 0.0};
-  spec.network = spec.intraNode;
-  llvm::Expected<partition::Hardware> hardware =
-      partition::Hardware::create(spec);
-  if (!hardware)
-    return hardware.takeError();
-
-  partition::SimulatorConfig simulator;
-  simulator.schedule = simulatorSchedule(config.kind);
+  schedule::SimulatorConfig simulator;
+  simulator.kind = config.kind;
   simulator.microBatches = config.microBatches;
   simulator.recordEvents = false;
-  for (const std::vector<schedule::Action> &list : lists.devices) {
-    std::vector<partition::SimTask> order;
-    for (const schedule::Action &action : list)
-      if (action.kind != ActionKind::Update)
-        order.push_back({static_cast<partition::StageId>(action.stage),
-                         static_cast<uint32_t>(action.index),
-                         action.kind == ActionKind::Backward});
-    simulator.deviceOrders.push_back(std::move(order));
-  }
-  llvm::Expected<partition::SimResult> result =
-      partition::simulate(simulated, *hardware, simulator);
+  simulator.orders = lists;
+  llvm::Expected<schedule::SimResult> result = schedule::simulate(
+      simulated, schedule::Links::uniform(graph.devices, 1e15, 0.0), simulator);
   if (!result)
     return result.takeError();
   timing.simulatedMs = result->makespanMs;

@@ -101,28 +101,6 @@ llvm::Expected<Schedule> ftpipe::schedule::parseSchedule(llvm::StringRef text) {
   return schedule;
 }
 
-llvm::Expected<Kind> ftpipe::schedule::parseKind(llvm::StringRef text) {
-  if (text == "gpipe")
-    return Kind::GPipe;
-  if (text == "1f1b")
-    return Kind::OneFOneB;
-  if (text == "async")
-    return Kind::Async;
-  return fail("unknown schedule '" + text + "' (gpipe, 1f1b or async)");
-}
-
-llvm::StringRef ftpipe::schedule::kindName(Kind kind) {
-  switch (kind) {
-  case Kind::GPipe:
-    return "gpipe";
-  case Kind::OneFOneB:
-    return "1f1b";
-  case Kind::Async:
-    return "async";
-  }
-  return "?";
-}
-
 //===----------------------------------------------------------------------===//
 // Stage graph
 //===----------------------------------------------------------------------===//
@@ -341,6 +319,16 @@ static std::vector<Action> stageOrder(int64_t stage, int64_t height,
   return order;
 }
 
+std::vector<std::vector<Action>>
+ftpipe::schedule::stageOrders(const StageGraph &graph,
+                              const ScheduleConfig &config) {
+  std::vector<int64_t> heights = graph.heights();
+  std::vector<std::vector<Action>> orders;
+  for (int64_t s = 0; s < graph.stages(); ++s)
+    orders.push_back(stageOrder(s, heights[s], config));
+  return orders;
+}
+
 /// Orders a device's candidates: an update first, then a backward before a
 /// forward, then the older micro-batch, then the lower stage.
 static bool comesFirst(const Action &a, const Action &b) {
@@ -358,10 +346,7 @@ ftpipe::schedule::generate(const StageGraph &graph,
                            const ScheduleConfig &config) {
   if (llvm::Error error = checkConfig(graph, config))
     return std::move(error);
-  std::vector<int64_t> heights = graph.heights();
-  std::vector<std::vector<Action>> orders;
-  for (int64_t s = 0; s < graph.stages(); ++s)
-    orders.push_back(stageOrder(s, heights[s], config));
+  std::vector<std::vector<Action>> orders = stageOrders(graph, config);
   std::vector<size_t> next(graph.stages(), 0);
   std::vector<int64_t> updates(graph.devices, 0);
 

@@ -181,7 +181,7 @@ void AutoPartitionPass::runOnOperation() {
     help << "what may help: more devices";
     if (!objective.recompute)
       help << ", recompute=true";
-    if (objective.optimizer != partition::Optimizer::SGD)
+    if (objective.optimizer != ::ftpipe::schedule::Optimizer::SGD)
       help << ", an optimizer with less state (optimizer=sgd)";
     help << ", a smaller micro-batch";
     return signalPassFailure();

@@ -22,12 +22,10 @@ namespace ftpipe {
 
 /// The objective configuration given by a pass's ObjectiveOptions (the
 /// generated option members are protected, so the pass passes their values).
-inline ::ftpipe::partition::ObjectiveConfig
-makeObjectiveConfig(::ftpipe::partition::Schedule schedule,
-                    ::ftpipe::partition::Optimizer optimizer,
-                    ::ftpipe::partition::WeightVersioning versioning,
-                    ::ftpipe::partition::RecomputeMode recompute,
-                    unsigned microBatches) {
+inline ::ftpipe::partition::ObjectiveConfig makeObjectiveConfig(
+    ::ftpipe::schedule::Kind schedule, ::ftpipe::schedule::Optimizer optimizer,
+    ::ftpipe::schedule::WeightVersions versioning,
+    ::ftpipe::partition::RecomputeMode recompute, unsigned microBatches) {
   ::ftpipe::partition::ObjectiveConfig config;
   config.schedule = schedule;
   config.optimizer = optimizer;

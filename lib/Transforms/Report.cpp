@@ -69,44 +69,6 @@ struct ReportData {
 static double toMiB(uint64_t bytes) { return double(bytes) / (1 << 20); }
 static double toGiB(uint64_t bytes) { return double(bytes) / (1 << 30); }
 
-static StringRef scheduleName(partition::Schedule schedule) {
-  switch (schedule) {
-  case partition::Schedule::Async:
-    return "async (PipeDream 1F1B)";
-  case partition::Schedule::GPipe:
-    return "GPipe";
-  case partition::Schedule::OneFOneB:
-    return "1F1B with flush";
-  }
-  llvm_unreachable("unknown schedule");
-}
-
-static StringRef optimizerName(partition::Optimizer optimizer) {
-  switch (optimizer) {
-  case partition::Optimizer::SGD:
-    return "sgd";
-  case partition::Optimizer::Momentum:
-    return "momentum";
-  case partition::Optimizer::Adafactor:
-    return "adafactor";
-  case partition::Optimizer::Adam:
-    return "adam";
-  }
-  llvm_unreachable("unknown optimizer");
-}
-
-static StringRef versioningName(partition::WeightVersioning versioning) {
-  switch (versioning) {
-  case partition::WeightVersioning::Stash:
-    return "weight stashing";
-  case partition::WeightVersioning::DoubleBuffered:
-    return "2 weight versions (2BW)";
-  case partition::WeightVersioning::None:
-    return "one weight version";
-  }
-  llvm_unreachable("unknown versioning");
-}
-
 static void printTable(raw_ostream &os, const ReportData &data,
                        const partition::Hardware &hw) {
   const PlanMetrics &m = data.metrics;
@@ -121,12 +83,13 @@ static void printTable(raw_ostream &os, const ReportData &data,
                          : llvm::formatv("recomputation on {0} of {1} stages",
                                          recomputing, m.stages.size())
                                .str();
-  os << llvm::formatv("setup: {0} schedule, {1}, {2}, {3}, M = {4} "
-                      "micro-batches per mini-batch\n",
-                      scheduleName(data.config.schedule),
-                      optimizerName(data.config.optimizer),
-                      versioningName(data.config.versioning), recomputation,
-                      data.config.microBatches);
+  os << llvm::formatv(
+      "setup: {0} schedule, {1}, {2}, {3}, M = {4} "
+      "micro-batches per mini-batch\n",
+      ::ftpipe::schedule::describeKind(data.config.schedule),
+      ::ftpipe::schedule::optimizerName(data.config.optimizer),
+      ::ftpipe::schedule::describeWeightVersions(data.config.versioning),
+      recomputation, data.config.microBatches);
   os << llvm::formatv("{0} ops, {1} stages, total compute {2:f2} ms per "
                       "micro-batch\n",
                       data.numNodes, m.stages.size(), m.totalComputeMs);
@@ -266,9 +229,10 @@ static llvm::json::Value toJSON(const ReportData &data,
       {"stage_device", std::move(stageDevice)},
       {"per_stage", std::move(perStage)},
       {"per_device", std::move(perDevice)},
-      {"schedule", scheduleName(data.config.schedule)},
-      {"optimizer", optimizerName(data.config.optimizer)},
-      {"weight_versions", versioningName(data.config.versioning)},
+      {"schedule", ::ftpipe::schedule::describeKind(data.config.schedule)},
+      {"optimizer", ::ftpipe::schedule::optimizerName(data.config.optimizer)},
+      {"weight_versions",
+       ::ftpipe::schedule::describeWeightVersions(data.config.versioning)},
       {"recompute", data.config.recompute},
       {"recompute_stages",
        int64_t(llvm::count_if(
@@ -383,26 +347,26 @@ void ReportPass::runOnOperation() {
 
   // The mini-batch times of both synchronous schedules, and the timeline of
   // the chosen one for the trace.
-  auto simulateWith = [&](partition::Schedule schedule,
+  auto simulateWith = [&](::ftpipe::schedule::Kind schedule,
                           bool events) -> llvm::Expected<partition::SimResult> {
     partition::SimulatorConfig sim;
-    sim.schedule = schedule;
+    sim.kind = schedule;
     sim.microBatches = data.config.microBatches;
     sim.recordEvents = events;
     return partition::simulate(data.stages, *hw, sim);
   };
   llvm::Expected<partition::SimResult> gpipe =
-      simulateWith(partition::Schedule::GPipe, false);
+      simulateWith(::ftpipe::schedule::Kind::GPipe, false);
   if (!gpipe)
     return fail(gpipe.takeError());
   data.gpipe = std::move(*gpipe);
   llvm::Expected<partition::SimResult> oneFOneB =
-      simulateWith(partition::Schedule::OneFOneB, false);
+      simulateWith(::ftpipe::schedule::Kind::OneFOneB, false);
   if (!oneFOneB)
     return fail(oneFOneB.takeError());
   data.oneFOneB = std::move(*oneFOneB);
   partition::ObjectiveConfig async = data.config;
-  async.schedule = partition::Schedule::Async;
+  async.schedule = ::ftpipe::schedule::Kind::Async;
   llvm::Expected<partition::SimResult> asyncSim = partition::simulatePlan(
       opGraph->graph, *hw, *plan, async, /*recordEvents=*/false);
   if (!asyncSim)
@@ -433,8 +397,9 @@ void ReportPass::runOnOperation() {
     if (!timeline)
       return fail(timeline.takeError());
     if (failed(writeFile(trace, loc, [&](raw_ostream &os) {
-          os << llvm::formatv(
-              "{0}\n", partition::simulationToChromeTrace(*timeline, *hw));
+          os << llvm::formatv("{0}\n",
+                              ::ftpipe::schedule::simulationToChromeTrace(
+                                  *timeline, partition::deviceNames(*hw)));
         })))
       return signalPassFailure();
   }

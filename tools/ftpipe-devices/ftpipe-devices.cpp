@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FTPipe/Partition/Hardware.h"
 #include "FTPipe/Runtime/Devices.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -29,6 +30,22 @@ static llvm::cl::opt<double>
 static llvm::cl::opt<bool>
     allowNone("allow-none", llvm::cl::desc("Exit with 0 when there is no GPU"));
 
+/// A one-node cluster of `gpus`, each a sustainedDevice from its datasheet
+/// peaks, with every pair joined by the link the options give (the CUDA
+/// runtime cannot tell link speeds).
+static llvm::Expected<partition::Hardware>
+hardwareFromGpus(llvm::ArrayRef<runtime::GpuProperties> gpus) {
+  partition::HardwareSpec spec;
+  spec.name = "local";
+  spec.dtype = "fp32";
+  for (auto [index, gpu] : llvm::enumerate(gpus))
+    spec.devices.push_back(partition::sustainedDevice(
+        llvm::formatv("{0}:{1}", gpu.name, index).str(), gpu.memoryBytes,
+        runtime::peakFp32Tflops(gpu), runtime::peakMemoryGBps(gpu)));
+  spec.intraNode = {linkGBps, linkLatencyUs};
+  return partition::Hardware::create(std::move(spec));
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::cl::ParseCommandLineOptions(argc, argv,
@@ -41,8 +58,7 @@ int main(int argc, char **argv) {
     return allowNone ? 0 : 1;
   }
   if (emitJson) {
-    llvm::Expected<partition::Hardware> hardware =
-        runtime::hardwareFromGpus("local", *gpus, linkGBps, linkLatencyUs);
+    llvm::Expected<partition::Hardware> hardware = hardwareFromGpus(*gpus);
     if (!hardware) {
       llvm::errs() << "ftpipe-devices: " << llvm::toString(hardware.takeError())
                    << "\n";

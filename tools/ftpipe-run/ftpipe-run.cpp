@@ -345,8 +345,10 @@ int main(int argc, char **argv) {
   const schedule::StageGraph &graph = run.model->stageGraph();
   run.config.schedule = {orDie(schedule::parseKind(scheduleName)), microBatches,
                          steps};
-  run.config.stashing = orDie(parseStashing(stashingName));
-  run.config.optimizer.kind = orDie(parseOptimizerKind(optimizerName));
+  run.config.stashing = orDie(schedule::parseWeightVersions(stashingName));
+  run.config.optimizer.kind = orDie(schedule::parseOptimizer(optimizerName));
+  if (llvm::Error error = checkImplemented(run.config.optimizer.kind))
+    die(llvm::toString(std::move(error)));
   run.config.optimizer.lr = lr;
   run.config.optimizer.warmupSteps = warmup;
   run.config.optimizer.weightDecay = weightDecay;

@@ -40,8 +40,8 @@ void expectAgrees(const Graph &g, const Hardware &hw,
 TEST(IncrementalObjective, EqualsFromScratchUnderRandomMoves) {
   std::vector<ObjectiveConfig> configs(4);
   configs[1].recompute = true;
-  configs[2].schedule = Schedule::GPipe;
-  configs[3].versioning = WeightVersioning::DoubleBuffered;
+  configs[2].schedule = Kind::GPipe;
+  configs[3].versioning = WeightVersions::DoubleBuffered;
   configs[3].optimizer = Optimizer::Momentum;
   configs[3].reservedBytesPerDevice = 12345;
   int cfgIndex = 0;
@@ -207,7 +207,7 @@ TEST(Assignment, PairedRunsGiveEveryDeviceOneChunkOfEachPart) {
   // device, at most two stages per device, within memory.
   Graph g = t5Like(16);
   ObjectiveConfig obj;
-  obj.versioning = WeightVersioning::None;
+  obj.versioning = WeightVersions::None;
   obj.recompute = true;
   size_t P = 4;
   uint64_t state =

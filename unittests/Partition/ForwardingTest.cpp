@@ -142,7 +142,7 @@ TEST(Forwarding, PassedValuesDoNotWaitForTheStageThatPassesThem) {
   // Sent when the stage ends instead, the same bytes would hold up every
   // hop: the makespan of a GPipe run shows the difference.
   ObjectiveConfig gpipe = cfg;
-  gpipe.schedule = Schedule::GPipe;
+  gpipe.schedule = Kind::GPipe;
   SimResult a = unwrap(simulatePlan(g, hw, star, gpipe, false));
   SimResult b = unwrap(simulatePlan(g, hw, forwarded, gpipe, false));
   EXPECT_LE(b.makespanMs, a.makespanMs * (1 + 1e-9));
@@ -202,7 +202,7 @@ TEST(Forwarding, RandomPlansKeepHeightsVerifyAndNeverGetWorse) {
       Hardware hw = uniformHardware(P, 0.5 + seed % 3, 5.0);
       ObjectiveConfig cfg;
       cfg.recompute = seed % 2;
-      cfg.schedule = seed % 3 == 0 ? Schedule::OneFOneB : Schedule::Async;
+      cfg.schedule = seed % 3 == 0 ? Kind::OneFOneB : Kind::Async;
       Plan plan = randomContiguousPlan(g, 3 + seed % 6, P, seed);
       std::vector<bool> candidates = unwrap(forwardableNodes(g, hw, plan, cfg));
       Plan all = plan;
@@ -211,8 +211,7 @@ TEST(Forwarding, RandomPlansKeepHeightsVerifyAndNeverGetWorse) {
       StageGraph after = unwrap(buildStageGraph(g, hw, all, cfg));
       EXPECT_EQ(after.height, before.height);
       EXPECT_EQ(message(verifyPlan(g, hw, all, cfg)), "");
-      for (Schedule schedule :
-           {Schedule::Async, Schedule::GPipe, Schedule::OneFOneB}) {
+      for (Kind schedule : {Kind::Async, Kind::GPipe, Kind::OneFOneB}) {
         ObjectiveConfig c = cfg;
         c.schedule = schedule;
         EXPECT_EQ(message(simulatePlan(g, hw, all, c, false).takeError()), "");

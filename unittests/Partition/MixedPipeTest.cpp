@@ -32,7 +32,7 @@ TEST(MixedPipe, MixesEncoderAndDecoderBlocksUnderTightMemory) {
   Graph g = t5Like(8);
   ObjectiveConfig obj;
   obj.optimizer = Optimizer::SGD;
-  obj.versioning = WeightVersioning::None;
+  obj.versioning = WeightVersions::None;
   uint64_t weights = g.totalParamBytes() * 2;
   Hardware hw = makeHardware(4, weights / 2);
   MixedPipeConfig cfg;
@@ -71,7 +71,7 @@ TEST(MixedPipe, PairedRunsAreNeverWorseAndHoldMemory) {
           Graph g = makeGraph(family, 240, seed);
           MixedPipeConfig packingOnly;
           packingOnly.objective.recompute = seed % 2 == 1;
-          packingOnly.objective.versioning = WeightVersioning::None;
+          packingOnly.objective.versioning = WeightVersions::None;
           packingOnly.pairedRunMultipliers.clear();
           MixedPipeResult loose =
               unwrap(runMixedPipe(g, makeHardware(P), packingOnly));
@@ -120,7 +120,7 @@ TEST(MixedPipe, PairsEncoderAndDecoderChunksUnderAdam) {
   // make the plan worse than packing alone.
   Graph g = t5Like(16);
   MixedPipeConfig cfg;
-  cfg.objective.versioning = WeightVersioning::None;
+  cfg.objective.versioning = WeightVersions::None;
   cfg.objective.recompute = true;
   uint64_t state = g.totalParamBytes() * 4;
   Hardware hw = makeHardware(8, state / 8 + state / 10);
@@ -147,7 +147,7 @@ TEST(MixedPipe, FindsValidPlansAcrossTheMatrix) {
         MixedPipeConfig cfg;
         cfg.objective.recompute = seed % 2 == 1;
         if (seed == 4)
-          cfg.objective.schedule = Schedule::OneFOneB;
+          cfg.objective.schedule = Kind::OneFOneB;
         MixedPipeResult r = unwrap(runMixedPipe(g, hw, cfg));
         ASSERT_EQ(r.plan.nodeStage.size(), g.numNodes());
         EXPECT_EQ(message(verifyPlan(g, hw, r.plan, cfg.objective)), "");

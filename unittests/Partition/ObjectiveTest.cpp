@@ -178,7 +178,7 @@ TEST(Objective, SchedulesAndOptimizers) {
   Graph g = smallGraph();
   Hardware hw = uniformHardware(2, 1.0);
   ObjectiveConfig config;
-  config.schedule = Schedule::GPipe;
+  config.schedule = Kind::GPipe;
   config.microBatches = 4;
   config.optimizer = Optimizer::SGD;
   PlanMetrics m = unwrap(evaluatePlan(g, hw, twoStages(), config));
@@ -188,7 +188,7 @@ TEST(Objective, SchedulesAndOptimizers) {
   EXPECT_EQ(m.devices[0].optimizerBytes, 0u);
   EXPECT_EQ(m.devices[0].memoryBytes, 150u + 150u + 4u * 30u);
 
-  config.schedule = Schedule::OneFOneB;
+  config.schedule = Kind::OneFOneB;
   config.optimizer = Optimizer::Momentum;
   m = unwrap(evaluatePlan(g, hw, twoStages(), config));
   EXPECT_EQ(m.stages[0].inFlight, 2u);
@@ -202,12 +202,12 @@ TEST(Objective, SchedulesAndOptimizers) {
   m = unwrap(evaluatePlan(g, hw, twoStages(), config));
   EXPECT_EQ(m.devices[0].optimizerBytes, 300u);
 
-  config.schedule = Schedule::Async;
-  config.versioning = WeightVersioning::DoubleBuffered;
+  config.schedule = Kind::Async;
+  config.versioning = WeightVersions::DoubleBuffered;
   EXPECT_EQ(extraWeightVersions(5, config), 1u);
-  config.versioning = WeightVersioning::None;
+  config.versioning = WeightVersions::None;
   EXPECT_EQ(extraWeightVersions(5, config), 0u);
-  config.versioning = WeightVersioning::Stash;
+  config.versioning = WeightVersions::Stash;
   EXPECT_EQ(extraWeightVersions(5, config), 4u);
   EXPECT_EQ(extraWeightVersions(1, config), 0u);
 }

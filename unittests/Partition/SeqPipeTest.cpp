@@ -134,7 +134,8 @@ TEST_P(SeqPipeBruteForce, DPEqualsBruteForceAndGreedyIsFeasible) {
   Graph g = unwrap(generateRandomGraph(o));
   for (int variant = 0; variant < 4; ++variant) {
     ObjectiveConfig config;
-    config.schedule = Schedule((bc.seed + variant) % 3);
+    const Kind kinds[] = {Kind::Async, Kind::GPipe, Kind::OneFOneB};
+    config.schedule = kinds[(bc.seed + variant) % 3];
     config.recompute = variant % 2;
     config.microBatches = 1 + variant;
     // Odd variants: links of different speeds and devices of different

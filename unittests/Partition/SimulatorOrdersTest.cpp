@@ -18,22 +18,16 @@ namespace sched = ftpipe::schedule;
 
 namespace {
 
-/// The lists of `config` for a chain placed by `placement`, updates dropped.
-std::vector<std::vector<SimTask>>
-ordersOf(const std::vector<int64_t> &placement,
-         const sched::ScheduleConfig &config) {
+/// The lists of `config` for a chain placed by `placement`.
+sched::Schedule ordersOf(const std::vector<int64_t> &placement,
+                         const sched::ScheduleConfig &config) {
   sched::StageGraph graph = sched::StageGraph::chain(placement);
-  llvm::Expected<sched::Schedule> schedule = sched::generate(graph, config);
-  EXPECT_TRUE(bool(schedule));
-  std::vector<std::vector<SimTask>> orders;
-  for (const auto &actions : schedule->devices) {
-    orders.emplace_back();
-    for (const sched::Action &action : actions)
-      if (action.kind != sched::ActionKind::Update)
-        orders.back().push_back({StageId(action.stage), uint32_t(action.index),
-                                 action.kind == sched::ActionKind::Backward});
-  }
-  return orders;
+  return unwrap(sched::generate(graph, config));
+}
+
+/// A schedule in its text form.
+sched::Schedule parsed(llvm::StringRef text) {
+  return unwrap(sched::parseSchedule(text));
 }
 
 StageGraph stagesOf(const Graph &g, const Hardware &hw,
@@ -57,9 +51,8 @@ TEST(SimulatorOrders, SynchronousListsMatchTheClosedForm) {
         for (int i = 0; i < p; ++i)
           placement.push_back(i);
         SimulatorConfig config;
-        config.schedule =
-            kind == sched::Kind::GPipe ? Schedule::GPipe : Schedule::OneFOneB;
-        config.deviceOrders = ordersOf(placement, {kind, m, 1});
+        config.kind = kind;
+        config.orders = ordersOf(placement, {kind, m, 1});
         SimResult r = unwrap(simulate(stagesOf(g, hw, placement), hw, config));
         EXPECT_NEAR(r.makespanMs, (m + p - 1) * (f + b), 1e-9)
             << sched::kindName(kind).str() << " p " << p << " m " << m;
@@ -74,8 +67,8 @@ TEST(SimulatorOrders, AsyncListsRunAtTheBusiestDevicesLoad) {
   // micro-batch.
   std::vector<int64_t> placement = {0, 1, 2, 0};
   SimulatorConfig config;
-  config.schedule = Schedule::Async;
-  config.deviceOrders = ordersOf(placement, {sched::Kind::Async, 4, 24});
+  config.kind = Kind::Async;
+  config.orders = ordersOf(placement, {sched::Kind::Async, 4, 24});
   SimResult r = unwrap(simulate(stagesOf(g, hw, placement), hw, config));
   EXPECT_EQ(r.microBatches, 96u);
   EXPECT_NEAR(r.msPerMicroBatch, 2 * (f + b), 1e-9);
@@ -87,8 +80,7 @@ TEST(SimulatorOrders, RefusesBadOrders) {
   StageGraph sg = stagesOf(g, hw, {0, 1});
   SimulatorConfig config;
   // Device 1 wants the backward before its forward.
-  config.deviceOrders = {{{0, 0, false}, {0, 0, true}},
-                         {{1, 0, true}, {1, 0, false}}};
+  config.orders = parsed("device 0: 0F0 0B0\ndevice 1: 1B0 1F0");
   llvm::Expected<SimResult> r = simulate(sg, hw, config);
   ASSERT_FALSE(bool(r));
   EXPECT_EQ(llvm::toString(r.takeError()),
@@ -98,21 +90,19 @@ TEST(SimulatorOrders, RefusesBadOrders) {
   // stage 1, which waits for stage 0.
   Graph g3 = chain(3, 1, 1, 0);
   StageGraph sg3 = stagesOf(g3, hw, {0, 1, 0});
-  config.deviceOrders = {
-      {{2, 0, false}, {2, 0, true}, {0, 0, false}, {0, 0, true}},
-      {{1, 0, false}, {1, 0, true}}};
+  config.orders = parsed("device 0: 2F0 2B0 0F0 0B0\ndevice 1: 1F0 1B0");
   r = simulate(sg3, hw, config);
   ASSERT_FALSE(bool(r));
   EXPECT_EQ(llvm::toString(r.takeError()),
             "simulator: stage 0 stalled after 0 of 2 tasks: the given orders "
             "deadlock");
-  config.deviceOrders = {{{0, 0, false}, {0, 0, true}}, {{1, 0, false}}};
+  config.orders = parsed("device 0: 0F0 0B0\ndevice 1: 1F0");
   r = simulate(sg, hw, config);
   ASSERT_FALSE(bool(r));
   EXPECT_EQ(llvm::toString(r.takeError()),
             "simulator: the orders hold 3 tasks, 2 stages x 1 micro-batches "
             "need 4");
-  config.deviceOrders = {{{1, 0, false}}, {}};
+  config.orders = parsed("device 0: 1F0\ndevice 1:");
   r = simulate(sg, hw, config);
   ASSERT_FALSE(bool(r));
   EXPECT_EQ(llvm::toString(r.takeError()),

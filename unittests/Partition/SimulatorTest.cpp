@@ -31,7 +31,7 @@ Plan onePerDevice(size_t n) {
 }
 
 SimResult run(const Graph &g, const Hardware &hw, const Plan &plan,
-              Schedule schedule, uint32_t m) {
+              Kind schedule, uint32_t m) {
   ObjectiveConfig config;
   config.schedule = schedule;
   config.microBatches = m;
@@ -39,7 +39,7 @@ SimResult run(const Graph &g, const Hardware &hw, const Plan &plan,
 }
 
 class SyncClosedForm
-    : public ::testing::TestWithParam<std::tuple<Schedule, int, int>> {};
+    : public ::testing::TestWithParam<std::tuple<Kind, int, int>> {};
 
 TEST_P(SyncClosedForm, EqualStagesTakeMPlusPMinusOneStageTimes) {
   auto [schedule, p, m] = GetParam();
@@ -54,16 +54,16 @@ TEST_P(SyncClosedForm, EqualStagesTakeMPlusPMinusOneStageTimes) {
     EXPECT_NEAR(r.deviceBusyMs[d], m * (f + b), 1e-9);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Schedules, SyncClosedForm,
-    ::testing::Combine(::testing::Values(Schedule::GPipe, Schedule::OneFOneB),
-                       ::testing::Values(1, 2, 4, 8),
-                       ::testing::Values(1, 3, 8, 16)));
+INSTANTIATE_TEST_SUITE_P(Schedules, SyncClosedForm,
+                         ::testing::Combine(::testing::Values(Kind::GPipe,
+                                                              Kind::OneFOneB),
+                                            ::testing::Values(1, 2, 4, 8),
+                                            ::testing::Values(1, 3, 8, 16)));
 
 TEST(Simulator, GPipeRunsAllForwardsFirst) {
   Graph g = chain(3, 1, 2, 0);
   Hardware hw = uniformHardware(3);
-  SimResult r = run(g, hw, onePerDevice(3), Schedule::GPipe, 4);
+  SimResult r = run(g, hw, onePerDevice(3), Kind::GPipe, 4);
   // On every device the first backward starts after the last forward ends.
   for (DeviceId d = 0; d < 3; ++d) {
     double lastF = 0, firstB = 1e30;
@@ -81,7 +81,7 @@ TEST(Simulator, GPipeRunsAllForwardsFirst) {
 TEST(Simulator, OneFOneBKeepsFewerMicroBatchesInFlight) {
   Graph g = chain(4, 1, 2, 0);
   Hardware hw = uniformHardware(4);
-  SimResult r = run(g, hw, onePerDevice(4), Schedule::OneFOneB, 8);
+  SimResult r = run(g, hw, onePerDevice(4), Kind::OneFOneB, 8);
   // Stage 0 runs P = 4 forwards, then its first backward.
   std::vector<const SimEvent *> stage0;
   for (const SimEvent &e : r.events)
@@ -104,7 +104,7 @@ TEST(Simulator, AsyncSteadyStateIsBusiestDeviceLoad) {
     b.addEdge(i, i + 1, 0);
   Graph g = unwrap(b.build());
   Hardware hw = uniformHardware(4);
-  SimResult r = run(g, hw, onePerDevice(4), Schedule::Async, 8);
+  SimResult r = run(g, hw, onePerDevice(4), Kind::Async, 8);
   EXPECT_NEAR(r.msPerMicroBatch, 6.0, 1e-9);
   EXPECT_NEAR(r.msPerMiniBatch, 48.0, 1e-9);
   PlanMetrics m = unwrap(evaluatePlan(g, hw, onePerDevice(4), {}));
@@ -123,7 +123,7 @@ TEST(Simulator, AsyncWithSeveralStagesPerDevice) {
   Graph g = unwrap(b.build());
   Hardware hw = uniformHardware(2);
   Plan plan{{0, 1, 2, 3}, {0, 1, 0, 1}};
-  SimResult r = run(g, hw, plan, Schedule::Async, 8);
+  SimResult r = run(g, hw, plan, Kind::Async, 8);
   PlanMetrics m = unwrap(evaluatePlan(g, hw, plan, {}));
   EXPECT_NEAR(m.asyncMsPerMicroBatch, 8.0, 1e-12);
   EXPECT_NEAR(r.msPerMicroBatch, 8.0, 1e-9);
@@ -137,7 +137,7 @@ TEST(Simulator, SlowTransfersAreExposedCommunicationExactly) {
     Hardware hw = uniformHardware(2, /*gbps=*/1.0);
     PlanMetrics m = unwrap(evaluatePlan(g, hw, onePerDevice(2), {}));
     EXPECT_NEAR(m.stages[0].exposedCommMs, std::max(0.0, t - 2.0), 1e-12);
-    SimResult r = run(g, hw, onePerDevice(2), Schedule::Async, 8);
+    SimResult r = run(g, hw, onePerDevice(2), Kind::Async, 8);
     EXPECT_NEAR(r.msPerMicroBatch, m.asyncMsPerMicroBatch, 1e-9) << t;
     EXPECT_NEAR(r.msPerMicroBatch - 2.0, std::max(0.0, t - 2.0), 1e-9) << t;
   }
@@ -152,7 +152,7 @@ TEST(Simulator, GPipeWithSlowForwardLink) {
   const int m = 5;
   Graph g = chain(2, f, b, uint64_t(t * 1e6), /*grad=*/false);
   Hardware hw = uniformHardware(2, 1.0);
-  SimResult r = run(g, hw, onePerDevice(2), Schedule::GPipe, m);
+  SimResult r = run(g, hw, onePerDevice(2), Kind::GPipe, m);
   EXPECT_NEAR(r.makespanMs, 2 * f + m * t + m * b, 1e-9);
   double linkBusy = 0;
   for (const SimEvent &e : r.events)
@@ -164,8 +164,9 @@ TEST(Simulator, GPipeWithSlowForwardLink) {
 TEST(Simulator, ChromeTrace) {
   Graph g = chain(2, 1, 1, 1'000'000);
   Hardware hw = uniformHardware(2, 1.0);
-  SimResult r = run(g, hw, onePerDevice(2), Schedule::GPipe, 2);
-  llvm::json::Value trace = simulationToChromeTrace(r, hw);
+  SimResult r = run(g, hw, onePerDevice(2), Kind::GPipe, 2);
+  llvm::json::Value trace =
+      ftpipe::schedule::simulationToChromeTrace(r, deviceNames(hw));
   const llvm::json::Array *events =
       trace.getAsObject()->getArray("traceEvents");
   ASSERT_NE(events, nullptr);
@@ -191,7 +192,7 @@ TEST(Simulator, RecomputationLengthensBackward) {
   Graph g = chain(2, 1, 2, 0);
   Hardware hw = uniformHardware(2);
   ObjectiveConfig config;
-  config.schedule = Schedule::GPipe;
+  config.schedule = Kind::GPipe;
   config.microBatches = 4;
   config.recompute = true;
   SimResult r = unwrap(simulatePlan(g, hw, onePerDevice(2), config));
@@ -211,7 +212,7 @@ TEST(Simulator, RejectsBadConfig) {
 /// Checks the timeline: one task at a time per device and per link, every
 /// task once, dependencies respected.
 void checkTimeline(const Graph &g, const Hardware &hw, const Plan &plan,
-                   const SimResult &r, Schedule schedule, uint32_t m) {
+                   const SimResult &r, Kind schedule, uint32_t m) {
   ObjectiveConfig config;
   config.schedule = schedule;
   config.microBatches = m;
@@ -269,8 +270,7 @@ TEST_P(SimulatorProperties, TimelineIsConsistent) {
   o.numNodes = 60;
   Graph g = unwrap(generateRandomGraph(o));
   Hardware hw = unwrap(getHardwarePreset("rtx2080ti-pcie-x8"));
-  for (Schedule schedule :
-       {Schedule::GPipe, Schedule::OneFOneB, Schedule::Async}) {
+  for (Kind schedule : {Kind::GPipe, Kind::OneFOneB, Kind::Async}) {
     Plan plan = randomContiguousPlan(g, 2 + seed % 10, 8, uint64_t(seed));
     ObjectiveConfig config;
     config.schedule = schedule;
@@ -283,7 +283,7 @@ TEST_P(SimulatorProperties, TimelineIsConsistent) {
     for (const DeviceMetrics &d : m.devices)
       maxCompute = std::max(maxCompute, d.computeMs);
     EXPECT_GE(r.msPerMicroBatch, maxCompute * (1 - 1e-9));
-    if (schedule == Schedule::Async) {
+    if (schedule == Kind::Async) {
       EXPECT_GT(r.asyncCycle, 0u); // a repeating steady state was found
     }
     // Same input, same timeline.

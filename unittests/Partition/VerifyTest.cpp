@@ -96,7 +96,8 @@ class PlanProperties : public ::testing::TestWithParam<PropertyCase> {};
 
 ObjectiveConfig configFor(uint64_t seed) {
   ObjectiveConfig c;
-  c.schedule = Schedule(seed % 3);
+  const Kind kinds[] = {Kind::Async, Kind::GPipe, Kind::OneFOneB};
+  c.schedule = kinds[seed % 3];
   c.optimizer = Optimizer((seed / 3) % 3);
   c.recompute = (seed / 9) % 2;
   c.microBatches = 1 + seed % 7;

@@ -21,6 +21,7 @@
 #include <random>
 #include <thread>
 
+using namespace ftpipe;
 using namespace ftpipe::runtime;
 using namespace ftpipe::schedule;
 
@@ -37,8 +38,9 @@ Tensor randomTensor(std::vector<int64_t> shape, std::mt19937 &random) {
 TEST(Checkpoint, OptimizerStateRoundTrip) {
   const std::vector<std::string> names = {"m", "v", "t"};
   const std::vector<std::vector<int64_t>> shapes = {{3, 4}, {4}, {2, 3, 4}};
-  for (OptimizerKind kind :
-       {OptimizerKind::SGD, OptimizerKind::AdamW, OptimizerKind::Adafactor}) {
+  for (ftpipe::schedule::Optimizer kind :
+       {ftpipe::schedule::Optimizer::SGD, ftpipe::schedule::Optimizer::AdamW,
+        ftpipe::schedule::Optimizer::Adafactor}) {
     OptimizerConfig config;
     config.kind = kind;
     config.lr = 0.01;
@@ -48,8 +50,8 @@ TEST(Checkpoint, OptimizerStateRoundTrip) {
     std::vector<Tensor> params, copies;
     for (const auto &shape : shapes)
       params.push_back(randomTensor(shape, random));
-    Optimizer first(config);
-    auto step = [&](Optimizer &optimizer, std::vector<Tensor> &values,
+    runtime::Optimizer first(config);
+    auto step = [&](runtime::Optimizer &optimizer, std::vector<Tensor> &values,
                     const std::vector<Tensor> &grads) {
       std::vector<Tensor *> pointers;
       std::vector<const Tensor *> gradPointers;
@@ -70,11 +72,11 @@ TEST(Checkpoint, OptimizerStateRoundTrip) {
     TensorMap state;
     for (size_t i = 0; i < names.size(); ++i)
       first.saveState(names[i], shapes[i], state);
-    if (kind == OptimizerKind::AdamW) {
+    if (kind == ftpipe::schedule::Optimizer::AdamW) {
       EXPECT_EQ(state.at("t.exp_avg").shape, shapes[2]);
       EXPECT_EQ(state.at("t.exp_avg_sq").shape, shapes[2]);
     }
-    if (kind == OptimizerKind::Adafactor) {
+    if (kind == ftpipe::schedule::Optimizer::Adafactor) {
       EXPECT_EQ(state.at("t.exp_avg_sq_row").shape,
                 (std::vector<int64_t>{2, 3}));
       EXPECT_EQ(state.at("t.exp_avg_sq_col").shape,
@@ -82,7 +84,7 @@ TEST(Checkpoint, OptimizerStateRoundTrip) {
       EXPECT_EQ(state.at("v.exp_avg_sq").shape, shapes[1]);
     }
 
-    Optimizer second(config);
+    runtime::Optimizer second(config);
     for (size_t i = 0; i < names.size(); ++i)
       ASSERT_FALSE(bool(second.loadState(names[i], shapes[i], state)));
     second.setSteps(3);
@@ -100,7 +102,7 @@ TEST(Checkpoint, OptimizerStateRoundTrip) {
 
 TEST(Checkpoint, LoadStateRefusesMissingAndMisShaped) {
   OptimizerConfig config;
-  Optimizer optimizer(config);
+  runtime::Optimizer optimizer(config);
   TensorMap state = {{"w.exp_avg", Tensor(DType::F32, {2, 2})}};
   llvm::Error missing = optimizer.loadState("w", {2, 2}, state);
   EXPECT_EQ(llvm::toString(std::move(missing)),

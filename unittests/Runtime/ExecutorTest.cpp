@@ -107,7 +107,7 @@ TensorMap merged(const RunResult &run, const ParameterPlacement &placement) {
 struct Case {
   std::vector<int64_t> placement;
   Kind kind;
-  WeightStashing stashing;
+  ftpipe::schedule::WeightVersions stashing;
   int64_t microBatches;
 };
 
@@ -125,7 +125,7 @@ TEST(Executor, EverySchedulePlacementAndStashingMatchesEmulation) {
   TensorMap initial = tinyMlpWeights(shape, 7);
   TensorMap data = tinyMlpData(shape, 32, 11);
   OptimizerConfig adam;
-  adam.kind = OptimizerKind::AdamW;
+  adam.kind = ftpipe::schedule::Optimizer::AdamW;
   adam.lr = 0.01;
   adam.weightDecay = 0.01;
   adam.warmupSteps = 2;
@@ -133,12 +133,18 @@ TEST(Executor, EverySchedulePlacementAndStashingMatchesEmulation) {
   for (std::vector<int64_t> placement :
        {std::vector<int64_t>{0, 1, 2, 3}, std::vector<int64_t>{0, 1, 2, 0},
         std::vector<int64_t>{0, 1, 2, 3, 0}}) {
-    cases.push_back({placement, Kind::GPipe, WeightStashing::None, 4});
-    cases.push_back({placement, Kind::OneFOneB, WeightStashing::None, 4});
-    cases.push_back({placement, Kind::Async, WeightStashing::None, 4});
-    cases.push_back({placement, Kind::Async, WeightStashing::Stash, 1});
-    cases.push_back({placement, Kind::Async, WeightStashing::Stash, 4});
-    cases.push_back({placement, Kind::Async, WeightStashing::TwoBW, 4});
+    cases.push_back(
+        {placement, Kind::GPipe, ftpipe::schedule::WeightVersions::None, 4});
+    cases.push_back(
+        {placement, Kind::OneFOneB, ftpipe::schedule::WeightVersions::None, 4});
+    cases.push_back(
+        {placement, Kind::Async, ftpipe::schedule::WeightVersions::None, 4});
+    cases.push_back(
+        {placement, Kind::Async, ftpipe::schedule::WeightVersions::Stash, 1});
+    cases.push_back(
+        {placement, Kind::Async, ftpipe::schedule::WeightVersions::Stash, 4});
+    cases.push_back({placement, Kind::Async,
+                     ftpipe::schedule::WeightVersions::DoubleBuffered, 4});
   }
   std::map<int64_t, TensorMap> synchronous;
   for (const Case &c : cases) {
@@ -171,11 +177,12 @@ TEST(Executor, EverySchedulePlacementAndStashingMatchesEmulation) {
         EXPECT_LT(reference::maxRelativeDifference(weights, it->second), 1e-4);
       }
     }
-    if (c.stashing == WeightStashing::TwoBW) {
+    if (c.stashing == ftpipe::schedule::WeightVersions::DoubleBuffered) {
       for (int64_t versionsHeld : run.peakVersions)
         EXPECT_LE(versionsHeld, 2);
     }
-    if (c.stashing == WeightStashing::Stash && c.microBatches == 1) {
+    if (c.stashing == ftpipe::schedule::WeightVersions::Stash &&
+        c.microBatches == 1) {
       // Stage 0 keeps one version per micro-batch in flight: the depth.
       EXPECT_EQ(run.peakVersions[0], shape.stages);
     }
@@ -189,7 +196,7 @@ TEST(Executor, TwoBWRefusesAThirdVersion) {
   TinyMlpShape shape;
   ExecutorConfig config;
   config.schedule = {Kind::Async, 1, 3};
-  config.stashing = WeightStashing::TwoBW;
+  config.stashing = ftpipe::schedule::WeightVersions::DoubleBuffered;
   std::vector<int64_t> placement = {0, 0, 0, 0};
   LocalMailbox mailbox(1);
   auto stages = tinyMlpStages(shape, placement, 0);
@@ -221,8 +228,10 @@ TEST(Executor, LossFallsOnTheSyntheticTask) {
   TinyMlpShape shape;
   TensorMap initial = tinyMlpWeights(shape, 3);
   TensorMap data = tinyMlpData(shape, 32, 5);
-  for (WeightStashing stashing :
-       {WeightStashing::None, WeightStashing::Stash, WeightStashing::TwoBW}) {
+  for (ftpipe::schedule::WeightVersions stashing :
+       {ftpipe::schedule::WeightVersions::None,
+        ftpipe::schedule::WeightVersions::Stash,
+        ftpipe::schedule::WeightVersions::DoubleBuffered}) {
     ExecutorConfig config;
     config.schedule = {Kind::Async, 4, 60};
     config.stashing = stashing;

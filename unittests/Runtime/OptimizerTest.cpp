@@ -41,7 +41,7 @@ TEST(Optimizer, MatchesPyTorch) {
     std::string kind = c.getString("optimizer")->str();
     SCOPED_TRACE(kind + " lr " + std::to_string(*c.getNumber("lr")));
     OptimizerConfig config;
-    config.kind = *parseOptimizerKind(kind);
+    config.kind = *ftpipe::schedule::parseOptimizer(kind);
     config.lr = *c.getNumber("lr");
     config.weightDecay = *c.getNumber("weight_decay");
     config.warmupSteps = *c.getInteger("warmup");
@@ -107,10 +107,24 @@ TEST(Optimizer, WarmUpIsLinear) {
 }
 
 TEST(Optimizer, RefusesUnknownKind) {
-  llvm::Expected<OptimizerKind> kind = parseOptimizerKind("lamb");
+  llvm::Expected<ftpipe::schedule::Optimizer> kind =
+      ftpipe::schedule::parseOptimizer("lamb");
   ASSERT_FALSE(bool(kind));
   EXPECT_EQ(llvm::toString(kind.takeError()),
-            "unknown optimizer 'lamb' (sgd, adamw or adafactor)");
+            "unknown optimizer 'lamb' (sgd, momentum, adam, adamw or "
+            "adafactor)");
+}
+
+TEST(Optimizer, RefusesKindsOnlyPlannedFor) {
+  // The planner also prices Adam and SGD with momentum; the runtime
+  // implements sgd (with its momentum option), adamw and adafactor.
+  for (auto kind :
+       {ftpipe::schedule::Optimizer::SGD, ftpipe::schedule::Optimizer::AdamW,
+        ftpipe::schedule::Optimizer::Adafactor})
+    EXPECT_FALSE(llvm::errorToBool(checkImplemented(kind)));
+  EXPECT_EQ(llvm::toString(checkImplemented(ftpipe::schedule::Optimizer::Adam)),
+            "optimizer 'adam' is planned for but the runtime does not "
+            "implement it (sgd, adamw or adafactor)");
 }
 
 } // namespace

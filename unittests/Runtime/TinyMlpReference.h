@@ -28,7 +28,8 @@ using Versions = std::vector<std::vector<std::pair<int64_t, int64_t>>>;
 
 inline Versions versionsOf(const schedule::Schedule &schedule,
                            const std::vector<int64_t> &placement,
-                           int64_t microBatches, WeightStashing stashing) {
+                           int64_t microBatches,
+                           ftpipe::schedule::WeightVersions stashing) {
   Versions versions(placement.size(),
                     std::vector<std::pair<int64_t, int64_t>>(microBatches));
   for (const auto &actions : schedule.devices) {
@@ -42,7 +43,7 @@ inline Versions versionsOf(const schedule::Schedule &schedule,
         versions[action.stage][action.index].second = updates;
     }
   }
-  if (stashing != WeightStashing::None)
+  if (stashing != ftpipe::schedule::WeightVersions::None)
     for (auto &stage : versions)
       for (auto &[forward, backward] : stage)
         backward = forward;

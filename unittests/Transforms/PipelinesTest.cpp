@@ -91,9 +91,9 @@ TEST(PipelinesTest, OptionsReachThePasses) {
   options.devices = 3;
   options.function = "forward";
   options.method = PartitionMethod::SeqGreedy;
-  options.objective.schedule = partition::Schedule::GPipe;
-  options.objective.optimizer = partition::Optimizer::SGD;
-  options.objective.stashing = partition::WeightVersioning::Stash;
+  options.objective.schedule = ::ftpipe::schedule::Kind::GPipe;
+  options.objective.optimizer = ::ftpipe::schedule::Optimizer::SGD;
+  options.objective.stashing = ::ftpipe::schedule::WeightVersions::Stash;
   options.objective.recompute = partition::RecomputeMode::Never;
   options.objective.microbatches = 16;
   std::string text = pipelineText(
@@ -124,7 +124,7 @@ TEST(PipelinesTest, MixedPipeSearchOrPhases) {
   phases.devices = 2;
   phases.stages = 6;
   phases.blockTypes = {"T5Block", "BertLayer"};
-  phases.objective.optimizer = partition::Optimizer::Momentum;
+  phases.objective.optimizer = ::ftpipe::schedule::Optimizer::Momentum;
   text = pipelineText(
       [&](OpPassManager &pm) { buildMixedPipePipeline(pm, phases); });
   SCOPED_TRACE(text);
@@ -159,10 +159,11 @@ TEST(PipelinesTest, TextOptionsMeanTheTypedOnes) {
   EXPECT_EQ(options.method, PartitionMethod::SeqGreedy);
   EXPECT_FALSE(options.quiet);
   EXPECT_EQ(options.dpMaxOps, 7u);
-  EXPECT_EQ(options.objective.schedule, partition::Schedule::OneFOneB);
-  EXPECT_EQ(options.objective.optimizer, partition::Optimizer::Momentum);
+  EXPECT_EQ(options.objective.schedule, ::ftpipe::schedule::Kind::OneFOneB);
+  EXPECT_EQ(options.objective.optimizer,
+            ::ftpipe::schedule::Optimizer::Momentum);
   EXPECT_EQ(options.objective.stashing,
-            partition::WeightVersioning::DoubleBuffered);
+            ::ftpipe::schedule::WeightVersions::DoubleBuffered);
   EXPECT_EQ(options.objective.recompute, partition::RecomputeMode::Auto);
   EXPECT_EQ(options.objective.microbatches, 12u);
 

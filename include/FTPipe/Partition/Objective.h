@@ -27,6 +27,8 @@
 #include "FTPipe/Partition/Graph.h"
 #include "FTPipe/Partition/Hardware.h"
 #include "FTPipe/Partition/Plan.h"
+#include "FTPipe/Schedule/Simulator.h"
+#include "FTPipe/Schedule/TrainingSetup.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/BitVector.h"
@@ -38,40 +40,9 @@
 namespace ftpipe {
 namespace partition {
 
-/// Optimizer, for its state: bytes of state per byte of parameter.
-enum class Optimizer {
-  /// Plain SGD: no state.
-  SGD,
-  /// SGD with momentum: one buffer (1x).
-  Momentum,
-  /// Adam / AdamW: first and second moments (2x).
-  Adam,
-  /// Adafactor without momentum (T5's recipe, and FTPipe's for T5-3B): its
-  /// second moments are factored into a row and a column vector per matrix,
-  /// about 0.1% of the weights of a transformer, counted as no state.
-  Adafactor,
-};
-
-/// How the pipeline is run. Determines micro-batches in flight per stage
-/// (activation memory), weight versions, and what the simulator executes.
-enum class Schedule {
-  /// PipeDream-style asynchronous 1F1B without flushes (FTPipe's default).
-  Async,
-  /// GPipe: all forwards of a mini-batch, then all backwards, then flush.
-  GPipe,
-  /// 1F1B with a flush at the end of every mini-batch (PipeDream-Flush).
-  OneFOneB,
-};
-
-/// Weight versions kept under the async schedule.
-enum class WeightVersioning {
-  /// PipeDream weight stashing: one version per micro-batch in flight.
-  Stash,
-  /// PipeDream-2BW: at most two versions.
-  DoubleBuffered,
-  /// A single version (weight prediction, or staleness accepted).
-  None,
-};
+using schedule::Kind;
+using schedule::Optimizer;
+using schedule::WeightVersions;
 
 /// Bytes of optimizer state per byte of parameter (0, 1 or 2).
 unsigned optimizerStateFactor(Optimizer optimizer);
@@ -80,9 +51,9 @@ unsigned optimizerStateFactor(Optimizer optimizer);
 /// hardware and plan. Defaults: FTPipe's fine-tuning setup (async with weight
 /// stashing, Adam, no recomputation, 8 micro-batches per mini-batch).
 struct ObjectiveConfig {
-  Schedule schedule = Schedule::Async;
+  Kind schedule = Kind::Async;
   Optimizer optimizer = Optimizer::Adam;
-  WeightVersioning versioning = WeightVersioning::Stash;
+  WeightVersions versioning = WeightVersions::Stash;
   /// Keep only stage inputs in forward and recompute the stage's forward
   /// just before its backward: for every stage of a plan without a
   /// per-stage choice (Plan::stageRecompute empty).
@@ -121,55 +92,16 @@ inline bool stageRecomputes(const Plan &plan, const ObjectiveConfig &config,
 llvm::Expected<std::vector<std::vector<StageId>>>
 replicaStages(const Graph &graph, const Plan &plan);
 
-/// Traffic from one stage to another, for one micro-batch. Each crossing
-/// value is one tensor (one message and one latency).
-struct StageEdge {
-  StageId src = 0;
-  StageId dst = 0;
-  /// Activations src -> dst in the forward.
-  uint64_t fwdBytes = 0;
-  uint32_t fwdTensors = 0;
-  /// Gradients dst -> src in the backward (values that need a gradient).
-  uint64_t bwdBytes = 0;
-  uint32_t bwdTensors = 0;
-  /// Of the activations, the forwarded values that src received and passes
-  /// on (Plan::nodeForwarded): src sends them when its forward starts, not
-  /// when it ends.
-  uint64_t passBytes = 0;
-  uint32_t passTensors = 0;
-  /// Of the gradients, those of forwarded values: dst sends them once its
-  /// backward has ended and the gradients it passes back have arrived (it
-  /// adds its own to them). Those of values src passes on (pass*) do not
-  /// hold up src's backward (src adds them after it); those of values src
-  /// makes (firstHop*) do.
-  uint64_t passGradBytes = 0, firstHopGradBytes = 0;
-  uint32_t passGradTensors = 0, firstHopGradTensors = 0;
-};
+using schedule::StageEdge;
 
-/// A plan collapsed to stages: what the simulator runs and the objective
-/// scores. Times are on the stage's own device.
-struct StageGraph {
-  /// Per stage: device, forward, backward and recompute time (ms).
-  std::vector<DeviceId> device;
-  std::vector<double> fwdMs, bwdMs, recomputeMs;
+/// A plan collapsed to stages: what the simulator runs (its costs and
+/// traffic, schedule::TimedStageGraph) and what the objective scores, with
+/// the activation memory of each stage.
+struct StageGraph : schedule::TimedStageGraph {
   /// Per stage: bytes of activations kept per micro-batch in flight (all
   /// nodes' actBytes, or only the stage inputs under recomputation) and, under
   /// recomputation, the bytes of one micro-batch rebuilt during backward.
   std::vector<uint64_t> keptBytesPerMicroBatch, recomputePeakBytes;
-  /// Edges, sorted by (src, dst), at most one per ordered pair.
-  std::vector<StageEdge> edges;
-  /// Stages in a topological order of the edges.
-  std::vector<StageId> topoOrder;
-  /// Longest path (in edges) from each stage to a stage without successors:
-  /// FTPipe's / PipeDream's depth rule gives height + 1 micro-batches in
-  /// flight under 1F1B.
-  std::vector<uint32_t> height;
-
-  /// Number of stages.
-  size_t numStages() const { return device.size(); }
-
-  /// The edges out of stage s (a slice of `edges`).
-  llvm::ArrayRef<StageEdge> outEdges(StageId s) const;
 
   /// Per stage, the stages reachable from it along edges (itself not
   /// included).

@@ -1,17 +1,15 @@
 //===- Devices.h - The GPUs of this machine ---------------------*- C++ -*-===//
 //
 // What the runtime knows about local GPUs: their properties from the CUDA
-// runtime (when FTPipe is built with CUDA), their datasheet peaks derived
-// from those properties, and a hardware description for the partitioner in
-// lib/Partition's format, so a plan can be made for the machine at hand.
-// No MLIR here: the runtime links only LLVM Support and CUDA.
+// runtime (when FTPipe is built with CUDA) and their datasheet peaks derived
+// from those properties (ftpipe-devices turns them into a hardware
+// description for the partitioner, so a plan can be made for the machine at
+// hand). No MLIR here: the runtime links only LLVM Support and CUDA.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FTPIPE_RUNTIME_DEVICES_H
 #define FTPIPE_RUNTIME_DEVICES_H
-
-#include "FTPipe/Partition/Hardware.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -48,14 +46,6 @@ double peakFp32Tflops(const GpuProperties &gpu);
 /// width. Matches the datasheets of GDDR6 and HBM boards, whose reported
 /// memory clock is half the data rate.
 double peakMemoryGBps(const GpuProperties &gpu);
-
-/// A one-node cluster of `gpus`, each a sustainedDevice from its peaks, with
-/// every pair joined by a link of `linkGBps` and `linkLatencyUs` (the CUDA
-/// runtime cannot tell link speeds: measure them, or take them from the
-/// machine's documentation).
-llvm::Expected<partition::Hardware>
-hardwareFromGpus(llvm::StringRef name, llvm::ArrayRef<GpuProperties> gpus,
-                 double linkGBps, double linkLatencyUs);
 
 /// The GPUs the CUDA runtime sees. Fails with the CUDA error (e.g. "no CUDA
 /// device: CUDA driver version is insufficient") when there are none, and

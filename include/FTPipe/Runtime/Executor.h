@@ -30,9 +30,6 @@
 namespace ftpipe {
 namespace runtime {
 
-enum class WeightStashing : uint8_t { None, Stash, TwoBW };
-llvm::Expected<WeightStashing> parseStashing(llvm::StringRef text);
-
 /// Tensors by name (weights, data sets).
 using TensorMap = std::map<std::string, Tensor>;
 
@@ -42,7 +39,7 @@ using ParameterPlacement = std::map<std::string, std::vector<int64_t>>;
 
 struct ExecutorConfig {
   schedule::ScheduleConfig schedule;
-  WeightStashing stashing = WeightStashing::None;
+  schedule::WeightVersions stashing = schedule::WeightVersions::None;
   OptimizerConfig optimizer;
 };
 

@@ -19,23 +19,24 @@
 #define FTPIPE_RUNTIME_OPTIMIZER_H
 
 #include "FTPipe/Runtime/Tensor.h"
+#include "FTPipe/Schedule/TrainingSetup.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cassert>
 #include <map>
 
 namespace ftpipe {
 namespace runtime {
 
-enum class OptimizerKind : uint8_t { SGD, AdamW, Adafactor };
-llvm::Expected<OptimizerKind> parseOptimizerKind(llvm::StringRef text);
-/// "sgd", "adamw" or "adafactor" (what parseOptimizerKind reads).
-llvm::StringRef optimizerKindName(OptimizerKind kind);
+/// Succeeds for the optimizers the runtime implements (sgd, adamw,
+/// adafactor); the others of schedule::Optimizer are only planned for.
+llvm::Error checkImplemented(schedule::Optimizer kind);
 
 struct OptimizerConfig {
-  OptimizerKind kind = OptimizerKind::AdamW;
+  schedule::Optimizer kind = schedule::Optimizer::AdamW;
   double lr = 1e-3;
   int64_t warmupSteps = 0;
   double weightDecay = 0.0;
@@ -49,7 +50,11 @@ struct OptimizerConfig {
 
 class Optimizer {
 public:
-  explicit Optimizer(OptimizerConfig config) : config(config) {}
+  /// `config.kind` must pass checkImplemented.
+  explicit Optimizer(OptimizerConfig config) : config(config) {
+    assert(!llvm::errorToBool(checkImplemented(config.kind)) &&
+           "an optimizer the runtime does not implement");
+  }
   /// The learning rate of update `step` (0-based), warm-up included.
   double learningRate(int64_t step) const;
   /// Updates done so far.

@@ -16,6 +16,8 @@
 #ifndef FTPIPE_SCHEDULE_SCHEDULE_H
 #define FTPIPE_SCHEDULE_SCHEDULE_H
 
+#include "FTPipe/Schedule/TrainingSetup.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -77,10 +79,6 @@ struct StageGraph {
   llvm::Error validate() const;
 };
 
-enum class Kind : uint8_t { GPipe, OneFOneB, Async };
-llvm::Expected<Kind> parseKind(llvm::StringRef text);
-llvm::StringRef kindName(Kind kind);
-
 struct ScheduleConfig {
   Kind kind = Kind::OneFOneB;
   /// Micro-batches per optimizer step (gradient accumulation).
@@ -112,6 +110,12 @@ llvm::Expected<Schedule> parseSchedule(llvm::StringRef text);
 /// before a forward, then the older micro-batch, then the lower stage.
 llvm::Expected<Schedule> generate(const StageGraph &graph,
                                   const ScheduleConfig &config);
+
+/// Per stage, its own order of forwards and backwards (the per-stage orders
+/// that `generate` interleaves per device; the simulator walks them too).
+/// `graph` must be valid.
+std::vector<std::vector<Action>> stageOrders(const StageGraph &graph,
+                                             const ScheduleConfig &config);
 
 /// What a dry run found.
 struct DryRunResult {

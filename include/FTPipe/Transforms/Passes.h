@@ -10,6 +10,7 @@
 
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Partition/Recomputation.h"
+#include "FTPipe/Schedule/TrainingSetup.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
@@ -24,6 +25,12 @@ enum class SeqPipeMethod {
   /// Greedy cuts under a binary-searched stage time.
   Greedy,
 };
+
+/// The values of the training setup's options (Passes.td), spelled and
+/// described by FTPipe/Schedule/TrainingSetup.h.
+llvm::cl::ValuesClass scheduleOptionValues();
+llvm::cl::ValuesClass optimizerOptionValues();
+llvm::cl::ValuesClass weightVersionsOptionValues();
 
 #define GEN_PASS_DECL
 #include "FTPipe/Transforms/Passes.h.inc"

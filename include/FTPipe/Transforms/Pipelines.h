@@ -45,10 +45,10 @@ enum class PartitionMethod {
 /// defaults are the passes' own: async 1F1B, Adam, one weight version,
 /// recomputation, 8 micro-batches.
 struct ObjectiveSetup {
-  ::ftpipe::partition::Schedule schedule = AutoPartitionPassOptions().schedule;
-  ::ftpipe::partition::Optimizer optimizer =
+  ::ftpipe::schedule::Kind schedule = AutoPartitionPassOptions().schedule;
+  ::ftpipe::schedule::Optimizer optimizer =
       AutoPartitionPassOptions().optimizer;
-  ::ftpipe::partition::WeightVersioning stashing =
+  ::ftpipe::schedule::WeightVersions stashing =
       AutoPartitionPassOptions().stashing;
   ::ftpipe::partition::RecomputeMode recompute =
       AutoPartitionPassOptions().recompute;
@@ -152,37 +152,16 @@ struct CommonTextOptions : public PassPipelineOptions<Derived> {
   PassOptions::Option<std::string> function{
       *this, "function",
       llvm::cl::desc("Model function (default: the only one with a body)")};
-  PassOptions::Option<::ftpipe::partition::Schedule> schedule{
+  PassOptions::Option<::ftpipe::schedule::Kind> schedule{
       *this, "schedule", llvm::cl::desc("Pipeline schedule"),
-      llvm::cl::init(ObjectiveSetup().schedule),
-      llvm::cl::values(clEnumValN(::ftpipe::partition::Schedule::Async, "async",
-                                  "PipeDream-style asynchronous 1F1B"),
-                       clEnumValN(::ftpipe::partition::Schedule::GPipe, "gpipe",
-                                  "GPipe: fill, drain, flush"),
-                       clEnumValN(::ftpipe::partition::Schedule::OneFOneB,
-                                  "1f1b", "1F1B with a flush per mini-batch"))};
-  PassOptions::Option<::ftpipe::partition::Optimizer> optimizer{
+      llvm::cl::init(ObjectiveSetup().schedule), scheduleOptionValues()};
+  PassOptions::Option<::ftpipe::schedule::Optimizer> optimizer{
       *this, "optimizer", llvm::cl::desc("Optimizer whose state is kept"),
-      llvm::cl::init(ObjectiveSetup().optimizer),
-      llvm::cl::values(
-          clEnumValN(::ftpipe::partition::Optimizer::SGD, "sgd", "no state"),
-          clEnumValN(::ftpipe::partition::Optimizer::Momentum, "momentum",
-                     "one buffer"),
-          clEnumValN(::ftpipe::partition::Optimizer::Adam, "adam",
-                     "two buffers"),
-          clEnumValN(::ftpipe::partition::Optimizer::Adafactor, "adafactor",
-                     "factored, about no state"))};
-  PassOptions::Option<::ftpipe::partition::WeightVersioning> stashing{
+      llvm::cl::init(ObjectiveSetup().optimizer), optimizerOptionValues()};
+  PassOptions::Option<::ftpipe::schedule::WeightVersions> stashing{
       *this, "stashing",
       llvm::cl::desc("Weight versions of the async schedule"),
-      llvm::cl::init(ObjectiveSetup().stashing),
-      llvm::cl::values(
-          clEnumValN(::ftpipe::partition::WeightVersioning::Stash, "stash",
-                     "one per micro-batch in flight"),
-          clEnumValN(::ftpipe::partition::WeightVersioning::DoubleBuffered,
-                     "2bw", "two versions"),
-          clEnumValN(::ftpipe::partition::WeightVersioning::None, "none",
-                     "a single version"))};
+      llvm::cl::init(ObjectiveSetup().stashing), weightVersionsOptionValues()};
   PassOptions::Option<::ftpipe::partition::RecomputeMode> recompute{
       *this, "recompute",
       llvm::cl::desc("Stages that recompute the forward before the backward"),

@@ -1,0 +1,204 @@
+//===- Simulator.h - Timed simulation of a pipeline schedule ----*- C++ -*-===//
+//
+// Runs a stage graph with per-stage costs and per-edge bytes through time:
+// every device executes one task (a stage's forward or backward for one
+// micro-batch) at a time; every transfer between stages on different devices
+// occupies the directed link between the two devices for bytes / bandwidth +
+// latency per tensor, one transfer at a time per link, in the order they
+// become ready, overlapping with compute. Stages on one device exchange data
+// for free.
+//
+// Each stage walks its own order of forwards and backwards, the one
+// stageOrders (Schedule.h) gives for the schedule kind: GPipe, 1F1B with
+// flush, or async (the same 1F1B order with w = height + 1, no flush, over a
+// long stream of micro-batches; the reported time per micro-batch is the
+// steady-state period). A device with several stages runs whichever stage's
+// next task is ready at that instant, backward before forward, then the
+// older micro-batch, then the earlier stage. Or, given a Schedule (the
+// per-device lists that generate() builds and the runtime executes), each
+// device runs exactly its list (updates take no time).
+// Recomputation lengthens every backward. The optimizer step is not
+// modelled. No MLIR here: the planner (lib/Partition) and the runtime use it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_SCHEDULE_SIMULATOR_H
+#define FTPIPE_SCHEDULE_SIMULATOR_H
+
+#include "FTPipe/Schedule/Schedule.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/JSON.h"
+
+#include <string>
+#include <vector>
+
+namespace ftpipe {
+namespace schedule {
+
+/// Traffic from one stage to another, for one micro-batch. Each crossing
+/// value is one tensor (one message and one latency).
+struct StageEdge {
+  uint32_t src = 0;
+  uint32_t dst = 0;
+  /// Activations src -> dst in the forward.
+  uint64_t fwdBytes = 0;
+  uint32_t fwdTensors = 0;
+  /// Gradients dst -> src in the backward (values that need a gradient).
+  uint64_t bwdBytes = 0;
+  uint32_t bwdTensors = 0;
+  /// Of the activations, the forwarded values that src received and passes
+  /// on: src sends them when its forward starts, not when it ends.
+  uint64_t passBytes = 0;
+  uint32_t passTensors = 0;
+  /// Of the gradients, those of forwarded values: dst sends them once its
+  /// backward has ended and the gradients it passes back have arrived (it
+  /// adds its own to them). Those of values src passes on (pass*) do not
+  /// hold up src's backward (src adds them after it); those of values src
+  /// makes (firstHop*) do.
+  uint64_t passGradBytes = 0, firstHopGradBytes = 0;
+  uint32_t passGradTensors = 0, firstHopGradTensors = 0;
+};
+
+/// Time to move `bytes` in `tensors` messages over a link of `GBps` and
+/// `latencyUs` per message, in ms (0 for no message). The one transfer
+/// formula of the planner's objective and of the simulator.
+inline double linkTransferMs(uint64_t bytes, uint32_t tensors, double GBps,
+                             double latencyUs) {
+  if (tensors == 0)
+    return 0.0;
+  return double(bytes) / (GBps * 1e6) + tensors * latencyUs * 1e-3;
+}
+
+/// Bandwidth and latency of every directed link between `devices` devices.
+struct Links {
+  size_t devices = 0;
+  /// Dense devices x devices tables, [from * devices + to].
+  std::vector<double> GBps, latencyUs;
+
+  /// Every pair joined alike.
+  static Links uniform(size_t devices, double GBps, double latencyUs);
+  /// Time to move `bytes` in `tensors` messages from device `from` to `to`
+  /// (0 on one device).
+  double transferMs(uint64_t bytes, uint32_t tensors, size_t from,
+                    size_t to) const {
+    if (from == to)
+      return 0.0;
+    size_t i = from * devices + to;
+    return linkTransferMs(bytes, tensors, GBps[i], latencyUs[i]);
+  }
+};
+
+/// Stages with their costs and the traffic between them: what the simulator
+/// runs. Times are on the stage's own device.
+struct TimedStageGraph {
+  /// Per stage: device, forward, backward and recompute time (ms).
+  std::vector<uint32_t> device;
+  std::vector<double> fwdMs, bwdMs, recomputeMs;
+  /// Edges, sorted by (src, dst), at most one per ordered pair.
+  std::vector<StageEdge> edges;
+  /// Stages in a topological order of the edges.
+  std::vector<uint32_t> topoOrder;
+  /// Longest path (in edges) from each stage to a stage without successors:
+  /// FTPipe's / PipeDream's depth rule gives height + 1 micro-batches in
+  /// flight under 1F1B.
+  std::vector<uint32_t> height;
+
+  /// Number of stages.
+  size_t numStages() const { return device.size(); }
+  /// The edges out of stage s (a slice of `edges`).
+  llvm::ArrayRef<StageEdge> outEdges(uint32_t s) const;
+  /// The stages, their producers and devices, as the schedule generators
+  /// take them (`devices` devices).
+  StageGraph topology(int64_t devices) const;
+};
+
+/// Options of the simulator.
+struct SimulatorConfig {
+  Kind kind = Kind::Async;
+  /// Micro-batches per mini-batch (M) for GPipe and 1F1B.
+  uint32_t microBatches = 8;
+  /// Micro-batches streamed through the async pipeline; 0 picks
+  /// max(64, 8 x stages), doubled (up to 4096) until a repeating pattern
+  /// shows. The steady-state period is measured over whole repetitions of
+  /// that pattern in the middle half of the run.
+  uint32_t asyncMicroBatches = 0;
+  /// Record the event list (the timeline); off saves memory on big runs.
+  bool recordEvents = true;
+  /// When it has lists: per device, the exact order of its actions (as
+  /// generate() builds them; updates are skipped), replacing the per-stage
+  /// orders; a device waits for its next action to be ready. The run then
+  /// has the micro-batches the lists name (0 .. K-1, each stage's forward
+  /// and backward of each exactly once, on the stage's device); `kind` only
+  /// says how to report it (Async: the steady-state period).
+  Schedule orders;
+
+  llvm::Error validate() const;
+};
+
+/// One interval on a device or link track.
+struct SimEvent {
+  enum class Kind : uint8_t { Forward, Backward, Transfer };
+  Kind kind = Kind::Forward;
+  /// For Transfer: true for gradients flowing backward.
+  bool backward = false;
+  /// For Forward/Backward: the stage; for Transfer: the sending stage.
+  uint32_t stage = 0;
+  /// For Transfer: the receiving stage.
+  uint32_t peer = 0;
+  uint32_t microBatch = 0;
+  /// Device that computes (Forward/Backward) or the link's ends (Transfer).
+  uint32_t device = 0, toDevice = 0;
+  double startMs = 0.0, endMs = 0.0;
+
+  /// Whether the event is on a link track (a transfer) rather than a device.
+  bool onLink() const { return kind == Kind::Transfer; }
+  /// Short label for a trace, e.g. "F s3 mb5", "B s0 mb1", "act s1->s2 mb0".
+  std::string label() const;
+};
+
+/// What a simulation measured.
+struct SimResult {
+  /// Time from the first task to the last one.
+  double makespanMs = 0.0;
+  /// GPipe / 1F1B: the makespan of one mini-batch of M micro-batches.
+  /// Async: the steady-state period times M.
+  double msPerMiniBatch = 0.0;
+  /// GPipe / 1F1B: makespan / M. Async: the steady-state period.
+  double msPerMicroBatch = 0.0;
+  /// Per device: total time spent computing over the whole run.
+  std::vector<double> deviceBusyMs;
+  /// 1 - (mean device busy time / (devices x makespan)) over devices that
+  /// hold a stage: the idle share, bubbles and exposed communication.
+  double idleFraction = 0.0;
+  /// Micro-batches simulated.
+  uint32_t microBatches = 0;
+  /// Async: length in micro-batches of the repeating pattern the steady
+  /// state settled into (1 for a plain pipeline), or 0 when none was found
+  /// within the run (the period is then an average and may be off by up to
+  /// one pattern's jitter; stream more micro-batches).
+  uint32_t asyncCycle = 0;
+  /// The timeline, ordered by start time (when recorded).
+  std::vector<SimEvent> events;
+};
+
+/// Simulates `stages` over `links`. Fails on an invalid config, a malformed
+/// stage graph or one whose devices are not among the links' devices, and
+/// on given lists that miss, repeat or misplace a task or deadlock.
+llvm::Expected<SimResult> simulate(const TimedStageGraph &stages,
+                                   const Links &links,
+                                   const SimulatorConfig &config);
+
+/// The recorded timeline as a Chrome / Perfetto trace (`{"traceEvents":
+/// [...]}`, times in microseconds): one named track per device ("device 0
+/// (RTX2080Ti:0)", the name from `deviceNames`) and per directed link that
+/// carried traffic ("link 0->1"), a complete ("X") event per task and
+/// transfer with its stage and micro-batch in `args`.
+llvm::json::Value
+simulationToChromeTrace(const SimResult &result,
+                        llvm::ArrayRef<std::string> deviceNames);
+
+} // namespace schedule
+} // namespace ftpipe
+
+#endif // FTPIPE_SCHEDULE_SIMULATOR_H

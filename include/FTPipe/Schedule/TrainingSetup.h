@@ -1,0 +1,82 @@
+//===- TrainingSetup.h - The training setup's enums, named once -*- C++ -*-===//
+//
+// The choices a fine-tuning run is planned for and run with: the pipeline
+// schedule, the optimizer (for its per-parameter state) and the weight
+// versions kept under the asynchronous schedule. Named here once, with the
+// spelling every option, report and manifest uses (`name`), its parser and a
+// line for a person (`describe`); the planner (lib/Partition, the passes'
+// options) and the runtime use these enums. No MLIR here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_SCHEDULE_TRAININGSETUP_H
+#define FTPIPE_SCHEDULE_TRAININGSETUP_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+
+namespace ftpipe {
+namespace schedule {
+
+/// How the pipeline is run. Determines the order of each stage's forwards
+/// and backwards, micro-batches in flight per stage (activation memory) and
+/// weight versions.
+enum class Kind : uint8_t {
+  /// GPipe: all forwards of a mini-batch, then all backwards, then flush.
+  GPipe,
+  /// 1F1B with a flush at the end of every mini-batch (PipeDream-Flush).
+  OneFOneB,
+  /// PipeDream-style asynchronous 1F1B without flushes (FTPipe's default).
+  Async,
+};
+
+/// "gpipe", "1f1b" or "async".
+llvm::Expected<Kind> parseKind(llvm::StringRef text);
+llvm::StringRef kindName(Kind kind);
+/// "GPipe", "1F1B with flush", "async (PipeDream 1F1B)".
+llvm::StringRef describeKind(Kind kind);
+
+/// The optimizer, for its state and (in the runtime) its update.
+enum class Optimizer : uint8_t {
+  /// SGD: no state for the planner; the runtime's SGD applies its momentum
+  /// option (runtime::OptimizerConfig::momentum).
+  SGD,
+  /// SGD with momentum: one buffer (1x). Planned only.
+  Momentum,
+  /// Adam: first and second moments (2x). Planned only.
+  Adam,
+  /// AdamW: first and second moments (2x).
+  AdamW,
+  /// Adafactor without momentum (T5's recipe, and FTPipe's for T5-3B): its
+  /// second moments are factored into a row and a column vector per matrix,
+  /// about 0.1% of the weights of a transformer, counted as no state.
+  Adafactor,
+};
+
+/// "sgd", "momentum", "adam", "adamw" or "adafactor".
+llvm::Expected<Optimizer> parseOptimizer(llvm::StringRef text);
+llvm::StringRef optimizerName(Optimizer optimizer);
+llvm::StringRef describeOptimizer(Optimizer optimizer);
+
+/// Weight versions kept under the async schedule.
+enum class WeightVersions : uint8_t {
+  /// A single version (weight prediction, or staleness accepted).
+  None,
+  /// PipeDream weight stashing: one version per micro-batch in flight.
+  Stash,
+  /// PipeDream-2BW: at most two versions.
+  DoubleBuffered,
+};
+
+/// "none", "stash" or "2bw".
+llvm::Expected<WeightVersions> parseWeightVersions(llvm::StringRef text);
+llvm::StringRef weightVersionsName(WeightVersions versions);
+/// "one weight version", "weight stashing", "2 weight versions (2BW)".
+llvm::StringRef describeWeightVersions(WeightVersions versions);
+
+} // namespace schedule
+} // namespace ftpipe
+
+#endif // FTPIPE_SCHEDULE_TRAININGSETUP_H

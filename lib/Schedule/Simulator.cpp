@@ -1,0 +1,652 @@
+//===- Simulator.cpp - Timed simulation of a pipeline schedule ------------===//
+//
+// An event queue ordered by time; all events of one instant are applied
+// before idle devices pick their next task, so a task that becomes ready at
+// the same instant as a device frees up competes fairly. Every stage walks
+// its own fixed task order (the schedule); devices choose among their
+// stages' next tasks. Deterministic: ties break by insertion order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Schedule/Simulator.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <queue>
+
+using namespace ftpipe::schedule;
+using llvm::Error;
+using llvm::Expected;
+
+static Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+Error SimulatorConfig::validate() const {
+  if (microBatches == 0)
+    return makeError("simulator: micro-batches per mini-batch must be at "
+                     "least 1");
+  if (asyncMicroBatches != 0 && asyncMicroBatches < 8)
+    return makeError("simulator: stream at least 8 async micro-batches");
+  return Error::success();
+}
+
+Links Links::uniform(size_t devices, double GBps, double latencyUs) {
+  Links links;
+  links.devices = devices;
+  links.GBps.assign(devices * devices, GBps);
+  links.latencyUs.assign(devices * devices, latencyUs);
+  return links;
+}
+
+llvm::ArrayRef<StageEdge> TimedStageGraph::outEdges(uint32_t s) const {
+  auto begin = llvm::partition_point(
+      edges, [&](const StageEdge &e) { return e.src < s; });
+  auto end = std::find_if(begin, edges.end(),
+                          [&](const StageEdge &e) { return e.src != s; });
+  return llvm::ArrayRef<StageEdge>(edges).slice(begin - edges.begin(),
+                                                end - begin);
+}
+
+StageGraph TimedStageGraph::topology(int64_t devices) const {
+  StageGraph graph;
+  graph.devices = devices;
+  graph.device.assign(device.begin(), device.end());
+  graph.producers.resize(numStages());
+  for (const StageEdge &e : edges)
+    graph.producers[e.dst].push_back(e.src);
+  return graph;
+}
+
+std::string SimEvent::label() const {
+  switch (kind) {
+  case Kind::Forward:
+    return llvm::formatv("F s{0} mb{1}", stage, microBatch).str();
+  case Kind::Backward:
+    return llvm::formatv("B s{0} mb{1}", stage, microBatch).str();
+  case Kind::Transfer:
+    return llvm::formatv("{0} s{1}->s{2} mb{3}", backward ? "grad" : "act",
+                         stage, peer, microBatch)
+        .str();
+  }
+  llvm_unreachable("unknown event kind");
+}
+
+namespace {
+
+using StageId = uint32_t;
+using DeviceId = uint32_t;
+
+/// One task of a stage's or a device's order: a stage's forward or backward
+/// of a micro-batch.
+struct Task {
+  StageId stage = 0;
+  uint32_t microBatch = 0;
+  bool backward = false;
+};
+using TaskLists = std::vector<std::vector<Task>>;
+
+/// Which of an edge's traffic a send carries: everything, what the sending
+/// stage made, what it passes on (activations, or gradients the receiver
+/// passes back), or the gradients of forwarded values the receiver made.
+enum class Part { All, Made, Passed, FirstHop };
+
+/// The whole simulation state; one object per simulate() call.
+class Simulation {
+public:
+  /// `lists`: per stage its own order (`byDevice` false), or per device
+  /// its given order (`byDevice` true).
+  Simulation(const TimedStageGraph &sg, const Links &links,
+             const SimulatorConfig &config, uint32_t numMicroBatches,
+             TaskLists lists, bool byDevice)
+      : sg(sg), links(links), config(config), K(numMicroBatches),
+        lists(std::move(lists)), byDevice(byDevice) {}
+
+  llvm::Expected<SimResult> run();
+
+private:
+  // Task id: (stage * K + microBatch) * 2 + isBackward.
+  uint32_t taskId(StageId s, uint32_t m, bool bwd) const {
+    return (s * K + m) * 2 + (bwd ? 1 : 0);
+  }
+
+  /// What an event is: a task that ends, or a transfer that arrives and
+  /// satisfies a dependency of a task, or one that brings a task's stage
+  /// gradients of forwarded values to pass back (StageEdge::passGrad*).
+  enum class EventKind : uint8_t { TaskEnd, Arrival, PassedGradient };
+
+  struct Event {
+    double time;
+    uint64_t order;
+    /// Task that finished, or that the transfer feeds.
+    uint32_t task;
+    EventKind kind;
+    bool operator>(const Event &o) const {
+      return time != o.time ? time > o.time : order > o.order;
+    }
+  };
+
+  void push(double time, uint32_t task, EventKind kind) {
+    queue.push({time, nextOrder++, task, kind});
+  }
+
+  /// One dependency of `task` is satisfied at time t.
+  void arrive(uint32_t task, double t) {
+    readyAt[task] = std::max(readyAt[task], t);
+    --depsLeft[task];
+  }
+
+  void send(const StageEdge &e, uint32_t m, bool bwd, double t,
+            Part part = Part::All);
+  /// Backward task `task` has ended and every gradient its stage passes
+  /// back has arrived: sends the forwarded values' gradients at time t.
+  void sendForwardedGradients(uint32_t task, double t);
+  /// A gradient that `task`'s stage passes back arrived at time t.
+  void passedGradientArrived(uint32_t task, double t);
+  void finishTask(uint32_t task, double t);
+  void dispatch(DeviceId d, double t);
+  /// Runs stage s's task (m, bwd) on device d from time t.
+  void start(DeviceId d, StageId s, uint32_t m, bool bwd, double t);
+
+  const TimedStageGraph &sg;
+  const Links &links;
+  const SimulatorConfig &config;
+  const uint32_t K;
+  const TaskLists lists;
+  const bool byDevice;
+
+  std::vector<std::vector<uint32_t>> inEdges, outEdges; // edge indices
+  std::vector<std::vector<StageId>> deviceStages;
+  std::vector<uint32_t> rank; // topological rank of each stage
+  std::vector<uint32_t> depsLeft;
+  /// Per backward task: gradients its stage passes back still to come, and
+  /// whether the task has ended.
+  std::vector<uint32_t> passedLeft;
+  std::vector<char> backwardEnded;
+  std::vector<double> readyAt, finishedAt;
+  std::vector<uint32_t> pos;
+  /// With given orders: each device's next position in its order.
+  std::vector<size_t> orderPos;
+  std::vector<char> deviceBusy;
+  std::vector<double> linkFree;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue;
+  uint64_t nextOrder = 0;
+  SimResult result;
+};
+
+} // namespace
+
+/// Bytes and tensors of one part of an edge's traffic.
+static std::pair<uint64_t, uint32_t> partOf(const StageEdge &e, bool bwd,
+                                            Part part) {
+  if (!bwd) {
+    if (part == Part::Passed)
+      return {e.passBytes, e.passTensors};
+    if (part == Part::Made)
+      return {e.fwdBytes - e.passBytes, e.fwdTensors - e.passTensors};
+    return {e.fwdBytes, e.fwdTensors};
+  }
+  if (part == Part::Passed)
+    return {e.passGradBytes, e.passGradTensors};
+  if (part == Part::FirstHop)
+    return {e.firstHopGradBytes, e.firstHopGradTensors};
+  if (part == Part::Made)
+    return {e.bwdBytes - e.passGradBytes - e.firstHopGradBytes,
+            e.bwdTensors - e.passGradTensors - e.firstHopGradTensors};
+  return {e.bwdBytes, e.bwdTensors};
+}
+
+void Simulation::send(const StageEdge &e, uint32_t m, bool bwd, double t,
+                      Part part) {
+  StageId from = bwd ? e.dst : e.src, to = bwd ? e.src : e.dst;
+  uint32_t target = taskId(to, m, bwd);
+  EventKind kind = bwd && part == Part::Passed ? EventKind::PassedGradient
+                                               : EventKind::Arrival;
+  DeviceId a = sg.device[from], b = sg.device[to];
+  if (a == b) {
+    if (kind == EventKind::Arrival)
+      arrive(target, t);
+    else
+      passedGradientArrived(target, t);
+    return;
+  }
+  auto [bytes, tensors] = partOf(e, bwd, part);
+  double duration = links.transferMs(bytes, tensors, a, b);
+  double &free = linkFree[size_t(a) * links.devices + b];
+  double start = std::max(t, free);
+  free = start + duration;
+  push(free, target, kind);
+  if (config.recordEvents) {
+    SimEvent ev;
+    ev.kind = SimEvent::Kind::Transfer;
+    ev.backward = bwd;
+    ev.stage = from;
+    ev.peer = to;
+    ev.microBatch = m;
+    ev.device = a;
+    ev.toDevice = b;
+    ev.startMs = start;
+    ev.endMs = free;
+    result.events.push_back(ev);
+  }
+}
+
+void Simulation::sendForwardedGradients(uint32_t task, double t) {
+  StageId s = task / 2 / K;
+  uint32_t m = task / 2 % K;
+  for (uint32_t i : inEdges[s]) {
+    const StageEdge &e = sg.edges[i];
+    if (e.firstHopGradTensors > 0)
+      send(e, m, /*bwd=*/true, t, Part::FirstHop);
+    if (e.passGradTensors > 0)
+      send(e, m, /*bwd=*/true, t, Part::Passed);
+  }
+}
+
+void Simulation::passedGradientArrived(uint32_t task, double t) {
+  if (--passedLeft[task] == 0 && backwardEnded[task])
+    sendForwardedGradients(task, t);
+}
+
+void Simulation::finishTask(uint32_t task, double t) {
+  StageId s = task / 2 / K;
+  uint32_t m = task / 2 % K;
+  bool bwd = task % 2;
+  finishedAt[task] = t;
+  deviceBusy[sg.device[s]] = 0;
+  if (!bwd) {
+    // What the stage passes on left when its forward started.
+    for (uint32_t i : outEdges[s]) {
+      const StageEdge &e = sg.edges[i];
+      if (e.passTensors == 0)
+        send(e, m, /*bwd=*/false, t);
+      else if (e.passTensors < e.fwdTensors)
+        send(e, m, /*bwd=*/false, t, Part::Made);
+    }
+  } else {
+    for (uint32_t i : inEdges[s]) {
+      const StageEdge &e = sg.edges[i];
+      uint32_t forwarded = e.passGradTensors + e.firstHopGradTensors;
+      if (forwarded == 0 && e.bwdTensors > 0)
+        send(e, m, /*bwd=*/true, t);
+      else if (e.bwdTensors > forwarded)
+        send(e, m, /*bwd=*/true, t, Part::Made);
+    }
+    backwardEnded[task] = 1;
+    if (passedLeft[task] == 0)
+      sendForwardedGradients(task, t);
+  }
+}
+
+void Simulation::dispatch(DeviceId d, double t) {
+  if (deviceBusy[d])
+    return;
+  if (byDevice) {
+    // The given order: the device's next task, once it is ready.
+    const std::vector<Task> &order = lists[d];
+    if (orderPos[d] == order.size())
+      return;
+    const Task &next = order[orderPos[d]];
+    uint32_t task = taskId(next.stage, next.microBatch, next.backward);
+    if (depsLeft[task] != 0 || readyAt[task] > t)
+      return;
+    ++orderPos[d];
+    start(d, next.stage, next.microBatch, next.backward, t);
+    return;
+  }
+  // Best ready task: backward first, then older micro-batch, then earlier
+  // stage in topological order.
+  StageId best = ~StageId(0);
+  std::tuple<int, uint32_t, uint32_t> bestKey;
+  for (StageId s : deviceStages[d]) {
+    if (pos[s] >= 2 * K)
+      continue;
+    auto [stage, m, bwd] = lists[s][pos[s]];
+    uint32_t task = taskId(s, m, bwd);
+    if (depsLeft[task] != 0 || readyAt[task] > t)
+      continue;
+    std::tuple<int, uint32_t, uint32_t> key{bwd ? 0 : 1, m, rank[s]};
+    if (best == ~StageId(0) || key < bestKey) {
+      best = s;
+      bestKey = key;
+    }
+  }
+  if (best == ~StageId(0))
+    return;
+  auto [stage, m, bwd] = lists[best][pos[best]];
+  start(d, best, m, bwd, t);
+}
+
+void Simulation::start(DeviceId d, StageId best, uint32_t m, bool bwd,
+                       double t) {
+  ++pos[best];
+  double duration =
+      bwd ? sg.bwdMs[best] + sg.recomputeMs[best] : sg.fwdMs[best];
+  deviceBusy[d] = 1;
+  result.deviceBusyMs[d] += duration;
+  if (!bwd)
+    for (uint32_t i : outEdges[best])
+      if (sg.edges[i].passTensors > 0)
+        send(sg.edges[i], m, /*bwd=*/false, t, Part::Passed);
+  push(t + duration, taskId(best, m, bwd), EventKind::TaskEnd);
+  if (config.recordEvents) {
+    SimEvent ev;
+    ev.kind = bwd ? SimEvent::Kind::Backward : SimEvent::Kind::Forward;
+    ev.stage = best;
+    ev.microBatch = m;
+    ev.device = ev.toDevice = d;
+    ev.startMs = t;
+    ev.endMs = t + duration;
+    result.events.push_back(ev);
+  }
+}
+
+Expected<SimResult> Simulation::run() {
+  size_t S = sg.numStages(), P = links.devices;
+  inEdges.assign(S, {});
+  outEdges.assign(S, {});
+  for (uint32_t i = 0; i < sg.edges.size(); ++i) {
+    outEdges[sg.edges[i].src].push_back(i);
+    inEdges[sg.edges[i].dst].push_back(i);
+  }
+  rank.assign(S, 0);
+  for (uint32_t i = 0; i < sg.topoOrder.size(); ++i)
+    rank[sg.topoOrder[i]] = i;
+  deviceStages.assign(P, {});
+  for (StageId s : sg.topoOrder)
+    deviceStages[sg.device[s]].push_back(s);
+
+  size_t numTasks = S * K * 2;
+  depsLeft.assign(numTasks, 0);
+  passedLeft.assign(numTasks, 0);
+  backwardEnded.assign(numTasks, 0);
+  readyAt.assign(numTasks, 0.0);
+  finishedAt.assign(numTasks, 0.0);
+  for (StageId s = 0; s < S; ++s) {
+    // Gradients of values the stage made hold up its backward (one message
+    // for those of forwarded values, one for the others); gradients it
+    // passes back do not.
+    uint32_t gradsIn = 0, passedIn = 0;
+    for (uint32_t i : outEdges[s]) {
+      const StageEdge &e = sg.edges[i];
+      gradsIn += e.bwdTensors > e.passGradTensors + e.firstHopGradTensors;
+      gradsIn += e.firstHopGradTensors > 0;
+      passedIn += e.passGradTensors > 0;
+    }
+    // An edge carrying values its source passes on and values it makes
+    // arrives as two messages.
+    uint32_t messagesIn = 0;
+    for (uint32_t i : inEdges[s]) {
+      const StageEdge &e = sg.edges[i];
+      messagesIn += e.passTensors > 0 && e.passTensors < e.fwdTensors ? 2 : 1;
+    }
+    for (uint32_t m = 0; m < K; ++m) {
+      depsLeft[taskId(s, m, false)] = messagesIn;
+      depsLeft[taskId(s, m, true)] = gradsIn;
+      passedLeft[taskId(s, m, true)] = passedIn;
+    }
+  }
+  pos.assign(S, 0);
+  orderPos.assign(P, 0);
+  deviceBusy.assign(P, 0);
+  linkFree.assign(P * P, 0.0);
+  result.deviceBusyMs.assign(P, 0.0);
+  result.microBatches = K;
+
+  double now = 0.0;
+  for (DeviceId d = 0; d < P; ++d)
+    dispatch(d, now);
+  while (!queue.empty()) {
+    now = queue.top().time;
+    while (!queue.empty() && queue.top().time == now) {
+      Event ev = queue.top();
+      queue.pop();
+      switch (ev.kind) {
+      case EventKind::TaskEnd:
+        finishTask(ev.task, ev.time);
+        break;
+      case EventKind::Arrival:
+        arrive(ev.task, ev.time);
+        break;
+      case EventKind::PassedGradient:
+        passedGradientArrived(ev.task, ev.time);
+        break;
+      }
+    }
+    for (DeviceId d = 0; d < P; ++d)
+      dispatch(d, now);
+  }
+  result.makespanMs = now;
+  for (StageId s = 0; s < S; ++s)
+    if (pos[s] != 2 * K)
+      return makeError(llvm::formatv(
+          !byDevice
+              ? "simulator: stage {0} stalled after {1} of {2} tasks "
+                "(internal error: the schedule deadlocked)"
+              : "simulator: stage {0} stalled after {1} of {2} tasks: the "
+                "given orders deadlock",
+          s, pos[s], 2 * K));
+
+  if (config.kind == Kind::Async) {
+    // Completion of micro-batch m: its last backward anywhere. The pipeline
+    // becomes periodic after the fill, possibly with a cycle of several
+    // micro-batches (stages sharing a device interleave in a pattern); find
+    // the shortest cycle in the middle half and average over whole cycles.
+    std::vector<double> done(K, 0.0);
+    for (uint32_t m = 0; m < K; ++m)
+      for (StageId s = 0; s < S; ++s)
+        done[m] = std::max(done[m], finishedAt[taskId(s, m, true)]);
+    uint32_t lo = K / 4, hi = 3 * K / 4;
+    double eps = 1e-9 * std::max(1.0, done[K - 1]);
+    auto gap = [&](uint32_t m) { return done[m] - done[m - 1]; };
+    uint32_t cycle = 0;
+    for (uint32_t k = 1; k <= (hi - lo) / 2 && cycle == 0; ++k) {
+      bool periodic = true;
+      for (uint32_t m = lo + 1 + k; m <= hi && periodic; ++m)
+        periodic = std::abs(gap(m) - gap(m - k)) <= eps;
+      if (periodic)
+        cycle = k;
+    }
+    uint32_t span = cycle ? (hi - lo) / cycle * cycle : hi - lo;
+    result.asyncCycle = cycle;
+    result.msPerMicroBatch = (done[hi] - done[hi - span]) / double(span);
+    result.msPerMiniBatch = result.msPerMicroBatch * config.microBatches;
+  } else {
+    result.msPerMiniBatch = result.makespanMs;
+    result.msPerMicroBatch = result.makespanMs / double(K);
+  }
+
+  double busy = 0.0;
+  size_t used = 0;
+  for (DeviceId d = 0; d < P; ++d)
+    if (!deviceStages[d].empty()) {
+      busy += result.deviceBusyMs[d];
+      ++used;
+    }
+  if (used > 0 && result.makespanMs > 0.0)
+    result.idleFraction = 1.0 - busy / (double(used) * result.makespanMs);
+  llvm::stable_sort(result.events, [](const SimEvent &a, const SimEvent &b) {
+    return a.startMs < b.startMs;
+  });
+  return std::move(result);
+}
+
+/// Per device, the forwards and backwards of `orders` (updates dropped),
+/// once they are checked to hold every task exactly once on its stage's
+/// device; `K` is set to the micro-batches they name.
+static Expected<TaskLists> checkOrders(const TimedStageGraph &sg,
+                                       const Links &links,
+                                       const Schedule &orders, uint32_t &K) {
+  if (orders.devices.size() != links.devices)
+    return makeError(
+        llvm::formatv("simulator: orders for {0} devices, the hardware has {1}",
+                      orders.devices.size(), links.devices));
+  TaskLists lists(orders.devices.size());
+  K = 0;
+  size_t tasks = 0;
+  size_t S = sg.numStages();
+  for (DeviceId d = 0; d < orders.devices.size(); ++d)
+    for (const Action &action : orders.devices[d]) {
+      if (action.kind == ActionKind::Update)
+        continue;
+      if (action.stage < 0 || size_t(action.stage) >= S ||
+          sg.device[action.stage] != d)
+        return makeError(llvm::formatv(
+            "simulator: device {0}'s order names stage {1}, not on it", d,
+            action.stage));
+      if (action.index < 0 || action.index >= (int64_t(1) << 30))
+        return makeError(
+            llvm::formatv("simulator: device {0}'s order names micro-batch {1}",
+                          d, action.index));
+      Task task{StageId(action.stage), uint32_t(action.index),
+                action.kind == ActionKind::Backward};
+      K = std::max(K, task.microBatch + 1);
+      lists[d].push_back(task);
+      ++tasks;
+    }
+  std::vector<char> seen(S * K * 2, 0);
+  for (DeviceId d = 0; d < lists.size(); ++d)
+    for (const Task &task : lists[d]) {
+      char &mark = seen[(task.stage * K + task.microBatch) * 2 + task.backward];
+      if (mark)
+        return makeError(llvm::formatv(
+            "simulator: device {0}'s order repeats a task of stage {1}", d,
+            task.stage));
+      if (task.backward && !seen[(task.stage * K + task.microBatch) * 2])
+        return makeError(llvm::formatv(
+            "simulator: device {0}'s order runs stage {1}'s backward of "
+            "micro-batch {2} before its forward",
+            d, task.stage, task.microBatch));
+      mark = 1;
+    }
+  if (tasks != S * K * 2)
+    return makeError(llvm::formatv(
+        "simulator: the orders hold {0} tasks, {1} stages x {2} micro-batches "
+        "need {3}",
+        tasks, S, K, S * K * 2));
+  return std::move(lists);
+}
+
+/// Per stage, its own order of `K` micro-batches under `kind` (stageOrders).
+static TaskLists stageTaskLists(const TimedStageGraph &sg, size_t devices,
+                                Kind kind, uint32_t K) {
+  ScheduleConfig config;
+  config.kind = kind;
+  config.microBatches = K;
+  config.steps = 1;
+  TaskLists lists;
+  for (const std::vector<Action> &order :
+       stageOrders(sg.topology(int64_t(devices)), config)) {
+    std::vector<Task> &list = lists.emplace_back();
+    for (const Action &action : order)
+      list.push_back({StageId(action.stage), uint32_t(action.index),
+                      action.kind == ActionKind::Backward});
+  }
+  return lists;
+}
+
+Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
+                                               const Links &links,
+                                               const SimulatorConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  size_t S = sg.numStages();
+  if (sg.fwdMs.size() != S || sg.bwdMs.size() != S ||
+      sg.recomputeMs.size() != S || sg.height.size() != S ||
+      sg.topoOrder.size() != S)
+    return makeError("simulator: malformed stage graph (use "
+                     "buildStageGraph)");
+  if (links.GBps.size() != links.devices * links.devices ||
+      links.latencyUs.size() != links.devices * links.devices)
+    return makeError("simulator: malformed link table");
+  for (StageId s = 0; s < S; ++s)
+    if (sg.device[s] >= links.devices)
+      return makeError(llvm::formatv(
+          "simulator: stage {0} is on device {1}, but the hardware has {2}", s,
+          sg.device[s], links.devices));
+  for (const StageEdge &e : sg.edges)
+    if (e.src >= S || e.dst >= S)
+      return makeError("simulator: stage edge names a missing stage");
+  if (!config.orders.devices.empty()) {
+    uint32_t K = 0;
+    Expected<TaskLists> lists = checkOrders(sg, links, config.orders, K);
+    if (!lists)
+      return lists.takeError();
+    return Simulation(sg, links, config, K, std::move(*lists),
+                      /*byDevice=*/true)
+        .run();
+  }
+  uint32_t K = config.microBatches;
+  if (config.kind == Kind::Async)
+    K = config.asyncMicroBatches ? config.asyncMicroBatches
+                                 : std::max<uint32_t>(64, uint32_t(8 * S));
+  for (;;) {
+    // A forward and a backward task per stage and micro-batch; more than
+    // this takes minutes and gigabytes.
+    constexpr uint64_t kMaxTasks = uint64_t(1) << 22;
+    if (uint64_t(S) * K * 2 > kMaxTasks)
+      return makeError(llvm::formatv(
+          "simulator: {0} stages x {1} micro-batches make more than {2} "
+          "tasks; use fewer micro-batches (option 'microbatches')",
+          S, K, kMaxTasks));
+    Simulation sim(sg, links, config, K,
+                   stageTaskLists(sg, links.devices, config.kind, K),
+                   /*byDevice=*/false);
+    Expected<SimResult> result = sim.run();
+    bool retry = result && config.kind == Kind::Async &&
+                 config.asyncMicroBatches == 0 && result->asyncCycle == 0 &&
+                 K < 4096;
+    if (!retry)
+      return result;
+    K = std::min<uint32_t>(4096, 2 * K);
+  }
+}
+
+llvm::json::Value ftpipe::schedule::simulationToChromeTrace(
+    const SimResult &result, llvm::ArrayRef<std::string> deviceNames) {
+  size_t p = deviceNames.size();
+  llvm::json::Array events;
+  std::vector<char> linkUsed(p * p, 0);
+  for (const SimEvent &e : result.events)
+    if (e.onLink())
+      linkUsed[size_t(e.device) * p + e.toDevice] = 1;
+  auto name = [&](int64_t tid, std::string text) {
+    events.push_back(llvm::json::Object{
+        {"ph", "M"},
+        {"name", "thread_name"},
+        {"pid", 0},
+        {"tid", tid},
+        {"args", llvm::json::Object{{"name", std::move(text)}}}});
+  };
+  for (size_t d = 0; d < p; ++d)
+    name(int64_t(d),
+         llvm::formatv("device {0} ({1})", d, deviceNames[d]).str());
+  for (size_t a = 0; a < p; ++a)
+    for (size_t b = 0; b < p; ++b)
+      if (linkUsed[a * p + b])
+        name(int64_t(p + a * p + b), llvm::formatv("link {0}->{1}", a, b));
+  for (const SimEvent &e : result.events) {
+    int64_t tid = e.onLink() ? int64_t(p + size_t(e.device) * p + e.toDevice)
+                             : int64_t(e.device);
+    const char *cat = e.kind == SimEvent::Kind::Forward    ? "forward"
+                      : e.kind == SimEvent::Kind::Backward ? "backward"
+                      : e.backward                         ? "gradient"
+                                                           : "activation";
+    llvm::json::Object args{{"stage", int64_t(e.stage)},
+                            {"microbatch", int64_t(e.microBatch)}};
+    if (e.onLink())
+      args["to_stage"] = int64_t(e.peer);
+    events.push_back(llvm::json::Object{{"name", e.label()},
+                                        {"cat", cat},
+                                        {"ph", "X"},
+                                        {"pid", 0},
+                                        {"tid", tid},
+                                        {"ts", e.startMs * 1e3},
+                                        {"dur", (e.endMs - e.startMs) * 1e3},
+                                        {"args", std::move(args)}});
+  }
+  return llvm::json::Object{{"traceEvents", std::move(events)},
+                            {"displayTimeUnit", "ms"}};
+}

@@ -1,0 +1,100 @@
+//===- TrainingSetup.cpp - Names of the training setup's enums ------------===//
+//
+// One table per enum: its spelling, its description; parse and print read
+// the same table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Schedule/TrainingSetup.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Twine.h"
+
+#include <string>
+
+using namespace ftpipe::schedule;
+
+namespace {
+template <typename Enum> struct Spelling {
+  Enum value;
+  llvm::StringRef name;
+  llvm::StringRef description;
+};
+} // namespace
+
+static constexpr Spelling<Kind> kKinds[] = {
+    {Kind::GPipe, "gpipe", "GPipe"},
+    {Kind::OneFOneB, "1f1b", "1F1B with flush"},
+    {Kind::Async, "async", "async (PipeDream 1F1B)"},
+};
+
+static constexpr Spelling<Optimizer> kOptimizers[] = {
+    {Optimizer::SGD, "sgd", "plain SGD: no state"},
+    {Optimizer::Momentum, "momentum", "SGD with momentum: one buffer"},
+    {Optimizer::Adam, "adam", "Adam: two buffers"},
+    {Optimizer::AdamW, "adamw", "AdamW: two buffers"},
+    {Optimizer::Adafactor, "adafactor",
+     "Adafactor without momentum: factored, about no state"},
+};
+
+static constexpr Spelling<WeightVersions> kWeightVersions[] = {
+    {WeightVersions::None, "none", "one weight version"},
+    {WeightVersions::Stash, "stash", "weight stashing"},
+    {WeightVersions::DoubleBuffered, "2bw", "2 weight versions (2BW)"},
+};
+
+template <typename Enum, size_t N>
+static const Spelling<Enum> &spellingOf(const Spelling<Enum> (&table)[N],
+                                        Enum value) {
+  for (const Spelling<Enum> &entry : table)
+    if (entry.value == value)
+      return entry;
+  llvm_unreachable("an enum value without a spelling");
+}
+
+template <typename Enum, size_t N>
+static llvm::Expected<Enum> parse(const Spelling<Enum> (&table)[N],
+                                  llvm::StringRef what, llvm::StringRef text) {
+  std::string known;
+  for (size_t i = 0; i < N; ++i) {
+    if (table[i].name == text)
+      return table[i].value;
+    known += (i == 0 ? "" : i + 1 == N ? " or " : ", ") + table[i].name.str();
+  }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "unknown " + what + " '" + text + "' (" +
+                                     known + ")");
+}
+
+llvm::Expected<Kind> ftpipe::schedule::parseKind(llvm::StringRef text) {
+  return parse(kKinds, "schedule", text);
+}
+llvm::StringRef ftpipe::schedule::kindName(Kind kind) {
+  return spellingOf(kKinds, kind).name;
+}
+llvm::StringRef ftpipe::schedule::describeKind(Kind kind) {
+  return spellingOf(kKinds, kind).description;
+}
+
+llvm::Expected<Optimizer>
+ftpipe::schedule::parseOptimizer(llvm::StringRef text) {
+  return parse(kOptimizers, "optimizer", text);
+}
+llvm::StringRef ftpipe::schedule::optimizerName(Optimizer optimizer) {
+  return spellingOf(kOptimizers, optimizer).name;
+}
+llvm::StringRef ftpipe::schedule::describeOptimizer(Optimizer optimizer) {
+  return spellingOf(kOptimizers, optimizer).description;
+}
+
+llvm::Expected<WeightVersions>
+ftpipe::schedule::parseWeightVersions(llvm::StringRef text) {
+  return parse(kWeightVersions, "weight versions", text);
+}
+llvm::StringRef ftpipe::schedule::weightVersionsName(WeightVersions versions) {
+  return spellingOf(kWeightVersions, versions).name;
+}
+llvm::StringRef
+ftpipe::schedule::describeWeightVersions(WeightVersions versions) {
+  return spellingOf(kWeightVersions, versions).description;
+}
