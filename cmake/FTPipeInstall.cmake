@@ -6,7 +6,8 @@
 # ::Partition, ::Runtime and the tools.
 #
 # Separate export sets keep lib/Partition and lib/Runtime usable without
-# MLIR: FTPipe::Partition lives in FTPipePartitionTargets.cmake (needs only
+# MLIR: FTPipe::Partition (with FTPipe::Support, which it links) lives in
+# FTPipePartitionTargets.cmake (needs only
 # LLVM), FTPipe::Runtime (when built) in FTPipeRuntimeTargets.cmake (LLVM, and
 # CUDA when built with it), everything else in FTPipeTargets.cmake (needs
 # MLIR). `find_package(FTPipe COMPONENTS Partition)` loads only the first.
@@ -54,7 +55,8 @@ endfunction()
 
 ftpipe_link_closure(ftpipe_mlir_libraries FTPipeDialect FTPipeAnalysis
   FTPipeTransforms FTPipeModelGen FTPipePasses FTPipeCAPI)
-list(REMOVE_ITEM ftpipe_mlir_libraries FTPipePartition FTPipeRuntime
+list(REMOVE_ITEM ftpipe_mlir_libraries FTPipePartition FTPipeSupport
+     FTPipeRuntime
      FTPipePasses FTPipeCAPI)
 set(ftpipe_tools "")
 foreach(tool ftpipe-opt ftpipe-model-gen ftpipe-devices)
@@ -73,14 +75,16 @@ if(ftpipe_runtime_libraries)
 endif()
 
 # FTPipe::<name without the FTPipe prefix>.
-foreach(library FTPipePartition FTPipePasses ${ftpipe_runtime_libraries}
+foreach(library FTPipePartition FTPipeSupport FTPipePasses
+        ${ftpipe_runtime_libraries}
         ${ftpipe_mlir_libraries})
   string(REGEX REPLACE "^FTPipe" "" export_name ${library})
   set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})
 endforeach()
 set_target_properties(FTPipeCAPI PROPERTIES EXPORT_NAME CAPI)
 
-foreach(library FTPipePartition FTPipeCAPI ${ftpipe_runtime_libraries}
+foreach(library FTPipePartition FTPipeSupport FTPipeCAPI
+        ${ftpipe_runtime_libraries}
         ${ftpipe_mlir_libraries})
   target_include_directories(${library} PUBLIC
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
@@ -90,14 +94,15 @@ endforeach()
 
 # Installed binaries find FTPipe's shared libraries next to them and
 # libMLIR.so / libLLVM.so where the build found them.
-foreach(target FTPipePartition FTPipeCAPI ${ftpipe_runtime_libraries}
+foreach(target FTPipePartition FTPipeSupport FTPipeCAPI
+        ${ftpipe_runtime_libraries}
         ${ftpipe_mlir_libraries} ${ftpipe_tools})
   set_target_properties(${target} PROPERTIES
     INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};$ORIGIN"
     INSTALL_RPATH_USE_LINK_PATH ON)
 endforeach()
 
-install(TARGETS FTPipePartition EXPORT FTPipePartitionTargets
+install(TARGETS FTPipePartition FTPipeSupport EXPORT FTPipePartitionTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

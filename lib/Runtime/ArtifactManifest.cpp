@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/ArtifactManifest.h"
+#include "FTPipe/Support/BoundedInput.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -239,11 +240,11 @@ llvm::Expected<ArtifactManifest>
 ftpipe::runtime::readManifest(llvm::StringRef directory) {
   llvm::SmallString<256> path(directory);
   llvm::sys::path::append(path, "manifest.json");
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  auto buffer = ftpipe::support::readBoundedFile(path, "artifact manifest");
   if (!buffer)
-    return fail(path + ": " + buffer.getError().message() +
+    return fail(llvm::toString(buffer.takeError()) +
                 " (is this a directory written by ftpipe-compile?)");
-  auto parsed = json::parse((*buffer)->getBuffer());
+  auto parsed = ftpipe::support::parseBoundedJSON((*buffer)->getBuffer());
   if (!parsed)
     return fail(path + ": " + llvm::toString(parsed.takeError()));
 

@@ -8,11 +8,11 @@
 
 #include "FTPipe/Runtime/Checkpoint.h"
 #include "FTPipe/Runtime/Safetensors.h"
+#include "FTPipe/Support/BoundedInput.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 
@@ -26,6 +26,7 @@
 using namespace ftpipe::runtime;
 namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
+namespace support = ftpipe::support;
 
 static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -326,7 +327,7 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
     communicator.recv(d, kRecordSizeTag, updates, &size, sizeof(size));
     std::string text(size, '\0');
     communicator.recv(d, kRecordTag, updates, text.data(), text.size());
-    llvm::Expected<llvm::json::Value> records = llvm::json::parse(text);
+    llvm::Expected<llvm::json::Value> records = support::parseBoundedJSON(text);
     if (!records)
       return records.takeError();
     const llvm::json::Array *list = records->getAsArray();
@@ -475,12 +476,12 @@ ftpipe::runtime::loadCheckpoint(llvm::StringRef where,
     directory = *newest;
   }
   std::string manifestPath = directory + "/manifest.json";
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> manifestBytes =
-      llvm::MemoryBuffer::getFile(manifestPath);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> manifestBytes =
+      support::readBoundedFile(manifestPath, "checkpoint manifest");
   if (!manifestBytes)
-    return fail(manifestPath + ": " + manifestBytes.getError().message());
+    return manifestBytes.takeError();
   llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse((*manifestBytes)->getBuffer());
+      support::parseBoundedJSON((*manifestBytes)->getBuffer());
   if (!parsed)
     return fail(manifestPath +
                 ": not JSON: " + llvm::toString(parsed.takeError()));
@@ -518,11 +519,11 @@ ftpipe::runtime::loadCheckpoint(llvm::StringRef where,
     if (!record || record->device < 0 || record->device >= devices)
       return fail(manifestPath + ": a malformed file entry");
     std::string file = directory + "/" + record->name;
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
-        llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
-                                    /*RequiresNullTerminator=*/false);
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+        support::readBoundedFile(file, "checkpoint file",
+                                 kMaxSafetensorsFileBytes);
     if (!bytes)
-      return fail(file + ": " + bytes.getError().message() +
+      return fail(llvm::toString(bytes.takeError()) +
                   " (the checkpoint is incomplete)");
     llvm::StringRef content = (*bytes)->getBuffer();
     if (static_cast<int64_t>(content.size()) != record->bytes)

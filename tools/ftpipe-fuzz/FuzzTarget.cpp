@@ -25,7 +25,7 @@
 #include "FTPipe/ParseGuard.h"
 #include "FTPipe/Partition/GraphIO.h"
 #include "FTPipe/Partition/Hardware.h"
-#include "FTPipe/Partition/InputFile.h"
+#include "FTPipe/Support/BoundedInput.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -215,7 +215,7 @@ static void writeScratch(llvm::StringRef text) {
 
 static void fuzzHardware(MLIRContext &context, llvm::StringRef text) {
   llvm::Expected<llvm::json::Value> json =
-      ::ftpipe::partition::parseBoundedJSON(text);
+      ::ftpipe::support::parseBoundedJSON(text);
   if (!json)
     return llvm::consumeError(json.takeError());
   llvm::Expected<::ftpipe::partition::Hardware> hw =
@@ -246,7 +246,7 @@ static void fuzzProfile(MLIRContext &context, llvm::StringRef text) {
 
 static void fuzzGraph(llvm::StringRef text) {
   llvm::Expected<llvm::json::Value> json =
-      ::ftpipe::partition::parseBoundedJSON(text);
+      ::ftpipe::support::parseBoundedJSON(text);
   if (!json)
     return llvm::consumeError(json.takeError());
   llvm::Expected<::ftpipe::partition::GraphWithPlan> graph =
