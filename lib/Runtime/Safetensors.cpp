@@ -2,8 +2,8 @@
 
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Support/BoundedInput.h"
+#include "FTPipe/Support/OutputFiles.h"
 
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -166,18 +166,6 @@ std::string ftpipe::runtime::serializeSafetensors(
 llvm::Error ftpipe::runtime::writeSafetensors(
     llvm::StringRef path, const TensorMap &tensors,
     const std::map<std::string, std::string> &metadata) {
-  std::string temporary = (path + ".tmp").str();
-  {
-    std::error_code error;
-    llvm::raw_fd_ostream out(temporary, error);
-    if (error)
-      return fail(temporary, error.message());
-    out << serializeSafetensors(tensors, metadata);
-    out.close();
-    if (out.has_error())
-      return fail(temporary, out.error().message());
-  }
-  if (std::error_code error = llvm::sys::fs::rename(temporary, path))
-    return fail(path, error.message());
-  return llvm::Error::success();
+  return support::writeFileAtomically(path,
+                                      serializeSafetensors(tensors, metadata));
 }

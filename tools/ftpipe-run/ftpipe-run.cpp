@@ -19,6 +19,7 @@
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/TinyMlp.h"
+#include "FTPipe/Support/OutputFiles.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -301,6 +302,9 @@ static void prepareCheckpoints(Run &run) {
     die("give --checkpoint-dir and --checkpoint-every together");
   if (!checkpointDir.empty() && checkpointEvery < 1)
     die("--checkpoint-every must be at least 1");
+  if (!checkpointDir.empty())
+    if (llvm::Error error = checkCheckpointDirectory(checkpointDir))
+      die("--checkpoint-dir: " + llvm::toString(std::move(error)));
   if (checkpointDir.empty() && resumePath.empty())
     return;
   RunIdentity identity = identifyRun(*run.model, run.config, run.data);
@@ -374,6 +378,12 @@ int main(int argc, char **argv) {
     die((dataPath.empty() ? "synthetic data" : dataPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
   prepareCheckpoints(run);
+  // Outputs are checked before training, not found unwritable after it.
+  for (cl::opt<std::string> *output : {&savePath, &tracePath})
+    if (!output->empty())
+      if (llvm::Error error =
+              support::checkOutputPath(*output, ("--" + output->ArgStr).str()))
+        die(llvm::toString(std::move(error)));
 
   const ParameterPlacement &placement = run.model->placement();
   TensorMap final;
@@ -469,12 +479,9 @@ int main(int argc, char **argv) {
   if (compareSimulator)
     llvm::outs() << formatRunTiming(orDie(compareWithSimulator(
         graph, run.config.schedule, run.schedule, traces)));
-  if (!tracePath.empty()) {
-    std::error_code error;
-    llvm::raw_fd_ostream out(tracePath, error);
-    if (error)
-      die(tracePath + ": " + error.message());
-    out << llvm::formatv("{0:2}", traceToChrome(traces)) << "\n";
-  }
+  if (!tracePath.empty())
+    if (llvm::Error error = support::writeFileAtomically(
+            tracePath, llvm::formatv("{0:2}\n", traceToChrome(traces)).str()))
+      die(tracePath + ": " + llvm::toString(std::move(error)));
   return 0;
 }

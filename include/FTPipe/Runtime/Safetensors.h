@@ -44,8 +44,9 @@ llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path);
 std::string
 serializeSafetensors(const TensorMap &tensors,
                      const std::map<std::string, std::string> &metadata = {});
-/// Writes to `path` through a temporary file renamed into place, so a
-/// reader never sees a partial file.
+/// Writes to `path` through a fresh temporary file renamed into place, so a
+/// reader never sees a partial file and a link at either name is never
+/// followed (support::writeFileAtomically).
 llvm::Error
 writeSafetensors(llvm::StringRef path, const TensorMap &tensors,
                  const std::map<std::string, std::string> &metadata = {});
