@@ -42,8 +42,14 @@ static bool fromJSON(const json::Value &value, ManifestTensor &tensor,
   json::ObjectMapper mapper(value, path);
   std::string dtype;
   if (!mapper || !mapper.map("dtype", dtype) ||
-      !mapper.map("shape", tensor.shape))
+      !mapper.map("shape", tensor.shape) ||
+      !mapper.mapOptional("index_bound", tensor.indexBound) ||
+      !mapper.mapOptional("index_ignored", tensor.indexIgnored))
     return false;
+  if (tensor.indexBound && *tensor.indexBound < 1) {
+    path.field("index_bound").report("must be at least 1");
+    return false;
+  }
   std::optional<DType> type = manifestDType(dtype);
   if (!type) {
     path.field("dtype").report("unknown element type");
@@ -51,6 +57,10 @@ static bool fromJSON(const json::Value &value, ManifestTensor &tensor,
   }
   if (llvm::any_of(tensor.shape, [](int64_t d) { return d < 0; })) {
     path.field("shape").report("negative dimension");
+    return false;
+  }
+  if (!tensorBytes(*type, tensor.shape)) {
+    path.field("shape").report("larger than 256 GiB");
     return false;
   }
   tensor.type = *type;

@@ -338,7 +338,8 @@ CompiledModel::CompiledModel(ArtifactManifest manifest)
     params.push_back({name, param.tensor.shape, param.tensor.type});
   }
   for (const auto &[name, input] : info.inputs) {
-    inputs.push_back({name, input.shape, input.type});
+    inputs.push_back(
+        {name, input.shape, input.type, input.indexBound, input.indexIgnored});
     if (!input.shape.empty())
       batch = input.shape.front();
   }
