@@ -136,8 +136,9 @@ static const char *const kPipelines[] = {
     "ftpipe-differentiate",
     "ftpipe-split-devices",
     "ftpipe-lower-transfers",
-    "ftpipe-outline-stages,ftpipe-differentiate,ftpipe-split-devices,"
-    "ftpipe-lower-transfers,ftpipe-lower-cpu",
+    "func.func(ftpipe-clamp-gather-indices),ftpipe-outline-stages,"
+    "ftpipe-differentiate,ftpipe-split-devices,ftpipe-lower-transfers,"
+    "ftpipe-lower-cpu",
     "ftpipe-stage-programs-pipeline{devices=2 method=seq-greedy},"
     "ftpipe-check-lowerable,ftpipe-drop-annotations,ftpipe-linalg-to-blas,"
     "func.func(ftpipe-fuse-elementwise)",
