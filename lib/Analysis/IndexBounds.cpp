@@ -41,7 +41,10 @@ std::optional<IndexBound> mlir::ftpipe::findIndexBound(Value input) {
       Operation *user = use.getOwner();
       if (isa<tosa::ReshapeOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
               tensor::ReshapeOp, tosa::TransposeOp, tosa::SliceOp,
-              tensor::ExtractSliceOp>(user)) {
+              tensor::ExtractSliceOp, tosa::ClampOp>(user)) {
+        // tosa.clamp: ftpipe-clamp-gather-indices guards every gather so;
+        // the data must still fit the table (a model that means to clamp
+        // its inputs, as BERT's answer positions, uses maximum/minimum).
         carriers.insert(user->getResult(0));
       } else if (auto castOp = dyn_cast<tosa::CastOp>(user)) {
         if (castOp.getType().getElementType().isSignlessInteger())

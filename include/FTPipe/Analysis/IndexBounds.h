@@ -31,7 +31,8 @@ struct IndexBound {
 };
 
 /// The bound of `input`, an integer block argument, if its values reach the
-/// indices of a tosa.gather: followed through reshapes, slices, casts, selects
+/// indices of a tosa.gather: followed through reshapes, slices, clamps (the
+/// guard of ftpipe-clamp-gather-indices), casts, selects
 /// (as either branch), calls and regions whose arguments are their op's
 /// operands. None if no gather reads it.
 std::optional<IndexBound> findIndexBound(Value input);
