@@ -6,10 +6,11 @@
 # ::Partition, ::Runtime and the tools.
 #
 # Separate export sets keep lib/Partition and lib/Runtime usable without
-# MLIR: FTPipe::Partition and the pipeline model below it, FTPipe::Schedule,
-# live in FTPipePartitionTargets.cmake (need only LLVM), FTPipe::Runtime (when built) in FTPipeRuntimeTargets.cmake (LLVM, and
-# CUDA when built with it), everything else in FTPipeTargets.cmake (needs
-# MLIR). `find_package(FTPipe COMPONENTS Partition)` loads only the first.
+# MLIR: FTPipe::Partition and what it links (the pipeline model
+# FTPipe::Schedule, the bounded input reader FTPipe::Support) live in
+# FTPipePartitionTargets.cmake (need only LLVM), FTPipe::Runtime (when built)
+# in FTPipeRuntimeTargets.cmake (LLVM, and CUDA when built with it),
+# everything else in FTPipeTargets.cmake (needs MLIR). `find_package(FTPipe COMPONENTS Partition)` loads only the first.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -23,7 +24,7 @@ target_link_libraries(FTPipePasses INTERFACE
 
 ftpipe_link_closure(ftpipe_mlir_libraries FTPipeDialect FTPipeAnalysis
   FTPipeTransforms FTPipeModelGen FTPipePasses FTPipeCAPI)
-list(REMOVE_ITEM ftpipe_mlir_libraries FTPipePartition FTPipeSchedule
+list(REMOVE_ITEM ftpipe_mlir_libraries FTPipePartition FTPipeSchedule FTPipeSupport
      FTPipeRuntime FTPipePasses FTPipeCAPI)
 set(ftpipe_tools "")
 foreach(tool ftpipe-opt ftpipe-model-gen ftpipe-devices)
@@ -42,7 +43,7 @@ if(ftpipe_runtime_libraries)
 endif()
 
 # FTPipe::<name without the FTPipe prefix>.
-foreach(library FTPipePartition FTPipeSchedule FTPipePasses
+foreach(library FTPipePartition FTPipeSchedule FTPipeSupport FTPipePasses
         ${ftpipe_runtime_libraries}
         ${ftpipe_mlir_libraries})
   string(REGEX REPLACE "^FTPipe" "" export_name ${library})
@@ -50,7 +51,7 @@ foreach(library FTPipePartition FTPipeSchedule FTPipePasses
 endforeach()
 set_target_properties(FTPipeCAPI PROPERTIES EXPORT_NAME CAPI)
 
-foreach(library FTPipePartition FTPipeSchedule FTPipeCAPI
+foreach(library FTPipePartition FTPipeSchedule FTPipeSupport FTPipeCAPI
         ${ftpipe_runtime_libraries} ${ftpipe_mlir_libraries})
   target_include_directories(${library} PUBLIC
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
@@ -60,14 +61,14 @@ endforeach()
 
 # Installed binaries find FTPipe's shared libraries next to them and
 # libMLIR.so / libLLVM.so where the build found them.
-foreach(target FTPipePartition FTPipeSchedule FTPipeCAPI
+foreach(target FTPipePartition FTPipeSchedule FTPipeSupport FTPipeCAPI
         ${ftpipe_runtime_libraries} ${ftpipe_mlir_libraries} ${ftpipe_tools})
   set_target_properties(${target} PROPERTIES
     INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};$ORIGIN"
     INSTALL_RPATH_USE_LINK_PATH ON)
 endforeach()
 
-install(TARGETS FTPipePartition FTPipeSchedule EXPORT FTPipePartitionTargets
+install(TARGETS FTPipePartition FTPipeSchedule FTPipeSupport EXPORT FTPipePartitionTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/ModelGen/ModelConfig.h"
-#include "FTPipe/Partition/InputFile.h"
+#include "FTPipe/Support/BoundedInput.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -319,7 +319,7 @@ mlir::ftpipe::parseModelConfig(llvm::StringRef jsonText, llvm::StringRef name) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
   };
   llvm::Expected<llvm::json::Value> json =
-      ::ftpipe::partition::parseBoundedJSON(jsonText);
+      ::ftpipe::support::parseBoundedJSON(jsonText);
   if (!json)
     return makeError(name +
                      ": invalid JSON: " + llvm::toString(json.takeError()));
@@ -387,11 +387,13 @@ llvm::StringRef mlir::ftpipe::getBundledModelConfig(llvm::StringRef name) {
 llvm::Expected<ModelConfig>
 mlir::ftpipe::loadModelConfig(llvm::StringRef nameOrPath) {
   if (llvm::sys::fs::exists(nameOrPath)) {
-    llvm::Expected<std::string> text =
-        ::ftpipe::partition::readInputFile(nameOrPath, "model config");
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> text =
+        ::ftpipe::support::readBoundedFile(
+            nameOrPath, "model config", ::ftpipe::support::kMaxInputFileBytes,
+            ::ftpipe::support::FileKinds::RegularOrStream);
     if (!text)
       return text.takeError();
-    return parseModelConfig(*text, nameOrPath);
+    return parseModelConfig((*text)->getBuffer(), nameOrPath);
   }
   llvm::StringRef json = getBundledModelConfig(nameOrPath);
   if (json.empty())

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/GraphIO.h"
-#include "FTPipe/Partition/InputFile.h"
+#include "FTPipe/Support/BoundedInput.h"
 
 #include "JSONFields.h"
 
@@ -24,6 +24,7 @@ using namespace ftpipe::partition;
 using llvm::Error;
 using llvm::Expected;
 namespace json = llvm::json;
+namespace support = ftpipe::support;
 
 static Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
@@ -418,10 +419,12 @@ Error ftpipe::partition::saveGraphJSON(llvm::StringRef path, const Graph &graph,
 }
 
 Expected<GraphWithPlan> ftpipe::partition::loadGraphJSON(llvm::StringRef path) {
-  Expected<std::string> text = readInputFile(path, "graph file");
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> text =
+      support::readBoundedFile(path, "graph file", support::kMaxInputFileBytes,
+                               support::FileKinds::RegularOrStream);
   if (!text)
     return text.takeError();
-  Expected<json::Value> json = parseBoundedJSON(*text);
+  Expected<json::Value> json = support::parseBoundedJSON((*text)->getBuffer());
   if (!json)
     return makeError(
         llvm::formatv("{0}: {1}", path, llvm::toString(json.takeError())));

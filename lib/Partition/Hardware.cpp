@@ -21,7 +21,7 @@
 
 #include "FTPipe/Partition/Hardware.h"
 
-#include "FTPipe/Partition/InputFile.h"
+#include "FTPipe/Support/BoundedInput.h"
 #include "JSONFields.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -33,6 +33,7 @@
 #include <cmath>
 
 using namespace ftpipe::partition;
+namespace support = ftpipe::support;
 using llvm::Error;
 using llvm::Expected;
 
@@ -474,11 +475,14 @@ ftpipe::partition::loadHardware(llvm::StringRef pathOrPreset) {
   if (!llvm::sys::fs::exists(pathOrPreset) &&
       llvm::is_contained(hardwarePresetNames(), pathOrPreset))
     return getHardwarePreset(pathOrPreset);
-  Expected<std::string> text = readInputFile(pathOrPreset, "hardware file");
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> text = support::readBoundedFile(
+      pathOrPreset, "hardware file", support::kMaxInputFileBytes,
+      support::FileKinds::RegularOrStream);
   if (!text)
     return makeError(llvm::toString(text.takeError()) +
                      " (and it is not a preset name)");
-  Expected<llvm::json::Value> json = parseBoundedJSON(*text);
+  Expected<llvm::json::Value> json =
+      support::parseBoundedJSON((*text)->getBuffer());
   if (!json)
     return makeError(llvm::formatv("{0}: {1}", pathOrPreset,
                                    llvm::toString(json.takeError())));

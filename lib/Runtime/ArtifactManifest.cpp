@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/ArtifactManifest.h"
+#include "FTPipe/Support/BoundedInput.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -41,8 +42,14 @@ static bool fromJSON(const json::Value &value, ManifestTensor &tensor,
   json::ObjectMapper mapper(value, path);
   std::string dtype;
   if (!mapper || !mapper.map("dtype", dtype) ||
-      !mapper.map("shape", tensor.shape))
+      !mapper.map("shape", tensor.shape) ||
+      !mapper.mapOptional("index_bound", tensor.indexBound) ||
+      !mapper.mapOptional("index_ignored", tensor.indexIgnored))
     return false;
+  if (tensor.indexBound && *tensor.indexBound < 1) {
+    path.field("index_bound").report("must be at least 1");
+    return false;
+  }
   std::optional<DType> type = manifestDType(dtype);
   if (!type) {
     path.field("dtype").report("unknown element type");
@@ -50,6 +57,10 @@ static bool fromJSON(const json::Value &value, ManifestTensor &tensor,
   }
   if (llvm::any_of(tensor.shape, [](int64_t d) { return d < 0; })) {
     path.field("shape").report("negative dimension");
+    return false;
+  }
+  if (!tensorBytes(*type, tensor.shape)) {
+    path.field("shape").report("larger than 256 GiB");
     return false;
   }
   tensor.type = *type;
@@ -239,11 +250,11 @@ llvm::Expected<ArtifactManifest>
 ftpipe::runtime::readManifest(llvm::StringRef directory) {
   llvm::SmallString<256> path(directory);
   llvm::sys::path::append(path, "manifest.json");
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  auto buffer = ftpipe::support::readBoundedFile(path, "artifact manifest");
   if (!buffer)
-    return fail(path + ": " + buffer.getError().message() +
+    return fail(llvm::toString(buffer.takeError()) +
                 " (is this a directory written by ftpipe-compile?)");
-  auto parsed = json::parse((*buffer)->getBuffer());
+  auto parsed = ftpipe::support::parseBoundedJSON((*buffer)->getBuffer());
   if (!parsed)
     return fail(path + ": " + llvm::toString(parsed.takeError()));
 

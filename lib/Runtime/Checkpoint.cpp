@@ -8,11 +8,12 @@
 
 #include "FTPipe/Runtime/Checkpoint.h"
 #include "FTPipe/Runtime/Safetensors.h"
+#include "FTPipe/Support/BoundedInput.h"
+#include "FTPipe/Support/OutputFiles.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 
@@ -26,6 +27,7 @@
 using namespace ftpipe::runtime;
 namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
+namespace support = ftpipe::support;
 
 static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -87,56 +89,6 @@ RunIdentity ftpipe::runtime::identifyRun(const PipelineModel &model,
   return identity;
 }
 
-//===----------------------------------------------------------------------===//
-// Durable writes
-//===----------------------------------------------------------------------===//
-
-static llvm::Error syncDirectory(llvm::StringRef directory) {
-  int fd = ::open(directory.str().c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0)
-    return fail(directory + ": " + std::strerror(errno));
-  int result = ::fsync(fd);
-  ::close(fd);
-  if (result != 0)
-    return fail(directory + ": fsync: " + std::strerror(errno));
-  return llvm::Error::success();
-}
-
-/// Writes `bytes` to `temporary` and flushes them to disk.
-static llvm::Error writeDurably(llvm::StringRef temporary,
-                                llvm::StringRef bytes) {
-  int fd = ::open(temporary.str().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0)
-    return fail(temporary + ": " + std::strerror(errno));
-  const char *data = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t written = ::write(fd, data, left);
-    if (written < 0 && errno == EINTR)
-      continue;
-    if (written < 0) {
-      std::string reason = std::strerror(errno);
-      ::close(fd);
-      return fail(temporary + ": " + reason);
-    }
-    data += written;
-    left -= written;
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0)
-    return fail(temporary + ": " + std::strerror(errno));
-  return llvm::Error::success();
-}
-
-static std::string temporaryName(llvm::StringRef file) {
-  return (file + ".tmp-" + llvm::Twine(::getpid())).str();
-}
-
-static llvm::Error renameInto(llvm::StringRef from, llvm::StringRef to) {
-  if (std::error_code error = fs::rename(from, to))
-    return fail("renaming " + from + " to " + to + ": " + error.message());
-  return llvm::Error::success();
-}
-
 namespace {
 /// One file of a checkpoint as the manifest lists it.
 struct FileRecord {
@@ -172,23 +124,53 @@ static std::optional<FileRecord> parseRecord(const llvm::json::Value &value) {
 // Saving
 //===----------------------------------------------------------------------===//
 
-/// Removes `directory` and everything in it (checkpoints hold no
-/// subdirectories).
-static void removeDirectory(llvm::StringRef directory) {
-  std::error_code error;
-  std::vector<std::string> files;
-  for (fs::directory_iterator it(directory, error), end; it != end && !error;
-       it.increment(error))
-    files.push_back(it->path());
-  for (const std::string &file : files)
-    fs::remove(file);
-  fs::remove(directory);
+/// Whether `name` is one that a checkpoint's directory holds: a device's
+/// file, the manifest, or a temporary name of either.
+static bool isCheckpointFileName(llvm::StringRef name) {
+  return name.starts_with("weights-device-") ||
+         name.starts_with("optimizer-device-") ||
+         name.starts_with("manifest.json") || name.contains(".tmp-");
+}
+
+/// The step of a checkpoint directory's name (`steps-<k>`, or
+/// `.partial-steps-<k>` with `partial` set), or -1.
+static int64_t checkpointStep(llvm::StringRef name, bool &partial) {
+  partial = name.consume_front(".partial-");
+  int64_t step = 0;
+  if (!name.consume_front("steps-") || name.getAsInteger(10, step))
+    return -1;
+  return step;
+}
+
+llvm::Error ftpipe::runtime::checkCheckpointDirectory(llvm::StringRef path) {
+  if (!fs::exists(path))
+    return llvm::Error::success();
+  llvm::Expected<support::OutputDirectory> root =
+      support::OutputDirectory::open(path, /*create=*/false);
+  if (!root)
+    return root.takeError();
+  llvm::Expected<std::vector<std::string>> names = root->entries();
+  if (!names)
+    return names.takeError();
+  for (const std::string &name : *names) {
+    bool partial = false;
+    if (checkpointStep(name, partial) < 0)
+      continue;
+    std::string why = root->whyNotOwned(name, kCheckpointMarker);
+    if (!why.empty())
+      return fail(why + ": checkpoints would replace or delete it; move it "
+                        "away or choose another directory");
+  }
+  return llvm::Error::success();
 }
 
 /// Device 0: the manifest, written last, then the rename that makes the
-/// checkpoint complete, then the older checkpoints go.
+/// checkpoint complete, then the older checkpoints go. Only directories of
+/// our own making are deleted (OutputDirectory::removeOwnedSubdirectory),
+/// and in them only the files a checkpoint writes.
 static llvm::Error commit(const CheckpointSetup &setup, int64_t updates,
-                          llvm::StringRef partial,
+                          support::OutputDirectory &root,
+                          support::OutputDirectory &partial,
                           const std::vector<FileRecord> &records) {
   llvm::json::Array files;
   for (const FileRecord &record : records)
@@ -207,56 +189,55 @@ static llvm::Error commit(const CheckpointSetup &setup, int64_t updates,
       {"plan", llvm::json::Object(setup.identity.plan)},
       {"training", llvm::json::Object(setup.identity.training)},
       {"files", std::move(files)}};
-  // Leftovers of an earlier attempt at this step (a killed writer).
-  std::error_code error;
-  std::vector<std::string> stray;
-  for (fs::directory_iterator it(partial, error), end; it != end && !error;
-       it.increment(error)) {
-    llvm::StringRef name = path::filename(it->path());
-    if (llvm::none_of(records, [&](const FileRecord &record) {
+  // Leftovers of an earlier attempt at this step (a killed writer): files
+  // a checkpoint writes go; anything else is not ours and stops the commit.
+  llvm::Expected<std::vector<std::string>> names = partial.entries();
+  if (!names)
+    return names.takeError();
+  for (const std::string &name : *names) {
+    if (name == kCheckpointMarker ||
+        llvm::any_of(records, [&](const FileRecord &record) {
           return record.name == name;
         }))
-      stray.push_back(it->path());
+      continue;
+    if (!isCheckpointFileName(name) || !partial.isRegularFile(name))
+      return fail(partial.path() + "/" + name +
+                  " is not a file of a checkpoint; not deleted (move it "
+                  "away)");
+    if (llvm::Error error = partial.removeFile(name))
+      return error;
   }
-  for (const std::string &file : stray)
-    fs::remove(file);
 
-  std::string manifestPath = (partial + "/manifest.json").str();
-  std::string temporary = temporaryName(manifestPath);
-  if (llvm::Error error = writeDurably(
-          temporary,
-          llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))).str()))
+  if (llvm::Error error = partial.writeFile(
+          "manifest.json",
+          llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))).str(),
+          support::Durability::Synced))
     return error;
-  if (llvm::Error error = renameInto(temporary, manifestPath))
+  std::string final = checkpointName(updates);
+  if (root.contains(final))
+    if (llvm::Error error =
+            root.removeOwnedSubdirectory(final, kCheckpointMarker))
+      return error;
+  if (llvm::Error error = root.rename(".partial-" + final, final))
     return error;
-  if (llvm::Error error = syncDirectory(partial))
-    return error;
-  std::string final = (setup.directory + "/" + checkpointName(updates));
-  if (fs::exists(final))
-    removeDirectory(final);
-  if (llvm::Error error = renameInto(partial, final))
-    return error;
-  if (llvm::Error error = syncDirectory(setup.directory))
+  if (llvm::Error error = root.sync())
     return error;
 
   // The new checkpoint is complete: the older ones (and abandoned partial
   // directories of earlier steps) go. Partial directories of later steps
   // may be in the middle of their writes.
-  std::vector<std::string> old;
-  for (fs::directory_iterator it(setup.directory, error), end;
-       it != end && !error; it.increment(error)) {
-    llvm::StringRef name = path::filename(it->path());
-    int64_t step = 0;
-    bool complete = name.consume_front("steps-");
-    if (!complete && !name.consume_front(".partial-steps-"))
+  llvm::Expected<std::vector<std::string>> old = root.entries();
+  if (!old)
+    return old.takeError();
+  for (const std::string &name : *old) {
+    bool isPartial = false;
+    int64_t step = checkpointStep(name, isPartial);
+    if (step < 0 || step == updates || (isPartial && step > updates))
       continue;
-    if (name.getAsInteger(10, step) || step == updates ||
-        (!complete && step > updates))
-      continue;
-    old.push_back(it->path());
+    if (llvm::Error error =
+            root.removeOwnedSubdirectory(name, kCheckpointMarker))
+      return error;
   }
-  for (const std::string &directory : old)
-    removeDirectory(directory);
   return llvm::Error::success();
 }
 
@@ -266,10 +247,17 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
                                             const TensorMap &ownedWeights,
                                             const TensorMap &optimizerState) {
   int64_t self = communicator.device();
-  std::string partial =
-      setup.directory + "/.partial-" + checkpointName(updates);
-  if (std::error_code error = fs::create_directories(partial))
-    return fail(partial + ": " + error.message());
+  // Every device may create the partial directory at once: one that has
+  // no marker yet is adopted, a link or another user's directory refused.
+  llvm::Expected<support::OutputDirectory> root =
+      support::OutputDirectory::open(setup.directory, /*create=*/true);
+  if (!root)
+    return root.takeError();
+  llvm::Expected<support::OutputDirectory> partial =
+      root->openOwnedSubdirectory(".partial-" + checkpointName(updates),
+                                  kCheckpointMarker, /*adoptUnmarked=*/true);
+  if (!partial)
+    return partial.takeError();
 
   // Each file says where it belongs; the manifest says it for the whole.
   int64_t microBatches =
@@ -286,10 +274,13 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
       {"optimizer-device-" + std::to_string(self) + ".safetensors",
        serializeSafetensors(optimizerState, metadata)}};
   std::vector<FileRecord> mine;
+  std::vector<std::string> temporaries;
   for (const auto &[name, bytes] : contents) {
-    std::string file = partial + "/" + name;
-    if (llvm::Error error = writeDurably(temporaryName(file), bytes))
-      return error;
+    llvm::Expected<std::string> temporary =
+        partial->writeTemporary(name, bytes, support::Durability::Synced);
+    if (!temporary)
+      return temporary.takeError();
+    temporaries.push_back(std::move(*temporary));
     mine.push_back(
         {name, self, static_cast<int64_t>(bytes.size()), checksum(bytes)});
   }
@@ -302,12 +293,10 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
     std::this_thread::sleep_for(
         std::chrono::duration<double>(setup.pauseSeconds));
   }
-  for (const auto &entry : contents) {
-    std::string file = partial + "/" + entry.first;
-    if (llvm::Error error = renameInto(temporaryName(file), file))
+  for (size_t i = 0; i < contents.size(); ++i)
+    if (llvm::Error error = partial->rename(temporaries[i], contents[i].first))
       return error;
-  }
-  if (llvm::Error error = syncDirectory(partial))
+  if (llvm::Error error = partial->sync())
     return error;
 
   if (self != 0) {
@@ -326,7 +315,7 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
     communicator.recv(d, kRecordSizeTag, updates, &size, sizeof(size));
     std::string text(size, '\0');
     communicator.recv(d, kRecordTag, updates, text.data(), text.size());
-    llvm::Expected<llvm::json::Value> records = llvm::json::parse(text);
+    llvm::Expected<llvm::json::Value> records = support::parseBoundedJSON(text);
     if (!records)
       return records.takeError();
     const llvm::json::Array *list = records->getAsArray();
@@ -338,7 +327,7 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
       mine.push_back(std::move(*record));
     }
   }
-  return commit(setup, updates, partial, mine);
+  return commit(setup, updates, *root, *partial, mine);
 }
 
 //===----------------------------------------------------------------------===//
@@ -475,12 +464,12 @@ ftpipe::runtime::loadCheckpoint(llvm::StringRef where,
     directory = *newest;
   }
   std::string manifestPath = directory + "/manifest.json";
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> manifestBytes =
-      llvm::MemoryBuffer::getFile(manifestPath);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> manifestBytes =
+      support::readBoundedFile(manifestPath, "checkpoint manifest");
   if (!manifestBytes)
-    return fail(manifestPath + ": " + manifestBytes.getError().message());
+    return manifestBytes.takeError();
   llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse((*manifestBytes)->getBuffer());
+      support::parseBoundedJSON((*manifestBytes)->getBuffer());
   if (!parsed)
     return fail(manifestPath +
                 ": not JSON: " + llvm::toString(parsed.takeError()));
@@ -518,11 +507,11 @@ ftpipe::runtime::loadCheckpoint(llvm::StringRef where,
     if (!record || record->device < 0 || record->device >= devices)
       return fail(manifestPath + ": a malformed file entry");
     std::string file = directory + "/" + record->name;
-    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
-        llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
-                                    /*RequiresNullTerminator=*/false);
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+        support::readBoundedFile(file, "checkpoint file",
+                                 kMaxSafetensorsFileBytes);
     if (!bytes)
-      return fail(file + ": " + bytes.getError().message() +
+      return fail(llvm::toString(bytes.takeError()) +
                   " (the checkpoint is incomplete)");
     llvm::StringRef content = (*bytes)->getBuffer();
     if (static_cast<int64_t>(content.size()) != record->bytes)

@@ -12,6 +12,7 @@
 
 #include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/Communicator.h"
+#include "FTPipe/Support/BoundedInput.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -337,7 +338,8 @@ CompiledModel::CompiledModel(ArtifactManifest manifest)
     params.push_back({name, param.tensor.shape, param.tensor.type});
   }
   for (const auto &[name, input] : info.inputs) {
-    inputs.push_back({name, input.shape, input.type});
+    inputs.push_back(
+        {name, input.shape, input.type, input.indexBound, input.indexIgnored});
     if (!input.shape.empty())
       batch = input.shape.front();
   }
@@ -404,6 +406,9 @@ CompiledModel::loadStages(int64_t device) {
   llvm::SmallString<256> path(info.directory);
   llvm::sys::path::append(path, info.artifacts[device]);
   if (!libraries[device]) {
+    // dlopen would block on a FIFO and read a device without end.
+    if (llvm::Error error = ftpipe::support::checkRegularFile(path, "artifact"))
+      return std::move(error);
     libraries[device] = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!libraries[device])
       return fail("cannot load " + path + ": " + dlerror());

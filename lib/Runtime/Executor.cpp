@@ -1,11 +1,15 @@
 //===- Executor.cpp - One device's actions, updates and weight versions ---===//
 
 #include "FTPipe/Runtime/Executor.h"
+#include "FTPipe/Runtime/DataValues.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -58,6 +62,8 @@ ftpipe::runtime::validateDataset(const std::vector<DataInputInfo> &inputs,
       problems.push_back(
           "'" + input.name + "' is " + dtypeName(tensor.type).str() + " " +
           shapeString(tensor.shape) + ", the model reads " + wanted);
+    else if (std::optional<std::string> bad = checkIndexValues(input, tensor))
+      problems.push_back(*bad);
     else if (samples >= 0 && tensor.shape[0] != samples)
       problems.push_back("'" + input.name + "' has " +
                          std::to_string(tensor.shape[0]) + " samples, '" +
@@ -261,6 +267,12 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
   double waited = waitTimer->take();
   computeSeconds += now() - start - waited;
   waitedSeconds += waited;
+  if (result.loss && !std::isfinite(*result.loss))
+    return fail(llvm::formatv("step {0}, micro-batch {1}: the loss is {2}; "
+                              "the run stops, saving nothing",
+                              mb / config.schedule.microBatches,
+                              mb % config.schedule.microBatches,
+                              llvm::format("%g", *result.loss)));
   if (result.loss)
     stepLosses[mb / config.schedule.microBatches].push_back(*result.loss);
   inFlight[{stage, mb}] = {version, std::move(result.saved)};

@@ -1,16 +1,17 @@
 //===- Safetensors.cpp - The safetensors format, checked ------------------===//
 
 #include "FTPipe/Runtime/Safetensors.h"
+#include "FTPipe/Support/BoundedInput.h"
+#include "FTPipe/Support/OutputFiles.h"
 
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cstring>
 
 using namespace ftpipe::runtime;
+namespace support = ftpipe::support;
 
 static llvm::Error fail(llvm::StringRef file, const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -25,12 +26,16 @@ ftpipe::runtime::parseSafetensors(llvm::StringRef bytes, llvm::StringRef name) {
   uint64_t headerBytes = 0;
   for (int i = 7; i >= 0; --i)
     headerBytes = headerBytes << 8 | static_cast<uint8_t>(bytes[i]);
+  if (headerBytes > kMaxSafetensorsHeaderBytes)
+    return fail(name, "the header claims " + llvm::Twine(headerBytes) +
+                          " bytes, more than the limit of " +
+                          llvm::Twine(kMaxSafetensorsHeaderBytes));
   if (headerBytes > bytes.size() - 8)
     return fail(name, "the header claims " + llvm::Twine(headerBytes) +
                           " bytes, the file has " +
                           llvm::Twine(bytes.size() - 8) + " after its length");
   llvm::Expected<llvm::json::Value> header =
-      llvm::json::parse(bytes.substr(8, headerBytes));
+      support::parseBoundedJSON(bytes.substr(8, headerBytes));
   if (!header)
     return fail(name, "the header is not JSON: " +
                           llvm::toString(header.takeError()));
@@ -114,10 +119,11 @@ ftpipe::runtime::parseSafetensors(llvm::StringRef bytes, llvm::StringRef name) {
 
 llvm::Expected<SafetensorsFile>
 ftpipe::runtime::readSafetensors(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      support::readBoundedFile(path, "safetensors file",
+                               kMaxSafetensorsFileBytes);
   if (!buffer)
-    return fail(path, buffer.getError().message());
+    return buffer.takeError();
   return parseSafetensors((*buffer)->getBuffer(), path);
 }
 
@@ -160,18 +166,6 @@ std::string ftpipe::runtime::serializeSafetensors(
 llvm::Error ftpipe::runtime::writeSafetensors(
     llvm::StringRef path, const TensorMap &tensors,
     const std::map<std::string, std::string> &metadata) {
-  std::string temporary = (path + ".tmp").str();
-  {
-    std::error_code error;
-    llvm::raw_fd_ostream out(temporary, error);
-    if (error)
-      return fail(temporary, error.message());
-    out << serializeSafetensors(tensors, metadata);
-    out.close();
-    if (out.has_error())
-      return fail(temporary, out.error().message());
-  }
-  if (std::error_code error = llvm::sys::fs::rename(temporary, path))
-    return fail(path, error.message());
-  return llvm::Error::success();
+  return support::writeFileAtomically(path,
+                                      serializeSafetensors(tensors, metadata));
 }

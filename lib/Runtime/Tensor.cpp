@@ -54,6 +54,22 @@ Tensor Tensor::f32(std::vector<int64_t> shape, llvm::ArrayRef<float> values) {
   return tensor;
 }
 
+std::optional<uint64_t>
+ftpipe::runtime::tensorBytes(DType type, llvm::ArrayRef<int64_t> shape,
+                             uint64_t limit) {
+  uint64_t bytes = dtypeBytes(type);
+  for (int64_t size : shape) {
+    if (size < 0)
+      return std::nullopt;
+    if (size != 0 && bytes > limit / static_cast<uint64_t>(size))
+      return std::nullopt;
+    bytes *= static_cast<uint64_t>(size);
+  }
+  if (bytes > limit)
+    return std::nullopt;
+  return bytes;
+}
+
 int64_t Tensor::elements() const {
   int64_t count = 1;
   for (int64_t size : shape)

@@ -10,7 +10,7 @@
 #include "FTPipe/Analysis/OpGraph.h"
 #include "FTPipe/Analysis/Scope.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
-#include "FTPipe/Partition/InputFile.h"
+#include "FTPipe/Support/BoundedInput.h"
 #include "FTPipe/Transforms/Passes.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -48,10 +48,14 @@ struct MeasuredTime {
 /// Reads a profile: a JSON object from scope to {"fwd_ms", "bwd_ms"}.
 static FailureOr<llvm::StringMap<MeasuredTime>>
 readProfile(StringRef path, function_ref<InFlightDiagnostic()> emitError) {
-  llvm::Expected<std::string> text = partition::readInputFile(path, "profile");
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> text =
+      ::ftpipe::support::readBoundedFile(
+          path, "profile", ::ftpipe::support::kMaxInputFileBytes,
+          ::ftpipe::support::FileKinds::RegularOrStream);
   if (!text)
     return emitError() << llvm::toString(text.takeError());
-  llvm::Expected<llvm::json::Value> json = partition::parseBoundedJSON(*text);
+  llvm::Expected<llvm::json::Value> json =
+      ::ftpipe::support::parseBoundedJSON((*text)->getBuffer());
   if (!json)
     return emitError() << "profile '" << path
                        << "' is not JSON: " << llvm::toString(json.takeError());

@@ -3,15 +3,18 @@
 
 edit-safetensors.py IN OUT [--drop NAME] [--rename OLD:NEW]
                            [--add NAME:DTYPE:D0xD1] [--retype NAME:DTYPE]
-                           [--reshape NAME:D0xD1]
+                           [--reshape NAME:D0xD1] [--set NAME:INDEX:VALUE]
 
-Standard library only. Added, retyped and reshaped tensors hold zeros.
+Standard library only. Added, retyped and reshaped tensors hold zeros;
+--set writes VALUE (nan, inf, 30522, ...) at flat element INDEX.
 """
 
 import argparse
 import json
 import struct
 
+FORMATS = {"F64": "<d", "F32": "<f", "I64": "<q", "I32": "<i", "I16": "<h",
+           "I8": "<b"}
 SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4,
          "I16": 2, "I8": 1, "BOOL": 1}
 
@@ -36,6 +39,7 @@ def main():
     parser.add_argument("--add", action="append", default=[])
     parser.add_argument("--retype", action="append", default=[])
     parser.add_argument("--reshape", action="append", default=[])
+    parser.add_argument("--set", action="append", default=[])
     args = parser.parse_args()
 
     with open(args.input, "rb") as f:
@@ -63,6 +67,17 @@ def main():
     for item in args.reshape:
         name, shape = item.split(":")
         tensors[name][1], tensors[name][2] = shape_of(shape), None
+
+    for item in args.set:
+        name, index, value = item.split(":")
+        dtype, shape, content = tensors[name]
+        size = SIZES[dtype]
+        if content is None:
+            content = bytes(elements(shape) * size)
+        number = float(value) if dtype.startswith("F") else int(value)
+        at = int(index) * size
+        packed = struct.pack(FORMATS[dtype], number)
+        tensors[name][2] = content[:at] + packed + content[at + size:]
 
     out_header, out_data = {}, b""
     if metadata is not None:

@@ -8,6 +8,7 @@
 
 #include "Manifest.h"
 
+#include "FTPipe/Analysis/IndexBounds.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -68,6 +69,7 @@ json::Object mlir::ftpipe::buildManifest(
   std::map<std::string, std::set<int64_t>> parameterDevices;
   std::map<std::string, json::Object> inputs;
   std::map<std::string, std::set<int64_t>> inputDevices;
+  std::map<std::string, IndexBound> inputBounds;
   json::Value loss = nullptr;
 
   for (auto function : module.getOps<func::FuncOp>()) {
@@ -95,13 +97,11 @@ json::Object mlir::ftpipe::buildManifest(
         argument["kind"] = "param";
         argument["name"] = param;
         json::Object description = describeTensor(type);
-        description["owner"] = function.getArgAttrOfType<IntegerAttr>(
-                                   i, "ftpipe.owner")
-                                   ? function
-                                         .getArgAttrOfType<IntegerAttr>(
-                                             i, "ftpipe.owner")
-                                         .getInt()
-                                   : device;
+        description["owner"] =
+            function.getArgAttrOfType<IntegerAttr>(i, "ftpipe.owner")
+                ? function.getArgAttrOfType<IntegerAttr>(i, "ftpipe.owner")
+                      .getInt()
+                : device;
         parameters[param] = std::move(description);
         parameterDevices[param].insert(device);
       } else if (auto saved = function.getArgAttrOfType<IntegerAttr>(
@@ -113,6 +113,16 @@ json::Object mlir::ftpipe::buildManifest(
         argument["kind"] = "input";
         argument["name"] = input;
         inputs[input] = describeTensor(type);
+        // Entry points that read the input differently (a backward reads
+        // saved values) find different tables or none: the smallest holds.
+        if (std::optional<IndexBound> bound =
+                findIndexBound(function.getArgument(i))) {
+          IndexBound &known =
+              inputBounds.try_emplace(input, *bound).first->second;
+          known.bound = std::min(known.bound, bound->bound);
+          if (bound->ignored)
+            known.ignored = bound->ignored;
+        }
         inputDevices[input].insert(device);
       }
       if (isa<ShapedType>(type))
@@ -128,8 +138,10 @@ json::Object mlir::ftpipe::buildManifest(
       if (function.getResultAttr(i, "ftpipe.loss") ||
           (!entryAttr && i == 0 && e == 1)) {
         result["kind"] = "loss";
-        loss = json::Object{{"device", device}, {"stage", stage},
-                            {"entry", name}, {"result", int64_t(i)}};
+        loss = json::Object{{"device", device},
+                            {"stage", stage},
+                            {"entry", name},
+                            {"result", int64_t(i)}};
       } else if (auto saved = function.getResultAttrOfType<IntegerAttr>(
                      i, "ftpipe.saved")) {
         result["kind"] = "saved";
@@ -166,15 +178,14 @@ json::Object mlir::ftpipe::buildManifest(
       }
     });
 
-    entries.push_back(json::Object{
-        {"name", name},
-        {"symbol", "_mlir_ciface_" + name},
-        {"device", device},
-        {"stage", stage},
-        {"kind", kind},
-        {"arguments", std::move(arguments)},
-        {"results", std::move(results)},
-        {"transfers", std::move(transfers)}});
+    entries.push_back(json::Object{{"name", name},
+                                   {"symbol", "_mlir_ciface_" + name},
+                                   {"device", device},
+                                   {"stage", stage},
+                                   {"kind", kind},
+                                   {"arguments", std::move(arguments)},
+                                   {"results", std::move(results)},
+                                   {"transfers", std::move(transfers)}});
   }
 
   json::Array deviceList;
@@ -192,8 +203,8 @@ json::Object mlir::ftpipe::buildManifest(
     for (auto &[d, stages] : stagesOf)
       if (stages.count(stage))
         device = d;
-    json::Object entry{{"id", stage}, {"device", device},
-                       {"forward", names.first}};
+    json::Object entry{
+        {"id", stage}, {"device", device}, {"forward", names.first}};
     if (!names.second.empty())
       entry["backward"] = names.second;
     stageList.push_back(std::move(entry));
@@ -214,13 +225,19 @@ json::Object mlir::ftpipe::buildManifest(
     for (int64_t device : inputDevices[name])
       on.push_back(device);
     description["devices"] = std::move(on);
+    if (auto bound = inputBounds.find(name); bound != inputBounds.end()) {
+      description["index_bound"] = bound->second.bound;
+      if (bound->second.ignored)
+        description["index_ignored"] = *bound->second.ignored;
+    }
     inputMap[name] = std::move(description);
   }
   // The stages in an order that respects their dependencies
   // (ftpipe.stage_order of ftpipe-split-devices; a forward-only module has
   // one stage).
   json::Array stageOrder;
-  if (auto order = module->getAttrOfType<DenseI64ArrayAttr>("ftpipe.stage_order"))
+  if (auto order =
+          module->getAttrOfType<DenseI64ArrayAttr>("ftpipe.stage_order"))
     for (int64_t stage : order.asArrayRef())
       stageOrder.push_back(stage);
   else

@@ -180,6 +180,7 @@ LogicalResult buildStagePrograms(ModuleOp module, Progress &progress) {
   }
   progress.start("stage programs (outline, differentiate, split)");
   if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(ft::createClampGatherIndicesPass());
         pm.addPass(ft::createOutlineStagesPass());
         ft::DifferentiatePassOptions differentiate;
         differentiate.recompute = recompute;

@@ -8,7 +8,15 @@
 //  - 'H': a cluster file, read, then used to cost and partition a small model;
 //  - 'P': a profile, applied to a small model;
 //  - 'G': a graph file;
-//  - 'M': a model config, read, then generated and verified.
+//  - 'M': a model config, read, then generated and verified;
+//  - 'S': a safetensors file (weights, data set, checkpoint file), parsed;
+//    an accepted one must serialize and parse back to the same tensors, and
+//    its values go through the runtime's value checks;
+//  - 'A': an artifact manifest (manifest.json of ftpipe-compile), read;
+//  - 'C': a checkpoint manifest, loaded against the tiny MLP's identity;
+//  - 'V': data values: the bytes as token ids of a [N, 16] i32 tensor,
+//    checked against a table of 512 rows with ignore index -100 (a value
+//    accepted must be inside it).
 // Anything refused with an error is fine; a crash, an abort or a hang is not.
 // The same function serves libFuzzer and the project's own mutation driver
 // (MutationDriver.cpp).
@@ -25,7 +33,12 @@
 #include "FTPipe/ParseGuard.h"
 #include "FTPipe/Partition/GraphIO.h"
 #include "FTPipe/Partition/Hardware.h"
-#include "FTPipe/Partition/InputFile.h"
+#include "FTPipe/Runtime/ArtifactManifest.h"
+#include "FTPipe/Runtime/Checkpoint.h"
+#include "FTPipe/Runtime/DataValues.h"
+#include "FTPipe/Runtime/Safetensors.h"
+#include "FTPipe/Runtime/TinyMlp.h"
+#include "FTPipe/Support/BoundedInput.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -41,6 +54,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 
 using namespace mlir;
 
@@ -80,7 +95,14 @@ struct FuzzState {
   ~FuzzState() {
     llvm::sys::fs::remove(scratchPath);
     llvm::sys::fs::remove(scratchPath + ".graph");
+    if (!scratchDir.empty())
+      llvm::sys::fs::remove_directories(scratchDir);
   }
+
+  /// A directory for manifests (made on first use).
+  std::string scratchDir;
+  /// What a checkpoint must match: the tiny MLP's run (made on first use).
+  std::optional<::ftpipe::runtime::RunIdentity> tinyIdentity;
 };
 } // namespace
 
@@ -136,8 +158,9 @@ static const char *const kPipelines[] = {
     "ftpipe-differentiate",
     "ftpipe-split-devices",
     "ftpipe-lower-transfers",
-    "ftpipe-outline-stages,ftpipe-differentiate,ftpipe-split-devices,"
-    "ftpipe-lower-transfers,ftpipe-lower-cpu",
+    "func.func(ftpipe-clamp-gather-indices),ftpipe-outline-stages,"
+    "ftpipe-differentiate,ftpipe-split-devices,ftpipe-lower-transfers,"
+    "ftpipe-lower-cpu",
     "ftpipe-stage-programs-pipeline{devices=2 method=seq-greedy},"
     "ftpipe-check-lowerable,ftpipe-drop-annotations,ftpipe-linalg-to-blas,"
     "func.func(ftpipe-fuse-elementwise)",
@@ -215,7 +238,7 @@ static void writeScratch(llvm::StringRef text) {
 
 static void fuzzHardware(MLIRContext &context, llvm::StringRef text) {
   llvm::Expected<llvm::json::Value> json =
-      ::ftpipe::partition::parseBoundedJSON(text);
+      ::ftpipe::support::parseBoundedJSON(text);
   if (!json)
     return llvm::consumeError(json.takeError());
   llvm::Expected<::ftpipe::partition::Hardware> hw =
@@ -246,7 +269,7 @@ static void fuzzProfile(MLIRContext &context, llvm::StringRef text) {
 
 static void fuzzGraph(llvm::StringRef text) {
   llvm::Expected<llvm::json::Value> json =
-      ::ftpipe::partition::parseBoundedJSON(text);
+      ::ftpipe::support::parseBoundedJSON(text);
   if (!json)
     return llvm::consumeError(json.takeError());
   llvm::Expected<::ftpipe::partition::GraphWithPlan> graph =
@@ -266,6 +289,102 @@ static void fuzzModelConfig(MLIRContext &context, llvm::StringRef text) {
     return llvm::consumeError(module.takeError());
   if (failed(verify(**module)))
     finding("a generated model does not verify");
+}
+
+/// The scratch directory, made on first use.
+static const std::string &scratchDirectory() {
+  FuzzState &state = getState();
+  if (state.scratchDir.empty()) {
+    llvm::SmallString<128> path;
+    if (llvm::sys::fs::createUniqueDirectory("ftpipe-fuzz", path))
+      finding("cannot make the scratch directory");
+    state.scratchDir = path.str().str();
+  }
+  return state.scratchDir;
+}
+
+/// Writes `text` to `directory`/`name`.
+static void writeFile(const std::string &directory, llvm::StringRef name,
+                      llvm::StringRef text) {
+  llvm::sys::fs::create_directories(directory);
+  std::error_code error;
+  llvm::raw_fd_ostream os(directory + "/" + name.str(), error);
+  if (error)
+    finding("cannot write a scratch file");
+  os << text;
+}
+
+static void fuzzSafetensors(llvm::StringRef bytes) {
+  namespace rt = ::ftpipe::runtime;
+  llvm::Expected<rt::SafetensorsFile> file = rt::parseSafetensors(bytes, "f");
+  if (!file)
+    return llvm::consumeError(file.takeError());
+  llvm::consumeError(rt::checkFinite(file->tensors));
+  for (const auto &[name, tensor] : file->tensors)
+    (void)rt::checkIndexValues({name, tensor.shape, tensor.type, 7, -100},
+                               tensor);
+  std::string again = rt::serializeSafetensors(file->tensors, file->metadata);
+  llvm::Expected<rt::SafetensorsFile> back = rt::parseSafetensors(again, "g");
+  if (!back)
+    finding("an accepted safetensors file does not parse back: " +
+            llvm::toString(back.takeError()));
+  if (back->tensors.size() != file->tensors.size() ||
+      back->metadata != file->metadata)
+    finding("a safetensors file parses back to other tensors or metadata");
+  for (const auto &[name, tensor] : file->tensors) {
+    auto it = back->tensors.find(name);
+    if (it == back->tensors.end() || it->second.bytes != tensor.bytes ||
+        it->second.shape != tensor.shape || it->second.type != tensor.type)
+      finding("tensor '" + name + "' does not parse back the same");
+  }
+}
+
+static void fuzzArtifactManifest(llvm::StringRef text) {
+  std::string directory = scratchDirectory() + "/artifacts";
+  writeFile(directory, "manifest.json", text);
+  llvm::Expected<::ftpipe::runtime::ArtifactManifest> manifest =
+      ::ftpipe::runtime::readManifest(directory);
+  if (!manifest)
+    llvm::consumeError(manifest.takeError());
+}
+
+static void fuzzCheckpointManifest(llvm::StringRef text) {
+  namespace rt = ::ftpipe::runtime;
+  FuzzState &state = getState();
+  if (!state.tinyIdentity) {
+    rt::TinyMlpShape shape;
+    std::unique_ptr<rt::PipelineModel> model =
+        rt::createTinyMlpModel(shape, {0, 1, 2, 3});
+    rt::ExecutorConfig config;
+    state.tinyIdentity =
+        rt::identifyRun(*model, config, rt::tinyMlpData(shape, 64, 2));
+  }
+  std::string directory = scratchDirectory() + "/checkpoint/steps-000001";
+  writeFile(directory, "manifest.json", text);
+  llvm::Expected<rt::LoadedCheckpoint> loaded =
+      rt::loadCheckpoint(directory, *state.tinyIdentity);
+  if (!loaded)
+    llvm::consumeError(loaded.takeError());
+}
+
+static void fuzzDataValues(llvm::StringRef bytes) {
+  namespace rt = ::ftpipe::runtime;
+  int64_t samples = bytes.size() / 64;
+  if (samples == 0)
+    return;
+  rt::Tensor ids(rt::DType::I32, {samples, 16});
+  std::memcpy(ids.bytes.data(), bytes.data(), ids.bytes.size());
+  rt::DataInputInfo input{"input_ids", {2, 16}, rt::DType::I32, 512, -100};
+  bool refused = rt::checkIndexValues(input, ids).has_value();
+  bool outside = false;
+  for (int64_t i = 0; i < samples * 16; ++i) {
+    int32_t value;
+    std::memcpy(&value, ids.bytes.data() + 4 * i, 4);
+    outside |= value != -100 && (value < 0 || value >= 512);
+  }
+  if (refused != outside)
+    finding(outside ? "an id outside its table was accepted"
+                    : "ids inside their table were refused");
 }
 
 bool ftpipeFuzzShowDiagnostics = false;
@@ -296,6 +415,18 @@ int ftpipeFuzzOne(const uint8_t *data, size_t size) {
     break;
   case 'M':
     fuzzModelConfig(context, text);
+    break;
+  case 'S':
+    fuzzSafetensors(text);
+    break;
+  case 'A':
+    fuzzArtifactManifest(text);
+    break;
+  case 'C':
+    fuzzCheckpointManifest(text);
+    break;
+  case 'V':
+    fuzzDataValues(text);
     break;
   default:
     break;

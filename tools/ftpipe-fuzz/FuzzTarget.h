@@ -14,7 +14,8 @@
 #include <vector>
 
 /// Runs one input; the first byte picks its kind ('I' IR, 'H' cluster,
-/// 'P' profile, 'G' graph, 'M' model config). Returns 0; aborts on a
+/// 'P' profile, 'G' graph, 'M' model config, 'S' safetensors, 'A' artifact
+/// manifest, 'C' checkpoint manifest, 'V' data values). Returns 0; aborts on a
 /// finding that did not crash by itself. An empty input only sets up.
 int ftpipeFuzzOne(const uint8_t *data, size_t size);
 

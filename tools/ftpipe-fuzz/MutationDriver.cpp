@@ -13,7 +13,9 @@
 //   ftpipe-fuzz --replay FILE
 // With --keep-going the run goes on past findings, saving each.
 // Seeds are files or directories: .mlir files become IR inputs; .json files
-// become cluster, profile, graph or model-config inputs by their keys.
+// become artifact-manifest, checkpoint-manifest, cluster, profile, graph or
+// model-config inputs by their keys; .safetensors files safetensors inputs;
+// .ids files data-value inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,8 +109,16 @@ static void setLimits(unsigned cpuSeconds) {
 static char kindOf(llvm::StringRef path, llvm::StringRef text) {
   if (path.ends_with(".mlir"))
     return 'I';
+  if (path.ends_with(".safetensors"))
+    return 'S';
+  if (path.ends_with(".ids"))
+    return 'V';
   if (!path.ends_with(".json"))
     return 0;
+  if (text.contains("\"ftpipe-manifest\""))
+    return 'A';
+  if (text.contains("\"ftpipe-checkpoint\""))
+    return 'C';
   if (text.contains("\"model_type\""))
     return 'M';
   if (text.contains("\"nodes\""))

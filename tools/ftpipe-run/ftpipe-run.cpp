@@ -13,12 +13,15 @@
 #include "FTPipe/Runtime/Checkpoint.h"
 #include "FTPipe/Runtime/Communicator.h"
 #include "FTPipe/Runtime/CompiledModel.h"
+#include "FTPipe/Runtime/DataValues.h"
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/FailureDetector.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
+#include "FTPipe/Runtime/RunLimits.h"
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/TinyMlp.h"
+#include "FTPipe/Support/OutputFiles.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -125,6 +128,10 @@ static cl::opt<bool> compareSimulator(
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));
+
+/// The largest --hidden, --features, --micro-batch-size, --samples and
+/// device number of the tiny MLP.
+static constexpr int64_t kMaxTinyMlpSize = 1 << 16;
 
 [[noreturn]] static void die(const llvm::Twine &message) {
   // In one write: every process of an MPI run may refuse the same input at
@@ -279,12 +286,17 @@ static std::unique_ptr<PipelineModel> openModel() {
   if (model != "tiny-mlp")
     die("give the directory that ftpipe-compile wrote, or --model tiny-mlp "
         "(the built-in model)");
+  for (cl::opt<int64_t> *size : {&hidden, &features, &microBatchSize, &samples})
+    if (llvm::Error error = checkSizeOption(*size, kMaxTinyMlpSize,
+                                            ("--" + size->ArgStr).str()))
+      die(llvm::toString(std::move(error)));
   std::vector<int64_t> placement;
   llvm::SmallVector<llvm::StringRef> parts;
   llvm::StringRef(placementText).split(parts, ',');
   for (llvm::StringRef part : parts) {
     int64_t device = 0;
-    if (part.trim().getAsInteger(10, device) || device < 0)
+    if (part.trim().getAsInteger(10, device) || device < 0 ||
+        device >= kMaxTinyMlpSize)
       die("--placement: '" + part + "' is not a device");
     placement.push_back(device);
   }
@@ -301,6 +313,9 @@ static void prepareCheckpoints(Run &run) {
     die("give --checkpoint-dir and --checkpoint-every together");
   if (!checkpointDir.empty() && checkpointEvery < 1)
     die("--checkpoint-every must be at least 1");
+  if (!checkpointDir.empty())
+    if (llvm::Error error = checkCheckpointDirectory(checkpointDir))
+      die("--checkpoint-dir: " + llvm::toString(std::move(error)));
   if (checkpointDir.empty() && resumePath.empty())
     return;
   RunIdentity identity = identifyRun(*run.model, run.config, run.data);
@@ -314,6 +329,11 @@ static void prepareCheckpoints(Run &run) {
     if (llvm::Error error =
             validateWeights(run.model->parameters(), run.resumed->weights))
       die(run.resumed->directory + ": " + llvm::toString(std::move(error)));
+    llvm::Error finite = checkFinite(run.resumed->weights);
+    for (const TensorMap &state : run.resumed->optimizerState)
+      finite = llvm::joinErrors(std::move(finite), checkFinite(state));
+    if (finite)
+      die(run.resumed->directory + ": " + llvm::toString(std::move(finite)));
     int64_t done = run.resumed->updates;
     if (done >= steps)
       die(run.resumed->directory + " is after " + llvm::Twine(done) +
@@ -352,6 +372,12 @@ int main(int argc, char **argv) {
   run.config.optimizer.lr = lr;
   run.config.optimizer.warmupSteps = warmup;
   run.config.optimizer.weightDecay = weightDecay;
+  if (llvm::Error error = checkRunSettings(run.config, graph.stages()))
+    die(llvm::toString(std::move(error)));
+  for (cl::opt<double> *timeout : {&timeoutSeconds, &failureTimeout})
+    if (llvm::Error error =
+            checkTimeout(*timeout, ("--" + timeout->ArgStr).str()))
+      die(llvm::toString(std::move(error)));
   run.schedule = orDie(schedule::generate(graph, run.config.schedule));
   orDie(schedule::dryRun(graph, run.config.schedule, run.schedule));
   if (printSchedule) {
@@ -365,6 +391,9 @@ int main(int argc, char **argv) {
   if (llvm::Error error = validateWeights(run.model->parameters(), run.weights))
     die((weightsPath.empty() ? "random init" : weightsPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
+  if (llvm::Error error = checkFinite(run.weights))
+    die((weightsPath.empty() ? "random init" : weightsPath.getValue()) + ": " +
+        llvm::toString(std::move(error)));
   if (dataPath.empty() && model != "tiny-mlp")
     die("--data: give the data set (safetensors, one tensor per data input)");
   run.data =
@@ -375,7 +404,16 @@ int main(int argc, char **argv) {
   if (llvm::Error error = validateDataset(run.model->dataInputs(), run.data))
     die((dataPath.empty() ? "synthetic data" : dataPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
+  if (llvm::Error error = checkFinite(run.data))
+    die((dataPath.empty() ? "synthetic data" : dataPath.getValue()) + ": " +
+        llvm::toString(std::move(error)));
   prepareCheckpoints(run);
+  // Outputs are checked before training, not found unwritable after it.
+  for (cl::opt<std::string> *output : {&savePath, &tracePath})
+    if (!output->empty())
+      if (llvm::Error error =
+              support::checkOutputPath(*output, ("--" + output->ArgStr).str()))
+        die(llvm::toString(std::move(error)));
 
   const ParameterPlacement &placement = run.model->placement();
   TensorMap final;
@@ -471,12 +509,9 @@ int main(int argc, char **argv) {
   if (compareSimulator)
     llvm::outs() << formatRunTiming(orDie(compareWithSimulator(
         graph, run.config.schedule, run.schedule, traces)));
-  if (!tracePath.empty()) {
-    std::error_code error;
-    llvm::raw_fd_ostream out(tracePath, error);
-    if (error)
-      die(tracePath + ": " + error.message());
-    out << llvm::formatv("{0:2}", traceToChrome(traces)) << "\n";
-  }
+  if (!tracePath.empty())
+    if (llvm::Error error = support::writeFileAtomically(
+            tracePath, llvm::formatv("{0:2}\n", traceToChrome(traces)).str()))
+      die(tracePath + ": " + llvm::toString(std::move(error)));
   return 0;
 }

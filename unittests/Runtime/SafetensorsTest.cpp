@@ -107,4 +107,31 @@ TEST(Safetensors, RefusesBadFiles) {
                                            "object");
 }
 
+TEST(Safetensors, RefusesHostileHeaders) {
+  // 40,000 levels of nesting overflowed the stack of the JSON parser.
+  EXPECT_EQ(refusal(withHeader(
+                std::string(40000, '[') + "1" + std::string(40000, ']'), 0)),
+            "f: the header is not JSON: line 1: JSON nested deeper than 64 "
+            "levels");
+  // A tensor's dtype twice: llvm::json would keep the second silently.
+  EXPECT_EQ(refusal(withHeader(R"({"a":{"dtype":"I64","shape":[1],)"
+                               R"("data_offsets":[0,4],"dtype":"F32"}})",
+                               4)),
+            "f: the header is not JSON: line 1: duplicate key 'dtype'");
+  // A header length over the limit is refused before anything is parsed.
+  std::string huge = withHeader("{}", 0);
+  uint64_t length = kMaxSafetensorsHeaderBytes + 1;
+  std::memcpy(huge.data(), &length, 8);
+  EXPECT_EQ(refusal(huge), "f: the header claims 100000001 bytes, more than "
+                           "the limit of 100000000");
+}
+
+TEST(Safetensors, ReadsRegularFilesOnly) {
+  llvm::Expected<SafetensorsFile> device = readSafetensors("/dev/zero");
+  ASSERT_FALSE(bool(device));
+  EXPECT_EQ(llvm::toString(device.takeError()),
+            "safetensors file '/dev/zero' is a character device, not a "
+            "regular file");
+}
+
 } // namespace

@@ -30,6 +30,9 @@ namespace runtime {
 struct ManifestTensor {
   std::vector<int64_t> shape;
   DType type = DType::F32;
+  /// Data inputs that index a table: values must lie in [0, indexBound) or
+  /// equal indexIgnored (`index_bound`, `index_ignored`).
+  std::optional<int64_t> indexBound, indexIgnored;
 };
 
 /// One argument or result of an entry point.

@@ -16,6 +16,11 @@
 // A checkpoint is therefore complete (`steps-<k>` with its manifest) or
 // absent; a writer killed half-way leaves a `.partial-` directory that
 // loading ignores and the next commit of that step replaces.
+// Files are created without following links and renamed by descriptor; a
+// checkpoint directory holds a marker file, and rotation deletes only
+// directories with it, and in them only files a checkpoint writes
+// (lib/Support/OutputFiles.cpp): a link or a foreign file planted in the
+// checkpoint directory is refused, never followed or deleted.
 //
 // Loading checks everything before a run starts: the manifest, each file's
 // size and checksum, and the identity (another model, plan or training
@@ -61,6 +66,16 @@ struct CheckpointSetup {
   int64_t pauseAtUpdates = -1;
   double pauseSeconds = 0;
 };
+
+/// The file that marks a checkpoint directory (`steps-<k>`, `.partial-...`)
+/// as FTPipe's: rotation deletes only directories that hold it.
+inline constexpr const char *kCheckpointMarker = ".ftpipe-checkpoint";
+
+/// Refuses, before a run writes anything, a checkpoint directory holding a
+/// `steps-<k>` or `.partial-steps-<k>` entry that checkpoints would replace
+/// or delete but that is not FTPipe's (a link, another user's directory, a
+/// directory without the marker).
+llvm::Error checkCheckpointDirectory(llvm::StringRef path);
 
 /// Device `communicator.device()`'s part of the checkpoint after `updates`
 /// updates: writes its files, and on device 0 gathers every device's file

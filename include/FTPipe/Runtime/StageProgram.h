@@ -37,6 +37,9 @@ struct DataInputInfo {
   std::string name;
   std::vector<int64_t> shape;
   DType type = DType::F32;
+  /// For an input that indexes a table (token ids, labels): every value
+  /// lies in [0, indexBound) or equals indexIgnored (checkIndexValues).
+  std::optional<int64_t> indexBound, indexIgnored;
 };
 
 class StageProgram {

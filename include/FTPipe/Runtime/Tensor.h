@@ -31,6 +31,13 @@ std::optional<DType> parseDType(llvm::StringRef name);
 /// "[2, 3]".
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
+/// The largest tensor a manifest may declare (256 GiB).
+inline constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 38;
+/// The bytes of a tensor of `type` and `shape`, computed without overflow;
+/// none if a dimension is negative or the size exceeds `limit`.
+std::optional<uint64_t> tensorBytes(DType type, llvm::ArrayRef<int64_t> shape,
+                                    uint64_t limit = kMaxTensorBytes);
+
 struct Tensor {
   DType type = DType::F32;
   std::vector<int64_t> shape;

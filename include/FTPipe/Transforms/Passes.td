@@ -42,6 +42,43 @@ def MarkParamsPass : Pass<"ftpipe-mark-params", "func::FuncOp"> {
   ];
 }
 
+def ClampGatherIndicesPass
+    : Pass<"ftpipe-clamp-gather-indices", "func::FuncOp"> {
+  let summary = "Keeps every tosa.gather, and its adjoint, inside its table";
+  let description = [{
+    `tosa.gather` reads row `indices[n][w]` of `values[n]`; an index outside
+    `[0, K)` (K the rows of the table) reads past the table in the lowered
+    code, and the scatter-add of its adjoint (ftpipe-differentiate) writes
+    past the gradient buffer. Token ids come from data files, so this pass
+    clamps every gather's indices to `[0, K - 1]` with `tosa.clamp` before
+    the gather, and differentiation, which runs after it, reuses the clamped
+    indices: no input of any origin can address outside a buffer. Values are
+    not changed silently in training: ftpipe-run checks every data input
+    that indexes a table against the table's size (the manifest's
+    `index_bound`) before it trains, so the clamp only guards code paths the
+    data check cannot see. Run before ftpipe-outline-stages; the clamp
+    carries the gather's attributes (stage, block) except its cost.
+
+    Before:
+    ```mlir
+    %rows = tosa.gather %table, %ids
+        : (tensor<1x512x64xf32>, tensor<1x32xi32>) -> tensor<1x32x64xf32>
+    ```
+    After:
+    ```mlir
+    %safe = tosa.clamp %ids {max_fp = 0.0 : f32, max_int = 511 : i64,
+                             min_fp = 0.0 : f32, min_int = 0 : i64}
+        : (tensor<1x32xi32>) -> tensor<1x32xi32>
+    %rows = tosa.gather %table, %safe
+        : (tensor<1x512x64xf32>, tensor<1x32xi32>) -> tensor<1x32x64xf32>
+    ```
+  }];
+  let dependentDialects = ["tosa::TosaDialect"];
+  let statistics = [
+    Statistic<"numClamped", "num-clamped", "Number of gathers clamped">,
+  ];
+}
+
 def AnnotateCostsPass : Pass<"ftpipe-annotate-costs", "ModuleOp"> {
   let summary = "Attaches the analytical (or profiled) cost of every op";
   let description = [{
