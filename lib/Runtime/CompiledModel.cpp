@@ -78,12 +78,15 @@ public:
     return llvm::Error::success();
   }
 
+  /// Receives result i's bytes (contiguous, shaped as the manifest says)
+  /// while the buffer the generated code allocated is still alive.
+  using ResultSink = llvm::function_ref<void(size_t, const char *)>;
+
   /// Calls the entry point: `tensors[i]` is argument i's data (null for
-  /// the micro-batch). Returns the results, copied out of the buffers the
-  /// generated code allocated (which are then freed with the artifact's own
-  /// function).
-  llvm::Expected<std::vector<Tensor>>
-  call(int64_t mb, llvm::ArrayRef<const Tensor *> tensors) const {
+  /// the micro-batch). Hands each result to `sink`, then frees the buffers
+  /// the generated code allocated with the artifact's own function.
+  llvm::Error call(int64_t mb, llvm::ArrayRef<const Tensor *> tensors,
+                   ResultSink sink) const {
     std::vector<std::vector<int64_t>> descriptors;
     std::vector<void *> pointers;
     descriptors.reserve(tensors.size());
@@ -129,15 +132,13 @@ public:
     ffi_call(const_cast<ffi_cif *>(&cif), FFI_FN(function), nullptr,
              values.data());
 
-    std::vector<Tensor> out;
     std::set<void *> freed;
     const int64_t *words = results.data();
-    for (const EntryValue &result : entry.results) {
+    for (auto [index, result] : llvm::enumerate(entry.results)) {
       size_t rank = result.tensor.shape.size();
       auto *allocated = reinterpret_cast<void *>(words[0]);
       auto *aligned = reinterpret_cast<char *>(words[1]);
       int64_t offset = words[2];
-      Tensor tensor(result.tensor.type, result.tensor.shape);
       int64_t expected = 1;
       for (int64_t d = rank - 1; d >= 0; --d) {
         if (words[3 + d] != result.tensor.shape[d])
@@ -147,10 +148,7 @@ public:
           return fail(entry.name + ": a result is not contiguous");
         expected *= result.tensor.shape[d];
       }
-      std::memcpy(tensor.bytes.data(),
-                  aligned + offset * dtypeBytes(result.tensor.type),
-                  tensor.bytes.size());
-      out.push_back(std::move(tensor));
+      sink(index, aligned + offset * dtypeBytes(result.tensor.type));
       words += 3 + 2 * rank;
       // Constants (memref.global) carry this marker instead of a heap
       // pointer; arguments returned as they are stay the caller's.
@@ -162,7 +160,7 @@ public:
       if (allocated && !global && !argument && freed.insert(allocated).second)
         freeBuffer(allocated);
     }
-    return out;
+    return llvm::Error::success();
   }
 
   const EntryPoint &entry;
@@ -225,36 +223,51 @@ public:
 
   ForwardResult forward(int64_t mb, const std::vector<const Tensor *> &params,
                         const std::vector<const Tensor *> &data) override {
-    std::vector<Tensor> results = check(
-        forwardCall.call(mb, arguments(forwardCall.entry, params, data, {})));
     ForwardResult out;
-    for (auto [result, value] : llvm::zip(forwardCall.entry.results, results)) {
-      if (result.kind == EntryValue::Kind::Loss)
-        out.loss = readScalar(value);
-      if (result.kind == EntryValue::Kind::Saved) {
-        if (out.saved.size() <= size_t(result.saved))
-          out.saved.resize(result.saved + 1);
-        out.saved[result.saved] = std::move(value);
-      }
-    }
+    const std::vector<EntryValue> &results = forwardCall.entry.results;
+    check(forwardCall.call(
+        mb, arguments(forwardCall.entry, params, data, {}),
+        [&](size_t i, const char *bytes) {
+          const EntryValue &result = results[i];
+          if (result.kind != EntryValue::Kind::Loss &&
+              result.kind != EntryValue::Kind::Saved)
+            return;
+          Tensor value(result.tensor.type, result.tensor.shape);
+          std::memcpy(value.bytes.data(), bytes, value.bytes.size());
+          if (result.kind == EntryValue::Kind::Loss) {
+            out.loss = readScalar(value);
+            return;
+          }
+          if (out.saved.size() <= size_t(result.saved))
+            out.saved.resize(result.saved + 1);
+          out.saved[result.saved] = std::move(value);
+        }));
     return out;
   }
 
-  std::vector<Tensor> backward(int64_t mb,
-                               const std::vector<const Tensor *> &params,
-                               const std::vector<const Tensor *> &data,
-                               std::vector<Tensor> saved) override {
-    std::vector<Tensor> grads;
-    for (const ParameterInfo &param : this->params)
-      grads.emplace_back(param.type, param.shape);
+  void backward(int64_t mb, const std::vector<const Tensor *> &params,
+                const std::vector<const Tensor *> &data,
+                std::vector<Tensor> saved,
+                const std::vector<Tensor *> &gradSums) override {
     if (!backwardCall)
-      return grads;
-    std::vector<Tensor> results = check(backwardCall->call(
-        mb, arguments(backwardCall->entry, params, data, saved)));
-    for (auto [result, value] : llvm::zip(backwardCall->entry.results, results))
-      if (result.kind == EntryValue::Kind::Grad)
-        grads[indexOf(result.name)] = std::move(value);
-    return grads;
+      return;
+    const std::vector<EntryValue> &results = backwardCall->entry.results;
+    // The gradients are added straight from the generated code's buffers:
+    // no copy of them is made.
+    std::vector<const Tensor *> args =
+        arguments(backwardCall->entry, params, data, saved);
+    check(backwardCall->call(mb, args, [&](size_t i, const char *bytes) {
+      const EntryValue &result = results[i];
+      if (result.kind != EntryValue::Kind::Grad)
+        return;
+      Tensor &sum = *gradSums[indexOf(result.name)];
+      if (sum.type != DType::F32)
+        reportFailure(backwardCall->entry.name + ": the gradient of '" +
+                      result.name + "' is not f32");
+      auto *add = reinterpret_cast<const float *>(bytes);
+      for (float &value : sum.f32Values())
+        value += *add++;
+    }));
   }
 
 private:
@@ -304,10 +317,9 @@ private:
 
   /// A call that fails here is a broken artifact or runtime: the executor's
   /// interface has no error path, so end the run with the message.
-  static std::vector<Tensor> check(llvm::Expected<std::vector<Tensor>> value) {
-    if (!value)
-      reportFailure(llvm::toString(value.takeError()));
-    return std::move(*value);
+  static void check(llvm::Error error) {
+    if (error)
+      reportFailure(llvm::toString(std::move(error)));
   }
 
   int64_t id;

@@ -2,7 +2,7 @@
 //
 // What the executor runs for a stage (docs/StagePrograms.md): a forward that
 // returns the loss (in the stage that computes it) and the saved values, and
-// a backward that returns one gradient per parameter. Transfers to and from
+// a backward that adds one gradient per parameter into the step's sums. Transfers to and from
 // other stages happen inside, through the calling thread's Transport, as in
 // generated code. The compiled artifacts of `ftpipe-compile` implement this
 // interface over their `_mlir_ciface_` entry points; tests implement it by
@@ -58,11 +58,12 @@ public:
   virtual ForwardResult forward(int64_t mb,
                                 const std::vector<const Tensor *> &params,
                                 const std::vector<const Tensor *> &data) = 0;
-  /// Runs the backward of `mb`; returns the gradients in parameter order.
-  virtual std::vector<Tensor>
-  backward(int64_t mb, const std::vector<const Tensor *> &params,
-           const std::vector<const Tensor *> &data,
-           std::vector<Tensor> saved) = 0;
+  /// Runs the backward of `mb` and adds its gradients into `gradSums` (in
+  /// parameter order; the step's sums, so no second copy of them is made).
+  virtual void backward(int64_t mb, const std::vector<const Tensor *> &params,
+                        const std::vector<const Tensor *> &data,
+                        std::vector<Tensor> saved,
+                        const std::vector<Tensor *> &gradSums) = 0;
 };
 
 } // namespace runtime
