@@ -179,8 +179,10 @@ class CompiledStage : public StageProgram {
 public:
   CompiledStage(int64_t id, const EntryPoint &forward,
                 const EntryPoint *backward, void *forwardFunction,
-                void *backwardFunction, BufferFree freeBuffer)
-      : id(id), forwardCall(forward, forwardFunction, freeBuffer) {
+                void *backwardFunction, BufferFree freeBuffer,
+                std::optional<StageMemory> needs)
+      : id(id), forwardCall(forward, forwardFunction, freeBuffer),
+        needs(needs) {
     if (backward)
       backwardCall.emplace(*backward, backwardFunction, freeBuffer);
     for (const EntryPoint *entry : {&forward, backward}) {
@@ -220,6 +222,7 @@ public:
     return inputs;
   }
   bool computesLoss() const override { return loss; }
+  std::optional<StageMemory> memory() const override { return needs; }
 
   ForwardResult forward(int64_t mb, const std::vector<const Tensor *> &params,
                         const std::vector<const Tensor *> &data) override {
@@ -328,7 +331,51 @@ private:
   std::vector<ParameterInfo> params;
   std::vector<DataInputInfo> inputs;
   bool loss = false;
+  std::optional<StageMemory> needs;
 };
+
+int64_t bytesOf(const ManifestTensor &tensor) {
+  int64_t count = 1;
+  for (int64_t size : tensor.shape)
+    count *= size;
+  return count * dtypeBytes(tensor.type);
+}
+
+/// A stage's memory needs from the manifest and the peaks recorded in the
+/// artifact (`ftpipe_peak_bytes_<entry>`); none for an artifact without them.
+std::optional<StageMemory> stageMemory(void *library, const EntryPoint &forward,
+                                       const EntryPoint &backward) {
+  auto peak = [&](const EntryPoint &entry) -> std::optional<int64_t> {
+    auto *value = static_cast<const int64_t *>(
+        dlsym(library, ("ftpipe_peak_bytes_" + entry.name).c_str()));
+    if (!value)
+      return std::nullopt;
+    return *value;
+  };
+  std::optional<int64_t> forwardPeak = peak(forward),
+                         backwardPeak = peak(backward);
+  if (!forwardPeak || !backwardPeak)
+    return std::nullopt;
+  StageMemory memory;
+  memory.forwardPeakBytes = *forwardPeak;
+  memory.backwardPeakBytes = *backwardPeak;
+  for (const EntryValue &result : forward.results)
+    if (result.kind == EntryValue::Kind::Saved)
+      memory.savedBytes += bytesOf(result.tensor);
+  std::set<std::string> inputs;
+  for (const EntryPoint *entry : {&forward, &backward})
+    for (const EntryValue &argument : entry->arguments)
+      if (argument.kind == EntryValue::Kind::Input &&
+          inputs.insert(argument.name).second)
+        memory.dataBytes += bytesOf(argument.tensor);
+  for (const ManifestTransfer &transfer : forward.transfers)
+    if (transfer.send)
+      memory.forwardSendBytes += bytesOf(transfer.tensor);
+  for (const ManifestTransfer &transfer : backward.transfers)
+    if (transfer.send)
+      memory.backwardSendBytes += bytesOf(transfer.tensor);
+  return memory;
+}
 
 /// Hugging Face's initial values by parameter name.
 bool isBias(llvm::StringRef name) { return name.ends_with("bias"); }
@@ -445,9 +492,11 @@ CompiledModel::loadStages(int64_t device) {
     llvm::Expected<void *> backward = symbol(stage.backward);
     if (!backward)
       return backward.takeError();
+    const EntryPoint &forwardEntry = info.entryPoints.at(stage.forward);
+    const EntryPoint &backwardEntry = info.entryPoints.at(stage.backward);
     auto program = std::make_unique<CompiledStage>(
-        s, info.entryPoints.at(stage.forward),
-        &info.entryPoints.at(stage.backward), *forward, *backward, freeBuffer);
+        s, forwardEntry, &backwardEntry, *forward, *backward, freeBuffer,
+        stageMemory(libraries[device], forwardEntry, backwardEntry));
     if (llvm::Error error = program->ready())
       return std::move(error);
     stages.push_back(std::move(program));

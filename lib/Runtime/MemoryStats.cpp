@@ -48,17 +48,21 @@ static double mib(int64_t bytes) { return double(bytes) / (1 << 20); }
 
 std::string ftpipe::runtime::formatDeviceMemory(
     int64_t device, const DeviceMemory &memory,
-    std::optional<int64_t> predictedBytes, const ResidentMemory &resident,
+    const std::optional<MemoryPrediction> &predicted,
+    const ResidentMemory &resident,
     int64_t overheadBytes) {
   std::string text;
   llvm::raw_string_ostream os(text);
   const FTPipeMemLedger &l = memory.ledger;
   const HeldBytes &held = memory.heldAtPeak;
-  os << llvm::format("device %lld memory: peak tensor %.1f MiB",
+  os << llvm::format("device %lld memory: peak tensor %.3f MiB",
                      static_cast<long long>(device), mib(l.peak));
-  if (predictedBytes)
-    os << llvm::format(" (predicted %.1f MiB, %.3fx)", mib(*predictedBytes),
-                       *predictedBytes ? double(l.peak) / *predictedBytes : 0.0);
+  if (predicted)
+    os << llvm::format(" (predicted %.3f MiB, measured / predicted %.3f)",
+                       mib(predicted->peakBytes),
+                       predicted->peakBytes
+                           ? double(l.peak) / predicted->peakBytes
+                           : 0.0);
   os << " at " << (memory.peakAction.empty() ? "start" : memory.peakAction)
      << llvm::format(" [runtime %.1f: weights %.1f gradients %.1f optimizer "
                      "%.1f stash %.1f saved %.1f (%lld mb); generated %.1f; "
@@ -72,5 +76,19 @@ std::string ftpipe::runtime::formatDeviceMemory(
                      mib(l.atPeak[FTPIPE_MEM_MESSAGES]))
      << llvm::format("; peak resident %.1f MiB, fixed overhead %.1f MiB",
                      mib(resident.peakBytes), mib(overheadBytes));
+  if (predicted) {
+    const HeldBytes &p = predicted->held;
+    os << llvm::format(
+        "\ndevice %lld predicted: peak tensor %.3f MiB at %s [runtime %.1f: "
+        "weights %.1f gradients %.1f optimizer %.1f stash %.1f saved %.1f "
+        "(%lld mb), action %.1f; generated and cached %.1f; messages %.1f]",
+        static_cast<long long>(device), mib(predicted->peakBytes),
+        predicted->peakAction.c_str(),
+        mib(p.total() + predicted->transientBytes), mib(p.weights),
+        mib(p.gradients), mib(p.optimizer), mib(p.stash), mib(p.saved),
+        static_cast<long long>(p.savedMicroBatches),
+        mib(predicted->transientBytes), mib(predicted->generatedBytes),
+        mib(predicted->messageBytes));
+  }
   return text;
 }

@@ -184,6 +184,17 @@ int64_t Optimizer::stateBytes() const {
   return bytes;
 }
 
+int64_t Optimizer::stateBytes(llvm::ArrayRef<int64_t> shape) const {
+  int64_t bytes = 0;
+  for (const auto &slot : slots(shape)) {
+    int64_t count = 1;
+    for (int64_t size : slot.second)
+      count *= size;
+    bytes += count * static_cast<int64_t>(sizeof(float));
+  }
+  return bytes;
+}
+
 void Optimizer::saveState(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                           std::map<std::string, Tensor> &out) const {
   auto it = state.find(name);

@@ -257,8 +257,10 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
         "device %lld: %.3f s, computing %.3f s (idle %.1f%%)\n",
         static_cast<long long>(d), totalSeconds, totalCompute,
         100.0 * (1.0 - totalCompute / std::max(totalSeconds, 1e-9)));
-    llvm::errs() << formatDeviceMemory(d, executor.memory(), std::nullopt,
-                                       readResidentMemory(), overhead)
+    llvm::errs() << formatDeviceMemory(
+                        d, executor.memory(),
+                        executor.predictMemory(run.schedule.devices[d]),
+                        readResidentMemory(), overhead)
                  << "\n";
   }
   trace = executor.trace();

@@ -133,6 +133,15 @@ public:
   /// setWeights and everything run() allocates are charged to the device)
   /// and the action that reached it.
   DeviceMemory memory() const;
+  /// The peak of memory() that running `actions` (this device's list) will
+  /// reach: what the executor keeps between actions (weights, the step's
+  /// gradient sums, optimizer state, weight versions, saved values), what
+  /// each action adds while it runs, messages in flight, and the generated
+  /// code's buffers with the allocator's cache (at most the largest
+  /// recorded peak of the device's entry points). None when a stage's memory
+  /// needs are unknown (StageProgram::memory).
+  std::optional<MemoryPrediction>
+  predictMemory(llvm::ArrayRef<schedule::Action> actions) const;
 
 private:
   llvm::Error forward(int64_t stage, int64_t mb);

@@ -40,6 +40,20 @@ struct DeviceMemory {
   HeldBytes heldAtPeak;
 };
 
+/// A device's tensor memory as predicted from its action list, its stages'
+/// memory needs and the run's setup (DeviceExecutor::predictMemory).
+struct MemoryPrediction {
+  int64_t peakBytes = 0;
+  /// The action where the peak falls and what the runtime holds then.
+  std::string peakAction;
+  HeldBytes held;
+  /// Of the peak: the generated code's buffers and the allocator's cache
+  /// (at most the largest peak of the device's entry points), the
+  /// messages in flight, and what the action itself adds (data slices,
+  /// copies of saved values, update scratch).
+  int64_t generatedBytes = 0, messageBytes = 0, transientBytes = 0;
+};
+
 /// The process's resident memory now and its high-water mark (VmRSS and
 /// VmHWM of /proc/self/status; zero where that file is missing).
 struct ResidentMemory {
@@ -65,7 +79,7 @@ void returnLargeBlocksToSystem();
 /// `predicted` absent: no prediction is printed; `overheadBytes` is the
 /// resident memory measured before the weights were loaded.
 std::string formatDeviceMemory(int64_t device, const DeviceMemory &memory,
-                               std::optional<int64_t> predictedBytes,
+                               const std::optional<MemoryPrediction> &predicted,
                                const ResidentMemory &resident,
                                int64_t overheadBytes);
 

@@ -77,6 +77,8 @@ public:
                         const std::map<std::string, Tensor> &in);
   /// Bytes of state kept for all parameters.
   int64_t stateBytes() const;
+  /// Bytes of state this optimizer keeps for a parameter of `shape`.
+  int64_t stateBytes(llvm::ArrayRef<int64_t> shape) const;
   /// Continues the count of updates (a resumed run).
   void setSteps(int64_t steps) { done = steps; }
 

@@ -39,6 +39,20 @@ struct DataInputInfo {
   DType type = DType::F32;
 };
 
+/// What a stage's code needs in memory, as the compiler recorded it
+/// (MemoryPrediction.h predicts a device's memory from it).
+struct StageMemory {
+  /// Bytes of the values one micro-batch's forward saves for its backward.
+  int64_t savedBytes = 0;
+  /// The most bytes of buffers the forward and the backward allocate at
+  /// once, their results included (ftpipe-record-peak-memory).
+  int64_t forwardPeakBytes = 0, backwardPeakBytes = 0;
+  /// Bytes the forward and the backward send per micro-batch.
+  int64_t forwardSendBytes = 0, backwardSendBytes = 0;
+  /// Bytes of one micro-batch's slices of the data inputs.
+  int64_t dataBytes = 0;
+};
+
 class StageProgram {
 public:
   virtual ~StageProgram();
@@ -47,6 +61,9 @@ public:
   virtual const std::vector<DataInputInfo> &dataInputs() const = 0;
   /// Whether forward() returns the loss.
   virtual bool computesLoss() const = 0;
+  /// The stage's memory needs; none where they are not known (hand-written
+  /// stages).
+  virtual std::optional<StageMemory> memory() const { return std::nullopt; }
 
   struct ForwardResult {
     std::optional<float> loss;
