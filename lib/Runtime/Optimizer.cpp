@@ -53,6 +53,15 @@ void Optimizer::step(llvm::ArrayRef<std::string> names,
   ++done;
 }
 
+/// Zero-filled slots of the given sizes, each allocated once (no temporary
+/// copy: the memory prediction counts the state exactly).
+static void allocateSlots(std::vector<StateVector> &slots,
+                          std::initializer_list<size_t> sizes) {
+  slots.resize(sizes.size());
+  for (auto [slot, size] : llvm::zip(slots, sizes))
+    slot.assign(size, 0.0f);
+}
+
 void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
                        double lr) {
   assert(param.type == DType::F32 && grad.type == DType::F32 &&
@@ -67,7 +76,7 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
   case OptimizerKind::SGD: {
     bool first = slots.empty();
     if (first)
-      slots.assign(1, StateVector(n, 0.0f));
+      allocateSlots(slots, {n});
     StateVector &buffer = slots[0];
     for (size_t i = 0; i < n; ++i) {
       double gi = g[i] + config.weightDecay * p[i];
@@ -79,7 +88,7 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
   }
   case OptimizerKind::AdamW: {
     if (slots.empty())
-      slots.assign(2, StateVector(n, 0.0f));
+      allocateSlots(slots, {n, n});
     StateVector &m = slots[0], &v = slots[1];
     double correction1 = 1.0 - std::pow(config.beta1, t);
     double correction2 = 1.0 - std::pow(config.beta2, t);
@@ -102,8 +111,7 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
       size_t rows = param.shape[param.shape.size() - 2];
       size_t matrices = n / (rows * cols);
       if (slots.empty())
-        slots = {StateVector(matrices * rows, 0.0f),
-                 StateVector(matrices * cols, 0.0f)};
+        allocateSlots(slots, {matrices * rows, matrices * cols});
       StateVector &row = slots[0], &col = slots[1];
       for (size_t b = 0; b < matrices; ++b) {
         const float *gb = g.data() + b * rows * cols;
@@ -135,7 +143,7 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
       }
     } else {
       if (slots.empty())
-        slots.assign(1, StateVector(n, 0.0f));
+        allocateSlots(slots, {n});
       StateVector &v = slots[0];
       for (size_t i = 0; i < n; ++i) {
         double sq = double(g[i]) * g[i] + config.eps1;
