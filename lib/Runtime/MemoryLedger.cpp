@@ -79,10 +79,10 @@ extern "C" void ftpipe_mem_reset_peak(int32_t device) {
 }
 
 void *ftpipe::runtime::ledgerAllocate(size_t bytes, FTPipeMemKind kind) {
-  size_t rounded = (bytes + sizeof(BlockHead) - 1) / sizeof(BlockHead) *
-                   sizeof(BlockHead);
-  void *block = std::aligned_alloc(alignof(BlockHead),
-                                   sizeof(BlockHead) + rounded);
+  size_t rounded =
+      (bytes + sizeof(BlockHead) - 1) / sizeof(BlockHead) * sizeof(BlockHead);
+  void *block =
+      std::aligned_alloc(alignof(BlockHead), sizeof(BlockHead) + rounded);
   if (!block) {
     std::fprintf(stderr, "ftpipe runtime: out of memory allocating %zu bytes\n",
                  bytes);
@@ -100,7 +100,8 @@ void ftpipe::runtime::ledgerFree(void *data) {
   if (!data)
     return;
   BlockHead *head = headOf(data);
-  ftpipe_mem_charge(head->device, head->kind, -static_cast<int64_t>(head->bytes));
+  ftpipe_mem_charge(head->device, head->kind,
+                    -static_cast<int64_t>(head->bytes));
   std::free(head);
 }
 

@@ -114,16 +114,19 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
       inFlight.erase(it);
       saved -= stage.savedBytes;
       if (used != version && stashedVersions.count(used) &&
-          llvm::none_of(inFlight,
-                        [&](const auto &entry) { return entry.second == used; }))
-        stashedVersions.erase(used), --stashCount;
+          llvm::none_of(inFlight, [&](const auto &entry) {
+            return entry.second == used;
+          })) {
+        stashedVersions.erase(used);
+        --stashCount;
+      }
       break;
     }
     case ActionKind::Update: {
       if (config.stashing != WeightStashing::None &&
-          llvm::any_of(inFlight, [&](const auto &entry) {
-            return entry.second == version;
-          }) &&
+          llvm::any_of(
+              inFlight,
+              [&](const auto &entry) { return entry.second == version; }) &&
           stashedVersions.insert(version).second)
         ++stashCount;
       if (stepsWithSums.insert(action.index).second)

@@ -49,8 +49,7 @@ static double mib(int64_t bytes) { return double(bytes) / (1 << 20); }
 std::string ftpipe::runtime::formatDeviceMemory(
     int64_t device, const DeviceMemory &memory,
     const std::optional<MemoryPrediction> &predicted,
-    const ResidentMemory &resident,
-    int64_t overheadBytes) {
+    const ResidentMemory &resident, int64_t overheadBytes) {
   std::string text;
   llvm::raw_string_ostream os(text);
   const FTPipeMemLedger &l = memory.ledger;
@@ -58,11 +57,10 @@ std::string ftpipe::runtime::formatDeviceMemory(
   os << llvm::format("device %lld memory: peak tensor %.3f MiB",
                      static_cast<long long>(device), mib(l.peak));
   if (predicted)
-    os << llvm::format(" (predicted %.3f MiB, measured / predicted %.3f)",
-                       mib(predicted->peakBytes),
-                       predicted->peakBytes
-                           ? double(l.peak) / predicted->peakBytes
-                           : 0.0);
+    os << llvm::format(
+        " (predicted %.3f MiB, measured / predicted %.3f)",
+        mib(predicted->peakBytes),
+        predicted->peakBytes ? double(l.peak) / predicted->peakBytes : 0.0);
   os << " at " << (memory.peakAction.empty() ? "start" : memory.peakAction)
      << llvm::format(" [runtime %.1f: weights %.1f gradients %.1f optimizer "
                      "%.1f stash %.1f saved %.1f (%lld mb); generated %.1f; "

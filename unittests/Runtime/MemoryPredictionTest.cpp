@@ -109,13 +109,12 @@ TEST(MemoryPrediction, EqualsTheLedgerForEverySchedule) {
     WeightStashing stashing;
     OptimizerKind optimizer;
   };
-  for (Case c : {Case{Kind::GPipe, WeightStashing::None, OptimizerKind::AdamW},
-                 Case{Kind::OneFOneB, WeightStashing::None, OptimizerKind::SGD},
-                 Case{Kind::Async, WeightStashing::None, OptimizerKind::AdamW},
-                 Case{Kind::Async, WeightStashing::Stash,
-                      OptimizerKind::Adafactor},
-                 Case{Kind::Async, WeightStashing::TwoBW,
-                      OptimizerKind::AdamW}}) {
+  for (Case c :
+       {Case{Kind::GPipe, WeightStashing::None, OptimizerKind::AdamW},
+        Case{Kind::OneFOneB, WeightStashing::None, OptimizerKind::SGD},
+        Case{Kind::Async, WeightStashing::None, OptimizerKind::AdamW},
+        Case{Kind::Async, WeightStashing::Stash, OptimizerKind::Adafactor},
+        Case{Kind::Async, WeightStashing::TwoBW, OptimizerKind::AdamW}}) {
     ExecutorConfig config;
     config.schedule = {c.kind, 4, 3};
     config.stashing = c.stashing;

@@ -2,11 +2,11 @@
 //
 // What the executor runs for a stage (docs/StagePrograms.md): a forward that
 // returns the loss (in the stage that computes it) and the saved values, and
-// a backward that adds one gradient per parameter into the step's sums. Transfers to and from
-// other stages happen inside, through the calling thread's Transport, as in
-// generated code. The compiled artifacts of `ftpipe-compile` implement this
-// interface over their `_mlir_ciface_` entry points; tests implement it by
-// hand.
+// a backward that adds one gradient per parameter into the step's sums.
+// Transfers to and from other stages happen inside, through the calling
+// thread's Transport, as in generated code. The compiled artifacts of
+// `ftpipe-compile` implement this interface over their `_mlir_ciface_` entry
+// points; tests implement it by hand.
 //
 //===----------------------------------------------------------------------===//
 

@@ -27,7 +27,8 @@ namespace runtime {
 
 /// The bytes of a message a communicator holds (sent and not completed, or
 /// arrived and not asked for), charged to the device's memory ledger.
-using MessageBytes = std::vector<char, LedgerAllocator<char, FTPIPE_MEM_MESSAGES>>;
+using MessageBytes =
+    std::vector<char, LedgerAllocator<char, FTPIPE_MEM_MESSAGES>>;
 
 /// One device's end of the point-to-point transfers of stage code. Messages
 /// are matched by (sender, receiver, tag, micro-batch).
