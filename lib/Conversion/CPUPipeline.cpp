@@ -111,6 +111,10 @@ void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
   buffers.fuse = options.fuse;
   buffers.blas = options.blas;
   addTensorToBufferStages(pm, buffers);
+  // Buffers go as soon as they are dead, and each entry point's peak is
+  // recorded in the artifact for the runtime's memory prediction.
+  pm.addNestedPass<func::FuncOp>(createEarlyDeallocationPass());
+  pm.addPass(createRecordPeakMemoryPass());
   pm.addNestedPass<func::FuncOp>(createLoopLocalityPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Allocations go to FTPipeCPUKernels' cache (HostAllocator.h).

@@ -79,12 +79,15 @@ public:
     return llvm::Error::success();
   }
 
+  /// Receives result i's bytes (contiguous, shaped as the manifest says)
+  /// while the buffer the generated code allocated is still alive.
+  using ResultSink = llvm::function_ref<void(size_t, const char *)>;
+
   /// Calls the entry point: `tensors[i]` is argument i's data (null for
-  /// the micro-batch). Returns the results, copied out of the buffers the
-  /// generated code allocated (which are then freed with the artifact's own
-  /// function).
-  llvm::Expected<std::vector<Tensor>>
-  call(int64_t mb, llvm::ArrayRef<const Tensor *> tensors) const {
+  /// the micro-batch). Hands each result to `sink`, then frees the buffers
+  /// the generated code allocated with the artifact's own function.
+  llvm::Error call(int64_t mb, llvm::ArrayRef<const Tensor *> tensors,
+                   ResultSink sink) const {
     std::vector<std::vector<int64_t>> descriptors;
     std::vector<void *> pointers;
     descriptors.reserve(tensors.size());
@@ -130,15 +133,13 @@ public:
     ffi_call(const_cast<ffi_cif *>(&cif), FFI_FN(function), nullptr,
              values.data());
 
-    std::vector<Tensor> out;
     std::set<void *> freed;
     const int64_t *words = results.data();
-    for (const EntryValue &result : entry.results) {
+    for (auto [index, result] : llvm::enumerate(entry.results)) {
       size_t rank = result.tensor.shape.size();
       auto *allocated = reinterpret_cast<void *>(words[0]);
       auto *aligned = reinterpret_cast<char *>(words[1]);
       int64_t offset = words[2];
-      Tensor tensor(result.tensor.type, result.tensor.shape);
       int64_t expected = 1;
       for (int64_t d = rank - 1; d >= 0; --d) {
         if (words[3 + d] != result.tensor.shape[d])
@@ -148,10 +149,7 @@ public:
           return fail(entry.name + ": a result is not contiguous");
         expected *= result.tensor.shape[d];
       }
-      std::memcpy(tensor.bytes.data(),
-                  aligned + offset * dtypeBytes(result.tensor.type),
-                  tensor.bytes.size());
-      out.push_back(std::move(tensor));
+      sink(index, aligned + offset * dtypeBytes(result.tensor.type));
       words += 3 + 2 * rank;
       // Constants (memref.global) carry this marker instead of a heap
       // pointer; arguments returned as they are stay the caller's.
@@ -163,7 +161,7 @@ public:
       if (allocated && !global && !argument && freed.insert(allocated).second)
         freeBuffer(allocated);
     }
-    return out;
+    return llvm::Error::success();
   }
 
   const EntryPoint &entry;
@@ -182,8 +180,10 @@ class CompiledStage : public StageProgram {
 public:
   CompiledStage(int64_t id, const EntryPoint &forward,
                 const EntryPoint *backward, void *forwardFunction,
-                void *backwardFunction, BufferFree freeBuffer)
-      : id(id), forwardCall(forward, forwardFunction, freeBuffer) {
+                void *backwardFunction, BufferFree freeBuffer,
+                std::optional<StageMemory> needs)
+      : id(id), forwardCall(forward, forwardFunction, freeBuffer),
+        needs(needs) {
     if (backward)
       backwardCall.emplace(*backward, backwardFunction, freeBuffer);
     for (const EntryPoint *entry : {&forward, backward}) {
@@ -223,39 +223,55 @@ public:
     return inputs;
   }
   bool computesLoss() const override { return loss; }
+  std::optional<StageMemory> memory() const override { return needs; }
 
   ForwardResult forward(int64_t mb, const std::vector<const Tensor *> &params,
                         const std::vector<const Tensor *> &data) override {
-    std::vector<Tensor> results = check(
-        forwardCall.call(mb, arguments(forwardCall.entry, params, data, {})));
     ForwardResult out;
-    for (auto [result, value] : llvm::zip(forwardCall.entry.results, results)) {
-      if (result.kind == EntryValue::Kind::Loss)
-        out.loss = readScalar(value);
-      if (result.kind == EntryValue::Kind::Saved) {
-        if (out.saved.size() <= size_t(result.saved))
-          out.saved.resize(result.saved + 1);
-        out.saved[result.saved] = std::move(value);
-      }
-    }
+    const std::vector<EntryValue> &results = forwardCall.entry.results;
+    check(forwardCall.call(
+        mb, arguments(forwardCall.entry, params, data, {}),
+        [&](size_t i, const char *bytes) {
+          const EntryValue &result = results[i];
+          if (result.kind != EntryValue::Kind::Loss &&
+              result.kind != EntryValue::Kind::Saved)
+            return;
+          Tensor value(result.tensor.type, result.tensor.shape);
+          std::memcpy(value.bytes.data(), bytes, value.bytes.size());
+          if (result.kind == EntryValue::Kind::Loss) {
+            out.loss = readScalar(value);
+            return;
+          }
+          if (out.saved.size() <= size_t(result.saved))
+            out.saved.resize(result.saved + 1);
+          out.saved[result.saved] = std::move(value);
+        }));
     return out;
   }
 
-  std::vector<Tensor> backward(int64_t mb,
-                               const std::vector<const Tensor *> &params,
-                               const std::vector<const Tensor *> &data,
-                               std::vector<Tensor> saved) override {
-    std::vector<Tensor> grads;
-    for (const ParameterInfo &param : this->params)
-      grads.emplace_back(param.type, param.shape);
+  void backward(int64_t mb, const std::vector<const Tensor *> &params,
+                const std::vector<const Tensor *> &data,
+                std::vector<Tensor> saved,
+                const std::vector<Tensor *> &gradSums) override {
     if (!backwardCall)
-      return grads;
-    std::vector<Tensor> results = check(backwardCall->call(
-        mb, arguments(backwardCall->entry, params, data, saved)));
-    for (auto [result, value] : llvm::zip(backwardCall->entry.results, results))
-      if (result.kind == EntryValue::Kind::Grad)
-        grads[indexOf(result.name)] = std::move(value);
-    return grads;
+      return;
+    const std::vector<EntryValue> &results = backwardCall->entry.results;
+    // The gradients are added straight from the generated code's buffers:
+    // no copy of them is made.
+    std::vector<const Tensor *> args =
+        arguments(backwardCall->entry, params, data, saved);
+    check(backwardCall->call(mb, args, [&](size_t i, const char *bytes) {
+      const EntryValue &result = results[i];
+      if (result.kind != EntryValue::Kind::Grad)
+        return;
+      Tensor &sum = *gradSums[indexOf(result.name)];
+      if (sum.type != DType::F32)
+        reportFailure(backwardCall->entry.name + ": the gradient of '" +
+                      result.name + "' is not f32");
+      auto *add = reinterpret_cast<const float *>(bytes);
+      for (float &value : sum.f32Values())
+        value += *add++;
+    }));
   }
 
 private:
@@ -305,10 +321,9 @@ private:
 
   /// A call that fails here is a broken artifact or runtime: the executor's
   /// interface has no error path, so end the run with the message.
-  static std::vector<Tensor> check(llvm::Expected<std::vector<Tensor>> value) {
-    if (!value)
-      reportFailure(llvm::toString(value.takeError()));
-    return std::move(*value);
+  static void check(llvm::Error error) {
+    if (error)
+      reportFailure(llvm::toString(std::move(error)));
   }
 
   int64_t id;
@@ -317,7 +332,51 @@ private:
   std::vector<ParameterInfo> params;
   std::vector<DataInputInfo> inputs;
   bool loss = false;
+  std::optional<StageMemory> needs;
 };
+
+int64_t bytesOf(const ManifestTensor &tensor) {
+  int64_t count = 1;
+  for (int64_t size : tensor.shape)
+    count *= size;
+  return count * dtypeBytes(tensor.type);
+}
+
+/// A stage's memory needs from the manifest and the peaks recorded in the
+/// artifact (`ftpipe_peak_bytes_<entry>`); none for an artifact without them.
+std::optional<StageMemory> stageMemory(void *library, const EntryPoint &forward,
+                                       const EntryPoint &backward) {
+  auto peak = [&](const EntryPoint &entry) -> std::optional<int64_t> {
+    auto *value = static_cast<const int64_t *>(
+        dlsym(library, ("ftpipe_peak_bytes_" + entry.name).c_str()));
+    if (!value)
+      return std::nullopt;
+    return *value;
+  };
+  std::optional<int64_t> forwardPeak = peak(forward),
+                         backwardPeak = peak(backward);
+  if (!forwardPeak || !backwardPeak)
+    return std::nullopt;
+  StageMemory memory;
+  memory.forwardPeakBytes = *forwardPeak;
+  memory.backwardPeakBytes = *backwardPeak;
+  for (const EntryValue &result : forward.results)
+    if (result.kind == EntryValue::Kind::Saved)
+      memory.savedBytes += bytesOf(result.tensor);
+  std::set<std::string> inputs;
+  for (const EntryPoint *entry : {&forward, &backward})
+    for (const EntryValue &argument : entry->arguments)
+      if (argument.kind == EntryValue::Kind::Input &&
+          inputs.insert(argument.name).second)
+        memory.dataBytes += bytesOf(argument.tensor);
+  for (const ManifestTransfer &transfer : forward.transfers)
+    if (transfer.send)
+      memory.forwardSendBytes += bytesOf(transfer.tensor);
+  for (const ManifestTransfer &transfer : backward.transfers)
+    if (transfer.send)
+      memory.backwardSendBytes += bytesOf(transfer.tensor);
+  return memory;
+}
 
 /// Hugging Face's initial values by parameter name.
 bool isBias(llvm::StringRef name) { return name.ends_with("bias"); }
@@ -438,9 +497,11 @@ CompiledModel::loadStages(int64_t device) {
     llvm::Expected<void *> backward = symbol(stage.backward);
     if (!backward)
       return backward.takeError();
+    const EntryPoint &forwardEntry = info.entryPoints.at(stage.forward);
+    const EntryPoint &backwardEntry = info.entryPoints.at(stage.backward);
     auto program = std::make_unique<CompiledStage>(
-        s, info.entryPoints.at(stage.forward),
-        &info.entryPoints.at(stage.backward), *forward, *backward, freeBuffer);
+        s, forwardEntry, &backwardEntry, *forward, *backward, freeBuffer,
+        stageMemory(libraries[device], forwardEntry, backwardEntry));
     if (llvm::Error error = program->ready())
       return std::move(error);
     stages.push_back(std::move(program));

@@ -159,7 +159,40 @@ llvm::Error DeviceExecutor::setWeights(TensorMap weights) {
   if (llvm::Error error = validateWeights(params, weights))
     return error;
   live = std::move(weights);
+  for (auto &entry : live)
+    ledgerRecharge(entry.second.bytes.data(),
+                   static_cast<int32_t>(communicator.device()));
   return llvm::Error::success();
+}
+
+static int64_t bytesOf(const TensorMap &tensors) {
+  int64_t bytes = 0;
+  for (const auto &entry : tensors)
+    bytes += entry.second.bytes.size();
+  return bytes;
+}
+
+HeldBytes DeviceExecutor::held() const {
+  HeldBytes held;
+  held.weights = bytesOf(live);
+  for (const auto &entry : gradients)
+    held.gradients += bytesOf(entry.second);
+  held.optimizer = optimizer.stateBytes();
+  for (const auto &entry : stashed)
+    held.stash += bytesOf(entry.second);
+  for (const auto &entry : inFlight)
+    for (const Tensor &tensor : entry.second.saved)
+      held.saved += tensor.bytes.size();
+  held.savedMicroBatches = inFlight.size();
+  return held;
+}
+
+DeviceMemory DeviceExecutor::memory() const {
+  DeviceMemory memory;
+  ftpipe_mem_read(static_cast<int32_t>(communicator.device()), &memory.ledger);
+  memory.peakAction = peakAction;
+  memory.heldAtPeak = heldAtPeak;
+  return memory;
 }
 
 bool DeviceExecutor::owns(llvm::StringRef name) const {
@@ -293,33 +326,20 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
           : live;
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
-  double start = now();
-  std::vector<Tensor> grads = stageProgram->backward(
-      mb, paramsOf(*stageProgram, weights), data, std::move(it->second.saved));
-  double waited = waitTimer->take();
-  computeSeconds += now() - start - waited;
-  waitedSeconds += waited;
-  inFlight.erase(it);
-  const std::vector<ParameterInfo> &stageParams = stageProgram->parameters();
-  if (grads.size() != stageParams.size())
-    return fail("stage " + llvm::Twine(stage) + " returned " +
-                llvm::Twine(grads.size()) + " gradients for " +
-                llvm::Twine(stageParams.size()) + " parameters");
   int64_t step = mb / config.schedule.microBatches;
   auto [sums, fresh] = gradients.try_emplace(step);
   if (fresh)
     sums->second = zeroGradients();
-  for (size_t i = 0; i < grads.size(); ++i) {
-    llvm::MutableArrayRef<float> sum =
-        sums->second.at(stageParams[i].name).f32Values();
-    llvm::ArrayRef<float> add = grads[i].f32Values();
-    if (add.size() != sum.size())
-      return fail("stage " + llvm::Twine(stage) + " returned a gradient of " +
-                  llvm::Twine(add.size()) + " elements for '" +
-                  stageParams[i].name + "'");
-    for (size_t j = 0; j < sum.size(); ++j)
-      sum[j] += add[j];
-  }
+  std::vector<Tensor *> stageSums;
+  for (const ParameterInfo &param : stageProgram->parameters())
+    stageSums.push_back(&sums->second.at(param.name));
+  double start = now();
+  stageProgram->backward(mb, paramsOf(*stageProgram, weights), data,
+                         std::move(it->second.saved), stageSums);
+  double waited = waitTimer->take();
+  computeSeconds += now() - start - waited;
+  waitedSeconds += waited;
+  inFlight.erase(it);
   // Drop a stashed version no micro-batch in flight uses any more.
   if (used != version && llvm::none_of(inFlight, [&](const auto &entry) {
         return entry.second.version == used;
@@ -445,6 +465,9 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
     return fail("device " + llvm::Twine(communicator.device()) +
                 " has no weights");
   setThreadTransport(waitTimer.get());
+  int32_t chargedBefore = ftpipe_mem_thread_device();
+  auto device = static_cast<int32_t>(communicator.device());
+  ftpipe_mem_set_thread_device(device);
   waitTimer->take();
   stepStart = now();
   double runStart = stepStart;
@@ -452,6 +475,7 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
   for (const Action &action : actions) {
     double actionStart = now(), computeBefore = computeSeconds,
            waitedBefore = waitedSeconds;
+    HeldBytes heldBefore = held();
     llvm::Error error = llvm::Error::success();
     switch (action.kind) {
     case ActionKind::Forward:
@@ -466,7 +490,15 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
     }
     if (error) {
       setThreadTransport(nullptr);
+      ftpipe_mem_set_thread_device(chargedBefore);
       return error;
+    }
+    FTPipeMemLedger ledger;
+    ftpipe_mem_read(device, &ledger);
+    if (ledger.peak > seenPeak) {
+      seenPeak = ledger.peak;
+      peakAction = action.str();
+      heldAtPeak = heldBefore;
     }
     if (tracing)
       events.push_back({action, actionStart - runStart, now() - runStart,
@@ -476,6 +508,7 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
                         waitedSeconds - waitedBefore});
   }
   setThreadTransport(nullptr);
+  ftpipe_mem_set_thread_device(chargedBefore);
   return llvm::Error::success();
 }
 

@@ -103,7 +103,7 @@ public:
       if (flag) {
         int received = 0;
         MPI_Get_count(&status, MPI_BYTE, &received);
-        std::vector<char> message(received);
+        MessageBytes message(received);
         // Not MPI_Recv: a large message needs the sender's progress, and
         // a sender that died must not stop this wait from timing out.
         MPI_Request request;
@@ -132,7 +132,7 @@ private:
   using clock = std::chrono::steady_clock;
   using Key = std::tuple<int64_t, int64_t, int64_t>;
   struct Pending {
-    std::vector<char> buffer;
+    MessageBytes buffer;
     MPI_Request request;
   };
 
@@ -156,7 +156,7 @@ private:
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 
-  void deliver(const std::vector<char> &message, const Key &key, void *data,
+  void deliver(const MessageBytes &message, const Key &key, void *data,
                size_t bytes) {
     if (message.size() != sizeof(int64_t) + bytes)
       reportFailure(describe(key) + " has " +
@@ -194,7 +194,7 @@ private:
   bool ownsMpi;
   int64_t self = 0, count = 0;
   std::list<Pending> sends;
-  std::map<Key, std::vector<char>> arrivedEarly;
+  std::map<Key, MessageBytes> arrivedEarly;
   std::atomic<bool> aborted{false};
   std::mutex abortMutex;
   std::string abortReason;

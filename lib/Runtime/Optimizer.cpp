@@ -45,6 +45,15 @@ void Optimizer::step(llvm::ArrayRef<std::string> names,
   ++done;
 }
 
+/// Zero-filled slots of the given sizes, each allocated once (no temporary
+/// copy: the memory prediction counts the state exactly).
+static void allocateSlots(std::vector<StateVector> &slots,
+                          std::initializer_list<size_t> sizes) {
+  slots.resize(sizes.size());
+  for (auto [slot, size] : llvm::zip(slots, sizes))
+    slot.assign(size, 0.0f);
+}
+
 void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
                        double lr) {
   assert(param.type == DType::F32 && grad.type == DType::F32 &&
@@ -52,15 +61,15 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
   llvm::MutableArrayRef<float> p = param.f32Values();
   llvm::ArrayRef<float> g = grad.f32Values();
   size_t n = p.size();
-  std::vector<std::vector<float>> &slots = state[name];
+  std::vector<StateVector> &slots = state[name];
   double t = static_cast<double>(done + 1);
 
   switch (config.kind) {
   case schedule::Optimizer::SGD: {
     bool first = slots.empty();
     if (first)
-      slots.assign(1, std::vector<float>(n, 0.0f));
-    std::vector<float> &buffer = slots[0];
+      allocateSlots(slots, {n});
+    StateVector &buffer = slots[0];
     for (size_t i = 0; i < n; ++i) {
       double gi = g[i] + config.weightDecay * p[i];
       double b = first ? gi : config.momentum * buffer[i] + gi;
@@ -74,8 +83,8 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
     llvm_unreachable("an optimizer the runtime does not implement");
   case schedule::Optimizer::AdamW: {
     if (slots.empty())
-      slots.assign(2, std::vector<float>(n, 0.0f));
-    std::vector<float> &m = slots[0], &v = slots[1];
+      allocateSlots(slots, {n, n});
+    StateVector &m = slots[0], &v = slots[1];
     double correction1 = 1.0 - std::pow(config.beta1, t);
     double correction2 = 1.0 - std::pow(config.beta2, t);
     for (size_t i = 0; i < n; ++i) {
@@ -91,15 +100,14 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
   }
   case schedule::Optimizer::Adafactor: {
     double beta2t = 1.0 - std::pow(t, config.decayRate);
-    std::vector<double> u(n);
+    std::vector<double, LedgerAllocator<double>> u(n);
     if (param.shape.size() >= 2) {
       size_t cols = param.shape.back();
       size_t rows = param.shape[param.shape.size() - 2];
       size_t matrices = n / (rows * cols);
       if (slots.empty())
-        slots = {std::vector<float>(matrices * rows, 0.0f),
-                 std::vector<float>(matrices * cols, 0.0f)};
-      std::vector<float> &row = slots[0], &col = slots[1];
+        allocateSlots(slots, {matrices * rows, matrices * cols});
+      StateVector &row = slots[0], &col = slots[1];
       for (size_t b = 0; b < matrices; ++b) {
         const float *gb = g.data() + b * rows * cols;
         std::vector<double> rowMean(rows, 0.0), colMean(cols, 0.0);
@@ -130,8 +138,8 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
       }
     } else {
       if (slots.empty())
-        slots.assign(1, std::vector<float>(n, 0.0f));
-      std::vector<float> &v = slots[0];
+        allocateSlots(slots, {n});
+      StateVector &v = slots[0];
       for (size_t i = 0; i < n; ++i) {
         double sq = double(g[i]) * g[i] + config.eps1;
         v[i] = static_cast<float>(beta2t * v[i] + (1.0 - beta2t) * sq);
@@ -174,6 +182,25 @@ Optimizer::slots(llvm::ArrayRef<int64_t> shape) const {
   return {};
 }
 
+int64_t Optimizer::stateBytes() const {
+  int64_t bytes = 0;
+  for (const auto &entry : state)
+    for (const StateVector &slot : entry.second)
+      bytes += slot.size() * sizeof(float);
+  return bytes;
+}
+
+int64_t Optimizer::stateBytes(llvm::ArrayRef<int64_t> shape) const {
+  int64_t bytes = 0;
+  for (const auto &slot : slots(shape)) {
+    int64_t count = 1;
+    for (int64_t size : slot.second)
+      count *= size;
+    bytes += count * static_cast<int64_t>(sizeof(float));
+  }
+  return bytes;
+}
+
 void Optimizer::saveState(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                           std::map<std::string, Tensor> &out) const {
   auto it = state.find(name);
@@ -189,7 +216,7 @@ void Optimizer::saveState(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
 llvm::Error Optimizer::loadState(llvm::StringRef name,
                                  llvm::ArrayRef<int64_t> shape,
                                  const std::map<std::string, Tensor> &in) {
-  std::vector<std::vector<float>> values;
+  std::vector<StateVector> values;
   for (const auto &[slot, slotShape] : slots(shape)) {
     std::string key = (name + "." + slot).str();
     auto it = in.find(key);

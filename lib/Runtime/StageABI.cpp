@@ -95,7 +95,7 @@ void sendMemRef(int64_t peer, int64_t tag, int64_t microbatch, int64_t rank,
     transport.send(peer, tag, microbatch, view.base, bytes);
     return;
   }
-  std::vector<char> packed(bytes);
+  MessageBytes packed(bytes);
   char *out = packed.data();
   view.forEach([&](const char *element) {
     std::memcpy(out, element, elementBytes);
@@ -113,7 +113,7 @@ void recvMemRef(int64_t peer, int64_t tag, int64_t microbatch, int64_t rank,
     transport.recv(peer, tag, microbatch, view.base, bytes);
     return;
   }
-  std::vector<char> packed(bytes);
+  MessageBytes packed(bytes);
   transport.recv(peer, tag, microbatch, packed.data(), bytes);
   const char *in = packed.data();
   view.forEach([&](char *element) {

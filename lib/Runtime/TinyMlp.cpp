@@ -100,9 +100,10 @@ public:
     return result;
   }
 
-  std::vector<Tensor> backward(int64_t mb, const std::vector<const Tensor *> &p,
-                               const std::vector<const Tensor *> &data,
-                               std::vector<Tensor> saved) override {
+  void backward(int64_t mb, const std::vector<const Tensor *> &p,
+                const std::vector<const Tensor *> &data,
+                std::vector<Tensor> saved,
+                const std::vector<Tensor *> &gradSums) override {
     int64_t b = shape.microBatchSize, hd = shape.hidden, d = shape.features;
     Matrix input = first ? embed(p, data)
                          : Matrix(saved[0].f32Values().begin(),
@@ -145,12 +146,14 @@ public:
       Descriptor2D view(din.data(), b, hd);
       ftpipe_rt_send_f32(placement[self - 1], 2 * (self - 1) + 1, mb, 2, &view);
     }
-    std::vector<Tensor> grads;
+    std::vector<llvm::ArrayRef<float>> grads;
     if (first || last)
-      grads.push_back(Tensor::f32({hd, d}, dEmbed));
-    grads.push_back(std::move(dW));
-    grads.push_back(std::move(db));
-    return grads;
+      grads.push_back(dEmbed);
+    grads.push_back(dW.f32Values());
+    grads.push_back(db.f32Values());
+    for (auto [sum, grad] : llvm::zip(gradSums, grads))
+      for (auto [s, g] : llvm::zip(sum->f32Values(), grad))
+        s += g;
   }
 
 private:

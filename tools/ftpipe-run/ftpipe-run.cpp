@@ -199,9 +199,15 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
     pointers.push_back(stage.get());
   const ParameterPlacement &placement = run.model->placement();
   DeviceExecutor executor(communicator, pointers, placement, run.config);
+  int64_t overhead = residentOverheadBytes();
+  // A process of its own keeps only its device's weights.
+  bool alone = communicator.devices() == 1 || (underMpi() && !devicesOption);
   TensorMap mine;
   for (const ParameterInfo &param : executor.parameters())
-    mine[param.name] = run.weights.at(param.name);
+    mine[param.name] = alone ? std::move(run.weights.at(param.name))
+                             : run.weights.at(param.name);
+  if (alone)
+    run.weights.clear();
   if (llvm::Error error = executor.setWeights(std::move(mine)))
     die(llvm::toString(std::move(error)));
   if (run.resumed)
@@ -258,6 +264,11 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
         "device %lld: %.3f s, computing %.3f s (idle %.1f%%)\n",
         static_cast<long long>(d), totalSeconds, totalCompute,
         100.0 * (1.0 - totalCompute / std::max(totalSeconds, 1e-9)));
+    llvm::errs() << formatDeviceMemory(
+                        d, executor.memory(),
+                        executor.predictMemory(run.schedule.devices[d]),
+                        readResidentMemory(), overhead)
+                 << "\n";
   }
   trace = executor.trace();
   TensorMap owned;
@@ -359,6 +370,7 @@ int main(int argc, char **argv) {
   // One BLAS thread per device unless told otherwise: the devices of a run
   // share the machine's cores (set before any artifact loads OpenBLAS).
   setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
+  returnLargeBlocksToSystem();
 
   Run run;
   run.model = openModel();
@@ -461,9 +473,12 @@ int main(int argc, char **argv) {
     }
     // Device 0 gathers every owner's parameters to save them.
     int64_t tag = kRuntimeTagBase + 8, index = 0;
+    std::map<std::string, ParameterInfo> parameterTypes;
+    for (const ParameterInfo &param : run.model->parameters())
+      parameterTypes[param.name] = param;
     for (const auto &[name, holders] : placement) {
       int64_t owner = holders.front();
-      Tensor value = run.weights.at(name);
+      Tensor value(parameterTypes.at(name).type, parameterTypes.at(name).shape);
       if (communicator->device() == owner)
         value = owned.at(name);
       if (owner != 0 && communicator->device() == owner)

@@ -249,4 +249,58 @@ def MergeGPUModulesPass : Pass<"ftpipe-merge-gpu-modules", "ModuleOp"> {
   let dependentDialects = ["gpu::GPUDialect"];
 }
 
+def EarlyDeallocationPass : Pass<"ftpipe-early-deallocation",
+                                 "func::FuncOp"> {
+  let summary = "Frees each buffer right after its last use";
+  let description = [{
+    Upstream's ownership-based deallocation frees the buffers of a block at
+    its end, so a function holds every buffer it allocated until it returns:
+    a stage's backward keeps all of its intermediate values at once. This
+    pass moves each `memref.dealloc` of a `memref.alloc` of the same block
+    to just after the last op of the block that uses the buffer or anything
+    derived from it (every result of every op that reads it, transitively,
+    views and pointers included; uses inside nested regions count at their
+    ancestor in the block). A buffer that reaches the block's terminator is
+    left alone. Run after `convert-bufferization-to-memref`.
+
+    Before:
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    memref.copy %a, %out : memref<4xf32> to memref<4xf32>
+    %b = memref.alloc() : memref<8xf32>
+    ...
+    memref.dealloc %a : memref<4xf32>
+    memref.dealloc %b : memref<8xf32>
+    ```
+    After: `memref.dealloc %a` comes right after the `memref.copy`, before
+    `%b` is allocated.
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
+def RecordPeakMemoryPass : Pass<"ftpipe-record-peak-memory", "ModuleOp"> {
+  let summary = "Records each public function's peak of heap buffers";
+  let description = [{
+    For every public function with a body, the largest number of bytes its
+    heap buffers (`memref.alloc`, in the callees too) occupy at once, walking
+    its ops in order: an allocation adds its bytes, a `memref.dealloc` (also
+    one under a condition: the ownership checks of upstream's deallocation)
+    removes those of the buffer it frees, a call adds the callee's own peak
+    on top of what is live and leaves its results live, and a loop or branch
+    counts its body's peak once. Buffers of dynamic size count nothing (the
+    models FTPipe compiles have static shapes). The result goes into the
+    module as a public constant the runtime finds in the artifact:
+
+    ```mlir
+    memref.global "public" constant @ftpipe_peak_bytes_stage2_backward
+        : memref<i64> = dense<1234>
+    ```
+
+    FTPipe's runtime predicts a device's memory with it (docs/Runtime.md,
+    "Memory"). Run after `ftpipe-early-deallocation`.
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 #endif // FTPIPE_CONVERSION_PASSES_TD

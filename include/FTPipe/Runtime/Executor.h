@@ -17,6 +17,7 @@
 #define FTPIPE_RUNTIME_EXECUTOR_H
 
 #include "FTPipe/Runtime/Communicator.h"
+#include "FTPipe/Runtime/MemoryStats.h"
 #include "FTPipe/Runtime/Optimizer.h"
 #include "FTPipe/Runtime/StageProgram.h"
 #include "FTPipe/Schedule/Schedule.h"
@@ -125,6 +126,19 @@ public:
   const std::vector<TraceEvent> &trace() const { return events; }
   /// Most weight versions held at once during run().
   int64_t peakVersions() const { return peakVersionCount; }
+  /// The device's tensor memory: its ledger's peak (weights adopted by
+  /// setWeights and everything run() allocates are charged to the device)
+  /// and the action that reached it.
+  DeviceMemory memory() const;
+  /// The peak of memory() that running `actions` (this device's list) will
+  /// reach: what the executor keeps between actions (weights, the step's
+  /// gradient sums, optimizer state, weight versions, saved values), what
+  /// each action adds while it runs, messages in flight, and the generated
+  /// code's buffers with the allocator's cache (at most the largest
+  /// recorded peak of the device's entry points). None when a stage's memory
+  /// needs are unknown (StageProgram::memory).
+  std::optional<MemoryPrediction>
+  predictMemory(llvm::ArrayRef<schedule::Action> actions) const;
 
 private:
   llvm::Error forward(int64_t stage, int64_t mb);
@@ -132,6 +146,8 @@ private:
   llvm::Error update(int64_t k,
                      const std::function<void(const StepReport &)> &onStep);
   StageProgram *program(int64_t stage) const;
+  /// What the runtime holds now, by purpose.
+  HeldBytes held() const;
   std::vector<const Tensor *> paramsOf(const StageProgram &stage,
                                        const TensorMap &weights) const;
   std::vector<const Tensor *> dataOf(const StageProgram &stage, int64_t mb,
@@ -169,6 +185,11 @@ private:
   double waitedSeconds = 0;
   bool tracing = false;
   std::vector<TraceEvent> events;
+  /// The ledger's peak as last seen, the action that reached it and what
+  /// was held when that action began.
+  int64_t seenPeak = 0;
+  std::string peakAction;
+  HeldBytes heldAtPeak;
   /// Forwards transfers to the communicator, timing the receives.
   class WaitTimer;
   std::unique_ptr<WaitTimer> waitTimer;

@@ -6,8 +6,11 @@
  * request of the same rounded size: a training step asks for the same
  * buffers every micro-batch, and without the cache glibc returns every block
  * above its mmap threshold (at most 32 MiB) to the kernel, which then zeroes
- * fresh pages on the next step. The cache never holds more bytes than the
- * largest total of large blocks that were live at once.
+ * fresh pages on the next step. Live and cached bytes together never exceed
+ * the largest total that was live at once (a fresh block first evicts cached
+ * ones), so the cache costs no memory beyond the generated code's own peak.
+ * Every block is charged to the allocating thread's device in its memory
+ * ledger (MemoryLedger.h): live blocks as generated, kept ones as cached.
  *
  * Drivers free the buffers that entry points return (their `allocated`
  * pointer) with _mlir_memref_to_llvm_free, never with free().

@@ -48,6 +48,9 @@ struct OptimizerConfig {
   double eps1 = 1e-30, clipThreshold = 1.0, decayRate = -0.8;
 };
 
+/// One slot of a parameter's state, charged to the device's memory ledger.
+using StateVector = std::vector<float, LedgerAllocator<float>>;
+
 class Optimizer {
 public:
   /// `config.kind` must pass checkImplemented.
@@ -77,6 +80,10 @@ public:
   /// mis-shaped slot by name.
   llvm::Error loadState(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                         const std::map<std::string, Tensor> &in);
+  /// Bytes of state kept for all parameters.
+  int64_t stateBytes() const;
+  /// Bytes of state this optimizer keeps for a parameter of `shape`.
+  int64_t stateBytes(llvm::ArrayRef<int64_t> shape) const;
   /// Continues the count of updates (a resumed run).
   void setSteps(int64_t steps) { done = steps; }
 
@@ -91,7 +98,7 @@ private:
   /// Per parameter: SGD {momentum buffer}; AdamW {m, v}; Adafactor
   /// {row, column} for a matrix (or more dimensions: rows are all but the
   /// last), {v} for a vector.
-  llvm::StringMap<std::vector<std::vector<float>>> state;
+  llvm::StringMap<std::vector<StateVector>> state;
 };
 
 } // namespace runtime

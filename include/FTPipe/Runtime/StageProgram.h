@@ -2,11 +2,11 @@
 //
 // What the executor runs for a stage (docs/StagePrograms.md): a forward that
 // returns the loss (in the stage that computes it) and the saved values, and
-// a backward that returns one gradient per parameter. Transfers to and from
-// other stages happen inside, through the calling thread's Transport, as in
-// generated code. The compiled artifacts of `ftpipe-compile` implement this
-// interface over their `_mlir_ciface_` entry points; tests implement it by
-// hand.
+// a backward that adds one gradient per parameter into the step's sums.
+// Transfers to and from other stages happen inside, through the calling
+// thread's Transport, as in generated code. The compiled artifacts of
+// `ftpipe-compile` implement this interface over their `_mlir_ciface_` entry
+// points; tests implement it by hand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +42,20 @@ struct DataInputInfo {
   std::optional<int64_t> indexBound, indexIgnored;
 };
 
+/// What a stage's code needs in memory, as the compiler recorded it
+/// (MemoryPrediction.h predicts a device's memory from it).
+struct StageMemory {
+  /// Bytes of the values one micro-batch's forward saves for its backward.
+  int64_t savedBytes = 0;
+  /// The most bytes of buffers the forward and the backward allocate at
+  /// once, their results included (ftpipe-record-peak-memory).
+  int64_t forwardPeakBytes = 0, backwardPeakBytes = 0;
+  /// Bytes the forward and the backward send per micro-batch.
+  int64_t forwardSendBytes = 0, backwardSendBytes = 0;
+  /// Bytes of one micro-batch's slices of the data inputs.
+  int64_t dataBytes = 0;
+};
+
 class StageProgram {
 public:
   virtual ~StageProgram();
@@ -50,6 +64,9 @@ public:
   virtual const std::vector<DataInputInfo> &dataInputs() const = 0;
   /// Whether forward() returns the loss.
   virtual bool computesLoss() const = 0;
+  /// The stage's memory needs; none where they are not known (hand-written
+  /// stages).
+  virtual std::optional<StageMemory> memory() const { return std::nullopt; }
 
   struct ForwardResult {
     std::optional<float> loss;
@@ -61,11 +78,12 @@ public:
   virtual ForwardResult forward(int64_t mb,
                                 const std::vector<const Tensor *> &params,
                                 const std::vector<const Tensor *> &data) = 0;
-  /// Runs the backward of `mb`; returns the gradients in parameter order.
-  virtual std::vector<Tensor>
-  backward(int64_t mb, const std::vector<const Tensor *> &params,
-           const std::vector<const Tensor *> &data,
-           std::vector<Tensor> saved) = 0;
+  /// Runs the backward of `mb` and adds its gradients into `gradSums` (in
+  /// parameter order; the step's sums, so no second copy of them is made).
+  virtual void backward(int64_t mb, const std::vector<const Tensor *> &params,
+                        const std::vector<const Tensor *> &data,
+                        std::vector<Tensor> saved,
+                        const std::vector<Tensor *> &gradSums) = 0;
 };
 
 } // namespace runtime

@@ -2,12 +2,15 @@
 //
 // A dense row-major tensor on the host: element type, shape and bytes. The
 // runtime keeps parameters, gradients, optimizer state, data sets and saved
-// values in it. Element types carry their safetensors names.
+// values in it, every byte charged to the device's memory ledger. Element
+// types carry their safetensors names.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FTPIPE_RUNTIME_TENSOR_H
 #define FTPIPE_RUNTIME_TENSOR_H
+
+#include "FTPipe/Runtime/MemoryLedger.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -38,10 +41,13 @@ inline constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 38;
 std::optional<uint64_t> tensorBytes(DType type, llvm::ArrayRef<int64_t> shape,
                                     uint64_t limit = kMaxTensorBytes);
 
+/// A tensor's bytes, charged to the device's ledger (MemoryLedger.h).
+using TensorBytes = std::vector<char, LedgerAllocator<char>>;
+
 struct Tensor {
   DType type = DType::F32;
   std::vector<int64_t> shape;
-  std::vector<char> bytes;
+  TensorBytes bytes;
 
   Tensor() = default;
   Tensor(DType type, std::vector<int64_t> shape);

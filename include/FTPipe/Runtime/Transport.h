@@ -11,6 +11,8 @@
 #ifndef FTPIPE_RUNTIME_TRANSPORT_H
 #define FTPIPE_RUNTIME_TRANSPORT_H
 
+#include "FTPipe/Runtime/MemoryLedger.h"
+
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +24,11 @@
 
 namespace ftpipe {
 namespace runtime {
+
+/// The bytes of a message a communicator holds (sent and not completed, or
+/// arrived and not asked for), charged to the device's memory ledger.
+using MessageBytes =
+    std::vector<char, LedgerAllocator<char, FTPIPE_MEM_MESSAGES>>;
 
 /// One device's end of the point-to-point transfers of stage code. Messages
 /// are matched by (sender, receiver, tag, micro-batch).
@@ -67,7 +74,7 @@ private:
   mutable std::mutex mutex;
   /// Notified on every new message and on abort.
   std::condition_variable arrived;
-  std::map<Key, std::vector<char>> messages;
+  std::map<Key, MessageBytes> messages;
 };
 
 } // namespace runtime

@@ -1,0 +1,89 @@
+//===- MemoryStats.h - A device's memory over a run -------------*- C++ -*-===//
+//
+// What ftpipe-run reports about memory: per device the peak of its tensor
+// memory (the ledger's, MemoryLedger.h: what would live in GPU memory) with
+// what made it up at that moment, and the process's resident memory (peak
+// and the fixed overhead measured before any weight is loaded: code,
+// libraries, MPI).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_RUNTIME_MEMORYSTATS_H
+#define FTPIPE_RUNTIME_MEMORYSTATS_H
+
+#include "FTPipe/Runtime/MemoryLedger.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ftpipe {
+namespace runtime {
+
+/// What a device's runtime holds between actions, by purpose.
+struct HeldBytes {
+  int64_t weights = 0, gradients = 0, optimizer = 0, stash = 0, saved = 0;
+  /// Micro-batches whose saved values are held.
+  int64_t savedMicroBatches = 0;
+  int64_t total() const {
+    return weights + gradients + optimizer + stash + saved;
+  }
+};
+
+/// A device's tensor memory over a run.
+struct DeviceMemory {
+  /// The ledger at the end of the run: its peak and the kinds at the peak.
+  FTPipeMemLedger ledger = {};
+  /// The action during which the peak was reached ("1B3", "U0"; empty
+  /// before any action), and what the runtime held when it began.
+  std::string peakAction;
+  HeldBytes heldAtPeak;
+};
+
+/// A device's tensor memory as predicted from its action list, its stages'
+/// memory needs and the run's setup (DeviceExecutor::predictMemory).
+struct MemoryPrediction {
+  int64_t peakBytes = 0;
+  /// The action where the peak falls and what the runtime holds then.
+  std::string peakAction;
+  HeldBytes held;
+  /// Of the peak: the generated code's buffers and the allocator's cache
+  /// (at most the largest peak of the device's entry points), the
+  /// messages in flight, and what the action itself adds (data slices,
+  /// copies of saved values, update scratch).
+  int64_t generatedBytes = 0, messageBytes = 0, transientBytes = 0;
+};
+
+/// The process's resident memory now and its high-water mark (VmRSS and
+/// VmHWM of /proc/self/status; zero where that file is missing).
+struct ResidentMemory {
+  int64_t nowBytes = 0, peakBytes = 0;
+};
+ResidentMemory readResidentMemory();
+
+/// Resident memory not held by any ledger now: code, libraries, MPI's
+/// buffers, the heap's own overhead. Measured before a run's tensors are
+/// allocated, it is the fixed overhead of the process.
+int64_t residentOverheadBytes();
+
+/// Makes the C library return every freed block of 1 MiB or more to the
+/// system at once (a fixed mmap threshold), so that resident memory follows
+/// the bytes live instead of the largest heap so far.
+void returnLargeBlocksToSystem();
+
+/// One device's report, e.g.
+///   device 1 memory: peak tensor 412.3 MiB (predicted 420.0 MiB, 0.98x) at
+///   1B3 [runtime 300.1: weights 100.0 gradients 100.0 optimizer 0.0 stash
+///   0.0 saved 90.0 (3 mb); generated 100.2; cached 12.0; messages 0.0];
+///   peak resident 530.2 MiB, fixed overhead 80.1 MiB
+/// `predicted` absent: no prediction is printed; `overheadBytes` is the
+/// resident memory measured before the weights were loaded.
+std::string formatDeviceMemory(int64_t device, const DeviceMemory &memory,
+                               const std::optional<MemoryPrediction> &predicted,
+                               const ResidentMemory &resident,
+                               int64_t overheadBytes);
+
+} // namespace runtime
+} // namespace ftpipe
+
+#endif // FTPIPE_RUNTIME_MEMORYSTATS_H
