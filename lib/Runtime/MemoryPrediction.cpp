@@ -46,7 +46,7 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
       continue;
     stateBytes += optimizer.stateBytes(param.shape);
     // Adafactor's update of one parameter works in doubles.
-    if (config.optimizer.kind == OptimizerKind::Adafactor)
+    if (config.optimizer.kind == schedule::Optimizer::Adafactor)
       updateScratch = std::max(updateScratch, 2 * bytes);
     // The owner of a tied parameter receives each copy's gradient.
     auto holders = placement.find(param.name);
@@ -123,7 +123,7 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
       break;
     }
     case ActionKind::Update: {
-      if (config.stashing != WeightStashing::None &&
+      if (config.stashing != schedule::WeightVersions::None &&
           llvm::any_of(
               inFlight,
               [&](const auto &entry) { return entry.second == version; }) &&

@@ -106,15 +106,19 @@ Peaks run(int64_t stages, const ExecutorConfig &config, bool leak) {
 TEST(MemoryPrediction, EqualsTheLedgerForEverySchedule) {
   struct Case {
     Kind kind;
-    WeightStashing stashing;
-    OptimizerKind optimizer;
+    schedule::WeightVersions stashing;
+    schedule::Optimizer optimizer;
   };
-  for (Case c :
-       {Case{Kind::GPipe, WeightStashing::None, OptimizerKind::AdamW},
-        Case{Kind::OneFOneB, WeightStashing::None, OptimizerKind::SGD},
-        Case{Kind::Async, WeightStashing::None, OptimizerKind::AdamW},
-        Case{Kind::Async, WeightStashing::Stash, OptimizerKind::Adafactor},
-        Case{Kind::Async, WeightStashing::TwoBW, OptimizerKind::AdamW}}) {
+  for (Case c : {Case{Kind::GPipe, schedule::WeightVersions::None,
+                      schedule::Optimizer::AdamW},
+                 Case{Kind::OneFOneB, schedule::WeightVersions::None,
+                      schedule::Optimizer::SGD},
+                 Case{Kind::Async, schedule::WeightVersions::None,
+                      schedule::Optimizer::AdamW},
+                 Case{Kind::Async, schedule::WeightVersions::Stash,
+                      schedule::Optimizer::Adafactor},
+                 Case{Kind::Async, schedule::WeightVersions::DoubleBuffered,
+                      schedule::Optimizer::AdamW}}) {
     ExecutorConfig config;
     config.schedule = {c.kind, 4, 3};
     config.stashing = c.stashing;
