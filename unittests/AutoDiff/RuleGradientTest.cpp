@@ -9,7 +9,6 @@
 // 1e-6 relative to the larger of the two and 1). Inputs are random with a
 // fixed seed, in a range where the op is smooth. Each family runs twice: the
 // adjoint recomputing the forward, and taking the values the forward saved.
-// One test per rule family and mode;
 // RuleFamilies.CoverEveryRule checks that the cases name every op with a
 // registered rule, less the precision conversions listed there.
 //
