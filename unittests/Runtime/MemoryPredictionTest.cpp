@@ -106,19 +106,20 @@ Peaks run(int64_t stages, const ExecutorConfig &config, bool leak) {
 TEST(MemoryPrediction, EqualsTheLedgerForEverySchedule) {
   struct Case {
     Kind kind;
-    schedule::WeightVersions stashing;
-    schedule::Optimizer optimizer;
+    ftpipe::schedule::WeightVersions stashing;
+    ftpipe::schedule::Optimizer optimizer;
   };
-  for (Case c : {Case{Kind::GPipe, schedule::WeightVersions::None,
-                      schedule::Optimizer::AdamW},
-                 Case{Kind::OneFOneB, schedule::WeightVersions::None,
-                      schedule::Optimizer::SGD},
-                 Case{Kind::Async, schedule::WeightVersions::None,
-                      schedule::Optimizer::AdamW},
-                 Case{Kind::Async, schedule::WeightVersions::Stash,
-                      schedule::Optimizer::Adafactor},
-                 Case{Kind::Async, schedule::WeightVersions::DoubleBuffered,
-                      schedule::Optimizer::AdamW}}) {
+  for (Case c :
+       {Case{Kind::GPipe, ftpipe::schedule::WeightVersions::None,
+             ftpipe::schedule::Optimizer::AdamW},
+        Case{Kind::OneFOneB, ftpipe::schedule::WeightVersions::None,
+             ftpipe::schedule::Optimizer::SGD},
+        Case{Kind::Async, ftpipe::schedule::WeightVersions::None,
+             ftpipe::schedule::Optimizer::AdamW},
+        Case{Kind::Async, ftpipe::schedule::WeightVersions::Stash,
+             ftpipe::schedule::Optimizer::Adafactor},
+        Case{Kind::Async, ftpipe::schedule::WeightVersions::DoubleBuffered,
+             schedule::Optimizer::AdamW}}) {
     ExecutorConfig config;
     config.schedule = {c.kind, 4, 3};
     config.stashing = c.stashing;
