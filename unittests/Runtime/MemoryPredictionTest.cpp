@@ -119,7 +119,7 @@ TEST(MemoryPrediction, EqualsTheLedgerForEverySchedule) {
         Case{Kind::Async, ftpipe::schedule::WeightVersions::Stash,
              ftpipe::schedule::Optimizer::Adafactor},
         Case{Kind::Async, ftpipe::schedule::WeightVersions::DoubleBuffered,
-             schedule::Optimizer::AdamW}}) {
+             ftpipe::schedule::Optimizer::AdamW}}) {
     ExecutorConfig config;
     config.schedule = {c.kind, 4, 3};
     config.stashing = c.stashing;
