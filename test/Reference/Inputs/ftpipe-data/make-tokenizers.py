@@ -3,7 +3,7 @@
 # the three kinds of tokenizer that ftpipe-data's tests read, on a small text,
 # each saved as OUTDIR/<kind>/tokenizer.json (a checkpoint directory's layout):
 #   gpt2: byte-level BPE, no special tokens added to a text, <|endoftext|>;
-#   bert: WordPiece, lower case, [CLS] A [SEP] B [SEP] with token types 0/1;
+#   bert: WordPiece (whole words and pieces), lower case, [CLS] A [SEP] B [SEP] with token types 0/1;
 #   t5:   Metaspace BPE, <pad> = 0, </s> = 1 appended to every text.
 # Every vocabulary stays below 512, the tiny models' (models/*-tiny.json).
 import os
@@ -29,11 +29,22 @@ gpt2.train([corpus], trainers.BpeTrainer(
     initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
 save(gpt2, "gpt2")
 
-bert = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-bert.normalizer = normalizers.BertNormalizer(lowercase=True)
-bert.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-bert.train([corpus], trainers.WordPieceTrainer(
-    vocab_size=300, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"], show_progress=False))
+# tokenizers' WordPiece trainer breaks ties between equal counts in a
+# different order from run to run, so the vocabulary is built here: the
+# characters, each also as a continuation (##c), and the words of the text.
+normalizer = normalizers.BertNormalizer(lowercase=True)
+pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+words = set()
+for line in open(corpus):
+    for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(line)):
+        words.add(word)
+chars = sorted({c for word in words for c in word})
+vocab = (["[PAD]", "[UNK]", "[CLS]", "[SEP]"] + chars + ["##" + c for c in chars]
+         + sorted(w for w in words if len(w) > 1))
+bert = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)},
+                                  unk_token="[UNK]"))
+bert.normalizer = normalizer
+bert.pre_tokenizer = pre_tokenizer
 cls, sep = bert.token_to_id("[CLS]"), bert.token_to_id("[SEP]")
 bert.post_processor = processors.TemplateProcessing(
     single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
