@@ -387,27 +387,28 @@ def qa(opts, tokenizer, file, config, examples):
     seq = opts.seq_len
     rows = {"input_ids": [], "attention_mask": [], "token_type_ids": [],
             "start_positions": [], "end_positions": []}
-    if opts.overflow == "split":
-        try:
-            tokenizer.enable_truncation(seq, stride=opts.stride,
-                                        strategy="only_second")
-        except Exception as error:
-            raise DataError("--stride %d with --seq-len %d: %s" % (
-                opts.stride, seq, error))
+    special = tokenizer.num_special_tokens_to_add(True)
     for where, question, context, start, text in examples:
-        try:
-            encoding = tokenizer.encode(question, context)
-        except Exception as error:
-            raise DataError("%s: %s" % (where, error))
-        windows = [encoding] + encoding.overflowing
-        if opts.overflow == "refuse" and len(encoding.ids) > seq:
+        encoding = tokenizer.encode(question, context)
+        if len(encoding.ids) > seq and opts.overflow == "refuse":
             raise DataError("%s: question and context are %d tokens, more "
                             "than %d (use --overflow split)" % (
                                 where, len(encoding.ids), seq))
-        for window in windows:
-            if len(window.ids) > seq:
-                raise DataError("%s: the question alone does not fit %d "
-                                "tokens" % (where, seq))
+        if len(encoding.ids) > seq:
+            # tokenizers panics (no Python exception) on a stride that
+            # leaves no room: check the context's share of a window first.
+            room = seq - special - len(
+                tokenizer.encode(question, add_special_tokens=False).ids)
+            if room <= opts.stride:
+                raise DataError(
+                    "%s: the question leaves %d of %d tokens to the context, "
+                    "not more than --stride %d" % (where, max(room, 0), seq,
+                                                   opts.stride))
+            tokenizer.enable_truncation(seq, stride=opts.stride,
+                                        strategy="only_second")
+            encoding = tokenizer.encode(question, context)
+            tokenizer.no_truncation()
+        for window in [encoding] + encoding.overflowing:
             span = None
             if text is not None:
                 span = answer_positions(window, start, start + len(text))
@@ -416,7 +417,6 @@ def qa(opts, tokenizer, file, config, examples):
             rows["token_type_ids"].append(padded(window.type_ids, seq, 0))
             rows["start_positions"].append(span[0] if span else 0)
             rows["end_positions"].append(span[1] if span else 0)
-    tokenizer.no_truncation()
     return rows
 
 
