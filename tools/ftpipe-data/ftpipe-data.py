@@ -75,10 +75,12 @@ def read_safetensors(path):
     with open(path, "rb") as f:
         raw = f.read()
     if len(raw) < 8:
-        raise DataError("%s: not a safetensors file (%d bytes)" % (path, len(raw)))
+        raise DataError("%s: not a safetensors file (%d bytes)" % (
+            path, len(raw)))
     size = struct.unpack("<Q", raw[:8])[0]
     if 8 + size > len(raw):
-        raise DataError("%s: header of %d bytes runs past the end" % (path, size))
+        raise DataError("%s: header of %d bytes runs past the end" % (
+            path, size))
     try:
         header = json.loads(raw[8:8 + size])
     except ValueError as error:
@@ -88,8 +90,12 @@ def read_safetensors(path):
     for name, entry in header.items():
         if name == "__metadata__":
             continue
-        dtype = entry["dtype"].lower()
-        begin, end = entry["data_offsets"]
+        try:
+            dtype, shape = entry["dtype"].lower(), entry["shape"]
+            begin, end = entry["data_offsets"]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise DataError("%s: tensor '%s' has no dtype, shape or "
+                            "data_offsets" % (path, name))
         values = None
         if dtype in codes:
             values = array.array(codes[dtype])
@@ -97,7 +103,7 @@ def read_safetensors(path):
             if sys.byteorder != "little":
                 values.byteswap()
             values = values.tolist()
-        tensors[name] = (dtype, entry["shape"], values)
+        tensors[name] = (dtype, shape, values)
     return tensors
 
 
@@ -338,7 +344,8 @@ def seq2seq(opts, tokenizer, file, config, examples):
     """T5's conventions: input and target each encoded with the tokenizer's
     post-processor (T5's appends </s>), padded; labels padded with -100;
     decoder_input_ids the labels shifted right behind the decoder start token
-    (config.json's decoder_start_token_id, else the pad token), -100 as pad."""
+    (config.json's decoder_start_token_id, else the pad token), with -100
+    replaced by the pad token (transformers' T5 _shift_right)."""
     pad = pad_id(opts, tokenizer, file, config)
     start = opts.decoder_start_id
     if start is None:
@@ -347,13 +354,15 @@ def seq2seq(opts, tokenizer, file, config, examples):
             "labels": []}
     for number, fields in examples:
         where = "%s:%d" % (opts.input, number)
-        source = encode_limited(tokenizer, opts.prefix + fields[opts.input_field],
+        source = encode_limited(tokenizer,
+                                opts.prefix + fields[opts.input_field],
                                 opts.seq_len, opts.overflow, where, "input")
         target = encode_limited(tokenizer, fields[opts.target_field],
                                 opts.decoder_seq_len, opts.overflow, where,
                                 "target")
         rows["input_ids"].append(padded(source, opts.seq_len, pad))
-        rows["attention_mask"].append(padded([1] * len(source), opts.seq_len, 0))
+        rows["attention_mask"].append(padded([1] * len(source), opts.seq_len,
+                                             0))
         labels = padded(target, opts.decoder_seq_len, IGNORE)
         rows["labels"].append(labels)
         rows["decoder_input_ids"].append(
@@ -426,14 +435,15 @@ TASKS = {"causal-lm": causal_lm, "seq2seq": seq2seq, "qa": qa}
 # --- driver ------------------------------------------------------------------
 
 def to_tensors(rows, dtype):
-    """{name: (dtype, shape, flat values)} of per-sample rows."""
+    """{name: (dtype, shape, flat values)} of per-sample rows: a row is a
+    sequence (a list) or a scalar (a position)."""
     tensors = {}
     for name, values in rows.items():
-        flat = [v for row in values for v in row] if values and isinstance(
-            values[0], list) else list(values)
-        shape = [len(values)] + ([len(values[0])] if values and isinstance(
-            values[0], list) else [])
-        tensors[name] = (dtype, shape, flat)
+        if isinstance(values[0], list):
+            tensors[name] = (dtype, [len(values), len(values[0])],
+                             [v for row in values for v in row])
+        else:
+            tensors[name] = (dtype, [len(values)], list(values))
     return tensors
 
 
