@@ -146,8 +146,9 @@ class Model:
                 continue
             got_dtype, got_shape, values = tensors[name]
             if got_dtype != dtype or got_shape[1:] != shape or not got_shape[0]:
-                problems.append("'%s' is %s %s, the model reads %s %s" % (
-                    name, got_dtype, got_shape, dtype, ["N"] + shape))
+                problems.append("'%s' is %s %s, the model reads %s [N%s]" % (
+                    name, got_dtype, got_shape, dtype,
+                    "".join(", %d" % size for size in shape)))
                 continue
             if self.vocab and name in ("input_ids", "decoder_input_ids",
                                        "labels"):
@@ -430,6 +431,11 @@ def qa(opts, tokenizer, file, config, examples):
 
 
 TASKS = {"causal-lm": causal_lm, "seq2seq": seq2seq, "qa": qa}
+TASK_INPUTS = {
+    "causal-lm": ["attention_mask", "input_ids", "labels"],
+    "seq2seq": ["attention_mask", "decoder_input_ids", "input_ids", "labels"],
+    "qa": ["attention_mask", "end_positions", "input_ids", "start_positions",
+           "token_type_ids"]}
 
 
 # --- driver ------------------------------------------------------------------
@@ -461,6 +467,10 @@ def split(examples, fraction, seed):
 def shapes_from_model(opts, model):
     """--seq-len and --decoder-seq-len from the manifest where not given; a
     difference from the manifest is an error."""
+    if sorted(model.inputs) != TASK_INPUTS[opts.task]:
+        raise DataError("%s reads %s; ftpipe-data %s writes %s" % (
+            model.source, ", ".join(sorted(model.inputs)), opts.task,
+            ", ".join(TASK_INPUTS[opts.task])))
     for option, name in (("seq_len", "input_ids"),
                          ("decoder_seq_len", "decoder_input_ids")):
         if name not in model.inputs:
