@@ -519,6 +519,7 @@ def prepare(opts):
     outputs = [(opts.output, train)]
     if opts.eval_output:
         outputs.append((opts.eval_output, held))
+    prepared = []  # every part made and checked before any is written
     for path, part in outputs:
         if not part:
             raise DataError("%s would hold no examples (%d in %s, eval "
@@ -528,6 +529,8 @@ def prepare(opts):
                                               part), opts.dtype)
         if model:
             model.check(tensors, path)
+        prepared.append((path, part, tensors))
+    for path, part, tensors in prepared:
         write_safetensors(path, {n: (t[1], t[2]) for n, t in tensors.items()},
                           opts.dtype)
         samples = next(iter(tensors.values()))[1][0]
