@@ -259,7 +259,12 @@ def read_squad(path):
 # --- the tokenizer -----------------------------------------------------------
 
 def load_tokenizer(path):
-    from tokenizers import Tokenizer
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise DataError("%s has no Hugging Face `tokenizers` (pip install "
+                        "tokenizers; the reference environment has it)" %
+                        sys.executable)
     file = os.path.join(path, "tokenizer.json") if os.path.isdir(path) else path
     try:
         tokenizer = Tokenizer.from_file(file)
