@@ -108,17 +108,11 @@ defvar ObjectiveOptions = [
          /*default=*/"::ftpipe::schedule::WeightVersions::None",
          "Weight versions kept by the async schedule",
          "::mlir::ftpipe::weightVersionsOptionValues()">,
-  Option<"recompute", "recompute", "::ftpipe::partition::RecomputeMode",
-         /*default=*/"::ftpipe::partition::RecomputeMode::Always",
+  Option<"recompute", "recompute", "::ftpipe::schedule::RecomputeMode",
+         /*default=*/"::ftpipe::schedule::RecomputeMode::Always",
          "Which stages keep only their inputs and recompute the forward "
-         "before the backward", [{::llvm::cl::values(
-           clEnumValN(::ftpipe::partition::RecomputeMode::Always, "true",
-                      "every stage (FTPipe's setup)"),
-           clEnumValN(::ftpipe::partition::RecomputeMode::Never, "false",
-                      "no stage: every activation is kept"),
-           clEnumValN(::ftpipe::partition::RecomputeMode::Auto, "auto",
-                      "the partitioner chooses per stage under the memory "
-                      "budget"))}]>,
+         "before the backward",
+         "::mlir::ftpipe::recomputeModeOptionValues()">,
   Option<"microbatches", "microbatches", "unsigned", /*default=*/"8",
          "Micro-batches per mini-batch (GPipe and 1F1B)">,
 ];
