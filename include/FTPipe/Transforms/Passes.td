@@ -94,7 +94,11 @@ def AnnotateCostsPass : Pass<"ftpipe-annotate-costs", "ModuleOp"> {
 /// then chooses per stage under the memory budget
 /// (lib/Partition/Recomputation); the plan carries
 /// the choice (`#ftpipe.plan<..., recompute = [...]>`), which overrides the
-/// option wherever the plan is read.
+/// option wherever the plan is read. The setup is recorded once on the module
+/// (`#ftpipe.training`): the first pass that takes these options records
+/// them, later ones read the record, and an option given explicitly that
+/// contradicts it is an error (docs/Architecture.md). The values' spellings
+/// come from FTPipe/Schedule/TrainingSetup.h.
 defvar ObjectiveOptions = [
   Option<"schedule", "schedule", "::ftpipe::schedule::Kind",
          /*default=*/"::ftpipe::schedule::Kind::Async",
