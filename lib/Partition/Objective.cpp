@@ -24,53 +24,33 @@ static Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-unsigned ftpipe::partition::optimizerStateFactor(Optimizer optimizer) {
-  switch (optimizer) {
-  case Optimizer::SGD:
-    return 0;
-  case Optimizer::Momentum:
-    return 1;
-  case Optimizer::Adam:
-  case Optimizer::AdamW:
-    return 2;
-  case Optimizer::Adafactor:
-    return 0;
-  }
-  llvm_unreachable("unknown optimizer");
-}
-
 Error ObjectiveConfig::validate() const {
   if (microBatches == 0)
     return makeError("micro-batches per mini-batch must be at least 1");
   return Error::success();
 }
 
-uint32_t ftpipe::partition::microBatchesInFlight(uint32_t height,
-                                                 const ObjectiveConfig &c) {
-  switch (c.schedule) {
-  case Kind::Async:
-    return height + 1;
-  case Kind::OneFOneB:
-    return std::min(height + 1, c.microBatches);
-  case Kind::GPipe:
-    return c.microBatches;
-  }
-  llvm_unreachable("unknown schedule");
+ftpipe::schedule::TrainingSetup
+ftpipe::partition::trainingSetupOf(const ObjectiveConfig &config) {
+  schedule::TrainingSetup setup;
+  setup.schedule = config.schedule;
+  setup.microBatches = config.microBatches;
+  setup.optimizer = config.optimizer;
+  setup.weightVersions = config.versioning;
+  setup.recompute = config.recompute ? schedule::RecomputeMode::Always
+                                     : schedule::RecomputeMode::Never;
+  return setup;
 }
 
-uint32_t ftpipe::partition::extraWeightVersions(uint32_t inFlight,
-                                                const ObjectiveConfig &c) {
-  if (c.schedule != Kind::Async || inFlight <= 1)
-    return 0;
-  switch (c.versioning) {
-  case WeightVersions::Stash:
-    return inFlight - 1;
-  case WeightVersions::DoubleBuffered:
-    return 1;
-  case WeightVersions::None:
-    return 0;
-  }
-  llvm_unreachable("unknown versioning");
+ObjectiveConfig
+ftpipe::partition::objectiveConfigOf(const schedule::TrainingSetup &setup) {
+  ObjectiveConfig config;
+  config.schedule = setup.schedule;
+  config.optimizer = setup.optimizer;
+  config.versioning = setup.weightVersions;
+  config.recompute = setup.recompute != schedule::RecomputeMode::Never;
+  config.microBatches = setup.microBatches;
+  return config;
 }
 
 static double linkTransferMs(uint64_t bytes, uint32_t tensors, DeviceId from,
@@ -467,6 +447,7 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
   PlanMetrics m;
   m.stages.resize(numStages);
   m.devices.resize(numDevices);
+  m.memoryInputs.resize(numDevices);
   for (StageId s = 0; s < numStages; ++s) {
     StageMetrics &st = m.stages[s];
     st.device = sg.device[s];
@@ -490,7 +471,6 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     dst.receivedBytes += e.fwdBytes;
     dst.sentBytes += e.bwdBytes;
   }
-  std::vector<uint64_t> devicePeak(numDevices, 0);
   for (StageId s = 0; s < numStages; ++s) {
     StageMetrics &st = m.stages[s];
     st.exposedCommMs = std::max(0.0, st.commFwdMs - st.computeMs) +
@@ -501,56 +481,55 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     d.exposedCommMs += st.exposedCommMs;
     d.loadMs += st.loadMs;
     ++d.numStages;
-    // A device runs one task at a time, so only one of its stages holds a
-    // recomputed micro-batch at any moment: kept activations add up, the
-    // recomputation peaks do not.
-    d.activationBytes += st.activationBytes - sg.recomputePeakBytes[s];
-    devicePeak[st.device] =
-        std::max(devicePeak[st.device], sg.recomputePeakBytes[s]);
+    m.memoryInputs[st.device].stages.push_back(
+        {sg.height[s], sg.keptBytesPerMicroBatch[s], sg.recomputePeakBytes[s]});
     d.sentBytes += st.sentBytes;
     d.receivedBytes += st.receivedBytes;
   }
 
-  // Parameters: once per device holding a reader; stashed versions as many
-  // as the most demanding reader stage on that device needs.
-  std::vector<uint32_t> extra(numDevices, 0);
-  std::vector<uint32_t> seen(numDevices, ~0u);
-  std::vector<DeviceId> devs;
+  // Parameters: once per device holding a reader, by the height of its
+  // tallest reader stage there (which decides its stashed versions).
   Expected<NodeStages> stagesOf = NodeStages::create(graph, plan);
   if (!stagesOf)
     return stagesOf.takeError();
+  std::vector<uint32_t> seen(numDevices, ~0u), tallest(numDevices, 0);
+  std::vector<DeviceId> devs;
   for (ParamId p = 0; p < graph.numParams(); ++p) {
     devs.clear();
     for (NodeId r : graph.paramReaders(p))
       for (StageId s : (*stagesOf)(r)) {
         DeviceId d = sg.device[s];
-        uint32_t x = extraWeightVersions(m.stages[s].inFlight, config);
         if (seen[d] != p) {
           seen[d] = p;
-          extra[d] = x;
+          tallest[d] = sg.height[s];
           devs.push_back(d);
         } else {
-          extra[d] = std::max(extra[d], x);
+          tallest[d] = std::max(tallest[d], sg.height[s]);
         }
       }
-    uint64_t bytes = graph.paramBytes(p);
     for (DeviceId d : devs) {
-      m.devices[d].paramBytes += bytes;
-      m.devices[d].stashBytes += bytes * extra[d];
+      std::vector<uint64_t> &byHeight = m.memoryInputs[d].paramBytesByHeight;
+      if (byHeight.size() <= tallest[d])
+        byHeight.resize(tallest[d] + 1, 0);
+      byHeight[tallest[d]] += graph.paramBytes(p);
     }
   }
-  unsigned stateFactor = optimizerStateFactor(config.optimizer);
+  schedule::TrainingSetup setup = trainingSetupOf(config);
   double maxLoad = -1.0, sumLoad = 0.0;
   for (DeviceId d = 0; d < numDevices; ++d) {
     DeviceMetrics &dm = m.devices[d];
-    dm.activationBytes += devicePeak[d];
-    dm.gradBytes = dm.paramBytes;
-    dm.optimizerBytes = dm.paramBytes * stateFactor;
-    dm.memoryBytes = dm.paramBytes + dm.gradBytes + dm.optimizerBytes +
-                     dm.stashBytes + dm.activationBytes +
-                     config.reservedBytesPerDevice;
-    dm.budgetBytes = hw.device(d).memoryBytes;
-    if (dm.memoryBytes > dm.budgetBytes)
+    schedule::DeviceMemoryInputs &inputs = m.memoryInputs[d];
+    inputs.reservedBytes = config.reservedBytesPerDevice;
+    inputs.budgetBytes = hw.device(d).memoryBytes;
+    schedule::DeviceMemory memory = schedule::deviceMemory(inputs, setup);
+    dm.paramBytes = memory.weightBytes;
+    dm.gradBytes = memory.gradientBytes;
+    dm.optimizerBytes = memory.optimizerBytes;
+    dm.stashBytes = memory.stashBytes;
+    dm.activationBytes = memory.activationBytes;
+    dm.memoryBytes = memory.totalBytes();
+    dm.budgetBytes = memory.budgetBytes;
+    if (!memory.fits())
       m.memoryFits = false;
     sumLoad += dm.loadMs;
     if (dm.loadMs > maxLoad) {

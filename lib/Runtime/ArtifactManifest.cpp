@@ -177,6 +177,16 @@ bool fromJSON(const json::Value &value, RawStage &stage, json::Path path) {
          mapper.map("forward", stage.forward) &&
          mapper.mapOptional("backward", stage.backward);
 }
+struct RawDeviceMemory {
+  int64_t device = 0;
+  ftpipe::schedule::DeviceMemoryInputs inputs;
+};
+bool fromJSON(const json::Value &value, RawDeviceMemory &memory,
+              json::Path path) {
+  json::ObjectMapper mapper(value, path);
+  return mapper && mapper.map("device", memory.device) &&
+         mapper.map("inputs", memory.inputs);
+}
 bool fromJSON(const json::Value &value, RawParameter &param, json::Path path) {
   json::ObjectMapper mapper(value, path);
   return mapper && mapper.map("owner", param.owner) &&
@@ -266,6 +276,7 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
   std::vector<RawStage> stages;
   std::vector<EntryPoint> entries;
   std::map<std::string, RawParameter> parameters;
+  std::vector<RawDeviceMemory> deviceMemory;
   json::Path::Root root("manifest");
   json::ObjectMapper mapper(*parsed, root);
   bool ok = mapper && mapper.map("format", format) &&
@@ -275,7 +286,9 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
             mapper.mapOptional("stage_order", manifest.stageOrder) &&
             mapper.map("entry_points", entries) &&
             mapper.mapOptional("parameters", parameters) &&
-            mapper.mapOptional("inputs", manifest.inputs);
+            mapper.mapOptional("inputs", manifest.inputs) &&
+            mapper.mapOptional("training", manifest.training) &&
+            mapper.mapOptional("device_memory", deviceMemory);
   if (!ok)
     return fail(path + ": " + llvm::toString(root.getError()));
   if (format != "ftpipe-manifest" || version != 1)
@@ -307,6 +320,18 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
                   llvm::Twine(stage.device) + ", which does not exist");
     seen[stage.id] = true;
     manifest.stages[stage.id] = {stage.device, stage.forward, stage.backward};
+  }
+  if (!deviceMemory.empty()) {
+    manifest.deviceMemory.resize(devices.size());
+    std::vector<bool> counted(devices.size());
+    for (RawDeviceMemory &memory : deviceMemory) {
+      if (memory.device < 0 || memory.device >= int64_t(devices.size()) ||
+          counted[memory.device] || deviceMemory.size() != devices.size())
+        return fail(path + ": 'device_memory' must list devices 0.." +
+                    llvm::Twine(devices.size() - 1) + ", each once");
+      counted[memory.device] = true;
+      manifest.deviceMemory[memory.device] = std::move(memory.inputs);
+    }
   }
   if (manifest.stageOrder.empty())
     for (size_t s = 0; s < stages.size(); ++s)

@@ -15,18 +15,18 @@ using namespace ftpipe::runtime;
 llvm::Error ftpipe::runtime::checkImplemented(schedule::Optimizer kind) {
   switch (kind) {
   case schedule::Optimizer::SGD:
+  case schedule::Optimizer::Adam:
   case schedule::Optimizer::AdamW:
   case schedule::Optimizer::Adafactor:
     return llvm::Error::success();
   case schedule::Optimizer::Momentum:
-  case schedule::Optimizer::Adam:
     break;
   }
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
       "optimizer '" + schedule::optimizerName(kind) +
-          "' is planned for but the runtime does not implement it (sgd, "
-          "adamw or adafactor)");
+          "' is planned for but the runtime does not implement it (sgd "
+          "with --momentum, adam, adamw or adafactor)");
 }
 
 double Optimizer::learningRate(int64_t step) const {
@@ -79,18 +79,24 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
     return;
   }
   case schedule::Optimizer::Momentum:
-  case schedule::Optimizer::Adam:
     llvm_unreachable("an optimizer the runtime does not implement");
+  case schedule::Optimizer::Adam:
   case schedule::Optimizer::AdamW: {
+    // AdamW decays the weight itself; Adam adds the decay to the gradient
+    // (torch.optim.Adam's weight_decay). Without decay they are one update.
+    bool decoupled = config.kind == schedule::Optimizer::AdamW;
     if (slots.empty())
       allocateSlots(slots, {n, n});
     StateVector &m = slots[0], &v = slots[1];
     double correction1 = 1.0 - std::pow(config.beta1, t);
     double correction2 = 1.0 - std::pow(config.beta2, t);
     for (size_t i = 0; i < n; ++i) {
-      double decayed = p[i] * (1.0 - lr * config.weightDecay);
-      double mi = config.beta1 * m[i] + (1.0 - config.beta1) * g[i];
-      double vi = config.beta2 * v[i] + (1.0 - config.beta2) * g[i] * g[i];
+      double decayed =
+          decoupled ? p[i] * (1.0 - lr * config.weightDecay) : double(p[i]);
+      double gi =
+          decoupled ? double(g[i]) : double(g[i]) + config.weightDecay * p[i];
+      double mi = config.beta1 * m[i] + (1.0 - config.beta1) * gi;
+      double vi = config.beta2 * v[i] + (1.0 - config.beta2) * gi * gi;
       m[i] = static_cast<float>(mi);
       v[i] = static_cast<float>(vi);
       double denominator = std::sqrt(vi) / std::sqrt(correction2) + config.eps;
@@ -164,10 +170,10 @@ Optimizer::slots(llvm::ArrayRef<int64_t> shape) const {
   std::vector<int64_t> full(shape.begin(), shape.end());
   switch (config.kind) {
   case schedule::Optimizer::Momentum:
-  case schedule::Optimizer::Adam:
     llvm_unreachable("an optimizer the runtime does not implement");
   case schedule::Optimizer::SGD:
     return {{"momentum_buffer", full}};
+  case schedule::Optimizer::Adam:
   case schedule::Optimizer::AdamW:
     return {{"exp_avg", full}, {"exp_avg_sq", full}};
   case schedule::Optimizer::Adafactor: {

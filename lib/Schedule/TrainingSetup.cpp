@@ -43,6 +43,13 @@ static constexpr Spelling<WeightVersions> kWeightVersions[] = {
     {WeightVersions::DoubleBuffered, "2bw", "2 weight versions (2BW)"},
 };
 
+static constexpr Spelling<RecomputeMode> kRecomputeModes[] = {
+    {RecomputeMode::Always, "true", "every stage (FTPipe's setup)"},
+    {RecomputeMode::Never, "false", "no stage: every activation is kept"},
+    {RecomputeMode::Auto, "auto",
+     "the partitioner chooses per stage under the memory budget"},
+};
+
 template <typename Enum, size_t N>
 static const Spelling<Enum> &spellingOf(const Spelling<Enum> (&table)[N],
                                         Enum value) {
@@ -97,4 +104,67 @@ llvm::StringRef ftpipe::schedule::weightVersionsName(WeightVersions versions) {
 llvm::StringRef
 ftpipe::schedule::describeWeightVersions(WeightVersions versions) {
   return spellingOf(kWeightVersions, versions).description;
+}
+
+llvm::Expected<RecomputeMode>
+ftpipe::schedule::parseRecomputeMode(llvm::StringRef text) {
+  return parse(kRecomputeModes, "recomputation", text);
+}
+llvm::StringRef ftpipe::schedule::recomputeModeName(RecomputeMode mode) {
+  return spellingOf(kRecomputeModes, mode).name;
+}
+llvm::StringRef ftpipe::schedule::describeRecomputeMode(RecomputeMode mode) {
+  return spellingOf(kRecomputeModes, mode).description;
+}
+
+llvm::json::Value ftpipe::schedule::toJSON(const TrainingSetup &setup) {
+  return llvm::json::Object{
+      {"schedule", kindName(setup.schedule)},
+      {"microbatches", int64_t(setup.microBatches)},
+      {"optimizer", optimizerName(setup.optimizer)},
+      {"weight_versions", weightVersionsName(setup.weightVersions)},
+      {"recompute", recomputeModeName(setup.recompute)}};
+}
+
+/// Reads the string field `name` of `object` with `parseFn`.
+template <typename Enum>
+static bool readEnum(const llvm::json::Object &object, llvm::StringRef name,
+                     llvm::Expected<Enum> (*parseFn)(llvm::StringRef),
+                     Enum &out, llvm::json::Path path) {
+  std::optional<llvm::StringRef> text = object.getString(name);
+  if (!text) {
+    path.field(name).report("expected a string");
+    return false;
+  }
+  llvm::Expected<Enum> value = parseFn(*text);
+  if (!value) {
+    // json::Path::report keeps a pointer to its message, so a fixed text.
+    llvm::consumeError(value.takeError());
+    path.field(name).report("not one of the options' spellings");
+    return false;
+  }
+  out = *value;
+  return true;
+}
+
+bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
+                                TrainingSetup &setup, llvm::json::Path path) {
+  const llvm::json::Object *object = value.getAsObject();
+  if (!object) {
+    path.report("expected an object");
+    return false;
+  }
+  std::optional<int64_t> microBatches = object->getInteger("microbatches");
+  if (!microBatches || *microBatches < 1 || *microBatches > (1 << 20)) {
+    path.field("microbatches").report("expected an integer from 1 to 2^20");
+    return false;
+  }
+  setup.microBatches = uint32_t(*microBatches);
+  return readEnum(*object, "schedule", parseKind, setup.schedule, path) &&
+         readEnum(*object, "optimizer", parseOptimizer, setup.optimizer,
+                  path) &&
+         readEnum(*object, "weight_versions", parseWeightVersions,
+                  setup.weightVersions, path) &&
+         readEnum(*object, "recompute", parseRecomputeMode, setup.recompute,
+                  path);
 }

@@ -34,6 +34,11 @@ struct AssignDevicesPass
 
 void AssignDevicesPass::runOnOperation() {
   ModuleOp module = getOperation();
+  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute});
+  if (failed(setup))
+    return signalPassFailure();
   Stopwatch stopwatch;
   FailureOr<PartitionProblem> problem =
       loadPartitionProblem(module, function, devices);
@@ -44,8 +49,7 @@ void AssignDevicesPass::runOnOperation() {
     return signalPassFailure();
 
   const partition::Graph &graph = problem->opGraph.graph;
-  partition::ObjectiveConfig objective = makeObjectiveConfig(
-      schedule, optimizer, stashing, recompute, microbatches);
+  partition::ObjectiveConfig objective = partition::objectiveConfigOf(*setup);
   llvm::Expected<partition::CoarseGraph> coarse =
       partition::buildCoarseGraph(graph, *nodeBlock);
   if (!coarse) {

@@ -85,6 +85,11 @@ runCandidate(StringRef method, const PartitionProblem &problem,
 
 void AutoPartitionPass::runOnOperation() {
   ModuleOp module = getOperation();
+  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute});
+  if (failed(setup))
+    return signalPassFailure();
   Stopwatch stopwatch;
   FailureOr<PartitionProblem> problem =
       loadPartitionProblem(module, function, devices);
@@ -92,8 +97,7 @@ void AutoPartitionPass::runOnOperation() {
     return signalPassFailure();
   const partition::Graph &graph = problem->opGraph.graph;
   const partition::Hardware &hw = problem->hardware;
-  partition::ObjectiveConfig objective = makeObjectiveConfig(
-      schedule, optimizer, stashing, recompute, microbatches);
+  partition::ObjectiveConfig objective = partition::objectiveConfigOf(*setup);
 
   auto planOf = [](auto result) -> llvm::Expected<partition::Plan> {
     if (!result)
@@ -106,8 +110,9 @@ void AutoPartitionPass::runOnOperation() {
   // too much when activations fill the memory).
   auto withRecompute = [&](auto method, bool tryKeeping) {
     return [&, method, tryKeeping] {
-      return partition::solvePartitioning(recompute, replicate, forward, graph, hw,
-                                          objective, method, tryKeeping);
+      return partition::solvePartitioning(setup->recompute, replicate, forward,
+                                          graph, hw, objective, method,
+                                          tryKeeping);
     };
   };
   auto seqDP = [&](const partition::Graph &g,

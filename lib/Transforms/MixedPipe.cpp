@@ -51,6 +51,11 @@ static void printCandidates(const partition::MixedPipeResult &result) {
 
 void MixedPipePass::runOnOperation() {
   ModuleOp module = getOperation();
+  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute});
+  if (failed(setup))
+    return signalPassFailure();
   Stopwatch stopwatch;
   FailureOr<PartitionProblem> problem =
       loadPartitionProblem(module, function, devices);
@@ -58,8 +63,7 @@ void MixedPipePass::runOnOperation() {
     return signalPassFailure();
 
   partition::MixedPipeConfig config;
-  config.objective = makeObjectiveConfig(schedule, optimizer, stashing,
-                                         recompute, microbatches);
+  config.objective = partition::objectiveConfigOf(*setup);
   // Candidates run in parallel unless the context's threading is off
   // (`--mlir-disable-threading`).
   if (!module.getContext()->isMultithreadingEnabled())
@@ -78,10 +82,10 @@ void MixedPipePass::runOnOperation() {
       printCandidates(*result);
     return std::move(result->plan);
   };
-  llvm::Expected<partition::Plan> plan = partition::solvePartitioning(
-      recompute, replicate, forward, graph, problem->hardware, config.objective,
-      solve,
-      /*tryKeeping=*/true);
+  llvm::Expected<partition::Plan> plan =
+      partition::solvePartitioning(setup->recompute, replicate, forward, graph,
+                                   problem->hardware, config.objective, solve,
+                                   /*tryKeeping=*/true);
   if (!plan) {
     emitError(module.getLoc())
         << "mixed-pipe: " << llvm::toString(plan.takeError());

@@ -1,7 +1,8 @@
 //===- PassUtils.h - Helpers shared by FTPipe passes ------------*- C++ -*-===//
 //
-// Private to lib/Transforms: turning the generated pass options into
-// lib/Partition configs, and opening output files.
+// Private to lib/Transforms: the training setup of a pass (its options
+// against the module's #ftpipe.training) and the lib/Partition config it
+// gives, and opening output files.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +12,9 @@
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Partition/Recomputation.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -20,22 +23,24 @@
 namespace mlir {
 namespace ftpipe {
 
-/// The objective configuration given by a pass's ObjectiveOptions (the
-/// generated option members are protected, so the pass passes their values).
-inline ::ftpipe::partition::ObjectiveConfig makeObjectiveConfig(
-    ::ftpipe::schedule::Kind schedule, ::ftpipe::schedule::Optimizer optimizer,
-    ::ftpipe::schedule::WeightVersions versioning,
-    ::ftpipe::partition::RecomputeMode recompute, unsigned microBatches) {
-  ::ftpipe::partition::ObjectiveConfig config;
-  config.schedule = schedule;
-  config.optimizer = optimizer;
-  config.versioning = versioning;
-  // Auto plans are first solved with recomputation everywhere (and a plan
-  // carries its own choice per stage, which overrides this).
-  config.recompute = recompute != ::ftpipe::partition::RecomputeMode::Never;
-  config.microBatches = microBatches;
-  return config;
-}
+/// The options of a pass that plans or reports (Passes.td's
+/// ObjectiveOptions), by reference (the generated members are protected).
+struct SetupOptions {
+  const Pass::Option<::ftpipe::schedule::Kind> &schedule;
+  const Pass::Option<unsigned> &microbatches;
+  const Pass::Option<::ftpipe::schedule::Optimizer> &optimizer;
+  const Pass::Option<::ftpipe::schedule::WeightVersions> &stashing;
+  const Pass::Option<::ftpipe::schedule::RecomputeMode> &recompute;
+};
+
+/// The training setup `pass` plans or reports for: the module's
+/// `#ftpipe.training` when it has one, else the options' values (given or
+/// default), which are then recorded on the module. An option given
+/// explicitly that differs from the recorded setup is an error at the module
+/// naming both values.
+FailureOr<::ftpipe::schedule::TrainingSetup>
+resolveTrainingSetup(ModuleOp module, StringRef pass,
+                     const SetupOptions &options);
 
 /// Opens `path` for writing ("-" is stdout); emits an error at `loc` and
 /// returns null when it cannot. Call keep() on the result once written.

@@ -35,6 +35,11 @@ struct RefinePass : public mlir::ftpipe::impl::RefinePassBase<RefinePass> {
 
 void RefinePass::runOnOperation() {
   ModuleOp module = getOperation();
+  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute});
+  if (failed(setup))
+    return signalPassFailure();
   Stopwatch stopwatch;
   // The plan's hardware is already the planned-for devices.
   FailureOr<PartitionProblem> problem =
@@ -76,8 +81,7 @@ void RefinePass::runOnOperation() {
     hierarchy.top = std::move(*top);
   }
 
-  partition::ObjectiveConfig objective = makeObjectiveConfig(
-      schedule, optimizer, stashing, recompute, microbatches);
+  partition::ObjectiveConfig objective = partition::objectiveConfigOf(*setup);
   // Moves may break the chains forwarded values follow: refine without
   // forwarding, then decide it again on the refined plan.
   bool forwarded = !plan->nodeForwarded.empty();
@@ -89,7 +93,7 @@ void RefinePass::runOnOperation() {
         << "refinement failed: " << llvm::toString(stats.takeError());
     return signalPassFailure();
   }
-  if (recompute == partition::RecomputeMode::Auto)
+  if (setup->recompute == partition::RecomputeMode::Auto)
     if (llvm::Error error = partition::chooseRecomputation(
             graph, problem->hardware, *plan, objective)) {
       emitError(module.getLoc()) << llvm::toString(std::move(error));

@@ -290,6 +290,11 @@ static LogicalResult writeFile(StringRef path, Location loc,
 
 void ReportPass::runOnOperation() {
   ModuleOp module = getOperation();
+  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute});
+  if (failed(setup))
+    return signalPassFailure();
   auto fail = [&](llvm::Error error) {
     emitError(module.getLoc()) << llvm::toString(std::move(error));
     signalPassFailure();
@@ -310,8 +315,7 @@ void ReportPass::runOnOperation() {
   ReportData data;
   data.function = func->getSymName().str();
   data.numNodes = opGraph->graph.numNodes();
-  data.config = makeObjectiveConfig(schedule, optimizer, stashing, recompute,
-                                    microbatches);
+  data.config = partition::objectiveConfigOf(*setup);
   if (auto planAttr =
           module->getAttrOfType<PlanAttr>(FTPipeDialect::kPlanAttrName)) {
     data.method = planAttr.getMethod().str();

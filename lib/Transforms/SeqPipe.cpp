@@ -33,6 +33,11 @@ struct SeqPipePass : public mlir::ftpipe::impl::SeqPipePassBase<SeqPipePass> {
 
 void SeqPipePass::runOnOperation() {
   ModuleOp module = getOperation();
+  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute});
+  if (failed(setup))
+    return signalPassFailure();
   Stopwatch stopwatch;
   FailureOr<PartitionProblem> problem =
       loadPartitionProblem(module, function, devices);
@@ -40,8 +45,7 @@ void SeqPipePass::runOnOperation() {
     return signalPassFailure();
 
   partition::SeqPipeConfig config;
-  config.objective = makeObjectiveConfig(schedule, optimizer, stashing,
-                                         recompute, microbatches);
+  config.objective = partition::objectiveConfigOf(*setup);
   bool exact = method == SeqPipeMethod::DP;
   const partition::Graph &graph = problem->opGraph.graph;
   auto solve = [&](const partition::Graph &g,
@@ -58,10 +62,10 @@ void SeqPipePass::runOnOperation() {
   };
   // Only greedy also plans for keeping everything: dp's search grows too
   // much when activations fill the memory.
-  llvm::Expected<partition::Plan> plan = partition::solvePartitioning(
-      recompute, replicate, forward, graph, problem->hardware, config.objective,
-      solve,
-      /*tryKeeping=*/!exact);
+  llvm::Expected<partition::Plan> plan =
+      partition::solvePartitioning(setup->recompute, replicate, forward, graph,
+                                   problem->hardware, config.objective, solve,
+                                   /*tryKeeping=*/!exact);
   StringRef name = exact ? "seq-dp" : "seq-greedy";
   if (!plan) {
     emitError(module.getLoc())

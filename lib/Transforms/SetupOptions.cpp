@@ -1,7 +1,7 @@
 //===- SetupOptions.cpp - Option values of the training setup -------------===//
 //
-// The `schedule`, `optimizer` and `stashing` options of every pass that
-// plans or reports take their spellings and help lines from
+// The `schedule`, `optimizer`, `stashing` and `recompute` options of every pass
+// that plans or reports take their spellings and help lines from
 // FTPipe/Schedule/TrainingSetup.h, so the runtime, the report and the
 // options name each value once.
 //
@@ -43,4 +43,13 @@ llvm::cl::ValuesClass mlir::ftpipe::weightVersionsOptionValues() {
   return llvm::cl::ValuesClass({of(WeightVersions::Stash),
                                 of(WeightVersions::DoubleBuffered),
                                 of(WeightVersions::None)});
+}
+
+llvm::cl::ValuesClass mlir::ftpipe::recomputeModeOptionValues() {
+  auto of = [](RecomputeMode mode) {
+    return value(mode, recomputeModeName(mode), describeRecomputeMode(mode));
+  };
+  return llvm::cl::ValuesClass({of(RecomputeMode::Always),
+                                of(RecomputeMode::Never),
+                                of(RecomputeMode::Auto)});
 }

@@ -5,8 +5,8 @@
 // RUN: not ftpipe-model-gen /dev/zero 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not ftpipe-model-gen bert-tiny -o /dev/full 2>&1 | FileCheck %s --check-prefix=FULL
 // RUN: ftpipe-model-gen bert-tiny --quiet | not ftpipe-opt --ftpipe-annotate-costs=hardware=no-such-cluster 2>&1 | FileCheck %s --check-prefix=LOCATED
-// RUN: ftpipe-model-gen bert-tiny --quiet | ftpipe-opt --ftpipe-annotate-costs --ftpipe-seq-pipe=devices=2 > %t.planned.mlir
-// RUN: not ftpipe-opt %t.planned.mlir --ftpipe-report=microbatches=4000000 2>&1 | FileCheck %s --check-prefix=TASKS
+// RUN: ftpipe-model-gen bert-tiny --quiet | ftpipe-opt --ftpipe-annotate-costs --ftpipe-seq-pipe="devices=2 microbatches=4000000" > %t.planned.mlir
+// RUN: not ftpipe-opt %t.planned.mlir --ftpipe-report 2>&1 | FileCheck %s --check-prefix=TASKS
 // RUN: ftpipe-devices --allow-none 2>&1 | tail -c 1 | od -An -c | FileCheck %s --check-prefix=NEWLINE
 
 // The tools' limits and messages: a config asking for a million layers or

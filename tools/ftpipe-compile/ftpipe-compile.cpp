@@ -18,10 +18,14 @@
 
 #include "Manifest.h"
 
+#include "FTPipe/Analysis/OpGraph.h"
+#include "FTPipe/Analysis/PlanIO.h"
 #include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/Conversion/CUDAPipeline.h"
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ParseGuard.h"
+#include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Schedule/Memory.h"
 #include "FTPipe/Target/HostObject.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -81,10 +85,31 @@ cl::opt<ft::PartitionMethod> method(
                           "Mixed-Pipe"),
                clEnumValN(ft::PartitionMethod::SeqDP, "seq-dp",
                           "contiguous stages, dynamic programming")));
-cl::opt<std::string>
+// The training setup, as the partitioning passes take it; recorded in the
+// module (#ftpipe.training) and in manifest.json.
+cl::opt<::ftpipe::schedule::Kind>
+    schedule(cl::cat(category), "schedule", cl::desc("Pipeline schedule"),
+             cl::init(ft::ObjectiveSetup().schedule),
+             ft::scheduleOptionValues());
+cl::opt<unsigned> microbatches(cl::cat(category), "microbatches",
+                               cl::desc("Micro-batches per optimizer step"),
+                               cl::init(ft::ObjectiveSetup().microbatches));
+cl::opt<::ftpipe::schedule::Optimizer>
+    optimizer(cl::cat(category), "optimizer",
+              cl::desc("Optimizer whose state is kept per parameter"),
+              cl::init(ft::ObjectiveSetup().optimizer),
+              ft::optimizerOptionValues());
+cl::opt<::ftpipe::schedule::WeightVersions>
+    stashing(cl::cat(category), "stashing",
+             cl::desc("Weight versions kept by the async schedule"),
+             cl::init(ft::ObjectiveSetup().stashing),
+             ft::weightVersionsOptionValues());
+cl::opt<::ftpipe::schedule::RecomputeMode>
     recompute(cl::cat(category), "recompute",
-              cl::desc("ftpipe-differentiate's recompute: true, false or plan"),
-              cl::init("true"));
+              cl::desc("Stages that recompute the forward before the "
+                       "backward (auto: as the plan chose)"),
+              cl::init(ft::ObjectiveSetup().recompute),
+              ft::recomputeModeOptionValues());
 cl::opt<std::string> runtimeDir(cl::cat(category), "runtime-dir",
                                 cl::desc("Directory of FTPipe's runtime "
                                          "libraries"),
@@ -164,28 +189,110 @@ LogicalResult runPipeline(ModuleOp module, Progress &progress,
   return success();
 }
 
+/// The training setup of `module`: its #ftpipe.training, which a setup flag
+/// given on the command line must agree with, or else the flags' values,
+/// then recorded on the module.
+FailureOr<::ftpipe::schedule::TrainingSetup> resolveSetup(ModuleOp module) {
+  ::ftpipe::schedule::TrainingSetup flags{schedule, microbatches, optimizer,
+                                          stashing, recompute};
+  auto recorded =
+      module->getAttrOfType<ft::TrainingAttr>(ft::TrainingAttr::kName);
+  if (!recorded) {
+    module->setAttr(ft::TrainingAttr::kName,
+                    ft::TrainingAttr::get(module.getContext(), flags));
+    return flags;
+  }
+  ::ftpipe::schedule::TrainingSetup setup = recorded.getSetup();
+  bool given = schedule.getNumOccurrences() ||
+               microbatches.getNumOccurrences() ||
+               optimizer.getNumOccurrences() || stashing.getNumOccurrences() ||
+               recompute.getNumOccurrences();
+  ::ftpipe::schedule::TrainingSetup merged = setup;
+  if (schedule.getNumOccurrences())
+    merged.schedule = schedule;
+  if (microbatches.getNumOccurrences())
+    merged.microBatches = microbatches;
+  if (optimizer.getNumOccurrences())
+    merged.optimizer = optimizer;
+  if (stashing.getNumOccurrences())
+    merged.weightVersions = stashing;
+  if (recompute.getNumOccurrences())
+    merged.recompute = recompute;
+  if (given && merged != setup) {
+    module.emitError() << "ftpipe-compile: the setup flags ask for "
+                       << ft::TrainingAttr::get(module.getContext(), merged)
+                       << " but the module records " << recorded;
+    return failure();
+  }
+  return setup;
+}
+
+/// What the plan in `module` fixes about the memory of each of its
+/// `devices` devices (read before the model function is outlined).
+FailureOr<std::vector<::ftpipe::schedule::DeviceMemoryInputs>>
+planMemory(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
+  FailureOr<func::FuncOp> function = ft::getModelFunction(module, "");
+  if (failed(function))
+    return failure();
+  FailureOr<ft::OpGraph> opGraph = ft::buildOpGraph(*function);
+  if (failed(opGraph))
+    return failure();
+  FailureOr<::ftpipe::partition::Hardware> hw = ft::readHardware(module);
+  if (failed(hw))
+    return failure();
+  FailureOr<::ftpipe::partition::Plan> plan = ft::readPlan(module, *opGraph);
+  if (failed(plan))
+    return failure();
+  auto fail = [&](llvm::Error error) {
+    module.emitError() << llvm::toString(std::move(error));
+    return failure();
+  };
+  if (devices < hw->numDevices()) {
+    llvm::Expected<::ftpipe::partition::Hardware> first =
+        hw->firstDevices(devices);
+    if (!first)
+      return fail(first.takeError());
+    *hw = std::move(*first);
+  }
+  llvm::Expected<::ftpipe::partition::PlanMetrics> metrics =
+      ::ftpipe::partition::evaluatePlan(
+          opGraph->graph, *hw, *plan,
+          ::ftpipe::partition::objectiveConfigOf(setup));
+  if (!metrics)
+    return fail(metrics.takeError());
+  return std::move(metrics->memoryInputs);
+}
+
 /// Partitions `module` and turns it into per-device stage programs.
-LogicalResult buildStagePrograms(ModuleOp module, Progress &progress) {
+LogicalResult
+buildStagePrograms(ModuleOp module,
+                   const ::ftpipe::schedule::TrainingSetup &setup,
+                   std::vector<::ftpipe::schedule::DeviceMemoryInputs> &memory,
+                   Progress &progress) {
   if (!module->hasAttr("ftpipe.plan")) {
     progress.start("partition (" + std::to_string(devices) + " devices)");
     ft::PartitionPipelineOptions options;
     options.hardware = hardware;
     options.devices = devices;
     options.method = method;
+    options.objective = {setup.schedule, setup.optimizer, setup.weightVersions,
+                         setup.recompute, setup.microBatches};
     if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
           ft::buildPartitionPipeline(pm, options);
         })))
       return failure();
     progress.done();
   }
+  progress.start("memory of the plan");
+  FailureOr<std::vector<::ftpipe::schedule::DeviceMemoryInputs>> planned =
+      planMemory(module, setup);
+  if (failed(planned))
+    return progress.fail();
+  memory = std::move(*planned);
+  progress.done();
   progress.start("stage programs (outline, differentiate, split)");
   if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
-        pm.addNestedPass<func::FuncOp>(ft::createClampGatherIndicesPass());
-        pm.addPass(ft::createOutlineStagesPass());
-        ft::DifferentiatePassOptions differentiate;
-        differentiate.recompute = recompute;
-        pm.addPass(ft::createDifferentiatePass(differentiate));
-        pm.addPass(ft::createSplitDevicesPass());
+        ft::buildStageProgramPasses(pm, setup.recompute, /*function=*/"");
       })))
     return failure();
   progress.done();
@@ -287,8 +394,12 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
 #endif
   if (forwardOnly && devices != 1)
     return progress.fail("--forward-only compiles for one device");
+  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveSetup(*module);
+  if (failed(setup))
+    return progress.fail();
+  std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
   if (!forwardOnly && !hasEntryPoints(*module))
-    if (failed(buildStagePrograms(*module, progress)))
+    if (failed(buildStagePrograms(*module, *setup, memory, progress)))
       return failure();
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
@@ -300,6 +411,19 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
       ft::buildManifest(*module, targetName(), devices,
                         [](int64_t d) { return artifactName(d); });
   manifest["memory"] = target == Target::CUDA ? "cuda-managed" : "host";
+  manifest["training"] = ::ftpipe::schedule::toJSON(*setup);
+  // What the plan counted per device, and what it fixes, so that the
+  // runtime can count it again for the setup it runs.
+  if (!memory.empty()) {
+    llvm::json::Array devicesMemory;
+    for (auto [device, inputs] : llvm::enumerate(memory))
+      devicesMemory.push_back(llvm::json::Object{
+          {"device", int64_t(device)},
+          {"counted", ::ftpipe::schedule::toJSON(
+                          ::ftpipe::schedule::deviceMemory(inputs, *setup))},
+          {"inputs", ::ftpipe::schedule::toJSON(inputs)}});
+    manifest["device_memory"] = std::move(devicesMemory);
+  }
   std::string error;
   auto file = openOutputFile(outputDir + "/manifest.json", &error);
   if (!file)

@@ -20,6 +20,7 @@
 #include "FTPipe/Runtime/RunLimits.h"
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/Safetensors.h"
+#include "FTPipe/Runtime/SetupCheck.h"
 #include "FTPipe/Runtime/TinyMlp.h"
 #include "FTPipe/Support/OutputFiles.h"
 
@@ -68,14 +69,16 @@ static cl::opt<uint64_t> seed("seed", cl::desc("seed of the random init"),
                               cl::init(1));
 static cl::opt<std::string>
     savePath("save", cl::desc("write the final weights here"), cl::init(""));
+// The setup flags default to the setup the manifest records (ftpipe-compile's
+// --schedule, --microbatches, --stashing, --optimizer), else to these.
 static cl::opt<std::string> scheduleName("schedule",
                                          cl::desc("gpipe, 1f1b or async"),
                                          cl::init("1f1b"));
 static cl::opt<std::string>
     stashingName("stashing", cl::desc("none, stash or 2bw"), cl::init("none"));
-static cl::opt<std::string> optimizerName("optimizer",
-                                          cl::desc("sgd, adamw or adafactor"),
-                                          cl::init("adamw"));
+static cl::opt<std::string>
+    optimizerName("optimizer", cl::desc("sgd, adam, adamw or adafactor"),
+                  cl::init("adamw"));
 static cl::opt<double> lr("lr", cl::desc("learning rate"), cl::init(1e-3));
 static cl::opt<int64_t> warmup("warmup", cl::desc("warm-up updates"),
                                cl::init(0));
@@ -119,6 +122,11 @@ static cl::opt<int64_t> debugCheckpointPause(
     "debug-pause-in-checkpoint", cl::Hidden,
     cl::desc("tests: pause 60 s inside the checkpoint after N steps"),
     cl::init(-1));
+static cl::opt<bool> allowOverBudget(
+    "allow-over-budget",
+    cl::desc("run a setup that needs more memory than a device's budget "
+             "by the plan's memory model"),
+    cl::init(false));
 static cl::opt<bool> compareSimulator(
     "compare-simulator",
     cl::desc("after the run, print the measured time per micro-batch and "
@@ -375,12 +383,40 @@ int main(int argc, char **argv) {
   Run run;
   run.model = openModel();
   const schedule::StageGraph &graph = run.model->stageGraph();
-  run.config.schedule = {orDie(schedule::parseKind(scheduleName)), microBatches,
-                         steps};
-  run.config.stashing = orDie(schedule::parseWeightVersions(stashingName));
-  run.config.optimizer.kind = orDie(schedule::parseOptimizer(optimizerName));
-  if (llvm::Error error = checkImplemented(run.config.optimizer.kind))
+  // The training setup: a flag not given takes the value the plan was made
+  // for (manifest.json's `training`), else its own default.
+  const ArtifactManifest *manifest = nullptr;
+  if (auto *compiled = dynamic_cast<CompiledModel *>(run.model.get()))
+    manifest = &compiled->manifest();
+  std::optional<schedule::TrainingSetup> planned;
+  if (manifest)
+    planned = manifest->training;
+  auto fromPlan = [&](const cl::Option &flag) {
+    return planned && flag.getNumOccurrences() == 0;
+  };
+  schedule::TrainingSetup setup;
+  setup.schedule = fromPlan(scheduleName)
+                       ? planned->schedule
+                       : orDie(schedule::parseKind(scheduleName));
+  if (microBatches < 1 || microBatches > (1 << 20))
+    die("--micro-batches must be from 1 to 2^20");
+  setup.microBatches =
+      fromPlan(microBatches) ? planned->microBatches : uint32_t(microBatches);
+  setup.weightVersions =
+      fromPlan(stashingName)
+          ? planned->weightVersions
+          : orDie(schedule::parseWeightVersions(stashingName));
+  setup.optimizer = fromPlan(optimizerName)
+                        ? planned->optimizer
+                        : orDie(schedule::parseOptimizer(optimizerName));
+  if (llvm::Error error = checkImplemented(setup.optimizer))
     die(llvm::toString(std::move(error)));
+  if (manifest && !allowOverBudget)
+    if (llvm::Error error = checkRunMemory(*manifest, setup))
+      die(llvm::toString(std::move(error)));
+  run.config.schedule = {setup.schedule, setup.microBatches, steps};
+  run.config.stashing = setup.weightVersions;
+  run.config.optimizer.kind = setup.optimizer;
   run.config.optimizer.lr = lr;
   run.config.optimizer.warmupSteps = warmup;
   run.config.optimizer.weightDecay = weightDecay;

@@ -116,15 +116,48 @@ TEST(Optimizer, RefusesUnknownKind) {
 }
 
 TEST(Optimizer, RefusesKindsOnlyPlannedFor) {
-  // The planner also prices Adam and SGD with momentum; the runtime
-  // implements sgd (with its momentum option), adamw and adafactor.
+  // The planner also prices SGD with momentum as its own optimizer; the
+  // runtime's sgd takes a momentum option instead.
   for (auto kind :
-       {ftpipe::schedule::Optimizer::SGD, ftpipe::schedule::Optimizer::AdamW,
+       {ftpipe::schedule::Optimizer::SGD, ftpipe::schedule::Optimizer::Adam,
+        ftpipe::schedule::Optimizer::AdamW,
         ftpipe::schedule::Optimizer::Adafactor})
     EXPECT_FALSE(llvm::errorToBool(checkImplemented(kind)));
-  EXPECT_EQ(llvm::toString(checkImplemented(ftpipe::schedule::Optimizer::Adam)),
-            "optimizer 'adam' is planned for but the runtime does not "
-            "implement it (sgd, adamw or adafactor)");
+  EXPECT_EQ(
+      llvm::toString(checkImplemented(ftpipe::schedule::Optimizer::Momentum)),
+      "optimizer 'momentum' is planned for but the runtime does not "
+      "implement it (sgd with --momentum, adam, adamw or adafactor)");
+}
+
+TEST(Optimizer, AdamIsAdamWWithoutDecayAndL2WithIt) {
+  // Without weight decay Adam and AdamW make the same update; with it, Adam
+  // adds wd * p to the gradient (torch.optim.Adam), AdamW scales p by
+  // 1 - lr * wd (torch.optim.AdamW).
+  auto run = [](ftpipe::schedule::Optimizer kind, double decay) {
+    OptimizerConfig config;
+    config.kind = kind;
+    config.lr = 0.1;
+    config.weightDecay = decay;
+    Optimizer optimizer(config);
+    Tensor param = Tensor::f32({2}, {1.0f, -2.0f});
+    Tensor grad = Tensor::f32({2}, {0.5f, 0.25f});
+    std::string name = "w";
+    Tensor *params[] = {&param};
+    const Tensor *grads[] = {&grad};
+    optimizer.step({name}, params, grads);
+    return std::vector<float>(param.f32Values().begin(),
+                              param.f32Values().end());
+  };
+  EXPECT_EQ(run(ftpipe::schedule::Optimizer::Adam, 0.0),
+            run(ftpipe::schedule::Optimizer::AdamW, 0.0));
+  // First step: the corrected m / sqrt(v) is sign(g') (eps aside), so the
+  // update is -lr * sign(g') for Adam, with g' = g + wd * p.
+  std::vector<float> adam = run(ftpipe::schedule::Optimizer::Adam, 1.0);
+  EXPECT_NEAR(adam[0], 1.0 - 0.1, 1e-6);  // g' = 1.5
+  EXPECT_NEAR(adam[1], -2.0 + 0.1, 1e-6); // g' = -1.75
+  std::vector<float> adamw = run(ftpipe::schedule::Optimizer::AdamW, 1.0);
+  EXPECT_NEAR(adamw[0], 1.0 * 0.9 - 0.1, 1e-6);
+  EXPECT_NEAR(adamw[1], -2.0 * 0.9 - 0.1, 1e-6);
 }
 
 } // namespace

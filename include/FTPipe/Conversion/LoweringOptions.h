@@ -30,7 +30,7 @@ struct CommonLoweringOptions {
 /// `Derived`.
 template <typename Derived>
 struct CommonLoweringTextOptions : public PassPipelineOptions<Derived> {
-  using BoolOption = detail::PassOptions::Option<bool>;
+  using BoolOption = ::mlir::detail::PassOptions::Option<bool>;
   BoolOption blas{*this, "blas",
                   llvm::cl::desc("Contractions call the target's BLAS (else "
                                  "loops on the CPU, kernels on CUDA)"),

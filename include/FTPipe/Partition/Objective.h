@@ -27,6 +27,7 @@
 #include "FTPipe/Partition/Graph.h"
 #include "FTPipe/Partition/Hardware.h"
 #include "FTPipe/Partition/Plan.h"
+#include "FTPipe/Schedule/Memory.h"
 #include "FTPipe/Schedule/Simulator.h"
 #include "FTPipe/Schedule/TrainingSetup.h"
 
@@ -44,8 +45,7 @@ using schedule::Kind;
 using schedule::Optimizer;
 using schedule::WeightVersions;
 
-/// Bytes of optimizer state per byte of parameter (0, 1 or 2).
-unsigned optimizerStateFactor(Optimizer optimizer);
+using schedule::optimizerStateFactor;
 
 /// Everything the objective and memory model depend on besides graph,
 /// hardware and plan. Defaults: FTPipe's fine-tuning setup (async with weight
@@ -145,12 +145,30 @@ llvm::Expected<StageGraph> buildStageGraph(const Graph &graph,
 // Metrics
 //===----------------------------------------------------------------------===//
 
-/// Micro-batches in flight on a stage of the given height under `config`:
-/// async and 1F1B keep height + 1 (1F1B at most M), GPipe keeps M.
-uint32_t microBatchesInFlight(uint32_t height, const ObjectiveConfig &config);
+/// Micro-batches in flight on a stage of the given height under `config`
+/// (schedule::microBatchesInFlight).
+inline uint32_t microBatchesInFlight(uint32_t height,
+                                     const ObjectiveConfig &config) {
+  return schedule::microBatchesInFlight(height, config.schedule,
+                                        config.microBatches);
+}
 
-/// Weight versions a stage keeps beyond the live one.
-uint32_t extraWeightVersions(uint32_t inFlight, const ObjectiveConfig &config);
+/// Weight versions a stage keeps beyond the live one
+/// (schedule::extraWeightVersions).
+inline uint32_t extraWeightVersions(uint32_t inFlight,
+                                    const ObjectiveConfig &config) {
+  return schedule::extraWeightVersions(inFlight, config.schedule,
+                                       config.versioning);
+}
+
+/// The training setup `config` scores for (recomputation as the config
+/// says it, without a plan's per-stage choice).
+schedule::TrainingSetup trainingSetupOf(const ObjectiveConfig &config);
+
+/// The objective configuration of `setup`. Under recompute=auto plans are
+/// first solved with recomputation everywhere (and a plan carries its own
+/// choice per stage, which overrides this).
+ObjectiveConfig objectiveConfigOf(const schedule::TrainingSetup &setup);
 
 /// Per-stage figures of evaluatePlan, for one micro-batch.
 struct StageMetrics {
@@ -207,6 +225,11 @@ struct PlanMetrics {
   DeviceId bottleneckDevice = 0;
   /// Every device's memory fits its budget.
   bool memoryFits = true;
+  /// Per device, what the plan fixes about its memory: the inputs of
+  /// schedule::deviceMemory, which gave the devices' memory figures here
+  /// (and which the manifest records, so the runtime can recompute them for
+  /// the setup it runs).
+  std::vector<schedule::DeviceMemoryInputs> memoryInputs;
 
   /// The largest bytes one device sends per micro-batch.
   uint64_t busiestSentBytes() const {

@@ -23,15 +23,7 @@
 namespace ftpipe {
 namespace partition {
 
-/// Where stages recompute their forward.
-enum class RecomputeMode {
-  /// No stage recomputes (every activation kept).
-  Never,
-  /// Every stage recomputes (FTPipe's setup).
-  Always,
-  /// The partitioner chooses per stage (chooseRecomputation).
-  Auto,
-};
+using schedule::RecomputeMode;
 
 /// Chooses, for every stage of `plan` (placement unchanged), between keeping
 /// activations and recomputing. Devices are independent: a stage's choice

@@ -14,11 +14,14 @@
 #define FTPIPE_RUNTIME_ARTIFACTMANIFEST_H
 
 #include "FTPipe/Runtime/Tensor.h"
+#include "FTPipe/Schedule/Memory.h"
 #include "FTPipe/Schedule/Schedule.h"
+#include "FTPipe/Schedule/TrainingSetup.h"
 
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,6 +97,11 @@ struct ArtifactManifest {
   std::map<std::string, ManifestTensor> inputs;
   /// The stage whose forward returns the loss (-1: none).
   int64_t lossStage = -1;
+  /// The training setup the plan was made for (`training`), when recorded.
+  std::optional<schedule::TrainingSetup> training;
+  /// Per device, what the plan fixes about its memory (`device_memory`),
+  /// empty when not recorded.
+  std::vector<schedule::DeviceMemoryInputs> deviceMemory;
 
   int64_t devices() const { return static_cast<int64_t>(artifacts.size()); }
   /// The stages with their producers (a forward that receives tag t comes

@@ -31,8 +31,9 @@
 namespace ftpipe {
 namespace runtime {
 
-/// Succeeds for the optimizers the runtime implements (sgd, adamw,
-/// adafactor); the others of schedule::Optimizer are only planned for.
+/// Succeeds for the optimizers the runtime implements (sgd, adam, adamw,
+/// adafactor); `momentum` is only planned for (the runtime's sgd takes a
+/// momentum option).
 llvm::Error checkImplemented(schedule::Optimizer kind);
 
 struct OptimizerConfig {
@@ -42,7 +43,7 @@ struct OptimizerConfig {
   double weightDecay = 0.0;
   /// SGD.
   double momentum = 0.9;
-  /// AdamW.
+  /// Adam and AdamW.
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   /// Adafactor.
   double eps1 = 1e-30, clipThreshold = 1.0, decayRate = -0.8;

@@ -1,8 +1,10 @@
 //===- TrainingSetup.h - The training setup's enums, named once -*- C++ -*-===//
 //
 // The choices a fine-tuning run is planned for and run with: the pipeline
-// schedule, the optimizer (for its per-parameter state) and the weight
-// versions kept under the asynchronous schedule. Named here once, with the
+// schedule, micro-batches per step, the optimizer (for its per-parameter
+// state), the weight versions kept under the asynchronous schedule and
+// recomputation. One TrainingSetup is recorded in the IR
+// (`#ftpipe.training`) and in the manifest. Named here once, with the
 // spelling every option, report and manifest uses (`name`), its parser and a
 // line for a person (`describe`); the planner (lib/Partition, the passes'
 // options) and the runtime use these enums. No MLIR here.
@@ -14,6 +16,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 #include <cstdint>
 
@@ -75,6 +78,50 @@ llvm::Expected<WeightVersions> parseWeightVersions(llvm::StringRef text);
 llvm::StringRef weightVersionsName(WeightVersions versions);
 /// "one weight version", "weight stashing", "2 weight versions (2BW)".
 llvm::StringRef describeWeightVersions(WeightVersions versions);
+
+/// Where stages recompute their forward before their backward.
+enum class RecomputeMode : uint8_t {
+  /// No stage recomputes (every activation kept).
+  Never,
+  /// Every stage recomputes (FTPipe's setup).
+  Always,
+  /// The partitioner chooses per stage (partition::chooseRecomputation).
+  Auto,
+};
+
+/// "false", "true" or "auto".
+llvm::Expected<RecomputeMode> parseRecomputeMode(llvm::StringRef text);
+llvm::StringRef recomputeModeName(RecomputeMode mode);
+llvm::StringRef describeRecomputeMode(RecomputeMode mode);
+
+/// The training setup a plan is made for and a run uses. The defaults are
+/// FTPipe's (docs/FineTuningSetup.md), the partitioning passes' defaults:
+/// async 1F1B, 8 micro-batches, Adam, one weight version, recomputation.
+struct TrainingSetup {
+  Kind schedule = Kind::Async;
+  /// Micro-batches per optimizer step (M).
+  uint32_t microBatches = 8;
+  Optimizer optimizer = Optimizer::Adam;
+  WeightVersions weightVersions = WeightVersions::None;
+  RecomputeMode recompute = RecomputeMode::Always;
+
+  bool operator==(const TrainingSetup &other) const {
+    return schedule == other.schedule && microBatches == other.microBatches &&
+           optimizer == other.optimizer &&
+           weightVersions == other.weightVersions &&
+           recompute == other.recompute;
+  }
+  bool operator!=(const TrainingSetup &other) const {
+    return !(*this == other);
+  }
+};
+
+/// `{"schedule": "async", "microbatches": 8, "optimizer": "adam",
+/// "weight_versions": "none", "recompute": "true"}` (the manifest's
+/// `training`), and back; fromJSON names the bad field.
+llvm::json::Value toJSON(const TrainingSetup &setup);
+bool fromJSON(const llvm::json::Value &value, TrainingSetup &setup,
+              llvm::json::Path path);
 
 } // namespace schedule
 } // namespace ftpipe

@@ -31,6 +31,7 @@ enum class SeqPipeMethod {
 llvm::cl::ValuesClass scheduleOptionValues();
 llvm::cl::ValuesClass optimizerOptionValues();
 llvm::cl::ValuesClass weightVersionsOptionValues();
+llvm::cl::ValuesClass recomputeModeOptionValues();
 
 #define GEN_PASS_DECL
 #include "FTPipe/Transforms/Passes.h.inc"

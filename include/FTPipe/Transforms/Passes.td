@@ -131,7 +131,11 @@ def AnnotateCostsPass : Pass<"ftpipe-annotate-costs", "ModuleOp"> {
 /// then chooses per stage under the memory budget
 /// (lib/Partition/Recomputation); the plan carries
 /// the choice (`#ftpipe.plan<..., recompute = [...]>`), which overrides the
-/// option wherever the plan is read.
+/// option wherever the plan is read. The setup is recorded once on the module
+/// (`#ftpipe.training`): the first pass that takes these options records
+/// them, later ones read the record, and an option given explicitly that
+/// contradicts it is an error (docs/Architecture.md). The values' spellings
+/// come from FTPipe/Schedule/TrainingSetup.h.
 defvar ObjectiveOptions = [
   Option<"schedule", "schedule", "::ftpipe::schedule::Kind",
          /*default=*/"::ftpipe::schedule::Kind::Async",
@@ -145,17 +149,11 @@ defvar ObjectiveOptions = [
          /*default=*/"::ftpipe::schedule::WeightVersions::None",
          "Weight versions kept by the async schedule",
          "::mlir::ftpipe::weightVersionsOptionValues()">,
-  Option<"recompute", "recompute", "::ftpipe::partition::RecomputeMode",
-         /*default=*/"::ftpipe::partition::RecomputeMode::Always",
+  Option<"recompute", "recompute", "::ftpipe::schedule::RecomputeMode",
+         /*default=*/"::ftpipe::schedule::RecomputeMode::Always",
          "Which stages keep only their inputs and recompute the forward "
-         "before the backward", [{::llvm::cl::values(
-           clEnumValN(::ftpipe::partition::RecomputeMode::Always, "true",
-                      "every stage (FTPipe's setup)"),
-           clEnumValN(::ftpipe::partition::RecomputeMode::Never, "false",
-                      "no stage: every activation is kept"),
-           clEnumValN(::ftpipe::partition::RecomputeMode::Auto, "auto",
-                      "the partitioner chooses per stage under the memory "
-                      "budget"))}]>,
+         "before the backward",
+         "::mlir::ftpipe::recomputeModeOptionValues()">,
   Option<"microbatches", "microbatches", "unsigned", /*default=*/"8",
          "Micro-batches per mini-batch (GPipe and 1F1B)">,
 ];

@@ -50,7 +50,7 @@ struct ObjectiveSetup {
       AutoPartitionPassOptions().optimizer;
   ::ftpipe::schedule::WeightVersions stashing =
       AutoPartitionPassOptions().stashing;
-  ::ftpipe::partition::RecomputeMode recompute =
+  ::ftpipe::schedule::RecomputeMode recompute =
       AutoPartitionPassOptions().recompute;
   unsigned microbatches = AutoPartitionPassOptions().microbatches;
 };
@@ -124,7 +124,7 @@ void buildStageProgramsPipeline(OpPassManager &pm,
 /// Appends only the three stage-program passes, for a module that is already
 /// partitioned (`function`: the model function, empty to find it).
 void buildStageProgramPasses(OpPassManager &pm,
-                             ::ftpipe::partition::RecomputeMode recompute,
+                             ::ftpipe::schedule::RecomputeMode recompute,
                              StringRef function = "");
 
 //===----------------------------------------------------------------------===//
@@ -162,17 +162,10 @@ struct CommonTextOptions : public PassPipelineOptions<Derived> {
       *this, "stashing",
       llvm::cl::desc("Weight versions of the async schedule"),
       llvm::cl::init(ObjectiveSetup().stashing), weightVersionsOptionValues()};
-  PassOptions::Option<::ftpipe::partition::RecomputeMode> recompute{
+  PassOptions::Option<::ftpipe::schedule::RecomputeMode> recompute{
       *this, "recompute",
       llvm::cl::desc("Stages that recompute the forward before the backward"),
-      llvm::cl::init(ObjectiveSetup().recompute),
-      llvm::cl::values(
-          clEnumValN(::ftpipe::partition::RecomputeMode::Always, "true",
-                     "every stage"),
-          clEnumValN(::ftpipe::partition::RecomputeMode::Never, "false",
-                     "no stage"),
-          clEnumValN(::ftpipe::partition::RecomputeMode::Auto, "auto",
-                     "chosen per stage under the memory budget"))};
+      llvm::cl::init(ObjectiveSetup().recompute), recomputeModeOptionValues()};
   PassOptions::Option<unsigned> microbatches{
       *this, "microbatches",
       llvm::cl::desc("Micro-batches per mini-batch (GPipe and 1F1B)"),

@@ -211,3 +211,14 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       succeeded(checkNonNegative(emitError, "objective_ms", objectiveMs)) &&
       succeeded(checkNonNegative(emitError, "seconds", seconds)));
 }
+
+LogicalResult
+TrainingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     ::ftpipe::schedule::Kind schedule, unsigned microbatches,
+                     ::ftpipe::schedule::Optimizer optimizer,
+                     ::ftpipe::schedule::WeightVersions versions,
+                     ::ftpipe::schedule::RecomputeMode recompute) {
+  if (microbatches == 0)
+    return emitError() << "a training setup needs at least one micro-batch";
+  return success();
+}

@@ -88,7 +88,8 @@ LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
   if (name == kBlockAttrName || name == kStageAttrName ||
       name == kDeviceAttrName)
     return verifyIdAttr(op, attr);
-  if (name == kHardwareAttrName || name == kPlanAttrName) {
+  if (name == kHardwareAttrName || name == kPlanAttrName ||
+      name == TrainingAttr::kName) {
     if (!isa<ModuleOp>(op))
       return op->emitError()
              << "'" << name << "' belongs on a builtin.module, not on '"
@@ -96,6 +97,10 @@ LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
     if (name == kHardwareAttrName && !isa<HardwareAttr>(attr.getValue()))
       return op->emitError()
              << "'" << name << "' must be a #ftpipe.hardware, got "
+             << attr.getValue();
+    if (name == TrainingAttr::kName && !isa<TrainingAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << name << "' must be a #ftpipe.training, got "
              << attr.getValue();
     if (name == kPlanAttrName) {
       auto plan = dyn_cast<PlanAttr>(attr.getValue());

@@ -50,3 +50,8 @@ func.func private @per_stage_recompute() attributes {p = #ftpipe.plan<method = "
 // CHECK-LABEL: func.func private @empty_recompute
 // CHECK-SAME: p = #ftpipe.plan<method = "hand", stage_device = [0], objective_ms = 1.0, memory_bytes = [0]>}
 func.func private @empty_recompute() attributes {p = #ftpipe.plan<method = "hand", stage_device = [0], recompute = [], objective_ms = 1.0, memory_bytes = [0]>}
+
+// A training setup prints each value as the passes' options spell it.
+// CHECK-LABEL: func.func private @training_setup
+// CHECK-SAME: t = #ftpipe.training<schedule = "1f1b", microbatches = 4, optimizer = "adamw", weight_versions = "2bw", recompute = "auto">}
+func.func private @training_setup() attributes {t = #ftpipe.training<schedule = "1f1b", microbatches = 4, optimizer = "adamw", weight_versions = "2bw", recompute = "auto">}

@@ -218,3 +218,16 @@ func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {
   %b = tosa.abs %a {ftpipe.replicate = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %b : tensor<4xf32>
 }
+
+// -----
+
+// Tests that a training setup needs a micro-batch.
+// expected-error @+1 {{a training setup needs at least one micro-batch}}
+func.func private @f() attributes {t = #ftpipe.training<schedule = "async", microbatches = 0, optimizer = "adam", weight_versions = "none", recompute = "true">}
+
+// -----
+
+// Tests that a training setup's values are the options' spellings.
+// expected-error @+2 {{unknown schedule 'zb' (gpipe, 1f1b or async)}}
+// expected-error @+1 {{failed to parse FTPipe_TrainingAttr parameter 'schedule'}}
+func.func private @f() attributes {t = #ftpipe.training<schedule = "zb", microbatches = 4, optimizer = "adam", weight_versions = "none", recompute = "true">}

@@ -31,6 +31,16 @@ class FTPipe_BoolArrayParameter<string desc>
   let printer = "::mlir::ftpipe::printBoolList($_printer, $_self)";
 }
 
+/// One of the training setup's enums (FTPipe/Schedule/TrainingSetup.h),
+/// printed as its quoted option spelling (`"async"`, `"1f1b"`, `"2bw"`).
+class FTPipe_SetupEnumParameter<string cppType, string parseFn, string nameFn,
+                                string desc>
+    : AttrOrTypeParameter<cppType, desc> {
+  let parser = "::mlir::ftpipe::parseSetupEnum<" # cppType # ">($_parser, "
+               # parseFn # ")";
+  let printer = "$_printer << '\"' << " # nameFn # "($_self) << '\"'";
+}
+
 /// A non-negative byte count.
 class FTPipe_BytesParameter<string desc> : AttrOrTypeParameter<"int64_t", desc>;
 
@@ -165,6 +175,55 @@ def FTPipe_PlanAttr : FTPipe_Attr<"Plan", "plan"> {
     /// `recompute[stage]`, or true when the plan has no recompute list.
     bool recomputes(int64_t stage) const {
       return getRecompute().empty() || getRecompute()[stage];
+    }
+  }];
+}
+
+def FTPipe_TrainingAttr : FTPipe_Attr<"Training", "training"> {
+  let summary = "The training setup a plan is made for and a run uses";
+  let description = [{
+    Recorded once on the module (`ftpipe.training`), by the user or by the
+    first pass that plans or reports; every later pass that plans or reports
+    reads it, and an option of such a pass that contradicts it is an error
+    naming both values. `ftpipe-compile` writes it into `manifest.json`,
+    where `ftpipe-run` takes its defaults from. The values are spelled as the
+    passes' options spell them (FTPipe/Schedule/TrainingSetup.h).
+
+    ```mlir
+    module attributes {ftpipe.training = #ftpipe.training<schedule = "async",
+        microbatches = 8, optimizer = "adam", weight_versions = "none",
+        recompute = "true">} { ... }
+    ```
+  }];
+  let parameters = (ins
+    FTPipe_SetupEnumParameter<"::ftpipe::schedule::Kind",
+      "::ftpipe::schedule::parseKind", "::ftpipe::schedule::kindName",
+      "pipeline schedule">:$schedule,
+    "unsigned":$microbatches,
+    FTPipe_SetupEnumParameter<"::ftpipe::schedule::Optimizer",
+      "::ftpipe::schedule::parseOptimizer", "::ftpipe::schedule::optimizerName",
+      "optimizer">:$optimizer,
+    FTPipe_SetupEnumParameter<"::ftpipe::schedule::WeightVersions",
+      "::ftpipe::schedule::parseWeightVersions",
+      "::ftpipe::schedule::weightVersionsName",
+      "weight versions of the async schedule">:$weight_versions,
+    FTPipe_SetupEnumParameter<"::ftpipe::schedule::RecomputeMode",
+      "::ftpipe::schedule::parseRecomputeMode",
+      "::ftpipe::schedule::recomputeModeName",
+      "stages that recompute the forward">:$recompute);
+  let builders = [
+    AttrBuilder<(ins "const ::ftpipe::schedule::TrainingSetup &":$setup), [{
+      return $_get($_ctxt, setup.schedule, setup.microBatches, setup.optimizer,
+                   setup.weightVersions, setup.recompute);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The name of the module attribute that holds it.
+    static constexpr ::llvm::StringLiteral kName = "ftpipe.training";
+    /// The setup as the MLIR-free libraries take it.
+    ::ftpipe::schedule::TrainingSetup getSetup() const {
+      return {getSchedule(), getMicrobatches(), getOptimizer(),
+              getWeightVersions(), getRecompute()};
     }
   }];
 }

@@ -8,6 +8,8 @@
 #ifndef FTPIPE_DIALECT_FTPIPE_FTPIPEDIALECT_H
 #define FTPIPE_DIALECT_FTPIPE_FTPIPEDIALECT_H
 
+#include "FTPipe/Schedule/TrainingSetup.h"
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -50,6 +52,21 @@ void printF64(AsmPrinter &printer, double value);
 FailureOr<SmallVector<bool>> parseBoolList(AsmParser &parser);
 /// Prints `values` as `true, false, ...`.
 void printBoolList(AsmPrinter &printer, ArrayRef<bool> values);
+
+/// Parses a quoted spelling of a training-setup enum with `parse` (e.g.
+/// ftpipe::schedule::parseKind), reporting its error at the string.
+template <typename Enum>
+FailureOr<Enum> parseSetupEnum(AsmParser &parser,
+                               llvm::Expected<Enum> (*parse)(llvm::StringRef)) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string text;
+  if (parser.parseString(&text))
+    return failure();
+  llvm::Expected<Enum> value = parse(text);
+  if (!value)
+    return parser.emitError(loc) << llvm::toString(value.takeError());
+  return *value;
+}
 } // namespace ftpipe
 } // namespace mlir
 

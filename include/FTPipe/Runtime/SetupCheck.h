@@ -1,0 +1,37 @@
+//===- SetupCheck.h - A run's setup against the plan's memory ---*- C++ -*-===//
+//
+// The manifest records the training setup a plan was made for and what the
+// plan fixes about each device's memory. A run may use another setup (more
+// micro-batches in flight, more weight versions, an optimizer with more
+// state); before it starts, the runtime counts each device's memory for the
+// run's setup with the planner's own formula (schedule::deviceMemory) and
+// refuses a setup that does not fit. No MLIR here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_RUNTIME_SETUPCHECK_H
+#define FTPIPE_RUNTIME_SETUPCHECK_H
+
+#include "FTPipe/Runtime/ArtifactManifest.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace ftpipe {
+namespace runtime {
+
+/// "schedule=async microbatches=8 optimizer=adam stashing=none".
+std::string describeSetup(const schedule::TrainingSetup &setup);
+
+/// Fails when a device needs more memory under `run` than its budget,
+/// naming the device, the bytes needed (with their breakdown), the budget and
+/// the setup the plan was made for. Succeeds when the manifest records no
+/// memory (artifacts of an older ftpipe-compile, or a forward-only build).
+llvm::Error checkRunMemory(const ArtifactManifest &manifest,
+                           const schedule::TrainingSetup &run);
+
+} // namespace runtime
+} // namespace ftpipe
+
+#endif // FTPIPE_RUNTIME_SETUPCHECK_H

@@ -1,0 +1,92 @@
+//===- Memory.h - What a device keeps for a training setup ------*- C++ -*-===//
+//
+// The one memory formula of a pipeline device, used by the planner's memory
+// check (partition::evaluatePlan) and by the runtime, which recomputes it
+// from the manifest for the setup it is asked to run: weights, their
+// gradients, the optimizer's state, stashed weight versions and the
+// activations of the micro-batches in flight, against the device's budget.
+// Its inputs are what a plan fixes (DeviceMemoryInputs); the setup
+// (TrainingSetup) decides how many micro-batches are in flight, how many
+// weight versions are kept and how much state the optimizer keeps. No MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_SCHEDULE_MEMORY_H
+#define FTPIPE_SCHEDULE_MEMORY_H
+
+#include "FTPipe/Schedule/TrainingSetup.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ftpipe {
+namespace schedule {
+
+/// Bytes of optimizer state per byte of parameter (0, 1 or 2).
+unsigned optimizerStateFactor(Optimizer optimizer);
+
+/// Micro-batches in flight on a stage of the given height (the longest path
+/// in stages to a stage without consumers): async and 1F1B keep height + 1
+/// (1F1B at most M), GPipe keeps M.
+uint32_t microBatchesInFlight(uint32_t height, Kind schedule,
+                              uint32_t microBatches);
+
+/// Weight versions a stage with `inFlight` micro-batches keeps beyond the
+/// live one (only the async schedule keeps any).
+uint32_t extraWeightVersions(uint32_t inFlight, Kind schedule,
+                             WeightVersions versions);
+
+/// What a plan fixes about one device's memory.
+struct DeviceMemoryInputs {
+  /// Per stage on the device.
+  struct Stage {
+    uint32_t height = 0;
+    /// Activations kept per micro-batch in flight (all of the stage's, or
+    /// only its inputs under recomputation).
+    uint64_t keptBytesPerMicroBatch = 0;
+    /// Under recomputation, the bytes of one micro-batch rebuilt during the
+    /// backward (one stage of a device at a time).
+    uint64_t recomputePeakBytes = 0;
+  };
+  std::vector<Stage> stages;
+  /// paramBytesByHeight[h]: bytes of the distinct parameters the device
+  /// reads whose most demanding reader stage on the device has height h (it
+  /// decides their stashed versions).
+  std::vector<uint64_t> paramBytesByHeight;
+  /// Bytes kept free (CUDA context, workspace).
+  uint64_t reservedBytes = 0;
+  /// The device's memory.
+  uint64_t budgetBytes = 0;
+};
+
+/// One device's memory under a setup.
+struct DeviceMemory {
+  uint64_t weightBytes = 0, gradientBytes = 0, optimizerBytes = 0;
+  uint64_t stashBytes = 0, activationBytes = 0, reservedBytes = 0;
+  uint64_t budgetBytes = 0;
+
+  uint64_t totalBytes() const {
+    return weightBytes + gradientBytes + optimizerBytes + stashBytes +
+           activationBytes + reservedBytes;
+  }
+  bool fits() const { return totalBytes() <= budgetBytes; }
+};
+
+/// The memory of a device with `inputs` under `setup` (its recompute field
+/// is not read: recomputation is fixed with the stages' kept bytes).
+DeviceMemory deviceMemory(const DeviceMemoryInputs &inputs,
+                          const TrainingSetup &setup);
+
+/// The inputs as the manifest records them, and back (fails naming the
+/// field; sizes are checked, values taken as given).
+llvm::json::Value toJSON(const DeviceMemoryInputs &inputs);
+bool fromJSON(const llvm::json::Value &value, DeviceMemoryInputs &inputs,
+              llvm::json::Path path);
+llvm::json::Value toJSON(const DeviceMemory &memory);
+
+} // namespace schedule
+} // namespace ftpipe
+
+#endif // FTPIPE_SCHEDULE_MEMORY_H

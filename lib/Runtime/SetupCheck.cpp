@@ -1,0 +1,46 @@
+//===- SetupCheck.cpp - A run's setup against the plan's memory -----------===//
+//
+// The first device that does not fit is named, with what it would keep.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/SetupCheck.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace ftpipe;
+using namespace ftpipe::runtime;
+
+std::string ftpipe::runtime::describeSetup(const schedule::TrainingSetup &s) {
+  return llvm::formatv("schedule={0} microbatches={1} optimizer={2} "
+                       "stashing={3}",
+                       schedule::kindName(s.schedule), s.microBatches,
+                       schedule::optimizerName(s.optimizer),
+                       schedule::weightVersionsName(s.weightVersions))
+      .str();
+}
+
+llvm::Error
+ftpipe::runtime::checkRunMemory(const ArtifactManifest &manifest,
+                                const schedule::TrainingSetup &run) {
+  for (auto [device, inputs] : llvm::enumerate(manifest.deviceMemory)) {
+    schedule::DeviceMemory memory = schedule::deviceMemory(inputs, run);
+    if (memory.fits())
+      continue;
+    std::string planned =
+        manifest.training ? describeSetup(*manifest.training) : "unknown";
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv(
+            "device {0} needs {1} bytes for {2} (weights {3}, gradients {4}, "
+            "optimizer state {5}, stashed versions {6}, activations {7}, "
+            "reserved {8}) but its budget is {9} bytes; the plan was made "
+            "for {10} (--allow-over-budget runs it anyway)",
+            device, memory.totalBytes(), describeSetup(run), memory.weightBytes,
+            memory.gradientBytes, memory.optimizerBytes, memory.stashBytes,
+            memory.activationBytes, memory.reservedBytes, memory.budgetBytes,
+            planned)
+            .str());
+  }
+  return llvm::Error::success();
+}

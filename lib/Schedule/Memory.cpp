@@ -1,0 +1,196 @@
+//===- Memory.cpp - What a device keeps for a training setup --------------===//
+//
+// Weights, gradients (one per weight) and optimizer state count once per
+// parameter a device reads; stashed versions as many as its most demanding
+// reader stage there needs; kept activations add up over the device's
+// stages, recomputation peaks do not (a device runs one task at a time).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Schedule/Memory.h"
+
+#include <algorithm>
+
+using namespace ftpipe::schedule;
+
+unsigned ftpipe::schedule::optimizerStateFactor(Optimizer optimizer) {
+  switch (optimizer) {
+  case Optimizer::SGD:
+    return 0;
+  case Optimizer::Momentum:
+    return 1;
+  case Optimizer::Adam:
+  case Optimizer::AdamW:
+    return 2;
+  case Optimizer::Adafactor:
+    return 0;
+  }
+  llvm_unreachable("unknown optimizer");
+}
+
+uint32_t ftpipe::schedule::microBatchesInFlight(uint32_t height, Kind schedule,
+                                                uint32_t microBatches) {
+  switch (schedule) {
+  case Kind::Async:
+    return height + 1;
+  case Kind::OneFOneB:
+    return std::min(height + 1, microBatches);
+  case Kind::GPipe:
+    return microBatches;
+  }
+  llvm_unreachable("unknown schedule");
+}
+
+uint32_t ftpipe::schedule::extraWeightVersions(uint32_t inFlight, Kind schedule,
+                                               WeightVersions versions) {
+  if (schedule != Kind::Async || inFlight <= 1)
+    return 0;
+  switch (versions) {
+  case WeightVersions::Stash:
+    return inFlight - 1;
+  case WeightVersions::DoubleBuffered:
+    return 1;
+  case WeightVersions::None:
+    return 0;
+  }
+  llvm_unreachable("unknown versioning");
+}
+
+DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
+                                            const TrainingSetup &setup) {
+  DeviceMemory memory;
+  uint64_t peak = 0;
+  for (const DeviceMemoryInputs::Stage &stage : inputs.stages) {
+    uint32_t inFlight =
+        microBatchesInFlight(stage.height, setup.schedule, setup.microBatches);
+    memory.activationBytes += inFlight * stage.keptBytesPerMicroBatch;
+    peak = std::max(peak, stage.recomputePeakBytes);
+  }
+  memory.activationBytes += peak;
+  for (auto [height, bytes] : llvm::enumerate(inputs.paramBytesByHeight)) {
+    memory.weightBytes += bytes;
+    uint32_t inFlight = microBatchesInFlight(uint32_t(height), setup.schedule,
+                                             setup.microBatches);
+    memory.stashBytes += bytes * extraWeightVersions(inFlight, setup.schedule,
+                                                     setup.weightVersions);
+  }
+  memory.gradientBytes = memory.weightBytes;
+  memory.optimizerBytes =
+      memory.weightBytes * optimizerStateFactor(setup.optimizer);
+  memory.reservedBytes = inputs.reservedBytes;
+  memory.budgetBytes = inputs.budgetBytes;
+  return memory;
+}
+
+llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
+  llvm::json::Array stages;
+  for (const DeviceMemoryInputs::Stage &stage : inputs.stages)
+    stages.push_back(llvm::json::Object{
+        {"height", int64_t(stage.height)},
+        {"kept_bytes_per_microbatch", int64_t(stage.keptBytesPerMicroBatch)},
+        {"recompute_peak_bytes", int64_t(stage.recomputePeakBytes)}});
+  llvm::json::Array params;
+  for (uint64_t bytes : inputs.paramBytesByHeight)
+    params.push_back(int64_t(bytes));
+  return llvm::json::Object{{"stages", std::move(stages)},
+                            {"param_bytes_by_height", std::move(params)},
+                            {"reserved_bytes", int64_t(inputs.reservedBytes)},
+                            {"budget_bytes", int64_t(inputs.budgetBytes)}};
+}
+
+/// A non-negative integer field.
+static bool readBytes(const llvm::json::Value &value, uint64_t &out,
+                      llvm::json::Path path) {
+  std::optional<int64_t> number = value.getAsInteger();
+  if (!number || *number < 0) {
+    path.report("expected a non-negative integer");
+    return false;
+  }
+  out = uint64_t(*number);
+  return true;
+}
+
+bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
+                                DeviceMemoryInputs &inputs,
+                                llvm::json::Path path) {
+  const llvm::json::Object *object = value.getAsObject();
+  if (!object) {
+    path.report("expected an object");
+    return false;
+  }
+  auto field = [&](llvm::StringRef name) -> const llvm::json::Value * {
+    const llvm::json::Value *v = object->get(name);
+    if (!v)
+      path.field(name).report("missing");
+    return v;
+  };
+  const llvm::json::Value *stages = field("stages");
+  const llvm::json::Value *params = field("param_bytes_by_height");
+  const llvm::json::Value *reserved = field("reserved_bytes");
+  const llvm::json::Value *budget = field("budget_bytes");
+  if (!stages || !params || !reserved || !budget)
+    return false;
+  if (!readBytes(*reserved, inputs.reservedBytes,
+                 path.field("reserved_bytes")) ||
+      !readBytes(*budget, inputs.budgetBytes, path.field("budget_bytes")))
+    return false;
+  const llvm::json::Array *stageArray = stages->getAsArray();
+  const llvm::json::Array *paramArray = params->getAsArray();
+  if (!stageArray || !paramArray) {
+    path.report("'stages' and 'param_bytes_by_height' must be arrays");
+    return false;
+  }
+  inputs.stages.clear();
+  for (auto [i, stage] : llvm::enumerate(*stageArray)) {
+    llvm::json::Path at = path.field("stages").index(i);
+    const llvm::json::Object *s = stage.getAsObject();
+    const llvm::json::Value *height = s ? s->get("height") : nullptr;
+    const llvm::json::Value *kept =
+        s ? s->get("kept_bytes_per_microbatch") : nullptr;
+    const llvm::json::Value *peak =
+        s ? s->get("recompute_peak_bytes") : nullptr;
+    if (!height || !kept || !peak) {
+      at.report("expected height, kept_bytes_per_microbatch and "
+                "recompute_peak_bytes");
+      return false;
+    }
+    uint64_t h = 0;
+    DeviceMemoryInputs::Stage entry;
+    if (!readBytes(*height, h, at.field("height")) ||
+        !readBytes(*kept, entry.keptBytesPerMicroBatch,
+                   at.field("kept_bytes_per_microbatch")) ||
+        !readBytes(*peak, entry.recomputePeakBytes,
+                   at.field("recompute_peak_bytes")))
+      return false;
+    if (h > (uint64_t(1) << 20)) {
+      at.field("height").report("too large");
+      return false;
+    }
+    entry.height = uint32_t(h);
+    inputs.stages.push_back(entry);
+  }
+  inputs.paramBytesByHeight.clear();
+  if (paramArray->size() > (size_t(1) << 20)) {
+    path.field("param_bytes_by_height").report("too long");
+    return false;
+  }
+  for (auto [i, bytes] : llvm::enumerate(*paramArray)) {
+    uint64_t b = 0;
+    if (!readBytes(bytes, b, path.field("param_bytes_by_height").index(i)))
+      return false;
+    inputs.paramBytesByHeight.push_back(b);
+  }
+  return true;
+}
+
+llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemory &memory) {
+  return llvm::json::Object{
+      {"weight_bytes", int64_t(memory.weightBytes)},
+      {"gradient_bytes", int64_t(memory.gradientBytes)},
+      {"optimizer_bytes", int64_t(memory.optimizerBytes)},
+      {"stash_bytes", int64_t(memory.stashBytes)},
+      {"activation_bytes", int64_t(memory.activationBytes)},
+      {"reserved_bytes", int64_t(memory.reservedBytes)},
+      {"total_bytes", int64_t(memory.totalBytes())},
+      {"budget_bytes", int64_t(memory.budgetBytes)}};
+}
