@@ -52,6 +52,8 @@ void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
   if (options.cInterface)
     pm.addNestedPass<func::FuncOp>(LLVM::createRequestCWrappersPass());
   pm.addPass(createLowerTransfersPass());
+  // Each distinct layer's code once, in a function of its own.
+  pm.addPass(createOutlineLayersPass());
   OpPassManager &tosa = pm.nest<func::FuncOp>();
   tosa.addPass(tosa::createTosaToLinalgNamed());
   tosa.addPass(tosa::createTosaToLinalg());
