@@ -52,6 +52,9 @@ void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
   if (options.cInterface)
     pm.addNestedPass<func::FuncOp>(LLVM::createRequestCWrappersPass());
   pm.addPass(createLowerTransfersPass());
+  // Each distinct layer's code once, in a function of its own.
+  if (options.outlineLayers)
+    pm.addPass(createOutlineLayersPass());
   OpPassManager &tosa = pm.nest<func::FuncOp>();
   tosa.addPass(tosa::createTosaToLinalgNamed());
   tosa.addPass(tosa::createTosaToLinalg());
@@ -110,6 +113,7 @@ void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
   buffers.cInterface = options.cInterface;
   buffers.fuse = options.fuse;
   buffers.blas = options.blas;
+  buffers.outlineLayers = options.outlineLayers;
   addTensorToBufferStages(pm, buffers);
   // Buffers go as soon as they are dead, and each entry point's peak is
   // recorded in the artifact for the runtime's memory prediction.

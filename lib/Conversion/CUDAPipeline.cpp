@@ -39,6 +39,7 @@ void mlir::ftpipe::buildCUDALoweringPipeline(
   buffers.cInterface = options.cInterface;
   buffers.fuse = options.fuse;
   buffers.blas = options.blas;
+  buffers.outlineLayers = options.outlineLayers;
   buffers.library = GemmLibrary::CuBLAS;
   buffers.copyGlobalsToHeap = true;
   addTensorToBufferStages(pm, buffers);

@@ -2,14 +2,16 @@
 //
 // The allocation functions of CPU artifacts (HostAllocator.h): blocks of at
 // least kCachedFrom bytes are rounded up to whole pages and, once freed, kept
-// in a free list per rounded size; smaller blocks go straight to the system
-// (and back). Every block is in the live table, for the ledger's charges.
+// in a free list per rounded size and device; smaller blocks go straight to
+// the system (and back). Every block is in the live table, for the ledger's
+// charges.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/HostAllocator.h"
 #include "FTPipe/Runtime/MemoryLedger.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -23,6 +25,13 @@ constexpr size_t kPage = 4096;
 // Every block is aligned at least this much (AVX-512 vectors, cache lines).
 constexpr size_t kMinAlignment = 64;
 
+/// One device's blocks: what is live, what is kept, and the bound.
+struct Pool {
+  /// Freed blocks by rounded size.
+  std::map<size_t, std::vector<void *>> cache;
+  size_t liveBytes = 0, peakLiveBytes = 0, cachedBytes = 0;
+};
+
 class HostCache {
 public:
   void *allocate(size_t alignment, size_t size) {
@@ -32,22 +41,22 @@ public:
     size_t rounded = cacheable ? (size + kPage - 1) / kPage * kPage
                                : (size + alignment - 1) / alignment * alignment;
     std::lock_guard<std::mutex> lock(mutex);
+    Pool &pool = pools[device];
     void *block = nullptr;
-    auto free = cacheable ? cache.find(rounded) : cache.end();
-    if (free != cache.end()) {
-      Cached entry = free->second.back();
+    auto free = cacheable ? pool.cache.find(rounded) : pool.cache.end();
+    if (free != pool.cache.end()) {
+      block = free->second.back();
       free->second.pop_back();
       if (free->second.empty())
-        cache.erase(free);
-      block = entry.block;
-      cachedBytes -= rounded;
-      ftpipe_mem_charge(entry.device, FTPIPE_MEM_CACHED,
+        pool.cache.erase(free);
+      pool.cachedBytes -= rounded;
+      ftpipe_mem_charge(device, FTPIPE_MEM_CACHED,
                         -static_cast<int64_t>(rounded));
       ++reused;
     } else {
       // Live and cached bytes together stay within the largest live total:
       // a fresh block first evicts what the cache holds beyond it.
-      evict(liveBytes + rounded);
+      evict(pool, device, pool.liveBytes + rounded);
       block = system(cacheable ? kPage : alignment, rounded);
       if (!block)
         return nullptr;
@@ -55,9 +64,8 @@ public:
         ++fresh;
     }
     live[block] = {rounded, device, cacheable};
-    liveBytes += rounded;
-    if (liveBytes > peakLiveBytes)
-      peakLiveBytes = liveBytes;
+    pool.liveBytes += rounded;
+    pool.peakLiveBytes = std::max(pool.peakLiveBytes, pool.liveBytes);
     ftpipe_mem_charge(device, FTPIPE_MEM_GENERATED,
                       static_cast<int64_t>(rounded));
     return block;
@@ -72,13 +80,14 @@ public:
       if (entry != live.end()) {
         Live info = entry->second;
         live.erase(entry);
-        liveBytes -= info.bytes;
+        Pool &pool = pools[info.device];
+        pool.liveBytes -= info.bytes;
         ftpipe_mem_charge(info.device, FTPIPE_MEM_GENERATED,
                           -static_cast<int64_t>(info.bytes));
-        if (info.cacheable &&
-            liveBytes + cachedBytes + info.bytes <= peakLiveBytes) {
-          cache[info.bytes].push_back({block, info.device});
-          cachedBytes += info.bytes;
+        if (info.cacheable && pool.liveBytes + pool.cachedBytes + info.bytes <=
+                                  pool.peakLiveBytes) {
+          pool.cache[info.bytes].push_back(block);
+          pool.cachedBytes += info.bytes;
           ftpipe_mem_charge(info.device, FTPIPE_MEM_CACHED,
                             static_cast<int64_t>(info.bytes));
           return;
@@ -92,13 +101,18 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     *reusedOut = reused;
     *freshOut = fresh;
-    *cachedOut = static_cast<int64_t>(cachedBytes);
+    size_t cached = 0;
+    for (const auto &entry : pools)
+      cached += entry.second.cachedBytes;
+    *cachedOut = static_cast<int64_t>(cached);
   }
 
   void releaseCache() {
     std::lock_guard<std::mutex> lock(mutex);
-    evict(peakLiveBytes + cachedBytes);
-    peakLiveBytes = liveBytes;
+    for (auto &[device, pool] : pools) {
+      evict(pool, device, pool.peakLiveBytes + pool.cachedBytes);
+      pool.peakLiveBytes = pool.liveBytes;
+    }
   }
 
 private:
@@ -107,38 +121,36 @@ private:
     int32_t device;
     bool cacheable;
   };
-  struct Cached {
-    void *block;
-    int32_t device;
-  };
 
   static void *system(size_t alignment, size_t size) {
     // aligned_alloc wants a multiple of the alignment; size 0 gets a block.
     return std::aligned_alloc(alignment, size ? size : alignment);
   }
 
-  /// Frees cached blocks, largest first, until `wanted` live bytes fit
-  /// beside the cache within the peak (or the cache is empty). Called with
-  /// the mutex held.
-  void evict(size_t wanted) {
-    while (!cache.empty() && wanted + cachedBytes > peakLiveBytes) {
-      auto largest = std::prev(cache.end());
-      Cached entry = largest->second.back();
+  /// Frees `pool`'s cached blocks, largest first, until `wanted` live bytes
+  /// fit beside the cache within the peak (or the cache is empty). Called
+  /// with the mutex held.
+  static void evict(Pool &pool, int32_t device, size_t wanted) {
+    while (!pool.cache.empty() &&
+           wanted + pool.cachedBytes > pool.peakLiveBytes) {
+      auto largest = std::prev(pool.cache.end());
+      void *block = largest->second.back();
       largest->second.pop_back();
       size_t bytes = largest->first;
       if (largest->second.empty())
-        cache.erase(largest);
-      cachedBytes -= bytes;
-      ftpipe_mem_charge(entry.device, FTPIPE_MEM_CACHED,
+        pool.cache.erase(largest);
+      pool.cachedBytes -= bytes;
+      ftpipe_mem_charge(device, FTPIPE_MEM_CACHED,
                         -static_cast<int64_t>(bytes));
-      std::free(entry.block);
+      std::free(block);
     }
   }
 
   std::mutex mutex;
   std::unordered_map<void *, Live> live;
-  std::map<size_t, std::vector<Cached>> cache;
-  size_t liveBytes = 0, peakLiveBytes = 0, cachedBytes = 0;
+  /// Per device (the allocating thread's, MemoryLedger.h): devices that
+  /// share a process keep their own caches and bounds.
+  std::unordered_map<int32_t, Pool> pools;
   int64_t reused = 0, fresh = 0;
 };
 

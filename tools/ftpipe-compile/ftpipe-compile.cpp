@@ -122,6 +122,12 @@ cl::opt<bool> blas(cl::cat(category), "blas",
                    cl::init(true));
 cl::opt<bool> fuse(cl::cat(category), "fuse",
                    cl::desc("Fuse element-wise producers"), cl::init(true));
+cl::opt<bool> outlineLayers(
+    cl::cat(category), "outline-layers",
+    cl::desc("Compile each repeated layer once, in a function of its own "
+             "(faster compiles; more memory until the caller frees the "
+             "layers' results earlier)"),
+    cl::init(false));
 cl::opt<bool> forwardOnly(
     cl::cat(category), "forward-only",
     cl::desc("Compile the model function itself for one device (inference), "
@@ -337,11 +343,13 @@ LogicalResult compileDevice(const DialectRegistry &registry,
           lowering.toolkitPath = cudaToolkit;
           lowering.blas = blas;
           lowering.fuse = fuse;
+          lowering.outlineLayers = outlineLayers;
           ft::buildCUDALoweringPipeline(pm, lowering);
         } else {
           ft::CPULoweringOptions lowering;
           lowering.blas = blas;
           lowering.fuse = fuse;
+          lowering.outlineLayers = outlineLayers;
           ft::buildCPULoweringPipeline(pm, lowering);
         }
       })))

@@ -169,6 +169,10 @@ static const char *const kPipelines[] = {
     "ftpipe-merge-gpu-modules",
     "ftpipe-lower-cuda",
     "func.func(ftpipe-loop-locality,ftpipe-approximate-math)",
+    "ftpipe-stage-programs-pipeline{devices=2 method=seq-greedy},"
+    "ftpipe-lower-cpu{outline-layers=1}",
+    "ftpipe-outline-layers{min-ops=2},"
+    "func.func(ftpipe-early-deallocation),ftpipe-record-peak-memory",
 };
 
 /// The pipeline that exports the graph of an IR input to `path`.

@@ -303,4 +303,28 @@ def RecordPeakMemoryPass : Pass<"ftpipe-record-peak-memory", "ModuleOp"> {
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
+  let summary = "Moves each repeated layer's ops into a function of its own";
+  let description = [{
+    Transformer layers repeat, and a stage of six of them (forward, or its
+    recomputation and backward) was one function that LLVM optimised as a
+    whole, in time that grows much faster than the function. This pass cuts
+    every function with a body into runs of consecutive ops from the same
+    layer (their location's scope up to its first indexed module, e.g.
+    `.../ModuleList[h]/GPT2Block[3]`; ops without one, e.g. constants, join
+    the run they sit in) and moves each run of at least `min-ops` ops into a
+    private function called in its place: its arguments are the values it
+    reads from outside (constants are cloned in), its results the values
+    read after it. Functions with identical bodies (the same layer code for
+    different layers' weights) are merged into one, and the outlined
+    functions are marked `no_inline`, so LLVM compiles each distinct layer's
+    code once, in a small function.
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "unsigned", /*default=*/"16",
+           "Outline runs of at least this many ops">,
+  ];
+  let dependentDialects = ["func::FuncDialect"];
+}
+
 #endif // FTPIPE_CONVERSION_PASSES_TD

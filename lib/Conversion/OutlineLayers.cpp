@@ -1,0 +1,207 @@
+//===- OutlineLayers.cpp - One function per repeated layer ----------------===//
+//
+// ftpipe-outline-layers: cuts each function into runs of ops of one layer
+// (by location scope), moves the runs into private functions, merges the
+// functions whose bodies are identical and keeps LLVM from inlining them
+// back, so each distinct layer's code is optimised once and in a small
+// function (docs/Compile.md, "Compile time").
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Conversion/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir {
+namespace ftpipe {
+#define GEN_PASS_DEF_OUTLINELAYERSPASS
+#include "FTPipe/Conversion/Passes.h.inc"
+} // namespace ftpipe
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+struct OutlineLayersPass
+    : ftpipe::impl::OutlineLayersPassBase<OutlineLayersPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+} // namespace
+
+/// The first name in `loc` (through fused and call-site locations).
+static std::optional<StringRef> scopeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().strref();
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations())
+      if (std::optional<StringRef> name = scopeName(inner))
+        return name;
+    return std::nullopt;
+  }
+  if (auto site = dyn_cast<CallSiteLoc>(loc))
+    return scopeName(site.getCallee());
+  return std::nullopt;
+}
+
+/// The layer of an op: its scope up to the first component that ends in an
+/// index (`GPT2Block[3]`); empty when it has none.
+static StringRef layerOf(Operation *op) {
+  std::optional<StringRef> scope = scopeName(op->getLoc());
+  if (!scope)
+    return "";
+  size_t start = 0;
+  while (start < scope->size()) {
+    size_t end = scope->find('/', start);
+    if (end == StringRef::npos)
+      end = scope->size();
+    StringRef component = scope->slice(start, end);
+    if (component.ends_with("]")) {
+      size_t open = component.rfind('[');
+      StringRef index = component.slice(open + 1, component.size() - 1);
+      if (open != StringRef::npos && !index.empty() &&
+          llvm::all_of(index, llvm::isDigit))
+        return scope->take_front(end);
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+/// Moves `ops` (consecutive, in one block) into a new private function
+/// named `name` and calls it in their place.
+static func::FuncOp outline(ArrayRef<Operation *> ops, StringRef name,
+                            OpBuilder &moduleBuilder) {
+  llvm::SmallPtrSet<Operation *, 32> inside(ops.begin(), ops.end());
+  auto isInside = [&](Operation *op) {
+    for (; op; op = op->getParentOp())
+      if (inside.contains(op))
+        return true;
+    return false;
+  };
+  llvm::SetVector<Value> inputs, outputs;
+  llvm::SetVector<Operation *> constants;
+  for (Operation *op : ops)
+    op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (producer && isInside(producer))
+          continue;
+        if (auto arg = dyn_cast<BlockArgument>(operand))
+          if (isInside(arg.getOwner()->getParentOp()))
+            continue;
+        if (producer && producer->hasTrait<OpTrait::ConstantLike>())
+          constants.insert(producer);
+        else
+          inputs.insert(operand);
+      }
+    });
+  for (Operation *op : ops)
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(),
+                       [&](Operation *user) { return !isInside(user); }))
+        outputs.insert(result);
+
+  SmallVector<Type> inputTypes, outputTypes;
+  for (Value input : inputs)
+    inputTypes.push_back(input.getType());
+  for (Value output : outputs)
+    outputTypes.push_back(output.getType());
+  Location loc = ops.front()->getLoc();
+  auto function = moduleBuilder.create<func::FuncOp>(
+      loc, name, moduleBuilder.getFunctionType(inputTypes, outputTypes));
+  function.setPrivate();
+  Block *body = function.addEntryBlock();
+  OpBuilder builder = OpBuilder::atBlockEnd(body);
+  IRMapping mapping;
+  for (auto [input, argument] : llvm::zip(inputs, body->getArguments()))
+    mapping.map(input, argument);
+  for (Operation *constant : constants)
+    builder.clone(*constant, mapping);
+  for (Operation *op : ops)
+    builder.clone(*op, mapping);
+  SmallVector<Value> returned;
+  for (Value output : outputs)
+    returned.push_back(mapping.lookup(output));
+  builder.create<func::ReturnOp>(loc, returned);
+
+  OpBuilder callBuilder(ops.front());
+  auto call =
+      callBuilder.create<func::CallOp>(loc, function, inputs.getArrayRef());
+  for (auto [output, result] : llvm::zip(outputs, call.getResults()))
+    Value(output).replaceUsesWithIf(
+        result, [&](OpOperand &use) { return !isInside(use.getOwner()); });
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  return function;
+}
+
+void OutlineLayersPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+  SymbolTable symbols(module);
+  SmallVector<func::FuncOp> outlined;
+  for (func::FuncOp function : functions) {
+    if (function.isExternal())
+      continue;
+    Block &block = function.getBody().front();
+    // Runs of ops of one layer; ops of none join the run they sit in.
+    SmallVector<SmallVector<Operation *>> runs;
+    StringRef current;
+    for (Operation &op : block.without_terminator()) {
+      StringRef layer = layerOf(&op);
+      if (!layer.empty() && layer != current) {
+        runs.emplace_back();
+        current = layer;
+      }
+      if (!runs.empty())
+        runs.back().push_back(&op);
+    }
+    int64_t part = 0;
+    for (ArrayRef<Operation *> run : runs) {
+      // Leading constants stay: other runs may read them.
+      while (!run.empty() && run.front()->hasTrait<OpTrait::ConstantLike>())
+        run = run.drop_front();
+      if (run.size() < minOps)
+        continue;
+      std::string name =
+          (function.getSymName() + "_layer" + Twine(part++)).str();
+      while (symbols.lookup(name))
+        name += "_";
+      func::FuncOp layer = outline(run, name, moduleBuilder);
+      symbols.insert(layer);
+      outlined.push_back(layer);
+    }
+  }
+
+  // One function per distinct body.
+  SmallVector<func::FuncOp> kept;
+  for (func::FuncOp function : outlined) {
+    func::FuncOp same;
+    for (func::FuncOp other : kept)
+      if (other.getFunctionType() == function.getFunctionType() &&
+          OperationEquivalence::isRegionEquivalentTo(
+              &other.getBody(), &function.getBody(),
+              OperationEquivalence::IgnoreLocations)) {
+        same = other;
+        break;
+      }
+    if (!same) {
+      function->setAttr("no_inline", UnitAttr::get(&getContext()));
+      kept.push_back(function);
+      continue;
+    }
+    if (failed(SymbolTable::replaceAllSymbolUses(
+            function.getSymNameAttr(), same.getSymNameAttr(), module))) {
+      function.emitError("cannot redirect the calls of an outlined layer");
+      return signalPassFailure();
+    }
+    function.erase();
+  }
+}

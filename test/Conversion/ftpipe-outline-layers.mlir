@@ -1,0 +1,48 @@
+// RUN: ftpipe-opt %s --split-input-file --ftpipe-outline-layers="min-ops=3" | FileCheck %s
+
+// Tests that two layers with the same code become one function, called once
+// per layer with that layer's values; constants are cloned in; the function
+// is kept from inlining.
+// CHECK-LABEL: func.func @two_layers
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[W0:.*]]: tensor<4xf32>, %[[W1:.*]]: tensor<4xf32>)
+// CHECK: %[[H:.*]] = call @two_layers_layer0(%[[X]], %[[W0]])
+// CHECK: %[[Y:.*]] = call @two_layers_layer0(%[[H]], %[[W1]])
+// CHECK: return %[[Y]]
+// CHECK: func.func private @two_layers_layer0(%[[A:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xf32>) -> tensor<4xf32> attributes {no_inline}
+// CHECK: tosa.const
+// CHECK: tosa.mul %[[A]], %[[B]]
+// CHECK-NOT: func.func private @two_layers_layer1
+func.func @two_layers(%x: tensor<4xf32>, %w0: tensor<4xf32>, %w1: tensor<4xf32>) -> tensor<4xf32> {
+  %c = "tosa.const"() <{value = dense<2.0> : tensor<4xf32>}> : () -> tensor<4xf32> loc(unknown)
+  %0 = tosa.mul %x, %w0 {shift = 0 : i8} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("M/ModuleList[h]/Block[0]/mul")
+  %1 = tosa.add %0, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("M/ModuleList[h]/Block[0]/add")
+  %2 = tosa.tanh %1 : (tensor<4xf32>) -> tensor<4xf32> loc("M/ModuleList[h]/Block[0]/act")
+  %3 = tosa.mul %2, %w1 {shift = 0 : i8} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("M/ModuleList[h]/Block[1]/mul")
+  %4 = tosa.add %3, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("M/ModuleList[h]/Block[1]/add")
+  %5 = tosa.tanh %4 : (tensor<4xf32>) -> tensor<4xf32> loc("M/ModuleList[h]/Block[1]/act")
+  return %5 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that different code gets a function each, that a value read after
+// its run becomes a result, that an op outside any indexed module joins the
+// run it sits in, and that a run shorter than min-ops stays.
+// CHECK-LABEL: func.func @different
+// CHECK: %[[R:.*]]:2 = call @different_layer0(
+// CHECK: %[[S:.*]]:2 = call @different_layer1(%[[R]]#1,
+// CHECK: tosa.exp %[[S]]#1
+// CHECK: func.func private @different_layer0({{.*}}) -> (tensor<4xf32>, tensor<4xf32>) attributes {no_inline}
+// CHECK: func.func private @different_layer1({{.*}}) -> (tensor<4xf32>, tensor<4xf32>) attributes {no_inline}
+// CHECK: tosa.negate
+func.func @different(%x: tensor<4xf32>, %w: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = tosa.mul %x, %w {shift = 0 : i8} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("M/Block[0]/mul")
+  %1 = tosa.tanh %0 : (tensor<4xf32>) -> tensor<4xf32> loc("M/Block[0]/act")
+  %2 = tosa.exp %1 : (tensor<4xf32>) -> tensor<4xf32> loc("M/Block[0]/exp")
+  %3 = tosa.add %2, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("M/Block[1]/add")
+  %4 = tosa.tanh %3 : (tensor<4xf32>) -> tensor<4xf32> loc("M/Block[1]/act")
+  %5 = tosa.sub %4, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("M/Block[1]/sub")
+  %6 = tosa.negate %1 : (tensor<4xf32>) -> tensor<4xf32> loc("M/head")
+  %7 = tosa.exp %6 : (tensor<4xf32>) -> tensor<4xf32> loc("M/Block[2]/exp")
+  return %5, %6, %7 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
