@@ -15,6 +15,7 @@
 #include "FTPipe/Support/BoundedInput.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -23,6 +24,7 @@
 #include <ffi.h>
 
 #include <cstring>
+#include <map>
 #include <random>
 #include <set>
 
@@ -133,8 +135,29 @@ public:
     ffi_call(const_cast<ffi_cif *>(&cif), FFI_FN(function), nullptr,
              values.data());
 
-    std::set<void *> freed;
+    // The buffers the generated code allocated for the results, each freed
+    // right after the last result that reads it was handed on (two results
+    // may share a buffer), and on every exit, a refused result included.
+    // Constants (memref.global) carry a marker instead of a heap pointer;
+    // arguments returned as they are stay the caller's.
+    std::map<void *, size_t> lastUse;
     const int64_t *words = results.data();
+    for (auto [index, result] : llvm::enumerate(entry.results)) {
+      auto *allocated = reinterpret_cast<void *>(words[0]);
+      bool global = allocated == reinterpret_cast<void *>(0xdeadbeef);
+      bool argument = llvm::any_of(ranges, [&](auto range) {
+        auto *at = static_cast<const char *>(allocated);
+        return at >= range.first && at < range.second;
+      });
+      if (allocated && !global && !argument)
+        lastUse[allocated] = index;
+      words += 3 + 2 * result.tensor.shape.size();
+    }
+    auto freeRest = llvm::make_scope_exit([&] {
+      for (auto [allocated, index] : lastUse)
+        freeBuffer(allocated);
+    });
+    words = results.data();
     for (auto [index, result] : llvm::enumerate(entry.results)) {
       size_t rank = result.tensor.shape.size();
       auto *allocated = reinterpret_cast<void *>(words[0]);
@@ -151,15 +174,11 @@ public:
       }
       sink(index, aligned + offset * dtypeBytes(result.tensor.type));
       words += 3 + 2 * rank;
-      // Constants (memref.global) carry this marker instead of a heap
-      // pointer; arguments returned as they are stay the caller's.
-      bool global = allocated == reinterpret_cast<void *>(0xdeadbeef);
-      bool argument = llvm::any_of(ranges, [&](auto range) {
-        auto *at = static_cast<const char *>(allocated);
-        return at >= range.first && at < range.second;
-      });
-      if (allocated && !global && !argument && freed.insert(allocated).second)
+      auto last = lastUse.find(allocated);
+      if (last != lastUse.end() && last->second == index) {
         freeBuffer(allocated);
+        lastUse.erase(last);
+      }
     }
     return llvm::Error::success();
   }
