@@ -1,8 +1,9 @@
 //===- Checkpoint.cpp - Writing, committing and verifying checkpoints -----===//
 //
-// Files are written with POSIX calls because durability needs fsync (of the
-// file before its rename, and of the directory after): LLVM's file API has
-// no fsync. Checksums are XXH3-64 of the whole file.
+// Files are written through support::OutputDirectory (fsync of the file
+// before its rename and of the directory after, nothing created or deleted
+// through a link) and read through support::readBoundedFile. Checksums are
+// XXH3-64 of the whole file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,12 +18,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/xxhash.h"
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <fcntl.h>
 #include <thread>
-#include <unistd.h>
 
 using namespace ftpipe::runtime;
 namespace fs = llvm::sys::fs;

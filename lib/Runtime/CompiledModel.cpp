@@ -22,6 +22,7 @@
 
 #include <dlfcn.h>
 #include <ffi.h>
+#include <link.h>
 
 #include <cstring>
 #include <map>
@@ -493,11 +494,26 @@ CompiledModel::loadStages(int64_t device) {
   }
   auto symbol = [&](const std::string &entryName) -> llvm::Expected<void *> {
     const EntryPoint &entry = info.entryPoints.at(entryName);
+    // dlsym also searches the artifact's dependencies: a manifest naming
+    // "exit" would call libc. Entry points are the artifact's own
+    // _mlir_ciface_ functions.
+    if (!llvm::StringRef(entry.symbol).starts_with("_mlir_ciface_"))
+      return fail(path + ": entry point '" + entry.symbol +
+                  "' is not an _mlir_ciface_ function: the manifest does not "
+                  "match the artifacts");
     void *function = dlsym(libraries[device], entry.symbol.c_str());
     if (!function)
       return fail(path + " has no entry point '" + entry.symbol +
                   "', which the manifest lists: the manifest does not match "
                   "the artifacts");
+    Dl_info where;
+    struct link_map *artifact = nullptr;
+    if (!dladdr(function, &where) ||
+        dlinfo(libraries[device], RTLD_DI_LINKMAP, &artifact) != 0 ||
+        where.dli_fbase != reinterpret_cast<void *>(artifact->l_addr))
+      return fail(path + ": entry point '" + entry.symbol +
+                  "' is defined outside the artifact: the manifest does not "
+                  "match the artifacts");
     return function;
   };
   auto freeBuffer = reinterpret_cast<BufferFree>(
