@@ -51,6 +51,10 @@ uint32_t ftpipe::partition::microBatchesInFlight(uint32_t height,
   case Kind::Async:
     return height + 1;
   case Kind::OneFOneB:
+  case Kind::ZeroBubbleH1:
+  case Kind::ZeroBubbleAuto:
+    // zb-h1 keeps 1F1B's order (its W buffers are not counted yet); the
+    // passes' options do not offer the zero-bubble kinds yet.
     return std::min(height + 1, c.microBatches);
   case Kind::GPipe:
     return c.microBatches;

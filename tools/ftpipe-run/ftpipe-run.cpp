@@ -358,6 +358,10 @@ int main(int argc, char **argv) {
     llvm::outs() << run.schedule.str();
     return 0;
   }
+  if (schedule::isZeroBubble(run.config.schedule.kind))
+    die("ftpipe-run cannot run schedule '" + scheduleName +
+        "' yet: it needs split backwards (stage programs of contract "
+        "version 2); --print-schedule prints its lists");
 
   run.weights = weightsPath.empty()
                     ? run.model->randomWeights(seed)
