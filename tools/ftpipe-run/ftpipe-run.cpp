@@ -66,7 +66,7 @@ static cl::opt<uint64_t> seed("seed", cl::desc("seed of the random init"),
 static cl::opt<std::string>
     savePath("save", cl::desc("write the final weights here"), cl::init(""));
 static cl::opt<std::string> scheduleName("schedule",
-                                         cl::desc("gpipe, 1f1b or async"),
+                                         cl::desc("gpipe, 1f1b or async (zb-h1: --print-schedule only)"),
                                          cl::init("1f1b"));
 static cl::opt<std::string>
     stashingName("stashing", cl::desc("none, stash or 2bw"), cl::init("none"));
