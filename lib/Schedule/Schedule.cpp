@@ -341,8 +341,8 @@ private:
   int64_t total;
   std::vector<std::vector<int64_t>> forwardRound, backwardRound, weightRound,
       updateRound;
-  std::vector<int64_t> inFlight, waitingWeight, peakInFlight,
-      peakWaitingWeight, bytes, peakBytes;
+  std::vector<int64_t> inFlight, waitingWeight, peakInFlight, peakWaitingWeight,
+      bytes, peakBytes;
   std::vector<int64_t> component;
 };
 } // namespace
@@ -534,13 +534,12 @@ static llvm::Error checkLists(const StageGraph &graph,
            graph.device[action.stage] != static_cast<int64_t>(d)))
         return misplaced("stage " + llvm::Twine(action.stage) +
                          " is not on it");
-      int64_t limit =
-          action.kind == ActionKind::Update ? config.steps : total;
+      int64_t limit = action.kind == ActionKind::Update ? config.steps : total;
       if (action.index >= limit)
         return fail("device " + llvm::Twine(d) + " lists " + action.str() +
                     ", beyond the run's " + llvm::Twine(limit));
-      bool split = action.kind != ActionKind::Update &&
-                   config.splits(action.stage);
+      bool split =
+          action.kind != ActionKind::Update && config.splits(action.stage);
       if (action.kind == ActionKind::Backward && split)
         return misplaced("stage " + llvm::Twine(action.stage) +
                          " splits its backward into I and W");
@@ -586,10 +585,10 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
                 " devices, the stage "
                 "graph has " +
                 llvm::Twine(graph.devices));
-  if (memory && (static_cast<int64_t>(memory->activationBytes.size()) !=
-                     graph.stages() ||
-                 static_cast<int64_t>(memory->weightBufferBytes.size()) !=
-                     graph.stages()))
+  if (memory &&
+      (static_cast<int64_t>(memory->activationBytes.size()) != graph.stages() ||
+       static_cast<int64_t>(memory->weightBufferBytes.size()) !=
+           graph.stages()))
     return fail("the stage memory does not give bytes for each of the " +
                 llvm::Twine(graph.stages()) + " stages");
   if (llvm::Error error = checkLists(graph, config, schedule))

@@ -338,11 +338,11 @@ void Simulation::start(DeviceId d, StageId best, uint32_t m, uint8_t part,
                        double t) {
   ++pos[best];
   bool split = splits[best];
-  double duration = part == kForward ? sg.fwdMs[best]
-                    : part == kWeight
-                        ? sg.weightMs[best]
-                        : (split ? sg.inputMs[best] : sg.bwdMs[best]) +
-                              sg.recomputeMs[best];
+  double duration =
+      part == kForward ? sg.fwdMs[best]
+      : part == kWeight
+          ? sg.weightMs[best]
+          : (split ? sg.inputMs[best] : sg.bwdMs[best]) + sg.recomputeMs[best];
   bool bwd = part != kForward;
   deviceBusy[d] = 1;
   result.deviceBusyMs[d] += duration;
@@ -598,9 +598,9 @@ static TaskLists stageTaskLists(const TimedStageGraph &sg, size_t devices,
        stageOrders(sg.topology(int64_t(devices)), config)) {
     std::vector<Task> &list = lists.emplace_back();
     for (const Action &action : order)
-      list.push_back({StageId(action.stage), uint32_t(action.index),
-                      action.kind == ActionKind::Forward ? kForward
-                                                         : kBackward});
+      list.push_back(
+          {StageId(action.stage), uint32_t(action.index),
+           action.kind == ActionKind::Forward ? kForward : kBackward});
   }
   return lists;
 }
@@ -707,8 +707,8 @@ llvm::json::Value ftpipe::schedule::simulationToChromeTrace(
                       : e.kind == SimEvent::Kind::Backward       ? "backward"
                       : e.kind == SimEvent::Kind::InputBackward  ? "input"
                       : e.kind == SimEvent::Kind::WeightBackward ? "weight"
-                      : e.backward ? "gradient"
-                                   : "activation";
+                      : e.backward                               ? "gradient"
+                                                                 : "activation";
     llvm::json::Object args{{"stage", int64_t(e.stage)},
                             {"microbatch", int64_t(e.microBatch)}};
     if (e.onLink())

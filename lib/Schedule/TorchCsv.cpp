@@ -54,8 +54,8 @@ llvm::Expected<Schedule> ftpipe::schedule::parseTorchCsv(llvm::StringRef text) {
       llvm::Expected<Action> action = parseAction(cell);
       if (!action || action->kind == ActionKind::Update) {
         llvm::consumeError(action.takeError());
-        return fail("rank " + llvm::Twine(schedule.devices.size() - 1) +
-                    ": '" + cell +
+        return fail("rank " + llvm::Twine(schedule.devices.size() - 1) + ": '" +
+                    cell +
                     "' is not a compute action of torch's compute_only CSV "
                     "(\"0F1\", \"0B1\", \"1I0\", \"1W0\")");
       }

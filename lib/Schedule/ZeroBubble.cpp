@@ -56,8 +56,7 @@ private:
       return sg.fwdMs[s];
     if (part == kWeight)
       return sg.weightMs[s];
-    return (config.splits(s) ? sg.inputMs[s] : sg.bwdMs[s]) +
-           sg.recomputeMs[s];
+    return (config.splits(s) ? sg.inputMs[s] : sg.bwdMs[s]) + sg.recomputeMs[s];
   }
   /// Transfer time of producer p's activations to consumer c (gradients:
   /// the other way), 0 on one device or without a recorded edge.
@@ -138,11 +137,11 @@ std::optional<Schedule> ListScheduler::run(Policy policy) const {
                                 : limits.deviceBudgetBytes[d];
           if (inFlight[s] >= cap ||
               (deviceInFlight[d] > 0 &&
-               uint64_t(bytes[d] +
-                        bytesOf(limits.memory.activationBytes, s)) > budget))
+               uint64_t(bytes[d] + bytesOf(limits.memory.activationBytes, s)) >
+                   budget))
             continue;
         }
-        int rank = part == kWeight ? 2
+        int rank = part == kWeight                             ? 2
                    : (part == kForward) == policy.forwardFirst ? 0
                                                                : 1;
         std::tuple<int, int64_t, int64_t> key{rank, m, s};
@@ -246,14 +245,13 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
   if (llvm::Error error = graph.validate())
     return std::move(error);
   int64_t S = graph.stages();
-  if (int64_t(sg.numStages()) != S ||
-      !llvm::equal(sg.device, graph.device) ||
+  if (int64_t(sg.numStages()) != S || !llvm::equal(sg.device, graph.device) ||
       uint64_t(graph.devices) != links.devices)
     return fail("zb-auto: the timed stage graph, the stage graph and the "
                 "links disagree on the stages or devices");
   for (int64_t s = 0; s < S; ++s)
-    if (config.splits(s) && (sg.inputMs.size() != size_t(S) ||
-                             sg.weightMs.size() != size_t(S)))
+    if (config.splits(s) &&
+        (sg.inputMs.size() != size_t(S) || sg.weightMs.size() != size_t(S)))
       return fail("zb-auto: stage " + llvm::Twine(s) +
                   " splits, the stage graph has no I and W costs");
   auto sized = [&](const std::vector<uint64_t> &list, int64_t n) {

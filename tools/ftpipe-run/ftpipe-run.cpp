@@ -65,9 +65,9 @@ static cl::opt<uint64_t> seed("seed", cl::desc("seed of the random init"),
                               cl::init(1));
 static cl::opt<std::string>
     savePath("save", cl::desc("write the final weights here"), cl::init(""));
-static cl::opt<std::string> scheduleName("schedule",
-                                         cl::desc("gpipe, 1f1b or async (zb-h1: --print-schedule only)"),
-                                         cl::init("1f1b"));
+static cl::opt<std::string> scheduleName(
+    "schedule", cl::desc("gpipe, 1f1b or async (zb-h1: --print-schedule only)"),
+    cl::init("1f1b"));
 static cl::opt<std::string>
     stashingName("stashing", cl::desc("none, stash or 2bw"), cl::init("none"));
 static cl::opt<std::string> optimizerName("optimizer",
@@ -359,7 +359,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (schedule::isZeroBubble(run.config.schedule.kind))
-    die("ftpipe-run cannot run schedule '" + scheduleName +
+    die("cannot run schedule '" + scheduleName +
         "' yet: it needs split backwards (stage programs of contract "
         "version 2); --print-schedule prints its lists");
 

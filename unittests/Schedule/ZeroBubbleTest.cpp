@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FTPipe/Schedule/ZeroBubble.h"
 #include "FTPipe/Schedule/Simulator.h"
 #include "FTPipe/Schedule/TorchCsv.h"
-#include "FTPipe/Schedule/ZeroBubble.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "gmock/gmock.h"
@@ -148,27 +148,27 @@ TEST(ZeroBubbleSimulator, SplitBackwardRunsIThenW) {
   Links links = Links::uniform(2, 1e9, 0.0);
   // I sends the gradients: stage 0's I starts when stage 1's I ends (4),
   // not when its W does (7).
-  SimResult split = simulated(
-      sg, links, Kind::ZeroBubbleH1, 1,
-      parsed("device 0: 0F0 0I0 0W0 U0\ndevice 1: 1F0 1I0 1W0 U0\n"));
+  SimResult split =
+      simulated(sg, links, Kind::ZeroBubbleH1, 1,
+                parsed("device 0: 0F0 0I0 0W0 U0\ndevice 1: 1F0 1I0 1W0 U0\n"));
   EXPECT_DOUBLE_EQ(split.makespanMs, 9.0);
   std::vector<std::string> labels;
   for (const SimEvent &e : split.events)
     if (!e.onLink())
       labels.push_back(e.label() + " @" + std::to_string(int(e.startMs)));
   llvm::sort(labels);
-  EXPECT_EQ(labels, (std::vector<std::string>{
-                        "F s0 mb0 @0", "F s1 mb0 @1", "I s0 mb0 @4",
-                        "I s1 mb0 @2", "W s0 mb0 @6", "W s1 mb0 @4"}));
+  EXPECT_EQ(labels, (std::vector<std::string>{"F s0 mb0 @0", "F s1 mb0 @1",
+                                              "I s0 mb0 @4", "I s1 mb0 @2",
+                                              "W s0 mb0 @6", "W s1 mb0 @4"}));
   // Unsplit, each backward takes I + W.
-  SimResult whole = simulated(
-      sg, links, Kind::OneFOneB, 1,
-      parsed("device 0: 0F0 0B0 U0\ndevice 1: 1F0 1B0 U0\n"));
+  SimResult whole =
+      simulated(sg, links, Kind::OneFOneB, 1,
+                parsed("device 0: 0F0 0B0 U0\ndevice 1: 1F0 1B0 U0\n"));
   EXPECT_DOUBLE_EQ(whole.makespanMs, 12.0);
   // A stage that splits somewhere must split everywhere.
   SimulatorConfig mixed;
-  mixed.orders =
-      parsed("device 0: 0F0 0F1 0I0 0W0 0B1 U0\ndevice 1: 1F0 1F1 1B0 1B1 U0\n");
+  mixed.orders = parsed(
+      "device 0: 0F0 0F1 0I0 0W0 0B1 U0\ndevice 1: 1F0 1F1 1B0 1B1 U0\n");
   EXPECT_THAT(outcome(simulate(sg, links, mixed)),
               testing::HasSubstr("runs stage 0's full backward, and "
                                  "elsewhere its I and W"));
@@ -289,13 +289,13 @@ TEST(ZeroBubbleProperty, AutoRunsDryNeverSlowerThanOneFOneB) {
         << lists->str();
     ScheduleConfig oneStep = config;
     oneStep.steps = 1;
-    llvm::Expected<Schedule> step = generateZeroBubbleAuto(graph, sg, links,
-                                                           oneStep);
+    llvm::Expected<Schedule> step =
+        generateZeroBubbleAuto(graph, sg, links, oneStep);
     ASSERT_EQ(outcome(step), "success");
     SimResult zb = simulated(sg, links, Kind::ZeroBubbleAuto,
                              uint32_t(config.microBatches), *step);
-    SimResult oneF = simulated(sg, links, Kind::OneFOneB,
-                               uint32_t(config.microBatches));
+    SimResult oneF =
+        simulated(sg, links, Kind::OneFOneB, uint32_t(config.microBatches));
     EXPECT_LE(zb.msPerMiniBatch, oneF.msPerMiniBatch * (1 + 1e-9))
         << "trial " << trial << "\n"
         << step->str();
@@ -343,8 +343,8 @@ TEST(ZeroBubbleAuto, KeepsWithinTheMemoryBudget) {
 }
 
 std::string torchCsv(const std::string &name) {
-  auto buffer = llvm::MemoryBuffer::getFile(std::string(FTPIPE_SCHEDULE_TORCH_DIR) +
-                                            "/" + name);
+  auto buffer = llvm::MemoryBuffer::getFile(
+      std::string(FTPIPE_SCHEDULE_TORCH_DIR) + "/" + name);
   EXPECT_TRUE(bool(buffer)) << name;
   return buffer ? (*buffer)->getBuffer().str() : std::string();
 }

@@ -21,7 +21,8 @@
 // which sends the gradients, and W, which waits for its I, each with its
 // own cost. zb-h1 is simulated on the lists generate() builds; zb-auto needs
 // its lists given. Recomputation lengthens every backward (B or I). The
-// optimizer step is not modelled. No MLIR here: the planner (lib/Partition) and the runtime use it.
+// optimizer step is not modelled. No MLIR here: the planner (lib/Partition)
+// and the runtime use it.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,4 +1,4 @@
-//===- TorchCsv.h - Schedules in torch.distributed.pipelining's CSV -*- C++ -*-===//
+//===- TorchCsv.h - torch.distributed.pipelining's CSV ----------*- C++ -*-===//
 //
 // torch.distributed.pipelining writes and reads a schedule as a CSV in its
 // `compute_only` form (`_dump_csv` / `_load_csv`): row r is rank r's list of

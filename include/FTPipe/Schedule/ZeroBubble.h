@@ -1,4 +1,4 @@
-//===- ZeroBubble.h - zb-auto: zero-bubble lists from stage costs -*- C++ -*-===//
+//===- ZeroBubble.h - zb-auto: lists from stage costs -----------*- C++ -*-===//
 //
 // zb-auto builds per-device lists of F, I, W (and B for stages that do not
 // split) for any stage graph and placement, several non-adjacent stages per
