@@ -60,6 +60,44 @@ StageGraph TimedStageGraph::topology(int64_t devices) const {
   return graph;
 }
 
+TimedStageGraph TimedStageGraph::withCosts(const StageGraph &graph,
+                                           std::vector<double> fwdMs,
+                                           std::vector<double> inputMs,
+                                           std::vector<double> weightMs,
+                                           uint64_t edgeBytes) {
+  TimedStageGraph sg;
+  size_t n = graph.stages();
+  sg.device.assign(graph.device.begin(), graph.device.end());
+  sg.fwdMs = std::move(fwdMs);
+  sg.inputMs = std::move(inputMs);
+  sg.weightMs = std::move(weightMs);
+  for (size_t s = 0; s < n; ++s)
+    sg.bwdMs.push_back(sg.inputMs[s] + sg.weightMs[s]);
+  sg.recomputeMs.assign(n, 0.0);
+  for (size_t s = 0; s < n; ++s)
+    for (int64_t p : graph.producers[s]) {
+      StageEdge e;
+      e.src = uint32_t(p);
+      e.dst = uint32_t(s);
+      e.fwdBytes = e.bwdBytes = edgeBytes;
+      e.fwdTensors = e.bwdTensors = 1;
+      sg.edges.push_back(e);
+    }
+  llvm::sort(sg.edges, [](const StageEdge &a, const StageEdge &b) {
+    return std::make_pair(a.src, a.dst) < std::make_pair(b.src, b.dst);
+  });
+  std::vector<int64_t> heights = graph.heights();
+  sg.height.assign(heights.begin(), heights.end());
+  // A producer is higher than each of its consumers: by decreasing height
+  // the stages are in a topological order.
+  for (uint32_t s = 0; s < n; ++s)
+    sg.topoOrder.push_back(s);
+  llvm::stable_sort(sg.topoOrder, [&](uint32_t a, uint32_t b) {
+    return heights[a] > heights[b];
+  });
+  return sg;
+}
+
 std::string SimEvent::label() const {
   switch (kind) {
   case Kind::Forward:

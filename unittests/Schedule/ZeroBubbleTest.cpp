@@ -99,36 +99,8 @@ TEST(ZeroBubbleDryRun, PeakBytes) {
 TimedStageGraph timed(const StageGraph &graph, std::vector<double> fwd,
                       std::vector<double> input, std::vector<double> weight,
                       uint64_t bytes = 0) {
-  TimedStageGraph sg;
-  size_t n = graph.stages();
-  sg.device.assign(graph.device.begin(), graph.device.end());
-  sg.fwdMs = std::move(fwd);
-  sg.inputMs = std::move(input);
-  sg.weightMs = std::move(weight);
-  for (size_t s = 0; s < n; ++s)
-    sg.bwdMs.push_back(sg.inputMs[s] + sg.weightMs[s]);
-  sg.recomputeMs.assign(n, 0.0);
-  for (size_t s = 0; s < n; ++s)
-    for (int64_t p : graph.producers[s]) {
-      StageEdge e;
-      e.src = uint32_t(p);
-      e.dst = uint32_t(s);
-      e.fwdBytes = e.bwdBytes = bytes;
-      e.fwdTensors = e.bwdTensors = 1;
-      sg.edges.push_back(e);
-    }
-  llvm::sort(sg.edges, [](const StageEdge &a, const StageEdge &b) {
-    return std::make_pair(a.src, a.dst) < std::make_pair(b.src, b.dst);
-  });
-  std::vector<int64_t> heights = graph.heights();
-  sg.height.assign(heights.begin(), heights.end());
-  // Stages by decreasing height are in a topological order.
-  for (uint32_t s = 0; s < n; ++s)
-    sg.topoOrder.push_back(s);
-  llvm::stable_sort(sg.topoOrder, [&](uint32_t a, uint32_t b) {
-    return heights[a] > heights[b];
-  });
-  return sg;
+  return TimedStageGraph::withCosts(graph, std::move(fwd), std::move(input),
+                                    std::move(weight), bytes);
 }
 
 SimResult simulated(const TimedStageGraph &sg, const Links &links, Kind kind,

@@ -119,6 +119,14 @@ struct TimedStageGraph {
   /// The stages, their producers and devices, as the schedule generators
   /// take them (`devices` devices).
   StageGraph topology(int64_t devices) const;
+  /// `graph`'s stages with per-stage costs (a profile, or a test's): each
+  /// stage's backward is input + weight, no recomputation, and every edge
+  /// one tensor of `edgeBytes` each way. `graph` must be valid.
+  static TimedStageGraph withCosts(const StageGraph &graph,
+                                   std::vector<double> fwdMs,
+                                   std::vector<double> inputMs,
+                                   std::vector<double> weightMs,
+                                   uint64_t edgeBytes);
 };
 
 /// Options of the simulator.
