@@ -25,12 +25,15 @@ static llvm::Error fail(const llvm::Twine &message) {
 
 namespace {
 /// A greedy variant: how many micro-batches each stage may hold in flight
-/// (capFactor x (height + 1), at most M; 0: M), and whether a ready forward
-/// goes before a ready backward (I or B). A W runs only when nothing else
-/// may (it is never on another device's critical path).
+/// (capFactor x (height + 1), at most M; 0: M), whether a ready forward
+/// goes before a ready backward (I or B), and whether a ready W goes just
+/// before a forward (else it runs only when nothing else may: it is never
+/// on another device's critical path, but a backlog of Ws lengthens the
+/// drain).
 struct Policy {
   int64_t capFactor = 1;
   bool forwardFirst = false;
+  bool weightBeforeForward = false;
 };
 
 enum Part : uint8_t { kForward = 0, kBackward = 1, kWeight = 2 };
@@ -141,9 +144,11 @@ std::optional<Schedule> ListScheduler::run(Policy policy) const {
                    budget))
             continue;
         }
-        int rank = part == kWeight                             ? 2
-                   : (part == kForward) == policy.forwardFirst ? 0
-                                                               : 1;
+        int forwardRank = policy.forwardFirst ? 1 : 3;
+        int rank = part == kForward ? forwardRank
+                   : part == kBackward
+                       ? (policy.forwardFirst ? 3 : 1)
+                       : (policy.weightBeforeForward ? forwardRank - 1 : 4);
         std::tuple<int, int64_t, int64_t> key{rank, m, s};
         if (best < 0 || key < bestKey) {
           best = task;
@@ -279,8 +284,10 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
   ListScheduler greedy(graph, sg, links, one, limits);
   for (int64_t capFactor : {1, 2, 4, 0})
     for (bool forwardFirst : {false, true})
-      if (std::optional<Schedule> lists = greedy.run({capFactor, forwardFirst}))
-        candidates.push_back(std::move(*lists));
+      for (bool weightBeforeForward : {false, true})
+        if (std::optional<Schedule> lists =
+                greedy.run({capFactor, forwardFirst, weightBeforeForward}))
+          candidates.push_back(std::move(*lists));
 
   // Byte counts for the dry run: what limits gives, else nothing counted.
   StageMemory memory = limits.memory;
