@@ -11,9 +11,11 @@
 #include "FTPipe/Schedule/Schedule.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -410,23 +412,13 @@ ftpipe::schedule::stageOrders(const StageGraph &graph,
   return orders;
 }
 
-/// Orders a device's candidates: an update first, then a backward (B or I)
-/// before a forward, then a W (only in a round with nothing else ready),
-/// then the older micro-batch, then the lower stage.
+/// Orders a device's candidates: an update first, then a backward before a
+/// forward, then the older micro-batch, then the lower stage.
 static bool comesFirst(const Action &a, const Action &b) {
   auto rank = [](ActionKind kind) {
-    switch (kind) {
-    case ActionKind::Update:
-      return 0;
-    case ActionKind::Backward:
-    case ActionKind::InputBackward:
-      return 1;
-    case ActionKind::Forward:
-      return 2;
-    case ActionKind::WeightBackward:
-      break;
-    }
-    return 3;
+    return kind == ActionKind::Update     ? 0
+           : kind == ActionKind::Backward ? 1
+                                          : 2;
   };
   return std::make_tuple(rank(a.kind), a.index, a.stage) <
          std::make_tuple(rank(b.kind), b.index, b.stage);
@@ -442,20 +434,32 @@ static int64_t actionsOn(const StageGraph &graph, const ScheduleConfig &config,
   return count;
 }
 
-llvm::Expected<Schedule>
-ftpipe::schedule::generate(const StageGraph &graph,
-                           const ScheduleConfig &config) {
-  if (llvm::Error error = checkConfig(graph, config))
-    return std::move(error);
-  if (config.kind == Kind::ZeroBubbleAuto)
-    return fail("zb-auto is built from stage costs and memory budgets "
-                "(schedule::generateZeroBubbleAuto), not from the stage "
-                "graph alone");
+/// Per rendezvous component, the update k that each of its devices has
+/// next (`head`) and may run in `round`; nullopt when they disagree or one
+/// waits.
+static std::map<int64_t, std::optional<int64_t>>
+readyUpdates(const ExecutionState &state, int64_t devices,
+             llvm::function_ref<const Action *(int64_t)> head, int64_t round) {
+  std::map<int64_t, std::optional<int64_t>> ready;
+  for (int64_t d = 0; d < devices; ++d) {
+    const Action *action = head(d);
+    std::optional<int64_t> k;
+    if (action && action->kind == ActionKind::Update &&
+        !state.waitsFor(*action, d, round))
+      k = action->index;
+    auto [it, inserted] = ready.try_emplace(state.componentOf(d), k);
+    if (!inserted && it->second != k)
+      it->second = std::nullopt;
+  }
+  return ready;
+}
+
+/// GPipe, 1F1B and async: each device interleaves its stages' own orders.
+static llvm::Expected<Schedule> interleave(const StageGraph &graph,
+                                           const ScheduleConfig &config) {
   std::vector<std::vector<Action>> orders = stageOrders(graph, config);
   std::vector<size_t> next(graph.stages(), 0);
   std::vector<int64_t> updates(graph.devices, 0);
-  // Per device, the Ws whose I ran and that did not run yet.
-  std::vector<std::vector<Action>> weights(graph.devices);
 
   ExecutionState state(graph, config);
   Schedule schedule;
@@ -479,16 +483,14 @@ ftpipe::schedule::generate(const StageGraph &graph,
       std::optional<Action> best;
       if (updates[d] < config.steps && componentReady[state.componentOf(d)])
         best = Action::update(updates[d]);
-      auto consider = [&](const Action &candidate) {
-        if (!state.waitsFor(candidate, d, round) &&
-            (!best || comesFirst(candidate, *best)))
-          best = candidate;
-      };
-      for (int64_t s = 0; s < graph.stages(); ++s)
-        if (graph.device[s] == d && next[s] < orders[s].size())
-          consider(orders[s][next[s]]);
-      for (const Action &weight : weights[d])
-        consider(weight);
+      for (int64_t s = 0; s < graph.stages(); ++s) {
+        if (graph.device[s] != d || next[s] == orders[s].size())
+          continue;
+        const Action &head = orders[s][next[s]];
+        if (!state.waitsFor(head, d, round) &&
+            (!best || comesFirst(head, *best)))
+          best = head;
+      }
       if (best)
         chosen.emplace_back(d, *best);
     }
@@ -500,16 +502,85 @@ ftpipe::schedule::generate(const StageGraph &graph,
       schedule.devices[d].push_back(action);
       if (action.kind == ActionKind::Update)
         ++updates[d];
-      else if (action.kind == ActionKind::WeightBackward)
-        llvm::erase(weights[d], action);
       else
         ++next[action.stage];
+      --remaining;
+    }
+  }
+  return schedule;
+}
+
+/// ZB-H1: each device walks its 1F1B list (I for B on the stages that
+/// split); in a round where the list's next action may not run, it runs its
+/// oldest W instead. The lists' forwards and backwards keep 1F1B's order,
+/// so each device holds the activations 1F1B holds.
+static llvm::Expected<Schedule> zeroBubbleH1(const StageGraph &graph,
+                                             const ScheduleConfig &config) {
+  ScheduleConfig oneFOneB{Kind::OneFOneB, config.microBatches, config.steps};
+  llvm::Expected<Schedule> lists = interleave(graph, oneFOneB);
+  if (!lists)
+    return lists.takeError();
+  for (std::vector<Action> &actions : lists->devices)
+    for (Action &action : actions)
+      if (action.kind == ActionKind::Backward && config.splits(action.stage))
+        action.kind = ActionKind::InputBackward;
+
+  ExecutionState state(graph, config);
+  Schedule schedule;
+  schedule.devices.resize(graph.devices);
+  std::vector<size_t> next(graph.devices, 0);
+  std::vector<std::deque<Action>> weights(graph.devices);
+  size_t remaining = 0;
+  for (int64_t d = 0; d < graph.devices; ++d)
+    remaining += actionsOn(graph, config, d);
+  for (int64_t round = 0; remaining; ++round) {
+    auto head = [&](int64_t d) -> const Action * {
+      return next[d] < lists->devices[d].size() ? &lists->devices[d][next[d]]
+                                                : nullptr;
+    };
+    std::map<int64_t, std::optional<int64_t>> updates =
+        readyUpdates(state, graph.devices, head, round);
+    // Per device: the action it runs and whether it is its list's next.
+    std::vector<std::tuple<int64_t, Action, bool>> chosen;
+    for (int64_t d = 0; d < graph.devices; ++d) {
+      const Action *action = head(d);
+      if (action && (action->kind == ActionKind::Update
+                         ? updates[state.componentOf(d)] == action->index
+                         : !state.waitsFor(*action, d, round)))
+        chosen.emplace_back(d, *action, true);
+      else if (!weights[d].empty() &&
+               !state.waitsFor(weights[d].front(), d, round))
+        chosen.emplace_back(d, weights[d].front(), false);
+    }
+    if (chosen.empty())
+      return fail("the zb-h1 lists deadlock on this stage graph");
+    for (auto &[d, action, listed] : chosen) {
+      state.run(action, d, round);
+      schedule.devices[d].push_back(action);
+      if (listed)
+        ++next[d];
+      else
+        weights[d].pop_front();
       if (action.kind == ActionKind::InputBackward)
         weights[d].push_back(Action::weight(action.stage, action.index));
       --remaining;
     }
   }
   return schedule;
+}
+
+llvm::Expected<Schedule>
+ftpipe::schedule::generate(const StageGraph &graph,
+                           const ScheduleConfig &config) {
+  if (llvm::Error error = checkConfig(graph, config))
+    return std::move(error);
+  if (config.kind == Kind::ZeroBubbleAuto)
+    return fail("zb-auto is built from stage costs and memory budgets "
+                "(schedule::generateZeroBubbleAuto), not from the stage "
+                "graph alone");
+  if (config.kind == Kind::ZeroBubbleH1)
+    return zeroBubbleH1(graph, config);
+  return interleave(graph, config);
 }
 
 /// Checks that the lists hold every action of the run exactly once, on its
@@ -607,18 +678,8 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
                  : nullptr;
     };
     // A tied update runs when every device of its component is at it.
-    std::map<int64_t, std::optional<int64_t>> componentUpdate;
-    for (int64_t d = 0; d < graph.devices; ++d) {
-      const Action *action = head(d);
-      std::optional<int64_t> k;
-      if (action && action->kind == ActionKind::Update &&
-          !state.waitsFor(*action, d, round))
-        k = action->index;
-      auto [it, inserted] =
-          componentUpdate.try_emplace(state.componentOf(d), k);
-      if (!inserted && it->second != k)
-        it->second = std::nullopt;
-    }
+    std::map<int64_t, std::optional<int64_t>> componentUpdate =
+        readyUpdates(state, graph.devices, head, round);
     std::vector<int64_t> runnable;
     for (int64_t d = 0; d < graph.devices; ++d) {
       const Action *action = head(d);

@@ -203,9 +203,7 @@ std::vector<bool> randomSplit(std::mt19937 &rng, int64_t stages) {
 }
 
 // Every zb-h1 schedule runs dry, and no device holds more activations in
-// flight than under 1F1B with flush: than 1F1B's lists where each device
-// has one stage, than 1F1B's bound (per stage min(M, height + 1)) where a
-// device interleaves several (the Ws change the interleaving).
+// flight than under 1F1B with flush.
 TEST(ZeroBubbleProperty, H1RunsDryWithinOneFOneBsActivations) {
   std::mt19937 rng(27);
   for (int trial = 0; trial < 300; ++trial) {
@@ -222,13 +220,8 @@ TEST(ZeroBubbleProperty, H1RunsDryWithinOneFOneBsActivations) {
     ASSERT_EQ(outcome(oneFLists), "success");
     llvm::Expected<DryRunResult> oneFDry = dryRun(graph, oneF, *oneFLists);
     ASSERT_EQ(outcome(oneFDry), "success");
-    std::vector<int64_t> bound(graph.devices, 0), heights = graph.heights();
-    for (int64_t s = 0; s < graph.stages(); ++s)
-      bound[graph.device[s]] += std::min(zb.microBatches, heights[s] + 1);
-    bool oneStageEach = graph.stages() == graph.devices;
     for (int64_t d = 0; d < graph.devices; ++d)
-      EXPECT_LE(dry->peakInFlight[d],
-                oneStageEach ? oneFDry->peakInFlight[d] : bound[d])
+      EXPECT_LE(dry->peakInFlight[d], oneFDry->peakInFlight[d])
           << "trial " << trial << " device " << d << "\n"
           << lists->str() << oneFLists->str();
   }

@@ -139,9 +139,11 @@ llvm::Expected<Schedule> parseSchedule(llvm::StringRef text);
 ///    and one F alternately, then the remaining Bs;
 ///  - Async: the same 1F1B order over the whole run's micro-batches with
 ///    w = height + 1 (FTPipe's depth rule) and no flush;
-///  - ZB-H1: 1F1B's order with I for B on stages that split; each W waits
-///    for a round in which its device has nothing else ready (its first
-///    idle slot; the oldest W first), and before the device's update.
+///  - ZB-H1: each device's 1F1B list with I for B on stages that split;
+///    each W runs in a round in which the list's next action may not (its
+///    device's first idle slot; the oldest W first), before the update.
+///    The forwards and backwards keep 1F1B's order, so each device holds
+///    the activations 1F1B holds.
 /// zb-auto needs stage costs: generateZeroBubbleAuto (ZeroBubble.h); here
 /// it is refused.
 /// A device's update k follows the backwards of step k of all its stages;
