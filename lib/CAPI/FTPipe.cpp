@@ -44,6 +44,10 @@ static MlirFTPipeSchedule wrapSchedule(::ftpipe::schedule::Kind schedule) {
   case ::ftpipe::schedule::Kind::OneFOneB:
     return MlirFTPipeScheduleOneFOneB;
   case ::ftpipe::schedule::Kind::Async:
+  // The C API's options cannot name the zero-bubble kinds (nor can the
+  // passes' options that fill the defaults read here).
+  case ::ftpipe::schedule::Kind::ZeroBubbleH1:
+  case ::ftpipe::schedule::Kind::ZeroBubbleAuto:
     break;
   }
   return MlirFTPipeScheduleAsync;

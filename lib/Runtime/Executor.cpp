@@ -487,6 +487,14 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
     case ActionKind::Update:
       error = update(action.index, onStep);
       break;
+    case ActionKind::InputBackward:
+    case ActionKind::WeightBackward:
+      // ftpipe-run refuses zero-bubble kinds before it gets here.
+      error = llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "the runtime cannot run a split backward (" + action.str() +
+              "): stage programs of contract version 2 are not run yet");
+      break;
     }
     if (error) {
       setThreadTransport(nullptr);

@@ -34,6 +34,10 @@ uint32_t ftpipe::schedule::microBatchesInFlight(uint32_t height, Kind schedule,
   case Kind::Async:
     return height + 1;
   case Kind::OneFOneB:
+  case Kind::ZeroBubbleH1:
+  case Kind::ZeroBubbleAuto:
+    // zb-h1 keeps 1F1B's order (its W buffers are not counted yet); the
+    // passes' options do not offer the zero-bubble kinds yet.
     return std::min(height + 1, microBatches);
   case Kind::GPipe:
     return microBatches;

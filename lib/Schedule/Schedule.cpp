@@ -11,9 +11,11 @@
 #include "FTPipe/Schedule/Schedule.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -30,35 +32,52 @@ static llvm::Error fail(const llvm::Twine &message) {
 // Text forms
 //===----------------------------------------------------------------------===//
 
-std::string Action::str() const {
+/// The letter of a stage action in the text form.
+static char letterOf(ActionKind kind) {
   switch (kind) {
   case ActionKind::Forward:
-    return std::to_string(stage) + "F" + std::to_string(index);
+    return 'F';
   case ActionKind::Backward:
-    return std::to_string(stage) + "B" + std::to_string(index);
+    return 'B';
+  case ActionKind::InputBackward:
+    return 'I';
+  case ActionKind::WeightBackward:
+    return 'W';
   case ActionKind::Update:
-    return "U" + std::to_string(index);
+    break;
   }
-  return "?";
+  return 'U';
+}
+
+std::string Action::str() const {
+  if (kind == ActionKind::Update)
+    return "U" + std::to_string(index);
+  return std::to_string(stage) + letterOf(kind) + std::to_string(index);
 }
 
 llvm::Expected<Action> ftpipe::schedule::parseAction(llvm::StringRef text) {
   auto bad = [&] {
-    return fail("'" + text + "' is not an action (\"2F0\", \"1B3\", \"U0\")");
+    return fail("'" + text +
+                "' is not an action (\"2F0\", \"1B3\", \"1I3\", \"1W3\", "
+                "\"U0\")");
   };
   int64_t stage = 0, index = 0;
   if (text.consume_front("U"))
     return text.getAsInteger(10, index) || index < 0
                ? llvm::Expected<Action>(bad())
                : Action::update(index);
-  size_t letter = text.find_first_of("FB");
+  size_t letter = text.find_first_of("FBIW");
   if (letter == llvm::StringRef::npos ||
       text.take_front(letter).getAsInteger(10, stage) ||
       text.drop_front(letter + 1).getAsInteger(10, index) || stage < 0 ||
       index < 0)
     return bad();
-  return text[letter] == 'F' ? Action::forward(stage, index)
-                             : Action::backward(stage, index);
+  for (ActionKind kind :
+       {ActionKind::Forward, ActionKind::Backward, ActionKind::InputBackward,
+        ActionKind::WeightBackward})
+    if (letterOf(kind) == text[letter])
+      return Action{kind, stage, index};
+  return bad();
 }
 
 std::string Schedule::str() const {
@@ -187,16 +206,20 @@ llvm::Error StageGraph::validate() const {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Which actions ran, and in which round.
+/// Which actions ran, and in which round; what each device keeps.
 class ExecutionState {
 public:
-  ExecutionState(const StageGraph &graph, const ScheduleConfig &config)
-      : graph(graph), config(config), consumers(graph.consumers()),
-        total(config.microBatches * config.steps),
+  ExecutionState(const StageGraph &graph, const ScheduleConfig &config,
+                 const StageMemory *memory = nullptr)
+      : graph(graph), config(config), memory(memory),
+        consumers(graph.consumers()), total(config.microBatches * config.steps),
         forwardRound(graph.stages(), std::vector<int64_t>(total, -1)),
         backwardRound(graph.stages(), std::vector<int64_t>(total, -1)),
+        weightRound(graph.stages(), std::vector<int64_t>(total, -1)),
         updateRound(graph.devices, std::vector<int64_t>(config.steps, -1)),
-        inFlight(graph.devices, 0), peakInFlight(graph.devices, 0),
+        inFlight(graph.devices, 0), waitingWeight(graph.devices, 0),
+        peakInFlight(graph.devices, 0), peakWaitingWeight(graph.devices, 0),
+        bytes(graph.devices, 0), peakBytes(graph.devices, 0),
         component(graph.devices) {
     // Devices joined by tied groups update together: union-find.
     std::iota(component.begin(), component.end(), 0);
@@ -214,6 +237,11 @@ public:
 
   int64_t microBatches() const { return total; }
   int64_t stepOf(int64_t mb) const { return mb / config.microBatches; }
+  /// B or I: the backward part the stage's producers wait for.
+  Action backwardOf(int64_t stage, int64_t mb) const {
+    return config.splits(stage) ? Action::input(stage, mb)
+                                : Action::backward(stage, mb);
+  }
 
   /// Whether `action` on `device` may run in round `round` (ignoring the
   /// rendezvous of tied updates); otherwise what it waits for.
@@ -230,50 +258,93 @@ public:
         return Action::update(stepOf(action.index) - 1).str();
       return std::nullopt;
     case ActionKind::Backward:
+    case ActionKind::InputBackward:
       if (!before(forwardRound[action.stage][action.index]))
         return Action::forward(action.stage, action.index).str();
       for (int64_t c : consumers[action.stage])
         if (!before(backwardRound[c][action.index]))
-          return Action::backward(c, action.index).str();
+          return backwardOf(c, action.index).str();
+      return std::nullopt;
+    case ActionKind::WeightBackward:
+      if (!before(backwardRound[action.stage][action.index]))
+        return Action::input(action.stage, action.index).str();
       return std::nullopt;
     case ActionKind::Update:
       for (int64_t s = 0; s < graph.stages(); ++s)
         if (graph.device[s] == device)
           for (int64_t m = action.index * config.microBatches;
-               m < (action.index + 1) * config.microBatches; ++m)
+               m < (action.index + 1) * config.microBatches; ++m) {
             if (!before(backwardRound[s][m]))
-              return Action::backward(s, m).str();
+              return backwardOf(s, m).str();
+            if (config.splits(s) && !before(weightRound[s][m]))
+              return Action::weight(s, m).str();
+          }
       return std::nullopt;
     }
     return std::nullopt;
   }
 
   void run(const Action &action, int64_t device, int64_t round) {
+    auto activations = [&]() -> int64_t {
+      return memory ? memory->activationBytes[action.stage] : 0;
+    };
+    auto weightBuffer = [&]() -> int64_t {
+      return memory ? memory->weightBufferBytes[action.stage] : 0;
+    };
     switch (action.kind) {
     case ActionKind::Forward:
       forwardRound[action.stage][action.index] = round;
       peakInFlight[device] = std::max(peakInFlight[device], ++inFlight[device]);
+      bytes[device] += activations();
       break;
     case ActionKind::Backward:
       backwardRound[action.stage][action.index] = round;
       --inFlight[device];
+      bytes[device] -= activations();
+      break;
+    case ActionKind::InputBackward:
+      backwardRound[action.stage][action.index] = round;
+      --inFlight[device];
+      peakWaitingWeight[device] =
+          std::max(peakWaitingWeight[device], ++waitingWeight[device]);
+      // The weight part's values exist before the activations go.
+      bytes[device] += weightBuffer();
+      peakBytes[device] = std::max(peakBytes[device], bytes[device]);
+      bytes[device] -= activations();
+      break;
+    case ActionKind::WeightBackward:
+      weightRound[action.stage][action.index] = round;
+      --waitingWeight[device];
+      bytes[device] -= weightBuffer();
       break;
     case ActionKind::Update:
       updateRound[device][action.index] = round;
       break;
     }
+    peakBytes[device] = std::max(peakBytes[device], bytes[device]);
   }
 
   int64_t componentOf(int64_t device) const { return component[device]; }
-  const std::vector<int64_t> &peaks() const { return peakInFlight; }
+  DryRunResult result(int64_t rounds) const {
+    DryRunResult result;
+    result.rounds = rounds;
+    result.peakInFlight = peakInFlight;
+    result.peakWaitingWeight = peakWaitingWeight;
+    if (memory)
+      result.peakBytes.assign(peakBytes.begin(), peakBytes.end());
+    return result;
+  }
 
 private:
   const StageGraph &graph;
   const ScheduleConfig &config;
+  const StageMemory *memory;
   std::vector<std::vector<int64_t>> consumers;
   int64_t total;
-  std::vector<std::vector<int64_t>> forwardRound, backwardRound, updateRound;
-  std::vector<int64_t> inFlight, peakInFlight;
+  std::vector<std::vector<int64_t>> forwardRound, backwardRound, weightRound,
+      updateRound;
+  std::vector<int64_t> inFlight, waitingWeight, peakInFlight, peakWaitingWeight,
+      bytes, peakBytes;
   std::vector<int64_t> component;
 };
 } // namespace
@@ -284,19 +355,31 @@ static llvm::Error checkConfig(const StageGraph &graph,
     return error;
   if (config.microBatches < 1 || config.steps < 1)
     return fail("a schedule needs at least one micro-batch and one step");
+  if (!config.split.empty() && !isZeroBubble(config.kind))
+    return fail("only zero-bubble schedules split backwards, not " +
+                kindName(config.kind));
+  if (!config.split.empty() &&
+      static_cast<int64_t>(config.split.size()) != graph.stages())
+    return fail("the split list names " + llvm::Twine(config.split.size()) +
+                " stages, the stage graph has " + llvm::Twine(graph.stages()));
   return llvm::Error::success();
 }
 
-/// One stage's own order of forwards and backwards.
+/// One stage's own order of forwards and backwards (B, or I when it
+/// splits; no W).
 static std::vector<Action> stageOrder(int64_t stage, int64_t height,
                                       const ScheduleConfig &config) {
   std::vector<Action> order;
+  auto backward = [&](int64_t mb) {
+    return config.splits(stage) ? Action::input(stage, mb)
+                                : Action::backward(stage, mb);
+  };
   auto oneFOneB = [&](int64_t first, int64_t count) {
     int64_t warmup = std::min(count, height + 1);
     for (int64_t i = 0; i < warmup; ++i)
       order.push_back(Action::forward(stage, first + i));
     for (int64_t i = 0; i < count; ++i) {
-      order.push_back(Action::backward(stage, first + i));
+      order.push_back(backward(first + i));
       if (warmup + i < count)
         order.push_back(Action::forward(stage, first + warmup + i));
     }
@@ -307,7 +390,7 @@ static std::vector<Action> stageOrder(int64_t stage, int64_t height,
     return order;
   }
   for (int64_t step = 0; step < config.steps; ++step) {
-    if (config.kind == Kind::OneFOneB) {
+    if (config.kind != Kind::GPipe) {
       oneFOneB(step * m, m);
       continue;
     }
@@ -341,11 +424,39 @@ static bool comesFirst(const Action &a, const Action &b) {
          std::make_tuple(rank(b.kind), b.index, b.stage);
 }
 
-llvm::Expected<Schedule>
-ftpipe::schedule::generate(const StageGraph &graph,
-                           const ScheduleConfig &config) {
-  if (llvm::Error error = checkConfig(graph, config))
-    return std::move(error);
+/// Actions of the run that device `d` runs (updates included).
+static int64_t actionsOn(const StageGraph &graph, const ScheduleConfig &config,
+                         int64_t d) {
+  int64_t count = config.steps;
+  for (int64_t s = 0; s < graph.stages(); ++s)
+    if (graph.device[s] == d)
+      count += (config.splits(s) ? 3 : 2) * config.microBatches * config.steps;
+  return count;
+}
+
+/// Per rendezvous component, the update k that each of its devices has
+/// next (`head`) and may run in `round`; nullopt when they disagree or one
+/// waits.
+static std::map<int64_t, std::optional<int64_t>>
+readyUpdates(const ExecutionState &state, int64_t devices,
+             llvm::function_ref<const Action *(int64_t)> head, int64_t round) {
+  std::map<int64_t, std::optional<int64_t>> ready;
+  for (int64_t d = 0; d < devices; ++d) {
+    const Action *action = head(d);
+    std::optional<int64_t> k;
+    if (action && action->kind == ActionKind::Update &&
+        !state.waitsFor(*action, d, round))
+      k = action->index;
+    auto [it, inserted] = ready.try_emplace(state.componentOf(d), k);
+    if (!inserted && it->second != k)
+      it->second = std::nullopt;
+  }
+  return ready;
+}
+
+/// GPipe, 1F1B and async: each device interleaves its stages' own orders.
+static llvm::Expected<Schedule> interleave(const StageGraph &graph,
+                                           const ScheduleConfig &config) {
   std::vector<std::vector<Action>> orders = stageOrders(graph, config);
   std::vector<size_t> next(graph.stages(), 0);
   std::vector<int64_t> updates(graph.devices, 0);
@@ -353,8 +464,9 @@ ftpipe::schedule::generate(const StageGraph &graph,
   ExecutionState state(graph, config);
   Schedule schedule;
   schedule.devices.resize(graph.devices);
-  size_t remaining =
-      2 * graph.stages() * state.microBatches() + graph.devices * config.steps;
+  size_t remaining = 0;
+  for (int64_t d = 0; d < graph.devices; ++d)
+    remaining += actionsOn(graph, config, d);
   for (int64_t round = 0; remaining; ++round) {
     // Updates ready on every device of a rendezvous component run together.
     std::map<int64_t, bool> componentReady;
@@ -398,9 +510,144 @@ ftpipe::schedule::generate(const StageGraph &graph,
   return schedule;
 }
 
+/// ZB-H1: each device walks its 1F1B list (I for B on the stages that
+/// split); in a round where the list's next action may not run, it runs its
+/// oldest W instead. The lists' forwards and backwards keep 1F1B's order,
+/// so each device holds the activations 1F1B holds.
+static llvm::Expected<Schedule> zeroBubbleH1(const StageGraph &graph,
+                                             const ScheduleConfig &config) {
+  ScheduleConfig oneFOneB{Kind::OneFOneB, config.microBatches, config.steps};
+  llvm::Expected<Schedule> lists = interleave(graph, oneFOneB);
+  if (!lists)
+    return lists.takeError();
+  for (std::vector<Action> &actions : lists->devices)
+    for (Action &action : actions)
+      if (action.kind == ActionKind::Backward && config.splits(action.stage))
+        action.kind = ActionKind::InputBackward;
+
+  ExecutionState state(graph, config);
+  Schedule schedule;
+  schedule.devices.resize(graph.devices);
+  std::vector<size_t> next(graph.devices, 0);
+  std::vector<std::deque<Action>> weights(graph.devices);
+  size_t remaining = 0;
+  for (int64_t d = 0; d < graph.devices; ++d)
+    remaining += actionsOn(graph, config, d);
+  for (int64_t round = 0; remaining; ++round) {
+    auto head = [&](int64_t d) -> const Action * {
+      return next[d] < lists->devices[d].size() ? &lists->devices[d][next[d]]
+                                                : nullptr;
+    };
+    std::map<int64_t, std::optional<int64_t>> updates =
+        readyUpdates(state, graph.devices, head, round);
+    // Per device: the action it runs and whether it is its list's next.
+    std::vector<std::tuple<int64_t, Action, bool>> chosen;
+    for (int64_t d = 0; d < graph.devices; ++d) {
+      const Action *action = head(d);
+      if (action && (action->kind == ActionKind::Update
+                         ? updates[state.componentOf(d)] == action->index
+                         : !state.waitsFor(*action, d, round)))
+        chosen.emplace_back(d, *action, true);
+      else if (!weights[d].empty() &&
+               !state.waitsFor(weights[d].front(), d, round))
+        chosen.emplace_back(d, weights[d].front(), false);
+    }
+    if (chosen.empty())
+      return fail("the zb-h1 lists deadlock on this stage graph");
+    for (auto &[d, action, listed] : chosen) {
+      state.run(action, d, round);
+      schedule.devices[d].push_back(action);
+      if (listed)
+        ++next[d];
+      else
+        weights[d].pop_front();
+      if (action.kind == ActionKind::InputBackward)
+        weights[d].push_back(Action::weight(action.stage, action.index));
+      --remaining;
+    }
+  }
+  return schedule;
+}
+
+llvm::Expected<Schedule>
+ftpipe::schedule::generate(const StageGraph &graph,
+                           const ScheduleConfig &config) {
+  if (llvm::Error error = checkConfig(graph, config))
+    return std::move(error);
+  if (config.kind == Kind::ZeroBubbleAuto)
+    return fail("zb-auto is built from stage costs and memory budgets "
+                "(schedule::generateZeroBubbleAuto), not from the stage "
+                "graph alone");
+  if (config.kind == Kind::ZeroBubbleH1)
+    return zeroBubbleH1(graph, config);
+  return interleave(graph, config);
+}
+
+/// Checks that the lists hold every action of the run exactly once, on its
+/// stage's device, each W after its I and before its step's update.
+static llvm::Error checkLists(const StageGraph &graph,
+                              const ScheduleConfig &config,
+                              const Schedule &schedule) {
+  int64_t total = config.microBatches * config.steps;
+  for (auto [d, actions] : llvm::enumerate(schedule.devices)) {
+    std::map<std::tuple<int, int64_t, int64_t>, int> seen;
+    auto listed = [&](const Action &action) {
+      return seen.count(
+          {static_cast<int>(action.kind), action.stage, action.index});
+    };
+    for (const Action &action : actions) {
+      auto misplaced = [&](const llvm::Twine &why) {
+        return fail("device " + llvm::Twine(d) + " lists " + action.str() +
+                    ", but " + why);
+      };
+      if (action.kind != ActionKind::Update &&
+          (action.stage >= graph.stages() ||
+           graph.device[action.stage] != static_cast<int64_t>(d)))
+        return misplaced("stage " + llvm::Twine(action.stage) +
+                         " is not on it");
+      int64_t limit = action.kind == ActionKind::Update ? config.steps : total;
+      if (action.index >= limit)
+        return fail("device " + llvm::Twine(d) + " lists " + action.str() +
+                    ", beyond the run's " + llvm::Twine(limit));
+      bool split =
+          action.kind != ActionKind::Update && config.splits(action.stage);
+      if (action.kind == ActionKind::Backward && split)
+        return misplaced("stage " + llvm::Twine(action.stage) +
+                         " splits its backward into I and W");
+      if ((action.kind == ActionKind::InputBackward ||
+           action.kind == ActionKind::WeightBackward) &&
+          !split)
+        return misplaced("stage " + llvm::Twine(action.stage) +
+                         " does not split its backward (under " +
+                         kindName(config.kind) + ")");
+      if (action.kind == ActionKind::WeightBackward &&
+          !listed(Action::input(action.stage, action.index)))
+        return misplaced("not after " +
+                         Action::input(action.stage, action.index).str());
+      if (action.kind == ActionKind::Update)
+        for (int64_t s = 0; s < graph.stages(); ++s)
+          if (graph.device[s] == static_cast<int64_t>(d) && config.splits(s))
+            for (int64_t m = action.index * config.microBatches;
+                 m < (action.index + 1) * config.microBatches; ++m)
+              if (!listed(Action::weight(s, m)))
+                return misplaced("not after " + Action::weight(s, m).str());
+      if (++seen[{static_cast<int>(action.kind), action.stage, action.index}] >
+          1)
+        return fail("device " + llvm::Twine(d) + " lists " + action.str() +
+                    " twice");
+    }
+    int64_t expected = actionsOn(graph, config, d);
+    if (static_cast<int64_t>(actions.size()) != expected)
+      return fail("device " + llvm::Twine(d) + " lists " +
+                  llvm::Twine(actions.size()) + " actions, the run has " +
+                  llvm::Twine(expected) + " for it");
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<DryRunResult>
 ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
-                         const Schedule &schedule) {
+                         const Schedule &schedule, const StageMemory *memory) {
   if (llvm::Error error = checkConfig(graph, config))
     return std::move(error);
   if (static_cast<int64_t>(schedule.devices.size()) != graph.devices)
@@ -409,40 +656,21 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
                 " devices, the stage "
                 "graph has " +
                 llvm::Twine(graph.devices));
-  ExecutionState state(graph, config);
-  // Every action of the run exactly once, on its stage's device.
-  for (auto [d, actions] : llvm::enumerate(schedule.devices)) {
-    std::map<std::tuple<int, int64_t, int64_t>, int> seen;
-    for (const Action &action : actions) {
-      if (action.kind != ActionKind::Update &&
-          (action.stage >= graph.stages() ||
-           graph.device[action.stage] != static_cast<int64_t>(d)))
-        return fail("device " + llvm::Twine(d) + " lists " + action.str() +
-                    ", but stage " + llvm::Twine(action.stage) +
-                    " is not on it");
-      int64_t limit = action.kind == ActionKind::Update ? config.steps
-                                                        : state.microBatches();
-      if (action.index >= limit)
-        return fail("device " + llvm::Twine(d) + " lists " + action.str() +
-                    ", beyond the run's " + llvm::Twine(limit));
-      if (++seen[{static_cast<int>(action.kind), action.stage, action.index}] >
-          1)
-        return fail("device " + llvm::Twine(d) + " lists " + action.str() +
-                    " twice");
-    }
-    int64_t stagesHere = llvm::count(graph.device, static_cast<int64_t>(d));
-    int64_t expected = 2 * stagesHere * state.microBatches() + config.steps;
-    if (static_cast<int64_t>(actions.size()) != expected)
-      return fail("device " + llvm::Twine(d) + " lists " +
-                  llvm::Twine(actions.size()) + " actions, the run has " +
-                  llvm::Twine(expected) + " for it");
-  }
+  if (memory &&
+      (static_cast<int64_t>(memory->activationBytes.size()) != graph.stages() ||
+       static_cast<int64_t>(memory->weightBufferBytes.size()) !=
+           graph.stages()))
+    return fail("the stage memory does not give bytes for each of the " +
+                llvm::Twine(graph.stages()) + " stages");
+  if (llvm::Error error = checkLists(graph, config, schedule))
+    return std::move(error);
 
+  ExecutionState state(graph, config, memory);
   std::vector<size_t> next(graph.devices, 0);
   size_t remaining = 0;
   for (const auto &actions : schedule.devices)
     remaining += actions.size();
-  DryRunResult result;
+  int64_t rounds = 0;
   for (int64_t round = 0; remaining; ++round) {
     auto head = [&](int64_t d) -> const Action * {
       return next[d] < schedule.devices[d].size()
@@ -450,18 +678,8 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
                  : nullptr;
     };
     // A tied update runs when every device of its component is at it.
-    std::map<int64_t, std::optional<int64_t>> componentUpdate;
-    for (int64_t d = 0; d < graph.devices; ++d) {
-      const Action *action = head(d);
-      std::optional<int64_t> k;
-      if (action && action->kind == ActionKind::Update &&
-          !state.waitsFor(*action, d, round))
-        k = action->index;
-      auto [it, inserted] =
-          componentUpdate.try_emplace(state.componentOf(d), k);
-      if (!inserted && it->second != k)
-        it->second = std::nullopt;
-    }
+    std::map<int64_t, std::optional<int64_t>> componentUpdate =
+        readyUpdates(state, graph.devices, head, round);
     std::vector<int64_t> runnable;
     for (int64_t d = 0; d < graph.devices; ++d) {
       const Action *action = head(d);
@@ -493,8 +711,7 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
       ++next[d];
       --remaining;
     }
-    result.rounds = round + 1;
+    rounds = round + 1;
   }
-  result.peakInFlight = state.peaks();
-  return result;
+  return state.result(rounds);
 }

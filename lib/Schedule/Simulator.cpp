@@ -60,12 +60,54 @@ StageGraph TimedStageGraph::topology(int64_t devices) const {
   return graph;
 }
 
+TimedStageGraph TimedStageGraph::withCosts(const StageGraph &graph,
+                                           std::vector<double> fwdMs,
+                                           std::vector<double> inputMs,
+                                           std::vector<double> weightMs,
+                                           uint64_t edgeBytes) {
+  TimedStageGraph sg;
+  size_t n = graph.stages();
+  sg.device.assign(graph.device.begin(), graph.device.end());
+  sg.fwdMs = std::move(fwdMs);
+  sg.inputMs = std::move(inputMs);
+  sg.weightMs = std::move(weightMs);
+  for (size_t s = 0; s < n; ++s)
+    sg.bwdMs.push_back(sg.inputMs[s] + sg.weightMs[s]);
+  sg.recomputeMs.assign(n, 0.0);
+  for (size_t s = 0; s < n; ++s)
+    for (int64_t p : graph.producers[s]) {
+      StageEdge e;
+      e.src = uint32_t(p);
+      e.dst = uint32_t(s);
+      e.fwdBytes = e.bwdBytes = edgeBytes;
+      e.fwdTensors = e.bwdTensors = 1;
+      sg.edges.push_back(e);
+    }
+  llvm::sort(sg.edges, [](const StageEdge &a, const StageEdge &b) {
+    return std::make_pair(a.src, a.dst) < std::make_pair(b.src, b.dst);
+  });
+  std::vector<int64_t> heights = graph.heights();
+  sg.height.assign(heights.begin(), heights.end());
+  // A producer is higher than each of its consumers: by decreasing height
+  // the stages are in a topological order.
+  for (uint32_t s = 0; s < n; ++s)
+    sg.topoOrder.push_back(s);
+  llvm::stable_sort(sg.topoOrder, [&](uint32_t a, uint32_t b) {
+    return heights[a] > heights[b];
+  });
+  return sg;
+}
+
 std::string SimEvent::label() const {
   switch (kind) {
   case Kind::Forward:
     return llvm::formatv("F s{0} mb{1}", stage, microBatch).str();
   case Kind::Backward:
     return llvm::formatv("B s{0} mb{1}", stage, microBatch).str();
+  case Kind::InputBackward:
+    return llvm::formatv("I s{0} mb{1}", stage, microBatch).str();
+  case Kind::WeightBackward:
+    return llvm::formatv("W s{0} mb{1}", stage, microBatch).str();
   case Kind::Transfer:
     return llvm::formatv("{0} s{1}->s{2} mb{3}", backward ? "grad" : "act",
                          stage, peer, microBatch)
@@ -79,12 +121,15 @@ namespace {
 using StageId = uint32_t;
 using DeviceId = uint32_t;
 
-/// One task of a stage's or a device's order: a stage's forward or backward
-/// of a micro-batch.
+/// Parts of a stage's work on one micro-batch: its forward, its backward
+/// (B, or I when it splits) and, when it splits, its weight part W.
+enum Part3 : uint8_t { kForward = 0, kBackward = 1, kWeight = 2 };
+
+/// One task of a stage's or a device's order.
 struct Task {
   StageId stage = 0;
   uint32_t microBatch = 0;
-  bool backward = false;
+  uint8_t part = kForward;
 };
 using TaskLists = std::vector<std::vector<Task>>;
 
@@ -107,10 +152,12 @@ public:
   llvm::Expected<SimResult> run();
 
 private:
-  // Task id: (stage * K + microBatch) * 2 + isBackward.
-  uint32_t taskId(StageId s, uint32_t m, bool bwd) const {
-    return (s * K + m) * 2 + (bwd ? 1 : 0);
+  // Task id: (stage * K + microBatch) * 3 + part.
+  uint32_t taskId(StageId s, uint32_t m, uint8_t part) const {
+    return (s * K + m) * 3 + part;
   }
+  /// Tasks per micro-batch of stage s: F and B, or F, I and W.
+  uint32_t partsOf(StageId s) const { return splits[s] ? 3 : 2; }
 
   /// What an event is: a task that ends, or a transfer that arrives and
   /// satisfies a dependency of a task, or one that brings a task's stage
@@ -147,8 +194,8 @@ private:
   void passedGradientArrived(uint32_t task, double t);
   void finishTask(uint32_t task, double t);
   void dispatch(DeviceId d, double t);
-  /// Runs stage s's task (m, bwd) on device d from time t.
-  void start(DeviceId d, StageId s, uint32_t m, bool bwd, double t);
+  /// Runs stage s's task (m, part) on device d from time t.
+  void start(DeviceId d, StageId s, uint32_t m, uint8_t part, double t);
 
   const TimedStageGraph &sg;
   const Links &links;
@@ -156,6 +203,8 @@ private:
   const uint32_t K;
   const TaskLists lists;
   const bool byDevice;
+  /// Per stage: whether the lists split its backward into I and W.
+  std::vector<char> splits;
 
   std::vector<std::vector<uint32_t>> inEdges, outEdges; // edge indices
   std::vector<std::vector<StageId>> deviceStages;
@@ -234,8 +283,8 @@ void Simulation::send(const StageEdge &e, uint32_t m, bool bwd, double t,
 }
 
 void Simulation::sendForwardedGradients(uint32_t task, double t) {
-  StageId s = task / 2 / K;
-  uint32_t m = task / 2 % K;
+  StageId s = task / 3 / K;
+  uint32_t m = task / 3 % K;
   for (uint32_t i : inEdges[s]) {
     const StageEdge &e = sg.edges[i];
     if (e.firstHopGradTensors > 0)
@@ -251,12 +300,14 @@ void Simulation::passedGradientArrived(uint32_t task, double t) {
 }
 
 void Simulation::finishTask(uint32_t task, double t) {
-  StageId s = task / 2 / K;
-  uint32_t m = task / 2 % K;
-  bool bwd = task % 2;
+  StageId s = task / 3 / K;
+  uint32_t m = task / 3 % K;
+  uint8_t part = task % 3;
   finishedAt[task] = t;
   deviceBusy[sg.device[s]] = 0;
-  if (!bwd) {
+  if (part == kWeight)
+    return;
+  if (part == kForward) {
     // What the stage passes on left when its forward started.
     for (uint32_t i : outEdges[s]) {
       const StageEdge &e = sg.edges[i];
@@ -277,6 +328,8 @@ void Simulation::finishTask(uint32_t task, double t) {
     backwardEnded[task] = 1;
     if (passedLeft[task] == 0)
       sendForwardedGradients(task, t);
+    if (splits[s])
+      arrive(taskId(s, m, kWeight), t);
   }
 }
 
@@ -289,11 +342,11 @@ void Simulation::dispatch(DeviceId d, double t) {
     if (orderPos[d] == order.size())
       return;
     const Task &next = order[orderPos[d]];
-    uint32_t task = taskId(next.stage, next.microBatch, next.backward);
+    uint32_t task = taskId(next.stage, next.microBatch, next.part);
     if (depsLeft[task] != 0 || readyAt[task] > t)
       return;
     ++orderPos[d];
-    start(d, next.stage, next.microBatch, next.backward, t);
+    start(d, next.stage, next.microBatch, next.part, t);
     return;
   }
   // Best ready task: backward first, then older micro-batch, then earlier
@@ -303,11 +356,11 @@ void Simulation::dispatch(DeviceId d, double t) {
   for (StageId s : deviceStages[d]) {
     if (pos[s] >= 2 * K)
       continue;
-    auto [stage, m, bwd] = lists[s][pos[s]];
-    uint32_t task = taskId(s, m, bwd);
+    auto [stage, m, part] = lists[s][pos[s]];
+    uint32_t task = taskId(s, m, part);
     if (depsLeft[task] != 0 || readyAt[task] > t)
       continue;
-    std::tuple<int, uint32_t, uint32_t> key{bwd ? 0 : 1, m, rank[s]};
+    std::tuple<int, uint32_t, uint32_t> key{part == kForward, m, rank[s]};
     if (best == ~StageId(0) || key < bestKey) {
       best = s;
       bestKey = key;
@@ -315,25 +368,33 @@ void Simulation::dispatch(DeviceId d, double t) {
   }
   if (best == ~StageId(0))
     return;
-  auto [stage, m, bwd] = lists[best][pos[best]];
-  start(d, best, m, bwd, t);
+  auto [stage, m, part] = lists[best][pos[best]];
+  start(d, best, m, part, t);
 }
 
-void Simulation::start(DeviceId d, StageId best, uint32_t m, bool bwd,
+void Simulation::start(DeviceId d, StageId best, uint32_t m, uint8_t part,
                        double t) {
   ++pos[best];
+  bool split = splits[best];
   double duration =
-      bwd ? sg.bwdMs[best] + sg.recomputeMs[best] : sg.fwdMs[best];
+      part == kForward ? sg.fwdMs[best]
+      : part == kWeight
+          ? sg.weightMs[best]
+          : (split ? sg.inputMs[best] : sg.bwdMs[best]) + sg.recomputeMs[best];
+  bool bwd = part != kForward;
   deviceBusy[d] = 1;
   result.deviceBusyMs[d] += duration;
   if (!bwd)
     for (uint32_t i : outEdges[best])
       if (sg.edges[i].passTensors > 0)
         send(sg.edges[i], m, /*bwd=*/false, t, Part::Passed);
-  push(t + duration, taskId(best, m, bwd), EventKind::TaskEnd);
+  push(t + duration, taskId(best, m, part), EventKind::TaskEnd);
   if (config.recordEvents) {
     SimEvent ev;
-    ev.kind = bwd ? SimEvent::Kind::Backward : SimEvent::Kind::Forward;
+    ev.kind = part == kForward  ? SimEvent::Kind::Forward
+              : part == kWeight ? SimEvent::Kind::WeightBackward
+              : split           ? SimEvent::Kind::InputBackward
+                                : SimEvent::Kind::Backward;
     ev.stage = best;
     ev.microBatch = m;
     ev.device = ev.toDevice = d;
@@ -345,6 +406,12 @@ void Simulation::start(DeviceId d, StageId best, uint32_t m, bool bwd,
 
 Expected<SimResult> Simulation::run() {
   size_t S = sg.numStages(), P = links.devices;
+  splits.assign(S, 0);
+  if (byDevice)
+    for (const std::vector<Task> &list : lists)
+      for (const Task &task : list)
+        if (task.part == kWeight)
+          splits[task.stage] = 1;
   inEdges.assign(S, {});
   outEdges.assign(S, {});
   for (uint32_t i = 0; i < sg.edges.size(); ++i) {
@@ -358,7 +425,7 @@ Expected<SimResult> Simulation::run() {
   for (StageId s : sg.topoOrder)
     deviceStages[sg.device[s]].push_back(s);
 
-  size_t numTasks = S * K * 2;
+  size_t numTasks = S * K * 3;
   depsLeft.assign(numTasks, 0);
   passedLeft.assign(numTasks, 0);
   backwardEnded.assign(numTasks, 0);
@@ -383,9 +450,10 @@ Expected<SimResult> Simulation::run() {
       messagesIn += e.passTensors > 0 && e.passTensors < e.fwdTensors ? 2 : 1;
     }
     for (uint32_t m = 0; m < K; ++m) {
-      depsLeft[taskId(s, m, false)] = messagesIn;
-      depsLeft[taskId(s, m, true)] = gradsIn;
-      passedLeft[taskId(s, m, true)] = passedIn;
+      depsLeft[taskId(s, m, kForward)] = messagesIn;
+      depsLeft[taskId(s, m, kBackward)] = gradsIn;
+      passedLeft[taskId(s, m, kBackward)] = passedIn;
+      depsLeft[taskId(s, m, kWeight)] = 1; // its I
     }
   }
   pos.assign(S, 0);
@@ -420,14 +488,14 @@ Expected<SimResult> Simulation::run() {
   }
   result.makespanMs = now;
   for (StageId s = 0; s < S; ++s)
-    if (pos[s] != 2 * K)
+    if (pos[s] != partsOf(s) * K)
       return makeError(llvm::formatv(
           !byDevice
               ? "simulator: stage {0} stalled after {1} of {2} tasks "
                 "(internal error: the schedule deadlocked)"
               : "simulator: stage {0} stalled after {1} of {2} tasks: the "
                 "given orders deadlock",
-          s, pos[s], 2 * K));
+          s, pos[s], partsOf(s) * K));
 
   if (config.kind == Kind::Async) {
     // Completion of micro-batch m: its last backward anywhere. The pipeline
@@ -437,7 +505,7 @@ Expected<SimResult> Simulation::run() {
     std::vector<double> done(K, 0.0);
     for (uint32_t m = 0; m < K; ++m)
       for (StageId s = 0; s < S; ++s)
-        done[m] = std::max(done[m], finishedAt[taskId(s, m, true)]);
+        done[m] = std::max(done[m], finishedAt[taskId(s, m, kBackward)]);
     uint32_t lo = K / 4, hi = 3 * K / 4;
     double eps = 1e-9 * std::max(1.0, done[K - 1]);
     auto gap = [&](uint32_t m) { return done[m] - done[m - 1]; };
@@ -475,7 +543,8 @@ Expected<SimResult> Simulation::run() {
 
 /// Per device, the forwards and backwards of `orders` (updates dropped),
 /// once they are checked to hold every task exactly once on its stage's
-/// device; `K` is set to the micro-batches they name.
+/// device (a stage with I and W has no B), each backward after its forward
+/// and each W after its I; `K` is set to the micro-batches they name.
 static Expected<TaskLists> checkOrders(const TimedStageGraph &sg,
                                        const Links &links,
                                        const Schedule &orders, uint32_t &K) {
@@ -487,6 +556,7 @@ static Expected<TaskLists> checkOrders(const TimedStageGraph &sg,
   K = 0;
   size_t tasks = 0;
   size_t S = sg.numStages();
+  std::vector<char> split(S, 0);
   for (DeviceId d = 0; d < orders.devices.size(); ++d)
     for (const Action &action : orders.devices[d]) {
       if (action.kind == ActionKind::Update)
@@ -500,32 +570,57 @@ static Expected<TaskLists> checkOrders(const TimedStageGraph &sg,
         return makeError(
             llvm::formatv("simulator: device {0}'s order names micro-batch {1}",
                           d, action.index));
-      Task task{StageId(action.stage), uint32_t(action.index),
-                action.kind == ActionKind::Backward};
+      uint8_t part = action.kind == ActionKind::Forward          ? kForward
+                     : action.kind == ActionKind::WeightBackward ? kWeight
+                                                                 : kBackward;
+      if (action.kind == ActionKind::InputBackward ||
+          action.kind == ActionKind::WeightBackward) {
+        if (sg.inputMs.size() != S || sg.weightMs.size() != S)
+          return makeError(llvm::formatv(
+              "simulator: device {0}'s order splits stage {1}'s backward, the "
+              "stage graph has no I and W costs",
+              d, action.stage));
+        split[action.stage] = 1;
+      }
+      Task task{StageId(action.stage), uint32_t(action.index), part};
       K = std::max(K, task.microBatch + 1);
       lists[d].push_back(task);
       ++tasks;
     }
-  std::vector<char> seen(S * K * 2, 0);
+  // Per (stage, micro-batch, part): 0 not seen, 1 seen as B or F or W, 2
+  // seen as I.
+  std::vector<char> seen(S * K * 3, 0);
+  size_t expected = 0;
+  for (StageId s = 0; s < S; ++s)
+    expected += size_t(split[s] ? 3 : 2) * K;
   for (DeviceId d = 0; d < lists.size(); ++d)
     for (const Task &task : lists[d]) {
-      char &mark = seen[(task.stage * K + task.microBatch) * 2 + task.backward];
+      size_t base = (size_t(task.stage) * K + task.microBatch) * 3;
+      char &mark = seen[base + task.part];
       if (mark)
         return makeError(llvm::formatv(
             "simulator: device {0}'s order repeats a task of stage {1}", d,
             task.stage));
-      if (task.backward && !seen[(task.stage * K + task.microBatch) * 2])
+      if (task.part != kForward && !seen[base + task.part - 1])
         return makeError(llvm::formatv(
-            "simulator: device {0}'s order runs stage {1}'s backward of "
-            "micro-batch {2} before its forward",
-            d, task.stage, task.microBatch));
+            "simulator: device {0}'s order runs stage {1}'s {2} of "
+            "micro-batch {3} before its {4}",
+            d, task.stage, task.part == kWeight ? "W" : "backward",
+            task.microBatch, task.part == kWeight ? "I" : "forward"));
       mark = 1;
     }
-  if (tasks != S * K * 2)
+  for (DeviceId d = 0; d < orders.devices.size(); ++d)
+    for (const Action &action : orders.devices[d])
+      if (action.kind == ActionKind::Backward && split[action.stage])
+        return makeError(llvm::formatv(
+            "simulator: device {0}'s order runs stage {1}'s full backward, "
+            "and elsewhere its I and W",
+            d, action.stage));
+  if (tasks != expected)
     return makeError(llvm::formatv(
         "simulator: the orders hold {0} tasks, {1} stages x {2} micro-batches "
         "need {3}",
-        tasks, S, K, S * K * 2));
+        tasks, S, K, expected));
   return std::move(lists);
 }
 
@@ -541,8 +636,9 @@ static TaskLists stageTaskLists(const TimedStageGraph &sg, size_t devices,
        stageOrders(sg.topology(int64_t(devices)), config)) {
     std::vector<Task> &list = lists.emplace_back();
     for (const Action &action : order)
-      list.push_back({StageId(action.stage), uint32_t(action.index),
-                      action.kind == ActionKind::Backward});
+      list.push_back(
+          {StageId(action.stage), uint32_t(action.index),
+           action.kind == ActionKind::Forward ? kForward : kBackward});
   }
   return lists;
 }
@@ -569,6 +665,21 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
   for (const StageEdge &e : sg.edges)
     if (e.src >= S || e.dst >= S)
       return makeError("simulator: stage edge names a missing stage");
+  if (config.orders.devices.empty() && isZeroBubble(config.kind)) {
+    // Zero-bubble W go where a device is idle: the per-device lists, not
+    // per-stage orders, say when.
+    if (config.kind == Kind::ZeroBubbleAuto)
+      return makeError("simulator: give zb-auto's lists (from "
+                       "generateZeroBubbleAuto) as the orders");
+    Expected<Schedule> lists =
+        generate(sg.topology(int64_t(links.devices)),
+                 {config.kind, config.microBatches, 1, config.split});
+    if (!lists)
+      return lists.takeError();
+    SimulatorConfig withLists = config;
+    withLists.orders = std::move(*lists);
+    return simulate(sg, links, withLists);
+  }
   if (!config.orders.devices.empty()) {
     uint32_t K = 0;
     Expected<TaskLists> lists = checkOrders(sg, links, config.orders, K);
@@ -586,7 +697,7 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
     // A forward and a backward task per stage and micro-batch; more than
     // this takes minutes and gigabytes.
     constexpr uint64_t kMaxTasks = uint64_t(1) << 22;
-    if (uint64_t(S) * K * 2 > kMaxTasks)
+    if (uint64_t(S) * K * 3 > kMaxTasks)
       return makeError(llvm::formatv(
           "simulator: {0} stages x {1} micro-batches make more than {2} "
           "tasks; use fewer micro-batches (option 'microbatches')",
@@ -630,10 +741,12 @@ llvm::json::Value ftpipe::schedule::simulationToChromeTrace(
   for (const SimEvent &e : result.events) {
     int64_t tid = e.onLink() ? int64_t(p + size_t(e.device) * p + e.toDevice)
                              : int64_t(e.device);
-    const char *cat = e.kind == SimEvent::Kind::Forward    ? "forward"
-                      : e.kind == SimEvent::Kind::Backward ? "backward"
-                      : e.backward                         ? "gradient"
-                                                           : "activation";
+    const char *cat = e.kind == SimEvent::Kind::Forward          ? "forward"
+                      : e.kind == SimEvent::Kind::Backward       ? "backward"
+                      : e.kind == SimEvent::Kind::InputBackward  ? "input"
+                      : e.kind == SimEvent::Kind::WeightBackward ? "weight"
+                      : e.backward                               ? "gradient"
+                                                                 : "activation";
     llvm::json::Object args{{"stage", int64_t(e.stage)},
                             {"microbatch", int64_t(e.microBatch)}};
     if (e.onLink())

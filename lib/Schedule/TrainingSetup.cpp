@@ -26,6 +26,9 @@ static constexpr Spelling<Kind> kKinds[] = {
     {Kind::GPipe, "gpipe", "GPipe"},
     {Kind::OneFOneB, "1f1b", "1F1B with flush"},
     {Kind::Async, "async", "async (PipeDream 1F1B)"},
+    {Kind::ZeroBubbleH1, "zb-h1", "zero-bubble ZB-H1 (split backward)"},
+    {Kind::ZeroBubbleAuto, "zb-auto",
+     "zero-bubble list schedule from stage costs (split backward)"},
 };
 
 static constexpr Spelling<Optimizer> kOptimizers[] = {

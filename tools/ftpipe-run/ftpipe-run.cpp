@@ -71,9 +71,9 @@ static cl::opt<std::string>
     savePath("save", cl::desc("write the final weights here"), cl::init(""));
 // The setup flags default to the setup the manifest records (ftpipe-compile's
 // --schedule, --microbatches, --stashing, --optimizer), else to these.
-static cl::opt<std::string> scheduleName("schedule",
-                                         cl::desc("gpipe, 1f1b or async"),
-                                         cl::init("1f1b"));
+static cl::opt<std::string> scheduleName(
+    "schedule", cl::desc("gpipe, 1f1b or async (zb-h1: --print-schedule only)"),
+    cl::init("1f1b"));
 static cl::opt<std::string>
     stashingName("stashing", cl::desc("none, stash or 2bw"), cl::init("none"));
 static cl::opt<std::string>
@@ -432,6 +432,10 @@ int main(int argc, char **argv) {
     llvm::outs() << run.schedule.str();
     return 0;
   }
+  if (schedule::isZeroBubble(run.config.schedule.kind))
+    die("cannot run schedule '" + scheduleName +
+        "' yet: it needs split backwards (stage programs of contract "
+        "version 2); --print-schedule prints its lists");
 
   run.weights = weightsPath.empty()
                     ? run.model->randomWeights(seed)

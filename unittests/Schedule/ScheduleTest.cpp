@@ -57,7 +57,7 @@ void checkGolden(const std::string &name, const std::string &text) {
 }
 
 TEST(ScheduleText, ActionsRoundTrip) {
-  for (const char *text : {"2F0", "0B13", "U4"}) {
+  for (const char *text : {"2F0", "0B13", "1I3", "12W0", "U4"}) {
     llvm::Expected<Action> action = parseAction(text);
     ASSERT_EQ(outcome(action), "success");
     EXPECT_EQ(action->str(), text);
@@ -198,7 +198,8 @@ TEST(ScheduleProperty, RandomGraphsNeverDeadlock) {
     std::shuffle(graph.device.begin(), graph.device.end(), rng);
     if (devices > 1 && rng() % 2)
       graph.tiedDevices = {{0, static_cast<int64_t>(rng() % devices)}};
-    ScheduleConfig config{static_cast<Kind>(rng() % 3),
+    // GPipe, 1F1B, async or zb-h1.
+    ScheduleConfig config{static_cast<Kind>(rng() % 4),
                           static_cast<int64_t>(1 + rng() % 5),
                           static_cast<int64_t>(1 + rng() % 3)};
     llvm::Expected<Schedule> schedule = generate(graph, config);

@@ -1,13 +1,17 @@
 //===- Schedule.h - Pipeline schedules as plain data ------------*- C++ -*-===//
 //
 // A schedule is, per device, the list of actions it runs in order: a stage's
-// forward or backward of one micro-batch, or the device's optimizer update.
-// Generators build the lists of GPipe, 1F1B with flush and asynchronous 1F1B
-// (FTPipe's depth rule) for any stage graph and placement, several stages per
-// device included (Mixed-Pipe); dryRun executes all devices' lists against
-// the stage graph's dependencies and reports a deadlock. No MLIR here.
+// forward or backward of one micro-batch (a split backward: its input part I
+// and its weight part W), or the device's optimizer update. Generators build
+// the lists of GPipe, 1F1B with flush, asynchronous 1F1B (FTPipe's depth
+// rule) and zero-bubble ZB-H1 for any stage graph and placement, several
+// stages per device included (Mixed-Pipe); zb-auto's list scheduler, which
+// needs stage costs, is in ZeroBubble.h. dryRun executes all devices' lists
+// against the stage graph's dependencies and reports a deadlock. No MLIR
+// here.
 //
-// Text form of an action: "<stage>F<mb>", "<stage>B<mb>", "U<k>" (the
+// Text form of an action: "<stage>F<mb>", "<stage>B<mb>", "<stage>I<mb>",
+// "<stage>W<mb>" (as torch.distributed.pipelining writes them), "U<k>" (the
 // device's k-th update). A schedule prints as one line per device:
 // "device 0: 0F0 0F1 0B0 ...".
 //
@@ -28,14 +32,24 @@
 namespace ftpipe {
 namespace schedule {
 
-enum class ActionKind : uint8_t { Forward, Backward, Update };
+enum class ActionKind : uint8_t {
+  Forward,
+  /// The whole backward of a stage that does not split.
+  Backward,
+  /// A split backward's input part: the gradients of the stage's inputs
+  /// (what its producers wait for) and the values its weight part needs.
+  InputBackward,
+  /// A split backward's weight part: the parameter gradients.
+  WeightBackward,
+  Update,
+};
 
 /// One step of a device's list.
 struct Action {
   ActionKind kind = ActionKind::Forward;
-  /// Forward/Backward: the stage (unused for Update).
+  /// Forward/backwards: the stage (unused for Update).
   int64_t stage = 0;
-  /// Forward/Backward: the micro-batch (counted over the whole run);
+  /// Forward/backwards: the micro-batch (counted over the whole run);
   /// Update: the update's index k (0, 1, ...).
   int64_t index = 0;
 
@@ -45,6 +59,12 @@ struct Action {
   static Action backward(int64_t stage, int64_t mb) {
     return {ActionKind::Backward, stage, mb};
   }
+  static Action input(int64_t stage, int64_t mb) {
+    return {ActionKind::InputBackward, stage, mb};
+  }
+  static Action weight(int64_t stage, int64_t mb) {
+    return {ActionKind::WeightBackward, stage, mb};
+  }
   static Action update(int64_t k) { return {ActionKind::Update, 0, k}; }
   bool operator==(const Action &other) const {
     return kind == other.kind && stage == other.stage && index == other.index;
@@ -52,7 +72,7 @@ struct Action {
   std::string str() const;
 };
 
-/// Parses "2F0", "1B3", "U0".
+/// Parses "2F0", "1B3", "1I3", "1W3", "U0".
 llvm::Expected<Action> parseAction(llvm::StringRef text);
 
 /// The stages, how data flows between them and where they run.
@@ -85,6 +105,22 @@ struct ScheduleConfig {
   int64_t microBatches = 4;
   /// Optimizer steps in the run (each device updates once per step).
   int64_t steps = 1;
+  /// Zero-bubble kinds: split[s] says whether stage s's backward runs as I
+  /// and W (a stage that does not split keeps its full B); empty: every
+  /// stage splits. Other kinds: must be empty.
+  std::vector<bool> split;
+
+  /// Whether stage s runs I and W rather than B.
+  bool splits(int64_t stage) const {
+    return isZeroBubble(kind) && (split.empty() || split[stage]);
+  }
+};
+
+/// Per stage, the bytes a device keeps for one micro-batch: its activations
+/// from the forward until the backward (B, or I when it splits), and the
+/// values a split backward's I passes to its W (until the W).
+struct StageMemory {
+  std::vector<uint64_t> activationBytes, weightBufferBytes;
 };
 
 /// Per device, its actions in order.
@@ -102,7 +138,14 @@ llvm::Expected<Schedule> parseSchedule(llvm::StringRef text);
 ///  - 1F1B with flush: per step w = min(M, height + 1) forwards, then one B
 ///    and one F alternately, then the remaining Bs;
 ///  - Async: the same 1F1B order over the whole run's micro-batches with
-///    w = height + 1 (FTPipe's depth rule) and no flush.
+///    w = height + 1 (FTPipe's depth rule) and no flush;
+///  - ZB-H1: each device's 1F1B list with I for B on stages that split;
+///    each W runs in a round in which the list's next action may not (its
+///    device's first idle slot; the oldest W first), before the update.
+///    The forwards and backwards keep 1F1B's order, so each device holds
+///    the activations 1F1B holds.
+/// zb-auto needs stage costs: generateZeroBubbleAuto (ZeroBubble.h); here
+/// it is refused.
 /// A device's update k follows the backwards of step k of all its stages;
 /// with GPipe and 1F1B no forward of step k + 1 starts before it. A device
 /// with several stages interleaves their orders as a unit-time list
@@ -113,7 +156,8 @@ llvm::Expected<Schedule> generate(const StageGraph &graph,
 
 /// Per stage, its own order of forwards and backwards (the per-stage orders
 /// that `generate` interleaves per device; the simulator walks them too).
-/// `graph` must be valid.
+/// Under zb-h1 and zb-auto a split stage lists I for B and no W (W goes
+/// where its device is idle). `graph` must be valid.
 std::vector<std::vector<Action>> stageOrders(const StageGraph &graph,
                                              const ScheduleConfig &config);
 
@@ -122,22 +166,30 @@ struct DryRunResult {
   /// Rounds of the unit-time execution until all lists were done.
   int64_t rounds = 0;
   /// Per device, the most micro-batches whose forward ran and whose
-  /// backward did not yet (the activations it keeps at once).
+  /// backward (B or I) did not yet (the activations it keeps at once).
   std::vector<int64_t> peakInFlight;
+  /// Per device, the most micro-batches whose I ran and whose W did not yet.
+  std::vector<int64_t> peakWaitingWeight;
+  /// Per device, the most bytes it kept at once (activations in flight plus
+  /// values waiting for their W), when the dry run was given StageMemory.
+  std::vector<uint64_t> peakBytes;
 };
 
 /// Executes all lists at once, one action per device per round, an action
 /// waiting until its dependencies ran: F(s, m) after F(p, m) of each
-/// producer p (and, with GPipe and 1F1B, after the device's update of the
-/// previous step); B(s, m) after F(s, m) and B(c, m) of each consumer c;
-/// U(k) after the device's backwards of step k, together with the updates
-/// k of its tied devices. Fails
-/// when some list is stuck (a deadlock: names each device's waiting action
-/// and what it waits for), or when the lists miss, repeat or misplace an
-/// action of the run that `config` describes.
+/// producer p (and, with every kind but async, after the device's update of
+/// the previous step); B(s, m) or I(s, m) after F(s, m) and the B or I of
+/// (c, m) of each consumer c; W(s, m) after I(s, m); U(k) after the
+/// device's B, I and W of step k, together with the updates k of its tied
+/// devices. Fails when some list is stuck (a deadlock: names each device's
+/// waiting action and what it waits for), or when the lists miss, repeat or
+/// misplace an action of the run that `config` describes: B on a stage that
+/// splits, I or W on one that does not, a W before its I or after its
+/// step's update. With `memory`, reports peak bytes per device.
 llvm::Expected<DryRunResult> dryRun(const StageGraph &graph,
                                     const ScheduleConfig &config,
-                                    const Schedule &schedule);
+                                    const Schedule &schedule,
+                                    const StageMemory *memory = nullptr);
 
 } // namespace schedule
 } // namespace ftpipe

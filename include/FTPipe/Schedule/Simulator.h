@@ -17,8 +17,12 @@
 // older micro-batch, then the earlier stage. Or, given a Schedule (the
 // per-device lists that generate() builds and the runtime executes), each
 // device runs exactly its list (updates take no time).
-// Recomputation lengthens every backward. The optimizer step is not
-// modelled. No MLIR here: the planner (lib/Partition) and the runtime use it.
+// A split backward (zero-bubble kinds, or lists with I and W) runs as I,
+// which sends the gradients, and W, which waits for its I, each with its
+// own cost. zb-h1 is simulated on the lists generate() builds; zb-auto needs
+// its lists given. Recomputation lengthens every backward (B or I). The
+// optimizer step is not modelled. No MLIR here: the planner (lib/Partition)
+// and the runtime use it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,6 +99,10 @@ struct TimedStageGraph {
   /// Per stage: device, forward, backward and recompute time (ms).
   std::vector<uint32_t> device;
   std::vector<double> fwdMs, bwdMs, recomputeMs;
+  /// Per stage, the parts of its backward when it splits: I (input
+  /// gradients, plus recomputeMs) and W (weight gradients); empty when no
+  /// stage can split.
+  std::vector<double> inputMs, weightMs;
   /// Edges, sorted by (src, dst), at most one per ordered pair.
   std::vector<StageEdge> edges;
   /// Stages in a topological order of the edges.
@@ -111,6 +119,14 @@ struct TimedStageGraph {
   /// The stages, their producers and devices, as the schedule generators
   /// take them (`devices` devices).
   StageGraph topology(int64_t devices) const;
+  /// `graph`'s stages with per-stage costs (a profile, or a test's): each
+  /// stage's backward is input + weight, no recomputation, and every edge
+  /// one tensor of `edgeBytes` each way. `graph` must be valid.
+  static TimedStageGraph withCosts(const StageGraph &graph,
+                                   std::vector<double> fwdMs,
+                                   std::vector<double> inputMs,
+                                   std::vector<double> weightMs,
+                                   uint64_t edgeBytes);
 };
 
 /// Options of the simulator.
@@ -123,6 +139,9 @@ struct SimulatorConfig {
   /// shows. The steady-state period is measured over whole repetitions of
   /// that pattern in the middle half of the run.
   uint32_t asyncMicroBatches = 0;
+  /// Zero-bubble kinds without lists: which stages split (as
+  /// ScheduleConfig::split; empty: all).
+  std::vector<bool> split;
   /// Record the event list (the timeline); off saves memory on big runs.
   bool recordEvents = true;
   /// When it has lists: per device, the exact order of its actions (as
@@ -138,22 +157,29 @@ struct SimulatorConfig {
 
 /// One interval on a device or link track.
 struct SimEvent {
-  enum class Kind : uint8_t { Forward, Backward, Transfer };
+  enum class Kind : uint8_t {
+    Forward,
+    Backward,
+    InputBackward,
+    WeightBackward,
+    Transfer
+  };
   Kind kind = Kind::Forward;
   /// For Transfer: true for gradients flowing backward.
   bool backward = false;
-  /// For Forward/Backward: the stage; for Transfer: the sending stage.
+  /// For compute: the stage; for Transfer: the sending stage.
   uint32_t stage = 0;
   /// For Transfer: the receiving stage.
   uint32_t peer = 0;
   uint32_t microBatch = 0;
-  /// Device that computes (Forward/Backward) or the link's ends (Transfer).
+  /// Device that computes, or the link's ends (Transfer).
   uint32_t device = 0, toDevice = 0;
   double startMs = 0.0, endMs = 0.0;
 
   /// Whether the event is on a link track (a transfer) rather than a device.
   bool onLink() const { return kind == Kind::Transfer; }
-  /// Short label for a trace, e.g. "F s3 mb5", "B s0 mb1", "act s1->s2 mb0".
+  /// Short label for a trace, e.g. "F s3 mb5", "B s0 mb1", "W s0 mb1",
+  /// "act s1->s2 mb0".
   std::string label() const;
 };
 

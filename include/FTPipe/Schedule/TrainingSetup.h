@@ -33,12 +33,24 @@ enum class Kind : uint8_t {
   OneFOneB,
   /// PipeDream-style asynchronous 1F1B without flushes (FTPipe's default).
   Async,
+  /// Zero-bubble ZB-H1 (Qi et al., ICLR 2024): 1F1B with flush whose
+  /// backwards are split into an input part (I, on the critical path) and a
+  /// weight part (W), each W deferred to its device's first idle slot.
+  ZeroBubbleH1,
+  /// Zero-bubble list scheduling from per-stage F/I/W costs and per-device
+  /// memory budgets (schedule::generateZeroBubbleAuto), synchronous.
+  ZeroBubbleAuto,
 };
 
-/// "gpipe", "1f1b" or "async".
+/// Whether `kind` splits backwards into I and W (zb-h1, zb-auto).
+inline bool isZeroBubble(Kind kind) {
+  return kind == Kind::ZeroBubbleH1 || kind == Kind::ZeroBubbleAuto;
+}
+
+/// "gpipe", "1f1b", "async", "zb-h1" or "zb-auto".
 llvm::Expected<Kind> parseKind(llvm::StringRef text);
 llvm::StringRef kindName(Kind kind);
-/// "GPipe", "1F1B with flush", "async (PipeDream 1F1B)".
+/// "GPipe", "1F1B with flush", "async (PipeDream 1F1B)", ...
 llvm::StringRef describeKind(Kind kind);
 
 /// The optimizer, for its state and (in the runtime) its update.

@@ -1,0 +1,47 @@
+//===- ZeroBubble.h - zb-auto: lists from stage costs -----------*- C++ -*-===//
+//
+// zb-auto builds per-device lists of F, I, W (and B for stages that do not
+// split) for any stage graph and placement, several non-adjacent stages per
+// device, tied device groups and messages between any pair of stages
+// included. Greedy list schedulers over (stage x micro-batch x {F, I, W}),
+// one task per device at a time, fed by the stages' F/I/W costs, the
+// messages' transfer times and each device's memory budget, build several
+// candidates; so do ZB-H1 and 1F1B (each W right after its I). Every
+// candidate is dry-run against the budget and simulated (Simulator.h); the
+// shortest simulated step wins. No MLIR here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_SCHEDULE_ZEROBUBBLE_H
+#define FTPIPE_SCHEDULE_ZEROBUBBLE_H
+
+#include "FTPipe/Schedule/Simulator.h"
+
+namespace ftpipe {
+namespace schedule {
+
+/// What a device may keep while zb-auto schedules it.
+struct ZeroBubbleLimits {
+  /// Per stage, the bytes of one micro-batch's activations and W buffer;
+  /// empty lists: memory is not counted.
+  StageMemory memory;
+  /// Per device, the most bytes it may keep at once (activations in flight
+  /// plus values waiting for their W); empty: no limit.
+  std::vector<uint64_t> deviceBudgetBytes;
+};
+
+/// zb-auto's lists for `config` (kind zb-auto; `split` says which stages
+/// split) on `graph` (stages, placement, tied device groups), whose costs
+/// and messages `stages` gives (fwdMs; inputMs + recomputeMs and weightMs of
+/// the stages that split, bwdMs + recomputeMs of the others) over `links`.
+/// Fails when the graph, the costs or the config is invalid, or when no
+/// candidate keeps every device within its budget (names the least peak).
+llvm::Expected<Schedule>
+generateZeroBubbleAuto(const StageGraph &graph, const TimedStageGraph &stages,
+                       const Links &links, const ScheduleConfig &config,
+                       const ZeroBubbleLimits &limits = {});
+
+} // namespace schedule
+} // namespace ftpipe
+
+#endif // FTPIPE_SCHEDULE_ZEROBUBBLE_H

@@ -1,0 +1,354 @@
+//===- ZeroBubble.cpp - zb-auto: zero-bubble lists from stage costs -------===//
+//
+// The greedy candidates come from a timed list scheduler (compute one task
+// per device at a time, a message's transfer time added to its consumer's
+// ready time, no link contention); the simulator, which models the links,
+// then scores every candidate. A device's memory changes only with its own
+// actions, so counting it as the greedy starts them is exact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Schedule/ZeroBubble.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <limits>
+#include <map>
+#include <optional>
+
+using namespace ftpipe::schedule;
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+namespace {
+/// A greedy variant: how many micro-batches each stage may hold in flight
+/// (capFactor x (height + 1), at most M; 0: M), whether a ready forward
+/// goes before a ready backward (I or B), and whether a ready W goes just
+/// before a forward (else it runs only when nothing else may: it is never
+/// on another device's critical path, but a backlog of Ws lengthens the
+/// drain).
+struct Policy {
+  int64_t capFactor = 1;
+  bool forwardFirst = false;
+  bool weightBeforeForward = false;
+};
+
+enum Part : uint8_t { kForward = 0, kBackward = 1, kWeight = 2 };
+
+/// One step (micro-batches 0 .. M-1, then U0 on every device) by list
+/// scheduling under `policy`; nullopt when it gets stuck.
+class ListScheduler {
+public:
+  ListScheduler(const StageGraph &graph, const TimedStageGraph &sg,
+                const Links &links, const ScheduleConfig &config,
+                const ZeroBubbleLimits &limits)
+      : graph(graph), sg(sg), links(links), config(config), limits(limits),
+        consumers(graph.consumers()), heights(graph.heights()) {
+    for (const StageEdge &e : sg.edges)
+      edges[{e.src, e.dst}] = &e;
+  }
+
+  std::optional<Schedule> run(Policy policy) const;
+
+private:
+  double costOf(int64_t s, Part part) const {
+    if (part == kForward)
+      return sg.fwdMs[s];
+    if (part == kWeight)
+      return sg.weightMs[s];
+    return (config.splits(s) ? sg.inputMs[s] : sg.bwdMs[s]) + sg.recomputeMs[s];
+  }
+  /// Transfer time of producer p's activations to consumer c (gradients:
+  /// the other way), 0 on one device or without a recorded edge.
+  double transferMs(int64_t p, int64_t c, bool gradients) const {
+    auto it = edges.find({uint32_t(p), uint32_t(c)});
+    if (it == edges.end())
+      return 0.0;
+    const StageEdge &e = *it->second;
+    return gradients ? links.transferMs(e.bwdBytes, e.bwdTensors,
+                                        graph.device[c], graph.device[p])
+                     : links.transferMs(e.fwdBytes, e.fwdTensors,
+                                        graph.device[p], graph.device[c]);
+  }
+
+  const StageGraph &graph;
+  const TimedStageGraph &sg;
+  const Links &links;
+  const ScheduleConfig &config;
+  const ZeroBubbleLimits &limits;
+  std::vector<std::vector<int64_t>> consumers;
+  std::vector<int64_t> heights;
+  std::map<std::pair<uint32_t, uint32_t>, const StageEdge *> edges;
+};
+} // namespace
+
+std::optional<Schedule> ListScheduler::run(Policy policy) const {
+  int64_t S = graph.stages(), M = config.microBatches, P = graph.devices;
+  auto id = [&](int64_t s, int64_t m, Part part) {
+    return (s * M + m) * 3 + part;
+  };
+  std::vector<int64_t> depsLeft(S * M * 3, 0);
+  std::vector<double> readyAt(S * M * 3, 0.0);
+  // Per device, the tasks whose dependencies all started (ready at readyAt).
+  std::vector<std::vector<int64_t>> released(P);
+  auto release = [&](int64_t s, int64_t m, Part part, double at) {
+    int64_t task = id(s, m, part);
+    readyAt[task] = std::max(readyAt[task], at);
+    if (--depsLeft[task] == 0)
+      released[graph.device[s]].push_back(task);
+  };
+  int64_t total = 0;
+  for (int64_t s = 0; s < S; ++s) {
+    total += (config.splits(s) ? 3 : 2) * M;
+    for (int64_t m = 0; m < M; ++m) {
+      depsLeft[id(s, m, kForward)] = graph.producers[s].size() + 1;
+      depsLeft[id(s, m, kBackward)] = consumers[s].size() + 1;
+      depsLeft[id(s, m, kWeight)] = 1;
+      release(s, m, kForward, 0.0);
+    }
+  }
+  auto bytesOf = [&](const std::vector<uint64_t> &perStage, int64_t s) {
+    return perStage.empty() ? int64_t(0) : int64_t(perStage[s]);
+  };
+  std::vector<int64_t> inFlight(S, 0), deviceInFlight(P, 0), bytes(P, 0);
+  std::vector<double> busyUntil(P, 0.0);
+  Schedule schedule;
+  schedule.devices.resize(P);
+
+  double t = 0.0;
+  for (int64_t done = 0; done < total;) {
+    bool started = false;
+    for (int64_t d = 0; d < P; ++d) {
+      if (busyUntil[d] > t)
+        continue;
+      int64_t best = -1;
+      std::tuple<int, int64_t, int64_t> bestKey;
+      for (int64_t task : released[d]) {
+        if (readyAt[task] > t)
+          continue;
+        int64_t s = task / 3 / M, m = task / 3 % M;
+        Part part = Part(task % 3);
+        if (part == kForward) {
+          int64_t cap = policy.capFactor
+                            ? std::min(M, policy.capFactor * (heights[s] + 1))
+                            : M;
+          uint64_t budget = limits.deviceBudgetBytes.empty()
+                                ? std::numeric_limits<uint64_t>::max()
+                                : limits.deviceBudgetBytes[d];
+          if (inFlight[s] >= cap ||
+              (deviceInFlight[d] > 0 &&
+               uint64_t(bytes[d] + bytesOf(limits.memory.activationBytes, s)) >
+                   budget))
+            continue;
+        }
+        int forwardRank = policy.forwardFirst ? 1 : 3;
+        int rank = part == kForward ? forwardRank
+                   : part == kBackward
+                       ? (policy.forwardFirst ? 3 : 1)
+                       : (policy.weightBeforeForward ? forwardRank - 1 : 4);
+        std::tuple<int, int64_t, int64_t> key{rank, m, s};
+        if (best < 0 || key < bestKey) {
+          best = task;
+          bestKey = key;
+        }
+      }
+      if (best < 0)
+        continue;
+      llvm::erase(released[d], best);
+      int64_t s = best / 3 / M, m = best / 3 % M;
+      Part part = Part(best % 3);
+      double end = t + costOf(s, part);
+      busyUntil[d] = end;
+      started = true;
+      ++done;
+      bool split = config.splits(s);
+      switch (part) {
+      case kForward:
+        schedule.devices[d].push_back(Action::forward(s, m));
+        ++inFlight[s];
+        ++deviceInFlight[d];
+        bytes[d] += bytesOf(limits.memory.activationBytes, s);
+        for (int64_t c : consumers[s])
+          release(c, m, kForward, end + transferMs(s, c, false));
+        release(s, m, kBackward, end);
+        break;
+      case kBackward:
+        schedule.devices[d].push_back(split ? Action::input(s, m)
+                                            : Action::backward(s, m));
+        --inFlight[s];
+        --deviceInFlight[d];
+        bytes[d] -= bytesOf(limits.memory.activationBytes, s);
+        if (split) {
+          bytes[d] += bytesOf(limits.memory.weightBufferBytes, s);
+          release(s, m, kWeight, end);
+        }
+        for (int64_t p : graph.producers[s])
+          release(p, m, kBackward, end + transferMs(p, s, true));
+        break;
+      case kWeight:
+        schedule.devices[d].push_back(Action::weight(s, m));
+        bytes[d] -= bytesOf(limits.memory.weightBufferBytes, s);
+        break;
+      }
+    }
+    if (started)
+      continue; // devices that finished at t choose again
+    double next = std::numeric_limits<double>::infinity();
+    for (int64_t d = 0; d < P; ++d) {
+      if (busyUntil[d] > t)
+        next = std::min(next, busyUntil[d]);
+      for (int64_t task : released[d])
+        if (readyAt[task] > t)
+          next = std::min(next, readyAt[task]);
+    }
+    if (next == std::numeric_limits<double>::infinity())
+      return std::nullopt;
+    t = next;
+  }
+  for (std::vector<Action> &actions : schedule.devices)
+    actions.push_back(Action::update(0));
+  return schedule;
+}
+
+/// 1F1B as the simulator runs it (each device's order of its stages'
+/// forwards and backwards), each split B as I then W at once.
+static llvm::Expected<Schedule> splitOneFOneB(const TimedStageGraph &sg,
+                                              const Links &links,
+                                              const ScheduleConfig &config) {
+  SimulatorConfig oneF;
+  oneF.kind = Kind::OneFOneB;
+  oneF.microBatches = config.microBatches;
+  llvm::Expected<SimResult> result = simulate(sg, links, oneF);
+  if (!result)
+    return result.takeError();
+  Schedule schedule;
+  schedule.devices.resize(links.devices);
+  for (const SimEvent &e : result->events) {
+    std::vector<Action> &actions = schedule.devices[e.device];
+    if (e.kind == SimEvent::Kind::Forward)
+      actions.push_back(Action::forward(e.stage, e.microBatch));
+    else if (e.kind == SimEvent::Kind::Backward && config.splits(e.stage)) {
+      actions.push_back(Action::input(e.stage, e.microBatch));
+      actions.push_back(Action::weight(e.stage, e.microBatch));
+    } else if (e.kind == SimEvent::Kind::Backward)
+      actions.push_back(Action::backward(e.stage, e.microBatch));
+  }
+  for (std::vector<Action> &actions : schedule.devices)
+    actions.push_back(Action::update(0));
+  return schedule;
+}
+
+llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
+    const StageGraph &graph, const TimedStageGraph &sg, const Links &links,
+    const ScheduleConfig &config, const ZeroBubbleLimits &limits) {
+  if (config.kind != Kind::ZeroBubbleAuto)
+    return fail("generateZeroBubbleAuto builds zb-auto, not " +
+                kindName(config.kind));
+  if (llvm::Error error = graph.validate())
+    return std::move(error);
+  int64_t S = graph.stages();
+  if (int64_t(sg.numStages()) != S || !llvm::equal(sg.device, graph.device) ||
+      uint64_t(graph.devices) != links.devices)
+    return fail("zb-auto: the timed stage graph, the stage graph and the "
+                "links disagree on the stages or devices");
+  for (int64_t s = 0; s < S; ++s)
+    if (config.splits(s) &&
+        (sg.inputMs.size() != size_t(S) || sg.weightMs.size() != size_t(S)))
+      return fail("zb-auto: stage " + llvm::Twine(s) +
+                  " splits, the stage graph has no I and W costs");
+  auto sized = [&](const std::vector<uint64_t> &list, int64_t n) {
+    return list.empty() || int64_t(list.size()) == n;
+  };
+  if (!sized(limits.memory.activationBytes, S) ||
+      !sized(limits.memory.weightBufferBytes, S) ||
+      !sized(limits.deviceBudgetBytes, graph.devices))
+    return fail("zb-auto: the memory limits do not name every stage and "
+                "device");
+
+  ScheduleConfig one = config;
+  one.steps = 1;
+  std::vector<Schedule> candidates;
+  ScheduleConfig h1 = one;
+  h1.kind = Kind::ZeroBubbleH1;
+  if (llvm::Expected<Schedule> lists = generate(graph, h1))
+    candidates.push_back(std::move(*lists));
+  else
+    return lists.takeError();
+  if (llvm::Expected<Schedule> lists = splitOneFOneB(sg, links, one))
+    candidates.push_back(std::move(*lists));
+  else
+    return lists.takeError();
+  ListScheduler greedy(graph, sg, links, one, limits);
+  for (int64_t capFactor : {1, 2, 4, 0})
+    for (bool forwardFirst : {false, true})
+      for (bool weightBeforeForward : {false, true})
+        if (std::optional<Schedule> lists =
+                greedy.run({capFactor, forwardFirst, weightBeforeForward}))
+          candidates.push_back(std::move(*lists));
+
+  // Byte counts for the dry run: what limits gives, else nothing counted.
+  StageMemory memory = limits.memory;
+  memory.activationBytes.resize(S, 0);
+  memory.weightBufferBytes.resize(S, 0);
+  std::optional<Schedule> best;
+  double bestMs = 0.0;
+  uint64_t leastPeak = std::numeric_limits<uint64_t>::max();
+  int64_t leastPeakDevice = 0;
+  for (Schedule &candidate : candidates) {
+    llvm::Expected<DryRunResult> dry = dryRun(graph, one, candidate, &memory);
+    if (!dry)
+      return dry.takeError(); // a bug in a generator
+    bool fits = true;
+    uint64_t worst = 0;
+    int64_t worstDevice = 0;
+    for (int64_t d = 0; d < graph.devices; ++d) {
+      if (dry->peakBytes[d] > worst) {
+        worst = dry->peakBytes[d];
+        worstDevice = d;
+      }
+      fits &= limits.deviceBudgetBytes.empty() ||
+              dry->peakBytes[d] <= limits.deviceBudgetBytes[d];
+    }
+    if (!fits) {
+      if (worst < leastPeak) {
+        leastPeak = worst;
+        leastPeakDevice = worstDevice;
+      }
+      continue;
+    }
+    SimulatorConfig simConfig;
+    simConfig.kind = Kind::ZeroBubbleAuto;
+    simConfig.microBatches = config.microBatches;
+    simConfig.recordEvents = false;
+    simConfig.orders = candidate;
+    llvm::Expected<SimResult> sim = simulate(sg, links, simConfig);
+    if (!sim)
+      return sim.takeError();
+    if (!best || sim->msPerMiniBatch < bestMs) {
+      best = std::move(candidate);
+      bestMs = sim->msPerMiniBatch;
+    }
+  }
+  if (!best)
+    return fail(llvm::formatv("zb-auto: no schedule keeps every device within "
+                              "its memory budget (the least peak: {0} bytes "
+                              "on device {1})",
+                              leastPeak, leastPeakDevice)
+                    .str());
+
+  // The same lists every step, micro-batches renumbered, then the update.
+  Schedule schedule;
+  schedule.devices.resize(graph.devices);
+  for (int64_t step = 0; step < config.steps; ++step)
+    for (int64_t d = 0; d < graph.devices; ++d)
+      for (const Action &action : best->devices[d])
+        schedule.devices[d].push_back(
+            action.kind == ActionKind::Update
+                ? Action::update(step)
+                : Action{action.kind, action.stage,
+                         action.index + step * config.microBatches});
+  return schedule;
+}

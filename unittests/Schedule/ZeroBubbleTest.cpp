@@ -1,0 +1,373 @@
+//===- ZeroBubbleTest.cpp - Split backwards, zb-h1, zb-auto, torch CSV ----===//
+//
+// The dry run's checks of I and W and its byte counts, the simulator's I
+// and W, ZB-H1's bubble on a chain with equal costs against the ZB paper's
+// (p-1)(F+B-W), property tests of zb-h1 and zb-auto on random stage DAGs
+// and placements, and torch.distributed.pipelining's own zero-bubble CSVs
+// (torch/make_csv.py) read, dry-run and written back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Schedule/ZeroBubble.h"
+#include "FTPipe/Schedule/Simulator.h"
+#include "FTPipe/Schedule/TorchCsv.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+#include <random>
+
+using namespace ftpipe::schedule;
+
+namespace {
+
+template <typename T> std::string outcome(llvm::Expected<T> &value) {
+  return value ? std::string("success") : llvm::toString(value.takeError());
+}
+template <typename T> std::string outcome(llvm::Expected<T> &&value) {
+  return outcome(value);
+}
+
+Schedule parsed(const char *text) {
+  llvm::Expected<Schedule> schedule = parseSchedule(text);
+  EXPECT_EQ(outcome(schedule), "success");
+  return schedule ? *schedule : Schedule();
+}
+
+TEST(ZeroBubbleDryRun, ChecksSplitActions) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  ScheduleConfig config{Kind::ZeroBubbleH1, 1, 1};
+  auto check = [&](const char *text, const std::string &message) {
+    EXPECT_EQ(outcome(dryRun(graph, config, parsed(text))), message) << text;
+  };
+  check("device 0: 0F0 0I0 0W0 U0\ndevice 1: 1F0 1I0 1W0 U0\n", "success");
+  check("device 0: 0F0 0B0 U0\ndevice 1: 1F0 1I0 1W0 U0\n",
+        "device 0 lists 0B0, but stage 0 splits its backward into I and W");
+  check("device 0: 0F0 0W0 0I0 U0\ndevice 1: 1F0 1I0 1W0 U0\n",
+        "device 0 lists 0W0, but not after 0I0");
+  check("device 0: 0F0 0I0 U0 0W0\ndevice 1: 1F0 1I0 1W0 U0\n",
+        "device 0 lists U0, but not after 0W0");
+  check("device 0: 0F0 0I0 0W0 0W0 U0\ndevice 1: 1F0 1I0 1W0 U0\n",
+        "device 0 lists 0W0 twice");
+  check("device 0: 0F0 0I0 0W0 U0\ndevice 1: 1F0 1I0 U0\n",
+        "device 1 lists U0, but not after 1W0");
+  // The producer's I waits for the consumer's I (not a B).
+  check("device 0: 0F0 0I0 0W0 U0\ndevice 1: 1I0 1F0 1W0 U0\n",
+        "the schedule deadlocks after 1 rounds: device 0 at 0I0 waits for "
+        "1I0; device 1 at 1I0 waits for 1F0");
+  // Stage 1 does not split: it keeps B, and stage 0's I waits for it.
+  config.split = {true, false};
+  check("device 0: 0F0 0I0 0W0 U0\ndevice 1: 1F0 1B0 U0\n", "success");
+  check("device 0: 0F0 0I0 0W0 U0\ndevice 1: 1F0 1I0 1W0 U0\n",
+        "device 1 lists 1I0, but stage 1 does not split its backward (under "
+        "zb-h1)");
+  check("device 0: 0F0 0I0 0W0 U0\ndevice 1: 1B0 1F0 U0\n",
+        "the schedule deadlocks after 1 rounds: device 0 at 0I0 waits for "
+        "1B0; device 1 at 1B0 waits for 1F0");
+  config.kind = Kind::OneFOneB;
+  check("device 0: 0F0 0B0 U0\ndevice 1: 1F0 1B0 U0\n",
+        "only zero-bubble schedules split backwards, not 1f1b");
+  config.kind = Kind::ZeroBubbleH1;
+  config.split = {true};
+  check("device 0: 0F0 0I0 0W0 U0\ndevice 1: 1F0 1I0 1W0 U0\n",
+        "the split list names 1 stages, the stage graph has 2");
+}
+
+TEST(ZeroBubbleDryRun, PeakBytes) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  ScheduleConfig config{Kind::ZeroBubbleH1, 2, 1};
+  StageMemory memory{{100, 10}, {7, 3}};
+  Schedule schedule = parsed("device 0: 0F0 0F1 0I0 0I1 0W0 0W1 U0\n"
+                             "device 1: 1F0 1I0 1F1 1I1 1W0 1W1 U0\n");
+  llvm::Expected<DryRunResult> result =
+      dryRun(graph, config, schedule, &memory);
+  ASSERT_EQ(outcome(result), "success");
+  // Device 0: two activations (200), then 0I0 adds its W buffer (7) before
+  // its activations go. Device 1: 1F1 (10) beside 1I0's buffer (3), then
+  // 1I1's buffer (3) before 1F1's activations go.
+  EXPECT_EQ(result->peakBytes, (std::vector<uint64_t>{207, 16}));
+  EXPECT_EQ(result->peakInFlight, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(result->peakWaitingWeight, (std::vector<int64_t>{2, 2}));
+  llvm::Expected<DryRunResult> uncounted = dryRun(graph, config, schedule);
+  ASSERT_EQ(outcome(uncounted), "success");
+  EXPECT_TRUE(uncounted->peakBytes.empty());
+}
+
+/// The stages of `graph` with the given costs (ms), every edge one tensor
+/// of `bytes` both ways.
+TimedStageGraph timed(const StageGraph &graph, std::vector<double> fwd,
+                      std::vector<double> input, std::vector<double> weight,
+                      uint64_t bytes = 0) {
+  return TimedStageGraph::withCosts(graph, std::move(fwd), std::move(input),
+                                    std::move(weight), bytes);
+}
+
+SimResult simulated(const TimedStageGraph &sg, const Links &links, Kind kind,
+                    uint32_t microBatches, Schedule orders = {}) {
+  SimulatorConfig config;
+  config.kind = kind;
+  config.microBatches = microBatches;
+  config.orders = std::move(orders);
+  llvm::Expected<SimResult> result = simulate(sg, links, config);
+  EXPECT_EQ(outcome(result), "success");
+  return result ? *result : SimResult();
+}
+
+TEST(ZeroBubbleSimulator, SplitBackwardRunsIThenW) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  TimedStageGraph sg = timed(graph, {1, 1}, {2, 2}, {3, 3});
+  Links links = Links::uniform(2, 1e9, 0.0);
+  // I sends the gradients: stage 0's I starts when stage 1's I ends (4),
+  // not when its W does (7).
+  SimResult split =
+      simulated(sg, links, Kind::ZeroBubbleH1, 1,
+                parsed("device 0: 0F0 0I0 0W0 U0\ndevice 1: 1F0 1I0 1W0 U0\n"));
+  EXPECT_DOUBLE_EQ(split.makespanMs, 9.0);
+  std::vector<std::string> labels;
+  for (const SimEvent &e : split.events)
+    if (!e.onLink())
+      labels.push_back(e.label() + " @" + std::to_string(int(e.startMs)));
+  llvm::sort(labels);
+  EXPECT_EQ(labels, (std::vector<std::string>{"F s0 mb0 @0", "F s1 mb0 @1",
+                                              "I s0 mb0 @4", "I s1 mb0 @2",
+                                              "W s0 mb0 @6", "W s1 mb0 @4"}));
+  // Unsplit, each backward takes I + W.
+  SimResult whole =
+      simulated(sg, links, Kind::OneFOneB, 1,
+                parsed("device 0: 0F0 0B0 U0\ndevice 1: 1F0 1B0 U0\n"));
+  EXPECT_DOUBLE_EQ(whole.makespanMs, 12.0);
+  // A stage that splits somewhere must split everywhere.
+  SimulatorConfig mixed;
+  mixed.orders = parsed(
+      "device 0: 0F0 0F1 0I0 0W0 0B1 U0\ndevice 1: 1F0 1F1 1B0 1B1 U0\n");
+  EXPECT_THAT(outcome(simulate(sg, links, mixed)),
+              testing::HasSubstr("runs stage 0's full backward, and "
+                                 "elsewhere its I and W"));
+}
+
+// ZB-H1 on a chain of p stages on p devices, F = I = W = 1, no transfer
+// time: every device computes 3M, and the step takes 3M + (p-1), so each
+// device idles (p-1)(F+B-W) = (p-1) with B the input part (the ZB paper's
+// ZB-H1 bubble); 1F1B idles (p-1)(F+B+W) = 3(p-1).
+TEST(ZeroBubbleH1, BubbleMatchesThePaper) {
+  for (int64_t p : {2, 3, 4, 6})
+    for (int64_t m : {p, p + 1, 2 * p, 3 * p}) {
+      std::vector<int64_t> placement;
+      for (int64_t s = 0; s < p; ++s)
+        placement.push_back(s);
+      StageGraph graph = StageGraph::chain(placement);
+      std::vector<double> ones(p, 1.0);
+      TimedStageGraph sg = timed(graph, ones, ones, ones);
+      Links links = Links::uniform(p, 1e9, 0.0);
+      SimResult zb = simulated(sg, links, Kind::ZeroBubbleH1, m);
+      SimResult oneF = simulated(sg, links, Kind::OneFOneB, m);
+      double busy = 3.0 * m;
+      EXPECT_DOUBLE_EQ(zb.makespanMs, busy + (p - 1) * (1.0 + 1.0 - 1.0))
+          << "p=" << p << " M=" << m;
+      EXPECT_DOUBLE_EQ(oneF.makespanMs, busy + (p - 1) * (1.0 + 1.0 + 1.0))
+          << "p=" << p << " M=" << m;
+      for (double deviceBusy : zb.deviceBusyMs)
+        EXPECT_DOUBLE_EQ(deviceBusy, busy);
+    }
+}
+
+/// A random stage DAG (stages in topological order, each reading one to
+/// three earlier ones) on a random placement, several stages per device,
+/// sometimes a tied device group.
+StageGraph randomGraph(std::mt19937 &rng) {
+  int64_t stages = 1 + rng() % 7, devices = 1 + rng() % stages;
+  StageGraph graph;
+  graph.devices = devices;
+  graph.producers.resize(stages);
+  for (int64_t s = 0; s < stages; ++s) {
+    graph.device.push_back(s < devices ? s : rng() % devices);
+    for (int64_t k = 0, n = s ? 1 + rng() % 3 : 0; k < n; ++k) {
+      int64_t p = rng() % s;
+      if (!llvm::is_contained(graph.producers[s], p))
+        graph.producers[s].push_back(p);
+    }
+  }
+  std::shuffle(graph.device.begin(), graph.device.end(), rng);
+  if (devices > 1 && rng() % 2)
+    graph.tiedDevices = {{0, static_cast<int64_t>(rng() % devices)}};
+  return graph;
+}
+
+std::vector<bool> randomSplit(std::mt19937 &rng, int64_t stages) {
+  std::vector<bool> split;
+  if (rng() % 2)
+    for (int64_t s = 0; s < stages; ++s)
+      split.push_back(rng() % 4 != 0);
+  return split;
+}
+
+// Every zb-h1 schedule runs dry, and no device holds more activations in
+// flight than under 1F1B with flush.
+TEST(ZeroBubbleProperty, H1RunsDryWithinOneFOneBsActivations) {
+  std::mt19937 rng(27);
+  for (int trial = 0; trial < 300; ++trial) {
+    StageGraph graph = randomGraph(rng);
+    ScheduleConfig zb{Kind::ZeroBubbleH1, int64_t(1 + rng() % 6),
+                      int64_t(1 + rng() % 3), randomSplit(rng, graph.stages())};
+    ScheduleConfig oneF{Kind::OneFOneB, zb.microBatches, zb.steps};
+    llvm::Expected<Schedule> lists = generate(graph, zb);
+    ASSERT_EQ(outcome(lists), "success") << "trial " << trial;
+    llvm::Expected<DryRunResult> dry = dryRun(graph, zb, *lists);
+    ASSERT_EQ(outcome(dry), "success") << "trial " << trial << "\n"
+                                       << lists->str();
+    llvm::Expected<Schedule> oneFLists = generate(graph, oneF);
+    ASSERT_EQ(outcome(oneFLists), "success");
+    llvm::Expected<DryRunResult> oneFDry = dryRun(graph, oneF, *oneFLists);
+    ASSERT_EQ(outcome(oneFDry), "success");
+    for (int64_t d = 0; d < graph.devices; ++d)
+      EXPECT_LE(dry->peakInFlight[d], oneFDry->peakInFlight[d])
+          << "trial " << trial << " device " << d << "\n"
+          << lists->str() << oneFLists->str();
+  }
+}
+
+// Every zb-auto schedule runs dry, and its simulated step is never slower
+// than 1F1B's on the same stages, costs and links (I + W = B).
+TEST(ZeroBubbleProperty, AutoRunsDryNeverSlowerThanOneFOneB) {
+  std::mt19937 rng(2701);
+  std::uniform_real_distribution<double> cost(0.5, 4.0);
+  for (int trial = 0; trial < 150; ++trial) {
+    StageGraph graph = randomGraph(rng);
+    int64_t n = graph.stages();
+    std::vector<double> fwd, input, weight;
+    for (int64_t s = 0; s < n; ++s) {
+      fwd.push_back(cost(rng));
+      input.push_back(cost(rng));
+      weight.push_back(cost(rng));
+    }
+    TimedStageGraph sg =
+        timed(graph, fwd, input, weight, /*bytes=*/uint64_t(rng() % 3) << 20);
+    Links links = Links::uniform(graph.devices, 10.0, 5.0);
+    ScheduleConfig config{Kind::ZeroBubbleAuto, int64_t(1 + rng() % 8),
+                          int64_t(1 + rng() % 2), randomSplit(rng, n)};
+    llvm::Expected<Schedule> lists =
+        generateZeroBubbleAuto(graph, sg, links, config);
+    ASSERT_EQ(outcome(lists), "success") << "trial " << trial;
+    ASSERT_EQ(outcome(dryRun(graph, config, *lists)), "success")
+        << "trial " << trial << "\n"
+        << lists->str();
+    ScheduleConfig oneStep = config;
+    oneStep.steps = 1;
+    llvm::Expected<Schedule> step =
+        generateZeroBubbleAuto(graph, sg, links, oneStep);
+    ASSERT_EQ(outcome(step), "success");
+    SimResult zb = simulated(sg, links, Kind::ZeroBubbleAuto,
+                             uint32_t(config.microBatches), *step);
+    SimResult oneF =
+        simulated(sg, links, Kind::OneFOneB, uint32_t(config.microBatches));
+    EXPECT_LE(zb.msPerMiniBatch, oneF.msPerMiniBatch * (1 + 1e-9))
+        << "trial " << trial << "\n"
+        << step->str();
+  }
+}
+
+TEST(ZeroBubbleAuto, KeepsWithinTheMemoryBudget) {
+  // A chain of 4 stages on 4 devices, 8 micro-batches, equal costs.
+  StageGraph graph = StageGraph::chain({0, 1, 2, 3});
+  std::vector<double> ones(4, 1.0);
+  TimedStageGraph sg = timed(graph, ones, ones, ones);
+  Links links = Links::uniform(4, 1e9, 0.0);
+  ScheduleConfig config{Kind::ZeroBubbleAuto, 8, 1};
+  ZeroBubbleLimits limits;
+  limits.memory = {{100, 100, 100, 100}, {10, 10, 10, 10}};
+  auto check = [&](double stepMs) {
+    llvm::Expected<Schedule> lists =
+        generateZeroBubbleAuto(graph, sg, links, config, limits);
+    ASSERT_EQ(outcome(lists), "success");
+    llvm::Expected<DryRunResult> dry =
+        dryRun(graph, config, *lists, &limits.memory);
+    ASSERT_EQ(outcome(dry), "success");
+    for (int64_t d = 0; d < 4; ++d)
+      EXPECT_LE(dry->peakBytes[d], limits.deviceBudgetBytes[d]) << d;
+    SimResult zb = simulated(sg, links, Kind::ZeroBubbleAuto, 8, *lists);
+    EXPECT_LE(zb.makespanMs, stepMs);
+  };
+  // ZB-H1's memory: at least ZB-H1's step, 3M + p - 1.
+  ScheduleConfig h1{Kind::ZeroBubbleH1, 8, 1};
+  llvm::Expected<DryRunResult> h1Dry =
+      dryRun(graph, h1, *generate(graph, h1), &limits.memory);
+  ASSERT_EQ(outcome(h1Dry), "success");
+  limits.deviceBudgetBytes = h1Dry->peakBytes;
+  check(3.0 * 8 + 3);
+  // 1F1B's memory (its activations and one W buffer): 1F1B's step at most,
+  // 3M + 3(p - 1).
+  limits.deviceBudgetBytes = {410, 310, 210, 110};
+  check(3.0 * 8 + 9);
+  limits.deviceBudgetBytes = {50, 440, 440, 440};
+  EXPECT_THAT(outcome(generateZeroBubbleAuto(graph, sg, links, config, limits)),
+              testing::HasSubstr("no schedule keeps every device within its "
+                                 "memory budget"));
+  EXPECT_THAT(outcome(generate(graph, config)),
+              testing::HasSubstr("zb-auto is built from stage costs"));
+}
+
+std::string torchCsv(const std::string &name) {
+  auto buffer = llvm::MemoryBuffer::getFile(
+      std::string(FTPIPE_SCHEDULE_TORCH_DIR) + "/" + name);
+  EXPECT_TRUE(bool(buffer)) << name;
+  return buffer ? (*buffer)->getBuffer().str() : std::string();
+}
+
+// torch's ScheduleZBVZeroBubble (stages in a V: rank r holds r and
+// 2p-1-r) and ScheduleInterleavedZeroBubble (rank r holds r and r + p), as
+// torch/make_csv.py dumps them, on a chain whose placement agrees.
+TEST(TorchCsv, TorchZeroBubbleSchedulesRunDry) {
+  struct Case {
+    const char *file;
+    std::vector<int64_t> placement;
+    int64_t microBatches;
+  };
+  for (const Case &c :
+       {Case{"zbv-2ranks-4stages-mb4.csv", {0, 1, 1, 0}, 4},
+        Case{"zbv-4ranks-8stages-mb8.csv", {0, 1, 2, 3, 3, 2, 1, 0}, 8},
+        Case{"interleaved-zb-2ranks-4stages-mb4.csv", {0, 1, 0, 1}, 4}}) {
+    std::string text = torchCsv(c.file);
+    llvm::Expected<Schedule> schedule = parseTorchCsv(text);
+    ASSERT_EQ(outcome(schedule), "success") << c.file;
+    StageGraph graph = StageGraph::chain(c.placement);
+    ScheduleConfig config{Kind::ZeroBubbleH1, c.microBatches, 1};
+    StageMemory memory{std::vector<uint64_t>(c.placement.size(), 8),
+                       std::vector<uint64_t>(c.placement.size(), 1)};
+    llvm::Expected<DryRunResult> dry =
+        dryRun(graph, config, *schedule, &memory);
+    ASSERT_EQ(outcome(dry), "success") << c.file;
+    EXPECT_EQ(dry->peakBytes.size(), size_t(graph.devices));
+    // Written back in torch's form, it reads as the same lists.
+    llvm::Expected<std::string> written = toTorchCsv(*schedule);
+    ASSERT_EQ(outcome(written), "success");
+    llvm::Expected<Schedule> again = parseTorchCsv(*written);
+    ASSERT_EQ(outcome(again), "success");
+    EXPECT_EQ(again->devices, schedule->devices) << c.file;
+    // On another placement the stage map disagrees.
+    std::vector<int64_t> chain(c.placement.size());
+    for (size_t s = 0; s < chain.size(); ++s)
+      chain[s] = int64_t(s * graph.devices / chain.size());
+    EXPECT_THAT(outcome(dryRun(StageGraph::chain(chain), config, *schedule)),
+                testing::HasSubstr("is not on it"))
+        << c.file;
+  }
+}
+
+TEST(TorchCsv, WritesTorchsForm) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  ScheduleConfig config{Kind::ZeroBubbleH1, 2, 1};
+  llvm::Expected<Schedule> schedule = generate(graph, config);
+  ASSERT_EQ(outcome(schedule), "success");
+  llvm::Expected<std::string> csv = toTorchCsv(*schedule);
+  ASSERT_EQ(outcome(csv), "success");
+  EXPECT_EQ(*csv, "0F0,0F1,0I0,0W0,0I1,0W1\r\n"
+                  "1F0,1I0,1F1,1I1,1W0,1W1\r\n");
+  config.steps = 2;
+  EXPECT_THAT(outcome(toTorchCsv(*generate(graph, config))),
+              testing::HasSubstr("torch's CSV holds one step"));
+  EXPECT_THAT(outcome(parseTorchCsv("0F0,0SEND_F0\r\n")),
+              testing::HasSubstr("'0SEND_F0' is not a compute action"));
+}
+
+} // namespace
