@@ -91,6 +91,11 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
 
   for (const Action &action : actions) {
     switch (action.kind) {
+    case ActionKind::InputBackward:
+    case ActionKind::WeightBackward:
+      // Split backwards (zero-bubble schedules) do not run here yet, and
+      // their buffers are not counted: no prediction.
+      return std::nullopt;
     case ActionKind::Forward: {
       const StageMemory &stage = needs[action.stage];
       inFlight[{action.stage, action.index}] = version;

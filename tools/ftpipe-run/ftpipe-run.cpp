@@ -398,8 +398,13 @@ int main(int argc, char **argv) {
   setup.schedule = fromPlan(scheduleName)
                        ? planned->schedule
                        : orDie(schedule::parseKind(scheduleName));
-  if (microBatches < 1 || microBatches > (1 << 20))
-    die("--micro-batches must be from 1 to 2^20");
+  // Checked before the narrowing below; checkRunSettings bounds the whole
+  // schedule once the setup is known.
+  if (llvm::Error error = checkSizeOption(
+          microBatches,
+          kMaxScheduleActions / (2 * std::max<int64_t>(graph.stages(), 1)),
+          "--micro-batches"))
+    die(llvm::toString(std::move(error)));
   setup.microBatches =
       fromPlan(microBatches) ? planned->microBatches : uint32_t(microBatches);
   setup.weightVersions =

@@ -36,8 +36,8 @@ public:
     return inputs;
   }
   bool computesLoss() const override { return true; }
-  std::optional<StageMemory> memory() const override {
-    StageMemory memory;
+  std::optional<ftpipe::runtime::StageMemory> memory() const override {
+    ftpipe::runtime::StageMemory memory;
     memory.savedBytes = kSaved * sizeof(float);
     memory.dataBytes = kBatch * kFeatures * sizeof(float);
     return memory;

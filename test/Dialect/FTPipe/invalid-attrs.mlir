@@ -228,6 +228,6 @@ func.func private @f() attributes {t = #ftpipe.training<schedule = "async", micr
 // -----
 
 // Tests that a training setup's values are the options' spellings.
-// expected-error @+2 {{unknown schedule 'zb' (gpipe, 1f1b or async)}}
+// expected-error @+2 {{unknown schedule 'zb' (gpipe, 1f1b, async, zb-h1 or zb-auto)}}
 // expected-error @+1 {{failed to parse FTPipe_TrainingAttr parameter 'schedule'}}
 func.func private @f() attributes {t = #ftpipe.training<schedule = "zb", microbatches = 4, optimizer = "adam", weight_versions = "none", recompute = "true">}
