@@ -9,6 +9,8 @@
 
 #include "FTPipe/Schedule/Schedule.h"
 
+#include "RandomStageGraph.h"
+
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "gmock/gmock.h"
@@ -183,21 +185,7 @@ TEST(ScheduleGenerate, RefusesBadGraphs) {
 TEST(ScheduleProperty, RandomGraphsNeverDeadlock) {
   std::mt19937 rng(12);
   for (int trial = 0; trial < 300; ++trial) {
-    int64_t stages = 1 + rng() % 7, devices = 1 + rng() % stages;
-    StageGraph graph;
-    graph.devices = devices;
-    graph.producers.resize(stages);
-    for (int64_t s = 0; s < stages; ++s) {
-      graph.device.push_back(s < devices ? s : rng() % devices);
-      for (int64_t k = 0, n = s ? 1 + rng() % 3 : 0; k < n; ++k) {
-        int64_t p = rng() % s;
-        if (!llvm::is_contained(graph.producers[s], p))
-          graph.producers[s].push_back(p);
-      }
-    }
-    std::shuffle(graph.device.begin(), graph.device.end(), rng);
-    if (devices > 1 && rng() % 2)
-      graph.tiedDevices = {{0, static_cast<int64_t>(rng() % devices)}};
+    StageGraph graph = test::randomGraph(rng);
     // GPipe, 1F1B, async or zb-h1.
     ScheduleConfig config{static_cast<Kind>(rng() % 4),
                           static_cast<int64_t>(1 + rng() % 5),

@@ -9,8 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Schedule/ZeroBubble.h"
+
 #include "FTPipe/Schedule/Simulator.h"
 #include "FTPipe/Schedule/TorchCsv.h"
+#include "RandomStageGraph.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "gmock/gmock.h"
@@ -172,28 +174,6 @@ TEST(ZeroBubbleH1, BubbleMatchesThePaper) {
     }
 }
 
-/// A random stage DAG (stages in topological order, each reading one to
-/// three earlier ones) on a random placement, several stages per device,
-/// sometimes a tied device group.
-StageGraph randomGraph(std::mt19937 &rng) {
-  int64_t stages = 1 + rng() % 7, devices = 1 + rng() % stages;
-  StageGraph graph;
-  graph.devices = devices;
-  graph.producers.resize(stages);
-  for (int64_t s = 0; s < stages; ++s) {
-    graph.device.push_back(s < devices ? s : rng() % devices);
-    for (int64_t k = 0, n = s ? 1 + rng() % 3 : 0; k < n; ++k) {
-      int64_t p = rng() % s;
-      if (!llvm::is_contained(graph.producers[s], p))
-        graph.producers[s].push_back(p);
-    }
-  }
-  std::shuffle(graph.device.begin(), graph.device.end(), rng);
-  if (devices > 1 && rng() % 2)
-    graph.tiedDevices = {{0, static_cast<int64_t>(rng() % devices)}};
-  return graph;
-}
-
 std::vector<bool> randomSplit(std::mt19937 &rng, int64_t stages) {
   std::vector<bool> split;
   if (rng() % 2)
@@ -207,7 +187,7 @@ std::vector<bool> randomSplit(std::mt19937 &rng, int64_t stages) {
 TEST(ZeroBubbleProperty, H1RunsDryWithinOneFOneBsActivations) {
   std::mt19937 rng(27);
   for (int trial = 0; trial < 300; ++trial) {
-    StageGraph graph = randomGraph(rng);
+    StageGraph graph = test::randomGraph(rng);
     ScheduleConfig zb{Kind::ZeroBubbleH1, int64_t(1 + rng() % 6),
                       int64_t(1 + rng() % 3), randomSplit(rng, graph.stages())};
     ScheduleConfig oneF{Kind::OneFOneB, zb.microBatches, zb.steps};
@@ -233,7 +213,7 @@ TEST(ZeroBubbleProperty, AutoRunsDryNeverSlowerThanOneFOneB) {
   std::mt19937 rng(2701);
   std::uniform_real_distribution<double> cost(0.5, 4.0);
   for (int trial = 0; trial < 150; ++trial) {
-    StageGraph graph = randomGraph(rng);
+    StageGraph graph = test::randomGraph(rng);
     int64_t n = graph.stages();
     std::vector<double> fwd, input, weight;
     for (int64_t s = 0; s < n; ++s) {
