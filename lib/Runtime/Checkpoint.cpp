@@ -31,9 +31,10 @@ static llvm::Error fail(const llvm::Twine &message) {
 }
 
 static constexpr int64_t kFormatVersion = 1;
-/// Runtime tags of the gathering of file records (Communicator.h).
-static constexpr int64_t kRecordSizeTag = kRuntimeTagBase + 11;
-static constexpr int64_t kRecordTag = kRuntimeTagBase + 12;
+/// Runtime tags of the gathering of file records (RuntimeTags.h).
+static constexpr int64_t kRecordSizeTag =
+    tagOf(RuntimeTag::CheckpointRecordSize);
+static constexpr int64_t kRecordTag = tagOf(RuntimeTag::CheckpointRecord);
 
 static std::string checksum(llvm::StringRef bytes) {
   return llvm::formatv("{0:x-16}", llvm::xxh3_64bits(bytes)).str();

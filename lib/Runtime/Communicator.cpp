@@ -34,7 +34,8 @@ void ftpipe::runtime::reportFailure(const std::string &message) {
 
 void Communicator::barrier(int64_t generation) {
   char token = 0;
-  int64_t arrive = kRuntimeTagBase, release = kRuntimeTagBase + 1;
+  int64_t arrive = tagOf(RuntimeTag::BarrierArrive),
+          release = tagOf(RuntimeTag::BarrierRelease);
   if (device() == 0) {
     for (int64_t d = 1; d < devices(); ++d)
       recv(d, arrive, generation, &token, 1);

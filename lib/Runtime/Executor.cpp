@@ -383,7 +383,7 @@ DeviceExecutor::update(int64_t k,
   for (const auto &[name, holders] : placement) {
     if (holders.size() < 2)
       continue;
-    int64_t gradTag = kRuntimeTagBase + 16 + 2 * tied;
+    int64_t gradTag = tiedGradientTag(tied);
     ++tied;
     if (!sums.count(name))
       continue;
@@ -419,7 +419,7 @@ DeviceExecutor::update(int64_t k,
   for (const auto &[name, holders] : placement) {
     if (holders.size() < 2)
       continue;
-    int64_t valueTag = kRuntimeTagBase + 16 + 2 * tied + 1;
+    int64_t valueTag = tiedValueTag(tied);
     ++tied;
     if (!live.count(name))
       continue;

@@ -53,9 +53,9 @@ struct Record {
 };
 static_assert(sizeof(Record) == 32, "records are 32 bytes on the wire");
 
-/// Runtime tags of the address exchange (Communicator.h).
-constexpr int64_t kAddressTag = kRuntimeTagBase + 13;
-constexpr int64_t kTableTag = kRuntimeTagBase + 14;
+/// Runtime tags of the address exchange (RuntimeTags.h).
+constexpr int64_t kAddressTag = tagOf(RuntimeTag::FailureDetectorAddress);
+constexpr int64_t kTableTag = tagOf(RuntimeTag::FailureDetectorTable);
 
 struct Address {
   uint32_t ip = 0;

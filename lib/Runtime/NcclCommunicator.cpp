@@ -19,8 +19,8 @@ bool ftpipe::runtime::haveNccl() { return true; }
 namespace {
 
 /// Tags of the bootstrap and of the per-message headers on the MPI channel.
-constexpr int64_t kUniqueIdTag = kRuntimeTagBase + 4;
-constexpr int64_t kHeaderTag = kRuntimeTagBase + 5;
+constexpr int64_t kUniqueIdTag = tagOf(RuntimeTag::NcclUniqueId);
+constexpr int64_t kHeaderTag = tagOf(RuntimeTag::NcclHeader);
 
 struct Header {
   int64_t tag, microbatch, bytes;

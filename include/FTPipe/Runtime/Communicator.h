@@ -17,6 +17,7 @@
 #ifndef FTPIPE_RUNTIME_COMMUNICATOR_H
 #define FTPIPE_RUNTIME_COMMUNICATOR_H
 
+#include "FTPipe/Runtime/RuntimeTags.h"
 #include "FTPipe/Runtime/Transport.h"
 
 #include <functional>
@@ -32,10 +33,6 @@ using FailureHandler = std::function<void(const std::string &message)>;
 void setFailureHandler(FailureHandler handler);
 /// Reports a failure through the handler and ends the process.
 [[noreturn]] void reportFailure(const std::string &message);
-
-/// Tags at or above this are the runtime's own (tied-gradient exchange,
-/// barrier); stage code uses the tags below (2e and 2e + 1 per edge e).
-constexpr int64_t kRuntimeTagBase = int64_t(1) << 24;
 
 class Communicator : public Transport {
 public:

@@ -1,0 +1,268 @@
+//===- Run.cpp - A training run: model, setup, schedule, inputs -----------===//
+//
+// Everything before the devices start (Run.h): the model, the setup settled
+// against the manifest, the schedule, the weights, the data set and the
+// checkpoint to resume. Every check happens here, before anything is
+// written; RunDevices.cpp runs what this prepared.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/Run.h"
+
+#include "FTPipe/Runtime/CompiledModel.h"
+#include "FTPipe/Runtime/DataValues.h"
+#include "FTPipe/Runtime/RunLimits.h"
+#include "FTPipe/Runtime/Safetensors.h"
+#include "FTPipe/Runtime/SetupCheck.h"
+#include "FTPipe/Support/OutputFiles.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+using namespace ftpipe;
+using namespace ftpipe::runtime;
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// `error` with `context: ` before its message.
+static llvm::Error prefixed(const llvm::Twine &context, llvm::Error error) {
+  if (!error)
+    return llvm::Error::success();
+  return fail(context + ": " + llvm::toString(std::move(error)));
+}
+
+/// The tiny MLP's shape as `options` give it, for a model of `stages`.
+static TinyMlpShape tinyMlpShape(const ModelOptions &options, int64_t stages) {
+  TinyMlpShape shape;
+  shape.stages = stages;
+  shape.hidden = options.hidden.value_or(shape.hidden);
+  shape.features = options.features.value_or(shape.features);
+  shape.microBatchSize = options.microBatchSize.value_or(shape.microBatchSize);
+  return shape;
+}
+
+llvm::Expected<std::unique_ptr<PipelineModel>>
+ftpipe::runtime::openModel(const ModelOptions &options) {
+  if (!options.artifacts.empty()) {
+    if (!options.builtin.empty())
+      return fail("give an artifact directory or --model, not both");
+    std::pair<bool, const char *> tinyMlpOptions[] = {
+        {options.placement.has_value(), "placement"},
+        {options.hidden.has_value(), "hidden"},
+        {options.features.has_value(), "features"},
+        {options.microBatchSize.has_value(), "micro-batch-size"}};
+    for (auto [given, flag] : tinyMlpOptions)
+      if (given)
+        return fail(llvm::Twine("--") + flag +
+                    " is an option of --model tiny-mlp; compiled artifacts "
+                    "bring their own plan and shapes");
+    auto model = CompiledModel::open(options.artifacts);
+    if (!model)
+      return model.takeError();
+    return std::unique_ptr<PipelineModel>(std::move(*model));
+  }
+  if (options.builtin != "tiny-mlp")
+    return fail("give the directory that ftpipe-compile wrote, or --model "
+                "tiny-mlp (the built-in model)");
+  TinyMlpShape sizes = tinyMlpShape(options, 0);
+  std::pair<int64_t, const char *> sizeOptions[] = {
+      {sizes.hidden, "--hidden"},
+      {sizes.features, "--features"},
+      {sizes.microBatchSize, "--micro-batch-size"},
+      {options.samples, "--samples"}};
+  for (auto [value, flag] : sizeOptions)
+    if (llvm::Error error = checkSizeOption(value, kMaxTinyMlpSize, flag))
+      return std::move(error);
+  std::vector<int64_t> placement;
+  llvm::SmallVector<llvm::StringRef> parts;
+  std::string placementText = options.placement.value_or("0,1,2,3");
+  llvm::StringRef(placementText).split(parts, ',');
+  for (llvm::StringRef part : parts) {
+    int64_t device = 0;
+    if (part.trim().getAsInteger(10, device) || device < 0 ||
+        device >= kMaxTinyMlpSize)
+      return fail("--placement: '" + part + "' is not a device");
+    placement.push_back(device);
+  }
+  TinyMlpShape shape = tinyMlpShape(options, placement.size());
+  return createTinyMlpModel(shape, std::move(placement));
+}
+
+llvm::Expected<TrainingRun>
+ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
+                              const RunOptions &options) {
+  TrainingRun run;
+  auto model = openModel(modelOptions);
+  if (!model)
+    return model.takeError();
+  run.model = std::move(*model);
+  const schedule::StageGraph &graph = run.model->stageGraph();
+  // The training setup: a field not given takes the value the plan was made
+  // for (manifest.json's `training`), else the default.
+  const ArtifactManifest *manifest = nullptr;
+  if (auto *compiled = dynamic_cast<CompiledModel *>(run.model.get()))
+    manifest = &compiled->manifest();
+  schedule::TrainingSetup fallback =
+      manifest && manifest->training ? *manifest->training : kDefaultRunSetup;
+  schedule::TrainingSetup setup = kDefaultRunSetup;
+  setup.schedule = options.schedule.value_or(fallback.schedule);
+  // Checked before the narrowing below; checkRunSettings bounds the whole
+  // schedule once the setup is known.
+  if (llvm::Error error = checkSizeOption(
+          options.microBatches.value_or(kDefaultRunSetup.microBatches),
+          kMaxScheduleActions / (2 * std::max<int64_t>(graph.stages(), 1)),
+          "--micro-batches"))
+    return std::move(error);
+  setup.microBatches = options.microBatches ? uint32_t(*options.microBatches)
+                                            : fallback.microBatches;
+  setup.weightVersions =
+      options.weightVersions.value_or(fallback.weightVersions);
+  setup.optimizer = options.optimizer.value_or(fallback.optimizer);
+  if (llvm::Error error = checkImplemented(setup.optimizer))
+    return std::move(error);
+  if (manifest && !options.allowOverBudget)
+    if (llvm::Error error = checkRunMemory(*manifest, setup))
+      return std::move(error);
+  run.config.schedule = {setup.schedule, setup.microBatches, options.steps};
+  run.config.stashing = setup.weightVersions;
+  run.config.optimizer.kind = setup.optimizer;
+  run.config.optimizer.lr = options.lr;
+  run.config.optimizer.warmupSteps = options.warmup;
+  run.config.optimizer.weightDecay = options.weightDecay;
+  if (llvm::Error error = checkRunSettings(run.config, graph.stages()))
+    return std::move(error);
+  std::pair<double, const char *> timeouts[] = {
+      {options.timeout, "--timeout"},
+      {options.failureTimeout, "--failure-timeout"}};
+  for (auto [seconds, flag] : timeouts)
+    if (llvm::Error error = checkTimeout(seconds, flag))
+      return std::move(error);
+  auto lists = schedule::generate(graph, run.config.schedule);
+  if (!lists)
+    return lists.takeError();
+  run.schedule = std::move(*lists);
+  if (auto checked = schedule::dryRun(graph, run.config.schedule, run.schedule);
+      !checked)
+    return checked.takeError();
+  return std::move(run);
+}
+
+/// Checks a set of tensors read from `origin` (a file, or what made them).
+static llvm::Error checkTensors(llvm::Error valid, const TensorMap &tensors,
+                                llvm::StringRef origin) {
+  if (valid)
+    return prefixed(origin, std::move(valid));
+  return prefixed(origin, checkFinite(tensors));
+}
+
+/// --checkpoint-dir and --resume: checks them and, when resuming, loads and
+/// verifies the checkpoint and replaces the weights and the schedule with
+/// the rest of the run. Writes nothing.
+static llvm::Error prepareCheckpoints(TrainingRun &run,
+                                      const RunOptions &options) {
+  bool writes = !options.checkpointDir.empty();
+  if (writes != options.checkpointEvery.has_value())
+    return fail("give --checkpoint-dir and --checkpoint-every together");
+  if (writes && *options.checkpointEvery < 1)
+    return fail("--checkpoint-every must be at least 1");
+  if (writes)
+    if (llvm::Error error = checkCheckpointDirectory(options.checkpointDir))
+      return prefixed("--checkpoint-dir", std::move(error));
+  if (!writes && options.resumePath.empty())
+    return llvm::Error::success();
+  RunIdentity identity = identifyRun(*run.model, run.config, run.data);
+  if (!options.resumePath.empty()) {
+    if (!options.weightsPath.empty())
+      return fail("--resume continues from the checkpoint's weights; leave "
+                  "out --weights");
+    if (options.compareSimulator)
+      return fail("--compare-simulator compares whole runs; leave out "
+                  "--resume");
+    auto loaded = loadCheckpoint(options.resumePath, identity);
+    if (!loaded)
+      return loaded.takeError();
+    run.resumed = std::move(*loaded);
+    const LoadedCheckpoint &resumed = *run.resumed;
+    if (llvm::Error error =
+            validateWeights(run.model->parameters(), resumed.weights))
+      return prefixed(resumed.directory, std::move(error));
+    llvm::Error finite = checkFinite(resumed.weights);
+    for (const TensorMap &state : resumed.optimizerState)
+      finite = llvm::joinErrors(std::move(finite), checkFinite(state));
+    if (finite)
+      return prefixed(resumed.directory, std::move(finite));
+    int64_t done = resumed.updates;
+    if (done >= options.steps)
+      return fail(resumed.directory + " is after " + llvm::Twine(done) +
+                  " steps, --steps " + llvm::Twine(options.steps) +
+                  ": nothing left to run");
+    run.weights = resumed.weights;
+    const schedule::StageGraph &graph = run.model->stageGraph();
+    schedule::ScheduleConfig rest = run.config.schedule;
+    rest.steps = options.steps - done;
+    auto lists = schedule::generate(graph, rest);
+    if (!lists)
+      return lists.takeError();
+    if (auto checked = schedule::dryRun(graph, rest, *lists); !checked)
+      return checked.takeError();
+    run.schedule = std::move(*lists);
+    shiftSchedule(run.schedule, done, rest.microBatches);
+  }
+  if (writes)
+    run.checkpoint =
+        CheckpointSetup{options.checkpointDir, std::move(identity),
+                        options.seed, options.debugCheckpointPause, 60.0};
+  return llvm::Error::success();
+}
+
+llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
+                                          const ModelOptions &model,
+                                          const RunOptions &options) {
+  if (schedule::isZeroBubble(run.config.schedule.kind))
+    return fail("cannot run schedule '" +
+                schedule::kindName(run.config.schedule.kind) +
+                "' yet: it needs split backwards (stage programs of contract "
+                "version 2); --print-schedule prints its lists");
+  std::string origin =
+      options.weightsPath.empty() ? "random init" : options.weightsPath;
+  if (options.weightsPath.empty()) {
+    run.weights = run.model->randomWeights(options.seed);
+  } else {
+    auto file = readSafetensors(options.weightsPath);
+    if (!file)
+      return file.takeError();
+    run.weights = std::move(file->tensors);
+  }
+  if (llvm::Error error =
+          checkTensors(validateWeights(run.model->parameters(), run.weights),
+                       run.weights, origin))
+    return error;
+
+  if (options.dataPath.empty() && model.builtin != "tiny-mlp")
+    return fail(
+        "--data: give the data set (safetensors, one tensor per data input)");
+  origin = options.dataPath.empty() ? "synthetic data" : options.dataPath;
+  if (options.dataPath.empty()) {
+    run.data =
+        tinyMlpData(tinyMlpShape(model, run.model->stageGraph().stages()),
+                    model.samples, options.seed + 1);
+  } else {
+    auto file = readSafetensors(options.dataPath);
+    if (!file)
+      return file.takeError();
+    run.data = std::move(file->tensors);
+  }
+  if (llvm::Error error = checkTensors(
+          validateDataset(run.model->dataInputs(), run.data), run.data, origin))
+    return error;
+  if (llvm::Error error = prepareCheckpoints(run, options))
+    return error;
+  // Outputs are checked before training, not found unwritable after it.
+  for (auto [path, flag] : {std::pair{&options.savePath, "--save"},
+                            std::pair{&options.tracePath, "--trace"}})
+    if (!path->empty())
+      if (llvm::Error error = support::checkOutputPath(*path, flag))
+        return error;
+  return llvm::Error::success();
+}
