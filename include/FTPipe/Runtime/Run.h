@@ -191,7 +191,9 @@ llvm::Error loadTraining(TrainingRun &run, const ModelOptions &model,
 /// threads are asked for, else threads) and gathers the result to device
 /// 0, which writes the final weights, compares the timelines with the
 /// simulator and writes them, in that order. `argc` and `argv` are main's,
-/// for MPI_Init.
+/// for MPI_Init. Errors before any device exists are returned; in an MPI
+/// process every error after MPI_Init goes to RunHooks::fatal (returning
+/// would finalize MPI while the other processes wait for this one).
 llvm::Expected<TrainingResult> runTraining(TrainingRun &run,
                                            const RunOptions &options,
                                            const RunHooks &hooks, int *argc,
