@@ -44,6 +44,15 @@
 // MANIFEST: "tag":
 // MANIFEST: "to":
 
+// The Python tools read it through tools/ftpipe-compile/ftpipe_manifest.py,
+// which refuses another version and a mistyped or missing field by its path.
+// RUN: %python %S/Inputs/check-manifest-reader.py %ftpipe_src_root/tools/ftpipe-compile %t.dir | FileCheck %s --check-prefix=PYREADER
+// PYREADER: read: 2 devices, {{[0-9]+}} stages, {{[0-9]+}} entry points
+// PYREADER-NEXT: version: DIR/manifest.json: not an ftpipe-compile manifest of version 1 (format 'ftpipe-manifest', version 2)
+// PYREADER-NEXT: shape: DIR/manifest.json: manifest.entry_points[1].arguments[1].shape: expected a list
+// PYREADER-NEXT: index: DIR/manifest.json: manifest.entry_points[0].arguments[0].index: expected 0
+// PYREADER-NEXT: owner: DIR/manifest.json: manifest.parameters.{{.*}}.owner: missing
+
 // Every symbol the artifacts need comes from a library they link.
 // RUN: nm -D --undefined-only %t.dir/device0.so %t.dir/device1.so | FileCheck %s --check-prefix=UNDEF
 // UNDEF-DAG: U ftpipe_blas_gemm_f32
