@@ -10,11 +10,9 @@
 #include "FTPipe/Runtime/ManifestSchema.h"
 #include "FTPipe/Runtime/ArtifactManifest.h"
 
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Support/FileSystem.h"
+#include "ManifestFiles.h"
+
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
@@ -122,24 +120,6 @@ std::string readError(const json::Value &value) {
   return llvm::toString(root.getError());
 }
 
-/// readManifest of `value` written into a fresh directory.
-llvm::Expected<ArtifactManifest> readBack(const json::Value &value) {
-  llvm::SmallString<128> directory;
-  EXPECT_FALSE(
-      llvm::sys::fs::createUniqueDirectory("ftpipe-schema", directory));
-  llvm::SmallString<128> path(directory);
-  llvm::sys::path::append(path, "manifest.json");
-  {
-    std::error_code error;
-    llvm::raw_fd_ostream out(path, error);
-    EXPECT_FALSE(error);
-    out << value;
-  }
-  auto result = readManifest(directory);
-  llvm::sys::fs::remove_directories(directory);
-  return result;
-}
-
 json::Object &object(json::Value &value) { return *value.getAsObject(); }
 
 /// `entry_points[entry].<group>[index]` of a written manifest.
@@ -174,7 +154,7 @@ TEST(ManifestSchema, FullManifestRoundTrips) {
             file.deviceMemory[1].inputs.paramBytesByHeight);
 
   // The runtime reads the same file into its view.
-  llvm::Expected<ArtifactManifest> manifest = readBack(text);
+  llvm::Expected<ArtifactManifest> manifest = readWrittenManifest(text);
   ASSERT_TRUE(bool(manifest)) << llvm::toString(manifest.takeError());
   EXPECT_EQ(manifest->lossStage, 1);
   EXPECT_EQ(manifest->parameters.at("wte").devices,
@@ -220,7 +200,7 @@ TEST(ManifestSchema, WrongTypesAreRefusedWithTheirPath) {
 TEST(ManifestSchema, LossMustNameTheLossResult) {
   json::Value text = written(fullManifest());
   (*object(text).getObject("loss"))["result"] = 1;
-  llvm::Expected<ArtifactManifest> manifest = readBack(text);
+  llvm::Expected<ArtifactManifest> manifest = readWrittenManifest(text);
   ASSERT_FALSE(bool(manifest));
   EXPECT_NE(llvm::toString(manifest.takeError())
                 .find("'loss' names entry point 'stage1_forward' result 1"),
