@@ -81,6 +81,13 @@
 // RUN: nm -D --defined-only %t.par/device1.so | FileCheck %s --check-prefix=PARSYM
 // PARSYM: T _mlir_ciface_stage1_backward
 
+// A value whose element type the runtime has no tensor of is refused when
+// the manifest is written, at the entry point (a module that does not
+// mention the ftpipe dialect still gets its #ftpipe.training).
+// RUN: not ftpipe-compile %S/Inputs/ui8-model.mlir --forward-only -O0 --jobs=1 -o %t.ui8 2>&1 | FileCheck %s --check-prefix=DTYPE
+// DTYPE: ui8-model.mlir:2:1: error: argument 0 is 'tensor<2xui8>', which the runtime has no tensor of
+// DTYPE: ftpipe-compile: error in step 'manifest'
+
 // Errors name the step. (test/Compile/ftpipe-compile-cuda.mlir: the CUDA
 // target.)
 // RUN: not ftpipe-compile %t.mlir --forward-only --devices=2 -o %t.fwd 2>&1 | FileCheck %s --check-prefix=ERROR

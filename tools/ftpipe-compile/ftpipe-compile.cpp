@@ -22,6 +22,7 @@
 #include "FTPipe/Analysis/PlanIO.h"
 #include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/Conversion/CUDAPipeline.h"
+#include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ParseGuard.h"
 #include "FTPipe/Partition/Objective.h"
@@ -483,5 +484,8 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   MLIRContext context(registry);
+  // The setup is recorded as #ftpipe.training even in a module that does not
+  // mention the dialect.
+  context.loadDialect<ft::FTPipeDialect>();
   return failed(compile(context, registry)) ? 1 : 0;
 }
