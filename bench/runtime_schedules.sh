@@ -29,7 +29,7 @@ JSON
   --pass-pipeline='builtin.module(ftpipe-mixed-pipe-pipeline{devices=2 stages=3})'
 "$bin/ftpipe-compile" "$work/plan.mlir" --devices=2 -o "$work/bert" 2> "$work/compile.log"
 python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/bert" 64 "$work/data.safetensors"
-python3 -c "import json, sys; m = json.load(open(sys.argv[1])); print('plan: stages on devices', [s['device'] for s in sorted(m['stages'], key=lambda s: s['id'])])" "$work/bert/manifest.json"
+PYTHONPATH="$root/tools/ftpipe-compile" python3 -c "import ftpipe_manifest, sys; s = ftpipe_manifest.stages(ftpipe_manifest.load(sys.argv[1])); print('plan: stages on devices', [s[i]['device'] for i in sorted(s)])" "$work/bert"
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for schedule in gpipe 1f1b async; do
   echo "== $schedule"

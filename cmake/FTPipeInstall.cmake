@@ -35,7 +35,7 @@ endforeach()
 # lib/Runtime, when built: no MLIR, its own export set like lib/Partition.
 set(ftpipe_runtime_libraries "")
 if(TARGET FTPipeRuntime)
-  set(ftpipe_runtime_libraries FTPipeRuntime FTPipeStageABI)
+  set(ftpipe_runtime_libraries FTPipeRuntime FTPipeManifestSchema FTPipeStageABI)
 endif()
 set(FTPIPE_PACKAGE_HAS_RUNTIME OFF)
 if(ftpipe_runtime_libraries)

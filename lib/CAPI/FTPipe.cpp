@@ -133,12 +133,12 @@ MlirFTPipePartitionOptions mlirFTPipePartitionOptionsGetDefault(void) {
   options.function = wrap(llvm::StringRef());
   options.method = MlirFTPipePartitionMethodAuto;
   options.quiet = defaults.quiet;
-  options.schedule = wrapSchedule(defaults.objective.schedule);
-  options.optimizer = wrapOptimizer(defaults.objective.optimizer);
-  options.stashing = wrapVersioning(defaults.objective.stashing);
+  options.schedule = wrapSchedule(defaults.setup.schedule);
+  options.optimizer = wrapOptimizer(defaults.setup.optimizer);
+  options.stashing = wrapVersioning(defaults.setup.weightVersions);
   options.recompute =
-      defaults.objective.recompute != ::ftpipe::partition::RecomputeMode::Never;
-  options.microbatches = defaults.objective.microbatches;
+      defaults.setup.recompute != ::ftpipe::partition::RecomputeMode::Never;
+  options.microbatches = defaults.setup.microBatches;
   return options;
 }
 
@@ -169,13 +169,13 @@ toPipelineOptions(const MlirFTPipePartitionOptions *options) {
     break;
   }
   result.quiet = options->quiet;
-  result.objective.schedule = unwrapSchedule(options->schedule);
-  result.objective.optimizer = unwrapOptimizer(options->optimizer);
-  result.objective.stashing = unwrapVersioning(options->stashing);
-  result.objective.recompute = options->recompute
-                                    ? ::ftpipe::partition::RecomputeMode::Always
-                                    : ::ftpipe::partition::RecomputeMode::Never;
-  result.objective.microbatches = options->microbatches;
+  result.setup.schedule = unwrapSchedule(options->schedule);
+  result.setup.optimizer = unwrapOptimizer(options->optimizer);
+  result.setup.weightVersions = unwrapVersioning(options->stashing);
+  result.setup.recompute = options->recompute
+                               ? ::ftpipe::partition::RecomputeMode::Always
+                               : ::ftpipe::partition::RecomputeMode::Never;
+  result.setup.microBatches = options->microbatches;
   return result;
 }
 

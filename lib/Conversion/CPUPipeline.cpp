@@ -9,7 +9,6 @@
 #include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/Conversion/CUDAPipeline.h"
 #include "FTPipe/Conversion/Passes.h"
-#include "FTPipe/Transforms/Passes.h"
 #include "LoweringStages.h"
 
 #include "mlir/Conversion/Passes.h"

@@ -1,9 +1,9 @@
 //===- ArtifactManifest.cpp - Reading and checking manifest.json ----------===//
 //
-// The fields are read with llvm::json's mappers, so a missing or mistyped
-// field is reported with its path in the file ("manifest.json:
-// entry_points[3].arguments[1].shape: expected array"); the checks after
-// that are about references between the parts.
+// The file is read with the schema's fromJSON (ManifestSchema.h), so a
+// missing or mistyped field is reported with its path in the file; the
+// checks here are about references between the parts, and the view is
+// indexed by device, stage and name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,175 +25,6 @@ namespace json = llvm::json;
 static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
-
-static std::optional<DType> manifestDType(llvm::StringRef name) {
-  if (name == "index")
-    return DType::I64;
-  if (name == "i1")
-    return DType::Bool;
-  return parseDType(name.upper());
-}
-
-namespace ftpipe {
-namespace runtime {
-
-static bool fromJSON(const json::Value &value, ManifestTensor &tensor,
-                     json::Path path) {
-  json::ObjectMapper mapper(value, path);
-  std::string dtype;
-  if (!mapper || !mapper.map("dtype", dtype) ||
-      !mapper.map("shape", tensor.shape) ||
-      !mapper.mapOptional("index_bound", tensor.indexBound) ||
-      !mapper.mapOptional("index_ignored", tensor.indexIgnored))
-    return false;
-  if (tensor.indexBound && *tensor.indexBound < 1) {
-    path.field("index_bound").report("must be at least 1");
-    return false;
-  }
-  std::optional<DType> type = manifestDType(dtype);
-  if (!type) {
-    path.field("dtype").report("unknown element type");
-    return false;
-  }
-  if (llvm::any_of(tensor.shape, [](int64_t d) { return d < 0; })) {
-    path.field("shape").report("negative dimension");
-    return false;
-  }
-  if (!tensorBytes(*type, tensor.shape)) {
-    path.field("shape").report("larger than 256 GiB");
-    return false;
-  }
-  tensor.type = *type;
-  return true;
-}
-
-static bool fromJSON(const json::Value &value, EntryValue &entry,
-                     json::Path path) {
-  json::ObjectMapper mapper(value, path);
-  std::string kind;
-  if (!mapper || !mapper.map("kind", kind) ||
-      !mapper.mapOptional("name", entry.name) ||
-      !mapper.mapOptional("saved", entry.saved))
-    return false;
-  // The micro-batch is an index passed by value: no shape.
-  if (kind == "microbatch") {
-    entry.kind = EntryValue::Kind::Microbatch;
-    entry.tensor = {{}, DType::I64};
-    return true;
-  }
-  if (!fromJSON(value, entry.tensor, path))
-    return false;
-  using Kind = EntryValue::Kind;
-  static const std::pair<const char *, Kind> kinds[] = {
-      {"microbatch", Kind::Microbatch},
-      {"param", Kind::Param},
-      {"input", Kind::Input},
-      {"saved", Kind::Saved},
-      {"loss", Kind::Loss},
-      {"grad", Kind::Grad},
-      {"output", Kind::Output}};
-  const auto *it =
-      llvm::find_if(kinds, [&](auto &k) { return kind == k.first; });
-  if (it == std::end(kinds)) {
-    path.field("kind").report("unknown kind");
-    return false;
-  }
-  entry.kind = it->second;
-  bool named = entry.kind == Kind::Param || entry.kind == Kind::Grad ||
-               entry.kind == Kind::Input;
-  if (named && entry.name.empty()) {
-    path.field("name").report("missing");
-    return false;
-  }
-  if (entry.kind == Kind::Saved && entry.saved < 0) {
-    path.field("saved").report("missing or negative");
-    return false;
-  }
-  return true;
-}
-
-static bool fromJSON(const json::Value &value, ManifestTransfer &transfer,
-                     json::Path path) {
-  json::ObjectMapper mapper(value, path);
-  std::string direction;
-  if (!mapper || !mapper.map("direction", direction) ||
-      !mapper.map("peer", transfer.peer) || !mapper.map("tag", transfer.tag) ||
-      !fromJSON(value, transfer.tensor, path))
-    return false;
-  if (direction != "send" && direction != "recv") {
-    path.field("direction").report("expected send or recv");
-    return false;
-  }
-  transfer.send = direction == "send";
-  return true;
-}
-
-static bool fromJSON(const json::Value &value, EntryPoint &entry,
-                     json::Path path) {
-  json::ObjectMapper mapper(value, path);
-  std::string kind;
-  if (!mapper || !mapper.map("name", entry.name) ||
-      !mapper.map("symbol", entry.symbol) ||
-      !mapper.map("device", entry.device) ||
-      !mapper.map("stage", entry.stage) || !mapper.map("kind", kind) ||
-      !mapper.map("arguments", entry.arguments) ||
-      !mapper.map("results", entry.results) ||
-      !mapper.mapOptional("transfers", entry.transfers))
-    return false;
-  entry.backward = kind == "backward";
-  if (kind != "forward" && kind != "backward") {
-    path.field("kind").report("expected forward or backward");
-    return false;
-  }
-  return true;
-}
-
-} // namespace runtime
-} // namespace ftpipe
-
-namespace {
-struct RawDevice {
-  int64_t id = 0;
-  std::string artifact;
-};
-struct RawStage {
-  int64_t id = 0, device = 0;
-  std::string forward, backward;
-};
-struct RawParameter {
-  ManifestTensor tensor;
-  int64_t owner = 0;
-  std::vector<int64_t> copies;
-};
-bool fromJSON(const json::Value &value, RawDevice &device, json::Path path) {
-  json::ObjectMapper mapper(value, path);
-  return mapper && mapper.map("id", device.id) &&
-         mapper.map("artifact", device.artifact);
-}
-bool fromJSON(const json::Value &value, RawStage &stage, json::Path path) {
-  json::ObjectMapper mapper(value, path);
-  return mapper && mapper.map("id", stage.id) &&
-         mapper.map("device", stage.device) &&
-         mapper.map("forward", stage.forward) &&
-         mapper.mapOptional("backward", stage.backward);
-}
-struct RawDeviceMemory {
-  int64_t device = 0;
-  ftpipe::schedule::DeviceMemoryInputs inputs;
-};
-bool fromJSON(const json::Value &value, RawDeviceMemory &memory,
-              json::Path path) {
-  json::ObjectMapper mapper(value, path);
-  return mapper && mapper.map("device", memory.device) &&
-         mapper.map("inputs", memory.inputs);
-}
-bool fromJSON(const json::Value &value, RawParameter &param, json::Path path) {
-  json::ObjectMapper mapper(value, path);
-  return mapper && mapper.map("owner", param.owner) &&
-         mapper.mapOptional("copies", param.copies) &&
-         fromJSON(value, param.tensor, path);
-}
-} // namespace
 
 /// Checks the references between the parts of a parsed manifest.
 static llvm::Error checkReferences(const ArtifactManifest &manifest) {
@@ -268,37 +99,22 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
   if (!parsed)
     return fail(path + ": " + llvm::toString(parsed.takeError()));
 
+  ManifestFile file;
+  json::Path::Root root("manifest");
+  if (!fromJSON(*parsed, file, root))
+    return fail(path + ": " + llvm::toString(root.getError()));
+
   ArtifactManifest manifest;
   manifest.directory = directory.str();
-  std::string format;
-  int64_t version = 0;
-  std::vector<RawDevice> devices;
-  std::vector<RawStage> stages;
-  std::vector<EntryPoint> entries;
-  std::map<std::string, RawParameter> parameters;
-  std::vector<RawDeviceMemory> deviceMemory;
-  json::Path::Root root("manifest");
-  json::ObjectMapper mapper(*parsed, root);
-  bool ok = mapper && mapper.map("format", format) &&
-            mapper.map("version", version) &&
-            mapper.map("target", manifest.target) &&
-            mapper.map("devices", devices) && mapper.map("stages", stages) &&
-            mapper.mapOptional("stage_order", manifest.stageOrder) &&
-            mapper.map("entry_points", entries) &&
-            mapper.mapOptional("parameters", parameters) &&
-            mapper.mapOptional("inputs", manifest.inputs) &&
-            mapper.mapOptional("training", manifest.training) &&
-            mapper.mapOptional("device_memory", deviceMemory);
-  if (!ok)
-    return fail(path + ": " + llvm::toString(root.getError()));
-  if (format != "ftpipe-manifest" || version != 1)
-    return fail(path +
-                ": not an ftpipe-compile manifest of version 1 "
-                "(format '" +
-                format + "', version " + llvm::Twine(version) + ")");
-
+  manifest.target = file.target;
+  manifest.stageOrder = file.stageOrder;
+  manifest.inputs = std::move(file.inputs);
+  manifest.training = file.training;
+  const std::vector<ManifestDevice> &devices = file.devices;
+  const std::vector<ManifestStage> &stages = file.stages;
+  std::vector<ManifestDeviceMemory> &deviceMemory = file.deviceMemory;
   manifest.artifacts.resize(devices.size());
-  for (const RawDevice &device : devices) {
+  for (const ManifestDevice &device : devices) {
     if (device.id < 0 || device.id >= int64_t(devices.size()) ||
         !manifest.artifacts[device.id].empty())
       return fail(path + ": device ids are not 0.." +
@@ -311,7 +127,7 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
   }
   manifest.stages.resize(stages.size());
   std::vector<bool> seen(stages.size());
-  for (const RawStage &stage : stages) {
+  for (const ManifestStage &stage : stages) {
     if (stage.id < 0 || stage.id >= int64_t(stages.size()) || seen[stage.id])
       return fail(path + ": stage ids are not 0.." +
                   llvm::Twine(stages.size() - 1) + ", each once");
@@ -319,12 +135,12 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
       return fail(path + ": stage " + llvm::Twine(stage.id) + " is on device " +
                   llvm::Twine(stage.device) + ", which does not exist");
     seen[stage.id] = true;
-    manifest.stages[stage.id] = {stage.device, stage.forward, stage.backward};
+    manifest.stages[stage.id] = stage;
   }
   if (!deviceMemory.empty()) {
     manifest.deviceMemory.resize(devices.size());
     std::vector<bool> counted(devices.size());
-    for (RawDeviceMemory &memory : deviceMemory) {
+    for (ManifestDeviceMemory &memory : deviceMemory) {
       if (memory.device < 0 || memory.device >= int64_t(devices.size()) ||
           counted[memory.device] || deviceMemory.size() != devices.size())
         return fail(path + ": 'device_memory' must list devices 0.." +
@@ -336,17 +152,15 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
   if (manifest.stageOrder.empty())
     for (size_t s = 0; s < stages.size(); ++s)
       manifest.stageOrder.push_back(s);
-  for (EntryPoint &entry : entries) {
+  for (EntryPoint &entry : file.entryPoints) {
     std::string name = entry.name;
     if (!manifest.entryPoints.emplace(name, std::move(entry)).second)
       return fail(path + ": entry point '" + name + "' is listed twice");
   }
-  for (auto &[name, raw] : parameters) {
-    ManifestParameter param{raw.tensor, {raw.owner}};
-    for (int64_t copy : raw.copies)
-      param.devices.push_back(copy);
+  for (auto &[name, param] : file.parameters) {
+    int64_t owner = param.devices.front();
     llvm::sort(param.devices);
-    if (param.devices.front() != raw.owner ||
+    if (param.devices.front() != owner ||
         std::adjacent_find(param.devices.begin(), param.devices.end()) !=
             param.devices.end() ||
         param.devices.back() >= int64_t(devices.size()))
@@ -361,6 +175,19 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
           return fail(path + ": two entry points return a loss");
         manifest.lossStage = entry.stage;
       }
+  if (file.loss) {
+    auto entry = manifest.entryPoints.find(file.loss->entry);
+    if (entry == manifest.entryPoints.end() ||
+        entry->second.device != file.loss->device ||
+        entry->second.stage != file.loss->stage || file.loss->result < 0 ||
+        file.loss->result >= int64_t(entry->second.results.size()) ||
+        entry->second.results[file.loss->result].kind != EntryValue::Kind::Loss)
+      return fail(path + ": 'loss' names entry point '" + file.loss->entry +
+                  "' result " + llvm::Twine(file.loss->result) + " on device " +
+                  llvm::Twine(file.loss->device) + ", stage " +
+                  llvm::Twine(file.loss->stage) +
+                  ", which is not a loss there");
+  }
   if (llvm::Error error = checkReferences(manifest))
     return fail(path + ": " + llvm::toString(std::move(error)));
   return manifest;

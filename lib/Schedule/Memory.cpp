@@ -198,3 +198,36 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemory &memory) {
       {"total_bytes", int64_t(memory.totalBytes())},
       {"budget_bytes", int64_t(memory.budgetBytes)}};
 }
+
+bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
+                                DeviceMemory &memory, llvm::json::Path path) {
+  const llvm::json::Object *object = value.getAsObject();
+  if (!object) {
+    path.report("expected an object");
+    return false;
+  }
+  uint64_t total = 0;
+  std::pair<const char *, uint64_t *> fields[] = {
+      {"weight_bytes", &memory.weightBytes},
+      {"gradient_bytes", &memory.gradientBytes},
+      {"optimizer_bytes", &memory.optimizerBytes},
+      {"stash_bytes", &memory.stashBytes},
+      {"activation_bytes", &memory.activationBytes},
+      {"reserved_bytes", &memory.reservedBytes},
+      {"total_bytes", &total},
+      {"budget_bytes", &memory.budgetBytes}};
+  for (auto [name, out] : fields) {
+    const llvm::json::Value *field = object->get(name);
+    if (!field) {
+      path.field(name).report("missing");
+      return false;
+    }
+    if (!readBytes(*field, *out, path.field(name)))
+      return false;
+  }
+  if (total != memory.totalBytes()) {
+    path.field("total_bytes").report("not the sum of the parts");
+    return false;
+  }
+  return true;
+}

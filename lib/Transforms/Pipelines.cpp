@@ -15,16 +15,17 @@
 using namespace mlir;
 using namespace mlir::ftpipe;
 
-/// Copies the fine-tuning setup into a pass's generated options struct (every
+/// Copies the training setup into a pass's generated options struct (every
 /// scoring pass has the same five fields).
 template <typename PassOptionsT>
-static PassOptionsT withObjective(PassOptionsT passOptions,
-                                  const ObjectiveSetup &objective) {
-  passOptions.schedule = objective.schedule;
-  passOptions.optimizer = objective.optimizer;
-  passOptions.stashing = objective.stashing;
-  passOptions.recompute = objective.recompute;
-  passOptions.microbatches = objective.microbatches;
+static PassOptionsT
+withObjective(PassOptionsT passOptions,
+              const ::ftpipe::schedule::TrainingSetup &setup) {
+  passOptions.schedule = setup.schedule;
+  passOptions.optimizer = setup.optimizer;
+  passOptions.stashing = setup.weightVersions;
+  passOptions.recompute = setup.recompute;
+  passOptions.microbatches = setup.microBatches;
   return passOptions;
 }
 
@@ -46,8 +47,8 @@ void mlir::ftpipe::buildPartitionPipeline(
     autoPartition.function = options.function;
     autoPartition.dpMaxOps = options.dpMaxOps;
     autoPartition.quiet = options.quiet;
-    pm.addPass(createAutoPartitionPass(
-        withObjective(autoPartition, options.objective)));
+    pm.addPass(
+        createAutoPartitionPass(withObjective(autoPartition, options.setup)));
     return;
   }
   case PartitionMethod::MixedPipe: {
@@ -55,8 +56,7 @@ void mlir::ftpipe::buildPartitionPipeline(
     mixedPipe.devices = options.devices;
     mixedPipe.function = options.function;
     mixedPipe.verbose = !options.quiet;
-    pm.addPass(
-        createMixedPipePass(withObjective(mixedPipe, options.objective)));
+    pm.addPass(createMixedPipePass(withObjective(mixedPipe, options.setup)));
     return;
   }
   case PartitionMethod::SeqDP:
@@ -67,7 +67,7 @@ void mlir::ftpipe::buildPartitionPipeline(
     seqPipe.method = options.method == PartitionMethod::SeqDP
                          ? SeqPipeMethod::DP
                          : SeqPipeMethod::Greedy;
-    pm.addPass(createSeqPipePass(withObjective(seqPipe, options.objective)));
+    pm.addPass(createSeqPipePass(withObjective(seqPipe, options.setup)));
     return;
   }
   }
@@ -82,8 +82,7 @@ void mlir::ftpipe::buildMixedPipePipeline(OpPassManager &pm,
     mixedPipe.devices = options.devices;
     mixedPipe.function = options.function;
     mixedPipe.verbose = options.verbose;
-    pm.addPass(
-        createMixedPipePass(withObjective(mixedPipe, options.objective)));
+    pm.addPass(createMixedPipePass(withObjective(mixedPipe, options.setup)));
     return;
   }
 
@@ -98,13 +97,13 @@ void mlir::ftpipe::buildMixedPipePipeline(OpPassManager &pm,
   AssignDevicesPassOptions assign;
   assign.devices = options.devices;
   assign.function = options.function;
-  pm.addPass(createAssignDevicesPass(withObjective(assign, options.objective)));
+  pm.addPass(createAssignDevicesPass(withObjective(assign, options.setup)));
 
   if (!options.refine)
     return;
   RefinePassOptions refine;
   refine.function = options.function;
-  pm.addPass(createRefinePass(withObjective(refine, options.objective)));
+  pm.addPass(createRefinePass(withObjective(refine, options.setup)));
 }
 
 void mlir::ftpipe::buildStageProgramPasses(
@@ -133,19 +132,14 @@ void mlir::ftpipe::buildStageProgramPasses(
 void mlir::ftpipe::buildStageProgramsPipeline(
     OpPassManager &pm, const PartitionPipelineOptions &options) {
   buildPartitionPipeline(pm, options);
-  buildStageProgramPasses(pm, options.objective.recompute, options.function);
+  buildStageProgramPasses(pm, options.setup.recompute, options.function);
 }
 
-/// The fine-tuning setup of either textual options struct.
+/// The training setup of either textual options struct.
 template <typename TextOptionsT>
-static ObjectiveSetup objectiveOf(const TextOptionsT &text) {
-  ObjectiveSetup objective;
-  objective.schedule = text.schedule;
-  objective.optimizer = text.optimizer;
-  objective.stashing = text.stashing;
-  objective.recompute = text.recompute;
-  objective.microbatches = text.microbatches;
-  return objective;
+static ::ftpipe::schedule::TrainingSetup setupOf(const TextOptionsT &text) {
+  return {text.schedule, text.microbatches, text.optimizer, text.stashing,
+          text.recompute};
 }
 
 PartitionPipelineOptions PartitionPipelineTextOptions::toOptions() const {
@@ -157,7 +151,7 @@ PartitionPipelineOptions PartitionPipelineTextOptions::toOptions() const {
   options.method = method;
   options.dpMaxOps = dpMaxOps;
   options.quiet = quiet;
-  options.objective = objectiveOf(*this);
+  options.setup = setupOf(*this);
   return options;
 }
 
@@ -171,7 +165,7 @@ MixedPipeOptions MixedPipeTextOptions::toOptions() const {
   options.blockTypes.assign(blockTypes.begin(), blockTypes.end());
   options.refine = refine;
   options.verbose = verbose;
-  options.objective = objectiveOf(*this);
+  options.setup = setupOf(*this);
   return options;
 }
 

@@ -44,6 +44,15 @@
 // MANIFEST: "tag":
 // MANIFEST: "to":
 
+// The Python tools read it through tools/ftpipe-compile/ftpipe_manifest.py,
+// which refuses another version and a mistyped or missing field by its path.
+// RUN: %python %S/Inputs/check-manifest-reader.py %ftpipe_src_root/tools/ftpipe-compile %t.dir | FileCheck %s --check-prefix=PYREADER
+// PYREADER: read: 2 devices, {{[0-9]+}} stages, {{[0-9]+}} entry points
+// PYREADER-NEXT: version: DIR/manifest.json: not an ftpipe-compile manifest of version 1 (format 'ftpipe-manifest', version 2)
+// PYREADER-NEXT: shape: DIR/manifest.json: manifest.entry_points[1].arguments[1].shape: expected a list
+// PYREADER-NEXT: index: DIR/manifest.json: manifest.entry_points[0].arguments[0].index: expected 0
+// PYREADER-NEXT: owner: DIR/manifest.json: manifest.parameters.{{.*}}.owner: missing
+
 // Every symbol the artifacts need comes from a library they link.
 // RUN: nm -D --undefined-only %t.dir/device0.so %t.dir/device1.so | FileCheck %s --check-prefix=UNDEF
 // UNDEF-DAG: U ftpipe_blas_gemm_f32
@@ -71,6 +80,13 @@
 // PARALLEL-DAG: ftpipe-compile: device 1: link device1.so
 // RUN: nm -D --defined-only %t.par/device1.so | FileCheck %s --check-prefix=PARSYM
 // PARSYM: T _mlir_ciface_stage1_backward
+
+// A value whose element type the runtime has no tensor of is refused when
+// the manifest is written, at the entry point (a module that does not
+// mention the ftpipe dialect still gets its #ftpipe.training).
+// RUN: not ftpipe-compile %S/Inputs/ui8-model.mlir --forward-only -O0 --jobs=1 -o %t.ui8 2>&1 | FileCheck %s --check-prefix=DTYPE
+// DTYPE: ui8-model.mlir:2:1: error: argument 0 is 'tensor<2xui8>', which the runtime has no tensor of
+// DTYPE: ftpipe-compile: error in step 'manifest'
 
 // Errors name the step. (test/Compile/ftpipe-compile-cuda.mlir: the CUDA
 // target.)

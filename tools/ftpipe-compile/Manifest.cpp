@@ -2,7 +2,7 @@
 //
 // buildManifest (Manifest.h): everything the runtime needs to drive the
 // artifacts without reading IR, read off the attributes of
-// docs/StagePrograms.md.
+// docs/StagePrograms.md into the schema's structs (ManifestSchema.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,24 +17,32 @@
 #include <set>
 
 using namespace mlir;
-namespace json = llvm::json;
+using mlir::ftpipe::IndexBound;
+namespace rt = ::ftpipe::runtime;
 
 namespace {
 
-std::string typeName(Type type) {
+/// The runtime's element type of `type` (index is I64).
+std::optional<rt::DType> dtypeOf(Type type) {
+  if (type.isIndex())
+    return rt::DType::I64;
   std::string name;
   llvm::raw_string_ostream os(name);
   type.print(os);
-  return name;
+  return rt::parseManifestDType(name);
 }
 
-json::Object describeTensor(Type type) {
-  auto shaped = cast<ShapedType>(type);
-  json::Array shape;
-  for (int64_t size : shaped.getShape())
-    shape.push_back(size);
-  return json::Object{{"shape", std::move(shape)},
-                      {"dtype", typeName(shaped.getElementType())}};
+/// `value`'s tensor, or an error at `function` naming `what`.
+FailureOr<rt::ManifestTensor> describeTensor(func::FuncOp function, Type type,
+                                             const llvm::Twine &what) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  std::optional<rt::DType> dtype =
+      shaped ? dtypeOf(shaped.getElementType()) : std::nullopt;
+  if (!dtype)
+    return function.emitError()
+           << what << " is " << type << ", which the runtime has no tensor of";
+  ArrayRef<int64_t> shape = shaped.getShape();
+  return rt::ManifestTensor{{shape.begin(), shape.end()}, *dtype, {}, {}};
 }
 
 int64_t intAttr(Operation *op, StringRef name, int64_t fallback) {
@@ -53,205 +61,194 @@ std::string inputName(func::FuncOp function, unsigned index) {
   return "arg" + std::to_string(index);
 }
 
+/// What buildManifest collects over the entry points before it writes the
+/// per-name tables.
+struct Collected {
+  rt::ManifestFile file;
+  std::map<int64_t, std::set<int64_t>> stagesOf;
+  std::map<int64_t, std::pair<std::string, std::string>> stageEntries;
+  /// Per parameter: its owner and every device that reads it.
+  std::map<std::string, std::pair<int64_t, std::set<int64_t>>> parameterDevices;
+  std::map<std::string, std::set<int64_t>> inputDevices;
+  std::map<std::string, IndexBound> inputBounds;
+};
+
+LogicalResult addArguments(func::FuncOp function, int64_t device,
+                           rt::EntryPoint &entry, Collected &collected) {
+  for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {
+    Type type = function.getArgument(i).getType();
+    rt::EntryValue argument;
+    if (function.getArgAttr(i, "ftpipe.microbatch")) {
+      argument.kind = rt::EntryValue::Kind::Microbatch;
+      argument.tensor = {{}, rt::DType::I64, {}, {}};
+      entry.arguments.push_back(std::move(argument));
+      continue;
+    }
+    FailureOr<rt::ManifestTensor> tensor =
+        describeTensor(function, type, "argument " + llvm::Twine(i));
+    if (failed(tensor))
+      return failure();
+    argument.tensor = *tensor;
+    if (function.getArgAttr(i, "ftpipe.param")) {
+      auto hfName = function.getArgAttrOfType<StringAttr>(i, "ftpipe.name");
+      argument.kind = rt::EntryValue::Kind::Param;
+      argument.name = hfName ? hfName.str() : "arg" + std::to_string(i);
+      auto owner = function.getArgAttrOfType<IntegerAttr>(i, "ftpipe.owner");
+      auto &[ownerDevice, readers] = collected.parameterDevices[argument.name];
+      ownerDevice = owner ? owner.getInt() : device;
+      readers.insert(device);
+      collected.file.parameters[argument.name].tensor = *tensor;
+    } else if (auto saved =
+                   function.getArgAttrOfType<IntegerAttr>(i, "ftpipe.saved")) {
+      argument.kind = rt::EntryValue::Kind::Saved;
+      argument.saved = saved.getInt();
+    } else {
+      argument.kind = rt::EntryValue::Kind::Input;
+      argument.name = inputName(function, i);
+      static_cast<rt::ManifestTensor &>(collected.file.inputs[argument.name]) =
+          *tensor;
+      // Entry points that read the input differently (a backward reads
+      // saved values) find different tables or none: the smallest holds.
+      if (std::optional<IndexBound> bound =
+              mlir::ftpipe::findIndexBound(function.getArgument(i))) {
+        IndexBound &known =
+            collected.inputBounds.try_emplace(argument.name, *bound)
+                .first->second;
+        known.bound = std::min(known.bound, bound->bound);
+        if (bound->ignored)
+          known.ignored = bound->ignored;
+      }
+      collected.inputDevices[argument.name].insert(device);
+    }
+    entry.arguments.push_back(std::move(argument));
+  }
+  return success();
+}
+
+LogicalResult addResults(func::FuncOp function, bool isEntry,
+                         rt::EntryPoint &entry, Collected &collected) {
+  for (unsigned i = 0, e = function.getNumResults(); i < e; ++i) {
+    FailureOr<rt::ManifestTensor> tensor = describeTensor(
+        function, function.getResultTypes()[i], "result " + llvm::Twine(i));
+    if (failed(tensor))
+      return failure();
+    rt::EntryValue result;
+    result.tensor = *tensor;
+    if (function.getResultAttr(i, "ftpipe.loss") ||
+        (!isEntry && i == 0 && e == 1)) {
+      result.kind = rt::EntryValue::Kind::Loss;
+      collected.file.loss =
+          rt::ManifestLoss{entry.device, entry.stage, int64_t(i), entry.name};
+    } else if (auto saved = function.getResultAttrOfType<IntegerAttr>(
+                   i, "ftpipe.saved")) {
+      result.kind = rt::EntryValue::Kind::Saved;
+      result.saved = saved.getInt();
+    } else if (auto grad =
+                   function.getResultAttrOfType<StringAttr>(i, "ftpipe.grad")) {
+      result.kind = rt::EntryValue::Kind::Grad;
+      result.name = grad.str();
+    } else {
+      result.kind = rt::EntryValue::Kind::Output;
+    }
+    entry.results.push_back(std::move(result));
+  }
+  return success();
+}
+
+LogicalResult addTransfers(func::FuncOp function, rt::EntryPoint &entry,
+                           Collected &collected) {
+  WalkResult walk = function.walk([&](Operation *op) {
+    auto send = dyn_cast<mlir::ftpipe::SendOp>(op);
+    auto recv = dyn_cast<mlir::ftpipe::RecvOp>(op);
+    if (!send && !recv)
+      return WalkResult::advance();
+    Type type = send ? send.getValue().getType() : recv.getType();
+    FailureOr<rt::ManifestTensor> tensor =
+        describeTensor(function, type, "a transferred value");
+    if (failed(tensor))
+      return WalkResult::interrupt();
+    int64_t peer = send ? send.getPeer() : recv.getPeer();
+    int64_t tag = send ? send.getTag() : recv.getTag();
+    entry.transfers.push_back({bool(send), peer, tag, *tensor});
+    if (send)
+      collected.file.tensors.push_back({entry.device, peer, tag, *tensor});
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 } // namespace
 
 int64_t mlir::ftpipe::getEntryDevice(func::FuncOp function) {
   return intAttr(function, "ftpipe.device", 0);
 }
 
-json::Object mlir::ftpipe::buildManifest(
+FailureOr<rt::ManifestFile> mlir::ftpipe::buildManifest(
     ModuleOp module, StringRef target, int64_t devices,
     llvm::function_ref<std::string(int64_t)> artifactName) {
-  json::Array entries, tensors;
-  std::map<int64_t, std::set<int64_t>> stagesOf;
-  std::map<int64_t, std::pair<std::string, std::string>> stageEntries;
-  std::map<std::string, json::Object> parameters;
-  std::map<std::string, std::set<int64_t>> parameterDevices;
-  std::map<std::string, json::Object> inputs;
-  std::map<std::string, std::set<int64_t>> inputDevices;
-  std::map<std::string, IndexBound> inputBounds;
-  json::Value loss = nullptr;
-
+  Collected collected;
+  rt::ManifestFile &file = collected.file;
+  file.target = target.str();
   for (auto function : module.getOps<func::FuncOp>()) {
     if (function.isExternal() || function.isPrivate())
       continue;
-    int64_t device = getEntryDevice(function);
-    int64_t stage = intAttr(function, "ftpipe.stage", 0);
+    rt::EntryPoint entry;
+    entry.device = getEntryDevice(function);
+    entry.stage = intAttr(function, "ftpipe.stage", 0);
     auto entryAttr = function->getAttrOfType<StringAttr>("ftpipe.entry");
-    std::string kind = entryAttr ? entryAttr.str() : "forward";
-    std::string name = function.getSymName().str();
-    stagesOf[device].insert(stage);
-    (kind == "backward" ? stageEntries[stage].second
-                        : stageEntries[stage].first) = name;
-
-    json::Array arguments;
-    for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {
-      Type type = function.getArgument(i).getType();
-      json::Object argument{{"index", int64_t(i)}};
-      if (function.getArgAttr(i, "ftpipe.microbatch")) {
-        argument["kind"] = "microbatch";
-        argument["dtype"] = "index";
-      } else if (function.getArgAttr(i, "ftpipe.param")) {
-        auto hfName = function.getArgAttrOfType<StringAttr>(i, "ftpipe.name");
-        std::string param = hfName ? hfName.str() : "arg" + std::to_string(i);
-        argument["kind"] = "param";
-        argument["name"] = param;
-        json::Object description = describeTensor(type);
-        description["owner"] =
-            function.getArgAttrOfType<IntegerAttr>(i, "ftpipe.owner")
-                ? function.getArgAttrOfType<IntegerAttr>(i, "ftpipe.owner")
-                      .getInt()
-                : device;
-        parameters[param] = std::move(description);
-        parameterDevices[param].insert(device);
-      } else if (auto saved = function.getArgAttrOfType<IntegerAttr>(
-                     i, "ftpipe.saved")) {
-        argument["kind"] = "saved";
-        argument["saved"] = saved.getInt();
-      } else {
-        std::string input = inputName(function, i);
-        argument["kind"] = "input";
-        argument["name"] = input;
-        inputs[input] = describeTensor(type);
-        // Entry points that read the input differently (a backward reads
-        // saved values) find different tables or none: the smallest holds.
-        if (std::optional<IndexBound> bound =
-                findIndexBound(function.getArgument(i))) {
-          IndexBound &known =
-              inputBounds.try_emplace(input, *bound).first->second;
-          known.bound = std::min(known.bound, bound->bound);
-          if (bound->ignored)
-            known.ignored = bound->ignored;
-        }
-        inputDevices[input].insert(device);
-      }
-      if (isa<ShapedType>(type))
-        for (auto &field : describeTensor(type))
-          argument[field.first] = field.second;
-      arguments.push_back(std::move(argument));
-    }
-
-    json::Array results;
-    for (unsigned i = 0, e = function.getNumResults(); i < e; ++i) {
-      json::Object result = describeTensor(function.getResultTypes()[i]);
-      result["index"] = int64_t(i);
-      if (function.getResultAttr(i, "ftpipe.loss") ||
-          (!entryAttr && i == 0 && e == 1)) {
-        result["kind"] = "loss";
-        loss = json::Object{{"device", device},
-                            {"stage", stage},
-                            {"entry", name},
-                            {"result", int64_t(i)}};
-      } else if (auto saved = function.getResultAttrOfType<IntegerAttr>(
-                     i, "ftpipe.saved")) {
-        result["kind"] = "saved";
-        result["saved"] = saved.getInt();
-      } else if (auto grad = function.getResultAttrOfType<StringAttr>(
-                     i, "ftpipe.grad")) {
-        result["kind"] = "grad";
-        result["name"] = grad.str();
-      } else {
-        result["kind"] = "output";
-      }
-      results.push_back(std::move(result));
-    }
-
-    json::Array transfers;
-    function.walk([&](Operation *op) {
-      if (auto send = dyn_cast<mlir::ftpipe::SendOp>(op)) {
-        json::Object t = describeTensor(send.getValue().getType());
-        t["direction"] = "send";
-        t["peer"] = int64_t(send.getPeer());
-        t["tag"] = int64_t(send.getTag());
-        transfers.push_back(json::Object(t));
-        json::Object edge = describeTensor(send.getValue().getType());
-        edge["from"] = device;
-        edge["to"] = int64_t(send.getPeer());
-        edge["tag"] = int64_t(send.getTag());
-        tensors.push_back(std::move(edge));
-      } else if (auto recv = dyn_cast<mlir::ftpipe::RecvOp>(op)) {
-        json::Object t = describeTensor(recv.getType());
-        t["direction"] = "recv";
-        t["peer"] = int64_t(recv.getPeer());
-        t["tag"] = int64_t(recv.getTag());
-        transfers.push_back(std::move(t));
-      }
-    });
-
-    entries.push_back(json::Object{{"name", name},
-                                   {"symbol", "_mlir_ciface_" + name},
-                                   {"device", device},
-                                   {"stage", stage},
-                                   {"kind", kind},
-                                   {"arguments", std::move(arguments)},
-                                   {"results", std::move(results)},
-                                   {"transfers", std::move(transfers)}});
+    entry.backward = entryAttr && entryAttr.getValue() == "backward";
+    if (entryAttr && !entry.backward && entryAttr.getValue() != "forward")
+      return function.emitError("ftpipe.entry must be \"forward\" or "
+                                "\"backward\", not ")
+             << entryAttr;
+    entry.name = function.getSymName().str();
+    entry.symbol = "_mlir_ciface_" + entry.name;
+    collected.stagesOf[entry.device].insert(entry.stage);
+    (entry.backward ? collected.stageEntries[entry.stage].second
+                    : collected.stageEntries[entry.stage].first) = entry.name;
+    if (failed(addArguments(function, entry.device, entry, collected)) ||
+        failed(addResults(function, bool(entryAttr), entry, collected)) ||
+        failed(addTransfers(function, entry, collected)))
+      return failure();
+    file.entryPoints.push_back(std::move(entry));
   }
 
-  json::Array deviceList;
   for (int64_t device = 0; device < devices; ++device) {
-    json::Array stages;
-    for (int64_t stage : stagesOf[device])
-      stages.push_back(stage);
-    deviceList.push_back(json::Object{{"id", device},
-                                      {"artifact", artifactName(device)},
-                                      {"stages", std::move(stages)}});
+    const std::set<int64_t> &stages = collected.stagesOf[device];
+    file.devices.push_back(
+        {device, artifactName(device), {stages.begin(), stages.end()}});
   }
-  json::Array stageList;
-  for (auto &[stage, names] : stageEntries) {
+  for (auto &[stage, names] : collected.stageEntries) {
     int64_t device = 0;
-    for (auto &[d, stages] : stagesOf)
+    for (auto &[d, stages] : collected.stagesOf)
       if (stages.count(stage))
         device = d;
-    json::Object entry{
-        {"id", stage}, {"device", device}, {"forward", names.first}};
-    if (!names.second.empty())
-      entry["backward"] = names.second;
-    stageList.push_back(std::move(entry));
+    file.stages.push_back({stage, device, names.first, names.second});
   }
-  json::Object parameterMap;
-  for (auto &[name, description] : parameters) {
-    int64_t owner = description.getInteger("owner").value_or(0);
-    json::Array copies;
-    for (int64_t device : parameterDevices[name])
+  for (auto &[name, parameter] : file.parameters) {
+    auto &[owner, readers] = collected.parameterDevices[name];
+    parameter.devices = {owner};
+    for (int64_t device : readers)
       if (device != owner)
-        copies.push_back(device);
-    description["copies"] = std::move(copies);
-    parameterMap[name] = std::move(description);
+        parameter.devices.push_back(device);
   }
-  json::Object inputMap;
-  for (auto &[name, description] : inputs) {
-    json::Array on;
-    for (int64_t device : inputDevices[name])
-      on.push_back(device);
-    description["devices"] = std::move(on);
-    if (auto bound = inputBounds.find(name); bound != inputBounds.end()) {
-      description["index_bound"] = bound->second.bound;
-      if (bound->second.ignored)
-        description["index_ignored"] = *bound->second.ignored;
+  for (auto &[name, input] : file.inputs) {
+    const std::set<int64_t> &readers = collected.inputDevices[name];
+    input.devices.assign(readers.begin(), readers.end());
+    if (auto bound = collected.inputBounds.find(name);
+        bound != collected.inputBounds.end()) {
+      input.indexBound = bound->second.bound;
+      input.indexIgnored = bound->second.ignored;
     }
-    inputMap[name] = std::move(description);
   }
   // The stages in an order that respects their dependencies
   // (ftpipe.stage_order of ftpipe-split-devices; a forward-only module has
   // one stage).
-  json::Array stageOrder;
   if (auto order =
           module->getAttrOfType<DenseI64ArrayAttr>("ftpipe.stage_order"))
-    for (int64_t stage : order.asArrayRef())
-      stageOrder.push_back(stage);
+    llvm::append_range(file.stageOrder, order.asArrayRef());
   else
-    for (auto &entry : stageEntries)
-      stageOrder.push_back(entry.first);
-  return json::Object{{"format", "ftpipe-manifest"},
-                      {"stage_order", std::move(stageOrder)},
-                      {"version", 1},
-                      {"target", target.str()},
-                      {"devices", std::move(deviceList)},
-                      {"stages", std::move(stageList)},
-                      {"entry_points", std::move(entries)},
-                      {"tensors", std::move(tensors)},
-                      {"parameters", std::move(parameterMap)},
-                      {"inputs", std::move(inputMap)},
-                      {"loss", std::move(loss)}};
+    for (auto &entry : collected.stageEntries)
+      file.stageOrder.push_back(entry.first);
+  return std::move(file);
 }

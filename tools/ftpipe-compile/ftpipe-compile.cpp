@@ -22,6 +22,7 @@
 #include "FTPipe/Analysis/PlanIO.h"
 #include "FTPipe/Conversion/CPUPipeline.h"
 #include "FTPipe/Conversion/CUDAPipeline.h"
+#include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ParseGuard.h"
 #include "FTPipe/Partition/Objective.h"
@@ -89,26 +90,27 @@ cl::opt<ft::PartitionMethod> method(
 // module (#ftpipe.training) and in manifest.json.
 cl::opt<::ftpipe::schedule::Kind>
     schedule(cl::cat(category), "schedule", cl::desc("Pipeline schedule"),
-             cl::init(ft::ObjectiveSetup().schedule),
+             cl::init(::ftpipe::schedule::TrainingSetup().schedule),
              ft::scheduleOptionValues());
-cl::opt<unsigned> microbatches(cl::cat(category), "microbatches",
-                               cl::desc("Micro-batches per optimizer step"),
-                               cl::init(ft::ObjectiveSetup().microbatches));
+cl::opt<unsigned>
+    microbatches(cl::cat(category), "microbatches",
+                 cl::desc("Micro-batches per optimizer step"),
+                 cl::init(::ftpipe::schedule::TrainingSetup().microBatches));
 cl::opt<::ftpipe::schedule::Optimizer>
     optimizer(cl::cat(category), "optimizer",
               cl::desc("Optimizer whose state is kept per parameter"),
-              cl::init(ft::ObjectiveSetup().optimizer),
+              cl::init(::ftpipe::schedule::TrainingSetup().optimizer),
               ft::optimizerOptionValues());
 cl::opt<::ftpipe::schedule::WeightVersions>
     stashing(cl::cat(category), "stashing",
              cl::desc("Weight versions kept by the async schedule"),
-             cl::init(ft::ObjectiveSetup().stashing),
+             cl::init(::ftpipe::schedule::TrainingSetup().weightVersions),
              ft::weightVersionsOptionValues());
 cl::opt<::ftpipe::schedule::RecomputeMode>
     recompute(cl::cat(category), "recompute",
               cl::desc("Stages that recompute the forward before the "
                        "backward (auto: as the plan chose)"),
-              cl::init(ft::ObjectiveSetup().recompute),
+              cl::init(::ftpipe::schedule::TrainingSetup().recompute),
               ft::recomputeModeOptionValues());
 cl::opt<std::string> runtimeDir(cl::cat(category), "runtime-dir",
                                 cl::desc("Directory of FTPipe's runtime "
@@ -281,8 +283,7 @@ buildStagePrograms(ModuleOp module,
     options.hardware = hardware;
     options.devices = devices;
     options.method = method;
-    options.objective = {setup.schedule, setup.optimizer, setup.weightVersions,
-                         setup.recompute, setup.microBatches};
+    options.setup = setup;
     if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
           ft::buildPartitionPipeline(pm, options);
         })))
@@ -415,28 +416,24 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
     return progress.fail(ec.message());
   }
   progress.start("manifest");
-  llvm::json::Object manifest =
+  FailureOr<::ftpipe::runtime::ManifestFile> manifest =
       ft::buildManifest(*module, targetName(), devices,
                         [](int64_t d) { return artifactName(d); });
-  manifest["memory"] = target == Target::CUDA ? "cuda-managed" : "host";
-  manifest["training"] = ::ftpipe::schedule::toJSON(*setup);
+  if (failed(manifest))
+    return progress.fail();
+  manifest->memory = target == Target::CUDA ? "cuda-managed" : "host";
+  manifest->training = *setup;
   // What the plan counted per device, and what it fixes, so that the
   // runtime can count it again for the setup it runs.
-  if (!memory.empty()) {
-    llvm::json::Array devicesMemory;
-    for (auto [device, inputs] : llvm::enumerate(memory))
-      devicesMemory.push_back(llvm::json::Object{
-          {"device", int64_t(device)},
-          {"counted", ::ftpipe::schedule::toJSON(
-                          ::ftpipe::schedule::deviceMemory(inputs, *setup))},
-          {"inputs", ::ftpipe::schedule::toJSON(inputs)}});
-    manifest["device_memory"] = std::move(devicesMemory);
-  }
+  for (auto [device, inputs] : llvm::enumerate(memory))
+    manifest->deviceMemory.push_back(
+        {int64_t(device), ::ftpipe::schedule::deviceMemory(inputs, *setup),
+         inputs});
   std::string error;
   auto file = openOutputFile(outputDir + "/manifest.json", &error);
   if (!file)
     return progress.fail(error);
-  file->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
+  file->os() << llvm::formatv("{0:2}", ::ftpipe::runtime::toJSON(*manifest))
              << "\n";
   file->keep();
   progress.done();
@@ -487,5 +484,8 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   MLIRContext context(registry);
+  // The setup is recorded as #ftpipe.training even in a module that does not
+  // mention the dialect.
+  context.loadDialect<ft::FTPipeDialect>();
   return failed(compile(context, registry)) ? 1 : 0;
 }

@@ -19,7 +19,6 @@
 
 import argparse
 import ctypes
-import json
 import os
 import sys
 
@@ -29,6 +28,7 @@ from safetensors.numpy import load_file, save_file
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "ftpipe-reference"))
 from hf_reference import memref_struct, descriptor  # noqa: E402
+import ftpipe_manifest  # noqa: E402
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
           "i64": np.int64, "i1": np.bool_}
@@ -114,12 +114,14 @@ def call(library, entry, values, buffers=None):
 def load(directory):
     """The manifest of `directory`, its device libraries by device id, its
     entry points by name and its stages by id."""
-    manifest = json.load(open(os.path.join(directory, "manifest.json")))
+    try:
+        manifest = ftpipe_manifest.load(directory)
+    except ftpipe_manifest.ManifestError as error:
+        raise SystemExit("error: %s" % error)
     libraries = {d["id"]: ctypes.CDLL(os.path.join(directory, d["artifact"]))
                  for d in manifest["devices"]}
-    entries = {e["name"]: e for e in manifest["entry_points"]}
-    stages = {s["id"]: s for s in manifest["stages"]}
-    return manifest, libraries, entries, stages
+    return (manifest, libraries, ftpipe_manifest.entries(manifest),
+            ftpipe_manifest.stages(manifest))
 
 
 def arguments(entry, weights, inputs, saved, microbatch=0):

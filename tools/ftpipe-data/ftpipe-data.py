@@ -30,6 +30,12 @@ import random
 import struct
 import sys
 
+# The manifest reader: beside this file in the build's bin/, in
+# tools/ftpipe-compile/ in the source tree.
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "ftpipe-compile")]
+import ftpipe_manifest  # noqa: E402
+
 IGNORE = -100  # the label that every generated loss ignores (docs/ModelGen.md)
 DTYPES = {"i32": ("I32", "i"), "i64": ("I64", "q")}
 EMBEDDINGS = ("wte.weight", "word_embeddings.weight", "embed_tokens.weight",
@@ -119,11 +125,9 @@ class Model:
     @staticmethod
     def from_manifest(path):
         try:
-            manifest = json.load(open(path))
-        except (OSError, ValueError) as error:
-            raise DataError("%s: cannot read the manifest: %s" % (path, error))
-        if manifest.get("format") != "ftpipe-manifest":
-            raise DataError("%s: not an ftpipe-compile manifest" % path)
+            manifest = ftpipe_manifest.load(path)
+        except ftpipe_manifest.ManifestError as error:
+            raise DataError(str(error))
         inputs = {name: (entry["dtype"], entry["shape"][1:])
                   for name, entry in manifest["inputs"].items()}
         if "arg0" in inputs:

@@ -7,12 +7,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/ArtifactManifest.h"
+#include "ManifestFiles.h"
 
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
@@ -100,20 +97,7 @@ json::Object threeStages() {
 
 /// Writes `manifest` into a fresh directory and reads it back.
 llvm::Expected<ArtifactManifest> roundTrip(const json::Object &manifest) {
-  llvm::SmallString<128> directory;
-  EXPECT_FALSE(
-      llvm::sys::fs::createUniqueDirectory("ftpipe-manifest", directory));
-  llvm::SmallString<128> path(directory);
-  llvm::sys::path::append(path, "manifest.json");
-  std::error_code error;
-  {
-    llvm::raw_fd_ostream out(path, error);
-    out << json::Value(json::Object(manifest));
-  }
-  EXPECT_FALSE(error);
-  auto result = readManifest(directory);
-  llvm::sys::fs::remove_directories(directory);
-  return result;
+  return readWrittenManifest(json::Object(manifest));
 }
 
 std::string errorOf(const json::Object &manifest) {

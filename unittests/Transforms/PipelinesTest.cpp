@@ -50,11 +50,11 @@ TEST(PipelinesTest, DefaultsAreThePassDefaults) {
   AutoPartitionPassOptions autoPartition;
   EXPECT_EQ(options.hardware, AnnotateCostsPassOptions().hardware);
   EXPECT_EQ(options.dpMaxOps, autoPartition.dpMaxOps);
-  EXPECT_EQ(options.objective.schedule, autoPartition.schedule);
-  EXPECT_EQ(options.objective.optimizer, autoPartition.optimizer);
-  EXPECT_EQ(options.objective.stashing, autoPartition.stashing);
-  EXPECT_EQ(options.objective.recompute, autoPartition.recompute);
-  EXPECT_EQ(options.objective.microbatches, autoPartition.microbatches);
+  EXPECT_EQ(options.setup.schedule, autoPartition.schedule);
+  EXPECT_EQ(options.setup.optimizer, autoPartition.optimizer);
+  EXPECT_EQ(options.setup.weightVersions, autoPartition.stashing);
+  EXPECT_EQ(options.setup.recompute, autoPartition.recompute);
+  EXPECT_EQ(options.setup.microBatches, autoPartition.microbatches);
   EXPECT_EQ(options.method, PartitionMethod::Auto);
   EXPECT_TRUE(options.quiet);
 }
@@ -91,11 +91,11 @@ TEST(PipelinesTest, OptionsReachThePasses) {
   options.devices = 3;
   options.function = "forward";
   options.method = PartitionMethod::SeqGreedy;
-  options.objective.schedule = ::ftpipe::schedule::Kind::GPipe;
-  options.objective.optimizer = ::ftpipe::schedule::Optimizer::SGD;
-  options.objective.stashing = ::ftpipe::schedule::WeightVersions::Stash;
-  options.objective.recompute = partition::RecomputeMode::Never;
-  options.objective.microbatches = 16;
+  options.setup.schedule = ::ftpipe::schedule::Kind::GPipe;
+  options.setup.optimizer = ::ftpipe::schedule::Optimizer::SGD;
+  options.setup.weightVersions = ::ftpipe::schedule::WeightVersions::Stash;
+  options.setup.recompute = partition::RecomputeMode::Never;
+  options.setup.microBatches = 16;
   std::string text = pipelineText(
       [&](OpPassManager &pm) { buildPartitionPipeline(pm, options); });
   SCOPED_TRACE(text);
@@ -124,7 +124,7 @@ TEST(PipelinesTest, MixedPipeSearchOrPhases) {
   phases.devices = 2;
   phases.stages = 6;
   phases.blockTypes = {"T5Block", "BertLayer"};
-  phases.objective.optimizer = ::ftpipe::schedule::Optimizer::Momentum;
+  phases.setup.optimizer = ::ftpipe::schedule::Optimizer::Momentum;
   text = pipelineText(
       [&](OpPassManager &pm) { buildMixedPipePipeline(pm, phases); });
   SCOPED_TRACE(text);
@@ -159,13 +159,12 @@ TEST(PipelinesTest, TextOptionsMeanTheTypedOnes) {
   EXPECT_EQ(options.method, PartitionMethod::SeqGreedy);
   EXPECT_FALSE(options.quiet);
   EXPECT_EQ(options.dpMaxOps, 7u);
-  EXPECT_EQ(options.objective.schedule, ::ftpipe::schedule::Kind::OneFOneB);
-  EXPECT_EQ(options.objective.optimizer,
-            ::ftpipe::schedule::Optimizer::Momentum);
-  EXPECT_EQ(options.objective.stashing,
+  EXPECT_EQ(options.setup.schedule, ::ftpipe::schedule::Kind::OneFOneB);
+  EXPECT_EQ(options.setup.optimizer, ::ftpipe::schedule::Optimizer::Momentum);
+  EXPECT_EQ(options.setup.weightVersions,
             ::ftpipe::schedule::WeightVersions::DoubleBuffered);
-  EXPECT_EQ(options.objective.recompute, partition::RecomputeMode::Auto);
-  EXPECT_EQ(options.objective.microbatches, 12u);
+  EXPECT_EQ(options.setup.recompute, partition::RecomputeMode::Auto);
+  EXPECT_EQ(options.setup.microBatches, 12u);
 
   // Unset flags keep the typed defaults.
   PartitionPipelineTextOptions empty;
@@ -174,7 +173,7 @@ TEST(PipelinesTest, TextOptionsMeanTheTypedOnes) {
   EXPECT_EQ(defaults.hardware, typed.hardware);
   EXPECT_EQ(defaults.method, typed.method);
   EXPECT_EQ(defaults.quiet, typed.quiet);
-  EXPECT_EQ(defaults.objective.optimizer, typed.objective.optimizer);
+  EXPECT_EQ(defaults.setup, typed.setup);
 
   MixedPipeTextOptions mixedText;
   ASSERT_TRUE(succeeded(mixedText.parseFromString(

@@ -1,7 +1,8 @@
 //===- Passes.td - FTPipe conversions ----------------------*- tablegen -*-===//
 //
 // The code-generation passes of FTPipe: what turns per-device tensor IR into
-// calls of BLAS and of the runtime. Thin passes over the pattern sets in
+// calls of BLAS and of the runtime (the ftpipe dialect's lowering,
+// ftpipe-lower-transfers, is here, as upstream keeps its XToLLVM). Thin passes over the pattern sets in
 // LinalgToBLAS.h and ElementwiseFusion.h; the CPU lowering pipeline that
 // strings them together with upstream's passes is in CPUPipeline.h.
 // docs/generated/FTPipeConversionPasses.md is generated from this file.
@@ -325,6 +326,31 @@ def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
            "Outline runs of at least this many ops">,
   ];
   let dependentDialects = ["func::FuncDialect"];
+}
+
+def LowerTransfersPass : Pass<"ftpipe-lower-transfers", "ModuleOp"> {
+  let summary = "Turns ftpipe.send/recv into calls of the runtime's C ABI";
+  let description = [{
+    Replaces each `ftpipe.send` / `ftpipe.recv` on a tensor of element type
+    T by a call of `ftpipe_rt_send_T` / `ftpipe_rt_recv_T` (StageABI.h) on
+    the tensor's buffer, as an unranked memref, so that the per-device IR
+    then goes through the ordinary bufferization and LLVM lowering. A
+    receive writes into a new buffer (`bufferization.to_tensor restrict`).
+    Attributes whose values belong to the ftpipe dialect (hardware, plan,
+    costs) are dropped, so that upstream tools can read the result.
+
+    ```mlir
+    %t = ftpipe.recv from 0 tag 4 microbatch %mb : tensor<2x8xf32>
+    // becomes
+    %buf = memref.alloc() : memref<2x8xf32>
+    %u = memref.cast %buf : memref<2x8xf32> to memref<*xf32>
+    call @ftpipe_rt_recv_f32(%c0, %c4, %mbi, %u) : (i64, i64, i64, memref<*xf32>) -> ()
+    %t = bufferization.to_tensor %buf restrict writable : memref<2x8xf32>
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect",
+                           "bufferization::BufferizationDialect",
+                           "func::FuncDialect", "memref::MemRefDialect"];
 }
 
 #endif // FTPIPE_CONVERSION_PASSES_TD

@@ -10,6 +10,7 @@
 #ifndef FTPIPE_RUNTIME_TENSOR_H
 #define FTPIPE_RUNTIME_TENSOR_H
 
+#include "FTPipe/Runtime/DType.h"
 #include "FTPipe/Runtime/MemoryLedger.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -22,24 +23,6 @@
 
 namespace ftpipe {
 namespace runtime {
-
-enum class DType : uint8_t { F64, F32, F16, BF16, I64, I32, I16, I8, Bool };
-
-/// Bytes per element (1 for Bool).
-size_t dtypeBytes(DType type);
-/// "F32", "I64", "BOOL", ... (the safetensors names).
-llvm::StringRef dtypeName(DType type);
-std::optional<DType> parseDType(llvm::StringRef name);
-
-/// "[2, 3]".
-std::string shapeString(llvm::ArrayRef<int64_t> shape);
-
-/// The largest tensor a manifest may declare (256 GiB).
-inline constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 38;
-/// The bytes of a tensor of `type` and `shape`, computed without overflow;
-/// none if a dimension is negative or the size exceeds `limit`.
-std::optional<uint64_t> tensorBytes(DType type, llvm::ArrayRef<int64_t> shape,
-                                    uint64_t limit = kMaxTensorBytes);
 
 /// A tensor's bytes, charged to the device's ledger (MemoryLedger.h).
 using TensorBytes = std::vector<char, LedgerAllocator<char>>;

@@ -85,6 +85,9 @@ llvm::json::Value toJSON(const DeviceMemoryInputs &inputs);
 bool fromJSON(const llvm::json::Value &value, DeviceMemoryInputs &inputs,
               llvm::json::Path path);
 llvm::json::Value toJSON(const DeviceMemory &memory);
+/// Refuses a `total_bytes` that is not the sum of the parts.
+bool fromJSON(const llvm::json::Value &value, DeviceMemory &memory,
+              llvm::json::Path path);
 
 } // namespace schedule
 } // namespace ftpipe

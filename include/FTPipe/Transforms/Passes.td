@@ -135,26 +135,27 @@ def AnnotateCostsPass : Pass<"ftpipe-annotate-costs", "ModuleOp"> {
 /// (`#ftpipe.training`): the first pass that takes these options records
 /// them, later ones read the record, and an option given explicitly that
 /// contradicts it is an error (docs/Architecture.md). The values' spellings
-/// come from FTPipe/Schedule/TrainingSetup.h.
+/// and the defaults come from FTPipe/Schedule/TrainingSetup.h.
 defvar ObjectiveOptions = [
   Option<"schedule", "schedule", "::ftpipe::schedule::Kind",
-         /*default=*/"::ftpipe::schedule::Kind::Async",
+         /*default=*/"::ftpipe::schedule::TrainingSetup().schedule",
          "Pipeline schedule",
          "::mlir::ftpipe::scheduleOptionValues()">,
   Option<"optimizer", "optimizer", "::ftpipe::schedule::Optimizer",
-         /*default=*/"::ftpipe::schedule::Optimizer::Adam",
+         /*default=*/"::ftpipe::schedule::TrainingSetup().optimizer",
          "Optimizer whose state is kept per parameter",
          "::mlir::ftpipe::optimizerOptionValues()">,
   Option<"stashing", "stashing", "::ftpipe::schedule::WeightVersions",
-         /*default=*/"::ftpipe::schedule::WeightVersions::None",
+         /*default=*/"::ftpipe::schedule::TrainingSetup().weightVersions",
          "Weight versions kept by the async schedule",
          "::mlir::ftpipe::weightVersionsOptionValues()">,
   Option<"recompute", "recompute", "::ftpipe::schedule::RecomputeMode",
-         /*default=*/"::ftpipe::schedule::RecomputeMode::Always",
+         /*default=*/"::ftpipe::schedule::TrainingSetup().recompute",
          "Which stages keep only their inputs and recompute the forward "
          "before the backward",
          "::mlir::ftpipe::recomputeModeOptionValues()">,
-  Option<"microbatches", "microbatches", "unsigned", /*default=*/"8",
+  Option<"microbatches", "microbatches", "unsigned",
+         /*default=*/"::ftpipe::schedule::TrainingSetup().microBatches",
          "Micro-batches per mini-batch (GPipe and 1F1B)">,
 ];
 
@@ -522,31 +523,6 @@ def SplitDevicesPass : Pass<"ftpipe-split-devices", "ModuleOp"> {
   }];
   let dependentDialects = ["ftpipe::FTPipeDialect", "arith::ArithDialect",
                            "func::FuncDialect", "tosa::TosaDialect"];
-}
-
-def LowerTransfersPass : Pass<"ftpipe-lower-transfers", "ModuleOp"> {
-  let summary = "Turns ftpipe.send/recv into calls of the runtime's C ABI";
-  let description = [{
-    Replaces each `ftpipe.send` / `ftpipe.recv` on a tensor of element type
-    T by a call of `ftpipe_rt_send_T` / `ftpipe_rt_recv_T` (StageABI.h) on
-    the tensor's buffer, as an unranked memref, so that the per-device IR
-    then goes through the ordinary bufferization and LLVM lowering. A
-    receive writes into a new buffer (`bufferization.to_tensor restrict`).
-    Attributes whose values belong to the ftpipe dialect (hardware, plan,
-    costs) are dropped, so that upstream tools can read the result.
-
-    ```mlir
-    %t = ftpipe.recv from 0 tag 4 microbatch %mb : tensor<2x8xf32>
-    // becomes
-    %buf = memref.alloc() : memref<2x8xf32>
-    %u = memref.cast %buf : memref<2x8xf32> to memref<*xf32>
-    call @ftpipe_rt_recv_f32(%c0, %c4, %mbi, %u) : (i64, i64, i64, memref<*xf32>) -> ()
-    %t = bufferization.to_tensor %buf restrict writable : memref<2x8xf32>
-    ```
-  }];
-  let dependentDialects = ["arith::ArithDialect",
-                           "bufferization::BufferizationDialect",
-                           "func::FuncDialect", "memref::MemRefDialect"];
 }
 
 #endif // FTPIPE_TRANSFORMS_PASSES_TD

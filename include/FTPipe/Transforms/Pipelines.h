@@ -40,21 +40,6 @@ enum class PartitionMethod {
   SeqGreedy,
 };
 
-/// The fine-tuning setup that plans are scored for: the `ObjectiveOptions`
-/// every scoring pass takes (Passes.td, docs/FineTuningSetup.md). The
-/// defaults are the passes' own: async 1F1B, Adam, one weight version,
-/// recomputation, 8 micro-batches.
-struct ObjectiveSetup {
-  ::ftpipe::schedule::Kind schedule = AutoPartitionPassOptions().schedule;
-  ::ftpipe::schedule::Optimizer optimizer =
-      AutoPartitionPassOptions().optimizer;
-  ::ftpipe::schedule::WeightVersions stashing =
-      AutoPartitionPassOptions().stashing;
-  ::ftpipe::schedule::RecomputeMode recompute =
-      AutoPartitionPassOptions().recompute;
-  unsigned microbatches = AutoPartitionPassOptions().microbatches;
-};
-
 /// Options of the partitioning pipeline: ftpipe-annotate-costs, then the
 /// partitioner that `method` names. Defaults are the passes' defaults.
 struct PartitionPipelineOptions {
@@ -75,7 +60,9 @@ struct PartitionPipelineOptions {
   /// Auto: do not print the candidates; MixedPipe: the opposite of verbose.
   /// Library users usually want no output on stderr, hence the default.
   bool quiet = true;
-  ObjectiveSetup objective;
+  /// The training setup plans are scored for (the `ObjectiveOptions` every
+  /// scoring pass takes; the defaults are the passes' own).
+  ::ftpipe::schedule::TrainingSetup setup;
 };
 
 /// Options of the Mixed-Pipe pipeline: ftpipe-annotate-costs, then either
@@ -98,7 +85,9 @@ struct MixedPipeOptions {
   bool refine = true;
   /// Search only: print every candidate L on stderr.
   bool verbose = false;
-  ObjectiveSetup objective;
+  /// The training setup plans are scored for (the `ObjectiveOptions` every
+  /// scoring pass takes; the defaults are the passes' own).
+  ::ftpipe::schedule::TrainingSetup setup;
 };
 
 /// Appends the partitioning pipeline to `pm` (nested on builtin.module):
@@ -117,7 +106,7 @@ void buildMixedPipePipeline(OpPassManager &pm, const MixedPipeOptions &options);
 /// the partitioning pipeline, then ftpipe-outline-stages,
 /// ftpipe-differentiate and ftpipe-split-devices. The result is the
 /// per-device IR of docs/StagePrograms.md. Recomputation follows
-/// `options.objective.recompute` (auto: each stage as the plan decided).
+/// `options.setup.recompute` (auto: each stage as the plan decided).
 void buildStageProgramsPipeline(OpPassManager &pm,
                                 const PartitionPipelineOptions &options);
 
@@ -154,22 +143,26 @@ struct CommonTextOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("Model function (default: the only one with a body)")};
   PassOptions::Option<::ftpipe::schedule::Kind> schedule{
       *this, "schedule", llvm::cl::desc("Pipeline schedule"),
-      llvm::cl::init(ObjectiveSetup().schedule), scheduleOptionValues()};
+      llvm::cl::init(::ftpipe::schedule::TrainingSetup().schedule),
+      scheduleOptionValues()};
   PassOptions::Option<::ftpipe::schedule::Optimizer> optimizer{
       *this, "optimizer", llvm::cl::desc("Optimizer whose state is kept"),
-      llvm::cl::init(ObjectiveSetup().optimizer), optimizerOptionValues()};
+      llvm::cl::init(::ftpipe::schedule::TrainingSetup().optimizer),
+      optimizerOptionValues()};
   PassOptions::Option<::ftpipe::schedule::WeightVersions> stashing{
       *this, "stashing",
       llvm::cl::desc("Weight versions of the async schedule"),
-      llvm::cl::init(ObjectiveSetup().stashing), weightVersionsOptionValues()};
+      llvm::cl::init(::ftpipe::schedule::TrainingSetup().weightVersions),
+      weightVersionsOptionValues()};
   PassOptions::Option<::ftpipe::schedule::RecomputeMode> recompute{
       *this, "recompute",
       llvm::cl::desc("Stages that recompute the forward before the backward"),
-      llvm::cl::init(ObjectiveSetup().recompute), recomputeModeOptionValues()};
+      llvm::cl::init(::ftpipe::schedule::TrainingSetup().recompute),
+      recomputeModeOptionValues()};
   PassOptions::Option<unsigned> microbatches{
       *this, "microbatches",
       llvm::cl::desc("Micro-batches per mini-batch (GPipe and 1F1B)"),
-      llvm::cl::init(ObjectiveSetup().microbatches)};
+      llvm::cl::init(::ftpipe::schedule::TrainingSetup().microBatches)};
 };
 
 /// Command-line form of PartitionPipelineOptions

@@ -8,9 +8,13 @@ import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "tools", "ftpipe-compile"))
+import ftpipe_manifest  # noqa: E402
+
 SIZES = {"i32": ("I32", 4), "i64": ("I64", 8), "f32": ("F32", 4),
          "f64": ("F64", 8), "i1": ("BOOL", 1)}
-manifest = json.load(open(os.path.join(sys.argv[1], "manifest.json")))
+manifest = ftpipe_manifest.load(sys.argv[1])
 samples = int(sys.argv[2])
 header, blobs, offset = {}, [], 0
 for name, tensor in sorted(manifest["inputs"].items()):

@@ -6,22 +6,22 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FTPipe/Conversion/Passes.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
-#include "FTPipe/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #define DEBUG_TYPE "ftpipe-lower-transfers"
 
 namespace mlir {
 namespace ftpipe {
 #define GEN_PASS_DEF_LOWERTRANSFERSPASS
-#include "FTPipe/Transforms/Passes.h.inc"
+#include "FTPipe/Conversion/Passes.h.inc"
 } // namespace ftpipe
 } // namespace mlir
 
@@ -64,8 +64,7 @@ static func::FuncOp getOrDeclare(ModuleOp module, StringRef kind,
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   Type i64 = b.getI64Type();
   auto decl = b.create<func::FuncOp>(
-      module.getLoc(), name,
-      b.getFunctionType({i64, i64, i64, unranked}, {}));
+      module.getLoc(), name, b.getFunctionType({i64, i64, i64, unranked}, {}));
   decl.setPrivate();
   return decl;
 }

@@ -1,0 +1,212 @@
+//===- ManifestSchemaTest.cpp - manifest.json's toJSON and fromJSON -------===//
+//
+// A manifest with every field set to a value other than its default goes
+// through toJSON, text and fromJSON unchanged (and readManifest accepts it);
+// a field of the wrong type, or one that contradicts its neighbours, is
+// refused with its path in the file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/ManifestSchema.h"
+#include "FTPipe/Runtime/ArtifactManifest.h"
+
+#include "ManifestFiles.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include "gtest/gtest.h"
+
+using namespace ftpipe::runtime;
+namespace json = llvm::json;
+namespace schedule = ftpipe::schedule;
+
+namespace {
+
+ManifestTensor tensor(std::vector<int64_t> shape, DType type = DType::BF16) {
+  return {std::move(shape), type, {}, {}};
+}
+
+EntryValue value(EntryValue::Kind kind, std::string name, ManifestTensor t,
+                 int64_t saved = -1) {
+  return {kind, std::move(name), saved, std::move(t)};
+}
+
+/// Two stages on two devices, forward and backward each: every object of
+/// the schema, no field at its default.
+ManifestFile fullManifest() {
+  using Kind = EntryValue::Kind;
+  ManifestFile file;
+  file.target = "cuda";
+  file.memory = "cuda-managed";
+  file.devices = {{0, "device0.so", {0}}, {1, "device1.so", {1}}};
+  file.stages = {{0, 0, "stage0_forward", "stage0_backward"},
+                 {1, 1, "stage1_forward", "stage1_backward"}};
+  file.stageOrder = {0, 1};
+  EntryValue microbatch{Kind::Microbatch, "", -1, {{}, DType::I64, {}, {}}};
+  ManifestTensor ids = tensor({2, 8}, DType::I32);
+  file.entryPoints = {
+      {"stage0_forward",
+       "_mlir_ciface_stage0_forward",
+       0,
+       0,
+       false,
+       {microbatch, value(Kind::Param, "wte", tensor({16, 4})),
+        value(Kind::Input, "input_ids", ids)},
+       {value(Kind::Saved, "", tensor({2, 8, 4}), 0),
+        value(Kind::Output, "", tensor({3}, DType::F64))},
+       {{true, 1, 7, tensor({2, 8, 4})}}},
+      {"stage0_backward",
+       "_mlir_ciface_stage0_backward",
+       0,
+       0,
+       true,
+       {microbatch, value(Kind::Saved, "", tensor({2, 8, 4}), 0)},
+       {value(Kind::Grad, "wte", tensor({16, 4}))},
+       {{false, 1, 8, tensor({2, 8, 4})}}},
+      {"stage1_forward",
+       "_mlir_ciface_stage1_forward",
+       1,
+       1,
+       false,
+       {microbatch, value(Kind::Param, "wte", tensor({16, 4}))},
+       {value(Kind::Loss, "", tensor({}, DType::F32))},
+       {{false, 0, 7, tensor({2, 8, 4})}}},
+      {"stage1_backward",
+       "_mlir_ciface_stage1_backward",
+       1,
+       1,
+       true,
+       {microbatch, value(Kind::Param, "wte", tensor({16, 4}))},
+       {value(Kind::Grad, "wte", tensor({16, 4}))},
+       {{true, 0, 8, tensor({2, 8, 4})}}}};
+  file.tensors = {{0, 1, 7, tensor({2, 8, 4})}, {1, 0, 8, tensor({2, 8, 4})}};
+  file.parameters["wte"] = {tensor({16, 4}), {0, 1}};
+  ManifestInput input;
+  static_cast<ManifestTensor &>(input) = ids;
+  input.indexBound = 16;
+  input.indexIgnored = -100;
+  input.devices = {0};
+  file.inputs["input_ids"] = input;
+  file.loss = ManifestLoss{1, 1, 0, "stage1_forward"};
+  file.training = schedule::TrainingSetup{
+      schedule::Kind::OneFOneB, 3, schedule::Optimizer::SGD,
+      schedule::WeightVersions::Stash, schedule::RecomputeMode::Never};
+  for (int64_t device = 0; device < 2; ++device) {
+    schedule::DeviceMemoryInputs inputs;
+    inputs.stages = {{uint32_t(2 - device), uint64_t(100 + device), 40}};
+    inputs.paramBytesByHeight = {0, 128, uint64_t(256 + device)};
+    inputs.reservedBytes = 1024;
+    inputs.budgetBytes = uint64_t(1) << 33;
+    file.deviceMemory.push_back(
+        {device, schedule::deviceMemory(inputs, *file.training), inputs});
+  }
+  return file;
+}
+
+/// `file` as ftpipe-compile writes it, parsed back.
+json::Value written(const ManifestFile &file) {
+  std::string text = llvm::formatv("{0:2}", toJSON(file)).str();
+  llvm::Expected<json::Value> parsed = json::parse(text);
+  EXPECT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  return parsed ? std::move(*parsed) : json::Value(nullptr);
+}
+
+/// fromJSON's error for `value`, or "" when it reads.
+std::string readError(const json::Value &value) {
+  ManifestFile file;
+  json::Path::Root root("manifest");
+  if (fromJSON(value, file, root))
+    return "";
+  return llvm::toString(root.getError());
+}
+
+json::Object &object(json::Value &value) { return *value.getAsObject(); }
+
+/// `entry_points[entry].<group>[index]` of a written manifest.
+json::Object &entryValue(json::Value &manifest, size_t entry,
+                         llvm::StringRef group, size_t index) {
+  json::Object &point =
+      *(*object(manifest).getArray("entry_points"))[entry].getAsObject();
+  return *(*point.getArray(group))[index].getAsObject();
+}
+
+TEST(ManifestSchema, FullManifestRoundTrips) {
+  ManifestFile file = fullManifest();
+  json::Value text = written(file);
+  ManifestFile read;
+  json::Path::Root root("manifest");
+  ASSERT_TRUE(fromJSON(text, read, root)) << llvm::toString(root.getError());
+  // Every field is back: written again, the same JSON.
+  // (Compared as text, so that a failure shows the two.)
+  EXPECT_EQ(llvm::formatv("{0:2}", toJSON(read)).str(),
+            llvm::formatv("{0:2}", toJSON(file)).str());
+  // And some of them looked at directly, in case toJSON forgot them twice.
+  EXPECT_EQ(read.memory, "cuda-managed");
+  EXPECT_EQ(read.devices[1].stages, (std::vector<int64_t>{1}));
+  EXPECT_EQ(read.entryPoints[0].arguments[2].tensor.type, DType::I32);
+  EXPECT_EQ(read.entryPoints[0].results[0].saved, 0);
+  EXPECT_EQ(read.inputs.at("input_ids").indexIgnored, -100);
+  EXPECT_EQ(read.inputs.at("input_ids").devices, (std::vector<int64_t>{0}));
+  EXPECT_EQ(read.loss->entry, "stage1_forward");
+  EXPECT_EQ(read.tensors[1].from, 1);
+  EXPECT_EQ(read.training, file.training);
+  EXPECT_EQ(read.deviceMemory[1].counted.totalBytes(),
+            file.deviceMemory[1].counted.totalBytes());
+  EXPECT_EQ(read.deviceMemory[1].inputs.paramBytesByHeight,
+            file.deviceMemory[1].inputs.paramBytesByHeight);
+
+  // The runtime reads the same file into its view.
+  llvm::Expected<ArtifactManifest> manifest = readWrittenManifest(text);
+  ASSERT_TRUE(bool(manifest)) << llvm::toString(manifest.takeError());
+  EXPECT_EQ(manifest->lossStage, 1);
+  EXPECT_EQ(manifest->parameters.at("wte").devices,
+            (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(manifest->deviceMemory.size(), 2u);
+}
+
+TEST(ManifestSchema, WrongTypesAreRefusedWithTheirPath) {
+  json::Value saved = written(fullManifest());
+  entryValue(saved, 0, "results", 0)["saved"] = "zero";
+  EXPECT_NE(readError(saved).find("manifest.entry_points[0].results[0].saved"),
+            std::string::npos)
+      << readError(saved);
+
+  json::Value copies = written(fullManifest());
+  (*object(copies).getObject("parameters")->getObject("wte"))["copies"] = 1;
+  EXPECT_NE(readError(copies).find("manifest.parameters.wte.copies"),
+            std::string::npos)
+      << readError(copies);
+
+  json::Value total = written(fullManifest());
+  (*(*object(total).getArray("device_memory"))[1].getAsObject()->getObject(
+      "counted"))["total_bytes"] = 5;
+  EXPECT_NE(readError(total).find("not the sum of the parts at "
+                                  "manifest.device_memory[1].counted."
+                                  "total_bytes"),
+            std::string::npos)
+      << readError(total);
+
+  json::Value index = written(fullManifest());
+  entryValue(index, 2, "arguments", 1)["index"] = 0;
+  EXPECT_NE(readError(index).find("manifest.entry_points[2].arguments[1]."
+                                  "index"),
+            std::string::npos)
+      << readError(index);
+
+  json::Value version = written(fullManifest());
+  object(version)["version"] = 2;
+  EXPECT_NE(readError(version).find("manifest.version"), std::string::npos)
+      << readError(version);
+}
+
+TEST(ManifestSchema, LossMustNameTheLossResult) {
+  json::Value text = written(fullManifest());
+  (*object(text).getObject("loss"))["result"] = 1;
+  llvm::Expected<ArtifactManifest> manifest = readWrittenManifest(text);
+  ASSERT_FALSE(bool(manifest));
+  EXPECT_NE(llvm::toString(manifest.takeError())
+                .find("'loss' names entry point 'stage1_forward' result 1"),
+            std::string::npos);
+}
+
+} // namespace
