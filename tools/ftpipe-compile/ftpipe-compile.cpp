@@ -418,7 +418,7 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   llvm::json::Object manifest =
       ft::buildManifest(*module, targetName(), devices,
                         [](int64_t d) { return artifactName(d); });
-  manifest["memory"] = target == Target::CUDA ? "cuda-managed" : "host";
+  manifest["memory"] = target == Target::CUDA ? "cuda-device" : "host";
   manifest["training"] = ::ftpipe::schedule::toJSON(*setup);
   // What the plan counted per device, and what it fixes, so that the
   // runtime can count it again for the setup it runs.
