@@ -6,7 +6,8 @@
 # memory (lib/Runtime's FTPipeCUDARuntime: ftpipe_cuda_alloc, copies across,
 # ftpipe_cuda_free; docs/GPU.md).
 #
-#   run_cuda_artifacts.py DIR --weights W --inputs I -o OUT
+#   run_cuda_artifacts.py DIR --weights W --inputs I [-o OUT]
+#                         [--expected E --rtol 1e-4 --floor 0.1]
 #                         [--repeat N --warmup K --timing T.json]
 #
 # Weights and inputs cross to the device once; saved values stay there from
@@ -15,7 +16,9 @@
 # format of run_artifacts.py and hf_reference.py. With --repeat, the forward
 # and backward run K + N times and T.json gets the N times (CUDA events on the
 # runtime's stream when PyTorch is importable, else the host clock after a
-# synchronisation), their median, and the pool's peak bytes.
+# synchronisation), their median, and the pool's peak bytes. With --expected,
+# the loss and gradients are compared with E (compare() says how) and the exit
+# status is 1 beyond the tolerance.
 # The CUDA runtime libraries must be on LD_LIBRARY_PATH (scripts/gpu-check.sh
 # sets it to the bundle's lib/). Needs only numpy and safetensors.
 # Multi-device artifacts need a device transport between stages, which the
@@ -221,6 +224,29 @@ def timed_steps(program, warmup, repeat):
     return times, clock
 
 
+def compare(ours, expected, rtol, floor):
+    """The largest relative error of `ours` against `expected` over every
+    tensor of `expected` (and the name where it is): |a - e| over |e|'s
+    largest element, for gradients at least `floor` times the largest of all
+    gradients (some are mathematically zero, where both sides hold rounding
+    noise: stage_programs.py compare's rule)."""
+    grads = [np.abs(v).max() for k, v in expected.items()
+             if k.startswith("grad.") and v.size]
+    largest = max(grads) if grads else 0.0
+    worst, where = 0.0, None
+    for key, value in expected.items():
+        if key not in ours:
+            raise SystemExit("error: %s is missing from our results" % key)
+        scale = np.abs(value).max() if value.size else 0.0
+        if key.startswith("grad."):
+            scale = max(scale, floor * largest)
+        error = float(np.abs(np.asarray(ours[key], np.float64) - value).max()
+                      / max(scale, 1e-30)) if value.size else 0.0
+        if error >= worst:
+            worst, where = error, key
+    return worst, where, worst <= rtol
+
+
 def main():
     parser = argparse.ArgumentParser(
         description="runs the artifacts of ftpipe-compile --target=cuda")
@@ -231,6 +257,11 @@ def main():
     parser.add_argument("--repeat", type=int, default=0)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--timing")
+    parser.add_argument("--expected",
+                        help="compare with these results (stage_programs.py "
+                        "hf-grads format); exit 1 beyond --rtol")
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--floor", type=float, default=0.1)
     opts = parser.parse_args()
 
     program = Program(opts.dir, load_file(opts.weights), load_file(opts.inputs))
@@ -241,6 +272,15 @@ def main():
         save_file({k: np.asarray(v) for k, v in out.items()}, opts.output)
     print("run_cuda_artifacts: %d tensors, peak device memory %d bytes" % (
         len(out), rt.ftpipe_cuda_peak_bytes()))
+    if opts.expected:
+        worst, where, ok = compare(out, load_file(opts.expected), opts.rtol,
+                                   opts.floor)
+        print("run_cuda_artifacts: loss %.9g; loss and %d gradients: max rel. "
+              "error %.3e (%s), tolerance %g: %s" % (
+                  float(out["loss"]), sum(k.startswith("grad.") for k in out),
+                  worst, where, opts.rtol, "ok" if ok else "FAIL"))
+        if not ok:
+            return 1
     if opts.repeat:
         times, clock = timed_steps(program, opts.warmup, opts.repeat)
         report = {"times_ms": times, "median_ms": statistics.median(times),
