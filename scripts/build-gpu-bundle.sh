@@ -6,6 +6,7 @@
 #
 #   scripts/build-gpu-bundle.sh [-B BUILD] [-o OUT] [--models "M ..."]
 #                               [--no-bert-large] [--no-reference]
+#                               [--no-two-devices]
 #
 # OUT (default gpu-bundle/ in the checkout, ignored by git) holds:
 #   lib/      libFTPipeCUDARuntime.so, libFTPipeStageABI.so and the CUDA
@@ -19,6 +20,9 @@
 #             expected.safetensors: loss and every gradient from Hugging Face
 #             transformers' loss.backward() on this machine's CPU, f32
 #             (stage_programs.py hf-grads, the reference environment);
+#   models/bert-tiny-2dev/: the tiny BERT for two devices (several stages
+#             on one GPU), with bert-tiny's weights, inputs and expected
+#             results (unless --no-two-devices);
 #   models/bert-large-layer/: one BERT-large encoder layer (hidden 1024, 16
 #             heads, FFN 4096) at 4 x 384 tokens with a 128-token vocabulary
 #             and the QA head (a loss): its artifact, config.json and
@@ -39,6 +43,7 @@ out=$root/gpu-bundle
 models="bert-tiny gpt2-tiny t5-tiny llama-tiny"
 large=1
 reference=1
+two=1
 while [ $# -gt 0 ]; do
   case $1 in
     -B) build=$(cd "$2" && pwd); shift 2 ;;
@@ -46,6 +51,7 @@ while [ $# -gt 0 ]; do
     --models) models=$2; shift 2 ;;
     --no-bert-large) large=0; shift ;;
     --no-reference) reference=0; shift ;;
+    --no-two-devices) two=0; shift ;;
     *) echo "build-gpu-bundle: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -77,8 +83,8 @@ cp -L "$cudart" "$out/lib/$(basename "$cudart")"
 cp "$root/scripts/gpu/run_cuda_artifacts.py" "$root/scripts/gpu/bert_large_layer.py" \
    "$root/scripts/gpu-check.sh" "$out/"
 
-compile() {  # compile NAME MLIR OPT
-  "$bin/ftpipe-compile" "$2" --target=cuda --cuda-chip=sm_90 --devices=1 \
+compile() {  # compile NAME MLIR OPT DEVICES
+  "$bin/ftpipe-compile" "$2" --target=cuda --cuda-chip=sm_90 "--devices=$4" \
     "-O$3" -o "$out/models/$1" > "$tmp/$1.compile.log" 2>&1 || {
     cat "$tmp/$1.compile.log" >&2; exit 1; }
 }
@@ -86,7 +92,7 @@ compile() {  # compile NAME MLIR OPT
 for model in $models; do
   t0=$(date +%s)
   "$bin/ftpipe-model-gen" "$model" --loss --quiet -o "$tmp/$model.mlir"
-  compile "$model" "$tmp/$model.mlir" 1
+  compile "$model" "$tmp/$model.mlir" 1 1
   if [ $reference = 1 ]; then
     dir=$out/models/$model
     "$python" "$root/tools/ftpipe-reference/hf_reference.py" reference \
@@ -100,6 +106,20 @@ for model in $models; do
   fi
   echo "build-gpu-bundle: $model in $(( $(date +%s) - t0 )) s"
 done
+
+# Several stages on one GPU: the tiny BERT for two devices, run in turn over
+# the in-process mailbox (its transfers staged through host memory), against
+# the same expected results.
+if [ $two = 1 ] && [[ " $models " == *" bert-tiny "* ]]; then
+  t0=$(date +%s)
+  compile bert-tiny-2dev "$tmp/bert-tiny.mlir" 1 2
+  for f in weights inputs expected; do
+    [ -f "$out/models/bert-tiny/$f.safetensors" ] &&
+      cp "$out/models/bert-tiny/$f.safetensors" "$out/models/bert-tiny-2dev/"
+  done
+  models="$models bert-tiny-2dev"
+  echo "build-gpu-bundle: bert-tiny-2dev in $(( $(date +%s) - t0 )) s"
+fi
 
 if [ $large = 1 ]; then
   t0=$(date +%s)

@@ -10,14 +10,16 @@
 #      backward of its CUDA artifact (run_cuda_artifacts.py), loss and every
 #      gradient against the reference computed on the build machine's CPU
 #      (f32, 1e-4 relative; cuBLAS in its default math mode: no TF32), and
-#      the peak device memory;
+#      the peak device memory; bert-tiny-2dev: the tiny BERT for two devices
+#      run in turn on the one GPU (several stages on one GPU, transfers
+#      staged through host memory), against the same expected results;
 #   3. the BERT-large encoder layer (4 x 384 tokens): forward + backward time
 #      against PyTorch eager on the same GPU (f32, TF32 off, both warmed up,
 #      medians of 20 steps timed with CUDA events), the floor from its FLOPs
 #      and bytes, both peaks of device memory (bert_large_layer.py);
 #   4. 10 training steps of GPipe and 1F1B against the CPU run's weights:
-#      NOT RUN, reported as such (the runtime has no device transport between
-#      stages and does not drive CUDA artifacts yet; docs/GPU.md).
+#      NOT RUN, reported as such (ftpipe-run's executor does not drive CUDA
+#      artifacts or call the device optimizers yet; docs/GPU.md).
 # The full log goes to $OUT/gpu-check.log (or ./gpu-check.log without OUT),
 # the BERT-large figures to $OUT/bert-large-layer.json, and a table last.
 #
@@ -115,7 +117,7 @@ if [ $dry = 1 ]; then
       say "  run_cuda_artifacts.py models/$model: one micro-batch, loss + gradients vs expected.safetensors at 1e-4"
     fi
   done
-  say "  10 GPipe / 1F1B training steps: not run (no device transport yet)"
+  say "  10 GPipe / 1F1B training steps: not run (the executor does not drive CUDA artifacts yet)"
   if [ $failures = 0 ]; then say "gpu-check: dry run ok"; else say "gpu-check: dry run: $failures failures"; fi
   [ $failures = 0 ]
   exit
@@ -152,7 +154,7 @@ for model in $models; do
   if [ $status = 0 ]; then row "$model loss+grads (f32, 1e-4)" "ok" "$line; $peak"
   else row "$model loss+grads (f32, 1e-4)" "FAIL" "${line:-exit $status, see log}"; fi
 done
-row "10 steps GPipe / 1F1B vs CPU" "not run" "no device transport between stages yet"
+row "10 steps GPipe / 1F1B vs CPU" "not run" "the executor does not drive CUDA artifacts yet"
 
 if [[ " $models " == *" bert-large-layer "* ]]; then
   say "gpu-check: bert-large-layer"

@@ -22,26 +22,13 @@ namespace {
 
 constexpr int blockSize = 256;
 
-/// The element offsets (in elements) of linear index `i` in both views.
-__device__ void offsets(const StridedView &src, const StridedView &dst,
-                        int64_t i, int64_t &srcOffset, int64_t &dstOffset) {
-  srcOffset = 0;
-  dstOffset = 0;
-  for (int d = src.rank - 1; d >= 0; --d) {
-    int64_t index = i % src.sizes[d];
-    i /= src.sizes[d];
-    srcOffset += index * src.strides[d];
-    dstOffset += index * dst.strides[d];
-  }
-}
-
 template <typename Word>
 __global__ void copyElements(StridedView src, StridedView dst, int64_t count) {
   int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= count)
     return;
   int64_t from, to;
-  offsets(src, dst, i, from, to);
+  cuda::elementOffsets(src, dst, i, from, to);
   reinterpret_cast<Word *>(dst.base)[to] =
       reinterpret_cast<const Word *>(src.base)[from];
 }
@@ -52,7 +39,7 @@ __global__ void copyBytes(StridedView src, StridedView dst, int64_t count,
   if (i >= count)
     return;
   int64_t from, to;
-  offsets(src, dst, i, from, to);
+  cuda::elementOffsets(src, dst, i, from, to);
   for (int64_t b = 0; b < elementBytes; ++b)
     dst.base[to * elementBytes + b] = src.base[from * elementBytes + b];
 }
@@ -70,17 +57,6 @@ unsigned blocks(int64_t count) {
   return static_cast<unsigned>((count + blockSize - 1) / blockSize);
 }
 
-/// True if `view` is dense in row-major order (size-1 dimensions ignored).
-bool dense(const StridedView &view) {
-  int64_t expected = 1;
-  for (int d = view.rank - 1; d >= 0; --d) {
-    if (view.sizes[d] != 1 && view.strides[d] != expected)
-      return false;
-    expected *= view.sizes[d];
-  }
-  return true;
-}
-
 } // namespace
 
 void cuda::stridedCopy(const StridedView &src, const StridedView &dst,
@@ -94,7 +70,7 @@ void cuda::stridedCopy(const StridedView &src, const StridedView &dst,
   if (count == 0)
     return;
   cudaStream_t stream = runtimeStream();
-  if (dense(src) && dense(dst)) {
+  if (isDense(src) && isDense(dst)) {
     // cudaMemcpyDefault: the source of a constant's copy is the host's data
     // segment (ftpipe-copy-globals-to-heap).
     FTPIPE_CUDA_CHECK(cudaMemcpyAsync(dst.base, src.base, count * elementBytes,
@@ -142,30 +118,11 @@ template void cuda::scaleMatrix<double>(double *, int64_t, int64_t, int64_t,
 
 /// ftpipe-device-copies' calls (CudaRuntimeWrappers.h): unranked
 /// descriptors as (rank, descriptor) pairs.
-namespace {
-StridedView view(int64_t rank, void *descriptor, size_t elementBytes) {
-  struct Head {
-    char *allocated, *aligned;
-    int64_t offset;
-  };
-  auto *head = static_cast<Head *>(descriptor);
-  const int64_t *sizes = reinterpret_cast<const int64_t *>(head + 1);
-  StridedView v;
-  v.rank = static_cast<int>(rank);
-  v.base = head->aligned + head->offset * elementBytes;
-  for (int d = 0; d < v.rank && d < StridedView::maxRank; ++d) {
-    v.sizes[d] = sizes[d];
-    v.strides[d] = sizes[rank + d];
-  }
-  return v;
-}
-} // namespace
-
 #define FTPIPE_CUDA_DEFINE_COPY(T, BYTES)                                      \
   extern "C" __attribute__((visibility("default"))) void ftpipe_cuda_copy_##T( \
       int64_t sourceRank, void *source, int64_t targetRank, void *target) {    \
-    cuda::stridedCopy(view(sourceRank, source, BYTES),                         \
-                      view(targetRank, target, BYTES), BYTES);                 \
+    cuda::stridedCopy(cuda::memrefView(sourceRank, source, BYTES),             \
+                      cuda::memrefView(targetRank, target, BYTES), BYTES);     \
   }
 
 FTPIPE_CUDA_DEFINE_COPY(f64, 8)

@@ -17,6 +17,8 @@
 #ifndef FTPIPE_LIB_RUNTIME_CUDADEVICEMEMORY_H
 #define FTPIPE_LIB_RUNTIME_CUDADEVICEMEMORY_H
 
+#include "FTPipe/Runtime/StridedView.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -35,15 +37,26 @@ void *deviceAlloc(size_t bytes);
 /// Returns a block of deviceAlloc to the pool, ordered on runtimeStream().
 void deviceFree(void *ptr);
 
-/// A strided view of `rank` dimensions over elements of `elementBytes`
-/// bytes; strides in elements (an MLIR memref's layout).
-struct StridedView {
-  static constexpr int maxRank = 8;
-  char *base = nullptr;
-  int rank = 0;
-  int64_t sizes[maxRank] = {};
-  int64_t strides[maxRank] = {};
-};
+/// The view of an MLIR memref descriptor of rank `rank` (the unranked
+/// memref's pair) over elements of `elementBytes` bytes; the base includes
+/// the offset.
+inline StridedView memrefView(int64_t rank, void *descriptor,
+                              size_t elementBytes) {
+  struct Head {
+    char *allocated, *aligned;
+    int64_t offset;
+  };
+  auto *head = static_cast<Head *>(descriptor);
+  const int64_t *sizes = reinterpret_cast<const int64_t *>(head + 1);
+  StridedView v;
+  v.rank = static_cast<int>(rank);
+  v.base = head->aligned + head->offset * static_cast<int64_t>(elementBytes);
+  for (int d = 0; d < v.rank && d < StridedView::maxRank; ++d) {
+    v.sizes[d] = sizes[d];
+    v.strides[d] = sizes[rank + d];
+  }
+  return v;
+}
 
 /// dst[i] = src[i] for every index of the common shape (`src.sizes`),
 /// element by element of `elementBytes` bytes, on the runtime stream: one

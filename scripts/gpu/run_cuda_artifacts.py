@@ -21,8 +21,10 @@
 # status is 1 beyond the tolerance.
 # The CUDA runtime libraries must be on LD_LIBRARY_PATH (scripts/gpu-check.sh
 # sets it to the bundle's lib/). Needs only numpy and safetensors.
-# Multi-device artifacts need a device transport between stages, which the
-# runtime does not have yet: only single-device artifacts (--devices=1).
+# Artifacts for several devices run on the one GPU, in turn, over the stage
+# ABI's in-process mailbox (forwards in the manifest's stage order, backwards
+# in reverse, as run_artifacts.py does); their transfers copy device buffers
+# through host bytes (ftpipe_cuda_enable_transfers).
 
 import argparse
 import ctypes
@@ -129,13 +131,14 @@ class Program:
         if self.manifest.get("memory") != "cuda-device":
             raise SystemExit("error: %s holds no CUDA artifacts with device "
                              "memory" % directory)
-        if len(self.manifest["devices"]) != 1:
-            raise SystemExit("error: %d devices: only single-device artifacts "
-                             "run without a device transport" %
-                             len(self.manifest["devices"]))
-        self.library = ctypes.CDLL(
-            os.path.join(directory, self.manifest["devices"][0]["artifact"]))
+        self.libraries = {
+            d["id"]: ctypes.CDLL(os.path.join(directory, d["artifact"]))
+            for d in self.manifest["devices"]}
         self.device = Device()
+        self.device.rt.ftpipe_cuda_enable_transfers()
+        # The stage ABI comes with every artifact.
+        self.abi = self.libraries[self.manifest["devices"][0]["id"]]
+        self.abi.ftpipe_rt_local_end.restype = ctypes.c_int64
         self.entries = {e["name"]: e for e in self.manifest["entry_points"]}
         self.stages = {s["id"]: s for s in self.manifest["stages"]}
         self.uploaded = {}
@@ -165,9 +168,12 @@ class Program:
         """One forward and backward; with `keep`, the loss, outputs and
         gradients come back to the host."""
         out, saved, owned = {}, {}, []
+        self.abi.ftpipe_rt_local_begin(ctypes.c_int64(len(self.libraries)))
         for stage in self.manifest["stage_order"]:
             entry = self.entries[self.stages[stage]["forward"]]
-            descs = call(self.library, entry, self.arguments(entry, []))
+            self.abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
+            descs = call(self.libraries[entry["device"]], entry,
+                         self.arguments(entry, []))
             owned += self.owned(descs)
             saved[stage] = [d for r, d in zip(entry["results"], descs)
                             if r["kind"] == "saved"]
@@ -180,7 +186,8 @@ class Program:
             if "backward" not in self.stages[stage]:
                 continue
             entry = self.entries[self.stages[stage]["backward"]]
-            descs = call(self.library, entry,
+            self.abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
+            descs = call(self.libraries[entry["device"]], entry,
                          self.arguments(entry, saved[stage]))
             owned += self.owned(descs)
             for r, d in zip(entry["results"], descs):
@@ -188,6 +195,10 @@ class Program:
                     key = "grad." + r["name"]
                     value = self.device.download(d, r)
                     out[key] = out[key] + value if key in out else value
+        pending = self.abi.ftpipe_rt_local_end()
+        if pending:
+            raise SystemExit("error: %d messages were sent and never "
+                             "received" % pending)
         for pointer in dict.fromkeys(owned):
             self.device.free(pointer)
         if "loss" in out and "output0" not in out:

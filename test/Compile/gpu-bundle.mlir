@@ -8,7 +8,7 @@
 // REQUIRES: cuda
 
 // RUN: rm -rf %t %t.out
-// RUN: bash %ftpipe_src_root/scripts/build-gpu-bundle.sh -B %ftpipe_obj_root --models bert-tiny --no-bert-large --no-reference -o %t | FileCheck %s --check-prefix=BUILD
+// RUN: bash %ftpipe_src_root/scripts/build-gpu-bundle.sh -B %ftpipe_obj_root --models bert-tiny --no-bert-large --no-two-devices --no-reference -o %t | FileCheck %s --check-prefix=BUILD
 // BUILD: build-gpu-bundle: bert-tiny in {{[0-9]+}} s
 // BUILD: build-gpu-bundle: {{.*}}, {{[0-9]+}} bytes, {{[0-9]+}} s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/BUNDLE.json

@@ -105,6 +105,12 @@ FTPIPE_CUDA_EXPORT void *ftpipe_cuda_stream(void);
 FTPIPE_CUDA_EXPORT uint64_t ftpipe_cuda_peak_bytes(void);
 FTPIPE_CUDA_EXPORT void ftpipe_cuda_reset_peak(void);
 
+/* Makes the stage ABI's transfers (ftpipe_rt_send_T / ftpipe_rt_recv_T) read
+ * and write device buffers (ftpipe_rt_set_buffer_access): staged through host
+ * bytes, which any transport carries. A driver of CUDA artifacts calls it once
+ * before the first transfer; it holds for the whole process. */
+FTPIPE_CUDA_EXPORT void ftpipe_cuda_enable_transfers(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,21 +5,16 @@
 // host optimizers (lib/Runtime/Optimizer.cpp) and the device ones
 // (lib/Runtime/DeviceOptimizerKernels.cu, compiled by nvcc): one definition,
 // so both follow PyTorch the same way. Arithmetic in double, state stored in
-// f32. No LLVM, no CUDA header: plain functions, marked __host__ __device__
-// under nvcc.
+// f32. No LLVM, no CUDA header: plain functions, FTPIPE_HOST_DEVICE.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FTPIPE_RUNTIME_OPTIMIZERRULES_H
 #define FTPIPE_RUNTIME_OPTIMIZERRULES_H
 
-#include <math.h>
+#include "FTPipe/Runtime/HostDevice.h"
 
-#ifdef __CUDACC__
-#define FTPIPE_HOST_DEVICE __host__ __device__
-#else
-#define FTPIPE_HOST_DEVICE
-#endif
+#include <math.h>
 
 namespace ftpipe {
 namespace runtime {
