@@ -136,7 +136,7 @@ json.dump(config, open(sys.argv[2], "w"), indent=1)
 PY
   "$bin/ftpipe-model-gen" "$tmp/bert-large-layer.json" --loss --seq-len=384 \
     --micro-batch-size=4 --quiet -o "$tmp/bert-large-layer.mlir"
-  compile bert-large-layer "$tmp/bert-large-layer.mlir" 2
+  compile bert-large-layer "$tmp/bert-large-layer.mlir" 2 1
   cp "$tmp/bert-large-layer.json" "$dir/config.json"
   if [ $reference = 1 ]; then
     "$python" "$root/tools/ftpipe-reference/hf_reference.py" reference \
