@@ -36,6 +36,20 @@ if(NOT FTPIPE_ENABLE_CUDA STREQUAL "OFF")
   endif()
 endif()
 ftpipe_resolve_option(CUDA ${ftpipe_cuda_found})
+# CUDA C++ sources (lib/Runtime/*.cu: device copies, optimizer kernels) go
+# through the toolkit's nvcc: SASS for sm_80 and sm_90 plus sm_90 PTX, which
+# newer GPUs compile at load. One CUDA runtime per process: the kernels use the
+# shared cudart that the C++ sources link.
+if(FTPIPE_HAVE_CUDA)
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
+  endif()
+  if(NOT DEFINED CMAKE_CUDA_COMPILER)
+    set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+  endif()
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+  enable_language(CUDA)
+endif()
 
 set(ftpipe_mpi_found OFF)
 if(NOT FTPIPE_ENABLE_MPI STREQUAL "OFF")

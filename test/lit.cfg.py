@@ -18,6 +18,9 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 
 config.substitutions.append(("%ftpipe_src_root", config.ftpipe_src_root))
 config.substitutions.append(("%shared", config.ftpipe_shared_dir))
+config.substitutions.append(
+    ("%ftpipe_lib_dir", os.path.join(config.ftpipe_obj_root, "lib")))
+config.substitutions.append(("%ftpipe_obj_root", config.ftpipe_obj_root))
 # A sanitizer build (docs/Robustness.md): every process gets its ASan
 # options (CMakeLists.txt says why). Libraries that Python loads with ctypes
 # (stage programs, libFTPipeStageABI.so) carry ASan, whose runtime must then

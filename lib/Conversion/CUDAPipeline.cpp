@@ -3,9 +3,9 @@
 // buildCUDALoweringPipeline (CUDAPipeline.h): the CPU lowering's stages up to
 // buffers with cuBLAS contractions and heap copies of constants, then
 // linalg -> scf.parallel -> gpu.launch, kernel outlining into one module
-// (one ptxas run per artifact), NVVM, the host code
-// to the LLVM dialect with generic allocation functions (managed memory in
-// lib/Runtime), and gpu-module-to-binary (fatbin) last.
+// (one ptxas run per artifact), host-side copies as device copy calls, NVVM,
+// the host code to the LLVM dialect with generic allocation functions (device
+// memory in lib/Runtime), and gpu-module-to-binary (fatbin) last.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +56,8 @@ void mlir::ftpipe::buildCUDALoweringPipeline(
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createMergeGPUModulesPass());
+  // What is left of copies in host code runs on the device too.
+  pm.addPass(createDeviceCopiesPass());
 
   // Device code, once scf, views and affine maps are lowered everywhere;
   // then host code, gpu-to-llvm last, after memref allocations became calls
@@ -102,7 +104,7 @@ void mlir::ftpipe::registerCUDALoweringPipeline() {
       "ftpipe-lower-cuda",
       "Lowers per-device tensor IR to host code in the LLVM dialect with "
       "an embedded CUDA binary (cuBLAS contractions, kernels for the rest, "
-      "managed memory)",
+      "device memory)",
       [](OpPassManager &pm, const CUDALoweringTextOptions &options) {
         buildCUDALoweringPipeline(pm, options.toOptions());
       });

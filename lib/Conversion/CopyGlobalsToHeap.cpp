@@ -2,8 +2,7 @@
 //
 // ftpipe-copy-globals-to-heap: every memref.get_global becomes an allocation
 // and a copy of the global, so that the CUDA target, whose allocations are
-// CUDA managed memory, never hands a kernel a pointer into the host's data
-// segment.
+// device memory, never hands a kernel a pointer into the host's data segment.
 //
 //===----------------------------------------------------------------------===//
 

@@ -55,7 +55,8 @@ void cblasGemm(CBLAS_ORDER o, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
 }
 
 /// GemmOperands.h's backend on OpenBLAS: host memory throughout.
-template <typename T> struct OpenBLASBackend {
+template <typename T>
+struct OpenBLASBackend : ftpipe::gemm::HostMatrixAccess<T> {
   void gemm(bool columnMajor, bool transA, bool transB, int64_t m, int64_t n,
             int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb, T beta,
             T *c, int64_t ldc) {
@@ -66,7 +67,6 @@ template <typename T> struct OpenBLASBackend {
               c, ldc);
   }
   std::vector<T> allocate(int64_t count) { return std::vector<T>(count); }
-  void hostAccess() {}
 };
 
 } // namespace

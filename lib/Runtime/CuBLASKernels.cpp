@@ -2,14 +2,19 @@
 //
 // ftpipe_cublas_gemm_f32 / _f64 (CuBLASKernels.h): the decoding, layout
 // choice, packing and batch loop of GemmOperands.h with a backend that calls
-// cublas?gemm on managed memory. cuBLAS is column-major only: a row-major
-// product C = A * B is issued as the column-major C^T = B^T * A^T.
+// cublas?gemm on device memory, on the calling thread's runtime stream
+// (CudaDeviceMemory.h), packing and scaling with kernels there too. cuBLAS is
+// column-major only: a row-major product C = A * B is issued as the
+// column-major C^T = B^T * A^T. The math mode is cuBLAS's default
+// (CUBLAS_DEFAULT_MATH, set explicitly): f32 products in f32, no TF32
+// (unless NVIDIA_TF32_OVERRIDE=1 is in the environment, which cuBLAS obeys).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/CuBLASKernels.h"
 
 #include "CudaCheck.h"
+#include "CudaDeviceMemory.h"
 #include "GemmOperands.h"
 
 #include <cublas_v2.h>
@@ -33,11 +38,15 @@ int toInt(int64_t value) {
   return static_cast<int>(value);
 }
 
-/// The calling thread's cuBLAS handle, on the legacy default stream.
+/// The calling thread's cuBLAS handle, on the thread's runtime stream.
 cublasHandle_t handle() {
   thread_local cublasHandle_t instance = [] {
     cublasHandle_t created = nullptr;
     checkCuBLAS(cublasCreate(&created), "cublasCreate");
+    checkCuBLAS(cublasSetStream(created, ftpipe::cuda::runtimeStream()),
+                "cublasSetStream");
+    checkCuBLAS(cublasSetMathMode(created, CUBLAS_DEFAULT_MATH),
+                "cublasSetMathMode");
     return created;
   }();
   return instance;
@@ -58,29 +67,38 @@ cublasStatus_t cublasGemm(cublasHandle_t h, cublasOperation_t ta,
   return cublasDgemm(h, ta, tb, m, n, k, &one, a, lda, b, ldb, &beta, c, ldc);
 }
 
-/// A managed buffer that packing writes on the host and cuBLAS reads.
-template <typename T> class ManagedBuffer {
+/// Device scratch memory for packed operands, returned to the pool (stream
+/// ordered: after the gemm that reads it).
+template <typename T> class DeviceBuffer {
 public:
-  ManagedBuffer() = default;
-  explicit ManagedBuffer(int64_t count) {
-    FTPIPE_CUDA_CHECK(cudaMallocManaged(reinterpret_cast<void **>(&ptr),
-                                        sizeof(T) * (count ? count : 1)));
-  }
-  ManagedBuffer(ManagedBuffer &&other) : ptr(std::exchange(other.ptr, {})) {}
-  ManagedBuffer &operator=(ManagedBuffer &&other) {
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(int64_t count)
+      : ptr(static_cast<T *>(ftpipe::cuda::deviceAlloc(sizeof(T) * count))) {}
+  DeviceBuffer(DeviceBuffer &&other) : ptr(std::exchange(other.ptr, {})) {}
+  DeviceBuffer &operator=(DeviceBuffer &&other) {
     std::swap(ptr, other.ptr);
     return *this;
   }
-  ~ManagedBuffer() {
-    // cudaFree waits for the device: a gemm still reading it finishes first.
-    if (ptr)
-      FTPIPE_CUDA_CHECK(cudaFree(ptr));
-  }
+  ~DeviceBuffer() { ftpipe::cuda::deviceFree(ptr); }
   T *data() const { return ptr; }
 
 private:
   T *ptr = nullptr;
 };
+
+/// A matrix view as a 2-D strided view.
+template <typename T>
+ftpipe::cuda::StridedView strided(const ftpipe::gemm::MatrixView<T> &view,
+                                  T *base, bool dense) {
+  ftpipe::cuda::StridedView v;
+  v.base = reinterpret_cast<char *>(base);
+  v.rank = 2;
+  v.sizes[0] = view.rows;
+  v.sizes[1] = view.cols;
+  v.strides[0] = dense ? view.cols : view.rowStride;
+  v.strides[1] = dense ? 1 : view.colStride;
+  return v;
+}
 
 /// GemmOperands.h's backend on cuBLAS.
 template <typename T> struct CuBLASBackend {
@@ -97,8 +115,20 @@ template <typename T> struct CuBLASBackend {
                          toInt(ldb), a, toInt(lda), beta, c, toInt(ldc));
     checkCuBLAS(status, "cublas?gemm");
   }
-  ManagedBuffer<T> allocate(int64_t count) { return ManagedBuffer<T>(count); }
-  void hostAccess() { FTPIPE_CUDA_CHECK(cudaStreamSynchronize(nullptr)); }
+  DeviceBuffer<T> allocate(int64_t count) { return DeviceBuffer<T>(count); }
+  void copy(const ftpipe::gemm::MatrixView<T> &view, T *matrix, T *dense,
+            bool toDense) {
+    ftpipe::cuda::StridedView original = strided(view, matrix, false);
+    ftpipe::cuda::StridedView packed = strided(view, dense, true);
+    if (toDense)
+      ftpipe::cuda::stridedCopy(original, packed, sizeof(T));
+    else
+      ftpipe::cuda::stridedCopy(packed, original, sizeof(T));
+  }
+  void scale(const ftpipe::gemm::MatrixView<T> &view, T *matrix, T factor) {
+    ftpipe::cuda::scaleMatrix(matrix, view.rows, view.cols, view.rowStride,
+                              view.colStride, factor);
+  }
 };
 
 } // namespace

@@ -2,16 +2,18 @@
 //
 // The mgpu* functions of upstream's gpu-to-llvm lowering and the generic
 // allocation functions of finalize-memref-to-llvm, over the CUDA runtime API
-// (CudaRuntimeWrappers.h). The runtime API rather than the driver API: the
-// driver library (libcuda.so.1) comes with the GPU driver, and a library
-// linked to it does not even load on a machine without one, where cudart
-// loads and reports "no device" on the first call.
+// (CudaRuntimeWrappers.h): device memory from CudaDeviceMemory.h's pool,
+// every launch on the calling thread's runtime stream. The runtime API rather
+// than the driver API: the driver library (libcuda.so.1) comes with the GPU
+// driver, and a library linked to it does not even load on a machine without
+// one, where cudart loads and reports "no device" on the first call.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/CudaRuntimeWrappers.h"
 
 #include "CudaCheck.h"
+#include "CudaDeviceMemory.h"
 
 #include <cuda_runtime_api.h>
 
@@ -35,13 +37,6 @@ struct LoadedLibraries {
 LoadedLibraries &loaded() {
   static LoadedLibraries instance;
   return instance;
-}
-
-void *managedAlloc(size_t size) {
-  void *ptr = nullptr;
-  // cudaMallocManaged rejects size 0; a null buffer would look like a failure.
-  FTPIPE_CUDA_CHECK(cudaMallocManaged(&ptr, size ? size : 1));
-  return ptr;
 }
 
 } // namespace
@@ -77,61 +72,54 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  void *stream, void **params, void ** /*extra*/,
                                  size_t /*paramsCount*/) {
   dim3 grid(gridX, gridY, gridZ), block(blockX, blockY, blockZ);
+  // `stream` is the runtime stream (mgpuStreamCreate); named again so that
+  // a launch never lands on the legacy default stream.
+  (void)stream;
   FTPIPE_CUDA_CHECK(cudaLaunchKernel(static_cast<const void *>(function), grid,
                                      block, params, smem,
-                                     static_cast<cudaStream_t>(stream)));
+                                     ftpipe::cuda::runtimeStream()));
 }
 
-extern "C" void *mgpuStreamCreate() {
-  cudaStream_t stream = nullptr;
-  FTPIPE_CUDA_CHECK(cudaStreamCreate(&stream));
-  return stream;
-}
+// Generated code creates a stream around every launch and synchronises it
+// after; both map to the thread's runtime stream, on which everything that
+// uses the kernel's results (kernels, cuBLAS, copies, frees) is ordered
+// anyway, so the host does not wait.
+extern "C" void *mgpuStreamCreate() { return ftpipe::cuda::runtimeStream(); }
 
-extern "C" void mgpuStreamDestroy(void *stream) {
-  FTPIPE_CUDA_CHECK(cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
-}
+extern "C" void mgpuStreamDestroy(void * /*stream*/) {}
 
-extern "C" void mgpuStreamSynchronize(void *stream) {
-  FTPIPE_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
-}
+extern "C" void mgpuStreamSynchronize(void * /*stream*/) {}
 
 extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
                               bool isHostShared) {
   if (isHostShared)
-    return managedAlloc(sizeBytes);
-  void *ptr = nullptr;
-  FTPIPE_CUDA_CHECK(cudaMalloc(&ptr, sizeBytes));
-  return ptr;
+    ftpipe::cudaFailure("mgpuMemAlloc", __FILE__, __LINE__,
+                        "host-shared (managed) memory was asked for; FTPipe's "
+                        "CUDA path keeps every buffer in device memory");
+  return ftpipe::cuda::deviceAlloc(sizeBytes);
 }
 
 extern "C" void mgpuMemFree(void *ptr, void * /*stream*/) {
-  FTPIPE_CUDA_CHECK(cudaFree(ptr));
+  ftpipe::cuda::deviceFree(ptr);
 }
 
 extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
-                           void *stream) {
+                           void * /*stream*/) {
   FTPIPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, sizeBytes, cudaMemcpyDefault,
-                                    static_cast<cudaStream_t>(stream)));
+                                    ftpipe::cuda::runtimeStream()));
 }
 
 extern "C" void *_mlir_memref_to_llvm_alloc(size_t size) {
-  return managedAlloc(size);
+  return ftpipe::cuda::deviceAlloc(size);
 }
 
 extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t /*alignment*/,
                                                     size_t size) {
-  // Managed allocations are aligned to at least 256 bytes, more than any
+  // Pool allocations are aligned to at least 256 bytes, more than any
   // alignment the lowering asks for.
-  return managedAlloc(size);
+  return ftpipe::cuda::deviceAlloc(size);
 }
 
 extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
-  FTPIPE_CUDA_CHECK(cudaFree(ptr));
-}
-
-extern "C" void *ftpipe_cuda_alloc(size_t size) { return managedAlloc(size); }
-
-extern "C" void ftpipe_cuda_free(void *ptr) {
-  FTPIPE_CUDA_CHECK(cudaFree(ptr));
+  ftpipe::cuda::deviceFree(ptr);
 }

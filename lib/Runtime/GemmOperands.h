@@ -14,10 +14,12 @@
 //     void gemm(bool columnMajor, bool transA, bool transB, int64_t m,
 //               int64_t n, int64_t k, const T *a, int64_t lda, const T *b,
 //               int64_t ldb, T beta, T *c, int64_t ldc);
-//     // Memory that both the host (packing) and the BLAS can use.
+//     // Scratch memory for dense copies, where the BLAS reads and writes.
 //     Buffer allocate(int64_t count);  // Buffer: data() -> T*, movable
-//     // Called before the host reads or writes operand memory.
-//     void hostAccess();
+//     // copyMatrix and scaleMatrix below, where the operands live
+//     // (HostMatrixAccess for host memory).
+//     void copy(const MatrixView<T> &view, T *matrix, T *dense, bool toDense);
+//     void scale(const MatrixView<T> &view, T *matrix, T factor);
 //   };
 //
 // A private header of lib/Runtime; no MLIR, no BLAS header.
@@ -108,6 +110,24 @@ void copyMatrix(const MatrixView<T> &view, T *matrix, T *dense, bool toDense) {
     }
 }
 
+/// Every element of one matrix times `factor`.
+template <typename T>
+void scaleMatrix(const MatrixView<T> &view, T *matrix, T factor) {
+  for (int64_t i = 0; i < view.rows; ++i)
+    for (int64_t j = 0; j < view.cols; ++j)
+      matrix[i * view.rowStride + j * view.colStride] *= factor;
+}
+
+/// A backend's copy and scale on host memory.
+template <typename T> struct HostMatrixAccess {
+  void copy(const MatrixView<T> &view, T *matrix, T *dense, bool toDense) {
+    copyMatrix(view, matrix, dense, toDense);
+  }
+  void scale(const MatrixView<T> &view, T *matrix, T factor) {
+    scaleMatrix(view, matrix, factor);
+  }
+};
+
 /// C (+)= A * B for one batch index: the output decides the order (a dense
 /// copy when it fits neither), each input goes as it is, transposed, or
 /// packed.
@@ -120,10 +140,7 @@ void gemmOne(Backend &backend, const MatrixView<T> &a, T *pa,
     return;
   T beta = accumulate ? T(1) : T(0);
   if (k == 0) {
-    backend.hostAccess();
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        pc[i * c.rowStride + j * c.colStride] *= beta;
+    backend.scale(c, pc, beta);
     return;
   }
   bool columnMajor = false, trans;
@@ -136,8 +153,7 @@ void gemmOne(Backend &backend, const MatrixView<T> &a, T *pa,
       columnMajor = true;
     } else {
       denseC = backend.allocate(m * n);
-      backend.hostAccess();
-      copyMatrix(c, pc, denseC.data(), /*toDense=*/true);
+      backend.copy(c, pc, denseC.data(), /*toDense=*/true);
       outC = denseC.data();
       ldc = n;
     }
@@ -148,8 +164,7 @@ void gemmOne(Backend &backend, const MatrixView<T> &a, T *pa,
                    transV, ld))
       return p;
     dense = backend.allocate(v.rows * v.cols);
-    backend.hostAccess();
-    copyMatrix(v, p, dense.data(), /*toDense=*/true);
+    backend.copy(v, p, dense.data(), /*toDense=*/true);
     // Dense row-major is transposed in a column-major call.
     transV = columnMajor;
     ld = v.cols;
@@ -161,10 +176,8 @@ void gemmOne(Backend &backend, const MatrixView<T> &a, T *pa,
   const T *inB = operand(b, pb, denseB, tb, ldb);
   backend.gemm(columnMajor, ta, tb, m, n, k, inA, lda, inB, ldb, beta, outC,
                ldc);
-  if (outC != pc) {
-    backend.hostAccess();
-    copyMatrix(c, pc, denseC.data(), /*toDense=*/false);
-  }
+  if (outC != pc)
+    backend.copy(c, pc, denseC.data(), /*toDense=*/false);
 }
 
 /// The whole entry: decodes the three operands and calls `gemmOne` for every
@@ -188,8 +201,7 @@ void gemmBatched(Backend &backend, int64_t rankA, void *a, int64_t rankB,
       }
 }
 
-/// The body of a C entry: a fresh Backend<T> runs gemmBatched, then makes C
-/// readable on the host (a no-op for a host backend).
+/// The body of a C entry: a fresh Backend<T> runs gemmBatched.
 template <template <typename> class Backend, typename T>
 void runEntry(int64_t rankA, void *a, int64_t rankB, void *b, int64_t rankC,
               void *c, int64_t codeA, int64_t codeB, int64_t codeC,
@@ -197,7 +209,6 @@ void runEntry(int64_t rankA, void *a, int64_t rankB, void *b, int64_t rankC,
   Backend<T> backend;
   gemmBatched<T>(backend, rankA, a, rankB, b, rankC, c, codeA, codeB, codeC,
                  batches, accumulate);
-  backend.hostAccess();
 }
 
 } // namespace gemm

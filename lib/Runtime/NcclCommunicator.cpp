@@ -121,10 +121,12 @@ public:
     Header header{tag, microbatch, static_cast<int64_t>(bytes)};
     control->send(peer, kHeaderTag, link.next++, &header, sizeof(header));
     // A stream-ordered copy: the caller may free `data` when this returns.
+    // `data` is device memory, or host bytes (the stage ABI's transfers of
+    // device buffers stage through host memory): cudaMemcpyDefault takes
+    // either.
     void *staged = nullptr;
     check(cudaMallocAsync(&staged, bytes, link.stream), "cudaMallocAsync");
-    check(cudaMemcpyAsync(staged, data, bytes, cudaMemcpyDeviceToDevice,
-                          link.stream),
+    check(cudaMemcpyAsync(staged, data, bytes, cudaMemcpyDefault, link.stream),
           "cudaMemcpyAsync");
     checkNccl(ncclSend(staged, bytes, ncclUint8, link.peerRank, link.comm,
                        link.stream),
@@ -146,8 +148,8 @@ public:
       auto it = early.find(key);
       if (it != early.end()) {
         expectBytes(key, it->second.second, bytes);
-        check(cudaMemcpyAsync(data, it->second.first, bytes,
-                              cudaMemcpyDeviceToDevice, link.stream),
+        check(cudaMemcpyAsync(data, it->second.first, bytes, cudaMemcpyDefault,
+                              link.stream),
               "cudaMemcpyAsync");
         wait(link, key, deadline);
         cudaFree(it->second.first);
@@ -160,9 +162,23 @@ public:
       Key arrived{peer, header.tag, header.microbatch};
       if (arrived == key) {
         expectBytes(key, header.bytes, bytes);
-        checkNccl(ncclRecv(data, bytes, ncclUint8, link.peerRank, link.comm,
+        if (isDeviceMemory(data)) {
+          checkNccl(ncclRecv(data, bytes, ncclUint8, link.peerRank, link.comm,
+                             link.stream),
+                    "ncclRecv");
+          wait(link, key, deadline);
+          return;
+        }
+        // Host bytes: NCCL receives into device memory only.
+        void *buffer = nullptr;
+        check(cudaMallocAsync(&buffer, bytes, link.stream), "cudaMallocAsync");
+        checkNccl(ncclRecv(buffer, bytes, ncclUint8, link.peerRank, link.comm,
                            link.stream),
                   "ncclRecv");
+        check(cudaMemcpyAsync(data, buffer, bytes, cudaMemcpyDeviceToHost,
+                              link.stream),
+              "cudaMemcpyAsync");
+        check(cudaFreeAsync(buffer, link.stream), "cudaFreeAsync");
         wait(link, key, deadline);
         return;
       }
@@ -180,6 +196,14 @@ private:
 
   static llvm::Error fail(const std::string &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  }
+  static bool isDeviceMemory(const void *data) {
+    cudaPointerAttributes attributes;
+    if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
+      cudaGetLastError(); // not a CUDA pointer: host memory
+      return false;
+    }
+    return attributes.type == cudaMemoryTypeDevice;
   }
   static void check(cudaError_t error, const char *what) {
     if (error != cudaSuccess)

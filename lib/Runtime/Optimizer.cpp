@@ -1,11 +1,13 @@
 //===- Optimizer.cpp - SGD with momentum, AdamW, Adafactor ----------------===//
 //
 // Arithmetic in double per element, stored in f32 (PyTorch computes in f32;
-// the difference is within f32 rounding of one update).
+// the difference is within f32 rounding of one update). The arithmetic of
+// one element is OptimizerRules.h's, shared with the device optimizers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/Optimizer.h"
+#include "FTPipe/Runtime/OptimizerRules.h"
 
 #include <cassert>
 #include <cmath>
@@ -29,10 +31,15 @@ llvm::Error ftpipe::runtime::checkImplemented(schedule::Optimizer kind) {
           "with --momentum, adam, adamw or adafactor)");
 }
 
-double Optimizer::learningRate(int64_t step) const {
+double ftpipe::runtime::learningRate(const OptimizerConfig &config,
+                                     int64_t step) {
   if (step < config.warmupSteps)
     return config.lr * static_cast<double>(step) / config.warmupSteps;
   return config.lr;
+}
+
+double Optimizer::learningRate(int64_t step) const {
+  return runtime::learningRate(config, step);
 }
 
 void Optimizer::step(llvm::ArrayRef<std::string> names,
@@ -70,12 +77,9 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
     if (first)
       allocateSlots(slots, {n});
     StateVector &buffer = slots[0];
-    for (size_t i = 0; i < n; ++i) {
-      double gi = g[i] + config.weightDecay * p[i];
-      double b = first ? gi : config.momentum * buffer[i] + gi;
-      buffer[i] = static_cast<float>(b);
-      p[i] = static_cast<float>(p[i] - lr * b);
-    }
+    for (size_t i = 0; i < n; ++i)
+      rules::sgd(p[i], g[i], buffer[i], lr, config.weightDecay, config.momentum,
+                 first);
     return;
   }
   case schedule::Optimizer::Momentum:
@@ -90,18 +94,10 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
     StateVector &m = slots[0], &v = slots[1];
     double correction1 = 1.0 - std::pow(config.beta1, t);
     double correction2 = 1.0 - std::pow(config.beta2, t);
-    for (size_t i = 0; i < n; ++i) {
-      double decayed =
-          decoupled ? p[i] * (1.0 - lr * config.weightDecay) : double(p[i]);
-      double gi =
-          decoupled ? double(g[i]) : double(g[i]) + config.weightDecay * p[i];
-      double mi = config.beta1 * m[i] + (1.0 - config.beta1) * gi;
-      double vi = config.beta2 * v[i] + (1.0 - config.beta2) * gi * gi;
-      m[i] = static_cast<float>(mi);
-      v[i] = static_cast<float>(vi);
-      double denominator = std::sqrt(vi) / std::sqrt(correction2) + config.eps;
-      p[i] = static_cast<float>(decayed - lr / correction1 * mi / denominator);
-    }
+    for (size_t i = 0; i < n; ++i)
+      rules::adam(p[i], g[i], m[i], v[i], lr, config.beta1, config.beta2,
+                  config.eps, config.weightDecay, decoupled, correction1,
+                  correction2);
     return;
   }
   case schedule::Optimizer::Adafactor: {
@@ -119,47 +115,43 @@ void Optimizer::update(llvm::StringRef name, Tensor &param, const Tensor &grad,
         std::vector<double> rowMean(rows, 0.0), colMean(cols, 0.0);
         for (size_t r = 0; r < rows; ++r)
           for (size_t c = 0; c < cols; ++c) {
-            double sq =
-                double(gb[r * cols + c]) * gb[r * cols + c] + config.eps1;
+            double sq = rules::adafactorSquare(gb[r * cols + c], config.eps1);
             rowMean[r] += sq / cols;
             colMean[c] += sq / rows;
           }
         double rowAverage = 0.0;
         for (size_t r = 0; r < rows; ++r) {
           float &x = row[b * rows + r];
-          x = static_cast<float>(beta2t * x + (1.0 - beta2t) * rowMean[r]);
+          x = rules::adafactorAverage(x, beta2t, rowMean[r]);
           rowAverage += x / double(rows);
         }
         for (size_t c = 0; c < cols; ++c) {
           float &x = col[b * cols + c];
-          x = static_cast<float>(beta2t * x + (1.0 - beta2t) * colMean[c]);
+          x = rules::adafactorAverage(x, beta2t, colMean[c]);
         }
         for (size_t r = 0; r < rows; ++r)
-          for (size_t c = 0; c < cols; ++c) {
-            double rowFactor = 1.0 / std::sqrt(row[b * rows + r] / rowAverage);
-            double colFactor = 1.0 / std::sqrt(double(col[b * cols + c]));
+          for (size_t c = 0; c < cols; ++c)
             u[b * rows * cols + r * cols + c] =
-                rowFactor * colFactor * gb[r * cols + c];
-          }
+                rules::adafactorFactored(row[b * rows + r], rowAverage,
+                                         col[b * cols + c], gb[r * cols + c]);
       }
     } else {
       if (slots.empty())
         allocateSlots(slots, {n});
       StateVector &v = slots[0];
       for (size_t i = 0; i < n; ++i) {
-        double sq = double(g[i]) * g[i] + config.eps1;
-        v[i] = static_cast<float>(beta2t * v[i] + (1.0 - beta2t) * sq);
-        u[i] = g[i] / std::sqrt(double(v[i]));
+        v[i] = rules::adafactorAverage(
+            v[i], beta2t, rules::adafactorSquare(g[i], config.eps1));
+        u[i] = rules::adafactorUnfactored(v[i], g[i]);
       }
     }
     double sumSquares = 0.0;
     for (double x : u)
       sumSquares += x * x;
-    double rms = std::sqrt(sumSquares / n);
-    double scale = lr / std::max(1.0, rms / config.clipThreshold);
+    double scale =
+        rules::adafactorScale(lr, sumSquares, double(n), config.clipThreshold);
     for (size_t i = 0; i < n; ++i)
-      p[i] = static_cast<float>(p[i] - config.weightDecay * lr * p[i] -
-                                scale * u[i]);
+      p[i] = rules::adafactorApply(p[i], u[i], lr, config.weightDecay, scale);
     return;
   }
   }

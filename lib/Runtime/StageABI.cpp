@@ -2,9 +2,11 @@
 //
 // `ftpipe_rt_send_T` / `ftpipe_rt_recv_T`: gather a (possibly strided) memref
 // into a contiguous buffer and hand it to the calling thread's Transport, or
-// scatter a received buffer into one. A transfer with no transport, or one
-// the transport cannot complete, ends the process with a message: generated
-// code has no way to handle an error, and continuing would compute garbage.
+// scatter a received buffer into one; through the registered buffer access
+// functions where buffers are not host memory (ftpipe_rt_set_buffer_access). A
+// transfer with no transport, or one the transport cannot complete, ends the
+// process with a message: generated code has no way to handle an error, and
+// continuing would compute garbage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,11 +88,22 @@ Transport &currentTransport(const char *what, int64_t peer, int64_t tag) {
   return *transport;
 }
 
+/// ftpipe_rt_set_buffer_access's functions; null for host memory.
+FTPipeBufferOut bufferOut = nullptr;
+FTPipeBufferIn bufferIn = nullptr;
+
 void sendMemRef(int64_t peer, int64_t tag, int64_t microbatch, int64_t rank,
                 void *descriptor, size_t elementBytes) {
   Transport &transport = currentTransport("send", peer, tag);
   MemRefView view(rank, descriptor, elementBytes);
   size_t bytes = view.elements() * elementBytes;
+  if (bufferOut) {
+    MessageBytes packed(bytes);
+    bufferOut(rank, descriptor, static_cast<int64_t>(elementBytes),
+              packed.data());
+    transport.send(peer, tag, microbatch, packed.data(), bytes);
+    return;
+  }
   if (view.contiguous()) {
     transport.send(peer, tag, microbatch, view.base, bytes);
     return;
@@ -109,6 +122,13 @@ void recvMemRef(int64_t peer, int64_t tag, int64_t microbatch, int64_t rank,
   Transport &transport = currentTransport("receive", peer, tag);
   MemRefView view(rank, descriptor, elementBytes);
   size_t bytes = view.elements() * elementBytes;
+  if (bufferIn) {
+    MessageBytes packed(bytes);
+    transport.recv(peer, tag, microbatch, packed.data(), bytes);
+    bufferIn(rank, descriptor, static_cast<int64_t>(elementBytes),
+             packed.data());
+    return;
+  }
   if (view.contiguous()) {
     transport.recv(peer, tag, microbatch, view.base, bytes);
     return;
@@ -144,6 +164,11 @@ FTPIPE_RT_DEFINE_TRANSFERS(i32, 4)
 FTPIPE_RT_DEFINE_TRANSFERS(i16, 2)
 FTPIPE_RT_DEFINE_TRANSFERS(i8, 1)
 FTPIPE_RT_DEFINE_TRANSFERS(i1, 1)
+
+void ftpipe_rt_set_buffer_access(FTPipeBufferOut out, FTPipeBufferIn in) {
+  bufferOut = out;
+  bufferIn = in;
+}
 
 void ftpipe_rt_local_begin(int64_t devices) {
   // One thread runs the devices in turn: a missing message is an ordering

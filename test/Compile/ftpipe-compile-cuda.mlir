@@ -2,9 +2,10 @@
 // devices: the artifacts embed a device binary (a fatbin holding an sm_90
 // cubin, made by the CUDA toolkit's ptxas), and every symbol they leave
 // undefined is defined by the libraries they link: lib/Runtime's
-// FTPipeCUDARuntime (mgpu* wrappers, managed allocation, the cuBLAS gemm
-// entry; over libcudart and libcublas) and FTPipeStageABI, MLIR's C runner
-// utilities, libc. Loading them with every symbol bound (RTLD_NOW) needs no
+// FTPipeCUDARuntime (mgpu* wrappers, device allocation and copies, the cuBLAS
+// gemm entry; over libcudart and libcublas) and FTPipeStageABI, libc (no
+// longer MLIR's C runner utilities: host copies are device copies,
+// cuda-device-memory.mlir). Loading them with every symbol bound (RTLD_NOW) needs no
 // GPU. Nothing here runs a kernel: there is no GPU on these machines.
 // REQUIRES: cuda
 
@@ -16,7 +17,7 @@
 // PROGRESS-DAG: ftpipe-compile: device 1: link device1.so
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t.bert/manifest.json
 // MANIFEST: "artifact": "device0.so"
-// MANIFEST: "memory": "cuda-managed"
+// MANIFEST: "memory": "cuda-device"
 // MANIFEST: "target": "cuda"
 
 // RUN: %python %S/Inputs/device_binary.py %t.bert/device0.so %t.bert/device1.so | FileCheck %s --check-prefix=BINARY
@@ -42,7 +43,6 @@
 // LDD-DAG: libFTPipeStageABI.so =>
 // LDD-DAG: libcudart.so{{.*}} =>
 // LDD-DAG: libcublas.so{{.*}} =>
-// LDD-DAG: libmlir_c_runner_utils.so{{.*}} =>
 
 // GPT-2 (tied embedding) and T5 (encoder-decoder), sm_80.
 // RUN: ftpipe-model-gen gpt2-tiny --loss --quiet -o %t.gpt2.mlir

@@ -421,7 +421,7 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
                         [](int64_t d) { return artifactName(d); });
   if (failed(manifest))
     return progress.fail();
-  manifest->memory = target == Target::CUDA ? "cuda-managed" : "host";
+  manifest->memory = target == Target::CUDA ? "cuda-device" : "host";
   manifest->training = *setup;
   // What the plan counted per device, and what it fixes, so that the
   // runtime can count it again for the setup it runs.

@@ -37,7 +37,7 @@ ManifestFile fullManifest() {
   using Kind = EntryValue::Kind;
   ManifestFile file;
   file.target = "cuda";
-  file.memory = "cuda-managed";
+  file.memory = "cuda-device";
   file.devices = {{0, "device0.so", {0}}, {1, "device1.so", {1}}};
   file.stages = {{0, 0, "stage0_forward", "stage0_backward"},
                  {1, 1, "stage1_forward", "stage1_backward"}};
@@ -141,7 +141,7 @@ TEST(ManifestSchema, FullManifestRoundTrips) {
   EXPECT_EQ(llvm::formatv("{0:2}", toJSON(read)).str(),
             llvm::formatv("{0:2}", toJSON(file)).str());
   // And some of them looked at directly, in case toJSON forgot them twice.
-  EXPECT_EQ(read.memory, "cuda-managed");
+  EXPECT_EQ(read.memory, "cuda-device");
   EXPECT_EQ(read.devices[1].stages, (std::vector<int64_t>{1}));
   EXPECT_EQ(read.entryPoints[0].arguments[2].tensor.type, DType::I32);
   EXPECT_EQ(read.entryPoints[0].results[0].saved, 0);

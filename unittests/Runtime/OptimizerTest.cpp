@@ -9,88 +9,45 @@
 
 #include "FTPipe/Runtime/Optimizer.h"
 
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "OptimizerReference.h"
+
 #include "gtest/gtest.h"
 
-#include <cmath>
-
 using namespace ftpipe::runtime;
+using namespace ftpipe::runtime::testing;
 
 namespace {
 
-std::vector<float> floats(const llvm::json::Value *value) {
-  std::vector<float> out;
-  for (const llvm::json::Value &x : *value->getAsArray())
-    out.push_back(static_cast<float>(*x.getAsNumber()));
-  return out;
-}
-
 TEST(Optimizer, MatchesPyTorch) {
-  auto buffer = llvm::MemoryBuffer::getFile(FTPIPE_OPTIMIZER_REFERENCE);
-  ASSERT_TRUE(bool(buffer));
-  llvm::Expected<llvm::json::Value> root =
-      llvm::json::parse((*buffer)->getBuffer());
-  ASSERT_TRUE(bool(root)) << llvm::toString(root.takeError());
-  const llvm::json::Object &top = *root->getAsObject();
-  int64_t steps = *top.getInteger("steps");
-  const llvm::json::Array &cases = *top.getArray("cases");
+  int64_t steps = 0;
+  std::vector<ReferenceCase> cases = loadOptimizerReference(steps);
   ASSERT_EQ(cases.size(), 5u);
-  for (const llvm::json::Value &caseValue : cases) {
-    const llvm::json::Object &c = *caseValue.getAsObject();
-    std::string kind = c.getString("optimizer")->str();
-    SCOPED_TRACE(kind + " lr " + std::to_string(*c.getNumber("lr")));
-    OptimizerConfig config;
-    config.kind = *ftpipe::schedule::parseOptimizer(kind);
-    config.lr = *c.getNumber("lr");
-    config.weightDecay = *c.getNumber("weight_decay");
-    config.warmupSteps = *c.getInteger("warmup");
-    if (auto momentum = c.getNumber("momentum"))
-      config.momentum = *momentum;
-    Optimizer optimizer(config);
-
+  for (const ReferenceCase &c : cases) {
+    SCOPED_TRACE(c.optimizer + " lr " + std::to_string(c.config.lr));
+    Optimizer optimizer(c.config);
     std::vector<std::string> names;
     std::vector<Tensor> params;
-    const llvm::json::Array &records = *c.getArray("params");
-    for (const llvm::json::Value &r : records) {
-      const llvm::json::Object &record = *r.getAsObject();
-      names.push_back(record.getString("name")->str());
-      std::vector<int64_t> shape;
-      for (const llvm::json::Value &size : *record.getArray("shape"))
-        shape.push_back(*size.getAsInteger());
-      params.push_back(Tensor::f32(shape, floats(record.get("initial"))));
+    for (const ReferenceParameter &param : c.params) {
+      names.push_back(param.name);
+      params.push_back(Tensor::f32(param.shape, param.initial));
     }
     for (int64_t t = 0; t < steps; ++t) {
       std::vector<Tensor> grads;
       std::vector<Tensor *> paramPointers;
       std::vector<const Tensor *> gradPointers;
-      for (size_t i = 0; i < records.size(); ++i) {
-        const llvm::json::Array &perStep =
-            *records[i].getAsObject()->getArray("grads");
-        grads.push_back(Tensor::f32(params[i].shape, floats(&perStep[t])));
-      }
-      for (size_t i = 0; i < records.size(); ++i) {
+      for (size_t i = 0; i < c.params.size(); ++i)
+        grads.push_back(Tensor::f32(params[i].shape, c.params[i].grads[t]));
+      for (size_t i = 0; i < c.params.size(); ++i) {
         paramPointers.push_back(&params[i]);
         gradPointers.push_back(&grads[i]);
       }
       optimizer.step(names, paramPointers, gradPointers);
     }
     EXPECT_EQ(optimizer.steps(), steps);
-    for (size_t i = 0; i < records.size(); ++i) {
-      std::vector<float> expected =
-          floats(records[i].getAsObject()->get("final"));
-      std::vector<float> initial =
-          floats(records[i].getAsObject()->get("initial"));
-      llvm::ArrayRef<float> actual = params[i].f32Values();
-      ASSERT_EQ(actual.size(), expected.size());
-      for (size_t j = 0; j < actual.size(); ++j) {
-        // The optimizer moved the parameter, and to where PyTorch did.
-        EXPECT_GT(std::fabs(expected[j] - initial[j]), 1e-5);
-        EXPECT_NEAR(actual[j], expected[j],
-                    2e-6 + 2e-5 * std::fabs(expected[j]))
-            << names[i] << "[" << j << "]";
-      }
-    }
+    for (size_t i = 0; i < c.params.size(); ++i)
+      expectMatchesPyTorch(c.params[i],
+                           std::vector<float>(params[i].f32Values().begin(),
+                                              params[i].f32Values().end()));
   }
 }
 

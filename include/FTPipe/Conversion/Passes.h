@@ -37,6 +37,10 @@ enum class GemmLibrary {
 std::string getBLASGemmName(Type elementType,
                             GemmLibrary library = GemmLibrary::OpenBLAS);
 
+/// Name of the device copy that ftpipe-device-copies calls for
+/// `elementType` (`ftpipe_cuda_copy_f32`, ...); none for other types.
+std::optional<std::string> getDeviceCopyName(Type elementType);
+
 /// Patterns that turn contractions on memrefs (`out += a * b`, f32 or f64)
 /// into calls of the shape-independent gemm entry of `library`. The
 /// enclosing module must declare the entries; `declareBLASGemms` adds the

@@ -163,10 +163,10 @@ def CopyGlobalsToHeapPass : Pass<"ftpipe-copy-globals-to-heap",
   let description = [{
     Replaces every `memref.get_global` (the buffers that bufferization makes
     of constant tensors) by a `memref.alloc` and a `memref.copy` of the
-    global into it. The CUDA target allocates every buffer in CUDA managed
-    memory, which kernels can read; a global lives in the host's data
-    segment, which they cannot. Run before the deallocation pipeline, which
-    then frees the copies.
+    global into it. The CUDA target allocates every buffer in device memory,
+    which kernels can read; a global lives in the host's data segment, which
+    they cannot (`ftpipe-device-copies` then makes the copy a host-to-device
+    one). Run before the deallocation pipeline, which then frees the copies.
 
     Before:
     ```mlir
@@ -180,6 +180,35 @@ def CopyGlobalsToHeapPass : Pass<"ftpipe-copy-globals-to-heap",
     ```
   }];
   let dependentDialects = ["memref::MemRefDialect"];
+}
+
+def DeviceCopiesPass : Pass<"ftpipe-device-copies", "ModuleOp"> {
+  let summary = "Turns host-side memref.copy into calls of device copies";
+  let description = [{
+    Replaces every `memref.copy` in the module's `func.func`s (host code;
+    kernels in `gpu.module`s are left alone) by a call of
+    `ftpipe_cuda_copy_T` (T: f64, f32, f16, bf16, i64, i32, i16, i8, i1;
+    declared by the pass) on unranked casts of source and target. The CUDA
+    target keeps every buffer in device memory: finalize-memref-to-llvm would
+    turn a contiguous copy into the host's `memcpy` and any other into the C
+    runner utilities' `memrefCopy`, both of which read the buffers on the
+    host. lib/Runtime's FTPipeCUDARuntime implements the calls as one
+    `cudaMemcpyAsync` for dense copies (also from a constant in the host's
+    data segment) and a strided copy kernel otherwise. Fails on a copy of an
+    element type it has no function for.
+
+    Before:
+    ```mlir
+    memref.copy %a, %b : memref<4xf32> to memref<4xf32>
+    ```
+    After:
+    ```mlir
+    %0 = memref.cast %a : memref<4xf32> to memref<*xf32>
+    %1 = memref.cast %b : memref<4xf32> to memref<*xf32>
+    call @ftpipe_cuda_copy_f32(%0, %1) : (memref<*xf32>, memref<*xf32>) -> ()
+    ```
+  }];
+  let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect"];
 }
 
 def MapParallelLoopsToGPUPass : Pass<"ftpipe-map-parallel-loops-to-gpu",

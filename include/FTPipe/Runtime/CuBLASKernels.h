@@ -5,10 +5,11 @@
  * `ftpipe_cublas_gemm_T` (T = f32 or f64), implemented over cuBLAS in the
  * shared library FTPipeCUDARuntime. The arguments are those of
  * ftpipe_blas_gemm_T (unranked memrefs, role codes, batch count, accumulate);
- * the buffers are CUDA managed memory (CudaRuntimeWrappers.h). The call
- * returns when the product is in C (the stream is synchronised), so host code
- * may read C right after. On a CUDA or cuBLAS error it prints the error on
- * stderr and aborts.
+ * the buffers are device memory (CudaRuntimeWrappers.h). The product is
+ * queued on the calling thread's runtime stream, after the work queued there
+ * before (nothing waits: whatever reads C next is ordered after it on the
+ * same stream). On a CUDA or cuBLAS error it prints the error on stderr and
+ * aborts.
  *
  *===----------------------------------------------------------------------===*/
 

@@ -11,16 +11,23 @@
  *   A binary is loaded once per process and kept (upstream's host lowering
  *   asks for a load and an unload around every launch).
  * - The allocation functions of finalize-memref-to-llvm with
- *   use-generic-functions: every buffer of generated code is CUDA managed
- *   memory (cudaMallocManaged), valid on the host and on the device.
+ *   use-generic-functions, and the copies of ftpipe-device-copies (strided
+ *   copies on the device): every buffer of
+ *   generated code is device memory from the device's stream-ordered pool
+ *   (cudaMallocAsync semantics, freed blocks kept for reuse). Never managed
+ *   memory: `mgpuMemAlloc` refuses host-shared memory.
  *
- * The memory model of CUDA artifacts (docs/Compile.md): every buffer that
- * crosses their C ABI -- entry point arguments and results, and the buffers
- * passed to ftpipe_rt_send_T / ftpipe_rt_recv_T -- is managed memory. Callers
- * pass managed memory (or memory the device and the host can both reach) and
- * free returned buffers with ftpipe_cuda_free (not free). Every launch and
- * every gemm is synchronous: when an entry point returns, its results are
- * ready on the host. Errors print the failing CUDA call on stderr and abort.
+ * The memory model of CUDA artifacts (docs/GPU.md): every buffer that
+ * crosses their C ABI -- entry point arguments and results -- is device
+ * memory. Drivers allocate arguments with ftpipe_cuda_alloc, fill them with
+ * ftpipe_cuda_copy_to_device, read results with ftpipe_cuda_copy_to_host and
+ * free the buffers that entry points return (their `allocated` pointer) with
+ * ftpipe_cuda_free. Kernels, cuBLAS calls, copies, allocations and frees of
+ * one thread are all ordered on that thread's runtime stream
+ * (ftpipe_cuda_stream): an entry point returns with its work queued; the
+ * copies to the host wait for it. The host code of an artifact never reads
+ * or writes device memory. Errors print the failing CUDA call on stderr and
+ * abort.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -56,16 +63,53 @@ FTPIPE_CUDA_EXPORT void mgpuMemFree(void *ptr, void *stream);
 FTPIPE_CUDA_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                                    void *stream);
 
-/* finalize-memref-to-llvm{use-generic-functions}: managed memory. */
+/* finalize-memref-to-llvm{use-generic-functions}: device memory. */
 FTPIPE_CUDA_EXPORT void *_mlir_memref_to_llvm_alloc(size_t size);
 FTPIPE_CUDA_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
                                                             size_t size);
 FTPIPE_CUDA_EXPORT void _mlir_memref_to_llvm_free(void *ptr);
 
-/* For drivers: managed buffers to pass to entry points, and the way to free
- * the buffers that entry points return (their `allocated` pointer). */
+/* memref.copy of host code (ftpipe-device-copies): target[i] = source[i] on
+ * the device, for unranked memrefs passed as (rank, descriptor) pairs; the
+ * source of a dense copy may be host memory (a constant). */
+#define FTPIPE_CUDA_DECLARE_COPY(T)                                            \
+  FTPIPE_CUDA_EXPORT void ftpipe_cuda_copy_##T(                                \
+      int64_t sourceRank, void *source, int64_t targetRank, void *target);
+FTPIPE_CUDA_DECLARE_COPY(f64)
+FTPIPE_CUDA_DECLARE_COPY(f32)
+FTPIPE_CUDA_DECLARE_COPY(f16)
+FTPIPE_CUDA_DECLARE_COPY(bf16)
+FTPIPE_CUDA_DECLARE_COPY(i64)
+FTPIPE_CUDA_DECLARE_COPY(i32)
+FTPIPE_CUDA_DECLARE_COPY(i16)
+FTPIPE_CUDA_DECLARE_COPY(i8)
+FTPIPE_CUDA_DECLARE_COPY(i1)
+#undef FTPIPE_CUDA_DECLARE_COPY
+
+/* For drivers. ftpipe_cuda_available: 1 if a CUDA device can be used, 0
+ * otherwise (no device, no driver), without aborting. Device buffers to pass
+ * to entry points, and the way to free the buffers that entry points return
+ * (their `allocated` pointer); copies across (each returns when the copy is
+ * done, after the work queued before it); a wait for the thread's queued
+ * work; the thread's stream (a cudaStream_t); the most pool memory in use at
+ * once since the start or the last reset, in bytes. */
+FTPIPE_CUDA_EXPORT int ftpipe_cuda_available(void);
 FTPIPE_CUDA_EXPORT void *ftpipe_cuda_alloc(size_t size);
 FTPIPE_CUDA_EXPORT void ftpipe_cuda_free(void *ptr);
+FTPIPE_CUDA_EXPORT void
+ftpipe_cuda_copy_to_device(void *device, const void *host, size_t bytes);
+FTPIPE_CUDA_EXPORT void ftpipe_cuda_copy_to_host(void *host, const void *device,
+                                                 size_t bytes);
+FTPIPE_CUDA_EXPORT void ftpipe_cuda_synchronize(void);
+FTPIPE_CUDA_EXPORT void *ftpipe_cuda_stream(void);
+FTPIPE_CUDA_EXPORT uint64_t ftpipe_cuda_peak_bytes(void);
+FTPIPE_CUDA_EXPORT void ftpipe_cuda_reset_peak(void);
+
+/* Makes the stage ABI's transfers (ftpipe_rt_send_T / ftpipe_rt_recv_T) read
+ * and write device buffers (ftpipe_rt_set_buffer_access): staged through host
+ * bytes, which any transport carries. A driver of CUDA artifacts calls it once
+ * before the first transfer; it holds for the whole process. */
+FTPIPE_CUDA_EXPORT void ftpipe_cuda_enable_transfers(void);
 
 #ifdef __cplusplus
 }

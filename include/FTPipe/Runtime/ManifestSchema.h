@@ -124,7 +124,7 @@ struct ManifestDeviceMemory {
 /// `loss` and the devices' `stages` are optional in the file.
 struct ManifestFile {
   std::string target;
-  /// "host" or "cuda-managed" (`memory`), empty when not recorded.
+  /// "host" or "cuda-device" (`memory`), empty when not recorded.
   std::string memory;
   std::vector<ManifestDevice> devices;
   std::vector<ManifestStage> stages;

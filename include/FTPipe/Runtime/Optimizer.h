@@ -49,6 +49,10 @@ struct OptimizerConfig {
   double eps1 = 1e-30, clipThreshold = 1.0, decayRate = -0.8;
 };
 
+/// The learning rate of update `step` (0-based) under `config`, warm-up
+/// included.
+double learningRate(const OptimizerConfig &config, int64_t step);
+
 /// One slot of a parameter's state, charged to the device's memory ledger.
 using StateVector = std::vector<float, LedgerAllocator<float>>;
 

@@ -52,6 +52,22 @@ FTPIPE_RT_DECLARE_TRANSFERS(i1)
 
 #undef FTPIPE_RT_DECLARE_TRANSFERS
 
+/// Buffers outside host memory (CUDA artifacts: device memory). A runtime
+/// whose generated code keeps its buffers elsewhere registers how a transfer
+/// reads a (possibly strided) memref into `bytes` contiguous host bytes in
+/// row-major order (`out`) and writes such bytes back into one (`in`); the
+/// transfers then hand the transport host bytes either way. Drivers of CUDA
+/// artifacts register FTPipeCUDARuntime's (ftpipe_cuda_enable_transfers,
+/// docs/GPU.md). Registration holds for the whole process. Null functions (the
+/// default) mean host memory: the transfers read and write the buffers
+/// themselves.
+typedef void (*FTPipeBufferOut)(int64_t rank, void *descriptor,
+                                int64_t elementBytes, void *host);
+typedef void (*FTPipeBufferIn)(int64_t rank, void *descriptor,
+                               int64_t elementBytes, const void *host);
+FTPIPE_RT_EXPORT void ftpipe_rt_set_buffer_access(FTPipeBufferOut out,
+                                                  FTPipeBufferIn in);
+
 /// In-process mailbox for drivers that run all devices' entry points in one
 /// process (tests, the reference tools through ctypes): creates a mailbox for
 /// `devices` devices and makes it current for the calling thread.

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# build-gpu-bundle.sh - builds the folder that travels to a lent GPU machine
+# (docs/GPU.md): everything scripts/gpu-check.sh runs there, where there is a
+# CUDA driver and Python (numpy, safetensors, PyTorch) but no LLVM, MLIR, MPI
+# or toolkit libraries of ours.
+#
+#   scripts/build-gpu-bundle.sh [-B BUILD] [-o OUT] [--models "M ..."]
+#                               [--no-bert-large] [--no-reference]
+#                               [--no-two-devices]
+#
+# OUT (default gpu-bundle/ in the checkout, ignored by git) holds:
+#   lib/      libFTPipeCUDARuntime.so, libFTPipeStageABI.so and the CUDA
+#             runtime libcudart.so.13 they link (cuBLAS, 600 MB, is not
+#             carried: gpu-check.sh takes the GPU machine's, from its CUDA 13
+#             toolkit or PyTorch's nvidia-cublas wheel);
+#   models/M/ for each tiny model (default bert-tiny gpt2-tiny t5-tiny
+#             llama-tiny): the CUDA artifact of the whole model on one device
+#             (--target=cuda --cuda-chip=sm_90 --devices=1), weights.safetensors
+#             and inputs.safetensors (hf_reference.py reference, seed 11), and
+#             expected.safetensors: loss and every gradient from Hugging Face
+#             transformers' loss.backward() on this machine's CPU, f32
+#             (stage_programs.py hf-grads, the reference environment);
+#   models/bert-tiny-2dev/: the tiny BERT for two devices (several stages
+#             on one GPU), with bert-tiny's weights, inputs and expected
+#             results (unless --no-two-devices);
+#   models/bert-large-layer/: one BERT-large encoder layer (hidden 1024, 16
+#             heads, FFN 4096) at 4 x 384 tokens with a 128-token vocabulary
+#             and the QA head (a loss): its artifact, config.json and
+#             inputs.safetensors (no weights: 50 MB; gpu-check.sh takes
+#             PyTorch's initialisation there and feeds both sides the same);
+#   run_cuda_artifacts.py, bert_large_layer.py, gpu-check.sh, BUNDLE.json
+#             (what was built, from which commit, sizes).
+# Fails if OUT exceeds 64 MiB. Needs a build with the CUDA toolkit and,
+# unless --no-reference, the reference environment (BUILD/.venv-ref).
+# Takes minutes (one CUDA compilation per model; see docs/GPU.md), so it is
+# no part of the default build or CI; test/Compile/gpu-bundle.mlir builds a
+# one-model bundle with --no-reference --no-bert-large.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build
+out=$root/gpu-bundle
+models="bert-tiny gpt2-tiny t5-tiny llama-tiny"
+large=1
+reference=1
+two=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    -B) build=$(cd "$2" && pwd); shift 2 ;;
+    -o) out=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --no-bert-large) large=0; shift ;;
+    --no-reference) reference=0; shift ;;
+    --no-two-devices) two=0; shift ;;
+    *) echo "build-gpu-bundle: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+
+bin=$build/bin
+runtime=$build/lib/libFTPipeCUDARuntime.so
+if [ ! -f "$runtime" ]; then
+  echo "build-gpu-bundle: $runtime is missing: configure $build with the" \
+       "CUDA toolkit and build FTPipeCUDARuntime" >&2
+  exit 1
+fi
+python=$build/.venv-ref/bin/python
+if [ $reference = 1 ] && [ ! -x "$python" ]; then
+  echo "build-gpu-bundle: no reference environment at $build/.venv-ref" \
+       "(scripts/setup-reference-env.sh), or pass --no-reference" >&2
+  exit 1
+fi
+export FTPIPE_BUILD=$build
+
+start=$(date +%s)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/models"
+
+cp "$runtime" "$build/lib/libFTPipeStageABI.so" "$out/lib/"
+cudart=$(ldd "$runtime" | awk '/libcudart\.so/ {print $3}')
+cp -L "$cudart" "$out/lib/$(basename "$cudart")"
+cp "$root/scripts/gpu/run_cuda_artifacts.py" "$root/scripts/gpu/bert_large_layer.py" \
+   "$root/scripts/gpu-check.sh" "$out/"
+
+compile() {  # compile NAME MLIR OPT DEVICES
+  "$bin/ftpipe-compile" "$2" --target=cuda --cuda-chip=sm_90 "--devices=$4" \
+    "-O$3" -o "$out/models/$1" > "$tmp/$1.compile.log" 2>&1 || {
+    cat "$tmp/$1.compile.log" >&2; exit 1; }
+}
+
+for model in $models; do
+  t0=$(date +%s)
+  "$bin/ftpipe-model-gen" "$model" --loss --quiet -o "$tmp/$model.mlir"
+  compile "$model" "$tmp/$model.mlir" 1 1
+  if [ $reference = 1 ]; then
+    dir=$out/models/$model
+    "$python" "$root/tools/ftpipe-reference/hf_reference.py" reference \
+      "$tmp/$model.mlir" "$root/models/$model.json" --seed 11 \
+      --weights "$dir/weights.safetensors" --inputs "$dir/inputs.safetensors" \
+      --outputs "$tmp/$model.hf" > /dev/null
+    "$python" "$root/tools/ftpipe-reference/stage_programs.py" hf-grads \
+      "$tmp/$model.mlir" "$root/models/$model.json" \
+      --weights "$dir/weights.safetensors" --inputs "$dir/inputs.safetensors" \
+      -o "$dir/expected.safetensors" > /dev/null
+  fi
+  echo "build-gpu-bundle: $model in $(( $(date +%s) - t0 )) s"
+done
+
+# Several stages on one GPU: the tiny BERT for two devices, run in turn over
+# the in-process mailbox (its transfers staged through host memory), against
+# the same expected results.
+if [ $two = 1 ] && [[ " $models " == *" bert-tiny "* ]]; then
+  t0=$(date +%s)
+  compile bert-tiny-2dev "$tmp/bert-tiny.mlir" 1 2
+  for f in weights inputs expected; do
+    [ -f "$out/models/bert-tiny/$f.safetensors" ] &&
+      cp "$out/models/bert-tiny/$f.safetensors" "$out/models/bert-tiny-2dev/"
+  done
+  models="$models bert-tiny-2dev"
+  echo "build-gpu-bundle: bert-tiny-2dev in $(( $(date +%s) - t0 )) s"
+fi
+
+if [ $large = 1 ]; then
+  t0=$(date +%s)
+  dir=$out/models/bert-large-layer
+  python3 - "$root/models/bert-large-uncased.json" "$tmp/bert-large-layer.json" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1]))
+# One encoder layer at BERT-large's sizes; a small vocabulary keeps the
+# embeddings (not the subject) out of the way.
+config.update(num_hidden_layers=1, vocab_size=128,
+              max_position_embeddings=384,
+              architectures=["BertForQuestionAnswering"])
+json.dump(config, open(sys.argv[2], "w"), indent=1)
+PY
+  "$bin/ftpipe-model-gen" "$tmp/bert-large-layer.json" --loss --seq-len=384 \
+    --micro-batch-size=4 --quiet -o "$tmp/bert-large-layer.mlir"
+  compile bert-large-layer "$tmp/bert-large-layer.mlir" 2 1
+  cp "$tmp/bert-large-layer.json" "$dir/config.json"
+  if [ $reference = 1 ]; then
+    "$python" "$root/tools/ftpipe-reference/hf_reference.py" reference \
+      "$tmp/bert-large-layer.mlir" "$tmp/bert-large-layer.json" --seed 11 \
+      --weights "$tmp/bert-large.w" --inputs "$dir/inputs.safetensors" \
+      --outputs "$tmp/bert-large.hf" > /dev/null
+  fi
+  echo "build-gpu-bundle: bert-large-layer in $(( $(date +%s) - t0 )) s"
+fi
+
+bytes=$(du -sb "$out" | cut -f1)
+all=$models
+[ $large = 1 ] && all="$all bert-large-layer"
+python3 - "$out/BUNDLE.json" "$bytes" "$reference" \
+  "$(git -C "$root" rev-parse HEAD)" $all <<'PY'
+import json, sys
+path, size, reference, commit, models = sys.argv[1], int(sys.argv[2]), \
+    sys.argv[3] == "1", sys.argv[4], sys.argv[5:]
+json.dump({"models": models, "expected": reference, "chip": "sm_90",
+           "bytes": size, "commit": commit}, open(path, "w"), indent=1)
+PY
+limit=$((64 * 1024 * 1024))
+echo "build-gpu-bundle: $out, $bytes bytes, $(( $(date +%s) - start )) s"
+if [ "$bytes" -ge $limit ]; then
+  echo "build-gpu-bundle: $bytes bytes exceed the 64 MiB that travels" >&2
+  exit 1
+fi

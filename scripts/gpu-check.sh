@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# gpu-check.sh - the one check of FTPipe's CUDA path on a lent GPU machine
+# (docs/GPU.md), run from the bundle of scripts/build-gpu-bundle.sh:
+#
+#   bash gpu-bundle/gpu-check.sh [--dry] [--bundle DIR]
+#
+# On the GPU (budget: under 8 minutes; each step has its own time limit):
+#   1. the GPU, its driver, PyTorch's version, where cuBLAS 13 comes from;
+#   2. per tiny model (BERT, GPT-2, T5, LLaMA): one micro-batch forward and
+#      backward of its CUDA artifact (run_cuda_artifacts.py), loss and every
+#      gradient against the reference computed on the build machine's CPU
+#      (f32, 1e-4 relative; cuBLAS in its default math mode: no TF32), and
+#      the peak device memory; bert-tiny-2dev: the tiny BERT for two devices
+#      run in turn on the one GPU (several stages on one GPU, transfers
+#      staged through host memory), against the same expected results;
+#   3. the BERT-large encoder layer (4 x 384 tokens): forward + backward time
+#      against PyTorch eager on the same GPU (f32, TF32 off, both warmed up,
+#      medians of 20 steps timed with CUDA events), the floor from its FLOPs
+#      and bytes, both peaks of device memory (bert_large_layer.py);
+#   4. 10 training steps of GPipe and 1F1B against the CPU run's weights:
+#      NOT RUN, reported as such (ftpipe-run's executor does not drive CUDA
+#      artifacts or call the device optimizers yet; docs/GPU.md).
+# The full log goes to $OUT/gpu-check.log (or ./gpu-check.log without OUT),
+# the BERT-large figures to $OUT/bert-large-layer.json, and a table last.
+#
+# --dry (no GPU needed): says what it would run and checks the bundle: its
+# files, its size (under 64 MiB), and that every library it loads is in its
+# lib/ or is libc, libm, libstdc++, libgcc_s, the dynamic loader, or cuBLAS 13
+# (600 MB, taken from the GPU machine: its CUDA 13 toolkit or PyTorch's
+# nvidia-cublas wheel), under `ldd` in a clean environment. Exit status 1 if
+# the bundle is incomplete or not self-contained.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+bundle=$here
+[ -f "$bundle/BUNDLE.json" ] || bundle=$(cd "$here/.." && pwd)/gpu-bundle
+dry=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --dry) dry=1; shift ;;
+    --bundle) bundle=$(cd "$2" && pwd); shift 2 ;;
+    *) echo "gpu-check: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+out=${OUT:-$PWD}
+mkdir -p "$out"
+log=$out/gpu-check.log
+: > "$log"
+say() { echo "$@" | tee -a "$log"; }
+rows=()
+row() { rows+=("$(printf '%-34s %-8s %s' "$1" "$2" "$3")"); }
+
+if [ ! -f "$bundle/BUNDLE.json" ]; then
+  say "gpu-check: no bundle at $bundle (scripts/build-gpu-bundle.sh)"
+  exit 1
+fi
+models=$(python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['models']))" "$bundle/BUNDLE.json")
+expected=$(python3 -c "import json,sys; print(int(json.load(open(sys.argv[1]))['expected']))" "$bundle/BUNDLE.json")
+say "gpu-check: bundle $bundle: $models"
+
+# --- the bundle: files, size, self-containment -----------------------------
+failures=0
+fail() { say "gpu-check: FAIL: $*"; failures=$((failures + 1)); }
+for lib in libFTPipeCUDARuntime.so libFTPipeStageABI.so; do
+  [ -f "$bundle/lib/$lib" ] || fail "lib/$lib is missing"
+done
+ls "$bundle"/lib/libcudart.so.* > /dev/null 2>&1 || fail "lib/libcudart.so.* is missing"
+for model in $models; do
+  dir=$bundle/models/$model
+  [ -f "$dir/manifest.json" ] && [ -f "$dir/device0.so" ] ||
+    { fail "$model: no artifact"; continue; }
+  grep -q '"memory": "cuda-device"' "$dir/manifest.json" ||
+    fail "$model: the manifest does not say cuda-device memory"
+  [ -f "$dir/inputs.safetensors" ] || [ "$expected" = 0 ] ||
+    fail "$model: no inputs"
+  if [ "$model" != bert-large-layer ] && [ "$expected" = 1 ]; then
+    for f in weights expected; do
+      [ -f "$dir/$f.safetensors" ] || fail "$model: no $f.safetensors"
+    done
+  fi
+done
+bytes=$(du -sb "$bundle" | cut -f1)
+if [ "$bytes" -lt $((64 * 1024 * 1024)) ]; then
+  say "gpu-check: bundle size $bytes bytes (limit 67108864)"
+else
+  fail "bundle size $bytes bytes exceeds 64 MiB"
+fi
+allowed='^(linux-vdso\.so|ld-linux-x86-64\.so|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libdl\.so|libpthread\.so|librt\.so)'
+external='^(libcublas\.so\.13|libcublasLt\.so\.13)'
+while IFS= read -r so; do
+  while IFS= read -r line; do
+    name=$(echo "$line" | awk '{print $1}')
+    path=$(echo "$line" | awk '/=>/ {print $3}')
+    [ -n "$name" ] || continue
+    if [[ $name =~ $allowed ]] || [[ $name == /* && $name =~ ld-linux ]]; then
+      continue
+    elif [[ $name =~ $external ]]; then
+      continue
+    elif [[ $path == "$bundle"/lib/* ]]; then
+      continue
+    else
+      fail "$(basename "$so") needs $name (${path:-not found}), neither in the bundle nor allowed"
+    fi
+  done < <(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$bundle/lib" ldd "$so" 2>&1)
+done < <(find "$bundle" -name '*.so' -o -name '*.so.*' | sort)
+[ $failures = 0 ] && say "gpu-check: bundle self-contained (ldd, clean environment): every library is in lib/ or is libc/libm/libstdc++/libgcc_s/the loader, and cuBLAS 13 from the GPU machine"
+for script in run_cuda_artifacts.py bert_large_layer.py; do
+  python3 -m py_compile "$bundle/$script" 2>> "$log" || fail "$script does not compile"
+done
+
+if [ $dry = 1 ]; then
+  say "gpu-check: dry mode: on a GPU this would run"
+  for model in $models; do
+    if [ "$model" = bert-large-layer ]; then
+      say "  bert_large_layer.py: ours vs PyTorch eager, fwd+bwd, medians of 20 (CUDA events), floor, peaks"
+    else
+      say "  run_cuda_artifacts.py models/$model: one micro-batch, loss + gradients vs expected.safetensors at 1e-4"
+    fi
+  done
+  say "  10 GPipe / 1F1B training steps: not run (the executor does not drive CUDA artifacts yet)"
+  if [ $failures = 0 ]; then say "gpu-check: dry run ok"; else say "gpu-check: dry run: $failures failures"; fi
+  [ $failures = 0 ]
+  exit
+fi
+[ $failures = 0 ] || { say "gpu-check: the bundle is broken; stopping"; exit 1; }
+
+# --- on the GPU -------------------------------------------------------------
+start=$(date +%s)
+gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
+say "gpu-check: GPU: $gpu"
+row "GPU, driver, memory" "info" "$gpu"
+say "gpu-check: $(python3 -c 'import torch; print("PyTorch", torch.__version__, "CUDA", torch.version.cuda)' 2>&1)"
+cublas=""
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+    $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+  found=$(find "$dir" -name 'libcublas.so.13*' 2>/dev/null | head -1)
+  if [ -n "$found" ]; then cublas=$(dirname "$found"); break; fi
+done
+[ -n "$cublas" ] || { say "gpu-check: no libcublas.so.13 on this machine"; exit 1; }
+say "gpu-check: cuBLAS 13 from $cublas; NVIDIA_TF32_OVERRIDE=${NVIDIA_TF32_OVERRIDE:-unset} (cuBLAS default math: no TF32)"
+export LD_LIBRARY_PATH=$bundle/lib:$cublas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+for model in $models; do
+  [ "$model" = bert-large-layer ] && continue
+  dir=$bundle/models/$model
+  say "gpu-check: $model"
+  result=$(timeout 90 python3 "$bundle/run_cuda_artifacts.py" "$dir" \
+    --weights "$dir/weights.safetensors" --inputs "$dir/inputs.safetensors" \
+    --expected "$dir/expected.safetensors" --rtol 1e-4 2>&1)
+  status=$?
+  echo "$result" >> "$log"
+  line=$(echo "$result" | grep 'max rel. error' | sed 's/run_cuda_artifacts: //')
+  peak=$(echo "$result" | grep -o 'peak device memory [0-9]* bytes')
+  if [ $status = 0 ]; then row "$model loss+grads (f32, 1e-4)" "ok" "$line; $peak"
+  else row "$model loss+grads (f32, 1e-4)" "FAIL" "${line:-exit $status, see log}"; fi
+done
+row "10 steps GPipe / 1F1B vs CPU" "not run" "the executor does not drive CUDA artifacts yet"
+
+if [[ " $models " == *" bert-large-layer "* ]]; then
+  say "gpu-check: bert-large-layer"
+  timeout 240 python3 "$bundle/bert_large_layer.py" "$bundle" \
+    --json "$out/bert-large-layer.json" >> "$log" 2>&1
+  status=$?
+  if [ $status = 0 ]; then
+    row "BERT-large layer fwd+bwd" "ran" "$(tail -1 "$log")"
+  else
+    row "BERT-large layer fwd+bwd" "FAIL" "exit $status, see log"
+  fi
+fi
+
+say "gpu-check: $(( $(date +%s) - start )) s on the GPU"
+say ""
+printf '%-34s %-8s %s\n' "check" "result" "details" | tee -a "$log"
+for r in "${rows[@]}"; do echo "$r" | tee -a "$log"; done
