@@ -47,6 +47,10 @@ using namespace mlir;
 void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
                                            const BufferStageOptions &options) {
   pm.addPass(createCheckLowerablePass());
+  // What each entry point takes and returns, for the runtime's check of the
+  // manifest (before the C wrappers add functions and bufferization changes
+  // the types).
+  pm.addPass(createRecordEntryABIPass());
   pm.addPass(createDropAnnotationsPass());
   // Entry points first: the declarations added below must stay plain C.
   if (options.cInterface)

@@ -26,14 +26,6 @@ static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-static std::optional<DType> manifestDType(llvm::StringRef name) {
-  if (name == "index")
-    return DType::I64;
-  if (name == "i1")
-    return DType::Bool;
-  return parseDType(name.upper());
-}
-
 namespace ftpipe {
 namespace runtime {
 
@@ -50,7 +42,7 @@ static bool fromJSON(const json::Value &value, ManifestTensor &tensor,
     path.field("index_bound").report("must be at least 1");
     return false;
   }
-  std::optional<DType> type = manifestDType(dtype);
+  std::optional<DType> type = parseElementType(dtype);
   if (!type) {
     path.field("dtype").report("unknown element type");
     return false;

@@ -34,6 +34,14 @@ std::optional<DType> ftpipe::runtime::parseDType(llvm::StringRef name) {
   return std::nullopt;
 }
 
+std::optional<DType> ftpipe::runtime::parseElementType(llvm::StringRef name) {
+  if (name == "index")
+    return DType::I64;
+  if (name == "i1")
+    return DType::Bool;
+  return parseDType(name.upper());
+}
+
 std::string ftpipe::runtime::shapeString(llvm::ArrayRef<int64_t> shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i)

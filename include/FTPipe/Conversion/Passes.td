@@ -303,6 +303,38 @@ def RecordPeakMemoryPass : Pass<"ftpipe-record-peak-memory", "ModuleOp"> {
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def RecordEntryABIPass : Pass<"ftpipe-record-entry-abi", "ModuleOp"> {
+  let summary = "Records each public function's arguments and results";
+  let description = [{
+    For every public function with a body, a description of what its C
+    interface (`_mlir_ciface_F`) takes and returns: each argument and result
+    in order, a scalar passed by value or a tensor passed as a memref
+    descriptor, with its element type and static shape. It goes into the
+    module as a public, NUL-terminated constant the runtime reads from the
+    artifact and compares with the manifest before calling `F`, so a
+    manifest edited to disagree with its code (a result or argument fewer, a
+    rank or shape changed, symbols swapped) is refused instead of making the
+    call read or write outside its buffers (docs/Robustness.md):
+
+    ```mlir
+    func.func @stage0_forward(%mb: index, %w: tensor<4x16xf32>)
+        -> tensor<4xf32>
+    // becomes, besides the function:
+    memref.global "public" constant @ftpipe_abi_stage0_forward
+        : memref<72xi8> = dense<[...]>
+    // "ftpipe-abi 1\nargument scalar index\nargument tensor f32 4 16\n
+    //  result tensor f32 4\n\0" (include/FTPipe/Support/EntryABI.h)
+    ```
+
+    A tensor of dynamic or unranked shape, or an argument of a type that is
+    neither a tensor, a memref nor an integer, index or float, is an error
+    at the function. Run on tensor or buffer IR, before the C wrappers are
+    made; the CPU and CUDA lowerings run it right after
+    `ftpipe-check-lowerable`.
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
   let summary = "Moves each repeated layer's ops into a function of its own";
   let description = [{

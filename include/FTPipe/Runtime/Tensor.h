@@ -30,6 +30,9 @@ size_t dtypeBytes(DType type);
 /// "F32", "I64", "BOOL", ... (the safetensors names).
 llvm::StringRef dtypeName(DType type);
 std::optional<DType> parseDType(llvm::StringRef name);
+/// The element type MLIR spells `name` ("f32", "i32"; `index` is I64, `i1`
+/// Bool), as manifests and ABI descriptions write them.
+std::optional<DType> parseElementType(llvm::StringRef name);
 
 /// "[2, 3]".
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
