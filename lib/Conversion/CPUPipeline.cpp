@@ -51,10 +51,12 @@ void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
   // manifest (before the C wrappers add functions and bufferization changes
   // the types).
   pm.addPass(createRecordEntryABIPass());
-  pm.addPass(createDropAnnotationsPass());
   // Entry points first: the declarations added below must stay plain C.
   if (options.cInterface)
     pm.addNestedPass<func::FuncOp>(LLVM::createRequestCWrappersPass());
+  // Before the annotations go: it finds the index guards by theirs.
+  pm.addPass(createTrapComputedIndicesPass());
+  pm.addPass(createDropAnnotationsPass());
   pm.addPass(createLowerTransfersPass());
   // Each distinct layer's code once, in a function of its own.
   if (options.outlineLayers)

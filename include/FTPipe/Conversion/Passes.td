@@ -335,6 +335,45 @@ def RecordEntryABIPass : Pass<"ftpipe-record-entry-abi", "ModuleOp"> {
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def TrapComputedIndicesPass
+    : Pass<"ftpipe-trap-computed-indices", "ModuleOp"> {
+  let summary = "Stops the run when indices the model computes leave a table";
+  let description = [{
+    `ftpipe-clamp-gather-indices` keeps every `tosa.gather` inside its table
+    with a clamp (`ftpipe.index_guard`). Ids read from data are checked by
+    ftpipe-run against the manifest's `index_bound` before training; ids the
+    model computes are not, and a clamp alone would train on the table's
+    first or last row without a word. Before each guard whose indices do not
+    come unchanged (through reshapes, slices, casts, clamps, selects and
+    calls) from an entry point's arguments or from constants, this pass
+    inserts a check of their smallest and largest value; an index outside
+    `[0, rows)` calls the runtime's `ftpipe_rt_index_error` with the
+    gather's location and the value (include/FTPipe/Runtime/StageABI.h),
+    which ends the run with a message. The clamp stays, so the code never
+    addresses outside a buffer.
+
+    ```mlir
+    %safe = tosa.clamp %ids {ftpipe.index_guard, min_int = 0 : i64,
+                             max_int = 511 : i64, ...}
+    // becomes, when %ids is computed:
+    %min = ... tosa.reduce_min over every dimension, tensor.extract
+    %max = ... tosa.reduce_max ...
+    scf.if %outside {
+      %site = memref.get_global @ftpipe_index_site : memref<Nxi8>
+      func.call @ftpipe_rt_index_error(%site_unranked, %value, %c512)
+    }
+    %safe = tosa.clamp %ids ...
+    ```
+
+    Run on the device's tensor IR after the C wrappers are requested (the
+    callee must stay a plain C function) and before
+    `ftpipe-drop-annotations`; the CPU and CUDA lowerings do.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect", "tosa::TosaDialect"];
+}
+
 def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
   let summary = "Moves each repeated layer's ops into a function of its own";
   let description = [{
