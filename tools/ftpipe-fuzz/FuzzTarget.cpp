@@ -176,6 +176,8 @@ static const char *const kPipelines[] = {
     "ftpipe-lower-cpu{outline-layers=1}",
     "ftpipe-outline-layers{min-ops=2},"
     "func.func(ftpipe-early-deallocation),ftpipe-record-peak-memory",
+    "func.func(ftpipe-clamp-gather-indices),ftpipe-trap-computed-indices,"
+    "ftpipe-record-entry-abi",
 };
 
 /// The pipeline that exports the graph of an IR input to `path`.
