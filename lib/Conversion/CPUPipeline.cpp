@@ -46,10 +46,16 @@ using namespace mlir;
 void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
                                            const BufferStageOptions &options) {
   pm.addPass(createCheckLowerablePass());
-  pm.addPass(createDropAnnotationsPass());
+  // What each entry point takes and returns, for the runtime's check of the
+  // manifest (before the C wrappers add functions and bufferization changes
+  // the types).
+  pm.addPass(createRecordEntryABIPass());
   // Entry points first: the declarations added below must stay plain C.
   if (options.cInterface)
     pm.addNestedPass<func::FuncOp>(LLVM::createRequestCWrappersPass());
+  // Before the annotations go: it finds the index guards by theirs.
+  pm.addPass(createTrapComputedIndicesPass());
+  pm.addPass(createDropAnnotationsPass());
   pm.addPass(createLowerTransfersPass());
   // Each distinct layer's code once, in a function of its own.
   if (options.outlineLayers)

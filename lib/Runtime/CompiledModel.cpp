@@ -11,7 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/CompiledModel.h"
+#include "FTPipe/Runtime/ABICheck.h"
 #include "FTPipe/Runtime/Communicator.h"
+#include "FTPipe/Runtime/PlacementCheck.h"
 #include "FTPipe/Support/BoundedInput.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -22,7 +24,6 @@
 
 #include <dlfcn.h>
 #include <ffi.h>
-#include <link.h>
 
 #include <cstring>
 #include <map>
@@ -434,6 +435,10 @@ CompiledModel::open(llvm::StringRef directory) {
   if (manifest->target != "cpu")
     return fail(directory + ": artifacts for target '" + manifest->target +
                 "'; this runtime runs the cpu target");
+  for (auto check : {checkEntryValues, checkPlacement})
+    if (llvm::Error error = check(*manifest))
+      return fail(directory +
+                  "/manifest.json: " + llvm::toString(std::move(error)));
   for (int64_t d = 0; d < manifest->devices(); ++d) {
     llvm::SmallString<256> path(directory);
     llvm::sys::path::append(path, manifest->artifacts[d]);
@@ -501,20 +506,20 @@ CompiledModel::loadStages(int64_t device) {
       return fail(path + ": entry point '" + entry.symbol +
                   "' is not an _mlir_ciface_ function: the manifest does not "
                   "match the artifacts");
-    void *function = dlsym(libraries[device], entry.symbol.c_str());
+    std::optional<ArtifactSymbol> function =
+        findArtifactSymbol(libraries[device], entry.symbol.c_str());
     if (!function)
       return fail(path + " has no entry point '" + entry.symbol +
                   "', which the manifest lists: the manifest does not match "
                   "the artifacts");
-    Dl_info where;
-    struct link_map *artifact = nullptr;
-    if (!dladdr(function, &where) ||
-        dlinfo(libraries[device], RTLD_DI_LINKMAP, &artifact) != 0 ||
-        where.dli_fbase != reinterpret_cast<void *>(artifact->l_addr))
+    if (!function->own)
       return fail(path + ": entry point '" + entry.symbol +
                   "' is defined outside the artifact: the manifest does not "
                   "match the artifacts");
-    return function;
+    // What the code takes and returns, against what the call will pass.
+    if (llvm::Error error = checkArtifactABI(libraries[device], path, entry))
+      return std::move(error);
+    return function->address;
   };
   auto freeBuffer = reinterpret_cast<BufferFree>(
       dlsym(libraries[device], "_mlir_memref_to_llvm_free"));

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 using namespace ftpipe::runtime;
@@ -144,6 +145,22 @@ void recvMemRef(int64_t peer, int64_t tag, int64_t microbatch, int64_t rank,
 
 std::unique_ptr<LocalMailbox> localMailbox;
 } // namespace
+
+void ftpipe_rt_index_error(int64_t rank, void *site, int64_t value,
+                           int64_t rows) {
+  std::string where;
+  if (rank == 1 && site) {
+    MemRefView view(rank, site, 1);
+    view.forEach([&](const char *c) {
+      if (*c)
+        where += *c;
+    });
+  }
+  reportFailure((where.empty() ? "a gather" : where) + ": index " +
+                std::to_string(value) + " computed by the model is outside " +
+                "the " + std::to_string(rows) +
+                " rows of its table; the run stops");
+}
 
 #define FTPIPE_RT_DEFINE_TRANSFERS(T, BYTES)                                   \
   void ftpipe_rt_send_##T(int64_t peer, int64_t tag, int64_t microbatch,       \

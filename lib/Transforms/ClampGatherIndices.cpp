@@ -66,6 +66,7 @@ void ClampGatherIndicesPass::runOnOperation() {
     for (NamedAttribute attr : gather->getDiscardableAttrs())
       if (attr.getName() != FTPipeDialect::kCostAttrName)
         clamp->setAttr(attr.getName(), attr.getValue());
+    clamp->setAttr(FTPipeDialect::kIndexGuardAttrName, builder.getUnitAttr());
     gather.getIndicesMutable().assign(clamp.getResult());
     ++numClamped;
     return WalkResult::advance();

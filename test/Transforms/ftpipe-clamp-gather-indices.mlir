@@ -4,7 +4,7 @@
 // clamp keeping the gather's stage but not its cost.
 // CHECK-LABEL: func.func @embedding
 // CHECK-SAME: (%[[TABLE:.*]]: tensor<1x512x64xf32>, %[[IDS:.*]]: tensor<1x32xi32>)
-// CHECK: %[[SAFE:.*]] = tosa.clamp %[[IDS]] {ftpipe.stage = 3 : i64, max_fp = 0.000000e+00 : f32, max_int = 511 : i64, min_fp = 0.000000e+00 : f32, min_int = 0 : i64}
+// CHECK: %[[SAFE:.*]] = tosa.clamp %[[IDS]] {ftpipe.index_guard, ftpipe.stage = 3 : i64, max_fp = 0.000000e+00 : f32, max_int = 511 : i64, min_fp = 0.000000e+00 : f32, min_int = 0 : i64}
 // CHECK: tosa.gather %[[TABLE]], %[[SAFE]]
 func.func @embedding(%table: tensor<1x512x64xf32>, %ids: tensor<1x32xi32>) -> tensor<1x32x64xf32> {
   %rows = tosa.gather %table, %ids {ftpipe.stage = 3 : i64, ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 1.0, param_bytes = 0, act_bytes = 0, out_bytes = 0>} : (tensor<1x512x64xf32>, tensor<1x32xi32>) -> tensor<1x32x64xf32>

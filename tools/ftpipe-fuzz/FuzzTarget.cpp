@@ -12,7 +12,8 @@
 //  - 'S': a safetensors file (weights, data set, checkpoint file), parsed;
 //    an accepted one must serialize and parse back to the same tensors, and
 //    its values go through the runtime's value checks;
-//  - 'A': an artifact manifest (manifest.json of ftpipe-compile), read;
+//  - 'A': an artifact manifest (manifest.json of ftpipe-compile), read,
+//    then its entry points' values and its placement checked;
 //  - 'C': a checkpoint manifest, loaded against the tiny MLP's identity;
 //  - 'V': data values: the bytes as token ids of a [N, 16] i32 tensor,
 //    checked against a table of 512 rows with ignore index -100 (a value
@@ -33,9 +34,11 @@
 #include "FTPipe/ParseGuard.h"
 #include "FTPipe/Partition/GraphIO.h"
 #include "FTPipe/Partition/Hardware.h"
+#include "FTPipe/Runtime/ABICheck.h"
 #include "FTPipe/Runtime/ArtifactManifest.h"
 #include "FTPipe/Runtime/Checkpoint.h"
 #include "FTPipe/Runtime/DataValues.h"
+#include "FTPipe/Runtime/PlacementCheck.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/TinyMlp.h"
 #include "FTPipe/Support/BoundedInput.h"
@@ -173,6 +176,8 @@ static const char *const kPipelines[] = {
     "ftpipe-lower-cpu{outline-layers=1}",
     "ftpipe-outline-layers{min-ops=2},"
     "func.func(ftpipe-early-deallocation),ftpipe-record-peak-memory",
+    "func.func(ftpipe-clamp-gather-indices),ftpipe-trap-computed-indices,"
+    "ftpipe-record-entry-abi",
 };
 
 /// The pipeline that exports the graph of an IR input to `path`.
@@ -349,7 +354,10 @@ static void fuzzArtifactManifest(llvm::StringRef text) {
   llvm::Expected<::ftpipe::runtime::ArtifactManifest> manifest =
       ::ftpipe::runtime::readManifest(directory);
   if (!manifest)
-    llvm::consumeError(manifest.takeError());
+    return llvm::consumeError(manifest.takeError());
+  // What CompiledModel::open checks next, before any artifact is loaded.
+  llvm::consumeError(::ftpipe::runtime::checkEntryValues(*manifest));
+  llvm::consumeError(::ftpipe::runtime::checkPlacement(*manifest));
 }
 
 static void fuzzCheckpointManifest(llvm::StringRef text) {

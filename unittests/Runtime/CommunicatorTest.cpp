@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommunicatorChecks.h"
+#include "FTPipe/Runtime/StageABI.h"
 
 #include "gtest/gtest.h"
 
@@ -82,6 +83,23 @@ TEST(Communicator, FailureHandlerSeesTheMessage) {
         mailbox.endpoint(0).recv(0, 1, 0, &byte, 1);
       },
       testing::ExitedWithCode(3), "handled: no message tag 1");
+}
+
+/// ftpipe-trap-computed-indices' call: the gather's description comes as an
+/// i8 memref (rank 1: head, size, stride) and ends the process, naming it
+/// and the value.
+TEST(StageABI, IndexErrorEndsTheRunNamingSiteAndValue) {
+  const char site[] = "tosa.gather at loc(\"model.py\":7:3)";
+  struct {
+    FTPipeMemRefHead head;
+    int64_t size, stride;
+  } descriptor{{const_cast<char *>(site), const_cast<char *>(site), 0},
+               sizeof(site),
+               1};
+  EXPECT_EXIT(ftpipe_rt_index_error(1, &descriptor, 600, 512),
+              testing::ExitedWithCode(70),
+              "tosa.gather at loc\\(\"model.py\":7:3\\): index 600 computed by "
+              "the model is outside the 512 rows of its table; the run stops");
 }
 
 } // namespace

@@ -333,6 +333,77 @@ def RecordPeakMemoryPass : Pass<"ftpipe-record-peak-memory", "ModuleOp"> {
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def RecordEntryABIPass : Pass<"ftpipe-record-entry-abi", "ModuleOp"> {
+  let summary = "Records each public function's arguments and results";
+  let description = [{
+    For every public function with a body, a description of what its C
+    interface (`_mlir_ciface_F`) takes and returns: each argument and result
+    in order, a scalar passed by value or a tensor passed as a memref
+    descriptor, with its element type and static shape. It goes into the
+    module as a public, NUL-terminated constant the runtime reads from the
+    artifact and compares with the manifest before calling `F`, so a
+    manifest edited to disagree with its code (a result or argument fewer, a
+    rank or shape changed, symbols swapped) is refused instead of making the
+    call read or write outside its buffers (docs/Robustness.md):
+
+    ```mlir
+    func.func @stage0_forward(%mb: index, %w: tensor<4x16xf32>)
+        -> tensor<4xf32>
+    // becomes, besides the function:
+    memref.global "public" constant @ftpipe_abi_stage0_forward
+        : memref<72xi8> = dense<[...]>
+    // "ftpipe-abi 1\nargument scalar index\nargument tensor f32 4 16\n
+    //  result tensor f32 4\n\0" (include/FTPipe/Support/EntryABI.h)
+    ```
+
+    A tensor of dynamic or unranked shape, or an argument of a type that is
+    neither a tensor, a memref nor an integer, index or float, is an error
+    at the function. Run on tensor or buffer IR, before the C wrappers are
+    made; the CPU and CUDA lowerings run it right after
+    `ftpipe-check-lowerable`.
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
+def TrapComputedIndicesPass
+    : Pass<"ftpipe-trap-computed-indices", "ModuleOp"> {
+  let summary = "Stops the run when indices the model computes leave a table";
+  let description = [{
+    `ftpipe-clamp-gather-indices` keeps every `tosa.gather` inside its table
+    with a clamp (`ftpipe.index_guard`). Ids read from data are checked by
+    ftpipe-run against the manifest's `index_bound` before training; ids the
+    model computes are not, and a clamp alone would train on the table's
+    first or last row without a word. Before each guard whose indices do not
+    come unchanged (through reshapes, slices, casts, clamps, selects and
+    calls) from an entry point's arguments or from constants, this pass
+    inserts a check of their smallest and largest value; an index outside
+    `[0, rows)` calls the runtime's `ftpipe_rt_index_error` with the
+    gather's location and the value (include/FTPipe/Runtime/StageABI.h),
+    which ends the run with a message. The clamp stays, so the code never
+    addresses outside a buffer.
+
+    ```mlir
+    %safe = tosa.clamp %ids {ftpipe.index_guard, min_int = 0 : i64,
+                             max_int = 511 : i64, ...}
+    // becomes, when %ids is computed:
+    %min = ... tosa.reduce_min over every dimension, tensor.extract
+    %max = ... tosa.reduce_max ...
+    scf.if %outside {
+      %site = memref.get_global @ftpipe_index_site : memref<Nxi8>
+      func.call @ftpipe_rt_index_error(%site_unranked, %value, %c512)
+    }
+    %safe = tosa.clamp %ids ...
+    ```
+
+    Run on the device's tensor IR after the C wrappers are requested (the
+    callee must stay a plain C function) and before
+    `ftpipe-drop-annotations`; the CPU and CUDA lowerings do.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect", "tosa::TosaDialect"];
+}
+
 def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
   let summary = "Moves each repeated layer's ops into a function of its own";
   let description = [{

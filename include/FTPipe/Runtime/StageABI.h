@@ -68,6 +68,14 @@ typedef void (*FTPipeBufferIn)(int64_t rank, void *descriptor,
 FTPIPE_RT_EXPORT void ftpipe_rt_set_buffer_access(FTPipeBufferOut out,
                                                   FTPipeBufferIn in);
 
+/// Called by generated code when a gather's indices computed inside the
+/// model (not read from data, which ftpipe-run checks against `index_bound`)
+/// fall outside its table (ftpipe-trap-computed-indices): `site` is an i8
+/// unranked memref (rank and descriptor) holding the gather's description,
+/// `value` the first index outside [0, rows). Ends the run with a message.
+FTPIPE_RT_EXPORT void ftpipe_rt_index_error(int64_t rank, void *site,
+                                            int64_t value, int64_t rows);
+
 /// In-process mailbox for drivers that run all devices' entry points in one
 /// process (tests, the reference tools through ctypes): creates a mailbox for
 /// `devices` devices and makes it current for the calling thread.

@@ -57,7 +57,10 @@ def ClampGatherIndicesPass
     that indexes a table against the table's size (the manifest's
     `index_bound`) before it trains, so the clamp only guards code paths the
     data check cannot see. Run before ftpipe-outline-stages; the clamp
-    carries the gather's attributes (stage, block) except its cost.
+    carries the gather's attributes (stage, block) except its cost, and
+    `ftpipe.index_guard`, by which `ftpipe-trap-computed-indices` finds the
+    guards of indices the model computes and stops the run when one is
+    outside.
 
     Before:
     ```mlir
@@ -66,8 +69,9 @@ def ClampGatherIndicesPass
     ```
     After:
     ```mlir
-    %safe = tosa.clamp %ids {max_fp = 0.0 : f32, max_int = 511 : i64,
-                             min_fp = 0.0 : f32, min_int = 0 : i64}
+    %safe = tosa.clamp %ids {ftpipe.index_guard, max_fp = 0.0 : f32,
+                             max_int = 511 : i64, min_fp = 0.0 : f32,
+                             min_int = 0 : i64}
         : (tensor<1x32xi32>) -> tensor<1x32xi32>
     %rows = tosa.gather %table, %safe
         : (tensor<1x512x64xf32>, tensor<1x32xi32>) -> tensor<1x32x64xf32>

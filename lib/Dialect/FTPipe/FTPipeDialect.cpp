@@ -124,7 +124,8 @@ LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
-  if (name == kReplicateAttrName || name == kForwardAttrName) {
+  if (name == kReplicateAttrName || name == kForwardAttrName ||
+      name == kIndexGuardAttrName) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitError() << "'" << name << "' must be a unit attribute";
     return success();

@@ -60,6 +60,10 @@ def FTPipe_Dialect : Dialect {
     /// from its stage to the first other stage that reads them, and from each
     /// stage that reads them to the next, instead of to every reader.
     static constexpr ::llvm::StringLiteral kForwardAttrName = "ftpipe.forward";
+    /// Unit attribute on the tosa.clamp that ftpipe-clamp-gather-indices puts
+    /// before a gather: ftpipe-trap-computed-indices finds its guards so.
+    static constexpr ::llvm::StringLiteral kIndexGuardAttrName =
+        "ftpipe.index_guard";
 
   private:
     void registerAttributes();
