@@ -193,6 +193,8 @@ struct Run {
   std::optional<LoadedCheckpoint> resumed;
   FailureDetector *detector = nullptr;
   std::mutex printMutex;
+  /// Per device, the plan's memory for the run's setup (empty: none).
+  std::vector<int64_t> planBytes;
 };
 } // namespace
 
@@ -275,7 +277,10 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
     llvm::errs() << formatDeviceMemory(
                         d, executor.memory(),
                         executor.predictMemory(run.schedule.devices[d]),
-                        readResidentMemory(), overhead)
+                        readResidentMemory(), overhead,
+                        d < int64_t(run.planBytes.size())
+                            ? std::optional<int64_t>(run.planBytes[d])
+                            : std::nullopt)
                  << "\n";
   }
   trace = executor.trace();
@@ -419,6 +424,10 @@ int main(int argc, char **argv) {
   if (manifest && !allowOverBudget)
     if (llvm::Error error = checkRunMemory(*manifest, setup))
       die(llvm::toString(std::move(error)));
+  if (manifest)
+    for (const schedule::DeviceMemoryInputs &inputs : manifest->deviceMemory)
+      run.planBytes.push_back(
+          int64_t(schedule::deviceMemory(inputs, setup).totalBytes()));
   run.config.schedule = {setup.schedule, setup.microBatches, steps};
   run.config.stashing = setup.weightVersions;
   run.config.optimizer.kind = setup.optimizer;

@@ -34,7 +34,9 @@ uint32_t microBatchesInFlight(uint32_t height, Kind schedule,
                               uint32_t microBatches);
 
 /// Weight versions a stage with `inFlight` micro-batches keeps beyond the
-/// live one (only the async schedule keeps any).
+/// live one under a version per micro-batch (only the async schedule keeps
+/// any): the partitioner's per-parameter count. deviceMemory counts the
+/// runtime's whole-device versions, one per step.
 uint32_t extraWeightVersions(uint32_t inFlight, Kind schedule,
                              WeightVersions versions);
 
@@ -43,11 +45,15 @@ struct DeviceMemoryInputs {
   /// Per stage on the device.
   struct Stage {
     uint32_t height = 0;
-    /// Activations kept per micro-batch in flight (all of the stage's, or
-    /// only its inputs under recomputation).
+    /// Bytes kept per micro-batch in flight. The planner's cost model: the
+    /// stage's activations (only its inputs under recomputation); once
+    /// compiled (runtime::compiledMemoryInputs): the forward's saved values
+    /// and the messages it sends.
     uint64_t keptBytesPerMicroBatch = 0;
-    /// Under recomputation, the bytes of one micro-batch rebuilt during the
-    /// backward (one stage of a device at a time).
+    /// Bytes one task of the stage adds while it runs (one task of a device
+    /// at a time). The cost model: the activations rebuilt under
+    /// recomputation; once compiled: the generated code's peak with the
+    /// allocator's cache, the data slices and the backward's messages.
     uint64_t recomputePeakBytes = 0;
   };
   std::vector<Stage> stages;
@@ -75,7 +81,8 @@ struct DeviceMemory {
 };
 
 /// The memory of a device with `inputs` under `setup` (its recompute field
-/// is not read: recomputation is fixed with the stages' kept bytes).
+/// is not read: recomputation is fixed with the stages' kept bytes), as the
+/// runtime keeps it: a bound of its peak for any order of the schedule.
 DeviceMemory deviceMemory(const DeviceMemoryInputs &inputs,
                           const TrainingSetup &setup);
 
