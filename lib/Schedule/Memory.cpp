@@ -1,14 +1,16 @@
 //===- Memory.cpp - What a device keeps for a training setup --------------===//
 //
-// What the runtime keeps (Executor.cpp; DeviceExecutor::predictMemory
-// replays it action by action, and this formula bounds that replay for any
-// action list of the schedule): weights and optimizer state once per
-// parameter a device reads; one set of gradient sums per step whose
-// backwards have started and whose update has not run (two under async);
-// whole copies of the device's weights for each older version a micro-batch
-// in flight still reads (updates come once per step of M micro-batches);
-// kept bytes add up over the device's stages and their micro-batches in
-// flight, working bytes do not (a device runs one task at a time).
+// Weights, gradients (one per weight) and optimizer state count once per
+// parameter a device reads; stashed versions as many as its most demanding
+// reader stage there needs; kept activations add up over the device's
+// stages, recomputation peaks (working sets) do not (a device runs one task
+// at a time). runtimeMemory applies the runtime's rules for the async
+// schedule (Executor.cpp; DeviceExecutor::predictMemory replays them action
+// by action, and the figure bounds that replay): one set of gradient sums
+// per step whose backwards have started and whose update has not run (two
+// at once under async), and whole copies of the device's weights for each
+// older version a micro-batch in flight still reads (updates come once per
+// step of M micro-batches).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,48 +67,58 @@ uint32_t ftpipe::schedule::extraWeightVersions(uint32_t inFlight, Kind schedule,
   llvm_unreachable("unknown versioning");
 }
 
-/// Sets of gradient sums held at once: the step's, and under async also the
-/// next step's, whose first backward may run before the step's update.
-static unsigned gradientSets(Kind schedule) {
-  return schedule == Kind::Async ? 2 : 1;
+DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
+                                            const TrainingSetup &setup) {
+  DeviceMemory memory;
+  uint64_t peak = 0;
+  for (const DeviceMemoryInputs::Stage &stage : inputs.stages) {
+    uint32_t inFlight =
+        microBatchesInFlight(stage.height, setup.schedule, setup.microBatches);
+    memory.activationBytes += inFlight * stage.keptBytesPerMicroBatch;
+    peak = std::max(peak, stage.recomputePeakBytes);
+  }
+  memory.activationBytes += peak;
+  for (auto [height, bytes] : llvm::enumerate(inputs.paramBytesByHeight)) {
+    memory.weightBytes += bytes;
+    uint32_t inFlight = microBatchesInFlight(uint32_t(height), setup.schedule,
+                                             setup.microBatches);
+    memory.stashBytes += bytes * extraWeightVersions(inFlight, setup.schedule,
+                                                     setup.weightVersions);
+  }
+  memory.gradientBytes = memory.weightBytes;
+  memory.optimizerBytes =
+      memory.weightBytes * optimizerStateFactor(setup.optimizer);
+  memory.reservedBytes = inputs.reservedBytes;
+  memory.budgetBytes = inputs.budgetBytes;
+  return memory;
 }
 
 /// Older weight versions the runtime keeps for `inFlight` consecutive
 /// micro-batches: they span at most ceil((inFlight - 1) / M) updates, and
 /// double buffering keeps one.
-static uint64_t stashedVersions(uint32_t inFlight, const TrainingSetup &setup) {
+static uint64_t versionsPerStep(uint32_t inFlight, const TrainingSetup &setup) {
   if (setup.schedule != Kind::Async || inFlight <= 1 ||
       setup.weightVersions == WeightVersions::None)
     return 0;
-  uint64_t spanned = (inFlight - 1 + setup.microBatches - 1) /
-                     std::max(setup.microBatches, 1u);
+  uint32_t m = std::max(setup.microBatches, 1u);
+  uint64_t spanned = (inFlight - 1 + m - 1) / m;
   return setup.weightVersions == WeightVersions::DoubleBuffered
              ? std::min<uint64_t>(spanned, 1)
              : spanned;
 }
 
-DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
-                                            const TrainingSetup &setup) {
-  DeviceMemory memory;
-  uint64_t working = 0;
+DeviceMemory ftpipe::schedule::runtimeMemory(const DeviceMemoryInputs &inputs,
+                                             const TrainingSetup &setup) {
+  DeviceMemory memory = deviceMemory(inputs, setup);
   uint32_t mostInFlight = 0;
-  for (const DeviceMemoryInputs::Stage &stage : inputs.stages) {
-    uint32_t inFlight =
-        microBatchesInFlight(stage.height, setup.schedule, setup.microBatches);
-    mostInFlight = std::max(mostInFlight, inFlight);
-    memory.activationBytes += inFlight * stage.keptBytesPerMicroBatch;
-    working = std::max(working, stage.recomputePeakBytes);
-  }
-  memory.activationBytes += working;
-  for (uint64_t bytes : inputs.paramBytesByHeight)
-    memory.weightBytes += bytes;
-  // The runtime stashes whole versions of the device's weights.
-  memory.stashBytes = memory.weightBytes * stashedVersions(mostInFlight, setup);
-  memory.gradientBytes = memory.weightBytes * gradientSets(setup.schedule);
-  memory.optimizerBytes =
-      memory.weightBytes * optimizerStateFactor(setup.optimizer);
-  memory.reservedBytes = inputs.reservedBytes;
-  memory.budgetBytes = inputs.budgetBytes;
+  for (const DeviceMemoryInputs::Stage &stage : inputs.stages)
+    mostInFlight = std::max(
+        mostInFlight,
+        microBatchesInFlight(stage.height, setup.schedule, setup.microBatches));
+  memory.stashBytes = memory.weightBytes * versionsPerStep(mostInFlight, setup);
+  // Under async the next step's first backward may run before the update.
+  memory.gradientBytes =
+      memory.weightBytes * (setup.schedule == Kind::Async ? 2 : 1);
   return memory;
 }
 

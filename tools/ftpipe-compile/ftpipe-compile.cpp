@@ -413,7 +413,7 @@ deviceMemoryJSON(llvm::ArrayRef<::ftpipe::schedule::DeviceMemoryInputs> memory,
     devicesMemory.push_back(llvm::json::Object{
         {"device", int64_t(device)},
         {"counted", ::ftpipe::schedule::toJSON(
-                        ::ftpipe::schedule::deviceMemory(inputs, setup))},
+                        ::ftpipe::schedule::runtimeMemory(inputs, setup))},
         {"inputs", ::ftpipe::schedule::toJSON(inputs)}});
   return devicesMemory;
 }

@@ -427,7 +427,7 @@ int main(int argc, char **argv) {
   if (manifest)
     for (const schedule::DeviceMemoryInputs &inputs : manifest->deviceMemory)
       run.planBytes.push_back(
-          int64_t(schedule::deviceMemory(inputs, setup).totalBytes()));
+          int64_t(schedule::runtimeMemory(inputs, setup).totalBytes()));
   run.config.schedule = {setup.schedule, setup.microBatches, steps};
   run.config.stashing = setup.weightVersions;
   run.config.optimizer.kind = setup.optimizer;

@@ -106,39 +106,62 @@ TEST(PipelineModel, DeviceMemoryFollowsTheSetup) {
   TrainingSetup async; // async, M = 8, adam, one version
   DeviceMemory m = deviceMemory(twoStages(), async);
   EXPECT_EQ(m.weightBytes, 1050u);
-  // Async: the next step's sums start before the step's update.
-  EXPECT_EQ(m.gradientBytes, 2100u);
+  EXPECT_EQ(m.gradientBytes, 1050u);
   EXPECT_EQ(m.optimizerBytes, 2100u);
   EXPECT_EQ(m.stashBytes, 0u);
-  // Heights 2 and 0 keep 3 and 1 micro-batches; one working set.
+  // Heights 2 and 0 keep 3 and 1 micro-batches; one recomputation peak.
   EXPECT_EQ(m.activationBytes, 3 * 100 + 1 * 10 + 9u);
-  EXPECT_EQ(m.totalBytes(), 1050 + 2100 + 2100 + 319 + 5u);
+  EXPECT_EQ(m.totalBytes(), 1050 + 1050 + 2100 + 319 + 5u);
   EXPECT_TRUE(m.fits());
 
   TrainingSetup stash = async;
   stash.weightVersions = WeightVersions::Stash;
-  // Height 2: three micro-batches in flight span at most one update of the
-  // M = 8 per step: one older version of all the device's weights.
-  EXPECT_EQ(deviceMemory(twoStages(), stash).stashBytes, 1050u);
-  stash.microBatches = 1;
-  // An update after every micro-batch: two older versions.
-  EXPECT_EQ(deviceMemory(twoStages(), stash).stashBytes, 2100u);
+  // Height 2: three in flight, two extra versions of its 1000 bytes.
+  EXPECT_EQ(deviceMemory(twoStages(), stash).stashBytes, 2000u);
   stash.weightVersions = WeightVersions::DoubleBuffered;
-  EXPECT_EQ(deviceMemory(twoStages(), stash).stashBytes, 1050u);
-  stash.weightVersions = WeightVersions::None;
-  EXPECT_EQ(deviceMemory(twoStages(), stash).stashBytes, 0u);
+  EXPECT_EQ(deviceMemory(twoStages(), stash).stashBytes, 1000u);
 
   TrainingSetup gpipe = async;
   gpipe.schedule = Kind::GPipe;
   gpipe.microBatches = 40;
   gpipe.optimizer = Optimizer::SGD;
   DeviceMemory g = deviceMemory(twoStages(), gpipe);
-  EXPECT_EQ(g.gradientBytes, 1050u);
   EXPECT_EQ(g.optimizerBytes, 0u);
   EXPECT_EQ(g.activationBytes, 40 * 110 + 9u);
   EXPECT_EQ(g.totalBytes(), 1050 + 1050 + 4409 + 5u);
   gpipe.microBatches = 80;
   EXPECT_FALSE(deviceMemory(twoStages(), gpipe).fits());
+}
+
+TEST(PipelineModel, RuntimeMemoryCountsTheRuntimesAsyncRules) {
+  TrainingSetup async; // async, M = 8, adam, one version
+  DeviceMemory planned = deviceMemory(twoStages(), async);
+  DeviceMemory m = runtimeMemory(twoStages(), async);
+  // The next step's sums start before the step's update.
+  EXPECT_EQ(m.gradientBytes, 2100u);
+  EXPECT_EQ(m.stashBytes, 0u);
+  EXPECT_EQ(m.activationBytes, planned.activationBytes);
+  EXPECT_EQ(m.totalBytes(), planned.totalBytes() + 1050u);
+
+  TrainingSetup stash = async;
+  stash.weightVersions = WeightVersions::Stash;
+  // Height 2: three micro-batches in flight span at most one update of the
+  // M = 8 per step: one older version of all the device's weights (the
+  // partitioner counts two versions of the 1000 bytes read at height 2).
+  EXPECT_EQ(runtimeMemory(twoStages(), stash).stashBytes, 1050u);
+  stash.microBatches = 1;
+  // An update after every micro-batch: two older versions.
+  EXPECT_EQ(runtimeMemory(twoStages(), stash).stashBytes, 2100u);
+  stash.weightVersions = WeightVersions::DoubleBuffered;
+  EXPECT_EQ(runtimeMemory(twoStages(), stash).stashBytes, 1050u);
+
+  // The synchronous schedules keep what the partitioner counts.
+  for (Kind kind : {Kind::GPipe, Kind::OneFOneB}) {
+    TrainingSetup sync = async;
+    sync.schedule = kind;
+    EXPECT_EQ(runtimeMemory(twoStages(), sync).totalBytes(),
+              deviceMemory(twoStages(), sync).totalBytes());
+  }
 }
 
 TEST(PipelineModel, SetupAndMemoryInputsRoundTripThroughJSON) {

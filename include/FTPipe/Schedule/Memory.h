@@ -34,9 +34,7 @@ uint32_t microBatchesInFlight(uint32_t height, Kind schedule,
                               uint32_t microBatches);
 
 /// Weight versions a stage with `inFlight` micro-batches keeps beyond the
-/// live one under a version per micro-batch (only the async schedule keeps
-/// any): the partitioner's per-parameter count. deviceMemory counts the
-/// runtime's whole-device versions, one per step.
+/// live one (only the async schedule keeps any).
 uint32_t extraWeightVersions(uint32_t inFlight, Kind schedule,
                              WeightVersions versions);
 
@@ -82,9 +80,18 @@ struct DeviceMemory {
 
 /// The memory of a device with `inputs` under `setup` (its recompute field
 /// is not read: recomputation is fixed with the stages' kept bytes), as the
-/// runtime keeps it: a bound of its peak for any order of the schedule.
+/// partitioner counts it (a weight version per micro-batch under async).
 DeviceMemory deviceMemory(const DeviceMemoryInputs &inputs,
                           const TrainingSetup &setup);
+
+/// The same under the runtime's rules, where they differ for the async
+/// schedule: two sets of gradient sums at once, and whole copies of the
+/// device's weights per older version, one version per step of M
+/// micro-batches. With the compiled inputs (runtime::compiledMemoryInputs)
+/// it bounds the runtime's peak tensor memory: the manifest's `counted`
+/// figure, ftpipe-run's over-budget refusal and its plan figure.
+DeviceMemory runtimeMemory(const DeviceMemoryInputs &inputs,
+                           const TrainingSetup &setup);
 
 /// The inputs as the manifest records them, and back (fails naming the
 /// field; sizes are checked, values taken as given).
