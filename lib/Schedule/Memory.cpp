@@ -8,9 +8,9 @@
 // schedule (Executor.cpp; DeviceExecutor::predictMemory replays them action
 // by action, and the figure bounds that replay): one set of gradient sums
 // per step whose backwards have started and whose update has not run (two
-// at once under async), and whole copies of the device's weights for each
-// older version a micro-batch in flight still reads (updates come once per
-// step of M micro-batches).
+// at once under async on a device of several stages), and whole copies of the
+// device's weights for each older version a micro-batch in flight still reads
+// (updates come once per step of M micro-batches).
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,9 +116,11 @@ DeviceMemory ftpipe::schedule::runtimeMemory(const DeviceMemoryInputs &inputs,
         mostInFlight,
         microBatchesInFlight(stage.height, setup.schedule, setup.microBatches));
   memory.stashBytes = memory.weightBytes * versionsPerStep(mostInFlight, setup);
-  // Under async the next step's first backward may run before the update.
-  memory.gradientBytes =
-      memory.weightBytes * (setup.schedule == Kind::Async ? 2 : 1);
+  // Under async, a device of several stages may run the next step's first
+  // backward of one stage before the last backward of another (which its
+  // update waits for); one stage runs its backwards in order.
+  bool twoSets = setup.schedule == Kind::Async && inputs.stages.size() > 1;
+  memory.gradientBytes = memory.weightBytes * (twoSets ? 2 : 1);
   return memory;
 }
 

@@ -526,7 +526,7 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
           outputDir + "/device" + std::to_string(device) + ".mlir";
       std::error_code ec;
       llvm::raw_fd_ostream os(path, ec);
-      deviceModule->print(os);
+      deviceModule->print(os, OpPrintingFlags().enableDebugInfo());
     }
     llvm::raw_string_ostream os(bytecode[device]);
     if (failed(writeBytecodeToFile(*deviceModule, os))) {

@@ -137,11 +137,15 @@ TEST(PipelineModel, RuntimeMemoryCountsTheRuntimesAsyncRules) {
   TrainingSetup async; // async, M = 8, adam, one version
   DeviceMemory planned = deviceMemory(twoStages(), async);
   DeviceMemory m = runtimeMemory(twoStages(), async);
-  // The next step's sums start before the step's update.
+  // Two stages: the next step's sums may start before the step's update.
   EXPECT_EQ(m.gradientBytes, 2100u);
   EXPECT_EQ(m.stashBytes, 0u);
   EXPECT_EQ(m.activationBytes, planned.activationBytes);
   EXPECT_EQ(m.totalBytes(), planned.totalBytes() + 1050u);
+  // One stage runs its backwards in order: one set.
+  DeviceMemoryInputs one = twoStages();
+  one.stages.pop_back();
+  EXPECT_EQ(runtimeMemory(one, async).gradientBytes, 1050u);
 
   TrainingSetup stash = async;
   stash.weightVersions = WeightVersions::Stash;

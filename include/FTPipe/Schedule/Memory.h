@@ -85,7 +85,8 @@ DeviceMemory deviceMemory(const DeviceMemoryInputs &inputs,
                           const TrainingSetup &setup);
 
 /// The same under the runtime's rules, where they differ for the async
-/// schedule: two sets of gradient sums at once, and whole copies of the
+/// schedule: two sets of gradient sums at once on a device of several
+/// stages, and whole copies of the
 /// device's weights per older version, one version per step of M
 /// micro-batches. With the compiled inputs (runtime::compiledMemoryInputs)
 /// it bounds the runtime's peak tensor memory: the manifest's `counted`
