@@ -545,7 +545,9 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   pool.wait();
   if (llvm::is_contained(failed, 1))
     return failure();
-  if (memory.empty())
+  // Targets whose lowering records no peaks (CUDA) keep the cost model's.
+  if (memory.empty() ||
+      llvm::all_of(peaks, [](const auto &device) { return device.empty(); }))
     return success();
   return recordCompiledMemory(std::move(manifest), memory, peaks, *setup);
 }
