@@ -84,8 +84,22 @@ void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
         createLinalgToBLASPass(LinalgToBLASPassOptions{options.library}));
   if (options.copyGlobalsToHeap)
     pm.addNestedPass<func::FuncOp>(createCopyGlobalsToHeapPass());
-  bufferization::buildBufferDeallocationPipeline(
-      pm, bufferization::BufferDeallocationPipelineOptions());
+  if (options.outlineLayers) {
+    // Upstream's buffer-deallocation-pipeline, with the layer functions'
+    // results freed without alias checks before the deallocations lower.
+    pm.addPass(memref::createExpandReallocPass(/*emitDeallocs=*/false));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
+    pm.addPass(createFreeCallResultsPass());
+    pm.addPass(bufferization::createLowerDeallocationsPass());
+    pm.addPass(createCSEPass());
+    pm.addPass(createCanonicalizerPass());
+  } else {
+    bufferization::buildBufferDeallocationPipeline(
+        pm, bufferization::BufferDeallocationPipelineOptions());
+  }
   pm.addPass(createBufferizationToMemRefPass());
 }
 

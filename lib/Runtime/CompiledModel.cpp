@@ -13,6 +13,7 @@
 #include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/ABICheck.h"
 #include "FTPipe/Runtime/Communicator.h"
+#include "FTPipe/Runtime/MemoryNeeds.h"
 #include "FTPipe/Runtime/PlacementCheck.h"
 #include "FTPipe/Support/BoundedInput.h"
 
@@ -356,49 +357,6 @@ private:
   std::optional<StageMemory> needs;
 };
 
-int64_t bytesOf(const ManifestTensor &tensor) {
-  int64_t count = 1;
-  for (int64_t size : tensor.shape)
-    count *= size;
-  return count * dtypeBytes(tensor.type);
-}
-
-/// A stage's memory needs from the manifest and the peaks recorded in the
-/// artifact (`ftpipe_peak_bytes_<entry>`); none for an artifact without them.
-std::optional<StageMemory> stageMemory(void *library, const EntryPoint &forward,
-                                       const EntryPoint &backward) {
-  auto peak = [&](const EntryPoint &entry) -> std::optional<int64_t> {
-    auto *value = static_cast<const int64_t *>(
-        dlsym(library, ("ftpipe_peak_bytes_" + entry.name).c_str()));
-    if (!value)
-      return std::nullopt;
-    return *value;
-  };
-  std::optional<int64_t> forwardPeak = peak(forward),
-                         backwardPeak = peak(backward);
-  if (!forwardPeak || !backwardPeak)
-    return std::nullopt;
-  StageMemory memory;
-  memory.forwardPeakBytes = *forwardPeak;
-  memory.backwardPeakBytes = *backwardPeak;
-  for (const EntryValue &result : forward.results)
-    if (result.kind == EntryValue::Kind::Saved)
-      memory.savedBytes += bytesOf(result.tensor);
-  std::set<std::string> inputs;
-  for (const EntryPoint *entry : {&forward, &backward})
-    for (const EntryValue &argument : entry->arguments)
-      if (argument.kind == EntryValue::Kind::Input &&
-          inputs.insert(argument.name).second)
-        memory.dataBytes += bytesOf(argument.tensor);
-  for (const ManifestTransfer &transfer : forward.transfers)
-    if (transfer.send)
-      memory.forwardSendBytes += bytesOf(transfer.tensor);
-  for (const ManifestTransfer &transfer : backward.transfers)
-    if (transfer.send)
-      memory.backwardSendBytes += bytesOf(transfer.tensor);
-  return memory;
-}
-
 /// Hugging Face's initial values by parameter name.
 bool isBias(llvm::StringRef name) { return name.ends_with("bias"); }
 bool isNormWeight(llvm::StringRef name) {
@@ -541,7 +499,16 @@ CompiledModel::loadStages(int64_t device) {
     const EntryPoint &backwardEntry = info.entryPoints.at(stage.backward);
     auto program = std::make_unique<CompiledStage>(
         s, forwardEntry, &backwardEntry, *forward, *backward, freeBuffer,
-        stageMemory(libraries[device], forwardEntry, backwardEntry));
+        stageMemory(forwardEntry, backwardEntry,
+                    [&](const std::string &entry) -> std::optional<int64_t> {
+                      // `ftpipe_peak_bytes_<entry>`, ftpipe-record-peak-memory.
+                      auto *value = static_cast<const int64_t *>(
+                          dlsym(libraries[device],
+                                ("ftpipe_peak_bytes_" + entry).c_str()));
+                      if (!value)
+                        return std::nullopt;
+                      return *value;
+                    }));
     if (llvm::Error error = program->ready())
       return std::move(error);
     stages.push_back(std::move(program));

@@ -49,7 +49,8 @@ static double mib(int64_t bytes) { return double(bytes) / (1 << 20); }
 std::string ftpipe::runtime::formatDeviceMemory(
     int64_t device, const DeviceMemory &memory,
     const std::optional<MemoryPrediction> &predicted,
-    const ResidentMemory &resident, int64_t overheadBytes) {
+    const ResidentMemory &resident, int64_t overheadBytes,
+    std::optional<int64_t> planBytes) {
   std::string text;
   llvm::raw_string_ostream os(text);
   const FTPipeMemLedger &l = memory.ledger;
@@ -74,6 +75,9 @@ std::string ftpipe::runtime::formatDeviceMemory(
                      mib(l.atPeak[FTPIPE_MEM_MESSAGES]))
      << llvm::format("; peak resident %.1f MiB, fixed overhead %.1f MiB",
                      mib(resident.peakBytes), mib(overheadBytes));
+  if (planBytes)
+    os << llvm::format("; plan %.3f MiB, measured / plan %.3f", mib(*planBytes),
+                       *planBytes ? double(l.peak) / *planBytes : 0.0);
   if (predicted) {
     const HeldBytes &p = predicted->held;
     os << llvm::format(

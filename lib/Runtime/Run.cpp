@@ -124,6 +124,10 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   if (manifest && !options.allowOverBudget)
     if (llvm::Error error = checkRunMemory(*manifest, setup))
       return std::move(error);
+  if (manifest)
+    for (const schedule::DeviceMemoryInputs &inputs : manifest->deviceMemory)
+      run.planBytes.push_back(
+          int64_t(schedule::runtimeMemory(inputs, setup).totalBytes()));
   run.config.schedule = {setup.schedule, setup.microBatches, options.steps};
   run.config.stashing = setup.weightVersions;
   run.config.optimizer.kind = setup.optimizer;

@@ -131,7 +131,10 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
   }
   summary.memory = formatDeviceMemory(
       d, executor.memory(), executor.predictMemory(run.schedule.devices[d]),
-      readResidentMemory(), overhead);
+      readResidentMemory(), overhead,
+      d < int64_t(run.planBytes.size())
+          ? std::optional<int64_t>(run.planBytes[d])
+          : std::nullopt);
   shared.call(shared.hooks.onDeviceDone, summary);
   trace = executor.trace();
   return ownedWeights(executor, placement, d);

@@ -24,7 +24,7 @@ llvm::Error
 ftpipe::runtime::checkRunMemory(const ArtifactManifest &manifest,
                                 const schedule::TrainingSetup &run) {
   for (auto [device, inputs] : llvm::enumerate(manifest.deviceMemory)) {
-    schedule::DeviceMemory memory = schedule::deviceMemory(inputs, run);
+    schedule::DeviceMemory memory = schedule::runtimeMemory(inputs, run);
     if (memory.fits())
       continue;
     std::string planned =

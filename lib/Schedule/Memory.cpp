@@ -3,7 +3,14 @@
 // Weights, gradients (one per weight) and optimizer state count once per
 // parameter a device reads; stashed versions as many as its most demanding
 // reader stage there needs; kept activations add up over the device's
-// stages, recomputation peaks do not (a device runs one task at a time).
+// stages, recomputation peaks (working sets) do not (a device runs one task
+// at a time). runtimeMemory applies the runtime's rules for the async
+// schedule (Executor.cpp; DeviceExecutor::predictMemory replays them action
+// by action, and the figure bounds that replay): one set of gradient sums
+// per step whose backwards have started and whose update has not run (two
+// at once under async on a device of several stages), and whole copies of the
+// device's weights for each older version a micro-batch in flight still reads
+// (updates come once per step of M micro-batches).
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,6 +90,37 @@ DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
       memory.weightBytes * optimizerStateFactor(setup.optimizer);
   memory.reservedBytes = inputs.reservedBytes;
   memory.budgetBytes = inputs.budgetBytes;
+  return memory;
+}
+
+/// Older weight versions the runtime keeps for `inFlight` consecutive
+/// micro-batches: they span at most ceil((inFlight - 1) / M) updates, and
+/// double buffering keeps one.
+static uint64_t versionsPerStep(uint32_t inFlight, const TrainingSetup &setup) {
+  if (setup.schedule != Kind::Async || inFlight <= 1 ||
+      setup.weightVersions == WeightVersions::None)
+    return 0;
+  uint32_t m = std::max(setup.microBatches, 1u);
+  uint64_t spanned = (inFlight - 1 + m - 1) / m;
+  return setup.weightVersions == WeightVersions::DoubleBuffered
+             ? std::min<uint64_t>(spanned, 1)
+             : spanned;
+}
+
+DeviceMemory ftpipe::schedule::runtimeMemory(const DeviceMemoryInputs &inputs,
+                                             const TrainingSetup &setup) {
+  DeviceMemory memory = deviceMemory(inputs, setup);
+  uint32_t mostInFlight = 0;
+  for (const DeviceMemoryInputs::Stage &stage : inputs.stages)
+    mostInFlight = std::max(
+        mostInFlight,
+        microBatchesInFlight(stage.height, setup.schedule, setup.microBatches));
+  memory.stashBytes = memory.weightBytes * versionsPerStep(mostInFlight, setup);
+  // Under async, a device of several stages may run the next step's first
+  // backward of one stage before the last backward of another (which its
+  // update waits for); one stage runs its backwards in order.
+  bool twoSets = setup.schedule == Kind::Async && inputs.stages.size() > 1;
+  memory.gradientBytes = memory.weightBytes * (twoSets ? 2 : 1);
   return memory;
 }
 

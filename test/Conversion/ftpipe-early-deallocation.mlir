@@ -53,3 +53,26 @@ func.func @pointer_and_escape(%x: f32) -> (memref<4xf32>, index) {
   memref.dealloc %a : memref<4xf32>
   return %b, %q : memref<4xf32>, index
 }
+
+// -----
+
+// Tests that a call's result (freed through the base buffer of its strided
+// metadata, as ftpipe-free-call-results leaves it) is freed after its last
+// use, before the next call.
+// CHECK-LABEL: func.func @call_result
+// CHECK: %[[R:.*]] = call @make()
+// CHECK-NEXT: memref.copy %[[R]]
+// CHECK-NEXT: %[[BASE:.*]], %{{.*}}, %{{.*}}, %{{.*}} = memref.extract_strided_metadata %[[R]]
+// CHECK-NEXT: memref.dealloc %[[BASE]]
+// CHECK-NEXT: %[[S:.*]] = call @make()
+func.func private @make() -> memref<4xf32>
+func.func @call_result(%out: memref<4xf32>) {
+  %r = func.call @make() : () -> memref<4xf32>
+  memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+  %s = func.call @make() : () -> memref<4xf32>
+  memref.copy %s, %out : memref<4xf32> to memref<4xf32>
+  %base, %offset, %sizes, %strides = memref.extract_strided_metadata %r : memref<4xf32> -> memref<f32>, index, index, index
+  memref.dealloc %base : memref<f32>
+  memref.dealloc %s : memref<4xf32>
+  return
+}

@@ -26,10 +26,12 @@
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ParseGuard.h"
 #include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Runtime/MemoryNeeds.h"
 #include "FTPipe/Schedule/Memory.h"
 #include "FTPipe/Target/HostObject.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -325,10 +327,32 @@ std::string artifactName(int64_t device) {
 
 std::string targetName() { return target == Target::CUDA ? "cuda" : "cpu"; }
 
+/// The peak heap bytes ftpipe-record-peak-memory recorded in a lowered
+/// device module, by entry point.
+std::map<std::string, int64_t> recordedPeaks(ModuleOp module) {
+  constexpr llvm::StringLiteral prefix = "ftpipe_peak_bytes_";
+  std::map<std::string, int64_t> peaks;
+  for (auto global : module.getOps<LLVM::GlobalOp>()) {
+    if (!global.getSymName().starts_with(prefix) || !global.getValueOrNull())
+      continue;
+    std::optional<int64_t> bytes;
+    if (auto value = dyn_cast<IntegerAttr>(global.getValueOrNull()))
+      bytes = value.getInt();
+    else if (auto value =
+                 dyn_cast<DenseIntElementsAttr>(global.getValueOrNull());
+             value && value.isSplat())
+      bytes = value.getSplatValue<APInt>().getSExtValue();
+    if (bytes)
+      peaks[global.getSymName().drop_front(prefix.size()).str()] = *bytes;
+  }
+  return peaks;
+}
+
 /// Lowers, compiles and links the module of one device, given as bytecode,
 /// in a context of its own: devices run in parallel.
 LogicalResult compileDevice(const DialectRegistry &registry,
-                            const std::string &bytecode, int64_t device) {
+                            const std::string &bytecode, int64_t device,
+                            std::map<std::string, int64_t> &peaks) {
   Progress progress;
   std::string prefix = "device " + std::to_string(device) + ": ";
   progress.start(prefix + "lower to LLVM (" + targetName() + ")");
@@ -356,6 +380,7 @@ LogicalResult compileDevice(const DialectRegistry &registry,
       })))
     return failure();
   progress.done();
+  peaks = recordedPeaks(*deviceModule);
 
   progress.start(prefix + "emit object (-O" + std::to_string(optLevel) +
                  ", host CPU)");
@@ -375,6 +400,66 @@ LogicalResult compileDevice(const DialectRegistry &registry,
           {object}, outputDir + "/" + artifactName(device), link, error)))
     return progress.fail(error);
   llvm::sys::fs::remove(object);
+  progress.done();
+  return success();
+}
+
+/// Sets the manifest's `device_memory`: per device what the plan counts for
+/// `setup` by the runtime's rules (schedule::runtimeMemory) and what it fixes.
+void setDeviceMemory(
+    ::ftpipe::runtime::ManifestFile &manifest,
+    llvm::ArrayRef<::ftpipe::schedule::DeviceMemoryInputs> memory,
+    const ::ftpipe::schedule::TrainingSetup &setup) {
+  manifest.deviceMemory.clear();
+  for (auto [device, inputs] : llvm::enumerate(memory))
+    manifest.deviceMemory.push_back(
+        {int64_t(device), ::ftpipe::schedule::runtimeMemory(inputs, setup),
+         inputs});
+}
+
+LogicalResult writeManifest(const ::ftpipe::runtime::ManifestFile &manifest,
+                            Progress &progress) {
+  std::string error;
+  auto file = openOutputFile(outputDir + "/manifest.json", &error);
+  if (!file)
+    return progress.fail(error);
+  file->os() << llvm::formatv("{0:2}", ::ftpipe::runtime::toJSON(manifest))
+             << "\n";
+  file->keep();
+  return success();
+}
+
+/// Rewrites the manifest's `device_memory` with what the compiled code keeps
+/// (runtime::compiledMemoryInputs: the stages' saved values, messages, data
+/// and the peaks recorded in `peaks`), so that the plan's figure is the
+/// bound the runtime's memory stays under.
+LogicalResult
+recordCompiledMemory(::ftpipe::runtime::ManifestFile manifest,
+                     std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory,
+                     const std::vector<std::map<std::string, int64_t>> &peaks,
+                     const ::ftpipe::schedule::TrainingSetup &setup) {
+  Progress progress;
+  progress.start("memory of the compiled code");
+  llvm::Expected<::ftpipe::runtime::ArtifactManifest> read =
+      ::ftpipe::runtime::readManifest(outputDir);
+  if (!read)
+    return progress.fail(llvm::toString(read.takeError()));
+  auto peakOf = [&](const std::string &entry) -> std::optional<int64_t> {
+    auto it = read->entryPoints.find(entry);
+    if (it == read->entryPoints.end())
+      return std::nullopt;
+    const std::map<std::string, int64_t> &device = peaks[it->second.device];
+    auto peak = device.find(entry);
+    if (peak == device.end())
+      return std::nullopt;
+    return peak->second;
+  };
+  if (llvm::Error error =
+          ::ftpipe::runtime::compiledMemoryInputs(*read, peakOf, memory))
+    return progress.fail(llvm::toString(std::move(error)));
+  setDeviceMemory(manifest, memory, setup);
+  if (failed(writeManifest(manifest, progress)))
+    return failure();
   progress.done();
   return success();
 }
@@ -425,17 +510,10 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   manifest->training = *setup;
   // What the plan counted per device, and what it fixes, so that the
   // runtime can count it again for the setup it runs.
-  for (auto [device, inputs] : llvm::enumerate(memory))
-    manifest->deviceMemory.push_back(
-        {int64_t(device), ::ftpipe::schedule::deviceMemory(inputs, *setup),
-         inputs});
-  std::string error;
-  auto file = openOutputFile(outputDir + "/manifest.json", &error);
-  if (!file)
-    return progress.fail(error);
-  file->os() << llvm::formatv("{0:2}", ::ftpipe::runtime::toJSON(*manifest))
-             << "\n";
-  file->keep();
+  // (The cost model's figures until the devices' code is compiled.)
+  setDeviceMemory(*manifest, memory, *setup);
+  if (failed(writeManifest(*manifest, progress)))
+    return failure();
   progress.done();
 
   // Each device's module travels as bytecode to a context of its own.
@@ -447,7 +525,7 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
           outputDir + "/device" + std::to_string(device) + ".mlir";
       std::error_code ec;
       llvm::raw_fd_ostream os(path, ec);
-      deviceModule->print(os);
+      deviceModule->print(os, OpPrintingFlags().enableDebugInfo());
     }
     llvm::raw_string_ostream os(bytecode[device]);
     if (failed(writeBytecodeToFile(*deviceModule, os))) {
@@ -457,13 +535,20 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   }
   llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
   std::vector<char> failed(devices, 0);
+  std::vector<std::map<std::string, int64_t>> peaks(devices);
   for (int64_t device = 0; device < devices; ++device)
     pool.async([&, device] {
-      failed[device] =
-          mlir::failed(compileDevice(registry, bytecode[device], device));
+      failed[device] = mlir::failed(
+          compileDevice(registry, bytecode[device], device, peaks[device]));
     });
   pool.wait();
-  return llvm::is_contained(failed, 1) ? failure() : success();
+  if (llvm::is_contained(failed, 1))
+    return failure();
+  // Targets whose lowering records no peaks (CUDA) keep the cost model's.
+  if (memory.empty() ||
+      llvm::all_of(peaks, [](const auto &device) { return device.empty(); }))
+    return success();
+  return recordCompiledMemory(std::move(*manifest), memory, peaks, *setup);
 }
 
 } // namespace

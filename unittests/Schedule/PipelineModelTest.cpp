@@ -133,6 +133,41 @@ TEST(PipelineModel, DeviceMemoryFollowsTheSetup) {
   EXPECT_FALSE(deviceMemory(twoStages(), gpipe).fits());
 }
 
+TEST(PipelineModel, RuntimeMemoryCountsTheRuntimesAsyncRules) {
+  TrainingSetup async; // async, M = 8, adam, one version
+  DeviceMemory planned = deviceMemory(twoStages(), async);
+  DeviceMemory m = runtimeMemory(twoStages(), async);
+  // Two stages: the next step's sums may start before the step's update.
+  EXPECT_EQ(m.gradientBytes, 2100u);
+  EXPECT_EQ(m.stashBytes, 0u);
+  EXPECT_EQ(m.activationBytes, planned.activationBytes);
+  EXPECT_EQ(m.totalBytes(), planned.totalBytes() + 1050u);
+  // One stage runs its backwards in order: one set.
+  DeviceMemoryInputs one = twoStages();
+  one.stages.pop_back();
+  EXPECT_EQ(runtimeMemory(one, async).gradientBytes, 1050u);
+
+  TrainingSetup stash = async;
+  stash.weightVersions = WeightVersions::Stash;
+  // Height 2: three micro-batches in flight span at most one update of the
+  // M = 8 per step: one older version of all the device's weights (the
+  // partitioner counts two versions of the 1000 bytes read at height 2).
+  EXPECT_EQ(runtimeMemory(twoStages(), stash).stashBytes, 1050u);
+  stash.microBatches = 1;
+  // An update after every micro-batch: two older versions.
+  EXPECT_EQ(runtimeMemory(twoStages(), stash).stashBytes, 2100u);
+  stash.weightVersions = WeightVersions::DoubleBuffered;
+  EXPECT_EQ(runtimeMemory(twoStages(), stash).stashBytes, 1050u);
+
+  // The synchronous schedules keep what the partitioner counts.
+  for (Kind kind : {Kind::GPipe, Kind::OneFOneB}) {
+    TrainingSetup sync = async;
+    sync.schedule = kind;
+    EXPECT_EQ(runtimeMemory(twoStages(), sync).totalBytes(),
+              deviceMemory(twoStages(), sync).totalBytes());
+  }
+}
+
 TEST(PipelineModel, SetupAndMemoryInputsRoundTripThroughJSON) {
   TrainingSetup setup{Kind::OneFOneB, 4, Optimizer::Adafactor,
                       WeightVersions::DoubleBuffered, RecomputeMode::Auto};

@@ -75,13 +75,17 @@ void returnLargeBlocksToSystem();
 ///   device 1 memory: peak tensor 412.3 MiB (predicted 420.0 MiB, 0.98x) at
 ///   1B3 [runtime 300.1: weights 100.0 gradients 100.0 optimizer 0.0 stash
 ///   0.0 saved 90.0 (3 mb); generated 100.2; cached 12.0; messages 0.0];
-///   peak resident 530.2 MiB, fixed overhead 80.1 MiB
+///   peak resident 530.2 MiB, fixed overhead 80.1 MiB; plan 450.0 MiB,
+///   measured / plan 0.916
 /// `predicted` absent: no prediction is printed; `overheadBytes` is the
-/// resident memory measured before the weights were loaded.
+/// resident memory measured before the weights were loaded; `planBytes`, the
+/// plan's figure for the run's setup (schedule::deviceMemory of the
+/// manifest's `device_memory`), absent where the manifest records none.
 std::string formatDeviceMemory(int64_t device, const DeviceMemory &memory,
                                const std::optional<MemoryPrediction> &predicted,
                                const ResidentMemory &resident,
-                               int64_t overheadBytes);
+                               int64_t overheadBytes,
+                               std::optional<int64_t> planBytes);
 
 } // namespace runtime
 } // namespace ftpipe

@@ -118,6 +118,10 @@ struct TrainingRun {
   TensorMap weights, data;
   std::optional<CheckpointSetup> checkpoint;
   std::optional<LoadedCheckpoint> resumed;
+  /// Per device, the plan's memory for the settled setup
+  /// (schedule::runtimeMemory of the manifest's `device_memory`; empty:
+  /// none recorded).
+  std::vector<int64_t> planBytes;
 };
 
 /// What a device did in the whole run, for its closing lines.

@@ -43,11 +43,15 @@ struct DeviceMemoryInputs {
   /// Per stage on the device.
   struct Stage {
     uint32_t height = 0;
-    /// Activations kept per micro-batch in flight (all of the stage's, or
-    /// only its inputs under recomputation).
+    /// Bytes kept per micro-batch in flight. The planner's cost model: the
+    /// stage's activations (only its inputs under recomputation); once
+    /// compiled (runtime::compiledMemoryInputs): the forward's saved values
+    /// and the messages it sends.
     uint64_t keptBytesPerMicroBatch = 0;
-    /// Under recomputation, the bytes of one micro-batch rebuilt during the
-    /// backward (one stage of a device at a time).
+    /// Bytes one task of the stage adds while it runs (one task of a device
+    /// at a time). The cost model: the activations rebuilt under
+    /// recomputation; once compiled: the generated code's peak with the
+    /// allocator's cache, the data slices and the backward's messages.
     uint64_t recomputePeakBytes = 0;
   };
   std::vector<Stage> stages;
@@ -75,9 +79,20 @@ struct DeviceMemory {
 };
 
 /// The memory of a device with `inputs` under `setup` (its recompute field
-/// is not read: recomputation is fixed with the stages' kept bytes).
+/// is not read: recomputation is fixed with the stages' kept bytes), as the
+/// partitioner counts it (a weight version per micro-batch under async).
 DeviceMemory deviceMemory(const DeviceMemoryInputs &inputs,
                           const TrainingSetup &setup);
+
+/// The same under the runtime's rules, where they differ for the async
+/// schedule: two sets of gradient sums at once on a device of several
+/// stages, and whole copies of the
+/// device's weights per older version, one version per step of M
+/// micro-batches. With the compiled inputs (runtime::compiledMemoryInputs)
+/// it bounds the runtime's peak tensor memory: the manifest's `counted`
+/// figure, ftpipe-run's over-budget refusal and its plan figure.
+DeviceMemory runtimeMemory(const DeviceMemoryInputs &inputs,
+                           const TrainingSetup &setup);
 
 /// The inputs as the manifest records them, and back (fails naming the
 /// field; sizes are checked, values taken as given).

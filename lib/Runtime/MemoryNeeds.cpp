@@ -1,0 +1,94 @@
+//===- MemoryNeeds.cpp - What compiled stages need in memory --------------===//
+//
+// The one reading of a compiled stage's memory needs, used by the runtime's
+// prediction (CompiledModel.cpp, with the peaks an artifact exports) and by
+// ftpipe-compile for the plan's figure in the manifest (with the peaks of the
+// code it just lowered).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/MemoryNeeds.h"
+
+#include "llvm/ADT/Twine.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace ftpipe::runtime;
+
+static int64_t bytesOf(const ManifestTensor &tensor) {
+  int64_t count = 1;
+  for (int64_t size : tensor.shape)
+    count *= size;
+  return count * dtypeBytes(tensor.type);
+}
+
+std::optional<StageMemory>
+ftpipe::runtime::stageMemory(const EntryPoint &forward,
+                             const EntryPoint &backward, PeakLookup peakOf) {
+  std::optional<int64_t> forwardPeak = peakOf(forward.name),
+                         backwardPeak = peakOf(backward.name);
+  if (!forwardPeak || !backwardPeak)
+    return std::nullopt;
+  StageMemory memory;
+  memory.forwardPeakBytes = *forwardPeak;
+  memory.backwardPeakBytes = *backwardPeak;
+  for (const EntryValue &result : forward.results)
+    if (result.kind == EntryValue::Kind::Saved)
+      memory.savedBytes += bytesOf(result.tensor);
+  std::set<std::string> inputs;
+  for (const EntryPoint *entry : {&forward, &backward})
+    for (const EntryValue &argument : entry->arguments)
+      if (argument.kind == EntryValue::Kind::Input &&
+          inputs.insert(argument.name).second)
+        memory.dataBytes += bytesOf(argument.tensor);
+  for (const ManifestTransfer &transfer : forward.transfers)
+    if (transfer.send)
+      memory.forwardSendBytes += bytesOf(transfer.tensor);
+  for (const ManifestTransfer &transfer : backward.transfers)
+    if (transfer.send)
+      memory.backwardSendBytes += bytesOf(transfer.tensor);
+  return memory;
+}
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Error ftpipe::runtime::compiledMemoryInputs(
+    const ArtifactManifest &manifest, PeakLookup peakOf,
+    std::vector<schedule::DeviceMemoryInputs> &inputs) {
+  if (static_cast<int64_t>(inputs.size()) != manifest.devices())
+    return fail("the plan counts the memory of " + llvm::Twine(inputs.size()) +
+                " devices but the manifest has " +
+                llvm::Twine(manifest.devices()));
+  std::vector<std::vector<StageMemory>> needs(inputs.size());
+  std::vector<int64_t> generated(inputs.size(), 0);
+  for (const ManifestStage &stage : manifest.stages) {
+    if (stage.backward.empty())
+      return fail("stage of " + stage.forward + " has no backward");
+    std::optional<StageMemory> memory =
+        stageMemory(manifest.entryPoints.at(stage.forward),
+                    manifest.entryPoints.at(stage.backward), peakOf);
+    if (!memory)
+      return fail("no recorded peak for " + stage.forward + " or " +
+                  stage.backward);
+    needs[stage.device].push_back(*memory);
+    generated[stage.device] =
+        std::max({generated[stage.device], memory->forwardPeakBytes,
+                  memory->backwardPeakBytes});
+  }
+  for (auto [device, planned] : llvm::enumerate(inputs)) {
+    if (planned.stages.size() != needs[device].size())
+      return fail("the plan puts " + llvm::Twine(planned.stages.size()) +
+                  " stages on device " + llvm::Twine(device) +
+                  " but the manifest " + llvm::Twine(needs[device].size()));
+    for (auto [stage, memory] : llvm::zip(planned.stages, needs[device])) {
+      stage.keptBytesPerMicroBatch =
+          uint64_t(memory.savedBytes + memory.forwardSendBytes);
+      stage.recomputePeakBytes = uint64_t(generated[device] + memory.dataBytes +
+                                          memory.backwardSendBytes);
+    }
+  }
+  return llvm::Error::success();
+}
