@@ -91,7 +91,8 @@ static bool fromJSON(const json::Value &value, EntryValue &entry,
       {"saved", Kind::Saved},
       {"loss", Kind::Loss},
       {"grad", Kind::Grad},
-      {"output", Kind::Output}};
+      {"output", Kind::Output},
+      {"weight_saved", Kind::WeightSaved}};
   const auto *it =
       llvm::find_if(kinds, [&](auto &k) { return kind == k.first; });
   if (it == std::end(kinds)) {
@@ -105,7 +106,8 @@ static bool fromJSON(const json::Value &value, EntryValue &entry,
     path.field("name").report("missing");
     return false;
   }
-  if (entry.kind == Kind::Saved && entry.saved < 0) {
+  if ((entry.kind == Kind::Saved || entry.kind == Kind::WeightSaved) &&
+      entry.saved < 0) {
     path.field("saved").report("missing or negative");
     return false;
   }
@@ -140,11 +142,21 @@ static bool fromJSON(const json::Value &value, EntryPoint &entry,
       !mapper.map("results", entry.results) ||
       !mapper.mapOptional("transfers", entry.transfers))
     return false;
-  entry.backward = kind == "backward";
-  if (kind != "forward" && kind != "backward") {
-    path.field("kind").report("expected forward or backward");
+  using Part = EntryPoint::Part;
+  static const std::pair<const char *, Part> backwards[] = {
+      {"backward", Part::Whole},
+      {"backward_input", Part::Input},
+      {"backward_weight", Part::Weight}};
+  const auto *it =
+      llvm::find_if(backwards, [&](auto &k) { return kind == k.first; });
+  entry.backward = it != std::end(backwards);
+  if (!entry.backward && kind != "forward") {
+    path.field("kind").report(
+        "expected forward, backward, backward_input or backward_weight");
     return false;
   }
+  if (entry.backward)
+    entry.part = it->second;
   return true;
 }
 
@@ -158,7 +170,7 @@ struct RawDevice {
 };
 struct RawStage {
   int64_t id = 0, device = 0;
-  std::string forward, backward;
+  std::string forward, backward, backwardInput, backwardWeight;
 };
 struct RawParameter {
   ManifestTensor tensor;
@@ -175,7 +187,9 @@ bool fromJSON(const json::Value &value, RawStage &stage, json::Path path) {
   return mapper && mapper.map("id", stage.id) &&
          mapper.map("device", stage.device) &&
          mapper.map("forward", stage.forward) &&
-         mapper.mapOptional("backward", stage.backward);
+         mapper.mapOptional("backward", stage.backward) &&
+         mapper.mapOptional("backward_input", stage.backwardInput) &&
+         mapper.mapOptional("backward_weight", stage.backwardWeight);
 }
 struct RawDeviceMemory {
   int64_t device = 0;
@@ -213,10 +227,19 @@ static llvm::Error checkReferences(const ArtifactManifest &manifest) {
       return fail(where(entry) + " is on device " + llvm::Twine(entry.device) +
                   ", its stage " + llvm::Twine(entry.stage) + " on device " +
                   llvm::Twine(stage.device));
-    if ((entry.backward ? stage.backward : stage.forward) != name)
+    using Part = EntryPoint::Part;
+    const std::string &listed = !entry.backward             ? stage.forward
+                                : entry.part == Part::Whole ? stage.backward
+                                : entry.part == Part::Input
+                                    ? stage.backwardInput
+                                    : stage.backwardWeight;
+    if (listed != name)
       return fail(where(entry) + " is not the " +
-                  (entry.backward ? "backward" : "forward") + " that stage " +
-                  llvm::Twine(entry.stage) + " lists");
+                  (!entry.backward             ? "forward"
+                   : entry.part == Part::Whole ? "backward"
+                   : entry.part == Part::Input ? "backward_input"
+                                               : "backward_weight") +
+                  " that stage " + llvm::Twine(entry.stage) + " lists");
     for (const EntryValue &value : entry.arguments) {
       if (value.kind == EntryValue::Kind::Param &&
           !manifest.parameters.count(value.name))
@@ -229,21 +252,29 @@ static llvm::Error checkReferences(const ArtifactManifest &manifest) {
       if (value.kind != EntryValue::Kind::Microbatch &&
           value.kind != EntryValue::Kind::Param &&
           value.kind != EntryValue::Kind::Input &&
-          value.kind != EntryValue::Kind::Saved)
+          value.kind != EntryValue::Kind::Saved &&
+          value.kind != EntryValue::Kind::WeightSaved)
         return fail(where(entry) + " has an argument of a result's kind");
     }
     for (const ManifestTransfer &transfer : entry.transfers) {
       if (transfer.peer < 0 || transfer.peer >= devices)
         return fail(where(entry) + ": a transfer with device " +
                     llvm::Twine(transfer.peer) + ", which does not exist");
-      if (transfer.send && !tags.insert(transfer.tag).second)
+      // A split backward's input part repeats the whole backward's sends.
+      if (transfer.send && entry.part != EntryPoint::Part::Input &&
+          !tags.insert(transfer.tag).second)
         return fail(where(entry) + ": tag " + llvm::Twine(transfer.tag) +
                     " is sent twice");
     }
   }
   for (int64_t s = 0; s < stages; ++s) {
     const ManifestStage &stage = manifest.stages[s];
-    for (const std::string *name : {&stage.forward, &stage.backward})
+    if (stage.backwardInput.empty() != stage.backwardWeight.empty())
+      return fail("stage " + llvm::Twine(s) +
+                  " lists only one part of a split backward");
+    for (const std::string *name :
+         {&stage.forward, &stage.backward, &stage.backwardInput,
+          &stage.backwardWeight})
       if (!name->empty() && !manifest.entryPoints.count(*name))
         return fail("stage " + llvm::Twine(s) + ": entry point '" + *name +
                     "' is not in 'entry_points'");
@@ -319,7 +350,8 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
       return fail(path + ": stage " + llvm::Twine(stage.id) + " is on device " +
                   llvm::Twine(stage.device) + ", which does not exist");
     seen[stage.id] = true;
-    manifest.stages[stage.id] = {stage.device, stage.forward, stage.backward};
+    manifest.stages[stage.id] = {stage.device, stage.forward, stage.backward,
+                                 stage.backwardInput, stage.backwardWeight};
   }
   if (!deviceMemory.empty()) {
     manifest.deviceMemory.resize(devices.size());

@@ -64,7 +64,9 @@ json::Object mlir::ftpipe::buildManifest(
     llvm::function_ref<std::string(int64_t)> artifactName) {
   json::Array entries, tensors;
   std::map<int64_t, std::set<int64_t>> stagesOf;
-  std::map<int64_t, std::pair<std::string, std::string>> stageEntries;
+  /// Per stage, its entry points by kind ("forward", "backward", and for a
+  /// split backward "backward_input" and "backward_weight").
+  std::map<int64_t, std::map<std::string, std::string>> stageEntries;
   std::map<std::string, json::Object> parameters;
   std::map<std::string, std::set<int64_t>> parameterDevices;
   std::map<std::string, json::Object> inputs;
@@ -81,8 +83,10 @@ json::Object mlir::ftpipe::buildManifest(
     std::string kind = entryAttr ? entryAttr.str() : "forward";
     std::string name = function.getSymName().str();
     stagesOf[device].insert(stage);
-    (kind == "backward" ? stageEntries[stage].second
-                        : stageEntries[stage].first) = name;
+    stageEntries[stage][kind] = name;
+    // A split backward's input part sends what the whole backward sends:
+    // each edge is listed once, from the whole one.
+    bool repeatsSends = kind == "backward_input";
 
     json::Array arguments;
     for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i) {
@@ -108,6 +112,10 @@ json::Object mlir::ftpipe::buildManifest(
                      i, "ftpipe.saved")) {
         argument["kind"] = "saved";
         argument["saved"] = saved.getInt();
+      } else if (auto carried = function.getArgAttrOfType<IntegerAttr>(
+                     i, "ftpipe.weight_saved")) {
+        argument["kind"] = "weight_saved";
+        argument["saved"] = carried.getInt();
       } else {
         std::string input = inputName(function, i);
         argument["kind"] = "input";
@@ -146,6 +154,10 @@ json::Object mlir::ftpipe::buildManifest(
                      i, "ftpipe.saved")) {
         result["kind"] = "saved";
         result["saved"] = saved.getInt();
+      } else if (auto carried = function.getResultAttrOfType<IntegerAttr>(
+                     i, "ftpipe.weight_saved")) {
+        result["kind"] = "weight_saved";
+        result["saved"] = carried.getInt();
       } else if (auto grad = function.getResultAttrOfType<StringAttr>(
                      i, "ftpipe.grad")) {
         result["kind"] = "grad";
@@ -164,6 +176,8 @@ json::Object mlir::ftpipe::buildManifest(
         t["peer"] = int64_t(send.getPeer());
         t["tag"] = int64_t(send.getTag());
         transfers.push_back(json::Object(t));
+        if (repeatsSends)
+          return;
         json::Object edge = describeTensor(send.getValue().getType());
         edge["from"] = device;
         edge["to"] = int64_t(send.getPeer());
@@ -203,10 +217,9 @@ json::Object mlir::ftpipe::buildManifest(
     for (auto &[d, stages] : stagesOf)
       if (stages.count(stage))
         device = d;
-    json::Object entry{
-        {"id", stage}, {"device", device}, {"forward", names.first}};
-    if (!names.second.empty())
-      entry["backward"] = names.second;
+    json::Object entry{{"id", stage}, {"device", device}};
+    for (auto &[kind, name] : names)
+      entry[kind] = name;
     stageList.push_back(std::move(entry));
   }
   json::Object parameterMap;

@@ -47,12 +47,16 @@ struct EntryValue {
     Saved,
     Loss,
     Grad,
-    Output
+    Output,
+    /// A value a split backward's input part returns for its weight part
+    /// (`weight_saved`, contract version 2).
+    WeightSaved
   };
   Kind kind = Kind::Param;
   /// Param, Grad: Hugging Face name; Input: the data input's name.
   std::string name;
-  /// Saved: its index K among the forward's saved results.
+  /// Saved: its index K among the forward's saved results; WeightSaved:
+  /// among the input part's results for the weight part.
   int64_t saved = -1;
   ManifestTensor tensor;
 };
@@ -64,17 +68,23 @@ struct ManifestTransfer {
 };
 
 struct EntryPoint {
+  /// Of a backward: the whole one, or a split backward's input or weight
+  /// part (kinds `backward`, `backward_input`, `backward_weight`).
+  enum class Part : uint8_t { Whole, Input, Weight };
   std::string name, symbol;
   int64_t device = 0, stage = 0;
   bool backward = false;
+  Part part = Part::Whole;
   std::vector<EntryValue> arguments, results;
   std::vector<ManifestTransfer> transfers;
 };
 
 struct ManifestStage {
   int64_t device = 0;
-  /// Names of the entry points (backward empty for a forward-only build).
-  std::string forward, backward;
+  /// Names of the entry points (backward empty for a forward-only build;
+  /// the split backward's parts empty for a stage that does not split).
+  std::string forward, backward, backwardInput, backwardWeight;
+  bool splits() const { return !backwardInput.empty(); }
 };
 
 struct ManifestParameter {
