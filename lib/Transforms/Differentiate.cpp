@@ -105,10 +105,9 @@ static void splitAdjointOf(func::FuncOp func, func::FuncOp adjoint) {
 }
 
 /// Builds and annotates the adjoint of `func`.
-static LogicalResult differentiate(func::FuncOp func,
-                                   ArrayRef<bool> activeArgs,
-                                   ArrayRef<bool> activeResults,
-                                   bool recompute, bool split) {
+static LogicalResult differentiate(func::FuncOp func, ArrayRef<bool> activeArgs,
+                                   ArrayRef<bool> activeResults, bool recompute,
+                                   bool split) {
   if (failed(generalizeElementwise(func)))
     return emitError(func.getLoc(), "cannot rewrite the element-wise ops of '")
            << func.getSymName() << "' as linalg.generic";
@@ -202,8 +201,8 @@ void DifferentiatePass::runOnOperation() {
                 .getInt();
         stageRecomputes = !plan || plan.recomputes(stage);
       }
-      if (failed(differentiate(func, activeArgs, activeResults,
-                               stageRecomputes, splitBackward)))
+      if (failed(differentiate(func, activeArgs, activeResults, stageRecomputes,
+                               splitBackward)))
         return signalPassFailure();
     }
     return;

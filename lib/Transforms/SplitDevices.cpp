@@ -234,9 +234,9 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
       for (unsigned i : params)
         resultTypes.push_back(forward.getArgumentTypes()[i]);
     }
-    auto backwardEntry = b.create<func::FuncOp>(
-        loc, prefix + "_" + kind.str(),
-        b.getFunctionType(backwardArgs, resultTypes));
+    auto backwardEntry =
+        b.create<func::FuncOp>(loc, prefix + "_" + kind.str(),
+                               b.getFunctionType(backwardArgs, resultTypes));
     setEntryAttrs(backwardEntry, kind);
     copyLeadingAttrs(backwardEntry);
     for (unsigned k = 0; k < savedTypes.size(); ++k)
