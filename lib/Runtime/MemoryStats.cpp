@@ -63,12 +63,16 @@ std::string ftpipe::runtime::formatDeviceMemory(
         predicted->peakBytes ? double(l.peak) / predicted->peakBytes : 0.0);
   os << " at " << (memory.peakAction.empty() ? "start" : memory.peakAction)
      << llvm::format(" [runtime %.1f: weights %.1f gradients %.1f optimizer "
-                     "%.1f stash %.1f saved %.1f (%lld mb); generated %.1f; "
-                     "cached %.1f; messages %.1f]",
+                     "%.1f stash %.1f saved %.1f (%lld mb)",
                      mib(l.atPeak[FTPIPE_MEM_RUNTIME]), mib(held.weights),
                      mib(held.gradients), mib(held.optimizer), mib(held.stash),
                      mib(held.saved),
-                     static_cast<long long>(held.savedMicroBatches),
+                     static_cast<long long>(held.savedMicroBatches));
+  // Split backwards (zero-bubble schedules): what waits for a W.
+  if (held.weightSavedMicroBatches)
+    os << llvm::format(" W buffers %.1f (%lld mb)", mib(held.weightSaved),
+                       static_cast<long long>(held.weightSavedMicroBatches));
+  os << llvm::format("; generated %.1f; cached %.1f; messages %.1f]",
                      mib(l.atPeak[FTPIPE_MEM_GENERATED]),
                      mib(l.atPeak[FTPIPE_MEM_CACHED]),
                      mib(l.atPeak[FTPIPE_MEM_MESSAGES]))
