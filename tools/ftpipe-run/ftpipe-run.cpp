@@ -18,6 +18,7 @@
 #include "FTPipe/Runtime/FailureDetector.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
 #include "FTPipe/Runtime/RunLimits.h"
+#include "FTPipe/Runtime/RunSchedule.h"
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/SetupCheck.h"
@@ -72,7 +73,7 @@ static cl::opt<std::string>
 // The setup flags default to the setup the manifest records (ftpipe-compile's
 // --schedule, --microbatches, --stashing, --optimizer), else to these.
 static cl::opt<std::string> scheduleName(
-    "schedule", cl::desc("gpipe, 1f1b or async (zb-h1: --print-schedule only)"),
+    "schedule", cl::desc("gpipe, 1f1b, async, zb-h1 or zb-auto"),
     cl::init("1f1b"));
 static cl::opt<std::string>
     stashingName("stashing", cl::desc("none, stash or 2bw"), cl::init("none"));
@@ -362,7 +363,7 @@ static void prepareCheckpoints(Run &run) {
     const schedule::StageGraph &graph = run.model->stageGraph();
     schedule::ScheduleConfig rest = run.config.schedule;
     rest.steps = steps - done;
-    run.schedule = orDie(schedule::generate(graph, rest));
+    run.schedule = orDie(generateRunSchedule(graph, rest));
     orDie(schedule::dryRun(graph, rest, run.schedule));
     shiftSchedule(run.schedule, done, rest.microBatches);
   }
@@ -420,6 +421,10 @@ int main(int argc, char **argv) {
     if (llvm::Error error = checkRunMemory(*manifest, setup))
       die(llvm::toString(std::move(error)));
   run.config.schedule = {setup.schedule, setup.microBatches, steps};
+  // Zero-bubble: I and W where the compiled stage splits (the tiny MLP's
+  // stages all do).
+  if (schedule::isZeroBubble(setup.schedule) && manifest)
+    run.config.schedule.split = splitStages(*manifest);
   run.config.stashing = setup.weightVersions;
   run.config.optimizer.kind = setup.optimizer;
   run.config.optimizer.lr = lr;
@@ -431,16 +436,12 @@ int main(int argc, char **argv) {
     if (llvm::Error error =
             checkTimeout(*timeout, ("--" + timeout->ArgStr).str()))
       die(llvm::toString(std::move(error)));
-  run.schedule = orDie(schedule::generate(graph, run.config.schedule));
+  run.schedule = orDie(generateRunSchedule(graph, run.config.schedule));
   orDie(schedule::dryRun(graph, run.config.schedule, run.schedule));
   if (printSchedule) {
     llvm::outs() << run.schedule.str();
     return 0;
   }
-  if (schedule::isZeroBubble(run.config.schedule.kind))
-    die("cannot run schedule '" + scheduleName +
-        "' yet: it needs split backwards (stage programs of contract "
-        "version 2); --print-schedule prints its lists");
 
   run.weights = weightsPath.empty()
                     ? run.model->randomWeights(seed)
