@@ -23,6 +23,8 @@
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/SetupCheck.h"
 #include "FTPipe/Runtime/TinyMlp.h"
+#include "FTPipe/Schedule/TorchCsv.h"
+#include "FTPipe/Support/BoundedInput.h"
 #include "FTPipe/Support/OutputFiles.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -137,6 +139,17 @@ static cl::opt<bool> compareSimulator(
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));
+static cl::opt<std::string> scheduleFormat(
+    "format",
+    cl::desc("--print-schedule's form: text, or csv "
+             "(torch.distributed.pipelining's compute_only, one step)"),
+    cl::init("text"));
+static cl::opt<std::string> scheduleFile(
+    "schedule-file",
+    cl::desc("run these action lists (torch.distributed.pipelining's CSV of "
+             "one step, repeated each step) instead of --schedule's; they "
+             "are checked against --schedule's kind"),
+    cl::value_desc("file"));
 
 /// The largest --hidden, --features, --micro-batch-size, --samples and
 /// device number of the tiny MLP.
@@ -345,6 +358,8 @@ static void prepareCheckpoints(Run &run) {
           "--weights");
     if (compareSimulator)
       die("--compare-simulator compares whole runs; leave out --resume");
+    if (!scheduleFile.empty())
+      die("--schedule-file gives a whole run's lists; leave out --resume");
     run.resumed = orDie(loadCheckpoint(resumePath, identity));
     if (llvm::Error error =
             validateWeights(run.model->parameters(), run.resumed->weights))
@@ -436,10 +451,20 @@ int main(int argc, char **argv) {
     if (llvm::Error error =
             checkTimeout(*timeout, ("--" + timeout->ArgStr).str()))
       die(llvm::toString(std::move(error)));
-  run.schedule = orDie(generateRunSchedule(graph, run.config.schedule));
+  if (scheduleFile.empty())
+    run.schedule = orDie(generateRunSchedule(graph, run.config.schedule));
+  else
+    run.schedule = orDie(scheduleFromTorchCsv(
+        orDie(support::readBoundedFile(scheduleFile, "schedule file"))
+            ->getBuffer(),
+        run.config.schedule));
   orDie(schedule::dryRun(graph, run.config.schedule, run.schedule));
   if (printSchedule) {
-    llvm::outs() << run.schedule.str();
+    if (scheduleFormat != "text" && scheduleFormat != "csv")
+      die("--format must be text or csv, not '" + scheduleFormat + "'");
+    llvm::outs() << (scheduleFormat == "csv"
+                         ? orDie(schedule::toTorchCsv(run.schedule))
+                         : run.schedule.str());
     return 0;
   }
 

@@ -26,6 +26,14 @@ llvm::Expected<schedule::Schedule>
 generateRunSchedule(const schedule::StageGraph &graph,
                     const schedule::ScheduleConfig &config);
 
+/// Lists read from torch.distributed.pipelining's CSV (TorchCsv.h: one step,
+/// rank r as device r, torch's stage index as ours), repeated for each of
+/// `config.steps` steps with their micro-batches and updates renumbered. The
+/// caller dry-runs them against `config` (its kind and split stages).
+llvm::Expected<schedule::Schedule>
+scheduleFromTorchCsv(llvm::StringRef text,
+                     const schedule::ScheduleConfig &config);
+
 } // namespace runtime
 } // namespace ftpipe
 
