@@ -18,8 +18,8 @@ using namespace ftpipe::schedule;
 
 namespace {
 
-constexpr int64_t kWeights = 1000, kSaved = 300, kWeightSaved = 170,
-                  kBatch = 2, kFeatures = 5;
+constexpr int64_t kWeights = 1000, kSaved = 300, kWeightSaved = 170, kBatch = 2,
+                  kFeatures = 5;
 
 /// A stage with one weight vector that saves kSaved floats per micro-batch
 /// and, when its backward runs split, keeps kWeightSaved floats from its

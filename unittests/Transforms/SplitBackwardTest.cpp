@@ -5,8 +5,8 @@
 // has its adjoint split by ftpipe-differentiate into an input and a weight
 // part, the two parts together have the FLOPs of the whole adjoint by the
 // cost model (within 1 %), the weight part has work, and it returns every
-// parameter gradient. That I then W computes the same gradients is checked on compiled
-// code (test/Reference/split-backward.test).
+// parameter gradient. That I then W computes the same gradients is checked on
+// compiled code (test/Reference/split-backward.test).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,10 +57,10 @@ TEST_P(SplitBackward, PartsDoTheWholeAdjointsWork) {
   auto module = generateModel(context, *config, options);
   ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
   PassManager pm(&context);
-  ASSERT_TRUE(succeeded(parsePassPipeline(
-      "ftpipe-mixed-pipe-pipeline{devices=2 stages=4},"
-      "ftpipe-outline-stages,ftpipe-differentiate",
-      pm)));
+  ASSERT_TRUE(succeeded(
+      parsePassPipeline("ftpipe-mixed-pipe-pipeline{devices=2 stages=4},"
+                        "ftpipe-outline-stages,ftpipe-differentiate",
+                        pm)));
   ASSERT_TRUE(succeeded(pm.run(**module)));
 
   int splits = 0, withParams = 0;
@@ -90,8 +90,8 @@ TEST_P(SplitBackward, PartsDoTheWholeAdjointsWork) {
     double whole = flopsOf(adjoint), parts = flopsOf(input) + flopsOf(weight);
     EXPECT_GT(flopsOf(weight), 0) << name.str();
     EXPECT_NEAR(parts, whole, 0.01 * whole)
-        << name.str() << ": I " << flopsOf(input) << " + W "
-        << flopsOf(weight) << " FLOPs, the adjoint " << whole;
+        << name.str() << ": I " << flopsOf(input) << " + W " << flopsOf(weight)
+        << " FLOPs, the adjoint " << whole;
     wholeFlops += whole;
     weightFlops += flopsOf(weight);
     // W returns the gradient of every parameter that the adjoint returns.
@@ -101,14 +101,15 @@ TEST_P(SplitBackward, PartsDoTheWholeAdjointsWork) {
   // weights another stage rearranged has none).
   EXPECT_GT(splits, 0);
   EXPECT_EQ(splits, withParams);
-  llvm::outs() << GetParam() << ": " << splits << " of the stages split; W does "
+  llvm::outs() << GetParam() << ": " << splits
+               << " of the stages split; W does "
                << llvm::format("%.1f", 100 * weightFlops / wholeFlops)
                << " % of their backwards' FLOPs\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, SplitBackward,
-                         ::testing::Values("bert-tiny", "gpt2-tiny",
-                                           "t5-tiny", "llama-tiny"),
+                         ::testing::Values("bert-tiny", "gpt2-tiny", "t5-tiny",
+                                           "llama-tiny"),
                          [](const auto &info) {
                            std::string name = info.param;
                            name.erase(name.find('-'), 1);
