@@ -614,9 +614,9 @@ CompiledModel::loadStages(int64_t device) {
       needs = splitMemory(libraries[device], *needs,
                           info.entryPoints.at(stage.backwardInput),
                           info.entryPoints.at(stage.backwardWeight));
-    auto program = std::make_unique<CompiledStage>(
-        s, forwardEntry, &backwardEntry, *forward, *backward, freeBuffer,
-        needs);
+    auto program =
+        std::make_unique<CompiledStage>(s, forwardEntry, &backwardEntry,
+                                        *forward, *backward, freeBuffer, needs);
     if (stage.splits()) {
       llvm::Expected<void *> input = symbol(stage.backwardInput);
       if (!input)

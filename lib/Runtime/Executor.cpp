@@ -544,14 +544,14 @@ llvm::json::Value ftpipe::runtime::traceToChrome(
       const Action &action = event.action;
       bool update = action.kind == ActionKind::Update;
       // "F s2 mb5", "B s2 mb5", and a split backward's "I s2 mb5", "W s2 mb5".
-      const char *letter = action.kind == ActionKind::Forward    ? "F"
-                           : action.kind == ActionKind::Backward ? "B"
-                           : action.kind == ActionKind::InputBackward
-                               ? "I"
-                               : "W";
-      std::string name = update ? action.str()
-                                : letter + (" s" + std::to_string(action.stage)) +
-                                      " mb" + std::to_string(action.index);
+      const char *letter = action.kind == ActionKind::Forward         ? "F"
+                           : action.kind == ActionKind::Backward      ? "B"
+                           : action.kind == ActionKind::InputBackward ? "I"
+                                                                      : "W";
+      std::string name = update
+                             ? action.str()
+                             : letter + (" s" + std::to_string(action.stage)) +
+                                   " mb" + std::to_string(action.index);
       llvm::json::Object args =
           update ? llvm::json::Object{{"step", action.index}}
                  : llvm::json::Object{{"stage", action.stage},

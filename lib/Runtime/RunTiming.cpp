@@ -53,7 +53,7 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
       bookkeepingMs +=
           std::max(0.0, duration - compute - event.waitSeconds * 1e3);
       ActionKind kind = event.action.kind;
-      (kind == ActionKind::Forward         ? forwardMs
+      (kind == ActionKind::Forward          ? forwardMs
        : kind == ActionKind::InputBackward  ? inputMs
        : kind == ActionKind::WeightBackward ? weightMs
                                             : backwardMs)[event.action.stage]
