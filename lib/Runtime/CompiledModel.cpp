@@ -232,7 +232,12 @@ public:
   llvm::Error ready() const {
     if (llvm::Error error = forwardCall.ready())
       return error;
-    return backwardCall ? backwardCall->ready() : llvm::Error::success();
+    for (const std::optional<EntryCall> *call :
+         {&backwardCall, &inputCall, &weightCall})
+      if (*call)
+        if (llvm::Error error = (*call)->ready())
+          return error;
+    return llvm::Error::success();
   }
 
   int64_t stage() const override { return id; }
@@ -273,28 +278,74 @@ public:
                 const std::vector<const Tensor *> &data,
                 std::vector<Tensor> saved,
                 const std::vector<Tensor *> &gradSums) override {
-    if (!backwardCall)
-      return;
-    const std::vector<EntryValue> &results = backwardCall->entry.results;
-    // The gradients are added straight from the generated code's buffers:
-    // no copy of them is made.
+    if (backwardCall)
+      addGradients(*backwardCall, mb, params, data, saved, gradSums);
+  }
+
+  /// Adds the input and weight parts of a split backward (contract
+  /// version 2).
+  void setSplit(const EntryPoint &input, void *inputFunction,
+                const EntryPoint &weight, void *weightFunction,
+                BufferFree freeBuffer) {
+    inputCall.emplace(input, inputFunction, freeBuffer);
+    weightCall.emplace(weight, weightFunction, freeBuffer);
+  }
+  bool splitsBackward() const override { return inputCall.has_value(); }
+
+  std::vector<Tensor> backwardInput(int64_t mb,
+                                    const std::vector<const Tensor *> &params,
+                                    const std::vector<const Tensor *> &data,
+                                    std::vector<Tensor> saved) override {
+    std::vector<Tensor> weightSaved;
+    const std::vector<EntryValue> &results = inputCall->entry.results;
+    check(inputCall->call(
+        mb, arguments(inputCall->entry, params, data, saved),
+        [&](size_t i, const char *bytes) {
+          const EntryValue &result = results[i];
+          if (result.kind != EntryValue::Kind::WeightSaved)
+            return;
+          Tensor value(result.tensor.type, result.tensor.shape);
+          std::memcpy(value.bytes.data(), bytes, value.bytes.size());
+          if (weightSaved.size() <= size_t(result.saved))
+            weightSaved.resize(result.saved + 1);
+          weightSaved[result.saved] = std::move(value);
+        }));
+    return weightSaved;
+  }
+
+  void backwardWeight(int64_t mb, const std::vector<const Tensor *> &params,
+                      const std::vector<const Tensor *> &data,
+                      std::vector<Tensor> weightSaved,
+                      const std::vector<Tensor *> &gradSums) override {
+    addGradients(*weightCall, mb, params, data, weightSaved, gradSums);
+  }
+
+private:
+  /// Calls a backward or a weight part and adds its gradients into
+  /// `gradSums`, straight from the generated code's buffers (no copy of them
+  /// is made).
+  void addGradients(const EntryCall &call, int64_t mb,
+                    const std::vector<const Tensor *> &params,
+                    const std::vector<const Tensor *> &data,
+                    const std::vector<Tensor> &saved,
+                    const std::vector<Tensor *> &gradSums) {
+    const std::vector<EntryValue> &results = call.entry.results;
     std::vector<const Tensor *> args =
-        arguments(backwardCall->entry, params, data, saved);
-    check(backwardCall->call(mb, args, [&](size_t i, const char *bytes) {
+        arguments(call.entry, params, data, saved);
+    check(call.call(mb, args, [&](size_t i, const char *bytes) {
       const EntryValue &result = results[i];
       if (result.kind != EntryValue::Kind::Grad)
         return;
       Tensor &sum = *gradSums[indexOf(result.name)];
       if (sum.type != DType::F32)
-        reportFailure(backwardCall->entry.name + ": the gradient of '" +
-                      result.name + "' is not f32");
+        reportFailure(call.entry.name + ": the gradient of '" + result.name +
+                      "' is not f32");
       auto *add = reinterpret_cast<const float *>(bytes);
       for (float &value : sum.f32Values())
         value += *add++;
     }));
   }
 
-private:
   size_t indexOf(llvm::StringRef name) const {
     return llvm::find_if(
                params, [&](const ParameterInfo &p) { return p.name == name; }) -
@@ -318,7 +369,10 @@ private:
                                              }) -
                                inputs.begin()]);
         break;
+      // The forward's saved values for a backward or an input part, the
+      // input part's results for a weight part.
       case EntryValue::Kind::Saved:
+      case EntryValue::Kind::WeightSaved:
         tensors.push_back(size_t(argument.saved) < saved.size()
                               ? &saved[argument.saved]
                               : nullptr);
@@ -348,7 +402,7 @@ private:
 
   int64_t id;
   EntryCall forwardCall;
-  std::optional<EntryCall> backwardCall;
+  std::optional<EntryCall> backwardCall, inputCall, weightCall;
   std::vector<ParameterInfo> params;
   std::vector<DataInputInfo> inputs;
   bool loss = false;
@@ -395,6 +449,26 @@ std::optional<StageMemory> stageMemory(void *library, const EntryPoint &forward,
   for (const ManifestTransfer &transfer : backward.transfers)
     if (transfer.send)
       memory.backwardSendBytes += bytesOf(transfer.tensor);
+  return memory;
+}
+
+/// `memory` with a split backward's needs: the bytes its input part returns
+/// for its weight part and the parts' recorded peaks; none for an artifact
+/// without them.
+std::optional<StageMemory> splitMemory(void *library, StageMemory memory,
+                                       const EntryPoint &input,
+                                       const EntryPoint &weight) {
+  for (auto [entry, peak] : {std::pair{&input, &memory.inputPeakBytes},
+                             std::pair{&weight, &memory.weightPeakBytes}}) {
+    auto *value = static_cast<const int64_t *>(
+        dlsym(library, ("ftpipe_peak_bytes_" + entry->name).c_str()));
+    if (!value)
+      return std::nullopt;
+    *peak = *value;
+  }
+  for (const EntryValue &result : input.results)
+    if (result.kind == EntryValue::Kind::WeightSaved)
+      memory.weightSavedBytes += bytesOf(result.tensor);
   return memory;
 }
 
@@ -534,9 +608,26 @@ CompiledModel::loadStages(int64_t device) {
       return backward.takeError();
     const EntryPoint &forwardEntry = info.entryPoints.at(stage.forward);
     const EntryPoint &backwardEntry = info.entryPoints.at(stage.backward);
-    auto program = std::make_unique<CompiledStage>(
-        s, forwardEntry, &backwardEntry, *forward, *backward, freeBuffer,
-        stageMemory(libraries[device], forwardEntry, backwardEntry));
+    std::optional<StageMemory> needs =
+        stageMemory(libraries[device], forwardEntry, backwardEntry);
+    if (needs && stage.splits())
+      needs = splitMemory(libraries[device], *needs,
+                          info.entryPoints.at(stage.backwardInput),
+                          info.entryPoints.at(stage.backwardWeight));
+    auto program =
+        std::make_unique<CompiledStage>(s, forwardEntry, &backwardEntry,
+                                        *forward, *backward, freeBuffer, needs);
+    if (stage.splits()) {
+      llvm::Expected<void *> input = symbol(stage.backwardInput);
+      if (!input)
+        return input.takeError();
+      llvm::Expected<void *> weight = symbol(stage.backwardWeight);
+      if (!weight)
+        return weight.takeError();
+      program->setSplit(info.entryPoints.at(stage.backwardInput), *input,
+                        info.entryPoints.at(stage.backwardWeight), *weight,
+                        freeBuffer);
+    }
     if (llvm::Error error = program->ready())
       return std::move(error);
     stages.push_back(std::move(program));
