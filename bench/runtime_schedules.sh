@@ -4,7 +4,8 @@
 # Compiles a small BERT (4 layers, hidden 256, 4 x 128 tokens per
 # micro-batch) for 2 devices under a Mixed-Pipe plan with 3 stages (two on
 # one device), trains it for 6 steps of 4 micro-batches with each schedule
-# on 2 MPI processes, and prints what `ftpipe-run --compare-simulator`
+# on 2 MPI processes (zb-h1 and zb-auto with split backwards: the simulator
+# gets I's and W's measured costs), and prints what `ftpipe-run --compare-simulator`
 # measured: time per micro-batch and idle share, the simulator's prediction
 # for the same action lists with the per-stage costs measured in the run,
 # their ratio, and the runtime's own overhead. One process per core: run it
@@ -31,7 +32,7 @@ JSON
 python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/bert" 64 "$work/data.safetensors"
 PYTHONPATH="$root/tools/ftpipe-compile" python3 -c "import ftpipe_manifest, sys; s = ftpipe_manifest.stages(ftpipe_manifest.load(sys.argv[1])); print('plan: stages on devices', [s[i]['device'] for i in sorted(s)])" "$work/bert"
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-for schedule in gpipe 1f1b async; do
+for schedule in gpipe 1f1b async zb-h1 zb-auto; do
   echo "== $schedule"
   "$bin/ftpipe-run" "$work/bert" --np 2 --data "$work/data.safetensors" --seed 1 \
     --steps 6 --micro-batches 4 --schedule "$schedule" --stashing none \

@@ -44,10 +44,9 @@ static llvm::Error checkReferences(const ArtifactManifest &manifest) {
       return fail(where(entry) + " is on device " + llvm::Twine(entry.device) +
                   ", its stage " + llvm::Twine(entry.stage) + " on device " +
                   llvm::Twine(stage.device));
-    if ((entry.backward ? stage.backward : stage.forward) != name)
-      return fail(where(entry) + " is not the " +
-                  (entry.backward ? "backward" : "forward") + " that stage " +
-                  llvm::Twine(entry.stage) + " lists");
+    if (stage.entryOf(entry) != name)
+      return fail(where(entry) + " is not the " + entryPointKind(entry).str() +
+                  " that stage " + llvm::Twine(entry.stage) + " lists");
     for (const EntryValue &value : entry.arguments) {
       if (value.kind == EntryValue::Kind::Param &&
           !manifest.parameters.count(value.name))
@@ -60,21 +59,29 @@ static llvm::Error checkReferences(const ArtifactManifest &manifest) {
       if (value.kind != EntryValue::Kind::Microbatch &&
           value.kind != EntryValue::Kind::Param &&
           value.kind != EntryValue::Kind::Input &&
-          value.kind != EntryValue::Kind::Saved)
+          value.kind != EntryValue::Kind::Saved &&
+          value.kind != EntryValue::Kind::WeightSaved)
         return fail(where(entry) + " has an argument of a result's kind");
     }
     for (const ManifestTransfer &transfer : entry.transfers) {
       if (transfer.peer < 0 || transfer.peer >= devices)
         return fail(where(entry) + ": a transfer with device " +
                     llvm::Twine(transfer.peer) + ", which does not exist");
-      if (transfer.send && !tags.insert(transfer.tag).second)
+      // A split backward's input part repeats the whole backward's sends.
+      if (transfer.send && entry.part != EntryPoint::Part::Input &&
+          !tags.insert(transfer.tag).second)
         return fail(where(entry) + ": tag " + llvm::Twine(transfer.tag) +
                     " is sent twice");
     }
   }
   for (int64_t s = 0; s < stages; ++s) {
     const ManifestStage &stage = manifest.stages[s];
-    for (const std::string *name : {&stage.forward, &stage.backward})
+    if (stage.backwardInput.empty() != stage.backwardWeight.empty())
+      return fail("stage " + llvm::Twine(s) +
+                  " lists only one part of a split backward");
+    for (const std::string *name :
+         {&stage.forward, &stage.backward, &stage.backwardInput,
+          &stage.backwardWeight})
       if (!name->empty() && !manifest.entryPoints.count(*name))
         return fail("stage " + llvm::Twine(s) + ": entry point '" + *name +
                     "' is not in 'entry_points'");

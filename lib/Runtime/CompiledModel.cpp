@@ -234,7 +234,12 @@ public:
   llvm::Error ready() const {
     if (llvm::Error error = forwardCall.ready())
       return error;
-    return backwardCall ? backwardCall->ready() : llvm::Error::success();
+    for (const std::optional<EntryCall> *call :
+         {&backwardCall, &inputCall, &weightCall})
+      if (*call)
+        if (llvm::Error error = (*call)->ready())
+          return error;
+    return llvm::Error::success();
   }
 
   int64_t stage() const override { return id; }
@@ -275,28 +280,74 @@ public:
                 const std::vector<const Tensor *> &data,
                 std::vector<Tensor> saved,
                 const std::vector<Tensor *> &gradSums) override {
-    if (!backwardCall)
-      return;
-    const std::vector<EntryValue> &results = backwardCall->entry.results;
-    // The gradients are added straight from the generated code's buffers:
-    // no copy of them is made.
+    if (backwardCall)
+      addGradients(*backwardCall, mb, params, data, saved, gradSums);
+  }
+
+  /// Adds the input and weight parts of a split backward (contract
+  /// version 2).
+  void setSplit(const EntryPoint &input, void *inputFunction,
+                const EntryPoint &weight, void *weightFunction,
+                BufferFree freeBuffer) {
+    inputCall.emplace(input, inputFunction, freeBuffer);
+    weightCall.emplace(weight, weightFunction, freeBuffer);
+  }
+  bool splitsBackward() const override { return inputCall.has_value(); }
+
+  std::vector<Tensor> backwardInput(int64_t mb,
+                                    const std::vector<const Tensor *> &params,
+                                    const std::vector<const Tensor *> &data,
+                                    std::vector<Tensor> saved) override {
+    std::vector<Tensor> weightSaved;
+    const std::vector<EntryValue> &results = inputCall->entry.results;
+    check(inputCall->call(
+        mb, arguments(inputCall->entry, params, data, saved),
+        [&](size_t i, const char *bytes) {
+          const EntryValue &result = results[i];
+          if (result.kind != EntryValue::Kind::WeightSaved)
+            return;
+          Tensor value(result.tensor.type, result.tensor.shape);
+          std::memcpy(value.bytes.data(), bytes, value.bytes.size());
+          if (weightSaved.size() <= size_t(result.saved))
+            weightSaved.resize(result.saved + 1);
+          weightSaved[result.saved] = std::move(value);
+        }));
+    return weightSaved;
+  }
+
+  void backwardWeight(int64_t mb, const std::vector<const Tensor *> &params,
+                      const std::vector<const Tensor *> &data,
+                      std::vector<Tensor> weightSaved,
+                      const std::vector<Tensor *> &gradSums) override {
+    addGradients(*weightCall, mb, params, data, weightSaved, gradSums);
+  }
+
+private:
+  /// Calls a backward or a weight part and adds its gradients into
+  /// `gradSums`, straight from the generated code's buffers (no copy of them
+  /// is made).
+  void addGradients(const EntryCall &call, int64_t mb,
+                    const std::vector<const Tensor *> &params,
+                    const std::vector<const Tensor *> &data,
+                    const std::vector<Tensor> &saved,
+                    const std::vector<Tensor *> &gradSums) {
+    const std::vector<EntryValue> &results = call.entry.results;
     std::vector<const Tensor *> args =
-        arguments(backwardCall->entry, params, data, saved);
-    check(backwardCall->call(mb, args, [&](size_t i, const char *bytes) {
+        arguments(call.entry, params, data, saved);
+    check(call.call(mb, args, [&](size_t i, const char *bytes) {
       const EntryValue &result = results[i];
       if (result.kind != EntryValue::Kind::Grad)
         return;
       Tensor &sum = *gradSums[indexOf(result.name)];
       if (sum.type != DType::F32)
-        reportFailure(backwardCall->entry.name + ": the gradient of '" +
-                      result.name + "' is not f32");
+        reportFailure(call.entry.name + ": the gradient of '" + result.name +
+                      "' is not f32");
       auto *add = reinterpret_cast<const float *>(bytes);
       for (float &value : sum.f32Values())
         value += *add++;
     }));
   }
 
-private:
   size_t indexOf(llvm::StringRef name) const {
     return llvm::find_if(
                params, [&](const ParameterInfo &p) { return p.name == name; }) -
@@ -320,7 +371,10 @@ private:
                                              }) -
                                inputs.begin()]);
         break;
+      // The forward's saved values for a backward or an input part, the
+      // input part's results for a weight part.
       case EntryValue::Kind::Saved:
+      case EntryValue::Kind::WeightSaved:
         tensors.push_back(size_t(argument.saved) < saved.size()
                               ? &saved[argument.saved]
                               : nullptr);
@@ -350,7 +404,7 @@ private:
 
   int64_t id;
   EntryCall forwardCall;
-  std::optional<EntryCall> backwardCall;
+  std::optional<EntryCall> backwardCall, inputCall, weightCall;
   std::vector<ParameterInfo> params;
   std::vector<DataInputInfo> inputs;
   bool loss = false;
@@ -497,18 +551,33 @@ CompiledModel::loadStages(int64_t device) {
       return backward.takeError();
     const EntryPoint &forwardEntry = info.entryPoints.at(stage.forward);
     const EntryPoint &backwardEntry = info.entryPoints.at(stage.backward);
-    auto program = std::make_unique<CompiledStage>(
-        s, forwardEntry, &backwardEntry, *forward, *backward, freeBuffer,
-        stageMemory(forwardEntry, backwardEntry,
-                    [&](const std::string &entry) -> std::optional<int64_t> {
-                      // `ftpipe_peak_bytes_<entry>`, ftpipe-record-peak-memory.
-                      auto *value = static_cast<const int64_t *>(
-                          dlsym(libraries[device],
-                                ("ftpipe_peak_bytes_" + entry).c_str()));
-                      if (!value)
-                        return std::nullopt;
-                      return *value;
-                    }));
+    // `ftpipe_peak_bytes_<entry>`, ftpipe-record-peak-memory.
+    auto peakOf = [&](const std::string &entry) -> std::optional<int64_t> {
+      auto *value = static_cast<const int64_t *>(
+          dlsym(libraries[device], ("ftpipe_peak_bytes_" + entry).c_str()));
+      if (!value)
+        return std::nullopt;
+      return *value;
+    };
+    std::optional<StageMemory> needs =
+        stageMemory(forwardEntry, backwardEntry, peakOf);
+    if (needs && stage.splits())
+      needs = splitMemory(*needs, info.entryPoints.at(stage.backwardInput),
+                          info.entryPoints.at(stage.backwardWeight), peakOf);
+    auto program =
+        std::make_unique<CompiledStage>(s, forwardEntry, &backwardEntry,
+                                        *forward, *backward, freeBuffer, needs);
+    if (stage.splits()) {
+      llvm::Expected<void *> input = symbol(stage.backwardInput);
+      if (!input)
+        return input.takeError();
+      llvm::Expected<void *> weight = symbol(stage.backwardWeight);
+      if (!weight)
+        return weight.takeError();
+      program->setSplit(info.entryPoints.at(stage.backwardInput), *input,
+                        info.entryPoints.at(stage.backwardWeight), *weight,
+                        freeBuffer);
+    }
     if (llvm::Error error = program->ready())
       return std::move(error);
     stages.push_back(std::move(program));

@@ -184,6 +184,10 @@ HeldBytes DeviceExecutor::held() const {
     for (const Tensor &tensor : entry.second.saved)
       held.saved += tensor.bytes.size();
   held.savedMicroBatches = inFlight.size();
+  for (const auto &entry : waitingWeight)
+    for (const Tensor &tensor : entry.second.saved)
+      held.weightSaved += tensor.bytes.size();
+  held.weightSavedMicroBatches = waitingWeight.size();
   return held;
 }
 
@@ -348,6 +352,14 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
   return llvm::Error::success();
 }
 
+void DeviceExecutor::timed(llvm::function_ref<void()> code) {
+  double start = now();
+  code();
+  double waited = waitTimer->take();
+  computeSeconds += now() - start - waited;
+  waitedSeconds += waited;
+}
+
 llvm::Error
 DeviceExecutor::update(int64_t k,
                        const std::function<void(const StepReport &)> &onStep) {
@@ -488,12 +500,10 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
       error = update(action.index, onStep);
       break;
     case ActionKind::InputBackward:
+      error = inputBackward(action.stage, action.index);
+      break;
     case ActionKind::WeightBackward:
-      // ftpipe-run refuses zero-bubble kinds before it gets here.
-      error = llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "the runtime cannot run a split backward (" + action.str() +
-              "): stage programs of contract version 2 are not run yet");
+      error = weightBackward(action.stage, action.index);
       break;
     }
     if (error) {
@@ -533,11 +543,15 @@ llvm::json::Value ftpipe::runtime::traceToChrome(
     for (const TraceEvent &event : perDevice[d]) {
       const Action &action = event.action;
       bool update = action.kind == ActionKind::Update;
-      std::string name =
-          update ? action.str()
-                 : (action.kind == ActionKind::Forward ? "F s" : "B s") +
-                       std::to_string(action.stage) + " mb" +
-                       std::to_string(action.index);
+      // "F s2 mb5", "B s2 mb5", and a split backward's "I s2 mb5", "W s2 mb5".
+      const char *letter = action.kind == ActionKind::Forward         ? "F"
+                           : action.kind == ActionKind::Backward      ? "B"
+                           : action.kind == ActionKind::InputBackward ? "I"
+                                                                      : "W";
+      std::string name = update
+                             ? action.str()
+                             : letter + (" s" + std::to_string(action.stage)) +
+                                   " mb" + std::to_string(action.index);
       llvm::json::Object args =
           update ? llvm::json::Object{{"step", action.index}}
                  : llvm::json::Object{{"stage", action.stage},

@@ -11,6 +11,7 @@
 #include "FTPipe/Runtime/ManifestSchema.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace ftpipe::runtime;
 namespace json = llvm::json;
@@ -39,7 +40,25 @@ const EntryValueKindName entryValueKinds[] = {
     {EntryValue::Kind::Saved, "saved"},
     {EntryValue::Kind::Loss, "loss"},
     {EntryValue::Kind::Grad, "grad"},
-    {EntryValue::Kind::Output, "output"}};
+    {EntryValue::Kind::Output, "output"},
+    {EntryValue::Kind::WeightSaved, "weight_saved"}};
+
+/// Saved and WeightSaved values carry their index (`saved`).
+bool isIndexed(EntryValue::Kind kind) {
+  return kind == EntryValue::Kind::Saved ||
+         kind == EntryValue::Kind::WeightSaved;
+}
+
+struct EntryPointKindName {
+  bool backward;
+  EntryPoint::Part part;
+  const char *name;
+};
+const EntryPointKindName entryPointKinds[] = {
+    {false, EntryPoint::Part::Whole, "forward"},
+    {true, EntryPoint::Part::Whole, "backward"},
+    {true, EntryPoint::Part::Input, "backward_input"},
+    {true, EntryPoint::Part::Weight, "backward_weight"}};
 
 bool isNamed(EntryValue::Kind kind) {
   return kind == EntryValue::Kind::Param || kind == EntryValue::Kind::Grad ||
@@ -86,6 +105,44 @@ bool entryValuesFromJSON(const json::Value &entry, llvm::StringLiteral field,
 }
 
 } // namespace
+
+llvm::StringRef ftpipe::runtime::entryPointKind(const EntryPoint &entry) {
+  return llvm::find_if(entryPointKinds,
+                       [&](auto &k) {
+                         return k.backward == entry.backward &&
+                                (!k.backward || k.part == entry.part);
+                       })
+      ->name;
+}
+
+bool ftpipe::runtime::setEntryPointKind(EntryPoint &entry,
+                                        llvm::StringRef kind) {
+  const auto *it =
+      llvm::find_if(entryPointKinds, [&](auto &k) { return kind == k.name; });
+  if (it == std::end(entryPointKinds))
+    return false;
+  entry.backward = it->backward;
+  entry.part = it->part;
+  return true;
+}
+
+std::string &ManifestStage::entryOf(const EntryPoint &entry) {
+  if (!entry.backward)
+    return forward;
+  switch (entry.part) {
+  case EntryPoint::Part::Whole:
+    return backward;
+  case EntryPoint::Part::Input:
+    return backwardInput;
+  case EntryPoint::Part::Weight:
+    return backwardWeight;
+  }
+  llvm_unreachable("unknown entry point part");
+}
+
+const std::string &ManifestStage::entryOf(const EntryPoint &entry) const {
+  return const_cast<ManifestStage *>(this)->entryOf(entry);
+}
 
 json::Value ftpipe::runtime::toJSON(const ManifestTensor &tensor) {
   json::Object object{{"shape", tensor.shape},
@@ -137,7 +194,7 @@ json::Value ftpipe::runtime::toJSON(const EntryValue &value) {
   object["kind"] = kind->name;
   if (isNamed(value.kind))
     object["name"] = value.name;
-  if (value.kind == EntryValue::Kind::Saved)
+  if (isIndexed(value.kind))
     object["saved"] = value.saved;
   return object;
 }
@@ -168,7 +225,7 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, EntryValue &entry,
     path.field("name").report("missing");
     return false;
   }
-  if (entry.kind == EntryValue::Kind::Saved && entry.saved < 0) {
+  if (isIndexed(entry.kind) && entry.saved < 0) {
     path.field("saved").report("missing or negative");
     return false;
   }
@@ -203,7 +260,7 @@ json::Value ftpipe::runtime::toJSON(const EntryPoint &entry) {
                       {"symbol", entry.symbol},
                       {"device", entry.device},
                       {"stage", entry.stage},
-                      {"kind", entry.backward ? "backward" : "forward"},
+                      {"kind", entryPointKind(entry)},
                       {"arguments", entryValuesToJSON(entry.arguments)},
                       {"results", entryValuesToJSON(entry.results)},
                       {"transfers", entry.transfers}};
@@ -221,9 +278,9 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, EntryPoint &entry,
       !entryValuesFromJSON(value, "results", entry.results, path) ||
       !mapper.mapOptional("transfers", entry.transfers))
     return false;
-  entry.backward = kind == "backward";
-  if (kind != "forward" && kind != "backward") {
-    path.field("kind").report("expected forward or backward");
+  if (!setEntryPointKind(entry, kind)) {
+    path.field("kind").report(
+        "expected forward, backward, backward_input or backward_weight");
     return false;
   }
   return true;
@@ -248,6 +305,10 @@ json::Value ftpipe::runtime::toJSON(const ManifestStage &stage) {
       {"id", stage.id}, {"device", stage.device}, {"forward", stage.forward}};
   if (!stage.backward.empty())
     object["backward"] = stage.backward;
+  if (!stage.backwardInput.empty())
+    object["backward_input"] = stage.backwardInput;
+  if (!stage.backwardWeight.empty())
+    object["backward_weight"] = stage.backwardWeight;
   return object;
 }
 
@@ -257,7 +318,9 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ManifestStage &stage,
   return mapper && mapper.map("id", stage.id) &&
          mapper.map("device", stage.device) &&
          mapper.map("forward", stage.forward) &&
-         mapper.mapOptional("backward", stage.backward);
+         mapper.mapOptional("backward", stage.backward) &&
+         mapper.mapOptional("backward_input", stage.backwardInput) &&
+         mapper.mapOptional("backward_weight", stage.backwardWeight);
 }
 
 json::Value ftpipe::runtime::toJSON(const ManifestEdge &edge) {

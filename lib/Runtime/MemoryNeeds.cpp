@@ -51,6 +51,21 @@ ftpipe::runtime::stageMemory(const EntryPoint &forward,
   return memory;
 }
 
+std::optional<StageMemory>
+ftpipe::runtime::splitMemory(StageMemory memory, const EntryPoint &input,
+                             const EntryPoint &weight, PeakLookup peakOf) {
+  std::optional<int64_t> inputPeak = peakOf(input.name),
+                         weightPeak = peakOf(weight.name);
+  if (!inputPeak || !weightPeak)
+    return std::nullopt;
+  memory.inputPeakBytes = *inputPeak;
+  memory.weightPeakBytes = *weightPeak;
+  for (const EntryValue &result : input.results)
+    if (result.kind == EntryValue::Kind::WeightSaved)
+      memory.weightSavedBytes += bytesOf(result.tensor);
+  return memory;
+}
+
 static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }

@@ -34,8 +34,9 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
     if (!memory)
       return std::nullopt;
     needs[stage->stage()] = *memory;
-    generated = std::max(
-        {generated, memory->forwardPeakBytes, memory->backwardPeakBytes});
+    generated = std::max({generated, memory->forwardPeakBytes,
+                          memory->backwardPeakBytes, memory->inputPeakBytes,
+                          memory->weightPeakBytes});
   }
 
   int64_t weightBytes = 0, stateBytes = 0, updateScratch = 0;
@@ -60,6 +61,9 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
   std::map<std::pair<int64_t, int64_t>, int64_t> inFlight;
   std::set<int64_t> stashedVersions;
   int64_t saved = 0;
+  // Split backwards: the W buffers of the micro-batches whose I ran and
+  // whose W did not.
+  int64_t weightSaved = 0, waitingWeight = 0;
 
   MemoryPrediction best;
   best.peakBytes = -1;
@@ -71,6 +75,8 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
     h.stash = stashCount * weightBytes;
     h.saved = saved;
     h.savedMicroBatches = static_cast<int64_t>(inFlight.size());
+    h.weightSaved = weightSaved;
+    h.weightSavedMicroBatches = waitingWeight;
     return h;
   };
   // An action's messages are charged while it runs: a receiver takes them
@@ -91,11 +97,28 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
 
   for (const Action &action : actions) {
     switch (action.kind) {
-    case ActionKind::InputBackward:
-    case ActionKind::WeightBackward:
-      // Split backwards (zero-bubble schedules) do not run here yet, and
-      // their buffers are not counted: no prediction.
-      return std::nullopt;
+    case ActionKind::InputBackward: {
+      // The W buffers are copied out while the generated code's results
+      // are alive; the saved values go (zero-bubble kinds keep no stash).
+      const StageMemory &stage = needs[action.stage];
+      consider(action, stage.dataBytes + stage.weightSavedBytes,
+               stage.backwardSendBytes);
+      if (inFlight.erase({action.stage, action.index}))
+        saved -= stage.savedBytes;
+      weightSaved += stage.weightSavedBytes;
+      ++waitingWeight;
+      break;
+    }
+    case ActionKind::WeightBackward: {
+      const StageMemory &stage = needs[action.stage];
+      int64_t step = action.index / config.schedule.microBatches;
+      if (stepsWithSums.insert(step).second)
+        ++sumSets;
+      consider(action, stage.dataBytes, 0);
+      weightSaved -= stage.weightSavedBytes;
+      --waitingWeight;
+      break;
+    }
     case ActionKind::Forward: {
       const StageMemory &stage = needs[action.stage];
       inFlight[{action.stage, action.index}] = version;

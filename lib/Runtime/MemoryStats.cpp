@@ -64,12 +64,16 @@ std::string ftpipe::runtime::formatDeviceMemory(
         predicted->peakBytes ? double(l.peak) / predicted->peakBytes : 0.0);
   os << " at " << (memory.peakAction.empty() ? "start" : memory.peakAction)
      << llvm::format(" [runtime %.1f: weights %.1f gradients %.1f optimizer "
-                     "%.1f stash %.1f saved %.1f (%lld mb); generated %.1f; "
-                     "cached %.1f; messages %.1f]",
+                     "%.1f stash %.1f saved %.1f (%lld mb)",
                      mib(l.atPeak[FTPIPE_MEM_RUNTIME]), mib(held.weights),
                      mib(held.gradients), mib(held.optimizer), mib(held.stash),
                      mib(held.saved),
-                     static_cast<long long>(held.savedMicroBatches),
+                     static_cast<long long>(held.savedMicroBatches));
+  // Split backwards (zero-bubble schedules): what waits for a W.
+  if (held.weightSavedMicroBatches)
+    os << llvm::format(" W buffers %.1f (%lld mb)", mib(held.weightSaved),
+                       static_cast<long long>(held.weightSavedMicroBatches));
+  os << llvm::format("; generated %.1f; cached %.1f; messages %.1f]",
                      mib(l.atPeak[FTPIPE_MEM_GENERATED]),
                      mib(l.atPeak[FTPIPE_MEM_CACHED]),
                      mib(l.atPeak[FTPIPE_MEM_MESSAGES]))
@@ -83,12 +87,17 @@ std::string ftpipe::runtime::formatDeviceMemory(
     os << llvm::format(
         "\ndevice %lld predicted: peak tensor %.3f MiB at %s [runtime %.1f: "
         "weights %.1f gradients %.1f optimizer %.1f stash %.1f saved %.1f "
-        "(%lld mb), action %.1f; generated and cached %.1f; messages %.1f]",
+        "(%lld mb)",
         static_cast<long long>(device), mib(predicted->peakBytes),
         predicted->peakAction.c_str(),
         mib(p.total() + predicted->transientBytes), mib(p.weights),
         mib(p.gradients), mib(p.optimizer), mib(p.stash), mib(p.saved),
-        static_cast<long long>(p.savedMicroBatches),
+        static_cast<long long>(p.savedMicroBatches));
+    if (p.weightSavedMicroBatches)
+      os << llvm::format(" W buffers %.1f (%lld mb)", mib(p.weightSaved),
+                         static_cast<long long>(p.weightSavedMicroBatches));
+    os << llvm::format(
+        ", action %.1f; generated and cached %.1f; messages %.1f]",
         mib(predicted->transientBytes), mib(predicted->generatedBytes),
         mib(predicted->messageBytes));
   }

@@ -12,8 +12,10 @@
 #include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/DataValues.h"
 #include "FTPipe/Runtime/RunLimits.h"
+#include "FTPipe/Runtime/RunSchedule.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/SetupCheck.h"
+#include "FTPipe/Support/BoundedInput.h"
 #include "FTPipe/Support/OutputFiles.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -129,6 +131,10 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
       run.planBytes.push_back(
           int64_t(schedule::runtimeMemory(inputs, setup).totalBytes()));
   run.config.schedule = {setup.schedule, setup.microBatches, options.steps};
+  // Zero-bubble: I and W where the compiled stage splits (the tiny MLP's
+  // stages all do).
+  if (schedule::isZeroBubble(setup.schedule) && manifest)
+    run.config.schedule.split = splitStages(*manifest);
   run.config.stashing = setup.weightVersions;
   run.config.optimizer.kind = setup.optimizer;
   run.config.optimizer.lr = options.lr;
@@ -142,7 +148,15 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   for (auto [seconds, flag] : timeouts)
     if (llvm::Error error = checkTimeout(seconds, flag))
       return std::move(error);
-  auto lists = schedule::generate(graph, run.config.schedule);
+  // The schedule's own lists, or those of --schedule-file.
+  auto lists = [&]() -> llvm::Expected<schedule::Schedule> {
+    if (options.scheduleFile.empty())
+      return generateRunSchedule(graph, run.config.schedule);
+    auto text = support::readBoundedFile(options.scheduleFile, "schedule file");
+    if (!text)
+      return text.takeError();
+    return scheduleFromTorchCsv((*text)->getBuffer(), run.config.schedule);
+  }();
   if (!lists)
     return lists.takeError();
   run.schedule = std::move(*lists);
@@ -183,6 +197,9 @@ static llvm::Error prepareCheckpoints(TrainingRun &run,
     if (options.compareSimulator)
       return fail("--compare-simulator compares whole runs; leave out "
                   "--resume");
+    if (!options.scheduleFile.empty())
+      return fail("--schedule-file gives a whole run's lists; leave out "
+                  "--resume");
     auto loaded = loadCheckpoint(options.resumePath, identity);
     if (!loaded)
       return loaded.takeError();
@@ -205,7 +222,7 @@ static llvm::Error prepareCheckpoints(TrainingRun &run,
     const schedule::StageGraph &graph = run.model->stageGraph();
     schedule::ScheduleConfig rest = run.config.schedule;
     rest.steps = options.steps - done;
-    auto lists = schedule::generate(graph, rest);
+    auto lists = generateRunSchedule(graph, rest);
     if (!lists)
       return lists.takeError();
     if (auto checked = schedule::dryRun(graph, rest, *lists); !checked)
@@ -223,11 +240,6 @@ static llvm::Error prepareCheckpoints(TrainingRun &run,
 llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
                                           const ModelOptions &model,
                                           const RunOptions &options) {
-  if (schedule::isZeroBubble(run.config.schedule.kind))
-    return fail("cannot run schedule '" +
-                schedule::kindName(run.config.schedule.kind) +
-                "' yet: it needs split backwards (stage programs of contract "
-                "version 2); --print-schedule prints its lists");
   std::string origin =
       options.weightsPath.empty() ? "random init" : options.weightsPath;
   if (options.weightsPath.empty()) {

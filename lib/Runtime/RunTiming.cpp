@@ -29,7 +29,8 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   RunTiming timing;
   timing.microBatches = config.microBatches * config.steps;
   int64_t stages = graph.stages();
-  std::vector<std::vector<double>> forwardMs(stages), backwardMs(stages);
+  std::vector<std::vector<double>> forwardMs(stages), backwardMs(stages),
+      inputMs(stages), weightMs(stages);
   double start = 1e300, end = -1e300, computeMs = 0;
   for (const std::vector<TraceEvent> &events : traces) {
     if (events.empty())
@@ -51,9 +52,11 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
       computeMs += compute;
       bookkeepingMs +=
           std::max(0.0, duration - compute - event.waitSeconds * 1e3);
-      (event.action.kind == ActionKind::Forward
-           ? forwardMs
-           : backwardMs)[event.action.stage]
+      ActionKind kind = event.action.kind;
+      (kind == ActionKind::Forward          ? forwardMs
+       : kind == ActionKind::InputBackward  ? inputMs
+       : kind == ActionKind::WeightBackward ? weightMs
+                                            : backwardMs)[event.action.stage]
           .push_back(compute);
     }
     if (events.empty() || timing.measuredMs <= 0)
@@ -80,6 +83,14 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
     simulated.fwdMs.push_back(timing.stageForwardMs.back());
     simulated.bwdMs.push_back(timing.stageBackwardMs.back());
     simulated.recomputeMs.push_back(0);
+    // Split backwards (zero-bubble lists): I and W with their own costs.
+    if (!inputMs[s].empty()) {
+      simulated.inputMs.resize(stages, 0.0);
+      simulated.weightMs.resize(stages, 0.0);
+      simulated.inputMs[s] = median(inputMs[s]);
+      simulated.weightMs[s] = median(weightMs[s]);
+      simulated.bwdMs[s] = simulated.inputMs[s] + simulated.weightMs[s];
+    }
     for (int64_t producer : graph.producers[s]) {
       schedule::StageEdge edge;
       edge.src = producer;

@@ -104,48 +104,84 @@ public:
                 const std::vector<const Tensor *> &data,
                 std::vector<Tensor> saved,
                 const std::vector<Tensor *> &gradSums) override {
+    backwardWeight(mb, p, data, backwardInput(mb, p, data, std::move(saved)),
+                   gradSums);
+  }
+
+  // The backward splits (zero-bubble schedules): the input part computes
+  // dz and sends din; the weight part forms the parameter gradients from
+  // what it returns: dz and the layer's input, and on the last stage h and
+  // dout, on the first din.
+  bool splitsBackward() const override { return true; }
+
+  std::vector<Tensor> backwardInput(int64_t mb,
+                                    const std::vector<const Tensor *> &p,
+                                    const std::vector<const Tensor *> &data,
+                                    std::vector<Tensor> saved) override {
     int64_t b = shape.microBatchSize, hd = shape.hidden, d = shape.features;
     Matrix input = first ? embed(p, data)
                          : Matrix(saved[0].f32Values().begin(),
                                   saved[0].f32Values().end());
     Matrix h = layer(input, p);
     const float *e = first || last ? p[0]->f32Data() : nullptr;
-    Matrix dEmbed(hd * d, 0.0f), dh(b * hd);
+    Matrix dh(b * hd), dout;
     if (last) {
-      // out = h E; dout = (out - y) / B; dh = dout E^T; dE += h^T dout.
+      // out = h E; dout = (out - y) / B; dh = dout E^T.
       const float *y = data.back()->f32Data();
       Matrix out = multiply(h, b, hd, d,
                             [&](int64_t k, int64_t c) { return e[k * d + c]; });
-      Matrix dout(b * d);
+      dout.resize(b * d);
       for (int64_t i = 0; i < b * d; ++i)
         dout[i] = (out[i] - y[i]) / b;
       dh = multiply(dout, b, d, hd,
                     [&](int64_t k, int64_t c) { return e[c * d + k]; });
-      addTransposedProduct(dEmbed.data(), h.data(), dout.data(), b, hd, d);
     } else {
       Descriptor2D view(dh.data(), b, hd);
       ftpipe_rt_recv_f32(placement[self + 1], 2 * self + 1, mb, 2, &view);
     }
-    // z = in W^T + b; dz = dh (1 - h^2); dW = dz^T in; db = sum dz; din = dz W.
+    // z = in W^T + b; dz = dh (1 - h^2); din = dz W.
     const float *w = p[first || last ? 1 : 0]->f32Data();
     Matrix dz(b * hd);
     for (int64_t i = 0; i < b * hd; ++i)
       dz[i] = dh[i] * (1 - h[i] * h[i]);
-    Tensor dW(DType::F32, {hd, hd}), db(DType::F32, {hd});
-    addTransposedProduct(dW.f32Data(), dz.data(), input.data(), b, hd, hd);
-    for (int64_t i = 0; i < b; ++i)
-      for (int64_t r = 0; r < hd; ++r)
-        db.f32Data()[r] += dz[i * hd + r];
     Matrix din = multiply(dz, b, hd, hd,
                           [&](int64_t k, int64_t c) { return w[k * hd + c]; });
-    if (first) {
-      // a = x E^T: dE += din^T x.
-      addTransposedProduct(dEmbed.data(), din.data(), data.front()->f32Data(),
-                           b, hd, d);
-    } else {
+    if (!first) {
       Descriptor2D view(din.data(), b, hd);
       ftpipe_rt_send_f32(placement[self - 1], 2 * (self - 1) + 1, mb, 2, &view);
     }
+    std::vector<Tensor> weightSaved;
+    weightSaved.push_back(Tensor::f32({b, hd}, dz));
+    weightSaved.push_back(Tensor::f32({b, hd}, input));
+    if (last) {
+      weightSaved.push_back(Tensor::f32({b, hd}, h));
+      weightSaved.push_back(Tensor::f32({b, d}, dout));
+    }
+    if (first)
+      weightSaved.push_back(Tensor::f32({b, hd}, din));
+    return weightSaved;
+  }
+
+  void backwardWeight(int64_t mb, const std::vector<const Tensor *> &p,
+                      const std::vector<const Tensor *> &data,
+                      std::vector<Tensor> weightSaved,
+                      const std::vector<Tensor *> &gradSums) override {
+    int64_t b = shape.microBatchSize, hd = shape.hidden, d = shape.features;
+    const float *dz = weightSaved[0].f32Data(),
+                *input = weightSaved[1].f32Data();
+    // dW = dz^T in; db = sum dz; last: dE += h^T dout; first: dE += din^T x.
+    Matrix dEmbed(hd * d, 0.0f);
+    if (last)
+      addTransposedProduct(dEmbed.data(), weightSaved[2].f32Data(),
+                           weightSaved[3].f32Data(), b, hd, d);
+    Tensor dW(DType::F32, {hd, hd}), db(DType::F32, {hd});
+    addTransposedProduct(dW.f32Data(), dz, input, b, hd, hd);
+    for (int64_t i = 0; i < b; ++i)
+      for (int64_t r = 0; r < hd; ++r)
+        db.f32Data()[r] += dz[i * hd + r];
+    if (first)
+      addTransposedProduct(dEmbed.data(), weightSaved.back().f32Data(),
+                           data.front()->f32Data(), b, hd, d);
     std::vector<llvm::ArrayRef<float>> grads;
     if (first || last)
       grads.push_back(dEmbed);

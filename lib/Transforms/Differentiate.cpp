@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/AutoDiff/ReverseMode.h"
+#include "FTPipe/AutoDiff/SplitAdjoint.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/Transforms/Passes.h"
 #include "FTPipe/Dialect/FTPipe/StageAttrs.h"
@@ -68,11 +69,45 @@ static bool hasUnitAttr(func::FuncOp func, unsigned arg, StringRef name) {
   return static_cast<bool>(func.getArgAttr(arg, name));
 }
 
+/// Splits the adjoint of stage function `func` into its input and weight
+/// parts (contract version 2) when the weight part has work of its own. W
+/// takes the parameters and data inputs itself; everything else it reads
+/// comes from I (`ftpipe.weight_saved = K` on I's K-th extra result and W's
+/// matching argument).
+static void splitAdjointOf(func::FuncOp func, func::FuncOp adjoint) {
+  unsigned numArgs = func.getNumArguments();
+  SmallVector<bool> weightResults, directArguments;
+  for (unsigned k = 0; k < adjoint.getNumResults(); ++k) {
+    int64_t of =
+        adjoint.getResultAttrOfType<IntegerAttr>(k, sa::kGradOf).getInt();
+    weightResults.push_back(
+        hasUnitAttr(func, of, FTPipeDialect::kParamAttrName));
+  }
+  for (unsigned i = 0; i < adjoint.getNumArguments(); ++i)
+    directArguments.push_back(
+        i < numArgs && (hasUnitAttr(func, i, FTPipeDialect::kParamAttrName) ||
+                        func.getArgAttr(i, sa::kInput)));
+  std::optional<autodiff::AdjointSplit> split = autodiff::splitAdjoint(
+      adjoint, weightResults, directArguments,
+      (func.getSymName() + sa::kAdjointInputSuffix).str(),
+      (func.getSymName() + sa::kAdjointWeightSuffix).str());
+  if (!split)
+    return;
+  Builder b(func.getContext());
+  unsigned numInputGrads = split->input.getNumResults() - split->numCarried;
+  unsigned numDirect = split->weight.getNumArguments() - split->numCarried;
+  for (unsigned k = 0; k < split->numCarried; ++k) {
+    split->input.setResultAttr(numInputGrads + k, sa::kWeightSaved,
+                               b.getI64IntegerAttr(k));
+    split->weight.setArgAttr(numDirect + k, sa::kWeightSaved,
+                             b.getI64IntegerAttr(k));
+  }
+}
+
 /// Builds and annotates the adjoint of `func`.
-static LogicalResult differentiate(func::FuncOp func,
-                                   ArrayRef<bool> activeArgs,
-                                   ArrayRef<bool> activeResults,
-                                   bool recompute) {
+static LogicalResult differentiate(func::FuncOp func, ArrayRef<bool> activeArgs,
+                                   ArrayRef<bool> activeResults, bool recompute,
+                                   bool split) {
   if (failed(generalizeElementwise(func)))
     return emitError(func.getLoc(), "cannot rewrite the element-wise ops of '")
            << func.getSymName() << "' as linalg.generic";
@@ -127,6 +162,8 @@ static LogicalResult differentiate(func::FuncOp func,
   }
   func->setAttr(sa::kRecompute, b.getBoolAttr(recompute));
   func->setAttr(sa::kNumSaved, b.getI64IntegerAttr(result->numSaved));
+  if (split)
+    splitAdjointOf(func, backward);
   return success();
 }
 
@@ -164,8 +201,8 @@ void DifferentiatePass::runOnOperation() {
                 .getInt();
         stageRecomputes = !plan || plan.recomputes(stage);
       }
-      if (failed(differentiate(func, activeArgs, activeResults,
-                               stageRecomputes)))
+      if (failed(differentiate(func, activeArgs, activeResults, stageRecomputes,
+                               splitBackward)))
         return signalPassFailure();
     }
     return;
@@ -180,7 +217,8 @@ void DifferentiatePass::runOnOperation() {
       activeArgs.push_back(
           hasUnitAttr(func, i, FTPipeDialect::kParamAttrName) &&
           autodiff::isDifferentiable(func.getArgumentTypes()[i]));
-    if (failed(differentiate(func, activeArgs, {true}, recompute != "false")))
+    if (failed(differentiate(func, activeArgs, {true}, recompute != "false",
+                             /*split=*/false)))
       return signalPassFailure();
     func::FuncOp backward = module.lookupSymbol<func::FuncOp>(
         (func.getSymName() + sa::kAdjointSuffix).str());

@@ -52,6 +52,8 @@ struct Edge {
 struct Stage {
   func::CallOp call;
   func::FuncOp forward, adjoint;
+  /// A split adjoint's parts (ftpipe-differentiate), or null.
+  func::FuncOp adjointInput, adjointWeight;
   int64_t id, device;
 };
 } // namespace
@@ -76,7 +78,8 @@ static Value buildZerosOf(OpBuilder &b, Location loc, Type type) {
                              b.getFloatAttr(tensor.getElementType(), 0.0)));
 }
 
-/// Builds `@stageS_forward` and `@stageS_backward`.
+/// Builds `@stageS_forward` and `@stageS_backward`, and with a split adjoint
+/// `@stageS_backward_input` and `@stageS_backward_weight`.
 static void buildEntryPoints(OpBuilder &b, const Stage &stage,
                              ArrayRef<Edge> edges,
                              const DenseMap<func::CallOp, Stage *> &stageOf) {
@@ -201,23 +204,46 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
                                  b.getI64IntegerAttr(k));
   }
 
-  // The backward entry point.
+  // The backward entry points: the whole backward, and with a split adjoint
+  // its input part (same arguments and transfers; returns what the weight
+  // part reads) and its weight part (no transfers).
   SmallVector<Type> backwardArgs(leading);
   backwardArgs.append(savedTypes);
-  SmallVector<Type> gradTypes;
-  for (unsigned i : params)
-    gradTypes.push_back(forward.getArgumentTypes()[i]);
-  auto backwardEntry = b.create<func::FuncOp>(
-      loc, prefix + "_backward", b.getFunctionType(backwardArgs, gradTypes));
-  setEntryAttrs(backwardEntry, "backward");
-  copyLeadingAttrs(backwardEntry);
-  for (unsigned k = 0; k < savedTypes.size(); ++k)
-    backwardEntry.setArgAttr(leading.size() + k, sa::kSaved,
-                             b.getI64IntegerAttr(k));
-  for (auto [k, i] : llvm::enumerate(params))
-    if (auto name = forward.getArgAttr(i, FTPipeDialect::kNameAttrName))
-      backwardEntry.setResultAttr(k, sa::kGrad, name);
-  {
+  auto setGradAttrs = [&](func::FuncOp entry) {
+    for (auto [k, i] : llvm::enumerate(params))
+      if (auto name = forward.getArgAttr(i, FTPipeDialect::kNameAttrName))
+        entry.setResultAttr(k, sa::kGrad, name);
+  };
+  // Per parameter its gradient from `gradients` (zeros where none).
+  auto paramGradients = [&](OpBuilder &bb, ArrayRef<Value> gradients) {
+    SmallVector<Value> results;
+    for (unsigned i : params)
+      results.push_back(
+          gradients[i] ? gradients[i]
+                       : buildZerosOf(bb, loc, forward.getArgumentTypes()[i]));
+    return results;
+  };
+  auto buildBackward = [&](func::FuncOp callee, StringRef kind) {
+    bool inputPart = callee && callee == stage.adjointInput;
+    SmallVector<Type> resultTypes;
+    if (inputPart) {
+      for (unsigned k = 0; k < callee.getNumResults(); ++k)
+        if (callee.getResultAttr(k, sa::kWeightSaved))
+          resultTypes.push_back(callee.getResultTypes()[k]);
+    } else {
+      for (unsigned i : params)
+        resultTypes.push_back(forward.getArgumentTypes()[i]);
+    }
+    auto backwardEntry =
+        b.create<func::FuncOp>(loc, prefix + "_" + kind.str(),
+                               b.getFunctionType(backwardArgs, resultTypes));
+    setEntryAttrs(backwardEntry, kind);
+    copyLeadingAttrs(backwardEntry);
+    for (unsigned k = 0; k < savedTypes.size(); ++k)
+      backwardEntry.setArgAttr(leading.size() + k, sa::kSaved,
+                               b.getI64IntegerAttr(k));
+    if (!inputPart)
+      setGradAttrs(backwardEntry);
     Block *entry = backwardEntry.addEntryBlock();
     OpBuilder bb = OpBuilder::atBlockEnd(entry);
     Value mb = entry->getArgument(0);
@@ -253,12 +279,15 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
         receiveGradients(r, sum);
       operands.push_back(sum ? sum : buildZerosOf(bb, loc, type));
     }
-    SmallVector<Value> gradients(numArgs);
-    if (adjoint) {
-      auto call = bb.create<func::CallOp>(loc, adjoint, operands);
+    SmallVector<Value> gradients(numArgs), results;
+    if (callee) {
+      auto call = bb.create<func::CallOp>(loc, callee, operands);
       for (auto [k, result] : llvm::enumerate(call.getResults())) {
-        auto of = adjoint.getResultAttrOfType<IntegerAttr>(k, sa::kGradOf);
-        gradients[of.getInt()] = result;
+        if (callee.getResultAttr(k, sa::kWeightSaved))
+          results.push_back(result);
+        else if (auto of =
+                     callee.getResultAttrOfType<IntegerAttr>(k, sa::kGradOf))
+          gradients[of.getInt()] = result;
       }
     }
     for (auto [r, i] : passes)
@@ -271,13 +300,61 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
       bb.create<SendOp>(loc, gradients[i], mb, deviceOf(edge.producer),
                         2 * edge.id + 1);
     }
-    SmallVector<Value> results;
-    for (unsigned i : params)
-      results.push_back(
-          gradients[i] ? gradients[i]
-                       : buildZerosOf(bb, loc, forward.getArgumentTypes()[i]));
+    if (!inputPart)
+      results = paramGradients(bb, gradients);
     bb.create<func::ReturnOp>(loc, results);
-  }
+    if (inputPart)
+      for (unsigned k = 0; k < results.size(); ++k)
+        backwardEntry.setResultAttr(k, sa::kWeightSaved,
+                                    b.getI64IntegerAttr(k));
+  };
+  buildBackward(adjoint, "backward");
+  if (!stage.adjointInput)
+    return;
+  buildBackward(stage.adjointInput, "backward_input");
+
+  // The weight part: the parameters and data inputs, then what the input
+  // part returned.
+  func::FuncOp weight = stage.adjointWeight;
+  SmallVector<Type> weightArgs(leading);
+  SmallVector<unsigned> carriedArgs;
+  for (unsigned k = 0; k < weight.getNumArguments(); ++k)
+    if (weight.getArgAttr(k, sa::kWeightSaved)) {
+      weightArgs.push_back(weight.getArgumentTypes()[k]);
+      carriedArgs.push_back(k);
+    }
+  SmallVector<Type> gradTypes;
+  for (unsigned i : params)
+    gradTypes.push_back(forward.getArgumentTypes()[i]);
+  auto weightEntry =
+      b.create<func::FuncOp>(loc, prefix + "_backward_weight",
+                             b.getFunctionType(weightArgs, gradTypes));
+  setEntryAttrs(weightEntry, "backward_weight");
+  copyLeadingAttrs(weightEntry);
+  for (unsigned k = 0; k < carriedArgs.size(); ++k)
+    weightEntry.setArgAttr(leading.size() + k, sa::kWeightSaved,
+                           b.getI64IntegerAttr(k));
+  setGradAttrs(weightEntry);
+  Block *entry = weightEntry.addEntryBlock();
+  OpBuilder wb = OpBuilder::atBlockEnd(entry);
+  // The weight part takes the stage's parameters and inputs in argument
+  // order, then the carried values.
+  SmallVector<Value> direct(numArgs);
+  unsigned position = 1;
+  for (unsigned i : llvm::concat<unsigned>(params, inputs))
+    direct[i] = entry->getArgument(position++);
+  SmallVector<Value> operands;
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (direct[i])
+      operands.push_back(direct[i]);
+  for (unsigned k = 0; k < carriedArgs.size(); ++k)
+    operands.push_back(entry->getArgument(leading.size() + k));
+  auto call = wb.create<func::CallOp>(loc, weight, operands);
+  SmallVector<Value> gradients(numArgs);
+  for (auto [k, result] : llvm::enumerate(call.getResults()))
+    gradients[weight.getResultAttrOfType<IntegerAttr>(k, sa::kGradOf)
+                  .getInt()] = result;
+  wb.create<func::ReturnOp>(loc, paramGradients(wb, gradients));
 }
 
 void SplitDevicesPass::runOnOperation() {
@@ -319,6 +396,17 @@ void SplitDevicesPass::runOnOperation() {
     stage.forward = module.lookupSymbol<func::FuncOp>(call.getCallee());
     stage.adjoint = module.lookupSymbol<func::FuncOp>(
         (call.getCallee() + sa::kAdjointSuffix).str());
+    stage.adjointInput = module.lookupSymbol<func::FuncOp>(
+        (call.getCallee() + sa::kAdjointInputSuffix).str());
+    stage.adjointWeight = module.lookupSymbol<func::FuncOp>(
+        (call.getCallee() + sa::kAdjointWeightSuffix).str());
+    if (!stage.adjointInput != !stage.adjointWeight) {
+      emitError(stage.forward.getLoc(), "stage function '")
+          << call.getCallee()
+          << "' has only one part of a split adjoint: run "
+             "--ftpipe-differentiate again";
+      return signalPassFailure();
+    }
     stage.id = intAttr(stage.forward, FTPipeDialect::kStageAttrName);
     stage.device = intAttr(stage.forward, FTPipeDialect::kDeviceAttrName);
     bool needsAdjoint = llvm::any_of(

@@ -52,6 +52,7 @@
 // PYREADER-NEXT: shape: DIR/manifest.json: manifest.entry_points[1].arguments[1].shape: expected a list
 // PYREADER-NEXT: index: DIR/manifest.json: manifest.entry_points[0].arguments[0].index: expected 0
 // PYREADER-NEXT: owner: DIR/manifest.json: manifest.parameters.{{.*}}.owner: missing
+// PYREADER-NEXT: split: DIR/manifest.json: manifest.stages[0].backward_input: expected a string
 
 // Every symbol the artifacts need comes from a library they link.
 // RUN: nm -D --undefined-only %t.dir/device0.so %t.dir/device1.so | FileCheck %s --check-prefix=UNDEF

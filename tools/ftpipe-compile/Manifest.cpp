@@ -66,7 +66,8 @@ std::string inputName(func::FuncOp function, unsigned index) {
 struct Collected {
   rt::ManifestFile file;
   std::map<int64_t, std::set<int64_t>> stagesOf;
-  std::map<int64_t, std::pair<std::string, std::string>> stageEntries;
+  /// Per stage, its entry points' names (id and device filled in last).
+  std::map<int64_t, rt::ManifestStage> stageEntries;
   /// Per parameter: its owner and every device that reads it.
   std::map<std::string, std::pair<int64_t, std::set<int64_t>>> parameterDevices;
   std::map<std::string, std::set<int64_t>> inputDevices;
@@ -102,6 +103,10 @@ LogicalResult addArguments(func::FuncOp function, int64_t device,
                    function.getArgAttrOfType<IntegerAttr>(i, "ftpipe.saved")) {
       argument.kind = rt::EntryValue::Kind::Saved;
       argument.saved = saved.getInt();
+    } else if (auto carried = function.getArgAttrOfType<IntegerAttr>(
+                   i, "ftpipe.weight_saved")) {
+      argument.kind = rt::EntryValue::Kind::WeightSaved;
+      argument.saved = carried.getInt();
     } else {
       argument.kind = rt::EntryValue::Kind::Input;
       argument.name = inputName(function, i);
@@ -143,6 +148,10 @@ LogicalResult addResults(func::FuncOp function, bool isEntry,
                    i, "ftpipe.saved")) {
       result.kind = rt::EntryValue::Kind::Saved;
       result.saved = saved.getInt();
+    } else if (auto carried = function.getResultAttrOfType<IntegerAttr>(
+                   i, "ftpipe.weight_saved")) {
+      result.kind = rt::EntryValue::Kind::WeightSaved;
+      result.saved = carried.getInt();
     } else if (auto grad =
                    function.getResultAttrOfType<StringAttr>(i, "ftpipe.grad")) {
       result.kind = rt::EntryValue::Kind::Grad;
@@ -170,7 +179,9 @@ LogicalResult addTransfers(func::FuncOp function, rt::EntryPoint &entry,
     int64_t peer = send ? send.getPeer() : recv.getPeer();
     int64_t tag = send ? send.getTag() : recv.getTag();
     entry.transfers.push_back({bool(send), peer, tag, *tensor});
-    if (send)
+    // A split backward's input part sends what the whole backward sends:
+    // each edge is listed once, from the whole one.
+    if (send && entry.part != rt::EntryPoint::Part::Input)
       collected.file.tensors.push_back({entry.device, peer, tag, *tensor});
     return WalkResult::advance();
   });
@@ -196,16 +207,16 @@ FailureOr<rt::ManifestFile> mlir::ftpipe::buildManifest(
     entry.device = getEntryDevice(function);
     entry.stage = intAttr(function, "ftpipe.stage", 0);
     auto entryAttr = function->getAttrOfType<StringAttr>("ftpipe.entry");
-    entry.backward = entryAttr && entryAttr.getValue() == "backward";
-    if (entryAttr && !entry.backward && entryAttr.getValue() != "forward")
-      return function.emitError("ftpipe.entry must be \"forward\" or "
-                                "\"backward\", not ")
+    if (!rt::setEntryPointKind(entry,
+                               entryAttr ? entryAttr.getValue() : "forward"))
+      return function.emitError(
+                 "ftpipe.entry must be \"forward\", \"backward\", "
+                 "\"backward_input\" or \"backward_weight\", not ")
              << entryAttr;
     entry.name = function.getSymName().str();
     entry.symbol = "_mlir_ciface_" + entry.name;
     collected.stagesOf[entry.device].insert(entry.stage);
-    (entry.backward ? collected.stageEntries[entry.stage].second
-                    : collected.stageEntries[entry.stage].first) = entry.name;
+    collected.stageEntries[entry.stage].entryOf(entry) = entry.name;
     if (failed(addArguments(function, entry.device, entry, collected)) ||
         failed(addResults(function, bool(entryAttr), entry, collected)) ||
         failed(addTransfers(function, entry, collected)))
@@ -218,12 +229,12 @@ FailureOr<rt::ManifestFile> mlir::ftpipe::buildManifest(
     file.devices.push_back(
         {device, artifactName(device), {stages.begin(), stages.end()}});
   }
-  for (auto &[stage, names] : collected.stageEntries) {
-    int64_t device = 0;
+  for (auto &[id, stage] : collected.stageEntries) {
+    stage.id = id;
     for (auto &[d, stages] : collected.stagesOf)
-      if (stages.count(stage))
-        device = d;
-    file.stages.push_back({stage, device, names.first, names.second});
+      if (stages.count(id))
+        stage.device = d;
+    file.stages.push_back(std::move(stage));
   }
   for (auto &[name, parameter] : file.parameters) {
     auto &[owner, readers] = collected.parameterDevices[name];

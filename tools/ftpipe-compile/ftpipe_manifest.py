@@ -65,7 +65,7 @@ def _entry_point(entry, path):
                 _tensor(value, at)
             if kind in ("param", "input", "grad"):
                 _field(value, "name", "str", at)
-            if kind == "saved":
+            if kind in ("saved", "weight_saved"):
                 _field(value, "saved", "int", at)
 
 
@@ -92,7 +92,8 @@ def check(manifest):
         _field(stage, "id", "int", at)
         _field(stage, "device", "int", at)
         _field(stage, "forward", "str", at)
-        _field(stage, "backward", "str", at, optional=True)
+        for key in ("backward", "backward_input", "backward_weight"):
+            _field(stage, key, "str", at, optional=True)
     order = _field(manifest, "stage_order", "list", path, optional=True)
     for i, stage in enumerate(order or []):
         _expect(stage, "int", "%s.stage_order[%d]" % (path, i))

@@ -2,13 +2,16 @@
 # run_artifacts.py - runs the artifacts of ftpipe-compile --target=cpu in one
 # process, for one micro-batch, reading nothing but DIR/manifest.json.
 #
-#   run_artifacts.py DIR --weights W --inputs I -o OUT
+#   run_artifacts.py DIR --weights W --inputs I -o OUT [--split-backward]
 #
 # Loads every device's shared library, feeds each entry point its arguments as
 # the manifest lists them (parameters from W by Hugging Face name, data inputs
 # from I by name, micro-batch 0, saved values from the stage's forward), runs
 # all forwards in the manifest's stage order over the runtime's in-process
-# mailbox, then all backwards in reverse, and writes OUT (safetensors):
+# mailbox, then all backwards in reverse (with --split-backward, a stage whose
+# backward is split runs its input part there instead, and all weight parts
+# run after the last input part, on the values the input parts returned), and
+# writes OUT (safetensors):
 #   - with backward entry points: `loss` (also as `output0`) and
 #     `grad.<name>` for every parameter, the gradients of its copies added up
 #     (the formats of tools/ftpipe-reference/stage_programs.py and
@@ -127,7 +130,8 @@ def load(directory):
 def arguments(entry, weights, inputs, saved, microbatch=0):
     """The values of `entry`'s arguments in the manifest's order: parameters
     from `weights` by name, data inputs from `inputs` by name, the saved
-    values of the stage's forward from `saved`."""
+    values of the stage's forward (or, for a weight part, of its input part)
+    from `saved`."""
     values = []
     for arg in entry["arguments"]:
         kind = arg["kind"]
@@ -138,6 +142,12 @@ def arguments(entry, weights, inputs, saved, microbatch=0):
     return values
 
 
+def add_gradients(out, entry, results):
+    for r, v in zip(entry["results"], results):
+        key = "grad." + r["name"]
+        out[key] = out[key] + v if key in out else v
+
+
 def main():
     parser = argparse.ArgumentParser(
         description="runs the artifacts of ftpipe-compile --target=cpu")
@@ -145,6 +155,9 @@ def main():
     parser.add_argument("--weights", required=True)
     parser.add_argument("--inputs", required=True)
     parser.add_argument("-o", dest="output", required=True)
+    parser.add_argument("--split-backward", action="store_true",
+                        help="run split backwards as their input parts, "
+                        "then all weight parts")
     opts = parser.parse_args()
 
     manifest, libraries, entries, stages = load(opts.dir)
@@ -165,16 +178,26 @@ def main():
                 out["loss"] = v
             elif r["kind"] == "output":
                 out["output%d" % i] = v
+    weight_parts = []
     for stage in reversed(manifest["stage_order"]):
         if "backward" not in stages[stage]:
             continue
-        entry = entries[stages[stage]["backward"]]
+        split = opts.split_backward and "backward_input" in stages[stage]
+        entry = entries[stages[stage]["backward_input" if split
+                                      else "backward"]]
         abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
         results = call(libraries[entry["device"]], entry,
                        arguments(entry, weights, inputs, saved[stage]))
-        for r, v in zip(entry["results"], results):
-            key = "grad." + r["name"]
-            out[key] = out[key] + v if key in out else v
+        if split:
+            weight_parts.append((stage, results))
+        else:
+            add_gradients(out, entry, results)
+    for stage, carried in weight_parts:
+        entry = entries[stages[stage]["backward_weight"]]
+        abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
+        add_gradients(out, entry, call(libraries[entry["device"]], entry,
+                                       arguments(entry, weights, inputs,
+                                                 carried)))
     abi.ftpipe_rt_local_end.restype = ctypes.c_int64
     pending = abi.ftpipe_rt_local_end()
     if pending:
@@ -185,7 +208,9 @@ def main():
         out["output0"] = out["loss"]
     save_file({k: np.asarray(v) for k, v in out.items()}, opts.output)
     print("run_artifacts: %d devices, %d stages, %d tensors written" % (
-        len(libraries), len(stages), len(out)))
+        len(libraries), len(stages), len(out)) +
+        (", %d split backwards" % len(weight_parts)
+         if opts.split_backward else ""))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 
 #include "FTPipe/Runtime/MemoryStats.h"
 #include "FTPipe/Runtime/Run.h"
+#include "FTPipe/Schedule/TorchCsv.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -59,9 +60,8 @@ static field<std::string> savePath("save",
 // The setup flags default to the setup the manifest records (ftpipe-compile's
 // --schedule, --microbatches, --stashing, --optimizer), else to
 // kDefaultRunSetup's.
-static cl::opt<std::string> scheduleName(
-    "schedule",
-    cl::desc("gpipe, 1f1b or async (zb-h1: --print-schedule only)"));
+static cl::opt<std::string>
+    scheduleName("schedule", cl::desc("gpipe, 1f1b, async, zb-h1 or zb-auto"));
 static cl::opt<std::string> stashingName("stashing",
                                          cl::desc("none, stash or 2bw"));
 static cl::opt<std::string>
@@ -124,6 +124,17 @@ static field<bool> compareSimulator(
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));
+static cl::opt<std::string> scheduleFormat(
+    "format",
+    cl::desc("--print-schedule's form: text, or csv "
+             "(torch.distributed.pipelining's compute_only, one step)"),
+    cl::init("text"));
+static field<std::string> scheduleFile(
+    "schedule-file",
+    cl::desc("run these action lists (torch.distributed.pipelining's CSV of "
+             "one step, repeated each step) instead of --schedule's; they "
+             "are checked against --schedule's kind"),
+    cl::value_desc("file"), cl::location(options.scheduleFile));
 
 [[noreturn]] static void die(const llvm::Twine &message) {
   // In one write: every process of an MPI run may refuse the same input at
@@ -165,9 +176,13 @@ int main(int argc, char **argv) {
     options.optimizer = orDie(schedule::parseOptimizer(optimizerName));
   options.checkpointEvery = given(checkpointEvery);
 
+  if (scheduleFormat != "text" && scheduleFormat != "csv")
+    die("--format must be text or csv, not '" + scheduleFormat + "'");
   TrainingRun run = orDie(planTraining(modelOptions, options));
   if (printSchedule) {
-    llvm::outs() << run.schedule.str();
+    llvm::outs() << (scheduleFormat == "csv"
+                         ? orDie(schedule::toTorchCsv(run.schedule))
+                         : run.schedule.str());
     return 0;
   }
   if (llvm::Error error = loadTraining(run, modelOptions, options))

@@ -167,4 +167,62 @@ TEST(ArtifactManifest, RefusesBrokenReferences) {
             std::string::npos);
 }
 
+/// threeStages() with stage 1's backward split (contract version 2): its
+/// input part repeats the backward's transfers, its weight part takes one
+/// `weight_saved` value.
+json::Object splitStage1() {
+  json::Object manifest = threeStages();
+  json::Array &entries = *manifest.getArray("entry_points");
+  json::Object input = *entries[3].getAsObject();
+  input["name"] = "stage1_backward_input";
+  input["symbol"] = "_mlir_ciface_stage1_backward_input";
+  input["kind"] = "backward_input";
+  json::Object carried = tensor({2, 4});
+  carried["kind"] = "weight_saved";
+  carried["saved"] = 0;
+  input["results"] = json::Array{json::Object(carried)};
+  json::Object weight = entry("stage1_backward_weight", 1, 1, true, {},
+                              json::Array{json::Object(carried)});
+  weight["kind"] = "backward_weight";
+  entries.push_back(std::move(input));
+  entries.push_back(std::move(weight));
+  json::Object &stage = *(*manifest.getArray("stages"))[1].getAsObject();
+  stage["backward_input"] = "stage1_backward_input";
+  stage["backward_weight"] = "stage1_backward_weight";
+  return manifest;
+}
+
+TEST(ArtifactManifest, ReadsSplitBackwards) {
+  auto manifest = roundTrip(splitStage1());
+  ASSERT_TRUE(bool(manifest)) << llvm::toString(manifest.takeError());
+  EXPECT_FALSE(manifest->stages[0].splits());
+  ASSERT_TRUE(manifest->stages[1].splits());
+  const EntryPoint &input = manifest->entryPoints.at("stage1_backward_input");
+  EXPECT_TRUE(input.backward);
+  EXPECT_EQ(input.part, EntryPoint::Part::Input);
+  ASSERT_EQ(input.results.size(), 1u);
+  EXPECT_EQ(input.results[0].kind, EntryValue::Kind::WeightSaved);
+  EXPECT_EQ(input.results[0].saved, 0);
+  const EntryPoint &weight = manifest->entryPoints.at("stage1_backward_weight");
+  EXPECT_EQ(weight.part, EntryPoint::Part::Weight);
+  EXPECT_EQ(weight.arguments[1].kind, EntryValue::Kind::WeightSaved);
+  EXPECT_EQ(manifest->stageGraph().producers[2], std::vector<int64_t>{1});
+
+  // A stage that lists only an input part (its weight part gone).
+  json::Object half = splitStage1();
+  (*(*half.getArray("stages"))[1].getAsObject()).erase("backward_weight");
+  half.getArray("entry_points")->pop_back();
+  EXPECT_NE(errorOf(half).find("stage 1 lists only one part of a split "
+                               "backward"),
+            std::string::npos);
+
+  json::Object misnamed = splitStage1();
+  (*(*misnamed.getArray("stages"))[1].getAsObject())["backward_input"] =
+      "stage1_backward";
+  EXPECT_NE(errorOf(misnamed).find("entry point 'stage1_backward_input' is "
+                                   "not the backward_input that stage 1 "
+                                   "lists"),
+            std::string::npos);
+}
+
 } // namespace

@@ -164,6 +164,82 @@ TEST(ManifestSchema, FullManifestRoundTrips) {
   EXPECT_EQ(manifest->deviceMemory.size(), 2u);
 }
 
+/// fullManifest() with stage 1's backward split (contract version 2): the
+/// input part repeats the backward's transfers and returns a `weight_saved`
+/// value that the weight part takes.
+ManifestFile splitManifest() {
+  using Kind = EntryValue::Kind;
+  ManifestFile file = fullManifest();
+  EntryPoint input = file.entryPoints[3];
+  input.name = "stage1_backward_input";
+  input.symbol = "_mlir_ciface_" + input.name;
+  input.part = EntryPoint::Part::Input;
+  input.results = {value(Kind::WeightSaved, "", tensor({2, 8, 4}), 0)};
+  EntryPoint weight = file.entryPoints[3];
+  weight.name = "stage1_backward_weight";
+  weight.symbol = "_mlir_ciface_" + weight.name;
+  weight.part = EntryPoint::Part::Weight;
+  weight.arguments.push_back(
+      value(Kind::WeightSaved, "", tensor({2, 8, 4}), 0));
+  weight.transfers.clear();
+  file.entryPoints.push_back(input);
+  file.entryPoints.push_back(weight);
+  file.stages[1].backwardInput = input.name;
+  file.stages[1].backwardWeight = weight.name;
+  return file;
+}
+
+TEST(ManifestSchema, SplitBackwardRoundTrips) {
+  // Without a split, no stage names the parts.
+  json::Value whole = written(fullManifest());
+  for (const json::Value &stage : *object(whole).getArray("stages")) {
+    EXPECT_FALSE(stage.getAsObject()->get("backward_input"));
+    EXPECT_FALSE(stage.getAsObject()->get("backward_weight"));
+  }
+
+  ManifestFile file = splitManifest();
+  json::Value text = written(file);
+  json::Object &stage1 = *(*object(text).getArray("stages"))[1].getAsObject();
+  EXPECT_EQ(stage1.getString("backward_input"), "stage1_backward_input");
+  EXPECT_EQ(stage1.getString("backward_weight"), "stage1_backward_weight");
+  json::Object &point =
+      *(*object(text).getArray("entry_points"))[4].getAsObject();
+  EXPECT_EQ(point.getString("kind"), "backward_input");
+  EXPECT_EQ(entryValue(text, 4, "results", 0).getString("kind"),
+            "weight_saved");
+  EXPECT_EQ(entryValue(text, 4, "results", 0).getInteger("saved"), 0);
+
+  ManifestFile read;
+  json::Path::Root root("manifest");
+  ASSERT_TRUE(fromJSON(text, read, root)) << llvm::toString(root.getError());
+  EXPECT_EQ(llvm::formatv("{0:2}", toJSON(read)).str(),
+            llvm::formatv("{0:2}", toJSON(file)).str());
+  EXPECT_EQ(read.entryPoints[4].part, EntryPoint::Part::Input);
+  EXPECT_TRUE(read.entryPoints[5].backward);
+  EXPECT_EQ(read.entryPoints[5].part, EntryPoint::Part::Weight);
+  EXPECT_EQ(read.entryPoints[5].arguments.back().kind,
+            EntryValue::Kind::WeightSaved);
+  EXPECT_EQ(read.stages[1].backwardWeight, "stage1_backward_weight");
+
+  // The runtime's view: the input part's sends repeat the backward's.
+  llvm::Expected<ArtifactManifest> manifest = readWrittenManifest(text);
+  ASSERT_TRUE(bool(manifest)) << llvm::toString(manifest.takeError());
+  EXPECT_FALSE(manifest->stages[0].splits());
+  EXPECT_TRUE(manifest->stages[1].splits());
+
+  json::Value kind = written(splitManifest());
+  (*(*object(kind).getArray("entry_points"))[4].getAsObject())["kind"] =
+      "backward_inputs";
+  EXPECT_NE(readError(kind).find("manifest.entry_points[4].kind"),
+            std::string::npos)
+      << readError(kind);
+  json::Value saved = written(splitManifest());
+  entryValue(saved, 4, "results", 0).erase("saved");
+  EXPECT_NE(readError(saved).find("manifest.entry_points[4].results[0].saved"),
+            std::string::npos)
+      << readError(saved);
+}
+
 TEST(ManifestSchema, WrongTypesAreRefusedWithTheirPath) {
   json::Value saved = written(fullManifest());
   entryValue(saved, 0, "results", 0)["saved"] = "zero";

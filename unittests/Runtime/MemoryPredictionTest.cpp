@@ -18,10 +18,13 @@ using namespace ftpipe::schedule;
 
 namespace {
 
-constexpr int64_t kWeights = 1000, kSaved = 300, kBatch = 2, kFeatures = 5;
+constexpr int64_t kWeights = 1000, kSaved = 300, kWeightSaved = 170, kBatch = 2,
+                  kFeatures = 5;
 
-/// A stage with one weight vector that saves kSaved floats per micro-batch;
-/// `leak` keeps a copy of every saved value for good.
+/// A stage with one weight vector that saves kSaved floats per micro-batch
+/// and, when its backward runs split, keeps kWeightSaved floats from its
+/// input part to its weight part; `leak` keeps a copy of every saved value
+/// for good.
 class CountedStage : public StageProgram {
 public:
   CountedStage(int64_t id, bool leak) : id(id), leak(leak) {
@@ -40,6 +43,7 @@ public:
     ftpipe::runtime::StageMemory memory;
     memory.savedBytes = kSaved * sizeof(float);
     memory.dataBytes = kBatch * kFeatures * sizeof(float);
+    memory.weightSavedBytes = kWeightSaved * sizeof(float);
     return memory;
   }
   ForwardResult forward(int64_t mb, const std::vector<const Tensor *> &p,
@@ -57,6 +61,21 @@ public:
                 const std::vector<Tensor *> &gradSums) override {
     for (float &g : gradSums[0]->f32Values())
       g += 1.0f;
+  }
+  bool splitsBackward() const override { return true; }
+  std::vector<Tensor> backwardInput(int64_t mb,
+                                    const std::vector<const Tensor *> &p,
+                                    const std::vector<const Tensor *> &data,
+                                    std::vector<Tensor> saved) override {
+    std::vector<Tensor> weightSaved;
+    weightSaved.emplace_back(DType::F32, std::vector<int64_t>{kWeightSaved});
+    return weightSaved;
+  }
+  void backwardWeight(int64_t mb, const std::vector<const Tensor *> &p,
+                      const std::vector<const Tensor *> &data,
+                      std::vector<Tensor> weightSaved,
+                      const std::vector<Tensor *> &gradSums) override {
+    backward(mb, p, data, {}, gradSums);
   }
 
 private:
@@ -119,6 +138,9 @@ TEST(MemoryPrediction, EqualsTheLedgerForEverySchedule) {
         Case{Kind::Async, ftpipe::schedule::WeightVersions::Stash,
              ftpipe::schedule::Optimizer::Adafactor},
         Case{Kind::Async, ftpipe::schedule::WeightVersions::DoubleBuffered,
+             ftpipe::schedule::Optimizer::AdamW},
+        // Split backwards: the W buffers between each I and its W.
+        Case{Kind::ZeroBubbleH1, ftpipe::schedule::WeightVersions::None,
              ftpipe::schedule::Optimizer::AdamW}}) {
     ExecutorConfig config;
     config.schedule = {c.kind, 4, 3};

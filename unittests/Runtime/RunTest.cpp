@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
 #include <thread>
@@ -117,6 +118,30 @@ TEST(Run, TinyMlpOverThreadsMatchesEmulation) {
   }
 }
 
+// Zero-bubble schedules run the tiny MLP's split backwards (every stage
+// splits) and train to 1F1B's weights, bit for bit.
+TEST(Run, ZeroBubbleTrainsToOneFOneBsWeights) {
+  ModelOptions model = tinyMlp("0,1,2,0");
+  std::map<Kind, TensorMap> weights;
+  for (Kind kind : {Kind::OneFOneB, Kind::ZeroBubbleH1, Kind::ZeroBubbleAuto}) {
+    SCOPED_TRACE(schedule::kindName(kind).str());
+    RunOptions options = trainFor(kind, 3);
+    llvm::Expected<TrainingRun> run = planTraining(model, options);
+    ASSERT_TRUE(!!run) << llvm::toString(run.takeError());
+    EXPECT_EQ(run->config.schedule.split,
+              std::vector<bool>(kind == Kind::OneFOneB ? 0 : 4, true));
+    ASSERT_EQ(errorOf(loadTraining(*run, model, options)), "");
+    llvm::Expected<TrainingResult> result =
+        runTraining(*run, options, {}, nullptr, nullptr);
+    ASSERT_TRUE(!!result) << llvm::toString(result.takeError());
+    weights[kind] = result->weights;
+  }
+  for (Kind kind : {Kind::ZeroBubbleH1, Kind::ZeroBubbleAuto})
+    for (const auto &[name, tensor] : weights[Kind::OneFOneB])
+      EXPECT_EQ(weights[kind].at(name).bytes, tensor.bytes)
+          << schedule::kindName(kind).str() << " " << name;
+}
+
 TEST(Run, WritesItsOutputsAndComparesWithTheSimulator) {
   llvm::SmallString<128> directory;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("ftpipe-run", directory));
@@ -161,12 +186,29 @@ TEST(Run, RefusesBeforeAnythingRuns) {
             "--placement: 'x' is not a device");
 
   ModelOptions model = tinyMlp("0,1,2,3");
-  RunOptions zeroBubble = trainFor(Kind::ZeroBubbleH1, 2);
-  llvm::Expected<TrainingRun> run = planTraining(model, zeroBubble);
-  ASSERT_TRUE(!!run) << llvm::toString(
-      run.takeError()); // --print-schedule's lists
-  EXPECT_EQ(errorOf(loadTraining(*run, model, zeroBubble)).substr(0, 32),
-            "cannot run schedule 'zb-h1' yet:");
+  RunOptions missing = trainFor(Kind::ZeroBubbleH1, 2);
+  missing.scheduleFile = "no-such-schedule.csv";
+  EXPECT_NE(errorOf(planTraining(model, missing)).find("schedule file"),
+            std::string::npos);
+  // A whole run's lists from a file cannot resume: refused before the
+  // checkpoint is read.
+  llvm::SmallString<128> csv;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("zb-h1", "csv", csv));
+  {
+    std::error_code error;
+    llvm::raw_fd_ostream out(csv, error);
+    ASSERT_FALSE(error);
+    out << "0F0,0F1,0F2,0F3,0I0,0W0,0I1,0W1,0I2,0W2,0I3,0W3\r\n";
+  }
+  RunOptions fromFile = trainFor(Kind::ZeroBubbleH1, 2);
+  fromFile.scheduleFile = csv.str().str();
+  fromFile.resumePath = "no-such-checkpoint";
+  ModelOptions one = tinyMlp("0");
+  llvm::Expected<TrainingRun> run = planTraining(one, fromFile);
+  llvm::sys::fs::remove(csv);
+  ASSERT_TRUE(!!run) << llvm::toString(run.takeError());
+  EXPECT_EQ(errorOf(loadTraining(*run, one, fromFile)),
+            "--schedule-file gives a whole run's lists; leave out --resume");
 
   RunOptions alone = trainFor(Kind::OneFOneB, 2);
   alone.checkpointDir = "checkpoints";

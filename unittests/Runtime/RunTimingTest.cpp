@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/RunTiming.h"
+#include "FTPipe/Schedule/Simulator.h"
 
 #include "gtest/gtest.h"
 
@@ -67,6 +68,49 @@ TEST(RunTiming, ExactTimelineMatchesTheSimulator) {
   EXPECT_DOUBLE_EQ(timing->measuredMs, 10.0);
   EXPECT_NEAR(timing->updateShare, 0.05, 1e-12);
   EXPECT_NEAR(timing->bookkeepingShare, 0.05, 1e-12);
+}
+
+/// A zero-bubble run whose timeline is the simulator's own (F = 1, I = 2,
+/// W = 1 ms, free transfers): the measured I and W costs reach the
+/// simulator, which then predicts the measured time exactly.
+TEST(RunTiming, SplitBackwardsGiveTheSimulatorTheirCosts) {
+  schedule::StageGraph graph = schedule::StageGraph::chain({0, 1});
+  schedule::ScheduleConfig config{schedule::Kind::ZeroBubbleH1, 3, 1};
+  auto lists = schedule::generate(graph, config);
+  ASSERT_TRUE(bool(lists)) << llvm::toString(lists.takeError());
+  schedule::TimedStageGraph stages =
+      schedule::TimedStageGraph::withCosts(graph, {1, 1}, {2, 2}, {1, 1}, 0);
+  schedule::SimulatorConfig simulator;
+  simulator.kind = config.kind;
+  simulator.microBatches = config.microBatches;
+  simulator.orders = *lists;
+  auto simulated = schedule::simulate(
+      stages, schedule::Links::uniform(2, 1e15, 0.0), simulator);
+  ASSERT_TRUE(bool(simulated)) << llvm::toString(simulated.takeError());
+  std::vector<std::vector<TraceEvent>> traces(2);
+  for (const schedule::SimEvent &e : simulated->events) {
+    if (e.onLink())
+      continue;
+    using K = schedule::SimEvent::Kind;
+    Action action =
+        e.kind == K::Forward         ? Action::forward(e.stage, e.microBatch)
+        : e.kind == K::InputBackward ? Action::input(e.stage, e.microBatch)
+                                     : Action::weight(e.stage, e.microBatch);
+    traces[e.device].push_back(
+        event(action, e.startMs, e.endMs, e.endMs - e.startMs));
+  }
+  for (auto &events : traces) {
+    llvm::sort(events, [](const TraceEvent &a, const TraceEvent &b) {
+      return a.startSeconds < b.startSeconds;
+    });
+    events.push_back(event(Action::update(0), events.back().endSeconds * 1e3,
+                           events.back().endSeconds * 1e3, 0));
+  }
+  auto timing = compareWithSimulator(graph, config, *lists, traces);
+  ASSERT_TRUE(bool(timing)) << llvm::toString(timing.takeError());
+  EXPECT_NEAR(timing->measuredMs, simulated->makespanMs, 1e-9);
+  EXPECT_NEAR(timing->simulatedMs, timing->measuredMs, 1e-6);
+  EXPECT_NEAR(timing->simulatedIdle, timing->measuredIdle, 1e-6);
 }
 
 } // namespace

@@ -143,6 +143,13 @@ public:
 private:
   llvm::Error forward(int64_t stage, int64_t mb);
   llvm::Error backward(int64_t stage, int64_t mb);
+  /// A split backward's parts (ExecutorSplitBackward.cpp): I keeps what its
+  /// W reads until the W runs.
+  llvm::Error inputBackward(int64_t stage, int64_t mb);
+  llvm::Error weightBackward(int64_t stage, int64_t mb);
+  /// Runs a stage's code, counting its time as compute but for the time its
+  /// receives waited.
+  void timed(llvm::function_ref<void()> code);
   llvm::Error update(int64_t k,
                      const std::function<void(const StepReport &)> &onStep);
   StageProgram *program(int64_t stage) const;
@@ -178,6 +185,9 @@ private:
     std::vector<Tensor> saved;
   };
   std::map<std::pair<int64_t, int64_t>, InFlight> inFlight;
+  /// Per (stage, micro-batch) whose input part ran and weight part did not:
+  /// what the weight part reads (the weights' version in `version`).
+  std::map<std::pair<int64_t, int64_t>, InFlight> waitingWeight;
   /// Losses of the micro-batches of each step not yet reported.
   std::map<int64_t, std::vector<double>> stepLosses;
   double computeSeconds = 0, stepStart = 0;

@@ -51,12 +51,16 @@ struct EntryValue {
     Saved,
     Loss,
     Grad,
-    Output
+    Output,
+    /// A value a split backward's input part returns for its weight part
+    /// (`weight_saved`, contract version 2).
+    WeightSaved
   };
   Kind kind = Kind::Param;
   /// Param, Grad: Hugging Face name; Input: the data input's name.
   std::string name;
-  /// Saved: its index K among the forward's saved results.
+  /// Saved: its index K among the forward's saved results; WeightSaved:
+  /// among the input part's results for the weight part.
   int64_t saved = -1;
   /// Not written for a Microbatch (an index passed by value).
   ManifestTensor tensor;
@@ -69,11 +73,16 @@ struct ManifestTransfer {
 };
 
 struct EntryPoint {
+  /// Of a backward: the whole one, or a split backward's input or weight
+  /// part (kinds `backward`, `backward_input`, `backward_weight`).
+  enum class Part : uint8_t { Whole, Input, Weight };
   std::string name, symbol;
   int64_t device = 0, stage = 0;
   bool backward = false;
   std::vector<EntryValue> arguments, results;
   std::vector<ManifestTransfer> transfers;
+  /// A backward's part (`kind`; Whole for a forward).
+  Part part = Part::Whole;
 };
 
 /// One device (`devices[i]`): its artifact's file name and its stages.
@@ -85,8 +94,14 @@ struct ManifestDevice {
 
 struct ManifestStage {
   int64_t id = 0, device = 0;
-  /// Names of the entry points (backward empty for a forward-only build).
-  std::string forward, backward;
+  /// Names of the entry points (backward empty for a forward-only build;
+  /// the split backward's parts, `backward_input` and `backward_weight`,
+  /// empty for a stage that does not split).
+  std::string forward, backward, backwardInput, backwardWeight;
+  bool splits() const { return !backwardInput.empty(); }
+  /// The name the stage lists for an entry point of `entry`'s kind.
+  std::string &entryOf(const EntryPoint &entry);
+  const std::string &entryOf(const EntryPoint &entry) const;
 };
 
 /// A tensor sent between devices (`tensors[i]`).
@@ -137,6 +152,12 @@ struct ManifestFile {
   std::optional<schedule::TrainingSetup> training;
   std::vector<ManifestDeviceMemory> deviceMemory;
 };
+
+/// An entry point's `kind`: forward, backward, backward_input or
+/// backward_weight.
+llvm::StringRef entryPointKind(const EntryPoint &entry);
+/// Sets `entry`'s backward and part from `kind`; false for another name.
+bool setEntryPointKind(EntryPoint &entry, llvm::StringRef kind);
 
 llvm::json::Value toJSON(const ManifestTensor &tensor);
 bool fromJSON(const llvm::json::Value &value, ManifestTensor &tensor,

@@ -36,6 +36,14 @@ std::optional<StageMemory> stageMemory(const EntryPoint &forward,
                                        const EntryPoint &backward,
                                        PeakLookup peakOf);
 
+/// `memory` with a split backward's needs: the bytes its input part returns
+/// for its weight part and the parts' recorded peaks; none when a peak is not
+/// recorded.
+std::optional<StageMemory> splitMemory(StageMemory memory,
+                                       const EntryPoint &input,
+                                       const EntryPoint &weight,
+                                       PeakLookup peakOf);
+
 /// Replaces, in `inputs` (one per device, stages in increasing stage id as
 /// the plan lists them), each stage's kept bytes per micro-batch by what the
 /// runtime keeps per micro-batch in flight (the forward's saved values and

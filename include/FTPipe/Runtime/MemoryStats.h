@@ -25,8 +25,11 @@ struct HeldBytes {
   int64_t weights = 0, gradients = 0, optimizer = 0, stash = 0, saved = 0;
   /// Micro-batches whose saved values are held.
   int64_t savedMicroBatches = 0;
+  /// What split backwards' input parts keep for their weight parts (W
+  /// buffers), and for how many micro-batches.
+  int64_t weightSaved = 0, weightSavedMicroBatches = 0;
   int64_t total() const {
-    return weights + gradients + optimizer + stash + saved;
+    return weights + gradients + optimizer + stash + saved + weightSaved;
   }
 };
 

@@ -103,6 +103,10 @@ struct RunOptions {
   /// every device's timeline (--trace, a Chrome / Perfetto trace); empty:
   /// nowhere. loadTraining checks that they can be written.
   std::string savePath, tracePath;
+  /// Action lists to run instead of the schedule's own (--schedule-file:
+  /// torch.distributed.pipelining's CSV of one step, repeated each step);
+  /// empty: generated. Refused with --resume.
+  std::string scheduleFile;
   /// Compare the timelines with the simulator (--compare-simulator):
   /// records them, and refuses to resume.
   bool compareSimulator = false;

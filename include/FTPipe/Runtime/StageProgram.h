@@ -54,6 +54,10 @@ struct StageMemory {
   int64_t forwardSendBytes = 0, backwardSendBytes = 0;
   /// Bytes of one micro-batch's slices of the data inputs.
   int64_t dataBytes = 0;
+  /// A split backward (splitsBackward()): the bytes its input part returns
+  /// for its weight part, per micro-batch, and the parts' recorded peaks.
+  int64_t weightSavedBytes = 0;
+  int64_t inputPeakBytes = 0, weightPeakBytes = 0;
 };
 
 class StageProgram {
@@ -84,6 +88,23 @@ public:
                         const std::vector<const Tensor *> &data,
                         std::vector<Tensor> saved,
                         const std::vector<Tensor *> &gradSums) = 0;
+
+  /// Whether the backward also runs as an input part and a weight part
+  /// (docs/StagePrograms.md, contract version 2; zero-bubble schedules).
+  virtual bool splitsBackward() const { return false; }
+  /// Runs the input part of `mb`'s backward (the backward's transfers) and
+  /// returns the values its weight part reads. Only if splitsBackward().
+  virtual std::vector<Tensor>
+  backwardInput(int64_t mb, const std::vector<const Tensor *> &params,
+                const std::vector<const Tensor *> &data,
+                std::vector<Tensor> saved);
+  /// Runs the weight part of `mb`'s backward on what backwardInput returned
+  /// and adds its gradients into `gradSums`. Only if splitsBackward().
+  virtual void backwardWeight(int64_t mb,
+                              const std::vector<const Tensor *> &params,
+                              const std::vector<const Tensor *> &data,
+                              std::vector<Tensor> weightSaved,
+                              const std::vector<Tensor *> &gradSums);
 };
 
 } // namespace runtime

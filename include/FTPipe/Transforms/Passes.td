@@ -480,6 +480,18 @@ def DifferentiatePass : Pass<"ftpipe-differentiate", "ModuleOp"> {
     takes each stage's choice from the plan (all stages recompute when the
     plan does not say).
 
+    With `split-backward=true` (the default) the adjoint of a stage with
+    parameters is also split for zero-bubble schedules (docs/StagePrograms.md,
+    contract version 2): `@stageS_adjoint_input` takes the adjoint's
+    arguments and returns the gradients of the stage's received values, then
+    the values the weight part reads (`ftpipe.weight_saved = K`);
+    `@stageS_adjoint_weight` takes the parameters and data inputs, then those
+    values, and returns the parameter gradients. Every op of the adjoint goes
+    to one of them (constants are rebuilt in both), so they do the adjoint's
+    arithmetic and no more. A stage whose weight part would run no op of its
+    own (no parameters, or parameter gradients that fall out of the input
+    part) keeps only `@stageS_adjoint`. `@stageS_adjoint` stays either way.
+
     ```mlir
     func.func private @stage1_adjoint(%x: tensor<4xf32>, %dy: tensor<f32>)
         -> (tensor<4xf32> {ftpipe.grad_of = 0 : i64})
@@ -490,6 +502,9 @@ def DifferentiatePass : Pass<"ftpipe-differentiate", "ModuleOp"> {
            "true: the backward recomputes the forward; false: the forward "
            "returns the values the backward needs; plan: per stage, as the "
            "plan says">,
+    Option<"splitBackward", "split-backward", "bool", /*default=*/"true",
+           "Also split each stage's adjoint with parameters into an input "
+           "part and a weight part (zero-bubble schedules)">,
   ];
   let dependentDialects = [
     "ftpipe::FTPipeDialect", "arith::ArithDialect", "linalg::LinalgDialect",
@@ -515,6 +530,14 @@ def SplitDevicesPass : Pass<"ftpipe-split-devices", "ModuleOp"> {
     for it) and added to the argument's gradient. The model function is
     removed: the runtime, not the IR, decides the order in which a device
     runs its entry points.
+
+    A stage whose adjoint `ftpipe-differentiate` split also gets
+    `@stageS_backward_input(%mb, parameters, data inputs, saved values) ->
+    (values for the weight part)`, which does the backward's receives and
+    sends, and `@stageS_backward_weight(%mb, parameters, data inputs, values
+    for the weight part) -> (parameter gradients)`, which does no transfer
+    (`ftpipe.weight_saved = K` on the K-th value on both sides; contract
+    version 2).
 
     ```mlir
     func.func @stage1_forward(%mb: index {ftpipe.microbatch}, ...) -> (tensor<f32> {ftpipe.loss}, tensor<4xf32> {ftpipe.saved = 0 : i64})

@@ -57,7 +57,8 @@ verifyStageAttr(Operation *op, NamedAttribute attr, bool onArgument) {
                            << value;
   };
   if (onArgument) {
-    if (name == sa::kOwner || name == sa::kFromStage || name == sa::kSaved)
+    if (name == sa::kOwner || name == sa::kFromStage || name == sa::kSaved ||
+        name == sa::kWeightSaved)
       return expect(isa<IntegerAttr>(value), "an integer");
     if (name == sa::kInput)
       return expect(isa<StringAttr>(value), "a string");

@@ -36,3 +36,4 @@ broken("shape", lambda m: m["entry_points"][1]["arguments"][1].update(
 broken("index", lambda m: m["entry_points"][0]["arguments"][0].update(
     index=7))
 broken("owner", lambda m: next(iter(m["parameters"].values())).pop("owner"))
+broken("split", lambda m: m["stages"][0].update(backward_input=3))

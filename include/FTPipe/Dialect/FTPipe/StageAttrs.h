@@ -21,6 +21,8 @@ constexpr llvm::StringLiteral kActive = "ftpipe.active";
 constexpr llvm::StringLiteral kLoss = "ftpipe.loss";
 constexpr llvm::StringLiteral kSaved = "ftpipe.saved";
 constexpr llvm::StringLiteral kNumSaved = "ftpipe.num_saved";
+/// A value the input part of a split backward passes to its weight part.
+constexpr llvm::StringLiteral kWeightSaved = "ftpipe.weight_saved";
 constexpr llvm::StringLiteral kRecompute = "ftpipe.recompute";
 constexpr llvm::StringLiteral kGradOf = "ftpipe.grad_of";
 constexpr llvm::StringLiteral kGrad = "ftpipe.grad";
@@ -29,6 +31,9 @@ constexpr llvm::StringLiteral kMicrobatch = "ftpipe.microbatch";
 constexpr llvm::StringLiteral kStageOrder = "ftpipe.stage_order";
 /// Suffix of the adjoint of a stage (or model) function.
 constexpr llvm::StringLiteral kAdjointSuffix = "_adjoint";
+/// Suffixes of a split adjoint's input and weight parts.
+constexpr llvm::StringLiteral kAdjointInputSuffix = "_adjoint_input";
+constexpr llvm::StringLiteral kAdjointWeightSuffix = "_adjoint_weight";
 } // namespace stage_attrs
 } // namespace ftpipe
 } // namespace mlir
