@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ftpipe {
 namespace runtime {
@@ -36,6 +37,10 @@ void setFailureHandler(FailureHandler handler);
 /// Tags at or above this are the runtime's own (tied-gradient exchange,
 /// barrier); stage code uses the tags below (2e and 2e + 1 per edge e).
 constexpr int64_t kRuntimeTagBase = int64_t(1) << 24;
+/// The replicas' gradient all-reduce (allReduceSum over send/recv): the
+/// members' values to the group's first, and the sum back.
+constexpr int64_t kAllReduceGatherTag = kRuntimeTagBase + 2;
+constexpr int64_t kAllReduceResultTag = kRuntimeTagBase + 3;
 
 class Communicator : public Transport {
 public:
@@ -48,6 +53,15 @@ public:
   double timeout() const { return timeoutSeconds; }
   /// Every device waits until all devices arrived (over send/recv).
   void barrier(int64_t generation);
+  /// Sums the `count` floats at `values` elementwise over the devices of
+  /// `group` (ascending, this end's device among them) in place: every
+  /// member ends with the same sum, bit for bit. Every member calls it with
+  /// the same group, `generation` and count; its waits end as a receive's
+  /// do (timeout, abort). By default over send/recv: the group's first
+  /// device adds the others' values in group order and sends the sum back.
+  /// (No LLVM types here: the stage ABI library includes this header.)
+  virtual void allReduceSum(const std::vector<int64_t> &group,
+                            int64_t generation, float *values, size_t count);
 
 protected:
   double timeoutSeconds = 60;
