@@ -17,6 +17,7 @@
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/FailureDetector.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
+#include "FTPipe/Runtime/Replicas.h"
 #include "FTPipe/Runtime/RunLimits.h"
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/Safetensors.h"
@@ -133,6 +134,11 @@ static cl::opt<bool> compareSimulator(
              "idle share against lib/Partition's simulator for the same "
              "lists and per-stage costs measured in the run, and the "
              "runtime's overhead"));
+static cl::opt<std::string> replicasText(
+    "replicas",
+    cl::desc("processes per device of the plan, e.g. 2,1,2, or W for every "
+             "device (default: the manifest's replicas, else 1 each)"),
+    cl::init(""));
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));
@@ -187,6 +193,9 @@ namespace {
 struct Run {
   std::unique_ptr<PipelineModel> model;
   schedule::Schedule schedule;
+  /// Per process, its list: `schedule` split among the replicas.
+  schedule::ReplicaLayout replicas;
+  schedule::Schedule lists;
   ExecutorConfig config;
   TensorMap weights, data;
   std::optional<CheckpointSetup> checkpoint;
@@ -202,6 +211,10 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
                            std::vector<std::unique_ptr<StageProgram>> stages,
                            std::vector<TraceEvent> &trace) {
   int64_t d = communicator.device();
+  auto *replicated = dynamic_cast<ReplicaCommunicator *>(&communicator);
+  int64_t process = replicated ? replicated->perProcess().device() : d;
+  // Replicas 0 write the checkpoints (replicas hold the same weights).
+  bool writer = !replicated || replicated->replica() == 0;
   std::vector<StageProgram *> pointers;
   for (auto &stage : stages)
     pointers.push_back(stage.get());
@@ -234,12 +247,13 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
       run.config.schedule.microBatches * run.model->microBatchSize();
   double totalSeconds = 0, totalCompute = 0;
   llvm::Error error =
-      executor.run(run.schedule.devices[d], [&](const StepReport &report) {
+      executor.run(run.lists.devices[process], [&](const StepReport &report) {
         totalSeconds += report.seconds;
         totalCompute += report.computeSeconds;
         if (run.detector)
           run.detector->setCompletedStep(report.step);
-        if (run.checkpoint && (report.step + 1) % checkpointEvery == 0) {
+        if (run.checkpoint && writer &&
+            (report.step + 1) % checkpointEvery == 0) {
           TensorMap owned;
           for (const auto &[name, holders] : placement)
             if (holders.front() == d)
@@ -254,11 +268,15 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
           return;
         std::lock_guard<std::mutex> lock(run.printMutex);
         llvm::outs() << llvm::format(
-            "step %lld loss %.6f samples/s %.1f idle(device %lld) %.3f\n",
+            "step %lld loss %.6f samples/s %.1f idle(device %lld) %.3f",
             static_cast<long long>(report.step), *report.loss,
             samplesPerStep / std::max(report.seconds, 1e-9),
             static_cast<long long>(d),
             1.0 - report.computeSeconds / std::max(report.seconds, 1e-9));
+        if (replicated && replicated->replicas() > 1)
+          llvm::outs() << " (replica " << replicated->replica() << " of "
+                       << replicated->replicas() << ": its micro-batches)";
+        llvm::outs() << "\n";
         llvm::outs().flush();
       });
   if (error) {
@@ -270,11 +288,11 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
     std::lock_guard<std::mutex> lock(run.printMutex);
     llvm::errs() << llvm::format(
         "device %lld: %.3f s, computing %.3f s (idle %.1f%%)\n",
-        static_cast<long long>(d), totalSeconds, totalCompute,
+        static_cast<long long>(process), totalSeconds, totalCompute,
         100.0 * (1.0 - totalCompute / std::max(totalSeconds, 1e-9)));
     llvm::errs() << formatDeviceMemory(
-                        d, executor.memory(),
-                        executor.predictMemory(run.schedule.devices[d]),
+                        process, executor.memory(),
+                        executor.predictMemory(run.lists.devices[process]),
                         readResidentMemory(), overhead)
                  << "\n";
   }
@@ -465,6 +483,17 @@ int main(int argc, char **argv) {
     die((dataPath.empty() ? "synthetic data" : dataPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
   prepareCheckpoints(run);
+  run.replicas =
+      replicasText.empty()
+          ? schedule::ReplicaLayout::none(graph.devices)
+          : orDie(schedule::parseReplicas(replicasText, graph.devices));
+  run.lists = schedule::replicateSchedule(run.schedule, run.replicas);
+  if (run.replicas.replicated() && (!tracePath.empty() || compareSimulator))
+    die("--trace and --compare-simulator do not know replicas yet");
+  if (run.replicas.replicated() && !(underMpi() && devicesOption == 0))
+    die("replicas " + run.replicas.str() +
+        " run as MPI processes: start with --np " +
+        llvm::Twine(run.replicas.processes()));
   // Outputs are checked before training, not found unwritable after it.
   for (cl::opt<std::string> *output : {&savePath, &tracePath})
     if (!output->empty())
@@ -478,9 +507,13 @@ int main(int argc, char **argv) {
   if (underMpi() && devicesOption == 0) {
     std::unique_ptr<Communicator> communicator =
         orDie(createMpiCommunicator(&argc, &argv));
-    if (communicator->devices() != graph.devices)
-      die("the plan has " + llvm::Twine(graph.devices) +
-          " devices, mpirun started " + llvm::Twine(communicator->devices()) +
+    if (communicator->devices() != run.replicas.processes())
+      die("the plan has " + llvm::Twine(graph.devices) + " devices" +
+          (run.replicas.replicated()
+               ? " run as " + llvm::Twine(run.replicas.processes()) +
+                     " processes (replicas " + run.replicas.str() + ")"
+               : "") +
+          ", mpirun started " + llvm::Twine(communicator->devices()) +
           " processes");
     communicator->setTimeout(timeoutSeconds);
     std::unique_ptr<FailureDetector> detector;
@@ -490,11 +523,15 @@ int main(int argc, char **argv) {
       if (run.resumed)
         detector->setCompletedStep(run.resumed->updates - 1);
     }
-    auto stages = orDie(run.model->loadStages(communicator->device()));
+    std::optional<ReplicaCommunicator> replicated;
+    if (run.replicas.replicated())
+      replicated.emplace(*communicator, run.replicas);
+    Communicator &plan =
+        replicated ? static_cast<Communicator &>(*replicated) : *communicator;
+    auto stages = orDie(run.model->loadStages(plan.device()));
     // Start together, so the processes' timelines line up.
     communicator->barrier(0);
-    TensorMap owned =
-        runDevice(run, *communicator, std::move(stages), traces[0]);
+    TensorMap owned = runDevice(run, plan, std::move(stages), traces[0]);
     if (!tracePath.empty() || compareSimulator) {
       // Device 0 gathers the timelines.
       int64_t self = communicator->device();
@@ -516,22 +553,23 @@ int main(int argc, char **argv) {
         }
       }
     }
-    // Device 0 gathers every owner's parameters to save them.
+    // Device 0 gathers every owner's parameters to save them (replicas 0
+    // only: the others hold the same).
     int64_t tag = kRuntimeTagBase + 8, index = 0;
     std::map<std::string, ParameterInfo> parameterTypes;
     for (const ParameterInfo &param : run.model->parameters())
       parameterTypes[param.name] = param;
     for (const auto &[name, holders] : placement) {
+      if (replicated && replicated->replica() != 0)
+        break;
       int64_t owner = holders.front();
       Tensor value(parameterTypes.at(name).type, parameterTypes.at(name).shape);
-      if (communicator->device() == owner)
+      if (plan.device() == owner)
         value = owned.at(name);
-      if (owner != 0 && communicator->device() == owner)
-        communicator->send(0, tag, index, value.bytes.data(),
-                           value.bytes.size());
-      if (owner != 0 && communicator->device() == 0)
-        communicator->recv(owner, tag, index, value.bytes.data(),
-                           value.bytes.size());
+      if (owner != 0 && plan.device() == owner)
+        plan.send(0, tag, index, value.bytes.data(), value.bytes.size());
+      if (owner != 0 && plan.device() == 0)
+        plan.recv(owner, tag, index, value.bytes.data(), value.bytes.size());
       final[name] = std::move(value);
       ++index;
     }

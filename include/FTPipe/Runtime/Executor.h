@@ -9,9 +9,10 @@
 // sends the new value back) and the optimizer step of the parameters it
 // owns. A replicated device (its communicator a ReplicaCommunicator,
 // Replicas.h) first sums its replicas' gradients, and its tied exchange
-// addresses replicas. Weight versions: with stashing, a micro-batch's backward uses the
-// weights its forward used (older versions kept in a bounded store; 2BW
-// allows two versions in all); without, the current weights.
+// addresses replicas. Weight versions: with stashing, a micro-batch's
+// backward uses the weights its forward used (older versions kept in a
+// bounded store; 2BW allows two versions in all); without, the current
+// weights.
 //
 //===----------------------------------------------------------------------===//
 
