@@ -288,7 +288,8 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
             mapper.mapOptional("parameters", parameters) &&
             mapper.mapOptional("inputs", manifest.inputs) &&
             mapper.mapOptional("training", manifest.training) &&
-            mapper.mapOptional("device_memory", deviceMemory);
+            mapper.mapOptional("device_memory", deviceMemory) &&
+            mapper.mapOptional("replicas", manifest.replicas);
   if (!ok)
     return fail(path + ": " + llvm::toString(root.getError()));
   if (format != "ftpipe-manifest" || version != 1)
@@ -333,6 +334,10 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
       manifest.deviceMemory[memory.device] = std::move(memory.inputs);
     }
   }
+  if (manifest.replicas)
+    if (llvm::Error error = manifest.replicas->verify(
+            devices.size(), manifest.replicas->processes()))
+      return fail(path + ": " + llvm::toString(std::move(error)));
   if (manifest.stageOrder.empty())
     for (size_t s = 0; s < stages.size(); ++s)
       manifest.stageOrder.push_back(s);

@@ -487,9 +487,11 @@ int main(int argc, char **argv) {
         llvm::toString(std::move(error)));
   prepareCheckpoints(run);
   run.replicas =
-      replicasText.empty()
-          ? schedule::ReplicaLayout::none(graph.devices)
-          : orDie(schedule::parseReplicas(replicasText, graph.devices));
+      !replicasText.empty()
+          ? orDie(schedule::parseReplicas(replicasText, graph.devices))
+      : manifest && manifest->replicas
+          ? *manifest->replicas
+          : schedule::ReplicaLayout::none(graph.devices);
   run.lists = schedule::replicateSchedule(run.schedule, run.replicas);
   if (run.replicas.replicated() && (!tracePath.empty() || compareSimulator))
     die("--trace and --compare-simulator do not know replicas yet");
