@@ -7,6 +7,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
 
+#include <set>
+#include <tuple>
+
 using namespace ftpipe::schedule;
 
 static llvm::Error fail(const llvm::Twine &message) {
@@ -121,6 +124,102 @@ Schedule ftpipe::schedule::replicateSchedule(const Schedule &schedule,
           list.push_back(action);
     }
   return replicated;
+}
+
+llvm::Error ftpipe::schedule::dryRunReplicated(const StageGraph &graph,
+                                               const ReplicaLayout &layout,
+                                               const Schedule &lists) {
+  if (int64_t(lists.devices.size()) != layout.processes())
+    return fail("replicated dry run: " + llvm::Twine(lists.devices.size()) +
+                " lists, the replicas (" + layout.str() + ") make " +
+                llvm::Twine(layout.processes()) + " processes");
+  // Devices that update together: tied groups, closed transitively.
+  std::vector<int64_t> component(graph.devices);
+  for (int64_t d = 0; d < graph.devices; ++d)
+    component[d] = d;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const std::vector<int64_t> &group : graph.tiedDevices)
+      for (int64_t d : group)
+        for (int64_t e : group)
+          if (component[e] < component[d]) {
+            component[d] = component[e];
+            changed = true;
+          }
+  }
+  std::vector<std::vector<int64_t>> consumers = graph.consumers();
+  std::set<std::tuple<ActionKind, int64_t, int64_t>> done;
+  auto ran = [&](ActionKind kind, int64_t s, int64_t m) {
+    return done.count({kind, s, m}) > 0;
+  };
+  auto backDone = [&](int64_t s, int64_t m) {
+    return ran(ActionKind::Backward, s, m) ||
+           ran(ActionKind::InputBackward, s, m);
+  };
+  int64_t processes = layout.processes();
+  std::vector<size_t> next(processes, 0);
+  while (true) {
+    auto head = [&](int64_t p) -> const Action * {
+      return next[p] < lists.devices[p].size() ? &lists.devices[p][next[p]]
+                                               : nullptr;
+    };
+    std::vector<int64_t> runs;
+    for (int64_t p = 0; p < processes; ++p) {
+      const Action *action = head(p);
+      if (!action)
+        continue;
+      int64_t s = action->stage, m = action->index;
+      bool ready = false;
+      switch (action->kind) {
+      case ActionKind::Forward:
+        ready = llvm::all_of(graph.producers[s], [&](int64_t producer) {
+          return ran(ActionKind::Forward, producer, m);
+        });
+        break;
+      case ActionKind::Backward:
+      case ActionKind::InputBackward:
+        ready = ran(ActionKind::Forward, s, m) &&
+                llvm::all_of(consumers[s],
+                             [&](int64_t c) { return backDone(c, m); });
+        break;
+      case ActionKind::WeightBackward:
+        ready = ran(ActionKind::InputBackward, s, m);
+        break;
+      case ActionKind::Update: {
+        int64_t mine = component[layout.replicaOf(p).first];
+        ready = true;
+        for (int64_t q = 0; q < processes; ++q) {
+          if (component[layout.replicaOf(q).first] != mine)
+            continue;
+          const Action *other = head(q);
+          ready &= other && *other == *action;
+        }
+        break;
+      }
+      }
+      if (ready)
+        runs.push_back(p);
+    }
+    if (runs.empty())
+      break;
+    for (int64_t p : runs) {
+      const Action &action = *head(p);
+      if (action.kind != ActionKind::Update)
+        done.insert({action.kind, action.stage, action.index});
+      ++next[p];
+    }
+  }
+  std::vector<std::string> stuck;
+  for (int64_t p = 0; p < processes; ++p)
+    if (next[p] < lists.devices[p].size()) {
+      auto [d, j] = layout.replicaOf(p);
+      stuck.push_back("process " + std::to_string(p) + " (device " +
+                      std::to_string(d) + " replica " + std::to_string(j) +
+                      ") waits at " + lists.devices[p][next[p]].str());
+    }
+  if (stuck.empty())
+    return llvm::Error::success();
+  return fail("replicated dry run: deadlock: " + llvm::join(stuck, "; "));
 }
 
 llvm::json::Value ftpipe::schedule::toJSON(const ReplicaLayout &layout) {

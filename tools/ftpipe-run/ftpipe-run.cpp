@@ -493,6 +493,10 @@ int main(int argc, char **argv) {
           ? *manifest->replicas
           : schedule::ReplicaLayout::none(graph.devices);
   run.lists = schedule::replicateSchedule(run.schedule, run.replicas);
+  if (run.replicas.replicated())
+    if (llvm::Error error =
+            schedule::dryRunReplicated(graph, run.replicas, run.lists))
+      die(llvm::toString(std::move(error)));
   if (run.replicas.replicated() && (!tracePath.empty() || compareSimulator))
     die("--trace and --compare-simulator do not know replicas yet");
   if (run.replicas.replicated() && !(underMpi() && devicesOption == 0))

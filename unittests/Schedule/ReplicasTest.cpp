@@ -4,8 +4,9 @@
 // replicated pipeline by eye; and a property test over random stage graphs,
 // placements and layouts: the replicas of a device split its forwards and
 // backwards round-robin, keep its order and every update, and the
-// replicated lists run dry to the end (each replica's update together with
-// its group's and its tied devices' replicas').
+// replicated lists run dry to the end (dryRunReplicated: each replica's
+// update together with its group's and its tied devices' replicas'); the
+// replicated dry run reports a deadlock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,94 +103,23 @@ TEST(ReplicateSchedule, TwoStagesTwice) {
             "device 3: 1F1 1B1 1F3 1B3 U0 1F5 1B5 1F7 1B7 U1\n");
 }
 
-/// Unit-time execution of a replicated run: F(s, m) after the F(p, m) of
-/// its producers, B or I(s, m) after F(s, m) and its consumers' B or I of
-/// m, W after I, and U(k) on all processes of a device and of the devices
-/// tied to it at once. Returns the processes whose list is stuck.
-std::vector<int64_t> stuckProcesses(const StageGraph &graph,
-                                    const ReplicaLayout &layout,
-                                    const Schedule &lists) {
-  // Devices that update together: tied groups, closed transitively.
-  std::vector<int64_t> component(graph.devices);
-  for (int64_t d = 0; d < graph.devices; ++d)
-    component[d] = d;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const std::vector<int64_t> &group : graph.tiedDevices)
-      for (int64_t d : group)
-        for (int64_t e : group)
-          if (component[e] < component[d]) {
-            component[d] = component[e];
-            changed = true;
-          }
-  }
-  std::vector<std::vector<int64_t>> consumers = graph.consumers();
-  std::set<std::tuple<ActionKind, int64_t, int64_t>> done;
-  auto ran = [&](ActionKind kind, int64_t s, int64_t m) {
-    return done.count({kind, s, m}) > 0;
-  };
-  auto backDone = [&](int64_t s, int64_t m) {
-    return ran(ActionKind::Backward, s, m) ||
-           ran(ActionKind::InputBackward, s, m);
-  };
-  int64_t processes = layout.processes();
-  std::vector<size_t> next(processes, 0);
-  while (true) {
-    auto head = [&](int64_t p) -> const Action * {
-      return next[p] < lists.devices[p].size() ? &lists.devices[p][next[p]]
-                                               : nullptr;
-    };
-    std::vector<int64_t> runs;
-    for (int64_t p = 0; p < processes; ++p) {
-      const Action *action = head(p);
-      if (!action)
-        continue;
-      int64_t s = action->stage, m = action->index;
-      bool ready = false;
-      switch (action->kind) {
-      case ActionKind::Forward:
-        ready = llvm::all_of(graph.producers[s], [&](int64_t producer) {
-          return ran(ActionKind::Forward, producer, m);
-        });
-        break;
-      case ActionKind::Backward:
-      case ActionKind::InputBackward:
-        ready = ran(ActionKind::Forward, s, m) &&
-                llvm::all_of(consumers[s],
-                             [&](int64_t c) { return backDone(c, m); });
-        break;
-      case ActionKind::WeightBackward:
-        ready = ran(ActionKind::InputBackward, s, m);
-        break;
-      case ActionKind::Update: {
-        int64_t mine = component[layout.replicaOf(p).first];
-        ready = true;
-        for (int64_t q = 0; q < processes; ++q) {
-          if (component[layout.replicaOf(q).first] != mine)
-            continue;
-          const Action *other = head(q);
-          ready &= other && *other == *action;
-        }
-        break;
-      }
-      }
-      if (ready)
-        runs.push_back(p);
-    }
-    if (runs.empty())
-      break;
-    for (int64_t p : runs) {
-      const Action &action = *head(p);
-      if (action.kind != ActionKind::Update)
-        done.insert({action.kind, action.stage, action.index});
-      ++next[p];
-    }
-  }
-  std::vector<int64_t> stuck;
-  for (int64_t p = 0; p < processes; ++p)
-    if (next[p] < lists.devices[p].size())
-      stuck.push_back(p);
-  return stuck;
+// A replica that lists a backward before its forward is stuck, and so are
+// the producer's replica waiting for its gradient and the other replica
+// waiting for it at the update.
+TEST(ReplicateSchedule, DryRunReportsDeadlock) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  ReplicaLayout layout{{1, 2}};
+  llvm::Expected<Schedule> lists =
+      parseSchedule("device 0: 0F0 0F1 0B0 0B1 U0\n"
+                    "device 1: 1F0 1B0 U0\n"
+                    "device 2: 1B1 1F1 U0\n");
+  ASSERT_TRUE(static_cast<bool>(lists));
+  EXPECT_EQ(outcome(dryRunReplicated(graph, layout, *lists)),
+            "replicated dry run: deadlock: process 0 (device 0 replica 0) "
+            "waits at 0B1; process 1 (device 1 replica 0) waits at U0; "
+            "process 2 (device 1 replica 1) waits at 1B1");
+  EXPECT_EQ(outcome(dryRunReplicated(graph, ReplicaLayout{{1, 1}}, *lists)),
+            "replicated dry run: 3 lists, the replicas (1,1) make 2 processes");
 }
 
 // Random stage graphs, placements, tied groups and layouts: every replica
@@ -245,7 +175,7 @@ TEST(ReplicateSchedule, RandomGraphsSplitAndNeverDeadlock) {
       }
       EXPECT_EQ(got, expected) << "trial " << trial << " device " << d;
     }
-    EXPECT_EQ(stuckProcesses(graph, layout, lists), std::vector<int64_t>{})
+    EXPECT_EQ(outcome(dryRunReplicated(graph, layout, lists)), "success")
         << "trial " << trial << " layout " << layout.str() << "\n"
         << lists.str();
   }

@@ -79,6 +79,16 @@ llvm::Expected<ReplicaLayout> parseReplicas(llvm::StringRef text,
 Schedule replicateSchedule(const Schedule &schedule,
                            const ReplicaLayout &layout);
 
+/// Executes replicated lists (one per process) at once in unit-time rounds,
+/// as dryRun does the plan's: F(s, m) after the F(p, m) of its producers, B
+/// or I(s, m) after F(s, m) and its consumers' B or I of m, W after I, and
+/// U(k) on every process of a device and of the devices tied to it at once
+/// (the gradient all-reduce and the tied exchange). Fails naming each stuck
+/// process and the action it waits at.
+llvm::Error dryRunReplicated(const StageGraph &graph,
+                             const ReplicaLayout &layout,
+                             const Schedule &lists);
+
 /// `[2, 1, 2]`: the factors (the manifest's `replicas`).
 llvm::json::Value toJSON(const ReplicaLayout &layout);
 bool fromJSON(const llvm::json::Value &value, ReplicaLayout &layout,
