@@ -497,8 +497,6 @@ int main(int argc, char **argv) {
     if (llvm::Error error =
             schedule::dryRunReplicated(graph, run.replicas, run.lists))
       die(llvm::toString(std::move(error)));
-  if (run.replicas.replicated() && (!tracePath.empty() || compareSimulator))
-    die("--trace and --compare-simulator do not know replicas yet");
   if (run.replicas.replicated() && !(underMpi() && devicesOption == 0))
     die("replicas " + run.replicas.str() +
         " run as MPI processes: start with --np " +
@@ -551,9 +549,9 @@ int main(int argc, char **argv) {
                            count * sizeof(TraceEvent));
       } else {
         std::vector<TraceEvent> mine = std::move(traces[0]);
-        traces.assign(graph.devices, {});
+        traces.assign(communicator->devices(), {});
         traces[0] = std::move(mine);
-        for (int64_t d = 1; d < graph.devices; ++d) {
+        for (int64_t d = 1; d < communicator->devices(); ++d) {
           int64_t count = 0;
           communicator->recv(d, kRuntimeTagBase + 9, 0, &count, sizeof(count));
           traces[d].resize(count);
@@ -615,7 +613,7 @@ int main(int argc, char **argv) {
       die(llvm::toString(std::move(error)));
   if (compareSimulator)
     llvm::outs() << formatRunTiming(orDie(compareWithSimulator(
-        graph, run.config.schedule, run.schedule, traces)));
+        graph, run.config.schedule, run.lists, traces, run.replicas)));
   if (!tracePath.empty())
     if (llvm::Error error = support::writeFileAtomically(
             tracePath, llvm::formatv("{0:2}\n", traceToChrome(traces)).str()))
