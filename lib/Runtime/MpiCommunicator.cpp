@@ -216,7 +216,8 @@ private:
     auto found = groups.find(group);
     if (found != groups.end())
       return found->second;
-    Communicator::allReduceSum(group, generation, nullptr, 0);
+    float nothing = 0;
+    Communicator::allReduceSum(group, generation, &nothing, 0);
     std::vector<int> ranks(group.begin(), group.end());
     MPI_Group world, members;
     MPI_Comm_group(MPI_COMM_WORLD, &world);
