@@ -375,7 +375,8 @@ DeviceExecutor::update(int64_t k,
   TensorMap sums = std::move(stepGradients->second);
   gradients.erase(stepGradients);
   // A replicated device's replicas each summed their own micro-batches.
-  if (auto *replicated = dynamic_cast<ReplicaCommunicator *>(&communicator))
+  auto *replicated = dynamic_cast<ReplicaCommunicator *>(&communicator);
+  if (replicated)
     replicated->reduceGradients(k, sums);
   float scale = 1.0f / static_cast<float>(config.schedule.microBatches);
   for (auto &[name, grad] : sums)
@@ -441,6 +442,13 @@ DeviceExecutor::update(int64_t k,
   }
   ++version;
 
+  if (replicated) {
+    // The step's loss once, over all replicas' micro-batches.
+    std::vector<double> &losses = stepLosses[k];
+    replicated->gatherLosses(k, losses);
+    if (losses.empty())
+      stepLosses.erase(k);
+  }
   if (onStep) {
     StepReport report;
     report.step = k;

@@ -58,6 +58,32 @@ void ReplicaCommunicator::reduceGradients(
       value = flat[at++];
 }
 
+void ReplicaCommunicator::gatherLosses(int64_t step,
+                                       std::vector<double> &losses) {
+  if (replicas() < 2)
+    return;
+  int64_t first = layout.process(planDevice, 0);
+  if (replicaIndex != 0) {
+    int64_t count = static_cast<int64_t>(losses.size());
+    processes.send(first, kReplicaLossCountTag, step, &count, sizeof(count));
+    if (count)
+      processes.send(first, kReplicaLossTag, step, losses.data(),
+                     losses.size() * sizeof(double));
+    losses.clear();
+    return;
+  }
+  for (int64_t j = 1; j < replicas(); ++j) {
+    int64_t from = layout.process(planDevice, j), count = 0;
+    processes.recv(from, kReplicaLossCountTag, step, &count, sizeof(count));
+    if (count <= 0)
+      continue;
+    std::vector<double> theirs(count);
+    processes.recv(from, kReplicaLossTag, step, theirs.data(),
+                   theirs.size() * sizeof(double));
+    losses.insert(losses.end(), theirs.begin(), theirs.end());
+  }
+}
+
 void ReplicaCommunicator::sendTied(int64_t peer, int64_t tag, int64_t step,
                                    const void *data, size_t bytes) {
   for (int64_t j = replicaIndex; j < layout.replicas[peer]; j += replicas())

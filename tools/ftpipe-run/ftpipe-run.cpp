@@ -267,19 +267,12 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
         if (!report.loss)
           return;
         std::lock_guard<std::mutex> lock(run.printMutex);
-        // One write per line: replicas print from several processes.
-        std::string line;
-        llvm::raw_string_ostream(line) << llvm::format(
-            "step %lld loss %.6f samples/s %.1f idle(device %lld) %.3f",
+        llvm::outs() << llvm::format(
+            "step %lld loss %.6f samples/s %.1f idle(device %lld) %.3f\n",
             static_cast<long long>(report.step), *report.loss,
             samplesPerStep / std::max(report.seconds, 1e-9),
             static_cast<long long>(d),
             1.0 - report.computeSeconds / std::max(report.seconds, 1e-9));
-        if (replicated && replicated->replicas() > 1)
-          line += " (replica " + std::to_string(replicated->replica()) +
-                  " of " + std::to_string(replicated->replicas()) +
-                  ": its micro-batches)";
-        llvm::outs() << line + "\n";
         llvm::outs().flush();
       });
   if (error) {

@@ -210,7 +210,8 @@ TEST(Executor, EverySchedulePlacementAndStashingMatchesEmulation) {
 // their gradients summed at each update) train as the plan does: the
 // emulation of the plan's schedule with the same global batch, for every
 // schedule, with the tied embedding on devices of different replica counts;
-// every replica of a device ends with the same bits.
+// every replica of a device ends with the same bits; the step losses,
+// reported once per step, are the emulation's.
 TEST(Executor, ReplicasTrainAsThePlan) {
   TinyMlpShape shape;
   TensorMap data = tinyMlpData(shape, 32, 11);
@@ -261,6 +262,10 @@ TEST(Executor, ReplicasTrainAsThePlan) {
           shape, initial, data, c.microBatches, 6, adam, versions, &losses);
       EXPECT_LT(reference::maxRelativeDifference(weights, expected), 1e-4);
       EXPECT_GT(reference::maxRelativeDifference(initial, expected), 1e-2);
+      // Each step's loss reported once, over all replicas' micro-batches.
+      ASSERT_EQ(run.losses.size(), losses.size());
+      for (size_t k = 0; k < losses.size(); ++k)
+        EXPECT_NEAR(run.losses[k], losses[k], 1e-4 * (1 + losses[k]));
     }
 }
 

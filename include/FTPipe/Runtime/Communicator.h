@@ -41,6 +41,9 @@ constexpr int64_t kRuntimeTagBase = int64_t(1) << 24;
 /// members' values to the group's first, and the sum back.
 constexpr int64_t kAllReduceGatherTag = kRuntimeTagBase + 2;
 constexpr int64_t kAllReduceResultTag = kRuntimeTagBase + 3;
+/// A replica's step losses to its device's first replica (Replicas.h).
+constexpr int64_t kReplicaLossCountTag = kRuntimeTagBase + 7;
+constexpr int64_t kReplicaLossTag = kRuntimeTagBase + 15;
 
 class Communicator : public Transport {
 public:

@@ -49,6 +49,10 @@ public:
   /// Sums the gradients of update `step` over this device's replicas, all
   /// tensors (f32) in one all-reduce.
   void reduceGradients(int64_t step, std::map<std::string, Tensor> &gradients);
+  /// The losses of step `step`'s micro-batches: the device's first replica
+  /// gets every replica's (appended to its own), the others none, so the
+  /// step's mean loss is reported once, over the whole step.
+  void gatherLosses(int64_t step, std::vector<double> &losses);
 
   /// The tied-parameter exchange between this device and `peer`: this
   /// device's replica i sends to each replica j of `peer` with
