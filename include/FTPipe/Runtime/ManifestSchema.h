@@ -16,6 +16,7 @@
 
 #include "FTPipe/Runtime/DType.h"
 #include "FTPipe/Schedule/Memory.h"
+#include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Schedule/TrainingSetup.h"
 
 #include "llvm/Support/JSON.h"
@@ -120,8 +121,8 @@ struct ManifestDeviceMemory {
   schedule::DeviceMemoryInputs inputs;
 };
 
-/// The whole file. `training`, `device_memory`, `memory`, `tensors`,
-/// `loss` and the devices' `stages` are optional in the file.
+/// The whole file. `training`, `device_memory`, `replicas`, `memory`,
+/// `tensors`, `loss` and the devices' `stages` are optional in the file.
 struct ManifestFile {
   std::string target;
   /// "host" or "cuda-managed" (`memory`), empty when not recorded.
@@ -136,6 +137,9 @@ struct ManifestFile {
   std::optional<ManifestLoss> loss;
   std::optional<schedule::TrainingSetup> training;
   std::vector<ManifestDeviceMemory> deviceMemory;
+  /// Processes per device that ftpipe-run starts (`replicas`, one factor
+  /// per device; schedule/Replicas.h), written only for a replicated plan.
+  std::optional<schedule::ReplicaLayout> replicas;
 };
 
 llvm::json::Value toJSON(const ManifestTensor &tensor);
