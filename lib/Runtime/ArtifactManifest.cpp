@@ -117,6 +117,7 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
   manifest.stageOrder = file.stageOrder;
   manifest.inputs = std::move(file.inputs);
   manifest.training = file.training;
+  manifest.replicas = std::move(file.replicas);
   const std::vector<ManifestDevice> &devices = file.devices;
   const std::vector<ManifestStage> &stages = file.stages;
   std::vector<ManifestDeviceMemory> &deviceMemory = file.deviceMemory;
@@ -156,6 +157,10 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
       manifest.deviceMemory[memory.device] = std::move(memory.inputs);
     }
   }
+  if (manifest.replicas)
+    if (llvm::Error error = manifest.replicas->verify(
+            devices.size(), manifest.replicas->processes()))
+      return fail(path + ": " + llvm::toString(std::move(error)));
   if (manifest.stageOrder.empty())
     for (size_t s = 0; s < stages.size(); ++s)
       manifest.stageOrder.push_back(s);

@@ -1,10 +1,11 @@
-//===- Communicator.cpp - Failure handling and the barrier ----------------===//
+//===- Communicator.cpp - Failure handling, barrier and all-reduce --------===//
 
 #include "FTPipe/Runtime/Communicator.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
 using namespace ftpipe::runtime;
 
@@ -45,4 +46,28 @@ void Communicator::barrier(int64_t generation) {
   }
   send(0, arrive, generation, &token, 1);
   recv(0, release, generation, &token, 1);
+}
+
+void Communicator::allReduceSum(const std::vector<int64_t> &group,
+                                int64_t generation, float *values,
+                                size_t count) {
+  if (group.size() < 2)
+    return;
+  size_t bytes = count * sizeof(float);
+  int64_t root = group.front();
+  if (device() != root) {
+    send(root, tagOf(RuntimeTag::AllReduceGather), generation, values, bytes);
+    recv(root, tagOf(RuntimeTag::AllReduceResult), generation, values, bytes);
+    return;
+  }
+  std::vector<float> incoming(count);
+  for (size_t m = 1; m < group.size(); ++m) {
+    recv(group[m], tagOf(RuntimeTag::AllReduceGather), generation,
+         incoming.data(), bytes);
+    for (size_t i = 0; i < count; ++i)
+      values[i] += incoming[i];
+  }
+  for (size_t m = 1; m < group.size(); ++m)
+    send(group[m], tagOf(RuntimeTag::AllReduceResult), generation, values,
+         bytes);
 }

@@ -2,6 +2,7 @@
 
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/DataValues.h"
+#include "FTPipe/Runtime/Replicas.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -385,6 +386,10 @@ DeviceExecutor::update(int64_t k,
     stepGradients->second = zeroGradients();
   TensorMap sums = std::move(stepGradients->second);
   gradients.erase(stepGradients);
+  // A replicated device's replicas each summed their own micro-batches.
+  auto *replicated = dynamic_cast<ReplicaCommunicator *>(&communicator);
+  if (replicated)
+    replicated->reduceGradients(k, sums);
   float scale = 1.0f / static_cast<float>(config.schedule.microBatches);
   for (auto &[name, grad] : sums)
     for (float &g : grad.f32Values())
@@ -404,14 +409,16 @@ DeviceExecutor::update(int64_t k,
     if (holders.front() == self) {
       Tensor incoming(grad.type, grad.shape);
       for (size_t h = 1; h < holders.size(); ++h) {
-        communicator.recv(holders[h], gradTag, k, incoming.bytes.data(), bytes);
+        recvTied(communicator, holders[h], gradTag, k, incoming.bytes.data(),
+                 bytes);
         llvm::MutableArrayRef<float> sum = grad.f32Values();
         llvm::ArrayRef<float> add = incoming.f32Values();
         for (size_t j = 0; j < sum.size(); ++j)
           sum[j] += add[j];
       }
     } else {
-      communicator.send(holders.front(), gradTag, k, grad.bytes.data(), bytes);
+      sendTied(communicator, holders.front(), gradTag, k, grad.bytes.data(),
+               bytes);
     }
   }
 
@@ -438,15 +445,22 @@ DeviceExecutor::update(int64_t k,
     Tensor &value = live[name];
     if (holders.front() == self) {
       for (size_t h = 1; h < holders.size(); ++h)
-        communicator.send(holders[h], valueTag, k, value.bytes.data(),
-                          value.bytes.size());
+        sendTied(communicator, holders[h], valueTag, k, value.bytes.data(),
+                 value.bytes.size());
     } else {
-      communicator.recv(holders.front(), valueTag, k, value.bytes.data(),
-                        value.bytes.size());
+      recvTied(communicator, holders.front(), valueTag, k, value.bytes.data(),
+               value.bytes.size());
     }
   }
   ++version;
 
+  if (replicated) {
+    // The step's loss once, over all replicas' micro-batches.
+    std::vector<double> &losses = stepLosses[k];
+    replicated->gatherLosses(k, losses);
+    if (losses.empty())
+      stepLosses.erase(k);
+  }
   if (onStep) {
     StepReport report;
     report.step = k;

@@ -420,6 +420,8 @@ json::Value ftpipe::runtime::toJSON(const ManifestFile &file) {
     object["training"] = *file.training;
   if (!file.deviceMemory.empty())
     object["device_memory"] = file.deviceMemory;
+  if (file.replicas)
+    object["replicas"] = *file.replicas;
   return object;
 }
 
@@ -450,5 +452,6 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ManifestFile &file,
          mapper.mapOptional("inputs", file.inputs) &&
          mapper.mapOptional("loss", file.loss) &&
          mapper.mapOptional("training", file.training) &&
-         mapper.mapOptional("device_memory", file.deviceMemory);
+         mapper.mapOptional("device_memory", file.deviceMemory) &&
+         mapper.mapOptional("replicas", file.replicas);
 }

@@ -5,6 +5,8 @@
 // early (same sender and tag, another micro-batch), then polls MPI_Iprobe
 // until its message arrives, the timeout passes or abort() is called.
 // MPI is called only from the thread that created the communicator.
+// allReduceSum runs MPI_Iallreduce on a communicator of the group's
+// processes (made at the group's first all-reduce), polled the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -47,6 +50,8 @@ public:
     }
     for (Pending &pending : sends)
       MPI_Request_free(&pending.request);
+    for (auto &entry : groups)
+      MPI_Comm_free(&entry.second);
     if (ownsMpi) {
       int finalized = 0;
       MPI_Finalized(&finalized);
@@ -128,6 +133,37 @@ public:
     }
   }
 
+  void allReduceSum(const std::vector<int64_t> &group, int64_t generation,
+                    float *values, size_t count) override {
+    if (group.size() < 2)
+      return;
+    for (int64_t member : group)
+      checkPeer(member);
+    MPI_Comm comm = groupCommunicator(group, generation);
+    std::string what =
+        "all-reduce " + std::to_string(generation) + " among devices";
+    for (int64_t member : group)
+      what += (member == group.front() ? " " : ", ") + std::to_string(member);
+    clock::time_point deadline =
+        clock::now() + std::chrono::duration_cast<clock::duration>(
+                           std::chrono::duration<double>(timeout()));
+    // In pieces that MPI's int counts address.
+    constexpr size_t kPiece = size_t(1) << 30;
+    for (size_t start = 0; start < count; start += kPiece) {
+      int piece = static_cast<int>(std::min(kPiece, count - start));
+      MPI_Request request;
+      MPI_Iallreduce(MPI_IN_PLACE, values + start, piece, MPI_FLOAT, MPI_SUM,
+                     comm, &request);
+      waitFor(request, what, deadline);
+      // Beyond two members MPI may add in another order on each: the
+      // first member's sum becomes everyone's, so replicas stay identical.
+      if (group.size() > 2) {
+        MPI_Ibcast(values + start, piece, MPI_FLOAT, 0, comm, &request);
+        waitFor(request, what, deadline);
+      }
+    }
+  }
+
 private:
   using clock = std::chrono::steady_clock;
   using Key = std::tuple<int64_t, int64_t, int64_t>;
@@ -145,15 +181,56 @@ private:
   /// Ends the wait for `key` when aborted or past `deadline`; otherwise
   /// pauses briefly before the next poll.
   void checkWait(const Key &key, clock::time_point deadline) {
+    checkWait(describe(key), " arrived", deadline);
+  }
+  void checkWait(const std::string &what, const char *happened,
+                 clock::time_point deadline) {
     if (aborted) {
       std::lock_guard<std::mutex> lock(abortMutex);
-      reportFailure("device " + std::to_string(self) + " waiting for " +
-                    describe(key) + ": " + abortReason);
+      reportFailure("device " + std::to_string(self) + " waiting for " + what +
+                    ": " + abortReason);
     }
     if (clock::now() > deadline)
-      reportFailure("device " + std::to_string(self) + ": no " + describe(key) +
-                    " arrived (waited " + std::to_string(timeout()) + " s)");
+      reportFailure("device " + std::to_string(self) + ": no " + what +
+                    happened + " (waited " + std::to_string(timeout()) + " s)");
     std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+
+  /// Polls `request` until it completes, with the timeout and abort().
+  void waitFor(MPI_Request &request, const std::string &what,
+               clock::time_point deadline) {
+    for (int done = 0; !done;) {
+      progressSends();
+      MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (!done)
+        checkWait(what, " completed", deadline);
+    }
+  }
+
+  /// The MPI communicator of `group`'s processes, made at the group's
+  /// first all-reduce. Making it blocks until every member calls, so the
+  /// members first meet over send/recv (the default all-reduce of nothing),
+  /// which a member that never comes ends with the timeout.
+  MPI_Comm groupCommunicator(const std::vector<int64_t> &group,
+                             int64_t generation) {
+    auto found = groups.find(group);
+    if (found != groups.end())
+      return found->second;
+    float nothing = 0;
+    Communicator::allReduceSum(group, generation, &nothing, 0);
+    std::vector<int> ranks(group.begin(), group.end());
+    MPI_Group world, members;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, static_cast<int>(ranks.size()), ranks.data(),
+                   &members);
+    MPI_Comm comm;
+    MPI_Comm_create_group(MPI_COMM_WORLD, members,
+                          static_cast<int>(tagOf(RuntimeTag::AllReduceGather)),
+                          &comm);
+    MPI_Group_free(&members);
+    MPI_Group_free(&world);
+    groups[group] = comm;
+    return comm;
   }
 
   void deliver(const MessageBytes &message, const Key &key, void *data,
@@ -195,6 +272,7 @@ private:
   int64_t self = 0, count = 0;
   std::list<Pending> sends;
   std::map<Key, MessageBytes> arrivedEarly;
+  std::map<std::vector<int64_t>, MPI_Comm> groups;
   std::atomic<bool> aborted{false};
   std::mutex abortMutex;
   std::string abortReason;

@@ -21,6 +21,8 @@ namespace {
 /// Tags of the bootstrap and of the per-message headers on the MPI channel.
 constexpr int64_t kUniqueIdTag = tagOf(RuntimeTag::NcclUniqueId);
 constexpr int64_t kHeaderTag = tagOf(RuntimeTag::NcclHeader);
+/// The NCCL id of a replica group's communicator (allReduceSum).
+constexpr int64_t kGroupIdTag = tagOf(RuntimeTag::NcclGroupId);
 
 struct Header {
   int64_t tag, microbatch, bytes;
@@ -87,15 +89,19 @@ public:
   }
 
   ~NcclCommunicator() override {
+    auto close = [](Link &link) {
+      if (link.stream)
+        cudaStreamSynchronize(link.stream);
+      if (link.comm)
+        ncclCommDestroy(link.comm);
+      if (link.stream)
+        cudaStreamDestroy(link.stream);
+    };
     for (std::vector<Link> *links : {&outgoing, &incoming})
-      for (Link &link : *links) {
-        if (link.stream)
-          cudaStreamSynchronize(link.stream);
-        if (link.comm)
-          ncclCommDestroy(link.comm);
-        if (link.stream)
-          cudaStreamDestroy(link.stream);
-      }
+      for (Link &link : *links)
+        close(link);
+    for (auto &entry : groups)
+      close(entry.second);
     for (auto &[key, buffer] : early)
       cudaFree(buffer.first);
   }
@@ -104,12 +110,17 @@ public:
   int64_t devices() const override { return control->devices(); }
 
   void abort(const std::string &reason) override {
+    auto stop = [](Link &link) {
+      if (link.comm) {
+        ncclCommAbort(link.comm);
+        link.comm = nullptr;
+      }
+    };
     for (std::vector<Link> *links : {&outgoing, &incoming})
       for (Link &link : *links)
-        if (link.comm) {
-          ncclCommAbort(link.comm);
-          link.comm = nullptr;
-        }
+        stop(link);
+    for (auto &entry : groups)
+      stop(entry.second);
     control->abort(reason);
   }
 
@@ -151,7 +162,7 @@ public:
         check(cudaMemcpyAsync(data, it->second.first, bytes, cudaMemcpyDefault,
                               link.stream),
               "cudaMemcpyAsync");
-        wait(link, key, deadline);
+        wait(link, describe(key), deadline);
         cudaFree(it->second.first);
         early.erase(it);
         return;
@@ -166,7 +177,7 @@ public:
           checkNccl(ncclRecv(data, bytes, ncclUint8, link.peerRank, link.comm,
                              link.stream),
                     "ncclRecv");
-          wait(link, key, deadline);
+          wait(link, describe(key), deadline);
           return;
         }
         // Host bytes: NCCL receives into device memory only.
@@ -179,7 +190,7 @@ public:
                               link.stream),
               "cudaMemcpyAsync");
         check(cudaFreeAsync(buffer, link.stream), "cudaFreeAsync");
-        wait(link, key, deadline);
+        wait(link, describe(key), deadline);
         return;
       }
       void *buffer = nullptr;
@@ -191,8 +202,67 @@ public:
     }
   }
 
+  /// ncclAllReduce on a communicator of the group's GPUs, on a device copy
+  /// of `values` (host or device memory), polled like a receive. NCCL
+  /// reduces each element once and passes the sum on, so every member gets
+  /// the same bits. Not run here (no GPU; one GPU holds one NCCL rank).
+  void allReduceSum(const std::vector<int64_t> &group, int64_t generation,
+                    float *values, size_t count) override {
+    if (group.size() < 2)
+      return;
+    auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(timeout()));
+    Link &link = groupLink(group, generation);
+    size_t bytes = count * sizeof(float);
+    void *staged = nullptr;
+    check(cudaMallocAsync(&staged, bytes, link.stream), "cudaMallocAsync");
+    check(
+        cudaMemcpyAsync(staged, values, bytes, cudaMemcpyDefault, link.stream),
+        "cudaMemcpyAsync");
+    checkNccl(ncclAllReduce(staged, staged, count, ncclFloat, ncclSum,
+                            link.comm, link.stream),
+              "ncclAllReduce");
+    check(
+        cudaMemcpyAsync(values, staged, bytes, cudaMemcpyDefault, link.stream),
+        "cudaMemcpyAsync");
+    check(cudaFreeAsync(staged, link.stream), "cudaFreeAsync");
+    wait(link, "all-reduce " + std::to_string(generation), deadline);
+  }
+
 private:
   using Key = std::tuple<int64_t, int64_t, int64_t>;
+
+  /// The NCCL communicator of `group`, made at its first all-reduce:
+  /// ncclCommInitRank blocks until every member calls it, so the members
+  /// first meet over MPI (the default all-reduce of nothing, with the
+  /// timeout), then the first sends the others its NCCL id.
+  Link &groupLink(const std::vector<int64_t> &group, int64_t generation) {
+    auto found = groups.find(group);
+    if (found != groups.end())
+      return found->second;
+    float nothing = 0;
+    Communicator::allReduceSum(group, generation, &nothing, 0);
+    int rank = 0;
+    while (group[rank] != device())
+      ++rank;
+    ncclUniqueId id;
+    if (rank == 0) {
+      checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+      for (size_t m = 1; m < group.size(); ++m)
+        control->send(group[m], kGroupIdTag, generation, &id, sizeof(id));
+    } else {
+      control->recv(group.front(), kGroupIdTag, generation, &id, sizeof(id));
+    }
+    Link &link = groups[group];
+    checkNccl(
+        ncclCommInitRank(&link.comm, static_cast<int>(group.size()), id, rank),
+        "ncclCommInitRank");
+    check(cudaStreamCreateWithFlags(&link.stream, cudaStreamNonBlocking),
+          "cudaStreamCreate");
+    return link;
+  }
 
   static llvm::Error fail(const std::string &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -238,7 +308,7 @@ private:
   }
   /// Polls the link's stream until its work is done; fails when the
   /// timeout passes.
-  void wait(Link &link, const Key &key,
+  void wait(Link &link, const std::string &what,
             std::chrono::steady_clock::time_point deadline) {
     while (true) {
       cudaError_t state = cudaStreamQuery(link.stream);
@@ -247,9 +317,9 @@ private:
       if (state != cudaErrorNotReady)
         reportFailure(cudaMessage("waiting for a NCCL receive", state));
       if (std::chrono::steady_clock::now() > deadline)
-        reportFailure("device " + std::to_string(device()) + ": " +
-                      describe(key) + " did not complete (waited " +
-                      std::to_string(timeout()) + " s)");
+        reportFailure("device " + std::to_string(device()) + ": " + what +
+                      " did not complete (waited " + std::to_string(timeout()) +
+                      " s)");
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
@@ -258,6 +328,8 @@ private:
   std::vector<Link> outgoing, incoming;
   /// Messages that arrived before they were asked for: buffer and bytes.
   std::map<Key, std::pair<void *, int64_t>> early;
+  /// Replica groups' communicators (allReduceSum).
+  std::map<std::vector<int64_t>, Link> groups;
 };
 
 } // namespace

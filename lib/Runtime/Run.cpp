@@ -163,6 +163,16 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   if (auto checked = schedule::dryRun(graph, run.config.schedule, run.schedule);
       !checked)
     return checked.takeError();
+  if (!options.replicas.empty()) {
+    auto layout = schedule::parseReplicas(options.replicas, graph.devices);
+    if (!layout)
+      return layout.takeError();
+    run.replicas = std::move(*layout);
+  } else {
+    run.replicas = manifest && manifest->replicas
+                       ? *manifest->replicas
+                       : schedule::ReplicaLayout::none(graph.devices);
+  }
   return std::move(run);
 }
 
@@ -274,6 +284,12 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
     return error;
   if (llvm::Error error = prepareCheckpoints(run, options))
     return error;
+  // Each process's list, of the run or of its rest when resuming.
+  run.processLists = schedule::replicateSchedule(run.schedule, run.replicas);
+  if (run.replicas.replicated())
+    if (llvm::Error error = schedule::dryRunReplicated(
+            run.model->stageGraph(), run.replicas, run.processLists))
+      return error;
   // Outputs are checked before training, not found unwritable after it.
   for (auto [path, flag] : {std::pair{&options.savePath, "--save"},
                             std::pair{&options.tracePath, "--trace"}})

@@ -2,9 +2,10 @@
 //
 // runTraining (Run.h): every device of a prepared run, as threads of this
 // process over the in-process communicator or as this process's one device
-// of an MPI run (with heartbeat failure detection), each with its step and
-// checkpoint hooks; then the weights and timelines gathered to device 0
-// (Gather.h). Also the `--np` relaunch under mpirun.
+// of an MPI run (with heartbeat failure detection; a replica of its device
+// when the run is replicated, over a ReplicaCommunicator), each with its
+// step and checkpoint hooks; then the weights and timelines gathered to
+// device 0 (Gather.h). Also the `--np` relaunch under mpirun.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "FTPipe/Runtime/Gather.h"
 #include "FTPipe/Runtime/MemoryStats.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
+#include "FTPipe/Runtime/Replicas.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Support/OutputFiles.h"
 
@@ -72,14 +74,20 @@ static TensorMap ownedWeights(const DeviceExecutor &executor,
   return owned;
 }
 
-/// Runs device `d`'s part with its stage programs; returns its owned final
-/// weights and, when recording, its timeline.
+/// Runs device `d`'s part with its stage programs (over a
+/// ReplicaCommunicator, one replica's part); returns its owned final weights
+/// and, when recording, its timeline.
 static TensorMap runDevice(Devices &shared, Communicator &communicator,
                            std::vector<std::unique_ptr<StageProgram>> stages,
                            std::vector<TraceEvent> &trace) {
   TrainingRun &run = shared.run;
   const RunOptions &options = shared.options;
   int64_t d = communicator.device();
+  auto *replicated = dynamic_cast<ReplicaCommunicator *>(&communicator);
+  int64_t process = replicated ? replicated->perProcess().device() : d;
+  const std::vector<schedule::Action> &list = run.processLists.devices[process];
+  // Replicas 0 write the checkpoints (replicas hold the same weights).
+  bool writer = !replicated || replicated->replica() == 0;
   std::vector<StageProgram *> pointers;
   for (auto &stage : stages)
     pointers.push_back(stage.get());
@@ -100,7 +108,7 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
                                             run.resumed->optimizerState[d]))
       shared.fatal(run.resumed->directory + ": " +
                    llvm::toString(std::move(error)));
-  if (run.resumed && d == 0)
+  if (run.resumed && process == 0)
     shared.call(shared.hooks.onNote,
                 "resuming " + run.resumed->directory + " after " +
                     std::to_string(run.resumed->updates) + " steps");
@@ -108,29 +116,28 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
     shared.fatal(llvm::toString(std::move(error)));
   executor.recordTrace(!options.tracePath.empty() || options.compareSimulator);
   DeviceSummary summary;
-  summary.device = d;
-  llvm::Error error =
-      executor.run(run.schedule.devices[d], [&](const StepReport &report) {
-        summary.seconds += report.seconds;
-        summary.computeSeconds += report.computeSeconds;
-        if (shared.detector)
-          shared.detector->setCompletedStep(report.step);
-        if (run.checkpoint && (report.step + 1) % *options.checkpointEvery == 0)
-          if (llvm::Error error = saveCheckpoint(
-                  communicator, *run.checkpoint, executor.updates(),
-                  ownedWeights(executor, placement, d),
-                  executor.optimizerState()))
-            shared.fatal("device " + std::to_string(d) +
-                         ": checkpoint: " + llvm::toString(std::move(error)));
-        shared.call(shared.hooks.onStep, d, report);
-      });
+  summary.device = process;
+  llvm::Error error = executor.run(list, [&](const StepReport &report) {
+    summary.seconds += report.seconds;
+    summary.computeSeconds += report.computeSeconds;
+    if (shared.detector)
+      shared.detector->setCompletedStep(report.step);
+    if (run.checkpoint && writer &&
+        (report.step + 1) % *options.checkpointEvery == 0)
+      if (llvm::Error error = saveCheckpoint(
+              communicator, *run.checkpoint, executor.updates(),
+              ownedWeights(executor, placement, d), executor.optimizerState()))
+        shared.fatal("device " + std::to_string(d) +
+                     ": checkpoint: " + llvm::toString(std::move(error)));
+    shared.call(shared.hooks.onStep, d, report);
+  });
   if (error) {
     std::string message = llvm::toString(std::move(error));
     communicator.abort("device " + std::to_string(d) + " failed: " + message);
     shared.fatal("device " + std::to_string(d) + ": " + message);
   }
   summary.memory = formatDeviceMemory(
-      d, executor.memory(), executor.predictMemory(run.schedule.devices[d]),
+      process, executor.memory(), executor.predictMemory(list),
       readResidentMemory(), overhead,
       d < int64_t(run.planBytes.size())
           ? std::optional<int64_t>(run.planBytes[d])
@@ -140,22 +147,28 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
   return ownedWeights(executor, placement, d);
 }
 
-/// This process's device of an MPI run: device 0 returns the result.
+/// This process's device (or replica) of an MPI run: device 0 returns the
+/// result.
 static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
                                                  char ***argv) {
   TrainingRun &run = shared.run;
   const RunOptions &options = shared.options;
   int64_t planned = run.model->stageGraph().devices;
+  const schedule::ReplicaLayout &replicas = run.replicas;
   auto created = createMpiCommunicator(argc, argv);
   if (!created)
     return created.takeError();
   // From here on every error ends the process: returning would finalize
   // MPI while the other processes wait for this one.
   std::unique_ptr<Communicator> communicator = std::move(*created);
-  if (communicator->devices() != planned)
-    shared.fatal("the plan has " + std::to_string(planned) +
-                 " devices, mpirun started " +
-                 std::to_string(communicator->devices()) + " processes");
+  if (communicator->devices() != replicas.processes())
+    shared.fatal("the plan has " + std::to_string(planned) + " devices" +
+                 (replicas.replicated()
+                      ? " run as " + std::to_string(replicas.processes()) +
+                            " processes (replicas " + replicas.str() + ")"
+                      : "") +
+                 ", mpirun started " + std::to_string(communicator->devices()) +
+                 " processes");
   communicator->setTimeout(options.timeout);
   std::unique_ptr<FailureDetector> detector;
   if (communicator->devices() > 1) {
@@ -168,20 +181,29 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
     if (run.resumed)
       detector->setCompletedStep(run.resumed->updates - 1);
   }
-  auto stages = run.model->loadStages(communicator->device());
+  // A replica runs as its plan device; the barrier, the failure detector
+  // and the timelines stay per process.
+  std::optional<ReplicaCommunicator> replicated;
+  if (replicas.replicated())
+    replicated.emplace(*communicator, replicas);
+  Communicator &device =
+      replicated ? static_cast<Communicator &>(*replicated) : *communicator;
+  auto stages = run.model->loadStages(device.device());
   if (!stages)
     shared.fatal(llvm::toString(stages.takeError()));
   // Start together, so the processes' timelines line up.
   communicator->barrier(0);
   std::vector<TraceEvent> trace;
-  TensorMap owned = runDevice(shared, *communicator, std::move(*stages), trace);
+  TensorMap owned = runDevice(shared, device, std::move(*stages), trace);
   TrainingResult result;
   if (!options.tracePath.empty() || options.compareSimulator)
     result.traces = gatherTraces(*communicator, std::move(trace));
   else
     result.traces.assign(1, {});
-  result.weights = gatherWeights(*communicator, run.model->parameters(),
-                                 run.model->placement(), owned);
+  // Replicas 0 gather the weights: the others hold the same.
+  if (!replicated || replicated->replica() == 0)
+    result.weights = gatherWeights(device, run.model->parameters(),
+                                   run.model->placement(), owned);
   communicator->barrier(1);
   if (detector)
     detector->finish();
@@ -195,6 +217,12 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
 static llvm::Expected<TrainingResult> runThreads(Devices &shared) {
   TrainingRun &run = shared.run;
   int64_t planned = run.model->stageGraph().devices;
+  if (run.replicas.replicated())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "replicas " + run.replicas.str() +
+            " run as MPI processes: start with --np " +
+            std::to_string(run.replicas.processes()));
   int64_t devices = shared.options.threads ? shared.options.threads : planned;
   if (devices != planned)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -237,7 +265,7 @@ static llvm::Error writeOutputs(const TrainingRun &run,
   if (options.compareSimulator) {
     auto timing =
         compareWithSimulator(run.model->stageGraph(), run.config.schedule,
-                             run.schedule, result.traces);
+                             run.processLists, result.traces, run.replicas);
     if (!timing)
       return timing.takeError();
     result.timing = std::move(*timing);

@@ -22,8 +22,11 @@ static double median(std::vector<double> values) {
 llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
     const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
     const schedule::Schedule &lists,
-    const std::vector<std::vector<TraceEvent>> &traces) {
-  if (traces.size() != size_t(graph.devices))
+    const std::vector<std::vector<TraceEvent>> &traces,
+    const schedule::ReplicaLayout &replicas) {
+  int64_t processes =
+      replicas.replicas.empty() ? graph.devices : replicas.processes();
+  if (traces.size() != size_t(processes))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "timing: a timeline per device is needed");
   RunTiming timing;
@@ -70,7 +73,7 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
         (bookkeepingMs + std::max(0.0, span - actionsMs)) / timing.measuredMs);
   }
   if (timing.measuredMs > 0)
-    timing.measuredIdle = 1.0 - computeMs / (graph.devices * timing.measuredMs);
+    timing.measuredIdle = 1.0 - computeMs / (processes * timing.measuredMs);
 
   // The simulator's stage graph: measured costs, free transfers that carry
   // the dependencies both ways.
@@ -123,8 +126,10 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   simulator.microBatches = config.microBatches;
   simulator.recordEvents = false;
   simulator.orders = lists;
+  if (replicas.replicated())
+    simulator.replicas = replicas;
   llvm::Expected<schedule::SimResult> result = schedule::simulate(
-      simulated, schedule::Links::uniform(graph.devices, 1e15, 0.0), simulator);
+      simulated, schedule::Links::uniform(processes, 1e15, 0.0), simulator);
   if (!result)
     return result.takeError();
   timing.simulatedMs = result->makespanMs;

@@ -14,6 +14,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <map>
 #include <queue>
 
 using namespace ftpipe::schedule;
@@ -30,6 +31,14 @@ Error SimulatorConfig::validate() const {
                      "least 1");
   if (asyncMicroBatches != 0 && asyncMicroBatches < 8)
     return makeError("simulator: stream at least 8 async micro-batches");
+  if (!replicas.replicas.empty() && orders.devices.empty())
+    return makeError("simulator: replicas need the lists (orders) of "
+                     "replicateSchedule");
+  if (!gradientBytes.empty() &&
+      gradientBytes.size() != replicas.replicas.size())
+    return makeError(llvm::formatv(
+        "simulator: gradient bytes of {0} devices, the replicas name {1}",
+        gradientBytes.size(), replicas.replicas.size()));
   return Error::success();
 }
 
@@ -39,6 +48,19 @@ Links Links::uniform(size_t devices, double GBps, double latencyUs) {
   links.GBps.assign(devices * devices, GBps);
   links.latencyUs.assign(devices * devices, latencyUs);
   return links;
+}
+
+double ftpipe::schedule::ringAllReduceMs(uint64_t bytes,
+                                         llvm::ArrayRef<int64_t> group,
+                                         const Links &links) {
+  size_t r = group.size();
+  if (r < 2)
+    return 0.0;
+  double slowest = 0.0;
+  for (size_t j = 0; j < r; ++j)
+    slowest = std::max(slowest, links.transferMs(bytes / r, 1, size_t(group[j]),
+                                                 size_t(group[(j + 1) % r])));
+  return 2.0 * double(r - 1) * slowest;
 }
 
 llvm::ArrayRef<StageEdge> TimedStageGraph::outEdges(uint32_t s) const {
@@ -112,6 +134,8 @@ std::string SimEvent::label() const {
     return llvm::formatv("{0} s{1}->s{2} mb{3}", backward ? "grad" : "act",
                          stage, peer, microBatch)
         .str();
+  case Kind::AllReduce:
+    return llvm::formatv("AR d{0} U{1}", stage, microBatch).str();
   }
   llvm_unreachable("unknown event kind");
 }
@@ -122,8 +146,9 @@ using StageId = uint32_t;
 using DeviceId = uint32_t;
 
 /// Parts of a stage's work on one micro-batch: its forward, its backward
-/// (B, or I when it splits) and, when it splits, its weight part W.
-enum Part3 : uint8_t { kForward = 0, kBackward = 1, kWeight = 2 };
+/// (B, or I when it splits) and, when it splits, its weight part W. In a
+/// replicated device's order, kUpdate is its update (microBatch: the step).
+enum Part3 : uint8_t { kForward = 0, kBackward = 1, kWeight = 2, kUpdate = 3 };
 
 /// One task of a stage's or a device's order.
 struct Task {
@@ -162,7 +187,14 @@ private:
   /// What an event is: a task that ends, or a transfer that arrives and
   /// satisfies a dependency of a task, or one that brings a task's stage
   /// gradients of forwarded values to pass back (StageEdge::passGrad*).
-  enum class EventKind : uint8_t { TaskEnd, Arrival, PassedGradient };
+  enum class EventKind : uint8_t {
+    TaskEnd,
+    Arrival,
+    PassedGradient,
+    /// A replicated device's all-reduce ended (`task`: its index in
+    /// allReduces).
+    AllReduceEnd
+  };
 
   struct Event {
     double time;
@@ -196,6 +228,17 @@ private:
   void dispatch(DeviceId d, double t);
   /// Runs stage s's task (m, part) on device d from time t.
   void start(DeviceId d, StageId s, uint32_t m, uint8_t part, double t);
+  /// The device (process, with replicas) of stage s's task of micro-batch m.
+  DeviceId deviceOf(StageId s, uint32_t m) const {
+    if (config.replicas.replicas.empty())
+      return sg.device[s];
+    return DeviceId(config.replicas.process(
+        sg.device[s], config.replicas.replicaFor(sg.device[s], m)));
+  }
+  /// Process d reached update k of its replicated device at time t: the
+  /// all-reduce starts once every replica has.
+  void reachUpdate(DeviceId d, uint32_t k, double t);
+  void endAllReduce(uint32_t index, double t);
 
   const TimedStageGraph &sg;
   const Links &links;
@@ -219,6 +262,10 @@ private:
   /// With given orders: each device's next position in its order.
   std::vector<size_t> orderPos;
   std::vector<char> deviceBusy;
+  /// Replicated devices: per (plan device, step), the processes that have
+  /// reached the update; and the all-reduces running.
+  std::map<std::pair<int64_t, uint32_t>, std::vector<DeviceId>> atUpdate;
+  std::vector<std::vector<DeviceId>> allReduces;
   std::vector<double> linkFree;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue;
   uint64_t nextOrder = 0;
@@ -253,7 +300,7 @@ void Simulation::send(const StageEdge &e, uint32_t m, bool bwd, double t,
   uint32_t target = taskId(to, m, bwd);
   EventKind kind = bwd && part == Part::Passed ? EventKind::PassedGradient
                                                : EventKind::Arrival;
-  DeviceId a = sg.device[from], b = sg.device[to];
+  DeviceId a = deviceOf(from, m), b = deviceOf(to, m);
   if (a == b) {
     if (kind == EventKind::Arrival)
       arrive(target, t);
@@ -304,7 +351,7 @@ void Simulation::finishTask(uint32_t task, double t) {
   uint32_t m = task / 3 % K;
   uint8_t part = task % 3;
   finishedAt[task] = t;
-  deviceBusy[sg.device[s]] = 0;
+  deviceBusy[deviceOf(s, m)] = 0;
   if (part == kWeight)
     return;
   if (part == kForward) {
@@ -342,6 +389,10 @@ void Simulation::dispatch(DeviceId d, double t) {
     if (orderPos[d] == order.size())
       return;
     const Task &next = order[orderPos[d]];
+    if (next.part == kUpdate) {
+      reachUpdate(d, next.microBatch, t);
+      return;
+    }
     uint32_t task = taskId(next.stage, next.microBatch, next.part);
     if (depsLeft[task] != 0 || readyAt[task] > t)
       return;
@@ -370,6 +421,41 @@ void Simulation::dispatch(DeviceId d, double t) {
     return;
   auto [stage, m, part] = lists[best][pos[best]];
   start(d, best, m, part, t);
+}
+
+void Simulation::reachUpdate(DeviceId d, uint32_t k, double t) {
+  int64_t device = config.replicas.replicaOf(d).first;
+  std::vector<DeviceId> &arrived = atUpdate[{device, k}];
+  deviceBusy[d] = 1;
+  arrived.push_back(d);
+  if (int64_t(arrived.size()) < config.replicas.replicas[device])
+    return;
+  uint64_t bytes =
+      config.gradientBytes.empty() ? 0 : config.gradientBytes[device];
+  double duration =
+      ringAllReduceMs(bytes, config.replicas.group(device), links);
+  allReduces.push_back(std::move(arrived));
+  atUpdate.erase({device, k});
+  queue.push({t + duration, nextOrder++, uint32_t(allReduces.size() - 1),
+              EventKind::AllReduceEnd});
+  if (config.recordEvents)
+    for (DeviceId member : allReduces.back()) {
+      SimEvent ev;
+      ev.kind = SimEvent::Kind::AllReduce;
+      ev.stage = uint32_t(device);
+      ev.microBatch = k;
+      ev.device = ev.toDevice = member;
+      ev.startMs = t;
+      ev.endMs = t + duration;
+      result.events.push_back(ev);
+    }
+}
+
+void Simulation::endAllReduce(uint32_t index, double t) {
+  for (DeviceId member : allReduces[index]) {
+    deviceBusy[member] = 0;
+    ++orderPos[member];
+  }
 }
 
 void Simulation::start(DeviceId d, StageId best, uint32_t m, uint8_t part,
@@ -422,8 +508,14 @@ Expected<SimResult> Simulation::run() {
   for (uint32_t i = 0; i < sg.topoOrder.size(); ++i)
     rank[sg.topoOrder[i]] = i;
   deviceStages.assign(P, {});
-  for (StageId s : sg.topoOrder)
-    deviceStages[sg.device[s]].push_back(s);
+  for (StageId s : sg.topoOrder) {
+    if (config.replicas.replicas.empty()) {
+      deviceStages[sg.device[s]].push_back(s);
+      continue;
+    }
+    for (int64_t process : config.replicas.group(sg.device[s]))
+      deviceStages[process].push_back(s);
+  }
 
   size_t numTasks = S * K * 3;
   depsLeft.assign(numTasks, 0);
@@ -481,6 +573,9 @@ Expected<SimResult> Simulation::run() {
       case EventKind::PassedGradient:
         passedGradientArrived(ev.task, ev.time);
         break;
+      case EventKind::AllReduceEnd:
+        endAllReduce(ev.task, ev.time);
+        break;
       }
     }
     for (DeviceId d = 0; d < P; ++d)
@@ -496,6 +591,13 @@ Expected<SimResult> Simulation::run() {
               : "simulator: stage {0} stalled after {1} of {2} tasks: the "
                 "given orders deadlock",
           s, pos[s], partsOf(s) * K));
+  if (byDevice)
+    for (DeviceId d = 0; d < P; ++d)
+      if (orderPos[d] != lists[d].size())
+        return makeError(llvm::formatv(
+            "simulator: device {0} stalled at its update {1}: the given "
+            "orders deadlock",
+            d, lists[d][orderPos[d]].microBatch));
 
   if (config.kind == Kind::Async) {
     // Completion of micro-batch m: its last backward anywhere. The pipeline
@@ -547,7 +649,9 @@ Expected<SimResult> Simulation::run() {
 /// and each W after its I; `K` is set to the micro-batches they name.
 static Expected<TaskLists> checkOrders(const TimedStageGraph &sg,
                                        const Links &links,
-                                       const Schedule &orders, uint32_t &K) {
+                                       const Schedule &orders,
+                                       const ReplicaLayout &replicas,
+                                       uint32_t &K) {
   if (orders.devices.size() != links.devices)
     return makeError(
         llvm::formatv("simulator: orders for {0} devices, the hardware has {1}",
@@ -557,12 +661,24 @@ static Expected<TaskLists> checkOrders(const TimedStageGraph &sg,
   size_t tasks = 0;
   size_t S = sg.numStages();
   std::vector<char> split(S, 0);
+  auto deviceOf = [&](int64_t stage, int64_t m) -> DeviceId {
+    if (replicas.replicas.empty())
+      return sg.device[stage];
+    return DeviceId(replicas.process(sg.device[stage],
+                                     replicas.replicaFor(sg.device[stage], m)));
+  };
   for (DeviceId d = 0; d < orders.devices.size(); ++d)
     for (const Action &action : orders.devices[d]) {
-      if (action.kind == ActionKind::Update)
+      if (action.kind == ActionKind::Update) {
+        // A replicated device's update is its all-reduce.
+        if (!replicas.replicas.empty() &&
+            replicas.replicas[replicas.replicaOf(d).first] > 1)
+          lists[d].push_back(
+              {0, uint32_t(std::max<int64_t>(action.index, 0)), kUpdate});
         continue;
+      }
       if (action.stage < 0 || size_t(action.stage) >= S ||
-          sg.device[action.stage] != d)
+          deviceOf(action.stage, std::max<int64_t>(action.index, 0)) != d)
         return makeError(llvm::formatv(
             "simulator: device {0}'s order names stage {1}, not on it", d,
             action.stage));
@@ -595,6 +711,8 @@ static Expected<TaskLists> checkOrders(const TimedStageGraph &sg,
     expected += size_t(split[s] ? 3 : 2) * K;
   for (DeviceId d = 0; d < lists.size(); ++d)
     for (const Task &task : lists[d]) {
+      if (task.part == kUpdate)
+        continue;
       size_t base = (size_t(task.stage) * K + task.microBatch) * 3;
       char &mark = seen[base + task.part];
       if (mark)
@@ -657,11 +775,20 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
   if (links.GBps.size() != links.devices * links.devices ||
       links.latencyUs.size() != links.devices * links.devices)
     return makeError("simulator: malformed link table");
+  const ReplicaLayout &replicas = config.replicas;
+  if (!replicas.replicas.empty() &&
+      size_t(replicas.processes()) != links.devices)
+    return makeError(llvm::formatv(
+        "simulator: the replicas ({0}) make {1} processes, the hardware has "
+        "{2} devices",
+        replicas.str(), replicas.processes(), links.devices));
+  size_t planDevices =
+      replicas.replicas.empty() ? links.devices : replicas.replicas.size();
   for (StageId s = 0; s < S; ++s)
-    if (sg.device[s] >= links.devices)
+    if (sg.device[s] >= planDevices)
       return makeError(llvm::formatv(
           "simulator: stage {0} is on device {1}, but the hardware has {2}", s,
-          sg.device[s], links.devices));
+          sg.device[s], planDevices));
   for (const StageEdge &e : sg.edges)
     if (e.src >= S || e.dst >= S)
       return makeError("simulator: stage edge names a missing stage");
@@ -682,7 +809,8 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
   }
   if (!config.orders.devices.empty()) {
     uint32_t K = 0;
-    Expected<TaskLists> lists = checkOrders(sg, links, config.orders, K);
+    Expected<TaskLists> lists =
+        checkOrders(sg, links, config.orders, config.replicas, K);
     if (!lists)
       return lists.takeError();
     return Simulation(sg, links, config, K, std::move(*lists),
@@ -745,6 +873,7 @@ llvm::json::Value ftpipe::schedule::simulationToChromeTrace(
                       : e.kind == SimEvent::Kind::Backward       ? "backward"
                       : e.kind == SimEvent::Kind::InputBackward  ? "input"
                       : e.kind == SimEvent::Kind::WeightBackward ? "weight"
+                      : e.kind == SimEvent::Kind::AllReduce      ? "allreduce"
                       : e.backward                               ? "gradient"
                                                                  : "activation";
     llvm::json::Object args{{"stage", int64_t(e.stage)},

@@ -28,6 +28,7 @@
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Runtime/MemoryNeeds.h"
 #include "FTPipe/Schedule/Memory.h"
+#include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Target/HostObject.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -75,6 +76,12 @@ cl::opt<Target>
                                  "NVIDIA GPUs, contractions on cuBLAS")));
 cl::opt<unsigned> devices(cl::cat(category), "devices",
                           cl::desc("Number of devices"), cl::init(1));
+cl::opt<std::string> replicas(
+    cl::cat(category), "replicas",
+    cl::desc("Processes per device that ftpipe-run starts: none, W (every "
+             "device) or one factor per device, e.g. 1,2,1 (manifest.json's "
+             "replicas)"),
+    cl::init("none"));
 cl::opt<std::string>
     hardware(cl::cat(category), "hardware",
              cl::desc("Hardware preset name or cluster JSON file"),
@@ -491,6 +498,10 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveSetup(*module);
   if (failed(setup))
     return progress.fail();
+  llvm::Expected<::ftpipe::schedule::ReplicaLayout> layout =
+      ::ftpipe::schedule::parseReplicas(replicas, devices);
+  if (!layout)
+    return progress.fail("--" + llvm::toString(layout.takeError()));
   std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
   if (!forwardOnly && !hasEntryPoints(*module))
     if (failed(buildStagePrograms(*module, *setup, memory, progress)))
@@ -508,6 +519,8 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
     return progress.fail();
   manifest->memory = target == Target::CUDA ? "cuda-device" : "host";
   manifest->training = *setup;
+  if (layout->replicated())
+    manifest->replicas = *layout;
   // What the plan counted per device, and what it fixes, so that the
   // runtime can count it again for the setup it runs.
   // (The cost model's figures until the devices' code is compiled.)

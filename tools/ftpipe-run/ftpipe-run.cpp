@@ -121,6 +121,11 @@ static field<bool> compareSimulator(
              "lists and per-stage costs measured in the run, and the "
              "runtime's overhead"),
     cl::location(options.compareSimulator));
+static field<std::string> replicas(
+    "replicas",
+    cl::desc("processes per device of the plan, e.g. 2,1,2, or W for every "
+             "device (default: the manifest's replicas, else 1 each)"),
+    cl::location(options.replicas));
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));

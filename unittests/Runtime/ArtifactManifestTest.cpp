@@ -120,6 +120,25 @@ TEST(ArtifactManifest, StageGraphFromTransfers) {
   EXPECT_FALSE(bool(graph.validate()));
 }
 
+TEST(ArtifactManifest, ReplicasPerDevice) {
+  EXPECT_FALSE(roundTrip(threeStages())->replicas.has_value());
+  json::Object replicated = threeStages();
+  replicated["replicas"] = json::Array{2, 1};
+  auto manifest = roundTrip(replicated);
+  ASSERT_TRUE(bool(manifest)) << llvm::toString(manifest.takeError());
+  ASSERT_TRUE(manifest->replicas.has_value());
+  EXPECT_EQ(manifest->replicas->replicas, (std::vector<int64_t>{2, 1}));
+
+  json::Object count = threeStages();
+  count["replicas"] = json::Array{2, 1, 1};
+  EXPECT_NE(errorOf(count).find("the replicas name 3 devices (2,1,1), the "
+                                "plan has 2"),
+            std::string::npos);
+  json::Object zero = threeStages();
+  zero["replicas"] = json::Array{0, 1};
+  EXPECT_NE(errorOf(zero).find("device 0 has 0 replicas"), std::string::npos);
+}
+
 TEST(ArtifactManifest, RefusesBrokenReferences) {
   json::Object owner = threeStages();
   (*owner.getObject("parameters")->getObject("e"))["owner"] = 1;

@@ -11,6 +11,7 @@
 
 #include "FTPipe/Runtime/Communicator.h"
 
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -52,6 +53,58 @@ inline int64_t expectedRing(int64_t d, int64_t n) {
   int64_t previous = (d + n - 1) % n;
   return (10 * previous + 1) * 100 + 10 * previous + 1000000 * 7 * d +
          10000 * previous;
+}
+
+/// All-reduces within the groups of devices of the same parity ({0, 2, ..}
+/// and {1, 3, ..}, at once), three times: 1 value, 1000 and 300000. Values
+/// that add exactly must give their exact sums; values that do not must
+/// give every member the same bits (checked by sending them to the group's
+/// first, which compares). Returns the number of values that differ.
+inline int64_t allReduce(Communicator &self) {
+  int64_t d = self.device(), n = self.devices();
+  std::vector<int64_t> group;
+  for (int64_t member = d % 2; member < n; member += 2)
+    group.push_back(member);
+  int64_t wrong = 0;
+  int64_t generation = 0;
+  for (size_t size : {size_t(1), size_t(1000), size_t(300000)}) {
+    std::vector<float> exact(size), inexact(size);
+    for (size_t i = 0; i < size; ++i) {
+      exact[i] = float((d + 1) * (i % 7 + 1));
+      inexact[i] = 0.1f * float(d + 1) + 1e-3f * float(i % 13);
+    }
+    self.allReduceSum(group, generation++, exact.data(), size);
+    self.allReduceSum(group, generation++, inexact.data(), size);
+    for (size_t i = 0; i < size; ++i) {
+      float expected = 0;
+      for (int64_t member : group)
+        expected += float((member + 1) * (i % 7 + 1));
+      wrong += exact[i] != expected;
+    }
+    if (d != group.front()) {
+      self.send(group.front(), 11, generation, inexact.data(),
+                size * sizeof(float));
+      continue;
+    }
+    std::vector<float> theirs(size);
+    for (int64_t member : group) {
+      if (member == d)
+        continue;
+      self.recv(member, 11, generation, theirs.data(), size * sizeof(float));
+      wrong +=
+          std::memcmp(theirs.data(), inexact.data(), size * sizeof(float)) != 0;
+    }
+  }
+  self.barrier(2);
+  return wrong;
+}
+
+/// Device 1 waits in an all-reduce with device 0, which never joins it.
+inline void allReduceAlone(Communicator &self) {
+  if (self.device() != 1)
+    return;
+  std::vector<float> values(4, 1.0f);
+  self.allReduceSum({0, 1}, 3, values.data(), values.size());
 }
 
 /// Device 1 waits for a message nobody sends (tag 7, micro-batch 5 from

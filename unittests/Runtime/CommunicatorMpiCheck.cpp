@@ -1,10 +1,11 @@
 //===- CommunicatorMpiCheck.cpp - The communicator suite on MPI
 //------------===//
 //
-// communicator-mpi-check ring|timeout|size, started by mpirun: runs one of
-// CommunicatorChecks.h on the MPI communicator. `ring` prints "device D: ok"
-// per process (or what differs, and exits 1); `timeout` and `size` end with
-// the communicator's failure (status 70) and its message.
+// communicator-mpi-check ring|allreduce|timeout|allreduce-timeout|size,
+// started by mpirun: runs one of CommunicatorChecks.h on the MPI
+// communicator. `ring` and `allreduce` print "device D: ok" per process (or
+// what differs, and exit 1); the others end with the communicator's failure
+// (status 70) and its message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +20,8 @@ using namespace ftpipe::runtime;
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: communicator-mpi-check ring|timeout|size\n");
+    std::fprintf(stderr, "usage: communicator-mpi-check "
+                         "ring|allreduce|timeout|allreduce-timeout|size\n");
     return 2;
   }
   std::string mode = argv[1];
@@ -38,9 +40,17 @@ int main(int argc, char **argv) {
                 got == expected ? "ok" : "wrong");
     return got == expected ? 0 : 1;
   }
+  if (mode == "allreduce") {
+    int64_t wrong = checks::allReduce(self);
+    std::printf("device %lld: %s\n", static_cast<long long>(self.device()),
+                wrong == 0 ? "ok" : "wrong");
+    return wrong == 0 ? 0 : 1;
+  }
   self.setTimeout(0.3);
   if (mode == "timeout")
     checks::waitForNothing(self);
+  else if (mode == "allreduce-timeout")
+    checks::allReduceAlone(self);
   else if (mode == "size")
     checks::sizeMismatch(self);
   self.barrier(0);

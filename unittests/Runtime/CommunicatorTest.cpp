@@ -35,6 +35,33 @@ TEST(Communicator, RingOutOfOrderWithSelfSends) {
   }
 }
 
+TEST(Communicator, AllReduceSumsWithinGroups) {
+  for (int64_t devices : {1, 2, 4, 5}) {
+    LocalMailbox mailbox(devices);
+    std::vector<int64_t> wrong(devices, -1);
+    std::vector<std::thread> threads;
+    for (int64_t d = 0; d < devices; ++d)
+      threads.emplace_back(
+          [&, d] { wrong[d] = checks::allReduce(mailbox.endpoint(d)); });
+    for (std::thread &thread : threads)
+      thread.join();
+    for (int64_t d = 0; d < devices; ++d)
+      EXPECT_EQ(wrong[d], 0) << d << " of " << devices;
+    EXPECT_EQ(mailbox.pending(), 0u);
+  }
+}
+
+TEST(Communicator, AllReduceTimesOut) {
+  EXPECT_EXIT(
+      {
+        LocalMailbox mailbox(2, /*timeoutSeconds=*/0.2);
+        checks::allReduceAlone(mailbox.endpoint(1));
+      },
+      testing::ExitedWithCode(70),
+      "ftpipe runtime: no message tag 16777219 of micro-batch 3 from device "
+      "0 to device 1 arrived");
+}
+
 TEST(Communicator, SizeMismatchIsRefused) {
   EXPECT_EXIT(
       {

@@ -12,8 +12,11 @@
 
 #include "TinyMlpReference.h"
 
+#include "FTPipe/Runtime/Replicas.h"
+
 #include "gtest/gtest.h"
 
+#include <optional>
 #include <thread>
 
 using namespace ftpipe::runtime;
@@ -29,10 +32,13 @@ struct RunResult {
   std::vector<int64_t> peakVersions;
 };
 
+/// Runs the plan on one thread per process: per device of `placement`, its
+/// replicas in `replicas` (empty: one each). RunResult's weights are per
+/// process (ReplicaLayout's numbering).
 RunResult runInProcess(const TinyMlpShape &shape,
                        const std::vector<int64_t> &placement,
                        const ExecutorConfig &config, const TensorMap &initial,
-                       const TensorMap &data) {
+                       const TensorMap &data, ReplicaLayout replicas = {}) {
   StageGraph graph = StageGraph::chain(placement);
   ParameterPlacement params = tinyMlpPlacement(shape, placement);
   for (const auto &[name, holders] : params)
@@ -45,21 +51,32 @@ RunResult runInProcess(const TinyMlpShape &shape,
   llvm::Expected<DryRunResult> dry = dryRun(graph, config.schedule, *schedule);
   EXPECT_TRUE(bool(dry)) << llvm::toString(dry.takeError());
 
+  if (replicas.replicas.empty())
+    replicas = ReplicaLayout::none(graph.devices);
+  Schedule lists = replicateSchedule(*schedule, replicas);
+  int64_t processes = replicas.processes();
   RunResult result;
   result.schedule = *schedule;
-  result.weights.resize(graph.devices);
-  result.peakVersions.resize(graph.devices);
-  LocalMailbox mailbox(graph.devices, /*timeoutSeconds=*/20);
-  std::vector<std::string> errors(graph.devices);
+  result.weights.resize(processes);
+  result.peakVersions.resize(processes);
+  LocalMailbox mailbox(processes, /*timeoutSeconds=*/20);
+  std::vector<std::string> errors(processes);
   std::vector<std::thread> threads;
   std::mutex lossMutex;
-  for (int64_t d = 0; d < graph.devices; ++d)
-    threads.emplace_back([&, d] {
+  for (int64_t p = 0; p < processes; ++p)
+    threads.emplace_back([&, p] {
+      int64_t d = replicas.replicaOf(p).first;
       auto stages = tinyMlpStages(shape, placement, d);
       std::vector<StageProgram *> pointers;
       for (auto &stage : stages)
         pointers.push_back(stage.get());
-      DeviceExecutor executor(mailbox.endpoint(d), pointers, params, config);
+      std::optional<ReplicaCommunicator> replicated;
+      if (replicas.replicated())
+        replicated.emplace(mailbox.endpoint(p), replicas);
+      Communicator &communicator =
+          replicated ? static_cast<Communicator &>(*replicated)
+                     : mailbox.endpoint(p);
+      DeviceExecutor executor(communicator, pointers, params, config);
       TensorMap mine;
       for (const ParameterInfo &param : executor.parameters())
         mine[param.name] = initial.at(param.name);
@@ -67,26 +84,26 @@ RunResult runInProcess(const TinyMlpShape &shape,
       if (!error)
         error = executor.setData(data);
       if (!error)
-        error = executor.run(schedule->devices[d], [&](const StepReport &r) {
+        error = executor.run(lists.devices[p], [&](const StepReport &r) {
           if (r.loss) {
             std::lock_guard<std::mutex> lock(lossMutex);
             result.losses.push_back(*r.loss);
           }
         });
       if (error) {
-        errors[d] = llvm::toString(std::move(error));
-        // The others would wait for this device: end their waits.
-        for (int64_t other = 0; other < graph.devices; ++other)
-          mailbox.endpoint(other).abort("device " + std::to_string(d) +
-                                        " failed: " + errors[d]);
+        errors[p] = llvm::toString(std::move(error));
+        // The others would wait for this process: end their waits.
+        for (int64_t other = 0; other < processes; ++other)
+          mailbox.endpoint(other).abort("process " + std::to_string(p) +
+                                        " failed: " + errors[p]);
       }
-      result.weights[d] = executor.weights();
-      result.peakVersions[d] = executor.peakVersions();
+      result.weights[p] = executor.weights();
+      result.peakVersions[p] = executor.peakVersions();
     });
   for (std::thread &thread : threads)
     thread.join();
-  for (int64_t d = 0; d < graph.devices; ++d)
-    EXPECT_EQ(errors[d], "") << "device " << d;
+  for (int64_t p = 0; p < processes; ++p)
+    EXPECT_EQ(errors[p], "") << "process " << p;
   EXPECT_EQ(mailbox.pending(), 0u);
   return result;
 }
@@ -187,6 +204,69 @@ TEST(Executor, EverySchedulePlacementAndStashingMatchesEmulation) {
       EXPECT_EQ(run.peakVersions[0], shape.stages);
     }
   }
+}
+
+// Replicated devices (micro-batches round-robin over a device's replicas,
+// their gradients summed at each update) train as the plan does: the
+// emulation of the plan's schedule with the same global batch, for every
+// schedule, with the tied embedding on devices of different replica counts;
+// every replica of a device ends with the same bits; the step losses,
+// reported once per step, are the emulation's.
+TEST(Executor, ReplicasTrainAsThePlan) {
+  TinyMlpShape shape;
+  TensorMap data = tinyMlpData(shape, 32, 11);
+  OptimizerConfig adam;
+  adam.kind = ftpipe::schedule::Optimizer::AdamW;
+  adam.lr = 0.01;
+  adam.weightDecay = 0.01;
+  struct ReplicaCase {
+    std::vector<int64_t> placement, replicas;
+  };
+  for (const ReplicaCase &layoutCase :
+       {ReplicaCase{{0, 1}, {2, 2}}, ReplicaCase{{0, 1, 2}, {1, 2, 1}},
+        ReplicaCase{{0, 1, 2}, {2, 1, 3}}, ReplicaCase{{0, 1, 0}, {3, 2}}})
+    for (auto [kind, stashing] :
+         {std::pair{Kind::GPipe, ftpipe::schedule::WeightVersions::None},
+          std::pair{Kind::OneFOneB, ftpipe::schedule::WeightVersions::None},
+          std::pair{Kind::Async, ftpipe::schedule::WeightVersions::Stash},
+          std::pair{Kind::Async,
+                    ftpipe::schedule::WeightVersions::DoubleBuffered}}) {
+      Case c{layoutCase.placement, kind, stashing, 6};
+      ReplicaLayout layout{layoutCase.replicas};
+      SCOPED_TRACE(describe(c) + " replicas " + layout.str());
+      shape.stages = static_cast<int64_t>(c.placement.size());
+      TensorMap initial = tinyMlpWeights(shape, 7);
+      ExecutorConfig config;
+      config.schedule = {c.kind, c.microBatches, /*steps=*/6};
+      config.stashing = c.stashing;
+      config.optimizer = adam;
+      RunResult run =
+          runInProcess(shape, c.placement, config, initial, data, layout);
+      ParameterPlacement params = tinyMlpPlacement(shape, c.placement);
+      // Replica j's weights as a run of the plan's devices.
+      RunResult asPlan = run;
+      asPlan.weights.clear();
+      for (int64_t d = 0; d < layout.devices(); ++d) {
+        asPlan.weights.push_back(run.weights[layout.process(d, 0)]);
+        for (int64_t j = 1; j < layout.replicas[d]; ++j)
+          for (const auto &[name, tensor] : asPlan.weights.back())
+            EXPECT_EQ(run.weights[layout.process(d, j)].at(name).bytes,
+                      tensor.bytes)
+                << name << " on device " << d << " replica " << j;
+      }
+      TensorMap weights = merged(asPlan, params);
+      reference::Versions versions = reference::versionsOf(
+          run.schedule, c.placement, c.microBatches * 6, c.stashing);
+      std::vector<double> losses;
+      TensorMap expected = reference::emulate(
+          shape, initial, data, c.microBatches, 6, adam, versions, &losses);
+      EXPECT_LT(reference::maxRelativeDifference(weights, expected), 1e-4);
+      EXPECT_GT(reference::maxRelativeDifference(initial, expected), 1e-2);
+      // Each step's loss reported once, over all replicas' micro-batches.
+      ASSERT_EQ(run.losses.size(), losses.size());
+      for (size_t k = 0; k < losses.size(); ++k)
+        EXPECT_NEAR(run.losses[k], losses[k], 1e-4 * (1 + losses[k]));
+    }
 }
 
 TEST(Executor, TwoBWRefusesAThirdVersion) {

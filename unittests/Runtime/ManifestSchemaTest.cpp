@@ -100,6 +100,7 @@ ManifestFile fullManifest() {
     file.deviceMemory.push_back(
         {device, schedule::deviceMemory(inputs, *file.training), inputs});
   }
+  file.replicas = schedule::ReplicaLayout{{2, 1}};
   return file;
 }
 
@@ -154,6 +155,8 @@ TEST(ManifestSchema, FullManifestRoundTrips) {
             file.deviceMemory[1].counted.totalBytes());
   EXPECT_EQ(read.deviceMemory[1].inputs.paramBytesByHeight,
             file.deviceMemory[1].inputs.paramBytesByHeight);
+  ASSERT_TRUE(read.replicas.has_value());
+  EXPECT_EQ(read.replicas->replicas, (std::vector<int64_t>{2, 1}));
 
   // The runtime reads the same file into its view.
   llvm::Expected<ArtifactManifest> manifest = readWrittenManifest(text);
@@ -162,6 +165,25 @@ TEST(ManifestSchema, FullManifestRoundTrips) {
   EXPECT_EQ(manifest->parameters.at("wte").devices,
             (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(manifest->deviceMemory.size(), 2u);
+  ASSERT_TRUE(manifest->replicas.has_value());
+  EXPECT_EQ(manifest->replicas->replicas, (std::vector<int64_t>{2, 1}));
+}
+
+TEST(ManifestSchema, ReplicasWrittenOnlyWhenGiven) {
+  // An unreplicated plan's manifest has no `replicas` (the file is what it
+  // was before replicas existed), and reads back without it.
+  ManifestFile file = fullManifest();
+  file.replicas.reset();
+  json::Value text = written(file);
+  EXPECT_EQ(object(text).get("replicas"), nullptr);
+  ManifestFile read;
+  json::Path::Root root("manifest");
+  ASSERT_TRUE(fromJSON(text, read, root)) << llvm::toString(root.getError());
+  EXPECT_FALSE(read.replicas.has_value());
+  // A mistyped one is refused with its path.
+  object(text)["replicas"] = json::Array{2, "x"};
+  EXPECT_NE(readError(text).find("manifest.replicas[1]"), std::string::npos)
+      << readError(text);
 }
 
 /// fullManifest() with stage 1's backward split (contract version 2): the

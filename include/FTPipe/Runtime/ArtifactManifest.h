@@ -18,6 +18,7 @@
 #include "FTPipe/Runtime/ManifestSchema.h"
 #include "FTPipe/Runtime/Tensor.h"
 #include "FTPipe/Schedule/Memory.h"
+#include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Schedule/Schedule.h"
 #include "FTPipe/Schedule/TrainingSetup.h"
 
@@ -51,6 +52,9 @@ struct ArtifactManifest {
   /// Per device, what the plan fixes about its memory (`device_memory`),
   /// empty when not recorded.
   std::vector<schedule::DeviceMemoryInputs> deviceMemory;
+  /// Processes per device (`replicas`, schedule/Replicas.h) the plan was
+  /// made for, when recorded: ftpipe-run's default.
+  std::optional<schedule::ReplicaLayout> replicas;
 
   int64_t devices() const { return static_cast<int64_t>(artifacts.size()); }
   /// The stages with their producers (a forward that receives tag t comes

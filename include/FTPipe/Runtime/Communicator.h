@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ftpipe {
 namespace runtime {
@@ -45,6 +46,15 @@ public:
   double timeout() const { return timeoutSeconds; }
   /// Every device waits until all devices arrived (over send/recv).
   void barrier(int64_t generation);
+  /// Sums the `count` floats at `values` elementwise over the devices of
+  /// `group` (ascending, this end's device among them) in place: every
+  /// member ends with the same sum, bit for bit. Every member calls it with
+  /// the same group, `generation` and count; its waits end as a receive's
+  /// do (timeout, abort). By default over send/recv: the group's first
+  /// device adds the others' values in group order and sends the sum back.
+  /// (No LLVM types here: the stage ABI library includes this header.)
+  virtual void allReduceSum(const std::vector<int64_t> &group,
+                            int64_t generation, float *values, size_t count);
 
 protected:
   double timeoutSeconds = 60;

@@ -7,9 +7,12 @@
 // times 1/M), and at each update the tied-parameter exchange (copies send
 // their gradient to the owner, the owner adds them to its own, updates and
 // sends the new value back) and the optimizer step of the parameters it
-// owns. Weight versions: with stashing, a micro-batch's backward uses the
-// weights its forward used (older versions kept in a bounded store; 2BW
-// allows two versions in all); without, the current weights.
+// owns. A replicated device (its communicator a ReplicaCommunicator,
+// Replicas.h) first sums its replicas' gradients, and its tied exchange
+// addresses replicas. Weight versions: with stashing, a micro-batch's
+// backward uses the weights its forward used (older versions kept in a
+// bounded store; 2BW allows two versions in all); without, the current
+// weights.
 //
 //===----------------------------------------------------------------------===//
 

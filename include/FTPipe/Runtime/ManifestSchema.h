@@ -16,6 +16,7 @@
 
 #include "FTPipe/Runtime/DType.h"
 #include "FTPipe/Schedule/Memory.h"
+#include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Schedule/TrainingSetup.h"
 
 #include "llvm/Support/JSON.h"
@@ -135,8 +136,8 @@ struct ManifestDeviceMemory {
   schedule::DeviceMemoryInputs inputs;
 };
 
-/// The whole file. `training`, `device_memory`, `memory`, `tensors`,
-/// `loss` and the devices' `stages` are optional in the file.
+/// The whole file. `training`, `device_memory`, `replicas`, `memory`,
+/// `tensors`, `loss` and the devices' `stages` are optional in the file.
 struct ManifestFile {
   std::string target;
   /// "host" or "cuda-device" (`memory`), empty when not recorded.
@@ -151,6 +152,9 @@ struct ManifestFile {
   std::optional<ManifestLoss> loss;
   std::optional<schedule::TrainingSetup> training;
   std::vector<ManifestDeviceMemory> deviceMemory;
+  /// Processes per device that ftpipe-run starts (`replicas`, one factor
+  /// per device; schedule/Replicas.h), written only for a replicated plan.
+  std::optional<schedule::ReplicaLayout> replicas;
 };
 
 /// An entry point's `kind`: forward, backward, backward_input or

@@ -8,7 +8,9 @@
 // keeps it in a device buffer until asked for. Sends copy the buffer on the
 // stream and return at once; receives poll the stream, so the timeout and
 // abort() hold (abort also aborts the NCCL communicators). The runtime's own
-// messages (tied-gradient exchange, barrier: host memory) go over MPI.
+// messages (tied-gradient exchange, barrier: host memory) go over MPI. The
+// replicas' all-reduce (allReduceSum) runs ncclAllReduce on a communicator
+// of the group's GPUs, made at the group's first all-reduce.
 //
 // Built when FTPipe finds the CUDA toolkit, NCCL and MPI; without, the
 // factory says so. It has not run here (no GPU on the development machine).

@@ -6,11 +6,11 @@
 // manifest records and the plan's memory, generate and dry-run the
 // schedule, read and check weights and data, load a checkpoint to resume
 // from, then run every device (threads of this process, or one MPI process
-// each) with step and checkpoint hooks, and gather the owners' weights and
-// the timelines to device 0. Three calls, so a caller can stop between
-// them: planTraining (up to the schedule: what --print-schedule prints),
-// loadTraining (weights, data, checkpoints: nothing written yet) and
-// runTraining.
+// each, or several: data-parallel replicas, Replicas.h) with step and
+// checkpoint hooks, and gather the owners' weights and the timelines to
+// device 0. Three calls, so a caller can stop between them: planTraining
+// (up to the schedule: what --print-schedule prints), loadTraining
+// (weights, data, checkpoints: nothing written yet) and runTraining.
 //
 // Errors before the run starts are returned. A device that fails during the
 // run calls RunHooks::fatal, which must not return: its peers wait for its
@@ -28,6 +28,7 @@
 #include "FTPipe/Runtime/PipelineModel.h"
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/TinyMlp.h"
+#include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Schedule/TrainingSetup.h"
 
 #include <functional>
@@ -110,6 +111,10 @@ struct RunOptions {
   /// Compare the timelines with the simulator (--compare-simulator):
   /// records them, and refuses to resume.
   bool compareSimulator = false;
+  /// Processes per device of the plan (--replicas: "2,1,2", "W" for every
+  /// device, or "none"; schedule/Replicas.h); empty: the manifest's
+  /// `replicas`, else one each. A replicated run needs MPI processes.
+  std::string replicas;
 };
 
 /// A run: what every device's thread or process shares.
@@ -119,6 +124,11 @@ struct TrainingRun {
   ExecutorConfig config;
   /// The lists the devices run: the whole run, or its rest when resuming.
   schedule::Schedule schedule;
+  /// Processes per device (RunOptions::replicas settled), and per process
+  /// its list: `schedule` split among the replicas (replicateSchedule;
+  /// loadTraining fills it, `schedule`'s lists when nothing is replicated).
+  schedule::ReplicaLayout replicas;
+  schedule::Schedule processLists;
   TensorMap weights, data;
   std::optional<CheckpointSetup> checkpoint;
   std::optional<LoadedCheckpoint> resumed;
@@ -130,6 +140,7 @@ struct TrainingRun {
 
 /// What a device did in the whole run, for its closing lines.
 struct DeviceSummary {
+  /// The device (of a replicated run: the process).
   int64_t device = 0;
   /// Wall time of its steps and the part spent computing.
   double seconds = 0, computeSeconds = 0;

@@ -17,6 +17,7 @@
 #define FTPIPE_RUNTIME_RUNTIMING_H
 
 #include "FTPipe/Runtime/Executor.h"
+#include "FTPipe/Schedule/Replicas.h"
 
 #include <string>
 
@@ -39,12 +40,16 @@ struct RunTiming {
 };
 
 /// Compares the run described by `graph`, `config` and `lists` (as
-/// generated, with updates) with its timelines.
+/// generated, with updates) with its timelines. A replicated run (Replicas.h)
+/// gives its per-process lists and timelines and its `replicas`; the
+/// simulated all-reduces are free like the transfers (their measured time is
+/// in the updates).
 llvm::Expected<RunTiming>
 compareWithSimulator(const schedule::StageGraph &graph,
                      const schedule::ScheduleConfig &config,
                      const schedule::Schedule &lists,
-                     const std::vector<std::vector<TraceEvent>> &traces);
+                     const std::vector<std::vector<TraceEvent>> &traces,
+                     const schedule::ReplicaLayout &replicas = {});
 
 /// Lines for a person: measured and simulated time per micro-batch, idle
 /// shares, their ratio, and the overhead.

@@ -36,10 +36,21 @@ enum class RuntimeTag : int64_t {
   /// Communicator::barrier: every device to device 0, then back.
   BarrierArrive = kRuntimeTagBase,
   BarrierRelease = kRuntimeTagBase + 1,
+  /// Communicator::allReduceSum over send/recv (the replicas' gradient
+  /// sum): each member's values to the group's first, and the sum back.
+  AllReduceGather = kRuntimeTagBase + 2,
+  AllReduceResult = kRuntimeTagBase + 3,
   /// NcclCommunicator: a device pair's NCCL unique id (over MPI), and the
   /// header (tag, micro-batch, bytes) that announces each NCCL message.
   NcclUniqueId = kRuntimeTagBase + 4,
   NcclHeader = kRuntimeTagBase + 5,
+  /// NcclCommunicator::allReduceSum: the group communicator's NCCL unique
+  /// id, from the group's first member to the others (over MPI).
+  NcclGroupId = kRuntimeTagBase + 6,
+  /// ReplicaCommunicator::gatherLosses: a replica's count of step losses
+  /// to its device's first replica (the micro-batch field is the step);
+  /// the losses follow at ReplicaLosses.
+  ReplicaLossCount = kRuntimeTagBase + 7,
   /// The end of a run (Gather.h): an owner's parameter to device 0 (the
   /// micro-batch field numbers the parameter), a device's timeline length
   /// and its events.
@@ -53,6 +64,8 @@ enum class RuntimeTag : int64_t {
   /// table of all addresses back.
   FailureDetectorAddress = kRuntimeTagBase + 13,
   FailureDetectorTable = kRuntimeTagBase + 14,
+  /// The losses themselves (see ReplicaLossCount).
+  ReplicaLosses = kRuntimeTagBase + 15,
   /// The executor's tied-parameter exchange, the last and open-ended range:
   /// tied parameter t's gradient to its owner at tiedGradientTag(t), its
   /// updated value back at tiedValueTag(t).

@@ -21,14 +21,18 @@
 // which sends the gradients, and W, which waits for its I, each with its
 // own cost. zb-h1 is simulated on the lists generate() builds; zb-auto needs
 // its lists given. Recomputation lengthens every backward (B or I). The
-// optimizer step is not modelled. No MLIR here: the planner (lib/Partition)
-// and the runtime use it.
+// optimizer step is not modelled. With replicas (Replicas.h) and the lists
+// of replicateSchedule, micro-batch m of a stage runs on its device's
+// replica m mod r, and each update of a replicated device is its replicas'
+// gradient all-reduce (ringAllReduceMs) on all of them at once. No MLIR
+// here: the planner (lib/Partition) and the runtime use it.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FTPIPE_SCHEDULE_SIMULATOR_H
 #define FTPIPE_SCHEDULE_SIMULATOR_H
 
+#include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Schedule/Schedule.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -93,6 +97,13 @@ struct Links {
   }
 };
 
+/// The ring all-reduce of `bytes` among the devices of `group` (in ring
+/// order): 2 (r - 1) steps, each moving bytes / r over every link of the
+/// ring at once, so 2 (r - 1) / r x bytes over the slowest link plus
+/// 2 (r - 1) latencies; 0 for a group of one.
+double ringAllReduceMs(uint64_t bytes, llvm::ArrayRef<int64_t> group,
+                       const Links &links);
+
 /// Stages with their costs and the traffic between them: what the simulator
 /// runs. Times are on the stage's own device.
 struct TimedStageGraph {
@@ -151,6 +162,17 @@ struct SimulatorConfig {
   /// and backward of each exactly once, on the stage's device); `kind` only
   /// says how to report it (Async: the steady-state period).
   Schedule orders;
+  /// With orders: the stage graph's devices replicated (empty: not). The
+  /// links and the orders are then per process (replicateSchedule's
+  /// lists), stage s's task of micro-batch m is on process
+  /// replicas.process(device[s], m mod r), and an update U(k) in the order
+  /// of a replicated device is its replicas' all-reduce of
+  /// gradientBytes[device] (ringAllReduceMs over the group), starting when
+  /// the last replica reaches it and keeping all of them busy.
+  ReplicaLayout replicas;
+  /// Per device of the stage graph, the bytes of its parameters' gradients
+  /// (empty: the all-reduces take no time, they only synchronize).
+  std::vector<uint64_t> gradientBytes;
 
   llvm::Error validate() const;
 };
@@ -162,7 +184,10 @@ struct SimEvent {
     Backward,
     InputBackward,
     WeightBackward,
-    Transfer
+    Transfer,
+    /// A replicated device's gradient all-reduce at update `microBatch`
+    /// (`stage` is the device of the stage graph).
+    AllReduce
   };
   Kind kind = Kind::Forward;
   /// For Transfer: true for gradients flowing backward.

@@ -1,0 +1,184 @@
+//===- ReplicasTest.cpp - Replica layouts and replicated lists ------------===//
+//
+// The layout's numbering, parsing and checks; the lists of a small
+// replicated pipeline by eye; and a property test over random stage graphs,
+// placements and layouts: the replicas of a device split its forwards and
+// backwards round-robin, keep its order and every update, and the
+// replicated lists run dry to the end (dryRunReplicated: each replica's
+// update together with its group's and its tied devices' replicas'); the
+// replicated dry run reports a deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Schedule/Replicas.h"
+
+#include "RandomStageGraph.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "gtest/gtest.h"
+
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+using namespace ftpipe::schedule;
+
+namespace {
+
+template <typename T> std::string outcome(llvm::Expected<T> &&value) {
+  return value ? std::string("success") : llvm::toString(value.takeError());
+}
+std::string outcome(llvm::Error error) {
+  return error ? llvm::toString(std::move(error)) : "success";
+}
+
+TEST(ReplicaLayout, NumbersProcessesDeviceByDevice) {
+  ReplicaLayout layout{{2, 1, 3}};
+  EXPECT_EQ(layout.processes(), 6);
+  EXPECT_TRUE(layout.replicated());
+  EXPECT_FALSE(ReplicaLayout::none(3).replicated());
+  EXPECT_EQ(layout.process(0, 1), 1);
+  EXPECT_EQ(layout.process(1, 0), 2);
+  EXPECT_EQ(layout.process(2, 2), 5);
+  for (int64_t p = 0; p < 6; ++p) {
+    auto [d, j] = layout.replicaOf(p);
+    EXPECT_EQ(layout.process(d, j), p);
+  }
+  EXPECT_EQ(layout.group(2), (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(layout.replicaFor(2, 7), 1);
+  EXPECT_EQ(layout.str(), "2,1,3");
+}
+
+TEST(ReplicaLayout, ParsesAndRefuses) {
+  llvm::Expected<ReplicaLayout> perDevice = parseReplicas("2, 1,2", 3);
+  ASSERT_TRUE(static_cast<bool>(perDevice));
+  EXPECT_EQ(perDevice->replicas, (std::vector<int64_t>{2, 1, 2}));
+  llvm::Expected<ReplicaLayout> width = parseReplicas("2", 4);
+  ASSERT_TRUE(static_cast<bool>(width));
+  EXPECT_EQ(width->replicas, (std::vector<int64_t>{2, 2, 2, 2}));
+  llvm::Expected<ReplicaLayout> none = parseReplicas("none", 2);
+  ASSERT_TRUE(static_cast<bool>(none));
+  EXPECT_EQ(none->replicas, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(outcome(parseReplicas("2,0", 2)),
+            "replicas: '0' is not a replication factor (1 to 65536)");
+  EXPECT_EQ(outcome(parseReplicas("two", 2)),
+            "replicas: 'two' is not a replication factor (1 to 65536)");
+  EXPECT_EQ(outcome(parseReplicas("1,2,1", 2)),
+            "replicas: '1,2,1' gives 3 factors, the plan has 2 devices (give "
+            "one per device, or one for all)");
+}
+
+TEST(ReplicaLayout, VerifiesAgainstPlanAndProcesses) {
+  ReplicaLayout layout{{1, 2, 1}};
+  EXPECT_EQ(outcome(layout.verify(3, 4)), "success");
+  EXPECT_EQ(outcome(layout.verify(3, 3)),
+            "the replicas (1,2,1) add up to 4 processes, the run has 3");
+  EXPECT_EQ(outcome(layout.verify(2, 4)),
+            "the replicas name 3 devices (1,2,1), the plan has 2");
+  EXPECT_EQ(outcome(ReplicaLayout{{1, 0}}.verify(2, 1)),
+            "device 1 has 0 replicas: every device needs at least one");
+}
+
+TEST(ReplicaLayout, JSONRoundTrip) {
+  ReplicaLayout layout{{2, 1}}, back;
+  llvm::json::Value value = toJSON(layout);
+  EXPECT_EQ(llvm::formatv("{0}", value).str(), "[2,1]");
+  llvm::json::Path::Root root;
+  ASSERT_TRUE(fromJSON(value, back, root));
+  EXPECT_EQ(back.replicas, layout.replicas);
+}
+
+// 2 stages x 2 replicas, 1F1B with flush, 4 micro-batches, 2 steps.
+TEST(ReplicateSchedule, TwoStagesTwice) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  ScheduleConfig config{Kind::OneFOneB, 4, 2};
+  llvm::Expected<Schedule> schedule = generate(graph, config);
+  ASSERT_TRUE(static_cast<bool>(schedule));
+  Schedule replicated = replicateSchedule(*schedule, ReplicaLayout{{2, 2}});
+  EXPECT_EQ(replicated.str(),
+            "device 0: 0F0 0B0 0F2 0B2 U0 0F4 0B4 0F6 0B6 U1\n"
+            "device 1: 0F1 0B1 0F3 0B3 U0 0F5 0B5 0F7 0B7 U1\n"
+            "device 2: 1F0 1B0 1F2 1B2 U0 1F4 1B4 1F6 1B6 U1\n"
+            "device 3: 1F1 1B1 1F3 1B3 U0 1F5 1B5 1F7 1B7 U1\n");
+}
+
+// A replica that lists a backward before its forward is stuck, and so are
+// the producer's replica waiting for its gradient and the other replica
+// waiting for it at the update.
+TEST(ReplicateSchedule, DryRunReportsDeadlock) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  ReplicaLayout layout{{1, 2}};
+  llvm::Expected<Schedule> lists =
+      parseSchedule("device 0: 0F0 0F1 0B0 0B1 U0\n"
+                    "device 1: 1F0 1B0 U0\n"
+                    "device 2: 1B1 1F1 U0\n");
+  ASSERT_TRUE(static_cast<bool>(lists));
+  EXPECT_EQ(outcome(dryRunReplicated(graph, layout, *lists)),
+            "replicated dry run: deadlock: process 0 (device 0 replica 0) "
+            "waits at 0B1; process 1 (device 1 replica 0) waits at U0; "
+            "process 2 (device 1 replica 1) waits at 1B1");
+  EXPECT_EQ(outcome(dryRunReplicated(graph, ReplicaLayout{{1, 1}}, *lists)),
+            "replicated dry run: 3 lists, the replicas (1,1) make 2 processes");
+}
+
+// Random stage graphs, placements, tied groups and layouts: every replica
+// list is its device's list without the other replicas' micro-batches (so
+// the replicas together run each action of the device once), and the
+// replicated lists never deadlock.
+TEST(ReplicateSchedule, RandomGraphsSplitAndNeverDeadlock) {
+  std::mt19937 rng(28);
+  for (int trial = 0; trial < 300; ++trial) {
+    StageGraph graph = test::randomGraph(rng);
+    ScheduleConfig config{static_cast<Kind>(rng() % 4),
+                          static_cast<int64_t>(1 + rng() % 6),
+                          static_cast<int64_t>(1 + rng() % 3)};
+    llvm::Expected<Schedule> schedule = generate(graph, config);
+    ASSERT_TRUE(static_cast<bool>(schedule)) << "trial " << trial;
+    ReplicaLayout layout;
+    for (int64_t d = 0; d < graph.devices; ++d)
+      layout.replicas.push_back(1 + rng() % 3);
+    Schedule lists = replicateSchedule(*schedule, layout);
+    ASSERT_EQ(static_cast<int64_t>(lists.devices.size()), layout.processes());
+    for (int64_t d = 0; d < graph.devices; ++d) {
+      std::multiset<std::tuple<ActionKind, int64_t, int64_t>> expected, got;
+      int64_t updates = 0;
+      for (const Action &action : schedule->devices[d]) {
+        if (action.kind == ActionKind::Update)
+          ++updates;
+        else
+          expected.insert({action.kind, action.stage, action.index});
+      }
+      for (int64_t j = 0; j < layout.replicas[d]; ++j) {
+        const std::vector<Action> &list = lists.devices[layout.process(d, j)];
+        // A subsequence of the device's list.
+        size_t at = 0;
+        for (const Action &action : list) {
+          while (at < schedule->devices[d].size() &&
+                 !(schedule->devices[d][at] == action))
+            ++at;
+          ASSERT_LT(at, schedule->devices[d].size())
+              << "trial " << trial << ": " << action.str()
+              << " out of order on device " << d << " replica " << j;
+          ++at;
+        }
+        int64_t ownUpdates = 0;
+        for (const Action &action : list) {
+          if (action.kind == ActionKind::Update) {
+            ++ownUpdates;
+            continue;
+          }
+          EXPECT_EQ(action.index % layout.replicas[d], j) << "trial " << trial;
+          got.insert({action.kind, action.stage, action.index});
+        }
+        EXPECT_EQ(ownUpdates, updates) << "trial " << trial;
+      }
+      EXPECT_EQ(got, expected) << "trial " << trial << " device " << d;
+    }
+    EXPECT_EQ(outcome(dryRunReplicated(graph, layout, lists)), "success")
+        << "trial " << trial << " layout " << layout.str() << "\n"
+        << lists.str();
+  }
+}
+
+} // namespace

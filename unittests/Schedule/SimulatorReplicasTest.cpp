@@ -1,0 +1,178 @@
+//===- SimulatorReplicasTest.cpp - Simulating replicated devices ----------===//
+//
+// The simulator on replicateSchedule's lists: a device replicated twice
+// halves its work per step and adds the ring all-reduce at the update (by
+// hand: 2 (r - 1) / r x bytes over the link); transfers and tasks go to the
+// replica m mod r; random graphs, placements and layouts run to the end
+// with one all-reduce per replica and step; refusals.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Schedule/Replicas.h"
+#include "FTPipe/Schedule/Simulator.h"
+
+#include "RandomStageGraph.h"
+
+#include "gtest/gtest.h"
+
+#include <random>
+
+using namespace ftpipe::schedule;
+
+namespace {
+
+template <typename T> T unwrap(llvm::Expected<T> value) {
+  EXPECT_TRUE(static_cast<bool>(value))
+      << (value ? "" : llvm::toString(value.takeError()));
+  return value ? std::move(*value) : T();
+}
+
+/// The simulator's config for `graph` under `kind`, M micro-batches and
+/// `steps` steps, replicated by `layout`.
+SimulatorConfig replicatedConfig(const StageGraph &graph, Kind kind, int64_t M,
+                                 int64_t steps, const ReplicaLayout &layout) {
+  SimulatorConfig config;
+  config.kind = kind;
+  config.microBatches = uint32_t(M);
+  config.orders =
+      replicateSchedule(unwrap(generate(graph, {kind, M, steps})), layout);
+  config.replicas = layout;
+  return config;
+}
+
+TEST(SimulatorReplicas, RingAllReduceByHand) {
+  Links links = Links::uniform(4, /*GBps=*/2.0, /*latencyUs=*/10.0);
+  // r = 4: 6 steps of 1e6 bytes at 2 GB/s (0.5 ms) plus 10 us each.
+  EXPECT_NEAR(ringAllReduceMs(4000000, {0, 1, 2, 3}, links), 6 * 0.51, 1e-12);
+  EXPECT_EQ(ringAllReduceMs(4000000, {2}, links), 0.0);
+  // The slowest link of the ring decides.
+  links.GBps[1 * 4 + 2] = 0.5;
+  EXPECT_NEAR(ringAllReduceMs(4000000, {0, 1, 2, 3}, links), 6 * 2.01, 1e-12);
+}
+
+// One stage, forward 1 ms and backward 2 ms, GPipe with 4 micro-batches:
+// 12 ms on one device; replicated twice, each replica runs 2 micro-batches
+// (6 ms) and then the all-reduce of 2 MB over a 1 GB/s link: 2 (r - 1) / r
+// x 2 MB = 2 MB, 2 ms.
+TEST(SimulatorReplicas, TwiceHalvesTheStepPlusTheAllReduce) {
+  StageGraph graph = StageGraph::chain({0});
+  TimedStageGraph sg = TimedStageGraph::withCosts(graph, {1.0}, {1.0}, {1.0},
+                                                  /*edgeBytes=*/0);
+  SimulatorConfig plain;
+  plain.kind = Kind::GPipe;
+  plain.microBatches = 4;
+  plain.orders = unwrap(generate(graph, {Kind::GPipe, 4, 1}));
+  SimResult one = unwrap(simulate(sg, Links::uniform(1, 1.0, 0.0), plain));
+  EXPECT_NEAR(one.makespanMs, 12.0, 1e-9);
+
+  SimulatorConfig config =
+      replicatedConfig(graph, Kind::GPipe, 4, 1, ReplicaLayout{{2}});
+  config.gradientBytes = {2000000};
+  SimResult two = unwrap(simulate(sg, Links::uniform(2, 1.0, 0.0), config));
+  EXPECT_NEAR(two.makespanMs, 8.0, 1e-9);
+  int allReduces = 0;
+  for (const SimEvent &event : two.events)
+    if (event.kind == SimEvent::Kind::AllReduce) {
+      ++allReduces;
+      EXPECT_NEAR(event.startMs, 6.0, 1e-9);
+      EXPECT_NEAR(event.endMs, 8.0, 1e-9);
+      EXPECT_EQ(event.label(), "AR d0 U0");
+    }
+  EXPECT_EQ(allReduces, 2);
+  // Without gradient bytes the all-reduce only synchronizes.
+  config.gradientBytes.clear();
+  EXPECT_NEAR(
+      unwrap(simulate(sg, Links::uniform(2, 1.0, 0.0), config)).makespanMs, 6.0,
+      1e-9);
+}
+
+// 2 stages x 2 replicas: micro-batch m's tasks run on replica m mod 2 of
+// each stage's device, and its activations and gradients travel between
+// those two processes.
+TEST(SimulatorReplicas, RoutesMicroBatchesRoundRobin) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  TimedStageGraph sg = TimedStageGraph::withCosts(
+      graph, {1.0, 1.0}, {1.0, 1.0}, {0.5, 0.5}, /*edgeBytes=*/1000000);
+  ReplicaLayout layout{{2, 2}};
+  SimulatorConfig config =
+      replicatedConfig(graph, Kind::OneFOneB, 8, 2, layout);
+  SimResult result = unwrap(simulate(sg, Links::uniform(4, 1.0, 0.0), config));
+  int transfers = 0, tasks = 0;
+  for (const SimEvent &event : result.events) {
+    int64_t m = event.microBatch;
+    if (event.kind == SimEvent::Kind::Transfer) {
+      ++transfers;
+      int64_t from = layout.process(0, m % 2), to = layout.process(1, m % 2);
+      EXPECT_EQ(event.device, event.backward ? to : from) << event.label();
+      EXPECT_EQ(event.toDevice, event.backward ? from : to) << event.label();
+    } else if (event.kind != SimEvent::Kind::AllReduce) {
+      ++tasks;
+      EXPECT_EQ(event.device, layout.process(event.stage, m % 2))
+          << event.label();
+    }
+  }
+  // 16 micro-batches: an activation and a gradient each; a forward and a
+  // backward per stage each.
+  EXPECT_EQ(transfers, 32);
+  EXPECT_EQ(tasks, 64);
+}
+
+// Random stage graphs, placements, schedules and layouts: the replicated
+// lists simulate to the end, with one all-reduce per replica of a
+// replicated device and step.
+TEST(SimulatorReplicas, RandomGraphsRunToTheEnd) {
+  std::mt19937 rng(2828);
+  for (int trial = 0; trial < 200; ++trial) {
+    StageGraph graph = test::randomGraph(rng);
+    Kind kind = static_cast<Kind>(rng() % 3);
+    int64_t M = 1 + rng() % 6, steps = 1 + rng() % 3;
+    ReplicaLayout layout;
+    for (int64_t d = 0; d < graph.devices; ++d)
+      layout.replicas.push_back(1 + rng() % 3);
+    std::vector<double> fwd, input, weight;
+    for (int64_t s = 0; s < graph.stages(); ++s) {
+      fwd.push_back(1.0 + rng() % 3);
+      input.push_back(1.0 + rng() % 3);
+      weight.push_back(1.0 + rng() % 3);
+    }
+    TimedStageGraph sg =
+        TimedStageGraph::withCosts(graph, fwd, input, weight, 1000);
+    SimulatorConfig config = replicatedConfig(graph, kind, M, steps, layout);
+    config.gradientBytes.assign(graph.devices, 4000);
+    llvm::Expected<SimResult> result = simulate(
+        sg, Links::uniform(size_t(layout.processes()), 1.0, 1.0), config);
+    ASSERT_TRUE(static_cast<bool>(result))
+        << "trial " << trial << ": " << llvm::toString(result.takeError());
+    int64_t expected = 0;
+    for (int64_t r : layout.replicas)
+      expected += r > 1 ? r * steps : 0;
+    int64_t allReduces = 0;
+    for (const SimEvent &event : result->events)
+      allReduces += event.kind == SimEvent::Kind::AllReduce;
+    EXPECT_EQ(allReduces, expected) << "trial " << trial;
+  }
+}
+
+TEST(SimulatorReplicas, Refusals) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  TimedStageGraph sg =
+      TimedStageGraph::withCosts(graph, {1.0, 1.0}, {1.0, 1.0}, {0.0, 0.0}, 0);
+  SimulatorConfig noLists;
+  noLists.replicas = ReplicaLayout{{2, 1}};
+  EXPECT_EQ(llvm::toString(
+                simulate(sg, Links::uniform(3, 1.0, 0.0), noLists).takeError()),
+            "simulator: replicas need the lists (orders) of replicateSchedule");
+  SimulatorConfig config =
+      replicatedConfig(graph, Kind::GPipe, 2, 1, ReplicaLayout{{2, 1}});
+  EXPECT_EQ(
+      llvm::toString(
+          simulate(sg, Links::uniform(2, 1.0, 0.0), config).takeError()),
+      "simulator: the replicas (2,1) make 3 processes, the hardware has 2 "
+      "devices");
+  config.gradientBytes = {1, 2, 3};
+  EXPECT_EQ(llvm::toString(
+                simulate(sg, Links::uniform(3, 1.0, 0.0), config).takeError()),
+            "simulator: gradient bytes of 3 devices, the replicas name 2");
+}
+
+} // namespace
