@@ -16,6 +16,7 @@
 #include "FTPipe/Runtime/DataValues.h"
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/FailureDetector.h"
+#include "FTPipe/Runtime/HFCheckpoint.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
 #include "FTPipe/Runtime/RunLimits.h"
 #include "FTPipe/Runtime/RunTiming.h"
@@ -63,12 +64,27 @@ static cl::opt<int64_t>
             cl::init(64));
 static cl::opt<std::string>
     weightsPath("weights",
-                cl::desc("initial weights (safetensors, Hugging Face names)"),
+                cl::desc("initial weights: a safetensors file or a Hugging "
+                         "Face checkpoint directory (sharded, bf16/f16/f32)"),
                 cl::init(""));
 static cl::opt<uint64_t> seed("seed", cl::desc("seed of the random init"),
                               cl::init(1));
 static cl::opt<std::string>
     savePath("save", cl::desc("write the final weights here"), cl::init(""));
+static cl::opt<std::string> saveFormat(
+    "save-format",
+    cl::desc("file (one safetensors file), hf (a checkpoint directory that "
+             "from_pretrained loads) or auto (hf when --weights is a "
+             "directory)"),
+    cl::init("auto"));
+static cl::opt<std::string>
+    saveDtype("save-dtype",
+              cl::desc("hf: bf16, f16 or f32 (default: the checkpoint's)"),
+              cl::init(""));
+static cl::opt<std::string>
+    saveShardSize("save-shard-size",
+                  cl::desc("hf: largest shard, e.g. 5GB (the default)"),
+                  cl::init("5GB"));
 // The setup flags default to the setup the manifest records (ftpipe-compile's
 // --schedule, --microbatches, --stashing, --optimizer), else to these.
 static cl::opt<std::string> scheduleName(
@@ -442,9 +458,11 @@ int main(int argc, char **argv) {
         "' yet: it needs split backwards (stage programs of contract "
         "version 2); --print-schedule prints its lists");
 
-  run.weights = weightsPath.empty()
-                    ? run.model->randomWeights(seed)
-                    : orDie(readSafetensors(weightsPath)).tensors;
+  LoadedWeights loaded =
+      weightsPath.empty()
+          ? LoadedWeights{run.model->randomWeights(seed), "", DType::F32}
+          : orDie(readCheckpointWeights(weightsPath, run.model->parameters()));
+  run.weights = std::move(loaded.weights);
   if (llvm::Error error = validateWeights(run.model->parameters(), run.weights))
     die((weightsPath.empty() ? "random init" : weightsPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
@@ -466,8 +484,15 @@ int main(int argc, char **argv) {
         llvm::toString(std::move(error)));
   prepareCheckpoints(run);
   // Outputs are checked before training, not found unwritable after it.
+  std::optional<HFSaveOptions> saveHF =
+      savePath.empty() ? std::nullopt
+                       : orDie(chooseSaveOptions(saveFormat, saveDtype,
+                                                 saveShardSize, loaded));
+  if (saveHF)
+    if (llvm::Error error = checkHFSaveDirectory(savePath))
+      die(llvm::toString(std::move(error)));
   for (cl::opt<std::string> *output : {&savePath, &tracePath})
-    if (!output->empty())
+    if (!output->empty() && !(output == &savePath && saveHF))
       if (llvm::Error error =
               support::checkOutputPath(*output, ("--" + output->ArgStr).str()))
         die(llvm::toString(std::move(error)));
@@ -564,7 +589,8 @@ int main(int argc, char **argv) {
   }
   if (!savePath.empty())
     if (llvm::Error error =
-            writeSafetensors(savePath, final, {{"format", "pt"}}))
+            saveHF ? writeHFCheckpoint(savePath, final, *saveHF)
+                   : writeSafetensors(savePath, final, {{"format", "pt"}}))
       die(llvm::toString(std::move(error)));
   if (compareSimulator)
     llvm::outs() << formatRunTiming(orDie(compareWithSimulator(
