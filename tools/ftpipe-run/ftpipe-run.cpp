@@ -14,6 +14,7 @@
 #include "FTPipe/Runtime/Communicator.h"
 #include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/DataValues.h"
+#include "FTPipe/Runtime/Evaluation.h"
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/FailureDetector.h"
 #include "FTPipe/Runtime/HFCheckpoint.h"
@@ -113,6 +114,18 @@ static cl::opt<int64_t>
 static cl::opt<double>
     timeoutSeconds("timeout", cl::desc("seconds a device waits for a message"),
                    cl::init(60));
+static cl::opt<std::string>
+    evalDataPath("eval-data",
+                 cl::desc("held-out data set (safetensors): its loss before "
+                          "training and every --eval-every steps"),
+                 cl::init(""));
+static cl::opt<int64_t>
+    evalEvery("eval-every", cl::desc("evaluate every N steps"), cl::init(1));
+static cl::opt<std::string>
+    evalCsvPath("eval-csv",
+                cl::desc("write the evaluations as CSV (step, seconds, "
+                         "samples, loss, perplexity)"),
+                cl::init(""));
 static cl::opt<std::string> tracePath(
     "trace",
     cl::desc("write the measured timeline as a Chrome / Perfetto trace"),
@@ -207,6 +220,7 @@ struct Run {
   TensorMap weights, data;
   std::optional<CheckpointSetup> checkpoint;
   std::optional<LoadedCheckpoint> resumed;
+  std::optional<EvaluationSetup> evaluation;
   FailureDetector *detector = nullptr;
   std::mutex printMutex;
 };
@@ -245,6 +259,13 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
   }
   if (llvm::Error error = executor.setData(run.data))
     die(llvm::toString(std::move(error)));
+  std::optional<Evaluator> evaluator;
+  if (run.evaluation) {
+    evaluator.emplace(*run.evaluation, d, run.printMutex);
+    if (llvm::Error error =
+            evaluator->afterUpdates(executor, executor.updates()))
+      die("device " + llvm::Twine(d) + ": " + llvm::toString(std::move(error)));
+  }
   executor.recordTrace(!tracePath.empty() || compareSimulator);
   int64_t samplesPerStep =
       run.config.schedule.microBatches * run.model->microBatchSize();
@@ -266,16 +287,21 @@ static TensorMap runDevice(Run &run, Communicator &communicator,
             die("device " + llvm::Twine(d) +
                 ": checkpoint: " + llvm::toString(std::move(error)));
         }
-        if (!report.loss)
-          return;
-        std::lock_guard<std::mutex> lock(run.printMutex);
-        llvm::outs() << llvm::format(
-            "step %lld loss %.6f samples/s %.1f idle(device %lld) %.3f\n",
-            static_cast<long long>(report.step), *report.loss,
-            samplesPerStep / std::max(report.seconds, 1e-9),
-            static_cast<long long>(d),
-            1.0 - report.computeSeconds / std::max(report.seconds, 1e-9));
-        llvm::outs().flush();
+        if (report.loss) {
+          std::lock_guard<std::mutex> lock(run.printMutex);
+          llvm::outs() << llvm::format(
+              "step %lld loss %.6f samples/s %.1f idle(device %lld) %.3f\n",
+              static_cast<long long>(report.step), *report.loss,
+              samplesPerStep / std::max(report.seconds, 1e-9),
+              static_cast<long long>(d),
+              1.0 - report.computeSeconds / std::max(report.seconds, 1e-9));
+          llvm::outs().flush();
+        }
+        if (evaluator)
+          if (llvm::Error error =
+                  evaluator->afterUpdates(executor, report.step + 1))
+            die("device " + llvm::Twine(d) +
+                ": evaluation: " + llvm::toString(std::move(error)));
       });
   if (error) {
     std::string message = llvm::toString(std::move(error));
@@ -483,6 +509,9 @@ int main(int argc, char **argv) {
     die((dataPath.empty() ? "synthetic data" : dataPath.getValue()) + ": " +
         llvm::toString(std::move(error)));
   prepareCheckpoints(run);
+  if (!evalDataPath.empty())
+    run.evaluation = orDie(prepareEvaluation(
+        evalDataPath, evalEvery, evalCsvPath, *run.model, run.config));
   // Outputs are checked before training, not found unwritable after it.
   std::optional<HFSaveOptions> saveHF =
       savePath.empty() ? std::nullopt
