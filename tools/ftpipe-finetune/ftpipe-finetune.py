@@ -63,7 +63,8 @@ def dataset_shapes(path):
         with open(path, "rb") as f:
             (length,) = struct.unpack("<Q", f.read(8))
             if length > MAX_HEADER_BYTES:
-                fail("%s: header of %d bytes" % (path, length))
+                fail("%s: not a safetensors data set (a header of %d bytes)"
+                     % (path, length))
             header = json.loads(f.read(length))
     except (OSError, struct.error, ValueError) as error:
         fail("%s: not a safetensors data set (%s)" % (path, error))
