@@ -102,9 +102,10 @@ struct RunOptions {
   std::string resumePath;
   /// Tests: pause 60 s inside the checkpoint after this many steps.
   int64_t debugCheckpointPause = -1;
-  /// Where device 0 writes the final weights (--save, safetensors) and
-  /// every device's timeline (--trace, a Chrome / Perfetto trace); empty:
-  /// nowhere. loadTraining checks that they can be written.
+  /// Where device 0 writes the final weights (--save: a safetensors file or a
+  /// checkpoint directory) and every device's timeline (--trace, a Chrome /
+  /// Perfetto trace); empty: nowhere. loadTraining checks that they can be
+  /// written.
   std::string savePath, tracePath;
   /// How --save writes (--save-format file|hf|auto, --save-dtype,
   /// --save-shard-size: chooseSaveOptions).
