@@ -387,13 +387,17 @@ llvm::StringRef mlir::ftpipe::getBundledModelConfig(llvm::StringRef name) {
 llvm::Expected<ModelConfig>
 mlir::ftpipe::loadModelConfig(llvm::StringRef nameOrPath) {
   if (llvm::sys::fs::exists(nameOrPath)) {
+    // A checkpoint directory: its config.json.
+    llvm::SmallString<256> path(nameOrPath);
+    if (llvm::sys::fs::is_directory(nameOrPath))
+      llvm::sys::path::append(path, "config.json");
     llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> text =
         ::ftpipe::support::readBoundedFile(
-            nameOrPath, "model config", ::ftpipe::support::kMaxInputFileBytes,
+            path, "model config", ::ftpipe::support::kMaxInputFileBytes,
             ::ftpipe::support::FileKinds::RegularOrStream);
     if (!text)
       return text.takeError();
-    return parseModelConfig((*text)->getBuffer(), nameOrPath);
+    return parseModelConfig((*text)->getBuffer(), path);
   }
   llvm::StringRef json = getBundledModelConfig(nameOrPath);
   if (json.empty())

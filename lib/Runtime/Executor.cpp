@@ -245,6 +245,8 @@ TensorMap DeviceExecutor::zeroGradients() const {
   return zeros;
 }
 
+Transport *DeviceExecutor::timedTransport() const { return waitTimer.get(); }
+
 llvm::Error DeviceExecutor::setData(const TensorMap &data) {
   if (llvm::Error error = validateDataset(inputs, data, /*allowExtra=*/true))
     return error;
@@ -305,6 +307,11 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
   double waited = waitTimer->take();
   computeSeconds += now() - start - waited;
   waitedSeconds += waited;
+  if (evaluating) {
+    if (result.loss)
+      evaluationLosses.push_back(*result.loss);
+    return llvm::Error::success();
+  }
   if (result.loss && !std::isfinite(*result.loss))
     return fail(llvm::formatv("step {0}, micro-batch {1}: the loss is {2}; "
                               "the run stops, saving nothing",

@@ -252,13 +252,16 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
                                           const RunOptions &options) {
   std::string origin =
       options.weightsPath.empty() ? "random init" : options.weightsPath;
+  LoadedWeights loaded;
   if (options.weightsPath.empty()) {
     run.weights = run.model->randomWeights(options.seed);
   } else {
-    auto file = readSafetensors(options.weightsPath);
-    if (!file)
-      return file.takeError();
-    run.weights = std::move(file->tensors);
+    auto read =
+        readCheckpointWeights(options.weightsPath, run.model->parameters());
+    if (!read)
+      return read.takeError();
+    loaded = std::move(*read);
+    run.weights = std::move(loaded.weights);
   }
   if (llvm::Error error =
           checkTensors(validateWeights(run.model->parameters(), run.weights),
@@ -290,10 +293,30 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
     if (llvm::Error error = schedule::dryRunReplicated(
             run.model->stageGraph(), run.replicas, run.processLists))
       return error;
+  if (!options.evalDataPath.empty()) {
+    if (run.replicas.replicated())
+      return fail("--eval-data does not run with replicas yet");
+    auto evaluation =
+        prepareEvaluation(options.evalDataPath, options.evalEvery,
+                          options.evalCsvPath, *run.model, run.config);
+    if (!evaluation)
+      return evaluation.takeError();
+    run.evaluation = std::move(*evaluation);
+  }
   // Outputs are checked before training, not found unwritable after it.
+  if (!options.savePath.empty()) {
+    auto saveHF = chooseSaveOptions(options.saveFormat, options.saveDtype,
+                                    options.saveShardSize, loaded);
+    if (!saveHF)
+      return saveHF.takeError();
+    run.saveHF = std::move(*saveHF);
+    if (run.saveHF)
+      if (llvm::Error error = checkHFSaveDirectory(options.savePath))
+        return error;
+  }
   for (auto [path, flag] : {std::pair{&options.savePath, "--save"},
                             std::pair{&options.tracePath, "--trace"}})
-    if (!path->empty())
+    if (!path->empty() && !(path == &options.savePath && run.saveHF))
       if (llvm::Error error = support::checkOutputPath(*path, flag))
         return error;
   return llvm::Error::success();

@@ -114,6 +114,19 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
                     std::to_string(run.resumed->updates) + " steps");
   if (llvm::Error error = executor.setData(run.data))
     shared.fatal(llvm::toString(std::move(error)));
+  std::optional<Evaluator> evaluator;
+  auto evaluate = [&](int64_t updates) {
+    auto report = evaluator->afterUpdates(executor, updates);
+    if (!report)
+      shared.fatal("device " + std::to_string(d) +
+                   ": evaluation: " + llvm::toString(report.takeError()));
+    if (*report)
+      shared.call(shared.hooks.onEvaluation, d, **report);
+  };
+  if (run.evaluation) {
+    evaluator.emplace(*run.evaluation, d);
+    evaluate(executor.updates());
+  }
   executor.recordTrace(!options.tracePath.empty() || options.compareSimulator);
   DeviceSummary summary;
   summary.device = process;
@@ -130,6 +143,8 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
         shared.fatal("device " + std::to_string(d) +
                      ": checkpoint: " + llvm::toString(std::move(error)));
     shared.call(shared.hooks.onStep, d, report);
+    if (evaluator)
+      evaluate(report.step + 1);
   });
   if (error) {
     std::string message = llvm::toString(std::move(error));
@@ -259,8 +274,11 @@ static llvm::Error writeOutputs(const TrainingRun &run,
                                 const RunOptions &options,
                                 TrainingResult &result) {
   if (!options.savePath.empty())
-    if (llvm::Error error = writeSafetensors(options.savePath, result.weights,
-                                             {{"format", "pt"}}))
+    if (llvm::Error error =
+            run.saveHF ? writeHFCheckpoint(options.savePath, result.weights,
+                                           *run.saveHF)
+                       : writeSafetensors(options.savePath, result.weights,
+                                          {{"format", "pt"}}))
       return error;
   if (options.compareSimulator) {
     auto timing =

@@ -9,6 +9,15 @@
 // SHAPES-SAME: tensor<3x10xi32> loc("input_ids"), %arg1: tensor<3x10xi32> loc("attention_mask"), %arg2: tensor<3x5xi32> loc("decoder_input_ids")
 // SHAPES-SAME: -> tensor<3x5x512xf32>
 
+// A checkpoint directory: its config.json (here the bundled t5-tiny's); a
+// directory without one is refused by the file's name.
+// RUN: rm -rf %t.ckpt %t.empty && mkdir -p %t.ckpt %t.empty
+// RUN: cp %S/../../models/t5-tiny.json %t.ckpt/config.json
+// RUN: ftpipe-model-gen %t.ckpt --micro-batch-size=3 --seq-len=10 --decoder-seq-len=5 --quiet \
+// RUN:   | FileCheck %s --check-prefix=SHAPES
+// RUN: not ftpipe-model-gen %t.empty 2>&1 | FileCheck %s --check-prefix=NOCONFIG
+// NOCONFIG: error: {{.*}}empty{{/|\\}}config.json
+
 // RUN: ftpipe-model-gen bert-tiny --head=none --quiet \
 // RUN:   | ftpipe-opt --mlir-print-debuginfo --mlir-print-local-scope \
 // RUN:   | FileCheck %s --check-prefix=NOHEAD

@@ -6,6 +6,7 @@
 //
 //   ftpipe-model-gen t5-3b -o t5-3b.mlir
 //   ftpipe-model-gen path/to/config.json --seq-len=128 --loss
+//   ftpipe-model-gen path/to/checkpoint-dir --seq-len=128 --loss
 //
 // A one-line summary (ops, parameters, bytes) goes to stderr; errors are one
 // line and a non-zero exit.
@@ -35,7 +36,8 @@ namespace cl = llvm::cl;
 static cl::OptionCategory category("ftpipe-model-gen options");
 
 static cl::opt<std::string>
-    modelArg(cl::Positional, cl::desc("<bundled model name or config.json>"),
+    modelArg(cl::Positional,
+             cl::desc("<bundled model name, config.json or checkpoint dir>"),
              cl::cat(category));
 
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),

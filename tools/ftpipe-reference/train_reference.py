@@ -18,7 +18,10 @@
 #       what a user does with ftpipe-run --save's file: puts it beside the
 #       config in a directory, loads it with transformers' from_pretrained
 #       (refusing missing or unexpected tensors), and prints the loss of the
-#       first micro-batch of D.
+#       first micro-batch of D. A WEIGHTS directory (--save DIR) is loaded
+#       as it is.
+# CONFIG.json may be a checkpoint directory (its config.json), and weights
+# (W, OURS, REF) checkpoint directories, sharded or not, in any float dtype.
 #   weights OURS REF --initial W --rtol R --bound B [--zero-gradient SPEC]...
 #       every tensor of REF equals OURS within R relative to the tensor's
 #       largest value in REF, except the elements that a SPEC names
@@ -43,6 +46,34 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hf_reference import hf_model, make_inputs, parse_signature  # noqa: E402
 
 
+def read_weights(path):
+    """name -> f32 numpy array, from a safetensors file or a Hugging Face
+    checkpoint directory (sharded or not, any float dtype)."""
+    from safetensors.torch import load_file as load_torch
+    if not os.path.isdir(path):
+        files = [path]
+    elif os.path.exists(os.path.join(path, "model.safetensors.index.json")):
+        index = json.load(open(os.path.join(
+            path, "model.safetensors.index.json")))
+        files = [os.path.join(path, f)
+                 for f in sorted(set(index["weight_map"].values()))]
+    else:
+        files = [os.path.join(path, "model.safetensors")]
+    weights = {}
+    for f in files:
+        for name, tensor in load_torch(f).items():
+            weights[name] = (tensor.float() if tensor.is_floating_point()
+                             else tensor).numpy()
+    return weights
+
+
+def read_config(path):
+    """A config.json, or a checkpoint directory's."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "config.json")
+    return json.load(open(path))
+
+
 def cmd_init(opts):
     import torch
     _, _, _, args, _ = parse_signature(opts.model)
@@ -62,9 +93,9 @@ def cmd_init(opts):
 
 def cmd_train(opts):
     import torch
-    config_json = json.load(open(opts.config))
+    config_json = read_config(opts.config)
     model = hf_model(config_json).float()
-    weights = load_file(opts.weights)
+    weights = read_weights(opts.weights)
     state = {name: torch.from_numpy(weights[name].copy())
              for name, _ in model.named_parameters()}
     missing = model.load_state_dict(state, strict=False).missing_keys
@@ -104,13 +135,20 @@ def cmd_load_hf(opts):
     import tempfile
     import torch
     import transformers
-    config_json = json.load(open(opts.config))
+    config_json = read_config(opts.config)
     cls = type(hf_model(config_json, device="meta"))
-    with tempfile.TemporaryDirectory() as directory:
-        json.dump({k: v for k, v in config_json.items() if k != "ftpipe"},
-                  open(os.path.join(directory, "config.json"), "w"))
-        shutil.copy(opts.weights, os.path.join(directory, "model.safetensors"))
-        model, info = cls.from_pretrained(directory, output_loading_info=True)
+    if os.path.isdir(opts.weights):
+        # A checkpoint directory (ftpipe-run --save DIR): loaded as it is.
+        model, info = cls.from_pretrained(opts.weights,
+                                          output_loading_info=True)
+    else:
+        with tempfile.TemporaryDirectory() as directory:
+            json.dump({k: v for k, v in config_json.items() if k != "ftpipe"},
+                      open(os.path.join(directory, "config.json"), "w"))
+            shutil.copy(opts.weights,
+                        os.path.join(directory, "model.safetensors"))
+            model, info = cls.from_pretrained(directory,
+                                              output_loading_info=True)
     problems = {k: v for k, v in info.items() if v}
     if problems:
         raise SystemExit("error: transformers loads %s with %s" % (
@@ -121,7 +159,8 @@ def cmd_load_hf(opts):
     with torch.no_grad():
         loss = float(model.eval()(**batch).loss)
     print("load-hf: %s loads %s (transformers %s); loss of the first "
-          "micro-batch %.6f" % (cls.__name__, os.path.basename(opts.weights),
+          "micro-batch %.6f" % (cls.__name__,
+                                os.path.basename(opts.weights.rstrip("/")),
                                 transformers.__version__, loss))
 
 
@@ -140,8 +179,8 @@ def zero_gradient_mask(name, size, specs):
 
 
 def cmd_weights(opts):
-    ours, ref = load_file(opts.ours), load_file(opts.reference)
-    initial = load_file(opts.initial)
+    ours, ref = read_weights(opts.ours), read_weights(opts.reference)
+    initial = read_weights(opts.initial)
     failures = 0
     for name in sorted(ref):
         b = ref[name].astype(np.float64).ravel()

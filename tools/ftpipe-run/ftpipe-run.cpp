@@ -50,13 +50,28 @@ static field<std::string> dataPath("data", cl::desc("data set (safetensors)"),
                                    cl::location(options.dataPath));
 static field<std::string>
     weightsPath("weights",
-                cl::desc("initial weights (safetensors, Hugging Face names)"),
+                cl::desc("initial weights: a safetensors file or a Hugging "
+                         "Face checkpoint directory (sharded, bf16/f16/f32)"),
                 cl::location(options.weightsPath));
 static field<uint64_t> seed("seed", cl::desc("seed of the random init"),
                             cl::location(options.seed));
 static field<std::string> savePath("save",
                                    cl::desc("write the final weights here"),
                                    cl::location(options.savePath));
+static field<std::string> saveFormat(
+    "save-format",
+    cl::desc("file (one safetensors file), hf (a checkpoint directory that "
+             "from_pretrained loads) or auto (hf when --weights is a "
+             "directory)"),
+    cl::location(options.saveFormat));
+static field<std::string>
+    saveDtype("save-dtype",
+              cl::desc("hf: bf16, f16 or f32 (default: the checkpoint's)"),
+              cl::location(options.saveDtype));
+static field<std::string>
+    saveShardSize("save-shard-size",
+                  cl::desc("hf: largest shard, e.g. 5GB (the default)"),
+                  cl::location(options.saveShardSize));
 // The setup flags default to the setup the manifest records (ftpipe-compile's
 // --schedule, --microbatches, --stashing, --optimizer), else to
 // kDefaultRunSetup's.
@@ -84,6 +99,19 @@ static cl::opt<int64_t>
 static field<double>
     timeoutSeconds("timeout", cl::desc("seconds a device waits for a message"),
                    cl::location(options.timeout));
+static field<std::string>
+    evalDataPath("eval-data",
+                 cl::desc("held-out data set (safetensors): its loss before "
+                          "training and every --eval-every steps"),
+                 cl::location(options.evalDataPath));
+static field<int64_t> evalEvery("eval-every",
+                                cl::desc("evaluate every N steps"),
+                                cl::location(options.evalEvery));
+static field<std::string>
+    evalCsvPath("eval-csv",
+                cl::desc("write the evaluations as CSV (step, seconds, "
+                         "samples, loss, perplexity)"),
+                cl::location(options.evalCsvPath));
 static field<std::string> tracePath(
     "trace",
     cl::desc("write the measured timeline as a Chrome / Perfetto trace"),
@@ -196,6 +224,9 @@ int main(int argc, char **argv) {
   hooks.onStep = [&](int64_t device, const StepReport &report) {
     if (report.loss)
       (llvm::outs() << formatStep(run, device, report)).flush();
+  };
+  hooks.onEvaluation = [](int64_t, const EvaluationReport &report) {
+    (llvm::outs() << formatEvaluation(report)).flush();
   };
   hooks.onDeviceDone = [](const DeviceSummary &device) {
     llvm::errs() << formatDeviceSummary(device);

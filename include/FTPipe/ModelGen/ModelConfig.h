@@ -147,8 +147,9 @@ struct ModelConfig {
 llvm::Expected<ModelConfig> parseModelConfig(llvm::StringRef jsonText,
                                              llvm::StringRef name);
 
-/// Loads `nameOrPath`: a readable file is parsed as a config, otherwise the
-/// bundled config of that name is used (see `getBundledModelNames`).
+/// Loads `nameOrPath`: a readable file is parsed as a config, a directory's
+/// (a Hugging Face checkpoint's) config.json likewise, otherwise the bundled
+/// config of that name is used (see `getBundledModelNames`).
 llvm::Expected<ModelConfig> loadModelConfig(llvm::StringRef nameOrPath);
 
 /// Names of the configs compiled into the library from `models/*.json`.

@@ -110,6 +110,18 @@ public:
   llvm::Error run(llvm::ArrayRef<schedule::Action> actions,
                   const std::function<void(const StepReport &)> &onStep = {});
 
+  /// Forward passes only (Evaluation.cpp): runs `forwards`, this device's
+  /// forward actions of a forward-only list (forwardOnlyList), on
+  /// `dataset` (checked as setData checks) with the live weights, keeping
+  /// nothing for a backward. Returns the losses this device computed, one
+  /// per micro-batch, in order (none on a device without the loss stage).
+  /// Every device calls it at the same point: before run(), or from
+  /// run()'s `onStep` at an update that no micro-batch is in flight across
+  /// (schedules that flush at every step); the step's time and idle share
+  /// do not count it.
+  llvm::Expected<std::vector<double>>
+  evaluate(llvm::ArrayRef<schedule::Action> forwards, const TensorMap &dataset);
+
   const TensorMap &weights() const { return live; }
   /// Updates done: the live weights' version.
   int64_t updates() const { return version; }
@@ -198,6 +210,9 @@ private:
   double waitedSeconds = 0;
   bool tracing = false;
   std::vector<TraceEvent> events;
+  /// During evaluate(): forwards keep their losses here and save nothing.
+  bool evaluating = false;
+  std::vector<double> evaluationLosses;
   /// The ledger's peak as last seen, the action that reached it and what
   /// was held when that action began.
   int64_t seenPeak = 0;
@@ -206,6 +221,8 @@ private:
   /// Forwards transfers to the communicator, timing the receives.
   class WaitTimer;
   std::unique_ptr<WaitTimer> waitTimer;
+  /// waitTimer as the Transport it is.
+  Transport *timedTransport() const;
 };
 
 } // namespace runtime

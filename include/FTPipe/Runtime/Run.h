@@ -25,6 +25,8 @@
 #define FTPIPE_RUNTIME_RUN_H
 
 #include "FTPipe/Runtime/Checkpoint.h"
+#include "FTPipe/Runtime/Evaluation.h"
+#include "FTPipe/Runtime/HFCheckpoint.h"
 #include "FTPipe/Runtime/PipelineModel.h"
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/TinyMlp.h"
@@ -80,7 +82,8 @@ struct RunOptions {
   int64_t steps = 10;
   /// Seed of the random init (and, plus one, of the tiny MLP's data).
   uint64_t seed = 1;
-  /// Initial weights (--weights, safetensors); empty: the seeded init.
+  /// Initial weights (--weights: a safetensors file or a Hugging Face
+  /// checkpoint directory, HFCheckpoint.h); empty: the seeded init.
   std::string weightsPath;
   /// The data set (--data, safetensors); empty: the tiny MLP's synthetic
   /// data (refused for compiled artifacts).
@@ -100,14 +103,24 @@ struct RunOptions {
   std::string resumePath;
   /// Tests: pause 60 s inside the checkpoint after this many steps.
   int64_t debugCheckpointPause = -1;
-  /// Where device 0 writes the final weights (--save, safetensors) and
-  /// every device's timeline (--trace, a Chrome / Perfetto trace); empty:
-  /// nowhere. loadTraining checks that they can be written.
+  /// Where device 0 writes the final weights (--save: a safetensors file or a
+  /// checkpoint directory) and every device's timeline (--trace, a Chrome /
+  /// Perfetto trace); empty: nowhere. loadTraining checks that they can be
+  /// written.
   std::string savePath, tracePath;
   /// Action lists to run instead of the schedule's own (--schedule-file:
   /// torch.distributed.pipelining's CSV of one step, repeated each step);
   /// empty: generated. Refused with --resume.
   std::string scheduleFile;
+  /// How --save writes (--save-format file|hf|auto, --save-dtype,
+  /// --save-shard-size: chooseSaveOptions).
+  std::string saveFormat = "auto", saveDtype, saveShardSize = "5GB";
+  /// A held-out data set (--eval-data, safetensors; empty: none), evaluated
+  /// before training and every --eval-every updates, the evaluations
+  /// written as CSV to --eval-csv (empty: nowhere). Evaluation.h.
+  std::string evalDataPath;
+  int64_t evalEvery = 1;
+  std::string evalCsvPath;
   /// Compare the timelines with the simulator (--compare-simulator):
   /// records them, and refuses to resume.
   bool compareSimulator = false;
@@ -136,6 +149,10 @@ struct TrainingRun {
   /// (schedule::runtimeMemory of the manifest's `device_memory`; empty:
   /// none recorded).
   std::vector<int64_t> planBytes;
+  /// With RunOptions::evalDataPath: the held-out set and its lists.
+  std::optional<EvaluationSetup> evaluation;
+  /// --save as a checkpoint directory (else one safetensors file).
+  std::optional<HFSaveOptions> saveHF;
 };
 
 /// What a device did in the whole run, for its closing lines.
@@ -155,6 +172,9 @@ struct RunHooks {
   std::function<void(int64_t device, const StepReport &)> onStep;
   /// Once per device after its last step.
   std::function<void(const DeviceSummary &)> onDeviceDone;
+  /// An evaluation of the held-out set, on the device that computes the
+  /// loss (formatEvaluation gives its line).
+  std::function<void(int64_t device, const EvaluationReport &)> onEvaluation;
   /// A line for a person (e.g. that the run resumes a checkpoint).
   std::function<void(const std::string &)> onNote;
   /// A device failed during the run (its peers are aborted first). Must not
