@@ -59,8 +59,8 @@ ManifestParameter parameter(std::vector<int64_t> shape,
 ArtifactManifest twoStages() {
   ArtifactManifest m;
   m.artifacts = {"device0.so", "device1.so"};
-  m.stages = {{0, "s0_forward", "s0_backward"},
-              {1, "s1_forward", "s1_backward"}};
+  m.stages = {{0, 0, "s0_forward", "s0_backward"},
+              {1, 1, "s1_forward", "s1_backward"}};
   m.stageOrder = {0, 1};
   EntryValue mb = value(Kind::Microbatch, {});
   for (EntryPoint e :
