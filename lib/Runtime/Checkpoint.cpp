@@ -79,11 +79,11 @@ RunIdentity ftpipe::runtime::identifyRun(const PipelineModel &model,
         {"shape", shapeJson(tensor.shape)},
         {"xxh3_64",
          checksum(llvm::StringRef(tensor.bytes.data(), tensor.bytes.size()))}};
-  identity.training = llvm::json::Object{
-      {"optimizer", schedule::optimizerName(config.optimizer.kind)},
-      {"micro_batches", config.schedule.microBatches},
-      {"micro_batch_size", model.microBatchSize()},
-      {"data", std::move(dataSet)}};
+  identity.training =
+      llvm::json::Object{{"optimizer", schedule::nameOf(config.optimizer.kind)},
+                         {"micro_batches", config.schedule.microBatches},
+                         {"micro_batch_size", model.microBatchSize()},
+                         {"data", std::move(dataSet)}};
   return identity;
 }
 

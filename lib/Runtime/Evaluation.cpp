@@ -62,7 +62,7 @@ llvm::Expected<EvaluationSetup> ftpipe::runtime::prepareEvaluation(
   if (config.schedule.kind != schedule::Kind::GPipe &&
       config.schedule.kind != schedule::Kind::OneFOneB)
     return fail("--eval-data evaluates between steps, which schedule '" +
-                schedule::kindName(config.schedule.kind) +
+                schedule::nameOf(config.schedule.kind) +
                 "' does not flush: use gpipe or 1f1b");
   EvaluationSetup setup;
   llvm::Expected<SafetensorsFile> file = readSafetensors(path);

@@ -26,7 +26,7 @@ llvm::Error ftpipe::runtime::checkImplemented(schedule::Optimizer kind) {
   }
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
-      "optimizer '" + schedule::optimizerName(kind) +
+      "optimizer '" + schedule::nameOf(kind) +
           "' is planned for but the runtime does not implement it (sgd "
           "with --momentum, adam, adamw or adafactor)");
 }

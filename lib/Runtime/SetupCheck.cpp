@@ -14,9 +14,9 @@ using namespace ftpipe::runtime;
 std::string ftpipe::runtime::describeSetup(const schedule::TrainingSetup &s) {
   return llvm::formatv("schedule={0} microbatches={1} optimizer={2} "
                        "stashing={3}",
-                       schedule::kindName(s.schedule), s.microBatches,
-                       schedule::optimizerName(s.optimizer),
-                       schedule::weightVersionsName(s.weightVersions))
+                       schedule::nameOf(s.schedule), s.microBatches,
+                       schedule::nameOf(s.optimizer),
+                       schedule::nameOf(s.weightVersions))
       .str();
 }
 

@@ -357,7 +357,7 @@ static llvm::Error checkConfig(const StageGraph &graph,
     return fail("a schedule needs at least one micro-batch and one step");
   if (!config.split.empty() && !isZeroBubble(config.kind))
     return fail("only zero-bubble schedules split backwards, not " +
-                kindName(config.kind));
+                nameOf(config.kind));
   if (!config.split.empty() &&
       static_cast<int64_t>(config.split.size()) != graph.stages())
     return fail("the split list names " + llvm::Twine(config.split.size()) +
@@ -495,7 +495,7 @@ static llvm::Expected<Schedule> interleave(const StageGraph &graph,
         chosen.emplace_back(d, *best);
     }
     if (chosen.empty())
-      return fail("the " + kindName(config.kind) +
+      return fail("the " + nameOf(config.kind) +
                   " stage orders deadlock on this stage graph");
     for (auto &[d, action] : chosen) {
       state.run(action, d, round);
@@ -619,7 +619,7 @@ static llvm::Error checkLists(const StageGraph &graph,
           !split)
         return misplaced("stage " + llvm::Twine(action.stage) +
                          " does not split its backward (under " +
-                         kindName(config.kind) + ")");
+                         nameOf(config.kind) + ")");
       if (action.kind == ActionKind::WeightBackward &&
           !listed(Action::input(action.stage, action.index)))
         return misplaced("not after " +

@@ -246,7 +246,7 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
     const ScheduleConfig &config, const ZeroBubbleLimits &limits) {
   if (config.kind != Kind::ZeroBubbleAuto)
     return fail("generateZeroBubbleAuto builds zb-auto, not " +
-                kindName(config.kind));
+                nameOf(config.kind));
   if (llvm::Error error = graph.validate())
     return std::move(error);
   int64_t S = graph.stages();

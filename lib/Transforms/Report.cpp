@@ -83,13 +83,12 @@ static void printTable(raw_ostream &os, const ReportData &data,
                          : llvm::formatv("recomputation on {0} of {1} stages",
                                          recomputing, m.stages.size())
                                .str();
-  os << llvm::formatv(
-      "setup: {0} schedule, {1}, {2}, {3}, M = {4} "
-      "micro-batches per mini-batch\n",
-      ::ftpipe::schedule::describeKind(data.config.schedule),
-      ::ftpipe::schedule::optimizerName(data.config.optimizer),
-      ::ftpipe::schedule::describeWeightVersions(data.config.versioning),
-      recomputation, data.config.microBatches);
+  os << llvm::formatv("setup: {0} schedule, {1}, {2}, {3}, M = {4} "
+                      "micro-batches per mini-batch\n",
+                      ::ftpipe::schedule::descriptionOf(data.config.schedule),
+                      ::ftpipe::schedule::nameOf(data.config.optimizer),
+                      ::ftpipe::schedule::descriptionOf(data.config.versioning),
+                      recomputation, data.config.microBatches);
   os << llvm::formatv("{0} ops, {1} stages, total compute {2:f2} ms per "
                       "micro-batch\n",
                       data.numNodes, m.stages.size(), m.totalComputeMs);
@@ -229,10 +228,10 @@ static llvm::json::Value toJSON(const ReportData &data,
       {"stage_device", std::move(stageDevice)},
       {"per_stage", std::move(perStage)},
       {"per_device", std::move(perDevice)},
-      {"schedule", ::ftpipe::schedule::describeKind(data.config.schedule)},
-      {"optimizer", ::ftpipe::schedule::optimizerName(data.config.optimizer)},
+      {"schedule", ::ftpipe::schedule::descriptionOf(data.config.schedule)},
+      {"optimizer", ::ftpipe::schedule::nameOf(data.config.optimizer)},
       {"weight_versions",
-       ::ftpipe::schedule::describeWeightVersions(data.config.versioning)},
+       ::ftpipe::schedule::descriptionOf(data.config.versioning)},
       {"recompute", data.config.recompute},
       {"recompute_stages",
        int64_t(llvm::count_if(

@@ -11,45 +11,31 @@
 
 using namespace ::ftpipe::schedule;
 
-template <typename Enum>
-static llvm::cl::OptionEnumValue value(Enum e, llvm::StringRef name,
-                                       llvm::StringRef description) {
-  return {name, int(e), description};
+/// The option value of `e`: its spelling and its line for a person.
+template <typename Enum> static llvm::cl::OptionEnumValue value(Enum e) {
+  return {nameOf(e), int(e), descriptionOf(e)};
 }
 
 llvm::cl::ValuesClass mlir::ftpipe::scheduleOptionValues() {
-  auto of = [](Kind kind) {
-    return value(kind, kindName(kind), describeKind(kind));
-  };
   return llvm::cl::ValuesClass(
-      {of(Kind::Async), of(Kind::GPipe), of(Kind::OneFOneB)});
+      {value(Kind::Async), value(Kind::GPipe), value(Kind::OneFOneB)});
 }
 
 llvm::cl::ValuesClass mlir::ftpipe::optimizerOptionValues() {
-  auto of = [](Optimizer optimizer) {
-    return value(optimizer, optimizerName(optimizer),
-                 describeOptimizer(optimizer));
-  };
-  return llvm::cl::ValuesClass({of(Optimizer::SGD), of(Optimizer::Momentum),
-                                of(Optimizer::Adam), of(Optimizer::AdamW),
-                                of(Optimizer::Adafactor)});
+  return llvm::cl::ValuesClass({value(Optimizer::SGD),
+                                value(Optimizer::Momentum),
+                                value(Optimizer::Adam), value(Optimizer::AdamW),
+                                value(Optimizer::Adafactor)});
 }
 
 llvm::cl::ValuesClass mlir::ftpipe::weightVersionsOptionValues() {
-  auto of = [](WeightVersions versions) {
-    return value(versions, weightVersionsName(versions),
-                 describeWeightVersions(versions));
-  };
-  return llvm::cl::ValuesClass({of(WeightVersions::Stash),
-                                of(WeightVersions::DoubleBuffered),
-                                of(WeightVersions::None)});
+  return llvm::cl::ValuesClass({value(WeightVersions::Stash),
+                                value(WeightVersions::DoubleBuffered),
+                                value(WeightVersions::None)});
 }
 
 llvm::cl::ValuesClass mlir::ftpipe::recomputeModeOptionValues() {
-  auto of = [](RecomputeMode mode) {
-    return value(mode, recomputeModeName(mode), describeRecomputeMode(mode));
-  };
-  return llvm::cl::ValuesClass({of(RecomputeMode::Always),
-                                of(RecomputeMode::Never),
-                                of(RecomputeMode::Auto)});
+  return llvm::cl::ValuesClass({value(RecomputeMode::Always),
+                                value(RecomputeMode::Never),
+                                value(RecomputeMode::Auto)});
 }

@@ -9,11 +9,20 @@
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "PassUtils.h"
 
-#include "llvm/Support/FormatVariadic.h"
+#include <string>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::ftpipe;
 namespace setup = ::ftpipe::schedule;
+
+/// A setup field's value as its option spells it.
+template <typename T> static std::string spell(T value) {
+  if constexpr (std::is_integral_v<T>)
+    return std::to_string(value);
+  else
+    return setup::nameOf(value).str();
+}
 
 FailureOr<setup::TrainingSetup>
 mlir::ftpipe::resolveTrainingSetup(ModuleOp module, StringRef pass,
@@ -36,33 +45,21 @@ mlir::ftpipe::resolveTrainingSetup(ModuleOp module, StringRef pass,
   }
   setup::TrainingSetup setup = recorded.getSetup();
   // Each option given explicitly must say what the module records.
-  auto check = [&](bool explicitlyGiven, bool differs, StringRef option,
-                   const std::string &ours, const std::string &theirs) {
-    if (!explicitlyGiven || !differs)
+  auto agrees = [&](const auto &option, auto ours, auto theirs) {
+    if (!option.hasValue() || ours == theirs)
       return true;
-    module.emitError() << pass << ": option " << option << "=" << ours
+    module.emitError() << pass << ": option " << option.getArgStr() << "="
+                       << spell(ours)
                        << " contradicts the module's training setup ("
-                       << TrainingAttr::kName << " has " << option << " = "
-                       << theirs << ")";
+                       << TrainingAttr::kName << " has " << option.getArgStr()
+                       << " = " << spell(theirs) << ")";
     return false;
   };
-  if (!check(options.schedule.hasValue(), given.schedule != setup.schedule,
-             "schedule", setup::kindName(given.schedule).str(),
-             setup::kindName(setup.schedule).str()) ||
-      !check(options.microbatches.hasValue(),
-             given.microBatches != setup.microBatches, "microbatches",
-             std::to_string(given.microBatches),
-             std::to_string(setup.microBatches)) ||
-      !check(options.optimizer.hasValue(), given.optimizer != setup.optimizer,
-             "optimizer", setup::optimizerName(given.optimizer).str(),
-             setup::optimizerName(setup.optimizer).str()) ||
-      !check(options.stashing.hasValue(),
-             given.weightVersions != setup.weightVersions, "stashing",
-             setup::weightVersionsName(given.weightVersions).str(),
-             setup::weightVersionsName(setup.weightVersions).str()) ||
-      !check(options.recompute.hasValue(), given.recompute != setup.recompute,
-             "recompute", setup::recomputeModeName(given.recompute).str(),
-             setup::recomputeModeName(setup.recompute).str()))
+  if (!agrees(options.schedule, given.schedule, setup.schedule) ||
+      !agrees(options.microbatches, given.microBatches, setup.microBatches) ||
+      !agrees(options.optimizer, given.optimizer, setup.optimizer) ||
+      !agrees(options.stashing, given.weightVersions, setup.weightVersions) ||
+      !agrees(options.recompute, given.recompute, setup.recompute))
     return failure();
   return setup;
 }

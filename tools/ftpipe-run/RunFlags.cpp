@@ -215,13 +215,14 @@ template <typename T> static std::optional<T> given(const cl::opt<T> &flag) {
   return flag.getNumOccurrences() ? std::optional<T>(flag) : std::nullopt;
 }
 
-/// The flag's value parsed by `parse` if it was given.
-template <typename T, typename Parse>
-static llvm::Error parseGiven(const cl::opt<std::string> &flag, Parse parse,
-                              std::optional<T> &into) {
+/// The flag's value read as a setup enum's spelling (TrainingSetup.h) into
+/// `into`, if it was given.
+template <typename Enum>
+static llvm::Error parseGiven(const cl::opt<std::string> &flag,
+                              std::optional<Enum> &into) {
   if (!flag.getNumOccurrences())
     return llvm::Error::success();
-  llvm::Expected<T> value = parse(flag);
+  llvm::Expected<Enum> value = schedule::parseName<Enum>(flag);
   if (!value)
     return value.takeError();
   into = *value;
@@ -240,15 +241,11 @@ llvm::Expected<RunFlags> ftpipe::parseRunFlags(int argc, char **argv) {
   parsed.model.microBatchSize = given(microBatchSize);
   parsed.run.microBatches = given(microBatches);
   parsed.run.checkpointEvery = given(checkpointEvery);
-  if (llvm::Error error =
-          parseGiven(scheduleName, schedule::parseKind, parsed.run.schedule))
+  if (llvm::Error error = parseGiven(scheduleName, parsed.run.schedule))
     return std::move(error);
-  if (llvm::Error error =
-          parseGiven(stashingName, schedule::parseWeightVersions,
-                     parsed.run.weightVersions))
+  if (llvm::Error error = parseGiven(stashingName, parsed.run.weightVersions))
     return std::move(error);
-  if (llvm::Error error = parseGiven(optimizerName, schedule::parseOptimizer,
-                                     parsed.run.optimizer))
+  if (llvm::Error error = parseGiven(optimizerName, parsed.run.optimizer))
     return std::move(error);
   if (scheduleFormat != "text" && scheduleFormat != "csv")
     return llvm::createStringError("--format must be text or csv, not '" +

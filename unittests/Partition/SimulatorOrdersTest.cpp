@@ -55,7 +55,7 @@ TEST(SimulatorOrders, SynchronousListsMatchTheClosedForm) {
         config.orders = ordersOf(placement, {kind, m, 1});
         SimResult r = unwrap(simulate(stagesOf(g, hw, placement), hw, config));
         EXPECT_NEAR(r.makespanMs, (m + p - 1) * (f + b), 1e-9)
-            << sched::kindName(kind).str() << " p " << p << " m " << m;
+            << sched::nameOf(kind).str() << " p " << p << " m " << m;
       }
 }
 

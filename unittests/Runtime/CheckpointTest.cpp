@@ -143,7 +143,7 @@ TEST(Checkpoint, ShiftedScheduleIsTheRestOfTheRun) {
       }
       // Async keeps the pipeline full across steps; a resumed run refills it.
       EXPECT_EQ(same, kind != Kind::Async)
-          << kindName(kind).str() << " on " << placement.size() << " stages";
+          << nameOf(kind).str() << " on " << placement.size() << " stages";
     }
   }
 }

@@ -129,7 +129,7 @@ struct Case {
 };
 
 std::string describe(const Case &c) {
-  std::string text = kindName(c.kind).str() + " stashing " +
+  std::string text = nameOf(c.kind).str() + " stashing " +
                      std::to_string(static_cast<int>(c.stashing)) + " M " +
                      std::to_string(c.microBatches) + " placement";
   for (int64_t d : c.placement)

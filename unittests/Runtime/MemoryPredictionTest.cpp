@@ -147,7 +147,7 @@ TEST(MemoryPrediction, EqualsTheLedgerForEverySchedule) {
     config.stashing = c.stashing;
     config.optimizer.kind = c.optimizer;
     Peaks peaks = run(/*stages=*/2, config, /*leak=*/false);
-    SCOPED_TRACE(kindName(c.kind).str());
+    SCOPED_TRACE(nameOf(c.kind).str());
     EXPECT_GT(peaks.measured, 0);
     EXPECT_EQ(peaks.measured, peaks.predicted);
   }

@@ -65,7 +65,8 @@ inline std::vector<ReferenceCase> loadOptimizerReference(int64_t &steps) {
     const llvm::json::Object &c = *caseValue.getAsObject();
     ReferenceCase out;
     out.optimizer = c.getString("optimizer")->str();
-    out.config.kind = *ftpipe::schedule::parseOptimizer(out.optimizer);
+    out.config.kind = *ftpipe::schedule::parseName<ftpipe::schedule::Optimizer>(
+        out.optimizer);
     out.config.lr = *c.getNumber("lr");
     out.config.weightDecay = *c.getNumber("weight_decay");
     out.config.warmupSteps = *c.getInteger("warmup");

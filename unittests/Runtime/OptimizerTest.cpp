@@ -65,7 +65,7 @@ TEST(Optimizer, WarmUpIsLinear) {
 
 TEST(Optimizer, RefusesUnknownKind) {
   llvm::Expected<ftpipe::schedule::Optimizer> kind =
-      ftpipe::schedule::parseOptimizer("lamb");
+      ftpipe::schedule::parseName<ftpipe::schedule::Optimizer>("lamb");
   ASSERT_FALSE(bool(kind));
   EXPECT_EQ(llvm::toString(kind.takeError()),
             "unknown optimizer 'lamb' (sgd, momentum, adam, adamw or "

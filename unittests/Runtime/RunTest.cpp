@@ -58,7 +58,7 @@ TEST(Run, TinyMlpOverThreadsMatchesEmulation) {
   for (auto [placement, kind] :
        {std::pair{"0,1,2,3", Kind::OneFOneB}, std::pair{"0,1,2,0", Kind::Async},
         std::pair{"0,1,0", Kind::GPipe}}) {
-    SCOPED_TRACE(std::string(placement) + " " + schedule::kindName(kind).str());
+    SCOPED_TRACE(std::string(placement) + " " + schedule::nameOf(kind).str());
     ModelOptions model = tinyMlp(placement);
     RunOptions options = trainFor(kind, 5);
     llvm::Expected<TrainingRun> planned = planTraining(model, options);
@@ -124,7 +124,7 @@ TEST(Run, ZeroBubbleTrainsToOneFOneBsWeights) {
   ModelOptions model = tinyMlp("0,1,2,0");
   std::map<Kind, TensorMap> weights;
   for (Kind kind : {Kind::OneFOneB, Kind::ZeroBubbleH1, Kind::ZeroBubbleAuto}) {
-    SCOPED_TRACE(schedule::kindName(kind).str());
+    SCOPED_TRACE(schedule::nameOf(kind).str());
     RunOptions options = trainFor(kind, 3);
     llvm::Expected<TrainingRun> run = planTraining(model, options);
     ASSERT_TRUE(!!run) << llvm::toString(run.takeError());
@@ -139,7 +139,7 @@ TEST(Run, ZeroBubbleTrainsToOneFOneBsWeights) {
   for (Kind kind : {Kind::ZeroBubbleH1, Kind::ZeroBubbleAuto})
     for (const auto &[name, tensor] : weights[Kind::OneFOneB])
       EXPECT_EQ(weights[kind].at(name).bytes, tensor.bytes)
-          << schedule::kindName(kind).str() << " " << name;
+          << schedule::nameOf(kind).str() << " " << name;
 }
 
 TEST(Run, WritesItsOutputsAndComparesWithTheSimulator) {

@@ -50,7 +50,7 @@ TEST(PipelineModel, SynchronousChainsTakeMPlusPMinusOneStageTimes) {
             chain(p, 1.5, 2.5, 0), Links::uniform(p, 1.0, 0.0), config);
         ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
         EXPECT_NEAR(r->makespanMs, (m + p - 1) * 4.0, 1e-9)
-            << kindName(kind).str() << " p " << p << " m " << m;
+            << nameOf(kind).str() << " p " << p << " m " << m;
       }
 }
 
@@ -206,17 +206,17 @@ TEST(PipelineModel, SetupJSONNamesTheBadField) {
 
 TEST(PipelineModel, SpellingsParseBack) {
   for (Kind kind : {Kind::GPipe, Kind::OneFOneB, Kind::Async})
-    EXPECT_EQ(*parseKind(kindName(kind)), kind);
+    EXPECT_EQ(*parseName<Kind>(nameOf(kind)), kind);
   for (Optimizer o : {Optimizer::SGD, Optimizer::Momentum, Optimizer::Adam,
                       Optimizer::AdamW, Optimizer::Adafactor})
-    EXPECT_EQ(*parseOptimizer(optimizerName(o)), o);
+    EXPECT_EQ(*parseName<Optimizer>(nameOf(o)), o);
   for (WeightVersions v : {WeightVersions::None, WeightVersions::Stash,
                            WeightVersions::DoubleBuffered})
-    EXPECT_EQ(*parseWeightVersions(weightVersionsName(v)), v);
+    EXPECT_EQ(*parseName<WeightVersions>(nameOf(v)), v);
   for (RecomputeMode r :
        {RecomputeMode::Never, RecomputeMode::Always, RecomputeMode::Auto})
-    EXPECT_EQ(*parseRecomputeMode(recomputeModeName(r)), r);
-  llvm::Expected<WeightVersions> bad = parseWeightVersions("3bw");
+    EXPECT_EQ(*parseName<RecomputeMode>(nameOf(r)), r);
+  llvm::Expected<WeightVersions> bad = parseName<WeightVersions>("3bw");
   ASSERT_FALSE(bool(bad));
   EXPECT_EQ(llvm::toString(bad.takeError()),
             "unknown weight versions '3bw' (none, stash or 2bw)");

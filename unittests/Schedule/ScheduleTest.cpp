@@ -176,7 +176,7 @@ TEST(ScheduleGenerate, RefusesBadGraphs) {
   EXPECT_EQ(outcome(generate(cycle, {})), "the stage graph has a cycle");
   StageGraph idle = StageGraph::chain({0, 2});
   EXPECT_EQ(outcome(generate(idle, {})), "device 1 holds no stage");
-  EXPECT_NE(outcome(parseKind("zb")), "success");
+  EXPECT_NE(outcome(parseName<Kind>("zb")), "success");
 }
 
 // Random stage DAGs (stages in topological order, each reading one to

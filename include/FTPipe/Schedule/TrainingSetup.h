@@ -4,10 +4,11 @@
 // schedule, micro-batches per step, the optimizer (for its per-parameter
 // state), the weight versions kept under the asynchronous schedule and
 // recomputation. One TrainingSetup is recorded in the IR
-// (`#ftpipe.training`) and in the manifest. Named here once, with the
-// spelling every option, report and manifest uses (`name`), its parser and a
-// line for a person (`describe`); the planner (lib/Partition, the passes'
-// options) and the runtime use these enums. No MLIR here.
+// (`#ftpipe.training`) and in the manifest. Each enum is named here once, in
+// one table (SetupEnum<Enum>): the spelling every option, report and
+// manifest uses and a line for a person, which nameOf, descriptionOf and
+// parseName read; the planner (lib/Partition, the passes' options) and the
+// runtime use these enums. No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,9 +17,12 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
+#include <iterator>
+#include <string>
 
 namespace ftpipe {
 namespace schedule {
@@ -47,12 +51,6 @@ inline bool isZeroBubble(Kind kind) {
   return kind == Kind::ZeroBubbleH1 || kind == Kind::ZeroBubbleAuto;
 }
 
-/// "gpipe", "1f1b", "async", "zb-h1" or "zb-auto".
-llvm::Expected<Kind> parseKind(llvm::StringRef text);
-llvm::StringRef kindName(Kind kind);
-/// "GPipe", "1F1B with flush", "async (PipeDream 1F1B)", ...
-llvm::StringRef describeKind(Kind kind);
-
 /// The optimizer, for its state and (in the runtime) its update.
 enum class Optimizer : uint8_t {
   /// SGD: no state for the planner; the runtime's SGD applies its momentum
@@ -70,11 +68,6 @@ enum class Optimizer : uint8_t {
   Adafactor,
 };
 
-/// "sgd", "momentum", "adam", "adamw" or "adafactor".
-llvm::Expected<Optimizer> parseOptimizer(llvm::StringRef text);
-llvm::StringRef optimizerName(Optimizer optimizer);
-llvm::StringRef describeOptimizer(Optimizer optimizer);
-
 /// Weight versions kept under the async schedule.
 enum class WeightVersions : uint8_t {
   /// A single version (weight prediction, or staleness accepted).
@@ -84,12 +77,6 @@ enum class WeightVersions : uint8_t {
   /// PipeDream-2BW: at most two versions.
   DoubleBuffered,
 };
-
-/// "none", "stash" or "2bw".
-llvm::Expected<WeightVersions> parseWeightVersions(llvm::StringRef text);
-llvm::StringRef weightVersionsName(WeightVersions versions);
-/// "one weight version", "weight stashing", "2 weight versions (2BW)".
-llvm::StringRef describeWeightVersions(WeightVersions versions);
 
 /// Where stages recompute their forward before their backward.
 enum class RecomputeMode : uint8_t {
@@ -101,10 +88,92 @@ enum class RecomputeMode : uint8_t {
   Auto,
 };
 
-/// "false", "true" or "auto".
-llvm::Expected<RecomputeMode> parseRecomputeMode(llvm::StringRef text);
-llvm::StringRef recomputeModeName(RecomputeMode mode);
-llvm::StringRef describeRecomputeMode(RecomputeMode mode);
+/// One value of a setup enum: its spelling and a line for a person.
+template <typename Enum> struct Spelling {
+  Enum value;
+  llvm::StringRef name;
+  llvm::StringRef description;
+};
+
+/// Each setup enum's table (`values`, every value once) and what its values
+/// are (`what`, for messages).
+template <typename Enum> struct SetupEnum;
+
+template <> struct SetupEnum<Kind> {
+  static constexpr llvm::StringLiteral what = "schedule";
+  static constexpr Spelling<Kind> values[] = {
+      {Kind::GPipe, "gpipe", "GPipe"},
+      {Kind::OneFOneB, "1f1b", "1F1B with flush"},
+      {Kind::Async, "async", "async (PipeDream 1F1B)"},
+      {Kind::ZeroBubbleH1, "zb-h1", "zero-bubble ZB-H1 (split backward)"},
+      {Kind::ZeroBubbleAuto, "zb-auto",
+       "zero-bubble list schedule from stage costs (split backward)"},
+  };
+};
+
+template <> struct SetupEnum<Optimizer> {
+  static constexpr llvm::StringLiteral what = "optimizer";
+  static constexpr Spelling<Optimizer> values[] = {
+      {Optimizer::SGD, "sgd", "plain SGD: no state"},
+      {Optimizer::Momentum, "momentum", "SGD with momentum: one buffer"},
+      {Optimizer::Adam, "adam", "Adam: two buffers"},
+      {Optimizer::AdamW, "adamw", "AdamW: two buffers"},
+      {Optimizer::Adafactor, "adafactor",
+       "Adafactor without momentum: factored, about no state"},
+  };
+};
+
+template <> struct SetupEnum<WeightVersions> {
+  static constexpr llvm::StringLiteral what = "weight versions";
+  static constexpr Spelling<WeightVersions> values[] = {
+      {WeightVersions::None, "none", "one weight version"},
+      {WeightVersions::Stash, "stash", "weight stashing"},
+      {WeightVersions::DoubleBuffered, "2bw", "2 weight versions (2BW)"},
+  };
+};
+
+template <> struct SetupEnum<RecomputeMode> {
+  static constexpr llvm::StringLiteral what = "recomputation";
+  static constexpr Spelling<RecomputeMode> values[] = {
+      {RecomputeMode::Always, "true", "every stage (FTPipe's setup)"},
+      {RecomputeMode::Never, "false", "no stage: every activation is kept"},
+      {RecomputeMode::Auto, "auto",
+       "the partitioner chooses per stage under the memory budget"},
+  };
+};
+
+/// The table entry of `value`.
+template <typename Enum> const Spelling<Enum> &spellingOf(Enum value) {
+  for (const Spelling<Enum> &entry : SetupEnum<Enum>::values)
+    if (entry.value == value)
+      return entry;
+  llvm_unreachable("a setup enum value without a spelling");
+}
+
+/// The spelling of `value` ("1f1b", "adamw", "2bw", "true").
+template <typename Enum> llvm::StringRef nameOf(Enum value) {
+  return spellingOf(value).name;
+}
+
+/// A line for a person ("1F1B with flush", "AdamW: two buffers").
+template <typename Enum> llvm::StringRef descriptionOf(Enum value) {
+  return spellingOf(value).description;
+}
+
+/// The value spelled `text`, or an error listing the spellings
+/// ("unknown schedule 'zb' (gpipe, 1f1b, async, zb-h1 or zb-auto)").
+template <typename Enum> llvm::Expected<Enum> parseName(llvm::StringRef text) {
+  const auto &values = SetupEnum<Enum>::values;
+  constexpr size_t n = std::size(SetupEnum<Enum>::values);
+  std::string known;
+  for (size_t i = 0; i < n; ++i) {
+    if (values[i].name == text)
+      return values[i].value;
+    known += (i == 0 ? "" : i + 1 == n ? " or " : ", ") + values[i].name.str();
+  }
+  return llvm::createStringError("unknown " + SetupEnum<Enum>::what + " '" +
+                                 text + "' (" + known + ")");
+}
 
 /// The training setup a plan is made for and a run uses. The defaults are
 /// FTPipe's (docs/FineTuningSetup.md), the partitioning passes' defaults:

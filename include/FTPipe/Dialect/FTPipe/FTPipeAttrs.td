@@ -33,12 +33,10 @@ class FTPipe_BoolArrayParameter<string desc>
 
 /// One of the training setup's enums (FTPipe/Schedule/TrainingSetup.h),
 /// printed as its quoted option spelling (`"async"`, `"1f1b"`, `"2bw"`).
-class FTPipe_SetupEnumParameter<string cppType, string parseFn, string nameFn,
-                                string desc>
+class FTPipe_SetupEnumParameter<string cppType, string desc>
     : AttrOrTypeParameter<cppType, desc> {
-  let parser = "::mlir::ftpipe::parseSetupEnum<" # cppType # ">($_parser, "
-               # parseFn # ")";
-  let printer = "$_printer << '\"' << " # nameFn # "($_self) << '\"'";
+  let parser = "::mlir::ftpipe::parseSetupEnum<" # cppType # ">($_parser)";
+  let printer = "$_printer << '\"' << ::ftpipe::schedule::nameOf($_self) << '\"'";
 }
 
 /// A non-negative byte count.
@@ -197,19 +195,13 @@ def FTPipe_TrainingAttr : FTPipe_Attr<"Training", "training"> {
   }];
   let parameters = (ins
     FTPipe_SetupEnumParameter<"::ftpipe::schedule::Kind",
-      "::ftpipe::schedule::parseKind", "::ftpipe::schedule::kindName",
       "pipeline schedule">:$schedule,
     "unsigned":$microbatches,
     FTPipe_SetupEnumParameter<"::ftpipe::schedule::Optimizer",
-      "::ftpipe::schedule::parseOptimizer", "::ftpipe::schedule::optimizerName",
       "optimizer">:$optimizer,
     FTPipe_SetupEnumParameter<"::ftpipe::schedule::WeightVersions",
-      "::ftpipe::schedule::parseWeightVersions",
-      "::ftpipe::schedule::weightVersionsName",
       "weight versions of the async schedule">:$weight_versions,
     FTPipe_SetupEnumParameter<"::ftpipe::schedule::RecomputeMode",
-      "::ftpipe::schedule::parseRecomputeMode",
-      "::ftpipe::schedule::recomputeModeName",
       "stages that recompute the forward">:$recompute);
   let builders = [
     AttrBuilder<(ins "const ::ftpipe::schedule::TrainingSetup &":$setup), [{

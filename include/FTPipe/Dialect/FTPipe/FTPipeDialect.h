@@ -53,16 +53,14 @@ FailureOr<SmallVector<bool>> parseBoolList(AsmParser &parser);
 /// Prints `values` as `true, false, ...`.
 void printBoolList(AsmPrinter &printer, ArrayRef<bool> values);
 
-/// Parses a quoted spelling of a training-setup enum with `parse` (e.g.
-/// ftpipe::schedule::parseKind), reporting its error at the string.
-template <typename Enum>
-FailureOr<Enum> parseSetupEnum(AsmParser &parser,
-                               llvm::Expected<Enum> (*parse)(llvm::StringRef)) {
+/// Parses a quoted spelling of a training-setup enum
+/// (ftpipe::schedule::parseName), reporting its error at the string.
+template <typename Enum> FailureOr<Enum> parseSetupEnum(AsmParser &parser) {
   SMLoc loc = parser.getCurrentLocation();
   std::string text;
   if (parser.parseString(&text))
     return failure();
-  llvm::Expected<Enum> value = parse(text);
+  llvm::Expected<Enum> value = ::ftpipe::schedule::parseName<Enum>(text);
   if (!value)
     return parser.emitError(loc) << llvm::toString(value.takeError());
   return *value;
