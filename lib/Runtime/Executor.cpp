@@ -294,6 +294,29 @@ DeviceExecutor::dataOf(const StageProgram &stage, int64_t mb,
   return result;
 }
 
+llvm::Expected<std::pair<StageProgram *, DeviceExecutor::KeptValues::iterator>>
+DeviceExecutor::kept(KeptValues &table, int64_t stage, int64_t mb,
+                     llvm::StringRef action, llvm::StringRef before) {
+  StageProgram *stageProgram = program(stage);
+  auto it = table.find({stage, mb});
+  if (!stageProgram || it == table.end())
+    return fail("device " + llvm::Twine(communicator.device()) + " runs " +
+                action + " of stage " + llvm::Twine(stage) + " micro-batch " +
+                llvm::Twine(mb) + " before its " + before);
+  return std::make_pair(stageProgram, it);
+}
+
+std::vector<Tensor *> DeviceExecutor::gradientSums(const StageProgram &stage,
+                                                   int64_t mb) {
+  auto [sums, fresh] = gradients.try_emplace(mb / config.schedule.microBatches);
+  if (fresh)
+    sums->second = zeroGradients();
+  std::vector<Tensor *> stageSums;
+  for (const ParameterInfo &param : stage.parameters())
+    stageSums.push_back(&sums->second.at(param.name));
+  return stageSums;
+}
+
 llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
   StageProgram *stageProgram = program(stage);
   if (!stageProgram)
@@ -301,12 +324,10 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
                 " has no program for stage " + llvm::Twine(stage));
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
-  double start = now();
-  StageProgram::ForwardResult result =
-      stageProgram->forward(mb, paramsOf(*stageProgram, live), data);
-  double waited = waitTimer->take();
-  computeSeconds += now() - start - waited;
-  waitedSeconds += waited;
+  StageProgram::ForwardResult result;
+  timed([&] {
+    result = stageProgram->forward(mb, paramsOf(*stageProgram, live), data);
+  });
   if (evaluating) {
     if (result.loss)
       evaluationLosses.push_back(*result.loss);
@@ -325,12 +346,11 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
 }
 
 llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
-  StageProgram *stageProgram = program(stage);
-  auto it = inFlight.find({stage, mb});
-  if (!stageProgram || it == inFlight.end())
-    return fail("device " + llvm::Twine(communicator.device()) +
-                " runs the backward of stage " + llvm::Twine(stage) +
-                " micro-batch " + llvm::Twine(mb) + " before its forward");
+  auto found = kept(inFlight, stage, mb, "the backward", "forward");
+  if (!found)
+    return found.takeError();
+  StageProgram *stageProgram = found->first;
+  KeptValues::iterator it = found->second;
   int64_t used = it->second.version;
   const TensorMap &weights =
       config.stashing != schedule::WeightVersions::None && used != version
@@ -338,19 +358,11 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
           : live;
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
-  int64_t step = mb / config.schedule.microBatches;
-  auto [sums, fresh] = gradients.try_emplace(step);
-  if (fresh)
-    sums->second = zeroGradients();
-  std::vector<Tensor *> stageSums;
-  for (const ParameterInfo &param : stageProgram->parameters())
-    stageSums.push_back(&sums->second.at(param.name));
-  double start = now();
-  stageProgram->backward(mb, paramsOf(*stageProgram, weights), data,
-                         std::move(it->second.saved), stageSums);
-  double waited = waitTimer->take();
-  computeSeconds += now() - start - waited;
-  waitedSeconds += waited;
+  std::vector<Tensor *> sums = gradientSums(*stageProgram, mb);
+  timed([&] {
+    stageProgram->backward(mb, paramsOf(*stageProgram, weights), data,
+                           std::move(it->second.saved), sums);
+  });
   inFlight.erase(it);
   // Drop a stashed version no micro-batch in flight uses any more.
   if (used != version && llvm::none_of(inFlight, [&](const auto &entry) {

@@ -13,26 +13,22 @@
 
 using namespace ftpipe::runtime;
 
-static llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 llvm::Error DeviceExecutor::inputBackward(int64_t stage, int64_t mb) {
-  StageProgram *stageProgram = program(stage);
-  auto it = inFlight.find({stage, mb});
-  if (!stageProgram || it == inFlight.end())
-    return fail("device " + llvm::Twine(communicator.device()) +
-                " runs the input part of stage " + llvm::Twine(stage) +
-                "'s backward of micro-batch " + llvm::Twine(mb) +
-                " before its forward");
+  auto found =
+      kept(inFlight, stage, mb, "the input part of the backward", "forward");
+  if (!found)
+    return found.takeError();
+  StageProgram *stageProgram = found->first;
+  KeptValues::iterator it = found->second;
   if (!stageProgram->splitsBackward())
-    return fail("stage " + llvm::Twine(stage) +
-                " has no split backward (input and weight parts): compile "
-                "it with ftpipe-differentiate's split-backward (the "
-                "default), or run a schedule without I and W");
+    return llvm::createStringError(
+        "stage " + llvm::Twine(stage) +
+        " has no split backward (input and weight parts): compile it with "
+        "ftpipe-differentiate's split-backward (the default), or run a "
+        "schedule without I and W");
   if (config.stashing != schedule::WeightVersions::None)
-    return fail("zero-bubble schedules are synchronous: run them without "
-                "weight stashing");
+    return llvm::createStringError("zero-bubble schedules are synchronous: "
+                                   "run them without weight stashing");
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
   std::vector<Tensor> weightSaved;
@@ -46,25 +42,18 @@ llvm::Error DeviceExecutor::inputBackward(int64_t stage, int64_t mb) {
 }
 
 llvm::Error DeviceExecutor::weightBackward(int64_t stage, int64_t mb) {
-  StageProgram *stageProgram = program(stage);
-  auto it = waitingWeight.find({stage, mb});
-  if (!stageProgram || it == waitingWeight.end())
-    return fail("device " + llvm::Twine(communicator.device()) +
-                " runs the weight part of stage " + llvm::Twine(stage) +
-                "'s backward of micro-batch " + llvm::Twine(mb) +
-                " before its input part");
+  auto found = kept(waitingWeight, stage, mb, "the weight part of the backward",
+                    "input part");
+  if (!found)
+    return found.takeError();
+  StageProgram *stageProgram = found->first;
+  KeptValues::iterator it = found->second;
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
-  int64_t step = mb / config.schedule.microBatches;
-  auto [sums, fresh] = gradients.try_emplace(step);
-  if (fresh)
-    sums->second = zeroGradients();
-  std::vector<Tensor *> stageSums;
-  for (const ParameterInfo &param : stageProgram->parameters())
-    stageSums.push_back(&sums->second.at(param.name));
+  std::vector<Tensor *> sums = gradientSums(*stageProgram, mb);
   timed([&] {
     stageProgram->backwardWeight(mb, paramsOf(*stageProgram, live), data,
-                                 std::move(it->second.saved), stageSums);
+                                 std::move(it->second.saved), sums);
   });
   waitingWeight.erase(it);
   return llvm::Error::success();

@@ -299,6 +299,47 @@ TEST(Executor, TwoBWRefusesAThirdVersion) {
             "deep");
 }
 
+TEST(Executor, ABackwardBeforeWhatItReadsIsRefused) {
+  // A one-stage MLP (no messages), lists that the dry run would refuse:
+  // each backward part names the action it needs first.
+  TinyMlpShape shape;
+  shape.stages = 1;
+  ExecutorConfig config;
+  config.schedule = {Kind::ZeroBubbleH1, 1, 1};
+  std::vector<int64_t> placement = {0};
+  auto stages = tinyMlpStages(shape, placement, 0);
+  TensorMap weights = tinyMlpWeights(shape, 1);
+  TensorMap data = tinyMlpData(shape, 8, 1);
+  auto refusal = [&](llvm::StringRef list) -> std::string {
+    LocalMailbox mailbox(1);
+    DeviceExecutor executor(mailbox.endpoint(0), {stages[0].get()},
+                            tinyMlpPlacement(shape, placement), config);
+    TensorMap mine;
+    for (const ParameterInfo &param : executor.parameters())
+      mine[param.name] = weights.at(param.name);
+    EXPECT_FALSE(bool(executor.setWeights(mine)));
+    EXPECT_FALSE(bool(executor.setData(data)));
+    llvm::Expected<Schedule> schedule = parseSchedule(list);
+    EXPECT_TRUE(bool(schedule)) << llvm::toString(schedule.takeError());
+    if (!schedule)
+      return "";
+    llvm::Error error = executor.run(schedule->devices[0]);
+    return error ? llvm::toString(std::move(error)) : "no error";
+  };
+  EXPECT_EQ(refusal("device 0: 0B0\n"),
+            "device 0 runs the backward of stage 0 micro-batch 0 before its "
+            "forward");
+  EXPECT_EQ(refusal("device 0: 0I0\n"),
+            "device 0 runs the input part of the backward of stage 0 "
+            "micro-batch 0 before its forward");
+  EXPECT_EQ(refusal("device 0: 0F0 0W0\n"),
+            "device 0 runs the weight part of the backward of stage 0 "
+            "micro-batch 0 before its input part");
+  EXPECT_EQ(refusal("device 0: 0F0 0I0 0I0\n"),
+            "device 0 runs the input part of the backward of stage 0 "
+            "micro-batch 0 before its forward");
+}
+
 TEST(Executor, LossFallsOnTheSyntheticTask) {
   // y = sin(x A) is smooth and within reach of an MLP with 8 hidden units
   // per layer, so 60 async steps of AdamW at lr 0.01 must at least halve

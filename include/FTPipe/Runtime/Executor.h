@@ -199,10 +199,20 @@ private:
     int64_t version;
     std::vector<Tensor> saved;
   };
-  std::map<std::pair<int64_t, int64_t>, InFlight> inFlight;
+  using KeptValues = std::map<std::pair<int64_t, int64_t>, InFlight>;
+  KeptValues inFlight;
   /// Per (stage, micro-batch) whose input part ran and weight part did not:
   /// what the weight part reads (the weights' version in `version`).
-  std::map<std::pair<int64_t, int64_t>, InFlight> waitingWeight;
+  KeptValues waitingWeight;
+  /// The program of `stage` and what `table` holds of its micro-batch `mb`
+  /// (inFlight or waitingWeight), or the error that this device runs
+  /// `action` ("the backward") of it before its `before` ("forward").
+  llvm::Expected<std::pair<StageProgram *, KeptValues::iterator>>
+  kept(KeptValues &table, int64_t stage, int64_t mb, llvm::StringRef action,
+       llvm::StringRef before);
+  /// Where a backward of micro-batch `mb` adds `stage`'s parameter
+  /// gradients (in parameters() order): its step's sums, zero at first.
+  std::vector<Tensor *> gradientSums(const StageProgram &stage, int64_t mb);
   /// Losses of the micro-batches of each step not yet reported.
   std::map<int64_t, std::vector<double>> stepLosses;
   double computeSeconds = 0, stepStart = 0;
