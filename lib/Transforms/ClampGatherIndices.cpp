@@ -37,10 +37,12 @@ struct ClampGatherIndicesPass
 } // namespace
 
 /// Whether `indices` is already the result of a clamp to [0, rows - 1].
+/// The bounds are read signed: tosa.clamp's getMinInt() and getMaxInt() give
+/// them as uint64_t, to which a negative bound is a huge one.
 static bool isClampedTo(Value indices, int64_t rows) {
   auto clamp = indices.getDefiningOp<tosa::ClampOp>();
-  return clamp && clamp.getMinInt() >= 0 &&
-         clamp.getMaxInt() <= static_cast<int64_t>(rows - 1);
+  return clamp && clamp.getMinIntAttr().getInt() >= 0 &&
+         clamp.getMaxIntAttr().getInt() <= rows - 1;
 }
 
 void ClampGatherIndicesPass::runOnOperation() {
