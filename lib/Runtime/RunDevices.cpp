@@ -102,7 +102,10 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
   for (auto &stage : stages)
     pointers.push_back(stage.get());
   const ParameterPlacement &placement = run.model->placement();
-  DeviceExecutor executor(communicator, pointers, placement, run.config);
+  ExecutorConfig config = run.config;
+  if (process == options.debugSlowProcess)
+    config.slowdown = options.debugSlowFactor;
+  DeviceExecutor executor(communicator, pointers, placement, config);
   int64_t overhead = residentOverheadBytes();
   bool alone = communicator.devices() == 1 || shared.processes;
   TensorMap mine;
@@ -286,6 +289,8 @@ writeRunProfile(const TrainingRun &run, const RunOptions &options,
   ProfileSource source;
   source.schedule = schedule::kindName(run.config.schedule.kind).str();
   source.warmupSteps = options.profileWarmup;
+  if (options.debugSlowProcess >= 0)
+    source.slowdowns[options.debugSlowProcess] = options.debugSlowFactor;
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0)
     source.host = host;
