@@ -172,8 +172,8 @@ bool ftpipe::runtime::opRangesFromJSON(const json::Value &value,
     }
     // Checked against the model when the ranges are used; this many ops is
     // no model's.
-    if (range[1] - range[0] > (int64_t(1) << 26) - int64_t(ops.size())) {
-      path.index(i).report("more than 2^26 ops in all");
+    if (range[1] - range[0] > (int64_t(1) << 22) - int64_t(ops.size())) {
+      path.index(i).report("more than 2^22 ops in all");
       return false;
     }
     for (int64_t op = range[0]; op < range[1]; ++op)
