@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <thread>
 
 using namespace ftpipe::runtime;
 using ftpipe::schedule::Action;
@@ -376,7 +377,14 @@ void DeviceExecutor::timed(llvm::function_ref<void()> code) {
   double start = now();
   code();
   double waited = waitTimer->take();
-  computeSeconds += now() - start - waited;
+  double computed = now() - start - waited;
+  // A device slowed down on purpose (--debug-slow) sleeps in proportion.
+  if (config.slowdown > 1 && computed > 0) {
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>((config.slowdown - 1) * computed));
+    computed = now() - start - waited;
+  }
+  computeSeconds += computed;
   waitedSeconds += waited;
 }
 

@@ -207,6 +207,8 @@ static llvm::Error prepareCheckpoints(TrainingRun &run,
     if (options.compareSimulator)
       return fail("--compare-simulator compares whole runs; leave out "
                   "--resume");
+    if (!options.profilePath.empty())
+      return fail("--profile-out measures whole runs; leave out --resume");
     if (!options.scheduleFile.empty())
       return fail("--schedule-file gives a whole run's lists; leave out "
                   "--resume");
@@ -289,6 +291,11 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
     return error;
   // Each process's list, of the run or of its rest when resuming.
   run.processLists = schedule::replicateSchedule(run.schedule, run.replicas);
+  if (options.debugSlowProcess >= int64_t(run.processLists.devices.size()))
+    return fail("--debug-slow: process " +
+                llvm::Twine(options.debugSlowProcess) + " is not one of the " +
+                llvm::Twine(run.processLists.devices.size()) +
+                " processes of the run");
   if (run.replicas.replicated())
     if (llvm::Error error = schedule::dryRunReplicated(
             run.model->stageGraph(), run.replicas, run.processLists))
@@ -315,7 +322,8 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
         return error;
   }
   for (auto [path, flag] : {std::pair{&options.savePath, "--save"},
-                            std::pair{&options.tracePath, "--trace"}})
+                            std::pair{&options.tracePath, "--trace"},
+                            std::pair{&options.profilePath, "--profile-out"}})
     if (!path->empty() && !(path == &options.savePath && run.saveHF))
       if (llvm::Error error = support::checkOutputPath(*path, flag))
         return error;

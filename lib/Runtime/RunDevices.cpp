@@ -11,8 +11,10 @@
 
 #include "FTPipe/Runtime/Run.h"
 
+#include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/FailureDetector.h"
 #include "FTPipe/Runtime/Gather.h"
+#include "FTPipe/Runtime/MeasuredProfile.h"
 #include "FTPipe/Runtime/MemoryStats.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
 #include "FTPipe/Runtime/Replicas.h"
@@ -28,6 +30,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <thread>
+#include <unistd.h>
 
 using namespace ftpipe;
 using namespace ftpipe::runtime;
@@ -64,6 +67,13 @@ struct Devices {
 };
 } // namespace
 
+/// Whether the run keeps every process's timeline (for --trace,
+/// --compare-simulator or --profile-out).
+static bool recordsTimelines(const RunOptions &options) {
+  return !options.tracePath.empty() || options.compareSimulator ||
+         !options.profilePath.empty();
+}
+
 /// The parameters device `d` owns, as its executor holds them now.
 static TensorMap ownedWeights(const DeviceExecutor &executor,
                               const ParameterPlacement &placement, int64_t d) {
@@ -92,7 +102,10 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
   for (auto &stage : stages)
     pointers.push_back(stage.get());
   const ParameterPlacement &placement = run.model->placement();
-  DeviceExecutor executor(communicator, pointers, placement, run.config);
+  ExecutorConfig config = run.config;
+  if (process == options.debugSlowProcess)
+    config.slowdown = options.debugSlowFactor;
+  DeviceExecutor executor(communicator, pointers, placement, config);
   int64_t overhead = residentOverheadBytes();
   bool alone = communicator.devices() == 1 || shared.processes;
   TensorMap mine;
@@ -127,7 +140,7 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
     evaluator.emplace(*run.evaluation, d);
     evaluate(executor.updates());
   }
-  executor.recordTrace(!options.tracePath.empty() || options.compareSimulator);
+  executor.recordTrace(recordsTimelines(options));
   DeviceSummary summary;
   summary.device = process;
   llvm::Error error = executor.run(list, [&](const StepReport &report) {
@@ -211,7 +224,7 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
   std::vector<TraceEvent> trace;
   TensorMap owned = runDevice(shared, device, std::move(*stages), trace);
   TrainingResult result;
-  if (!options.tracePath.empty() || options.compareSimulator)
+  if (recordsTimelines(options))
     result.traces = gatherTraces(*communicator, std::move(trace));
   else
     result.traces.assign(1, {});
@@ -269,6 +282,39 @@ static llvm::Expected<TrainingResult> runThreads(Devices &shared) {
   return std::move(result);
 }
 
+/// Writes the run's measured profile to --profile-out.
+static llvm::Error
+writeRunProfile(const TrainingRun &run, const RunOptions &options,
+                const std::vector<std::vector<TraceEvent>> &traces) {
+  ProfileSource source;
+  source.schedule = schedule::kindName(run.config.schedule.kind).str();
+  source.warmupSteps = options.profileWarmup;
+  if (options.debugSlowProcess >= 0)
+    source.slowdowns[options.debugSlowProcess] = options.debugSlowFactor;
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0)
+    source.host = host;
+  std::vector<ManifestStage> planned;
+  if (auto *compiled = dynamic_cast<const CompiledModel *>(run.model.get())) {
+    const ArtifactManifest &manifest = compiled->manifest();
+    source.artifacts = manifest.directory;
+    source.target = manifest.target;
+    planned = manifest.stages;
+  } else {
+    source.target = "cpu";
+  }
+  auto profile =
+      measureProfile(run.model->stageGraph(), run.config.schedule, traces,
+                     run.replicas, planned, std::move(source));
+  if (!profile)
+    return profile.takeError();
+  if (llvm::Error error = writeProfile(options.profilePath, *profile))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   options.profilePath + ": " +
+                                       llvm::toString(std::move(error)));
+  return llvm::Error::success();
+}
+
 /// Device 0's outputs of a finished run.
 static llvm::Error writeOutputs(const TrainingRun &run,
                                 const RunOptions &options,
@@ -288,6 +334,9 @@ static llvm::Error writeOutputs(const TrainingRun &run,
       return timing.takeError();
     result.timing = std::move(*timing);
   }
+  if (!options.profilePath.empty())
+    if (llvm::Error error = writeRunProfile(run, options, result.traces))
+      return error;
   if (!options.tracePath.empty())
     if (llvm::Error error = support::writeFileAtomically(
             options.tracePath,

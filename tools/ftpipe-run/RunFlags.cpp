@@ -210,6 +210,42 @@ static field<bool> compareSimulator(
              "runtime's overhead"),
     cl::location(parsed.run.compareSimulator), cl::cat(timelineCategory));
 
+// Measured profiles, injected slowdowns and moves between plans
+// (docs/CostModel.md "Measured profiles", docs/Migration.md).
+static cl::OptionCategory measureCategory("Profiles and migration");
+static field<std::string> profileOut(
+    "profile-out",
+    cl::desc("write the run's measured profile (per stage and direction, per "
+             "process; medians after --profile-warmup steps) for "
+             "ftpipe-compile --profile"),
+    cl::value_desc("file"), cl::location(parsed.run.profilePath),
+    cl::cat(measureCategory));
+static field<int64_t> profileWarmup(
+    "profile-warmup",
+    cl::desc("steps --profile-out leaves out (at most steps - 1)"),
+    cl::location(parsed.run.profileWarmup), cl::cat(measureCategory));
+static cl::opt<std::string> debugSlow(
+    "debug-slow", cl::value_desc("R:F"),
+    cl::desc("tests and demonstrations: process R's stage calls take F "
+             "times as long (it sleeps for F - 1 times each call's time)"),
+    cl::cat(measureCategory));
+static field<int64_t> migrateAt(
+    "migrate-at",
+    cl::desc("tests and demonstrations: after N steps, move the running "
+             "pipeline to the plan of --migrate-to (docs/Migration.md)"),
+    cl::location(parsed.run.migrateAt), cl::cat(measureCategory));
+static field<std::string> migrateTo(
+    "migrate-to",
+    cl::desc("the artifacts of another plan of the same model, on as many "
+             "devices"),
+    cl::value_desc("dir"), cl::location(parsed.run.migrateTo),
+    cl::cat(measureCategory));
+static field<bool> debugMigrationPause(
+    "debug-pause-in-migration", cl::Hidden,
+    cl::desc("tests: every device pauses 60 s in the migration after "
+             "sending its share"),
+    cl::location(parsed.run.debugMigrationPause), cl::cat(measureCategory));
+
 /// The flag's value if it was given.
 template <typename T> static std::optional<T> given(const cl::opt<T> &flag) {
   return flag.getNumOccurrences() ? std::optional<T>(flag) : std::nullopt;
@@ -232,7 +268,7 @@ static llvm::Error parseGiven(const cl::opt<std::string> &flag,
 llvm::Expected<RunFlags> ftpipe::parseRunFlags(int argc, char **argv) {
   cl::HideUnrelatedOptions({&modelCategory, &setupCategory, &dataCategory,
                             &processCategory, &checkpointCategory,
-                            &timelineCategory});
+                            &timelineCategory, &measureCategory});
   cl::ParseCommandLineOptions(argc, argv, "FTPipe pipeline runtime\n");
 
   parsed.model.placement = given(placement);
@@ -247,6 +283,16 @@ llvm::Expected<RunFlags> ftpipe::parseRunFlags(int argc, char **argv) {
     return std::move(error);
   if (llvm::Error error = parseGiven(optimizerName, parsed.run.optimizer))
     return std::move(error);
+  if (debugSlow.getNumOccurrences()) {
+    auto [process, factor] = llvm::StringRef(debugSlow).split(':');
+    RunOptions &run = parsed.run;
+    if (process.getAsInteger(10, run.debugSlowProcess) ||
+        run.debugSlowProcess < 0 || factor.getAsDouble(run.debugSlowFactor) ||
+        !(run.debugSlowFactor >= 1 && run.debugSlowFactor <= 1000))
+      return llvm::createStringError(
+          "--debug-slow takes R:F, a process and a factor in [1, 1000], not '" +
+          debugSlow + "'");
+  }
   if (scheduleFormat != "text" && scheduleFormat != "csv")
     return llvm::createStringError("--format must be text or csv, not '" +
                                    scheduleFormat + "'");
