@@ -154,6 +154,21 @@ static field<std::string> replicas(
     cl::desc("processes per device of the plan, e.g. 2,1,2, or W for every "
              "device (default: the manifest's replicas, else 1 each)"),
     cl::location(options.replicas));
+static field<int64_t> migrateAt(
+    "migrate-at",
+    cl::desc("tests and demonstrations: after N steps, move the running "
+             "pipeline to the plan of --migrate-to (docs/Migration.md)"),
+    cl::location(options.migrateAt));
+static field<std::string> migrateTo(
+    "migrate-to",
+    cl::desc("the artifacts of another plan of the same model, on as many "
+             "devices"),
+    cl::value_desc("dir"), cl::location(options.migrateTo));
+static field<bool> debugMigrationPause(
+    "debug-pause-in-migration", cl::Hidden,
+    cl::desc("tests: every device pauses 60 s in the migration after "
+             "sending its share"),
+    cl::location(options.debugMigrationPause));
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));
