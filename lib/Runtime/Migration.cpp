@@ -172,10 +172,10 @@ llvm::Expected<DeviceState> ftpipe::runtime::migrateState(
 
 llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
     const PipelineModel &current, const ExecutorConfig &config,
-    llvm::StringRef directory, int64_t atStep, bool allowOverBudget) {
-  auto prefixed = [&](llvm::Error error) {
-    return fail("--migrate-to " + directory + ": " +
-                llvm::toString(std::move(error)));
+    std::unique_ptr<PipelineModel> next, llvm::StringRef name, int64_t atStep,
+    bool allowOverBudget) {
+  auto refuse = [&](const llvm::Twine &why) {
+    return fail("--migrate-to " + name + ": " + why);
   };
   int64_t steps = config.schedule.steps;
   if (atStep < 1 || atStep >= steps)
@@ -183,58 +183,69 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
                 ": the run migrates after a step and before its last, so "
                 "from 1 to " +
                 llvm::Twine(steps - 1) + " with --steps " + llvm::Twine(steps));
-  auto opened = CompiledModel::open(directory);
-  if (!opened)
-    return prefixed(opened.takeError());
-  PlannedMigration plan;
-  plan.directory = directory.str();
-  plan.atStep = atStep;
-  const CompiledModel &next = **opened;
-  if (next.stageGraph().devices != current.stageGraph().devices)
-    return fail("--migrate-to " + directory + ": the plan has " +
-                llvm::Twine(next.stageGraph().devices) + " devices, the run " +
-                llvm::Twine(current.stageGraph().devices));
+  if (next->stageGraph().devices != current.stageGraph().devices)
+    return refuse("the plan has " + llvm::Twine(next->stageGraph().devices) +
+                  " devices, the run " +
+                  llvm::Twine(current.stageGraph().devices));
   if (llvm::Error error =
-          validateWeights(current.parameters(), next.randomWeights(0)))
-    return fail("--migrate-to " + directory +
-                ": not a plan of the running model: " +
-                llvm::toString(std::move(error)));
+          validateWeights(current.parameters(), next->randomWeights(0)))
+    return refuse("not a plan of the running model: " +
+                  llvm::toString(std::move(error)));
+  auto sameInput = [](const DataInputInfo &a, const DataInputInfo &b) {
+    return a.name == b.name && a.type == b.type && a.shape == b.shape;
+  };
   bool sameInputs =
-      next.dataInputs().size() == current.dataInputs().size() &&
-      llvm::all_of(next.dataInputs(), [&](const auto &input) {
-        return llvm::any_of(current.dataInputs(), [&](const auto &mine) {
-          return mine.name == input.name && mine.type == input.type &&
-                 mine.shape == input.shape;
-        });
+      next->dataInputs().size() == current.dataInputs().size() &&
+      llvm::all_of(next->dataInputs(), [&](const DataInputInfo &input) {
+        return llvm::any_of(
+            current.dataInputs(),
+            [&](const DataInputInfo &mine) { return sameInput(mine, input); });
       });
-  if (!sameInputs || next.microBatchSize() != current.microBatchSize())
-    return fail("--migrate-to " + directory +
-                ": the plan reads other data inputs or micro-batches than "
-                "the run");
-  schedule::TrainingSetup setup;
-  setup.schedule = config.schedule.kind;
-  setup.microBatches = config.schedule.microBatches;
-  setup.optimizer = config.optimizer.kind;
-  setup.weightVersions = config.stashing;
-  if (!allowOverBudget)
-    if (llvm::Error error = checkRunMemory(next.manifest(), setup))
-      return prefixed(std::move(error));
-  for (const schedule::DeviceMemoryInputs &inputs :
-       next.manifest().deviceMemory)
-    plan.planBytes.push_back(
-        int64_t(schedule::runtimeMemory(inputs, setup).totalBytes()));
+  if (!sameInputs || next->microBatchSize() != current.microBatchSize())
+    return refuse("the plan reads other data inputs or micro-batches than "
+                  "the run");
+  PlannedMigration plan;
+  plan.directory = name.str();
+  plan.atStep = atStep;
   schedule::ScheduleConfig rest = config.schedule;
   rest.steps = steps - atStep;
-  rest.split = schedule::isZeroBubble(rest.kind) ? splitStages(next.manifest())
-                                                 : std::vector<bool>();
-  auto lists = generateRunSchedule(next.stageGraph(), rest);
+  rest.split.clear();
+  // Compiled plans record their memory and which stages split.
+  if (auto *compiled = dynamic_cast<const CompiledModel *>(next.get())) {
+    schedule::TrainingSetup setup;
+    setup.schedule = config.schedule.kind;
+    setup.microBatches = config.schedule.microBatches;
+    setup.optimizer = config.optimizer.kind;
+    setup.weightVersions = config.stashing;
+    if (!allowOverBudget)
+      if (llvm::Error error = checkRunMemory(compiled->manifest(), setup))
+        return refuse(llvm::toString(std::move(error)));
+    for (const schedule::DeviceMemoryInputs &inputs :
+         compiled->manifest().deviceMemory)
+      plan.planBytes.push_back(
+          int64_t(schedule::runtimeMemory(inputs, setup).totalBytes()));
+    if (schedule::isZeroBubble(rest.kind))
+      rest.split = splitStages(compiled->manifest());
+  }
+  auto lists = generateRunSchedule(next->stageGraph(), rest);
   if (!lists)
-    return prefixed(lists.takeError());
-  if (auto checked = schedule::dryRun(next.stageGraph(), rest, *lists);
+    return refuse(llvm::toString(lists.takeError()));
+  if (auto checked = schedule::dryRun(next->stageGraph(), rest, *lists);
       !checked)
-    return prefixed(checked.takeError());
+    return refuse(llvm::toString(checked.takeError()));
   plan.rest = std::move(*lists);
   shiftSchedule(plan.rest, atStep, rest.microBatches);
-  plan.model = std::move(*opened);
+  plan.model = std::move(next);
   return std::move(plan);
+}
+
+llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
+    const PipelineModel &current, const ExecutorConfig &config,
+    llvm::StringRef directory, int64_t atStep, bool allowOverBudget) {
+  auto opened = CompiledModel::open(directory);
+  if (!opened)
+    return fail("--migrate-to " + directory + ": " +
+                llvm::toString(opened.takeError()));
+  return planMigration(current, config, std::move(*opened), directory, atStep,
+                       allowOverBudget);
 }

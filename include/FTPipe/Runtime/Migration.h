@@ -104,12 +104,19 @@ struct PlannedMigration {
   std::vector<int64_t> planBytes;
 };
 
-/// Opens the plan in `directory` and prepares the move after `atStep`
-/// updates of a run of `current` with `config` (whose schedule covers the
-/// whole run): the next plan must be one of the same model (the same
-/// parameters, data inputs and micro-batch size) on as many devices, and
-/// its memory must fit the run's setup unless `allowOverBudget`. Refuses
-/// with a message that names --migrate-at / --migrate-to.
+/// Prepares the move to `next` (named `name` in messages and the progress
+/// line) after `atStep` updates of a run of `current` with `config` (whose
+/// schedule covers the whole run): `next` must be a plan of the same model
+/// (the same parameters, data inputs and micro-batch size) on as many
+/// devices, and a compiled plan's memory must fit the run's setup unless
+/// `allowOverBudget`. Refuses with a message that names --migrate-at or
+/// --migrate-to.
+llvm::Expected<PlannedMigration>
+planMigration(const PipelineModel &current, const ExecutorConfig &config,
+              std::unique_ptr<PipelineModel> next, llvm::StringRef name,
+              int64_t atStep, bool allowOverBudget);
+
+/// The same for the plan that ftpipe-compile wrote to `directory`.
 llvm::Expected<PlannedMigration>
 planMigration(const PipelineModel &current, const ExecutorConfig &config,
               llvm::StringRef directory, int64_t atStep, bool allowOverBudget);
