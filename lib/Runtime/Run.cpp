@@ -104,6 +104,7 @@ static llvm::Error prepareMigration(TrainingRun &run,
        "--resume (resume with the next plan's artifacts instead)"},
       {!options.scheduleFile.empty(), "--schedule-file"},
       {options.compareSimulator, "--compare-simulator"},
+      {!options.profilePath.empty(), "--profile-out"},
       {!options.evalDataPath.empty(), "--eval-data"},
       {run.replicas.replicated(), "replicas"}};
   for (auto [given, what] : refused)
@@ -246,6 +247,8 @@ static llvm::Error prepareCheckpoints(TrainingRun &run,
     if (options.compareSimulator)
       return fail("--compare-simulator compares whole runs; leave out "
                   "--resume");
+    if (!options.profilePath.empty())
+      return fail("--profile-out measures whole runs; leave out --resume");
     if (!options.scheduleFile.empty())
       return fail("--schedule-file gives a whole run's lists; leave out "
                   "--resume");
@@ -354,7 +357,8 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
         return error;
   }
   for (auto [path, flag] : {std::pair{&options.savePath, "--save"},
-                            std::pair{&options.tracePath, "--trace"}})
+                            std::pair{&options.tracePath, "--trace"},
+                            std::pair{&options.profilePath, "--profile-out"}})
     if (!path->empty() && !(path == &options.savePath && run.saveHF))
       if (llvm::Error error = support::checkOutputPath(*path, flag))
         return error;

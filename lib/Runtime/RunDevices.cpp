@@ -11,8 +11,10 @@
 
 #include "FTPipe/Runtime/Run.h"
 
+#include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/FailureDetector.h"
 #include "FTPipe/Runtime/Gather.h"
+#include "FTPipe/Runtime/MeasuredProfile.h"
 #include "FTPipe/Runtime/MemoryStats.h"
 #include "FTPipe/Runtime/MpiCommunicator.h"
 #include "FTPipe/Runtime/Replicas.h"
@@ -29,6 +31,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <thread>
+#include <unistd.h>
 
 using namespace ftpipe;
 using namespace ftpipe::runtime;
@@ -64,6 +67,13 @@ struct Devices {
   }
 };
 } // namespace
+
+/// Whether the run keeps every process's timeline (for --trace,
+/// --compare-simulator or --profile-out).
+static bool recordsTimelines(const RunOptions &options) {
+  return !options.tracePath.empty() || options.compareSimulator ||
+         !options.profilePath.empty();
+}
 
 /// The parameters device `d` owns, as its executor holds them now.
 static TensorMap ownedWeights(const DeviceExecutor &executor,
@@ -207,7 +217,7 @@ runDevice(Devices &shared, Communicator &communicator,
     evaluator.emplace(*run.evaluation, d);
     evaluate(executor->updates());
   }
-  bool tracing = !options.tracePath.empty() || options.compareSimulator;
+  bool tracing = recordsTimelines(options);
   executor->recordTrace(tracing);
   // Checkpoints name the plan they were written under.
   std::optional<CheckpointSetup> checkpoint = run.checkpoint;
@@ -343,7 +353,7 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
   TensorMap owned = runDevice(shared, device, std::move(*stages),
                               std::move(nextStages), trace);
   TrainingResult result;
-  if (!options.tracePath.empty() || options.compareSimulator)
+  if (recordsTimelines(options))
     result.traces = gatherTraces(*communicator, std::move(trace));
   else
     result.traces.assign(1, {});
@@ -409,6 +419,37 @@ static llvm::Expected<TrainingResult> runThreads(Devices &shared) {
   return std::move(result);
 }
 
+/// Writes the run's measured profile to --profile-out.
+static llvm::Error
+writeRunProfile(const TrainingRun &run, const RunOptions &options,
+                const std::vector<std::vector<TraceEvent>> &traces) {
+  ProfileSource source;
+  source.schedule = schedule::kindName(run.config.schedule.kind).str();
+  source.warmupSteps = options.profileWarmup;
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0)
+    source.host = host;
+  std::vector<ManifestStage> planned;
+  if (auto *compiled = dynamic_cast<const CompiledModel *>(run.model.get())) {
+    const ArtifactManifest &manifest = compiled->manifest();
+    source.artifacts = manifest.directory;
+    source.target = manifest.target;
+    planned = manifest.stages;
+  } else {
+    source.target = "cpu";
+  }
+  auto profile =
+      measureProfile(run.model->stageGraph(), run.config.schedule, traces,
+                     run.replicas, planned, std::move(source));
+  if (!profile)
+    return profile.takeError();
+  if (llvm::Error error = writeProfile(options.profilePath, *profile))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   options.profilePath + ": " +
+                                       llvm::toString(std::move(error)));
+  return llvm::Error::success();
+}
+
 /// Device 0's outputs of a finished run.
 static llvm::Error writeOutputs(const TrainingRun &run,
                                 const RunOptions &options,
@@ -428,6 +469,9 @@ static llvm::Error writeOutputs(const TrainingRun &run,
       return timing.takeError();
     result.timing = std::move(*timing);
   }
+  if (!options.profilePath.empty())
+    if (llvm::Error error = writeRunProfile(run, options, result.traces))
+      return error;
   if (!options.tracePath.empty())
     if (llvm::Error error = support::writeFileAtomically(
             options.tracePath,

@@ -11,7 +11,7 @@ using namespace ftpipe;
 using namespace ftpipe::runtime;
 using schedule::ActionKind;
 
-static double median(std::vector<double> values) {
+double ftpipe::runtime::median(std::vector<double> values) {
   if (values.empty())
     return 0;
   size_t middle = values.size() / 2;

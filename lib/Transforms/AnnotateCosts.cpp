@@ -1,8 +1,9 @@
 //===- AnnotateCosts.cpp - Attach op costs and the hardware -----*- C++ -*-===//
 //
 // Runs the cost model over every op of every function body, optionally
-// overridden by a measured profile, and records the hardware on the module.
-// Every later FTPipe pass reads these attributes instead of re-deriving them.
+// overridden by a measured profile (ProfileSchema.h), and records the hardware
+// on the module. Every later FTPipe pass reads these attributes instead of
+// re-deriving them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,12 +11,11 @@
 #include "FTPipe/Analysis/OpGraph.h"
 #include "FTPipe/Analysis/Scope.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
-#include "FTPipe/Support/BoundedInput.h"
+#include "FTPipe/Runtime/ProfileSchema.h"
 #include "FTPipe/Transforms/Passes.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/JSON.h"
 
 #include <cmath>
 
@@ -38,50 +38,6 @@ struct AnnotateCostsPass
   void runOnOperation() override;
 };
 } // namespace
-
-/// Measured forward and backward time of one scope.
-struct MeasuredTime {
-  double fwdMs = 0.0;
-  double bwdMs = 0.0;
-};
-
-/// Reads a profile: a JSON object from scope to {"fwd_ms", "bwd_ms"}.
-static FailureOr<llvm::StringMap<MeasuredTime>>
-readProfile(StringRef path, function_ref<InFlightDiagnostic()> emitError) {
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> text =
-      ::ftpipe::support::readBoundedFile(
-          path, "profile", ::ftpipe::support::kMaxInputFileBytes,
-          ::ftpipe::support::FileKinds::RegularOrStream);
-  if (!text)
-    return emitError() << llvm::toString(text.takeError());
-  llvm::Expected<llvm::json::Value> json =
-      ::ftpipe::support::parseBoundedJSON((*text)->getBuffer());
-  if (!json)
-    return emitError() << "profile '" << path
-                       << "' is not JSON: " << llvm::toString(json.takeError());
-  const llvm::json::Object *object = json->getAsObject();
-  if (!object)
-    return emitError() << "profile '" << path
-                       << "' must be an object from scope to times";
-  llvm::StringMap<MeasuredTime> profile;
-  for (const auto &[scope, entry] : *object) {
-    const llvm::json::Object *times = entry.getAsObject();
-    std::optional<double> fwd =
-        times ? times->getNumber("fwd_ms") : std::nullopt;
-    std::optional<double> bwd =
-        times ? times->getNumber("bwd_ms") : std::nullopt;
-    if (!fwd || !bwd || *fwd < 0 || *bwd < 0)
-      return emitError() << "profile entry '" << scope.str()
-                         << "' needs non-negative numbers 'fwd_ms' and "
-                            "'bwd_ms'";
-    if (*fwd > partition::kMaxOpMs || *bwd > partition::kMaxOpMs)
-      return emitError() << "profile entry '" << scope.str()
-                         << "': times above " << int64_t(partition::kMaxOpMs)
-                         << " ms are not supported";
-    profile[scope.str()] = {*fwd, *bwd};
-  }
-  return profile;
-}
 
 /// Rounds an estimate to 6 significant digits: more would only be noise in
 /// the IR, and the partitioner cannot use it.
@@ -116,17 +72,20 @@ void AnnotateCostsPass::runOnOperation() {
   module->setAttr(FTPipeDialect::kHardwareAttrName, *hwAttr);
   const partition::Device &reference = hw->device(device);
 
-  llvm::StringMap<MeasuredTime> measured;
+  ::ftpipe::runtime::MeasuredProfile measured;
   if (!profile.empty()) {
-    FailureOr<llvm::StringMap<MeasuredTime>> read =
-        readProfile(profile, emitModuleError);
-    if (failed(read))
+    llvm::Expected<::ftpipe::runtime::MeasuredProfile> read =
+        ::ftpipe::runtime::readProfile(profile);
+    if (!read) {
+      emitError(module.getLoc()) << llvm::toString(read.takeError());
       return signalPassFailure();
+    }
     measured = std::move(*read);
   }
 
-  // Analytical costs first; then each profiled scope's time is shared among
-  // its ops in proportion to their analytical times.
+  // Analytical costs first; then each profiled stage's time is shared among
+  // its ops in proportion to their analytical times, and each profiled
+  // scope's time among the ops of the scope, which replaces the stage's.
   struct Entry {
     Operation *op;
     std::string scope;
@@ -134,11 +93,17 @@ void AnnotateCostsPass::runOnOperation() {
     double fwdMs, bwdMs;
   };
   std::vector<Entry> entries;
-  struct ScopeTotals {
-    double fwdMs = 0.0, bwdMs = 0.0;
-    size_t numOps = 0;
-  };
-  llvm::StringMap<ScopeTotals> analyticalPerScope;
+  // The entries of the model function's ops, by position: the ops a
+  // profiled stage lists.
+  std::vector<size_t> modelEntries;
+  func::FuncOp modelFunction;
+  if (llvm::any_of(measured.stages,
+                   [](const auto &stage) { return !stage.ops.empty(); })) {
+    FailureOr<func::FuncOp> function = getModelFunction(module, "");
+    if (failed(function))
+      return signalPassFailure();
+    modelFunction = *function;
+  }
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
       continue;
@@ -156,37 +121,81 @@ void AnnotateCostsPass::runOnOperation() {
                          << "': using a byte-based estimate";
         ++numUnknownOps;
       }
-      Entry entry{&op, getOpScope(&op, func.getSymName(), index++), estimate,
-                  estimate.forwardMs(reference),
-                  estimate.backwardMs(reference)};
-      ScopeTotals &totals = analyticalPerScope[entry.scope];
-      totals.fwdMs += entry.fwdMs;
-      totals.bwdMs += entry.bwdMs;
-      ++totals.numOps;
-      entries.push_back(std::move(entry));
+      if (func == modelFunction)
+        modelEntries.push_back(entries.size());
+      entries.push_back({&op, getOpScope(&op, func.getSymName(), index++),
+                         estimate, estimate.forwardMs(reference),
+                         estimate.backwardMs(reference)});
     }
   }
 
-  llvm::StringSet<> matched;
-  for (Entry &entry : entries) {
-    auto it = measured.find(entry.scope);
-    if (it == measured.end())
-      continue;
-    matched.insert(entry.scope);
-    const ScopeTotals &totals = analyticalPerScope[entry.scope];
-    // Shares follow the analytical times; a scope whose analytical time is
-    // zero splits evenly, so no measured time is dropped.
+  // Shares follow the analytical times; a group whose analytical time is
+  // zero splits evenly, so no measured time is dropped.
+  auto spread = [&](ArrayRef<size_t> group, double fwdMs, double bwdMs) {
+    double fwdTotal = 0, bwdTotal = 0;
+    for (size_t e : group) {
+      fwdTotal += entries[e].fwdMs;
+      bwdTotal += entries[e].bwdMs;
+    }
     auto share = [&](double part, double total, double measuredMs) {
       return total > 0 ? measuredMs * part / total
-                       : measuredMs / double(totals.numOps);
+                       : measuredMs / double(group.size());
     };
-    entry.fwdMs = share(entry.fwdMs, totals.fwdMs, it->second.fwdMs);
-    entry.bwdMs = share(entry.bwdMs, totals.bwdMs, it->second.bwdMs);
+    for (size_t e : group) {
+      entries[e].fwdMs = share(entries[e].fwdMs, fwdTotal, fwdMs);
+      entries[e].bwdMs = share(entries[e].bwdMs, bwdTotal, bwdMs);
+    }
+  };
+
+  size_t profiledOps = 0;
+  for (const ::ftpipe::runtime::ProfileStage &stage : measured.stages)
+    profiledOps += stage.ops.size();
+  if (profiledOps && profiledOps != modelEntries.size()) {
+    emitError(module.getLoc())
+        << "profile '" << profile << "' was measured on a model of "
+        << profiledOps << " ops (its stages' ops); @"
+        << modelFunction.getSymName() << " has " << modelEntries.size();
+    return signalPassFailure();
   }
-  for (const auto &item : measured)
-    if (!matched.contains(item.getKey()))
+  for (const ::ftpipe::runtime::ProfileStage &stage : measured.stages) {
+    if (stage.ops.empty()) {
+      emitWarning(module.getLoc()) << "profile stage " << stage.id
+                                   << " lists no ops: its times price nothing";
+      continue;
+    }
+    SmallVector<size_t> group;
+    for (int64_t op : stage.ops) {
+      if (op >= int64_t(modelEntries.size())) {
+        emitError(module.getLoc())
+            << "profile '" << profile << "': stage " << stage.id << " lists op "
+            << op << ", @" << modelFunction.getSymName() << " has "
+            << modelEntries.size();
+        return signalPassFailure();
+      }
+      group.push_back(modelEntries[op]);
+    }
+    spread(group, stage.forwardMs, stage.backwardOnlyMs());
+  }
+
+  llvm::StringMap<SmallVector<size_t>> scopes;
+  for (auto [e, entry] : llvm::enumerate(entries))
+    if (measured.ops.count(entry.scope))
+      scopes[entry.scope].push_back(e);
+  for (const auto &[scope, times] : measured.ops) {
+    auto it = scopes.find(scope);
+    if (it == scopes.end()) {
       emitWarning(module.getLoc())
-          << "profile scope '" << item.getKey() << "' matches no op";
+          << "profile scope '" << scope << "' matches no op";
+      continue;
+    }
+    // The scope's ops, priced as the cost model would (their shares follow
+    // the analytical times, not a stage's measured share).
+    for (size_t e : it->second) {
+      entries[e].fwdMs = entries[e].estimate.forwardMs(reference);
+      entries[e].bwdMs = entries[e].estimate.backwardMs(reference);
+    }
+    spread(it->second, times.forwardMs, times.backwardMs);
+  }
 
   for (Entry &entry : entries)
     entry.op->setAttr(FTPipeDialect::kCostAttrName,

@@ -25,7 +25,7 @@
 // MEMORY: error: {{.*}}huge-memory.json: hardware: device 0 ('gpu:0'): memory_bytes must be in [1, 1125899906842624], got 18446744073709551615
 // TFLOPS: error: {{.*}}tiny-tflops.json: hardware: device 0 ('gpu:0'): tflops must be in [0.001, 1e+15], got 4.94066e-324
 // LAUNCH: error: {{.*}}huge-launch.json: hardware: device 0 ('gpu:0'): launch_us must be in [0, 1e+06], got 1.7e+308
-// PROFILE: error: profile entry 'Model/x': times above 1000000000 ms are not supported
+// PROFILE: error: profile '{{.*}}huge-profile.json': expected a time in [0, 1e9] ms at profile.Model/x.fwd_ms
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }

@@ -10,8 +10,8 @@
 // HARDWARE: ftpipe-annotate-costs-invalid.mlir:[[@LINE+5]]:1: error: cannot load hardware 'no-such-cluster': {{.*}}no-such-cluster
 // DEVICE: error: reference device 2 is not one of the 2 devices of 'slow-pair'
 // NOFILE: error: cannot read profile '{{.*}}no-such-profile.json': No such file or directory
-// ENTRY: error: profile entry 'Model/Block[0]' needs non-negative numbers 'fwd_ms' and 'bwd_ms'
-// ENTRY2: error: profile entry '{{.*}}' needs non-negative numbers 'fwd_ms' and 'bwd_ms'
+// ENTRY: error: profile '{{.*}}bad-profile.json': expected a time in [0, 1e9] ms at profile.Model/Block[0].fwd_ms
+// ENTRY2: error: profile '{{.*}}slow-pair.json': expected object at profile.name
 module {
   func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
     return %x : tensor<4xf32>

@@ -86,6 +86,12 @@ cl::opt<std::string>
     hardware(cl::cat(category), "hardware",
              cl::desc("Hardware preset name or cluster JSON file"),
              cl::init(ft::PartitionPipelineOptions().hardware));
+cl::opt<std::string>
+    profile(cl::cat(category), "profile",
+            cl::desc("Measured profile (ftpipe-run --profile-out, or scope -> "
+                     "times) whose times replace the cost model's "
+                     "(docs/CostModel.md)"),
+            cl::value_desc("file"));
 cl::opt<ft::PartitionMethod> method(
     cl::cat(category), "method", cl::desc("Partitioner"),
     cl::init(ft::PartitionMethod::Auto),
@@ -280,12 +286,40 @@ planMemory(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
   return std::move(metrics->memoryInputs);
 }
 
+/// What the manifest says of each stage of the plan in `module` for
+/// measured profiles: the positions of its ops in the model function
+/// (`ops`) and whether it recomputes its forward (`recomputes`).
+struct PlannedStage {
+  std::vector<int64_t> ops;
+  bool recomputes = false;
+};
+FailureOr<std::vector<PlannedStage>>
+planStages(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
+  FailureOr<func::FuncOp> function = ft::getModelFunction(module, "");
+  if (failed(function))
+    return failure();
+  FailureOr<ft::OpGraph> opGraph = ft::buildOpGraph(*function);
+  if (failed(opGraph))
+    return failure();
+  FailureOr<::ftpipe::partition::Plan> plan = ft::readPlan(module, *opGraph);
+  if (failed(plan))
+    return failure();
+  std::vector<PlannedStage> stages(plan->numStages());
+  for (auto [node, stage] : llvm::enumerate(plan->nodeStage))
+    stages[stage].ops.push_back(int64_t(node));
+  ::ftpipe::partition::ObjectiveConfig config =
+      ::ftpipe::partition::objectiveConfigOf(setup);
+  for (auto [s, stage] : llvm::enumerate(stages))
+    stage.recomputes = ::ftpipe::partition::stageRecomputes(*plan, config, s);
+  return stages;
+}
+
 /// Partitions `module` and turns it into per-device stage programs.
 LogicalResult
 buildStagePrograms(ModuleOp module,
                    const ::ftpipe::schedule::TrainingSetup &setup,
                    std::vector<::ftpipe::schedule::DeviceMemoryInputs> &memory,
-                   Progress &progress) {
+                   std::vector<PlannedStage> &stages, Progress &progress) {
   if (!module->hasAttr("ftpipe.plan")) {
     progress.start("partition (" + std::to_string(devices) + " devices)");
     ft::PartitionPipelineOptions options;
@@ -293,6 +327,7 @@ buildStagePrograms(ModuleOp module,
     options.devices = devices;
     options.method = method;
     options.setup = setup;
+    options.profile = profile;
     if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
           ft::buildPartitionPipeline(pm, options);
         })))
@@ -305,6 +340,11 @@ buildStagePrograms(ModuleOp module,
   if (failed(planned))
     return progress.fail();
   memory = std::move(*planned);
+  FailureOr<std::vector<PlannedStage>> plannedStages =
+      planStages(module, setup);
+  if (failed(plannedStages))
+    return progress.fail();
+  stages = std::move(*plannedStages);
   progress.done();
   progress.start("stage programs (outline, differentiate, split)");
   if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
@@ -495,6 +535,11 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
 #endif
   if (forwardOnly && devices != 1)
     return progress.fail("--forward-only compiles for one device");
+  if (!profile.empty() && (forwardOnly || (*module)->hasAttr("ftpipe.plan") ||
+                           hasEntryPoints(*module)))
+    return progress.fail("--profile prices the partitioning, and this model "
+                         "is not partitioned here (it has a plan already, or "
+                         "--forward-only)");
   FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveSetup(*module);
   if (failed(setup))
     return progress.fail();
@@ -503,8 +548,9 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   if (!layout)
     return progress.fail("--" + llvm::toString(layout.takeError()));
   std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
+  std::vector<PlannedStage> stages;
   if (!forwardOnly && !hasEntryPoints(*module))
-    if (failed(buildStagePrograms(*module, *setup, memory, progress)))
+    if (failed(buildStagePrograms(*module, *setup, memory, stages, progress)))
       return failure();
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
@@ -519,6 +565,11 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
     return progress.fail();
   manifest->memory = target == Target::CUDA ? "cuda-device" : "host";
   manifest->training = *setup;
+  for (::ftpipe::runtime::ManifestStage &stage : manifest->stages)
+    if (stage.id < int64_t(stages.size())) {
+      stage.ops = stages[stage.id].ops;
+      stage.recomputes = stages[stage.id].recomputes;
+    }
   if (layout->replicated())
     manifest->replicas = *layout;
   // What the plan counted per device, and what it fixes, so that the

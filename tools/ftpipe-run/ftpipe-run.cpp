@@ -149,6 +149,16 @@ static field<bool> compareSimulator(
              "lists and per-stage costs measured in the run, and the "
              "runtime's overhead"),
     cl::location(options.compareSimulator));
+static field<std::string> profileOut(
+    "profile-out",
+    cl::desc("write the run's measured profile (per stage and direction, per "
+             "process; medians after --profile-warmup steps) for "
+             "ftpipe-compile --profile"),
+    cl::value_desc("file"), cl::location(options.profilePath));
+static field<int64_t> profileWarmup(
+    "profile-warmup",
+    cl::desc("steps --profile-out leaves out (at most steps - 1)"),
+    cl::location(options.profileWarmup));
 static field<std::string> replicas(
     "replicas",
     cl::desc("processes per device of the plan, e.g. 2,1,2, or W for every "

@@ -125,6 +125,12 @@ struct RunOptions {
   /// Compare the timelines with the simulator (--compare-simulator):
   /// records them, and refuses to resume.
   bool compareSimulator = false;
+  /// Write the run's measured profile here (--profile-out,
+  /// MeasuredProfile.h; empty: nowhere), leaving out the first
+  /// `profileWarmup` steps (--profile-warmup; at most steps - 1): records
+  /// the timelines, and refuses to resume.
+  std::string profilePath;
+  int64_t profileWarmup = 1;
   /// Processes per device of the plan (--replicas: "2,1,2", "W" for every
   /// device, or "none"; schedule/Replicas.h); empty: the manifest's
   /// `replicas`, else one each. A replicated run needs MPI processes.

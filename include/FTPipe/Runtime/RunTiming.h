@@ -39,6 +39,10 @@ struct RunTiming {
   std::vector<double> stageForwardMs, stageBackwardMs;
 };
 
+/// The median of `values` (the upper one of an even count; 0 when empty):
+/// how per-micro-batch times become one figure here and in profiles.
+double median(std::vector<double> values);
+
 /// Compares the run described by `graph`, `config` and `lists` (as
 /// generated, with updates) with its timelines. A replicated run (Replicas.h)
 /// gives its per-process lists and timelines and its `replicas`; the
