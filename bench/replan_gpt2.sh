@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# replan_gpt2.sh [MODEL] [BUILD] - re-planning from measured costs, done by
+# hand (not a test; issue 31): the steps `ftpipe-run --replan` is to make
+# during a run, each with a tool that exists today, and what they gain.
+#
+#  1. plan A: `ftpipe-compile --devices=2` on the default preset;
+#  2. run A on 2 MPI processes with a measured profile (--profile-out, after
+#     a warm-up step): busiest / mean of the processes' compute and the step
+#     time before;
+#  3. plan B: `ftpipe-compile --profile` (the same model priced with what A
+#     measured) -- the "decision" starts here;
+#  4. run A again and migrate to B after the warm-up (--migrate-at,
+#     --migrate-to): the migration's own time;
+#  5. run B with a profile: busiest / mean and step time after, and B under
+#     --compare-simulator: its measured / simulated time per micro-batch.
+# Prints one table. MODEL is ftpipe-model-gen's model (default gpt2-tiny; the
+# issue's benchmark is a GPT-2 of 124M parameters, n_embd 768, 12 layers,
+# micro-batch 4 x 128: give its config JSON, and run it on a quiet machine).
+# Timings depend on the machine's load: the script prints `uptime` first.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+model="${1:-gpt2-tiny}"
+bin="${2:-$root/build}/bin"
+steps="${STEPS:-6}" warmup="${WARMUP:-2}" micro="${MICRO_BATCHES:-4}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+echo "load: $(uptime)"
+
+"$bin/ftpipe-model-gen" "$model" --loss --quiet -o "$work/m.mlir"
+"$bin/ftpipe-compile" "$work/m.mlir" --devices=2 -o "$work/a" 2> /dev/null
+python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/a" 16 "$work/d.st"
+run() { "$bin/ftpipe-run" "$@" --np 2 --data "$work/d.st" \
+  --micro-batches "$micro" --schedule 1f1b; }
+
+run "$work/a" --steps "$steps" --profile-out "$work/a.json" \
+  --profile-warmup "$warmup" > /dev/null 2>&1
+start=$(date +%s.%N)
+"$bin/ftpipe-compile" "$work/m.mlir" --devices=2 --profile="$work/a.json" \
+  -o "$work/b" 2> /dev/null
+compiled=$(date +%s.%N)
+run "$work/a" --steps "$((warmup + 2))" --migrate-at "$warmup" \
+  --migrate-to "$work/b" > "$work/moved.log" 2>&1
+run "$work/b" --steps "$steps" --profile-out "$work/b.json" \
+  --profile-warmup "$warmup" > /dev/null 2>&1
+run "$work/b" --steps "$steps" --compare-simulator > "$work/b.timing" 2>&1
+
+python3 - "$work" "$(echo "$compiled - $start" | bc)" <<'PY'
+import json, re, sys
+work, compile_s = sys.argv[1], float(sys.argv[2])
+def summary(name):
+    p = json.load(open(f"{work}/{name}.json"))
+    compute = [q["compute_ms"] for q in p["processes"]]
+    step = max(q["step_ms"] for q in p["processes"])
+    return max(compute) / (sum(compute) / len(compute)), step, compute
+def plan(name):
+    m = json.load(open(f"{work}/{name}/manifest.json"))
+    return [s["device"] for s in sorted(m["stages"], key=lambda s: s["id"])]
+ba, sa, ca = summary("a")
+bb, sb, cb = summary("b")
+moved = re.search(r"migrated .*: ([0-9.]+) s", open(f"{work}/moved.log").read())
+ratio = re.search(r"measured / simulated: ([0-9.]+)",
+                  open(f"{work}/b.timing").read())
+print("plan A stages on devices %s, plan B %s" % (plan("a"), plan("b")))
+print("%-34s %12s %12s" % ("", "before (A)", "after (B)"))
+print("%-34s %12.3f %12.3f" % ("busiest / mean compute", ba, bb))
+print("%-34s %12.1f %12.1f" % ("step time, ms (median)", sa, sb))
+print("%-34s %12s %12s" % ("per-process compute, ms",
+                          "/".join("%.1f" % c for c in ca),
+                          "/".join("%.1f" % c for c in cb)))
+print("B measured / simulated per micro-batch: %s" %
+      (ratio.group(1) if ratio else "?"))
+print("decision to running: compile %.2f s + migration %s s" %
+      (compile_s, moved.group(1) if moved else "?"))
+PY
