@@ -234,6 +234,8 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
       !checked)
     return refuse(llvm::toString(checked.takeError()));
   plan.rest = std::move(*lists);
+  plan.config = config;
+  plan.config.schedule.split = rest.split;
   shiftSchedule(plan.rest, atStep, rest.microBatches);
   plan.model = std::move(next);
   return std::move(plan);

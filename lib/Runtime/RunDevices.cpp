@@ -131,7 +131,7 @@ migrateDevice(Devices &shared, Communicator &communicator,
   }
   auto next = std::make_unique<DeviceExecutor>(
       communicator, std::move(nextStages), migration.model->placement(),
-      run.config);
+      migration.config);
   if (llvm::Error error = next->setWeights(std::move(moved->weights)))
     shared.fatal("device " + std::to_string(d) +
                  ": migration: " + llvm::toString(std::move(error)));
@@ -265,7 +265,7 @@ runDevice(Devices &shared, Communicator &communicator,
     list = &run.migration->rest.devices[d];
     if (checkpoint)
       checkpoint->identity =
-          identifyRun(*run.migration->model, run.config, run.data);
+          identifyRun(*run.migration->model, run.migration->config, run.data);
     executor->recordTrace(tracing);
     TraceEvent moved;
     moved.action = schedule::Action::update(run.migration->atStep - 1);

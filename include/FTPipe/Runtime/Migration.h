@@ -96,6 +96,8 @@ struct PlannedMigration {
   std::unique_ptr<PipelineModel> model;
   /// The run moves after this many updates (1 <= atStep < steps).
   int64_t atStep = 0;
+  /// The run's settings under the next plan (its zero-bubble split).
+  ExecutorConfig config;
   /// Every device's list of the rest of the run under the next plan,
   /// counted from the start of the run (shiftSchedule).
   schedule::Schedule rest;
