@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <thread>
 
 using namespace ftpipe::runtime;
 using ftpipe::schedule::Action;
@@ -301,12 +302,10 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
                 " has no program for stage " + llvm::Twine(stage));
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
-  double start = now();
-  StageProgram::ForwardResult result =
-      stageProgram->forward(mb, paramsOf(*stageProgram, live), data);
-  double waited = waitTimer->take();
-  computeSeconds += now() - start - waited;
-  waitedSeconds += waited;
+  StageProgram::ForwardResult result;
+  timed([&] {
+    result = stageProgram->forward(mb, paramsOf(*stageProgram, live), data);
+  });
   if (evaluating) {
     if (result.loss)
       evaluationLosses.push_back(*result.loss);
@@ -345,12 +344,10 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
   std::vector<Tensor *> stageSums;
   for (const ParameterInfo &param : stageProgram->parameters())
     stageSums.push_back(&sums->second.at(param.name));
-  double start = now();
-  stageProgram->backward(mb, paramsOf(*stageProgram, weights), data,
-                         std::move(it->second.saved), stageSums);
-  double waited = waitTimer->take();
-  computeSeconds += now() - start - waited;
-  waitedSeconds += waited;
+  timed([&] {
+    stageProgram->backward(mb, paramsOf(*stageProgram, weights), data,
+                           std::move(it->second.saved), stageSums);
+  });
   inFlight.erase(it);
   // Drop a stashed version no micro-batch in flight uses any more.
   if (used != version && llvm::none_of(inFlight, [&](const auto &entry) {
@@ -364,7 +361,14 @@ void DeviceExecutor::timed(llvm::function_ref<void()> code) {
   double start = now();
   code();
   double waited = waitTimer->take();
-  computeSeconds += now() - start - waited;
+  double computed = now() - start - waited;
+  // A device slowed down on purpose (--debug-slow) sleeps in proportion.
+  if (config.slowdown > 1 && computed > 0) {
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>((config.slowdown - 1) * computed));
+    computed = now() - start - waited;
+  }
+  computeSeconds += computed;
   waitedSeconds += waited;
 }
 

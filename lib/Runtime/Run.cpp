@@ -331,6 +331,11 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
     return error;
   // Each process's list, of the run or of its rest when resuming.
   run.processLists = schedule::replicateSchedule(run.schedule, run.replicas);
+  if (options.debugSlowProcess >= int64_t(run.processLists.devices.size()))
+    return fail("--debug-slow: process " +
+                llvm::Twine(options.debugSlowProcess) + " is not one of the " +
+                llvm::Twine(run.processLists.devices.size()) +
+                " processes of the run");
   if (run.replicas.replicated())
     if (llvm::Error error = schedule::dryRunReplicated(
             run.model->stageGraph(), run.replicas, run.processLists))

@@ -91,6 +91,15 @@ static double now() {
       .count();
 }
 
+/// `config` for process `process`: slowed down when --debug-slow names it.
+static ExecutorConfig processConfig(ExecutorConfig config,
+                                    const RunOptions &options,
+                                    int64_t process) {
+  if (process == options.debugSlowProcess)
+    config.slowdown = options.debugSlowFactor;
+  return config;
+}
+
 /// The generations of the run's barriers (Communicator::barrier): the start
 /// and the end of an MPI run are 0 and 1.
 static constexpr int64_t kMigrationBarrier = 2;
@@ -131,7 +140,7 @@ migrateDevice(Devices &shared, Communicator &communicator,
   }
   auto next = std::make_unique<DeviceExecutor>(
       communicator, std::move(nextStages), migration.model->placement(),
-      migration.config);
+      processConfig(migration.config, shared.options, d));
   if (llvm::Error error = next->setWeights(std::move(moved->weights)))
     shared.fatal("device " + std::to_string(d) +
                  ": migration: " + llvm::toString(std::move(error)));
@@ -182,7 +191,8 @@ runDevice(Devices &shared, Communicator &communicator,
   };
   const ParameterPlacement *placement = &run.model->placement();
   auto executor = std::make_unique<DeviceExecutor>(
-      communicator, pointers(stages), *placement, run.config);
+      communicator, pointers(stages), *placement,
+      processConfig(run.config, options, process));
   int64_t overhead = residentOverheadBytes();
   bool alone = communicator.devices() == 1 || shared.processes;
   TensorMap mine;
@@ -426,6 +436,8 @@ writeRunProfile(const TrainingRun &run, const RunOptions &options,
   ProfileSource source;
   source.schedule = schedule::kindName(run.config.schedule.kind).str();
   source.warmupSteps = options.profileWarmup;
+  if (options.debugSlowProcess >= 0)
+    source.slowdowns[options.debugSlowProcess] = options.debugSlowFactor;
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0)
     source.host = host;

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <cmath>
+#include <map>
 
 #define DEBUG_TYPE "ftpipe-annotate-costs"
 
@@ -65,13 +66,6 @@ void AnnotateCostsPass::runOnOperation() {
         << hw->numDevices() << " devices of '" << hw->name() << "'";
     return signalPassFailure();
   }
-  FailureOr<HardwareAttr> hwAttr =
-      getHardwareAttr(context, *hw, emitModuleError);
-  if (failed(hwAttr))
-    return signalPassFailure();
-  module->setAttr(FTPipeDialect::kHardwareAttrName, *hwAttr);
-  const partition::Device &reference = hw->device(device);
-
   ::ftpipe::runtime::MeasuredProfile measured;
   if (!profile.empty()) {
     llvm::Expected<::ftpipe::runtime::MeasuredProfile> read =
@@ -82,6 +76,40 @@ void AnnotateCostsPass::runOnOperation() {
     }
     measured = std::move(*read);
   }
+  // Devices slowed down on purpose in the profiled run (ftpipe-run
+  // --debug-slow) are as much slower here: their rates are divided by the
+  // factor, and their stages' measured times by it too, which the devices'
+  // relative speeds put back.
+  std::map<int64_t, double> slowdown;
+  for (auto [process, factor] : measured.source.slowdowns)
+    for (const ::ftpipe::runtime::ProfileProcess &run : measured.processes)
+      if (run.process == process && run.device < int64_t(hw->numDevices()))
+        slowdown[run.device] = std::max(slowdown[run.device], factor);
+  if (!slowdown.empty()) {
+    partition::HardwareSpec spec = hw->spec();
+    for (auto [d, factor] : slowdown) {
+      spec.devices[d].tflops /= factor;
+      spec.devices[d].memGBps /= factor;
+    }
+    hw = partition::Hardware::create(std::move(spec));
+    if (!hw) {
+      emitError(module.getLoc())
+          << "profile '" << profile
+          << "': its slowed-down devices: " << llvm::toString(hw.takeError());
+      return signalPassFailure();
+    }
+  }
+  auto slowdownOf = [&](int64_t d) {
+    auto it = slowdown.find(d);
+    return it == slowdown.end() ? 1.0 : it->second;
+  };
+
+  FailureOr<HardwareAttr> hwAttr =
+      getHardwareAttr(context, *hw, emitModuleError);
+  if (failed(hwAttr))
+    return signalPassFailure();
+  module->setAttr(FTPipeDialect::kHardwareAttrName, *hwAttr);
+  const partition::Device &reference = hw->device(device);
 
   // Analytical costs first; then each profiled stage's time is shared among
   // its ops in proportion to their analytical times, and each profiled
@@ -174,7 +202,9 @@ void AnnotateCostsPass::runOnOperation() {
       }
       group.push_back(modelEntries[op]);
     }
-    spread(group, stage.forwardMs, stage.backwardOnlyMs());
+    // Times on the reference device at its (possibly slowed) speed.
+    double scale = slowdownOf(device) / slowdownOf(stage.device);
+    spread(group, stage.forwardMs * scale, stage.backwardOnlyMs() * scale);
   }
 
   llvm::StringMap<SmallVector<size_t>> scopes;

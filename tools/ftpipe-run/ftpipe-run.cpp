@@ -159,6 +159,10 @@ static field<int64_t> profileWarmup(
     "profile-warmup",
     cl::desc("steps --profile-out leaves out (at most steps - 1)"),
     cl::location(options.profileWarmup));
+static cl::opt<std::string> debugSlow(
+    "debug-slow", cl::value_desc("R:F"),
+    cl::desc("tests and demonstrations: process R's stage calls take F "
+             "times as long (it sleeps for F - 1 times each call's time)"));
 static field<std::string> replicas(
     "replicas",
     cl::desc("processes per device of the plan, e.g. 2,1,2, or W for every "
@@ -233,6 +237,15 @@ int main(int argc, char **argv) {
   if (optimizerName.getNumOccurrences())
     options.optimizer = orDie(schedule::parseOptimizer(optimizerName));
   options.checkpointEvery = given(checkpointEvery);
+  if (debugSlow.getNumOccurrences()) {
+    auto [process, factor] = llvm::StringRef(debugSlow).split(':');
+    if (process.getAsInteger(10, options.debugSlowProcess) ||
+        options.debugSlowProcess < 0 ||
+        factor.getAsDouble(options.debugSlowFactor) ||
+        !(options.debugSlowFactor >= 1 && options.debugSlowFactor <= 1000))
+      die("--debug-slow takes R:F, a process and a factor in [1, 1000], not '" +
+          debugSlow + "'");
+  }
 
   if (scheduleFormat != "text" && scheduleFormat != "csv")
     die("--format must be text or csv, not '" + scheduleFormat + "'");

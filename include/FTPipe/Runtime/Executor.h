@@ -45,6 +45,10 @@ struct ExecutorConfig {
   schedule::ScheduleConfig schedule;
   schedule::WeightVersions stashing = schedule::WeightVersions::None;
   OptimizerConfig optimizer;
+  /// Tests and demonstrations (ftpipe-run --debug-slow): every stage call
+  /// of this device takes this many times its time, by sleeping for
+  /// (slowdown - 1) times what the call computed (counted as compute).
+  double slowdown = 1;
 };
 
 /// What one device measured in one step (reported at its update).
@@ -166,7 +170,7 @@ private:
   llvm::Error inputBackward(int64_t stage, int64_t mb);
   llvm::Error weightBackward(int64_t stage, int64_t mb);
   /// Runs a stage's code, counting its time as compute but for the time its
-  /// receives waited.
+  /// receives waited (and stretching it by config.slowdown).
   void timed(llvm::function_ref<void()> code);
   llvm::Error update(int64_t k,
                      const std::function<void(const StepReport &)> &onStep);

@@ -131,6 +131,10 @@ struct RunOptions {
   /// the timelines, and refuses to resume.
   std::string profilePath;
   int64_t profileWarmup = 1;
+  /// Tests and demonstrations (--debug-slow=R:F): process R's stage calls
+  /// take F times as long (ExecutorConfig::slowdown); -1: none.
+  int64_t debugSlowProcess = -1;
+  double debugSlowFactor = 1;
   /// Processes per device of the plan (--replicas: "2,1,2", "W" for every
   /// device, or "none"; schedule/Replicas.h); empty: the manifest's
   /// `replicas`, else one each. A replicated run needs MPI processes.

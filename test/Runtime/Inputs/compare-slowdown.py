@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+# compare-slowdown.py PLAIN SLOWED PROCESS - per device, the ratio of the
+# stage times (forward + backward, summed over the device's stages) of two
+# profiles of the same artifacts (ftpipe-run --profile-out), the second run
+# with process PROCESS slowed down (--debug-slow); prints the ratios and
+# whether the slowed device is more than 2x slower and every other less.
+import json
+import sys
+
+plain = json.load(open(sys.argv[1]))
+slowed = json.load(open(sys.argv[2]))
+process = int(sys.argv[3])
+totals = {}
+for a, b in zip(plain["stages"], slowed["stages"]):
+    t = totals.setdefault(a["device"], [0.0, 0.0])
+    t[0] += a["fwd_ms"] + a["bwd_ms"]
+    t[1] += b["fwd_ms"] + b["bwd_ms"]
+ok = True
+for device, (before, after) in sorted(totals.items()):
+    ratio = after / before if before > 0 else float("inf")
+    print("device %d: %.2fx" % (device, ratio))
+    ok = ok and (ratio > 2 if device == process else ratio < 2)
+print("slowdowns recorded: %s" % json.dumps(slowed["source"]["slowdowns"]))
+print("process %d alone is more than 2x slower: %s" % (process, ok))
