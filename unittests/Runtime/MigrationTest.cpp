@@ -9,11 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/Migration.h"
+#include "FTPipe/Runtime/TinyMlp.h"
 
 #include "gtest/gtest.h"
 
 #include <thread>
 
+using namespace ftpipe;
 using namespace ftpipe::runtime;
 
 namespace {
@@ -164,6 +166,56 @@ TEST(Migration, EveryDeviceEndsWithItsNewShareBitForBit) {
   EXPECT_EQ(traffic[2].tensorsReceived, 4);
   EXPECT_EQ(traffic[0].bytesSent + traffic[1].bytesSent,
             traffic[0].bytesReceived + traffic[2].bytesReceived);
+}
+
+/// A run of 6 steps of 2 micro-batches under 1F1B.
+ExecutorConfig sixSteps() {
+  ExecutorConfig config;
+  config.schedule = {schedule::Kind::OneFOneB, 2, 6};
+  return config;
+}
+
+TEST(Migration, PlanGeneratesTheRestUnderTheNextPlan) {
+  TinyMlpShape shape;
+  auto current = createTinyMlpModel(shape, {0, 1, 0, 1});
+  auto planned = planMigration(*current, sixSteps(),
+                               createTinyMlpModel(shape, {1, 1, 0, 0}), "next",
+                               /*atStep=*/4, /*allowOverBudget=*/false);
+  ASSERT_TRUE(bool(planned)) << llvm::toString(planned.takeError());
+  EXPECT_EQ(planned->atStep, 4);
+  EXPECT_EQ(planned->model->placement().at("layers.0.weight").front(), 1);
+  // The rest: steps 4 and 5, micro-batches 8 to 11, updates U4 and U5, on
+  // the next plan's devices (stage 0 now on device 1).
+  ASSERT_EQ(planned->rest.devices.size(), 2u);
+  const std::vector<schedule::Action> &device1 = planned->rest.devices[1];
+  ASSERT_FALSE(device1.empty());
+  EXPECT_EQ(device1.front(), schedule::Action::forward(0, 8));
+  EXPECT_EQ(device1.back(), schedule::Action::update(5));
+  int64_t updates = 0;
+  for (const schedule::Action &action : device1)
+    updates += action.kind == schedule::ActionKind::Update;
+  EXPECT_EQ(updates, 2);
+}
+
+TEST(Migration, PlanRefusesOtherModelsDevicesAndSteps) {
+  TinyMlpShape shape;
+  auto current = createTinyMlpModel(shape, {0, 1, 0, 1});
+  auto refusal = [&](std::unique_ptr<PipelineModel> next, int64_t atStep) {
+    auto planned = planMigration(*current, sixSteps(), std::move(next), "next",
+                                 atStep, false);
+    return planned ? std::string() : llvm::toString(planned.takeError());
+  };
+  EXPECT_EQ(refusal(createTinyMlpModel(shape, {0, 1, 2, 1}), 3),
+            "--migrate-to next: the plan has 3 devices, the run 2");
+  TinyMlpShape wider = shape;
+  wider.hidden = 16;
+  EXPECT_EQ(
+      refusal(createTinyMlpModel(wider, {1, 0, 1, 0}), 3)
+          .rfind("--migrate-to next: not a plan of the running model: ", 0),
+      0u);
+  EXPECT_EQ(refusal(createTinyMlpModel(shape, {1, 0, 1, 0}), 6),
+            "--migrate-at 6: the run migrates after a step and before its "
+            "last, so from 1 to 5 with --steps 6");
 }
 
 } // namespace
