@@ -583,6 +583,18 @@ llvm::json::Value ftpipe::runtime::traceToChrome(
         {"args", llvm::json::Object{{"name", "device " + std::to_string(d)}}}});
     for (const TraceEvent &event : perDevice[d]) {
       const Action &action = event.action;
+      if (event.migration) {
+        out.push_back(llvm::json::Object{
+            {"name", "migrate after step " + std::to_string(action.index + 1)},
+            {"cat", "migration"},
+            {"ph", "X"},
+            {"pid", 0},
+            {"tid", static_cast<int64_t>(d)},
+            {"ts", event.startSeconds * 1e6},
+            {"dur", (event.endSeconds - event.startSeconds) * 1e6},
+            {"args", llvm::json::Object{{"step", action.index + 1}}}});
+        continue;
+      }
       bool update = action.kind == ActionKind::Update;
       // "F s2 mb5", "B s2 mb5", and a split backward's "I s2 mb5", "W s2 mb5".
       const char *letter = action.kind == ActionKind::Forward         ? "F"

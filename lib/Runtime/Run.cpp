@@ -91,6 +91,44 @@ ftpipe::runtime::openModel(const ModelOptions &options) {
   return createTinyMlpModel(shape, std::move(placement));
 }
 
+/// --migrate-at and --migrate-to: the next plan and the rest of the run
+/// under it (Migration.h); the run's own lists then end where it moves.
+static llvm::Error prepareMigration(TrainingRun &run,
+                                    const RunOptions &options) {
+  if (options.migrateTo.empty() != (options.migrateAt < 0))
+    return fail("give --migrate-at and --migrate-to together");
+  if (options.migrateTo.empty())
+    return llvm::Error::success();
+  std::pair<bool, const char *> refused[] = {
+      {!options.resumePath.empty(),
+       "--resume (resume with the next plan's artifacts instead)"},
+      {!options.scheduleFile.empty(), "--schedule-file"},
+      {options.compareSimulator, "--compare-simulator"},
+      {!options.profilePath.empty(), "--profile-out"},
+      {!options.evalDataPath.empty(), "--eval-data"},
+      {run.replicas.replicated(), "replicas"}};
+  for (auto [given, what] : refused)
+    if (given)
+      return fail(llvm::Twine("--migrate-to does not run with ") + what +
+                  " yet");
+  auto planned = planMigration(*run.model, run.config, options.migrateTo,
+                               options.migrateAt, options.allowOverBudget);
+  if (!planned)
+    return planned.takeError();
+  run.migration = std::move(*planned);
+  run.migration->reason = "--migrate-at " + std::to_string(options.migrateAt);
+  schedule::ScheduleConfig before = run.config.schedule;
+  before.steps = options.migrateAt;
+  auto lists = generateRunSchedule(run.model->stageGraph(), before);
+  if (!lists)
+    return lists.takeError();
+  if (auto checked = schedule::dryRun(run.model->stageGraph(), before, *lists);
+      !checked)
+    return checked.takeError();
+  run.schedule = std::move(*lists);
+  return llvm::Error::success();
+}
+
 llvm::Expected<TrainingRun>
 ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
                               const RunOptions &options) {
@@ -173,6 +211,8 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
                        ? *manifest->replicas
                        : schedule::ReplicaLayout::none(graph.devices);
   }
+  if (llvm::Error error = prepareMigration(run, options))
+    return std::move(error);
   return std::move(run);
 }
 

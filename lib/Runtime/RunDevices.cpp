@@ -27,6 +27,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -84,52 +85,138 @@ static TensorMap ownedWeights(const DeviceExecutor &executor,
   return owned;
 }
 
+static double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// `config` for process `process`: slowed down when --debug-slow names it.
+static ExecutorConfig processConfig(ExecutorConfig config,
+                                    const RunOptions &options,
+                                    int64_t process) {
+  if (process == options.debugSlowProcess)
+    config.slowdown = options.debugSlowFactor;
+  return config;
+}
+
+/// The generations of the run's barriers (Communicator::barrier): the start
+/// and the end of an MPI run are 0 and 1.
+static constexpr int64_t kMigrationBarrier = 2;
+
+/// The placement the run ends with: the next plan's when it migrates.
+static const ParameterPlacement &finalPlacement(const TrainingRun &run) {
+  return run.migration ? run.migration->model->placement()
+                       : run.model->placement();
+}
+
+/// Moves device `d` to the next plan at the step boundary where `executor`
+/// stopped (Migration.h): returns the executor over `nextStages` with the
+/// state handed over, and says on device 0 what moved and how long it took.
+static std::unique_ptr<DeviceExecutor>
+migrateDevice(Devices &shared, Communicator &communicator,
+              const DeviceExecutor &executor,
+              std::vector<StageProgram *> nextStages) {
+  TrainingRun &run = shared.run;
+  const PlannedMigration &migration = *run.migration;
+  int64_t d = communicator.device();
+  double start = now();
+  MigrationTraffic traffic;
+  auto pause = [&] {
+    shared.call(shared.hooks.onNote,
+                "device " + std::to_string(d) + ": migrating after step " +
+                    std::to_string(migration.atStep) + ", paused");
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+  };
+  auto moved = migrateState(
+      communicator, run.model->placement(), migration.model->placement(),
+      captureState(executor), &traffic,
+      shared.options.debugMigrationPause ? std::function<void()>(pause)
+                                         : std::function<void()>());
+  if (!moved) {
+    std::string message = llvm::toString(moved.takeError());
+    communicator.abort("device " + std::to_string(d) + " failed: " + message);
+    shared.fatal("device " + std::to_string(d) + ": migration: " + message);
+  }
+  auto next = std::make_unique<DeviceExecutor>(
+      communicator, std::move(nextStages), migration.model->placement(),
+      processConfig(migration.config, shared.options, d));
+  if (llvm::Error error = next->setWeights(std::move(moved->weights)))
+    shared.fatal("device " + std::to_string(d) +
+                 ": migration: " + llvm::toString(std::move(error)));
+  if (llvm::Error error = next->resume(moved->updates, moved->optimizerState))
+    shared.fatal("device " + std::to_string(d) +
+                 ": migration: " + llvm::toString(std::move(error)));
+  if (llvm::Error error = next->setData(run.data))
+    shared.fatal(llvm::toString(std::move(error)));
+  // The migration ends when every device has its share (and, in-process,
+  // no message of it is left in the mailbox); device 0 speaks for the run.
+  communicator.barrier(kMigrationBarrier);
+  if (d == 0)
+    shared.call(shared.hooks.onNote,
+                llvm::formatv(
+                    "migrated to {0} after step {1} ({2}): {3:f3} s, "
+                    "device 0 sent {4} tensors ({5:f1} MB) and "
+                    "received {6} ({7:f1} MB)",
+                    migration.directory, migration.atStep, migration.reason,
+                    now() - start, traffic.tensorsSent, traffic.bytesSent / 1e6,
+                    traffic.tensorsReceived, traffic.bytesReceived / 1e6)
+                    .str());
+  return next;
+}
+
 /// Runs device `d`'s part with its stage programs (over a
-/// ReplicaCommunicator, one replica's part); returns its owned final weights
-/// and, when recording, its timeline.
-static TensorMap runDevice(Devices &shared, Communicator &communicator,
-                           std::vector<std::unique_ptr<StageProgram>> stages,
-                           std::vector<TraceEvent> &trace) {
+/// ReplicaCommunicator, one replica's part), and when the run migrates, the
+/// rest with `nextStages`; returns its owned final weights and, when
+/// recording, its timeline.
+static TensorMap
+runDevice(Devices &shared, Communicator &communicator,
+          std::vector<std::unique_ptr<StageProgram>> stages,
+          std::vector<std::unique_ptr<StageProgram>> nextStages,
+          std::vector<TraceEvent> &trace) {
   TrainingRun &run = shared.run;
   const RunOptions &options = shared.options;
   int64_t d = communicator.device();
   auto *replicated = dynamic_cast<ReplicaCommunicator *>(&communicator);
   int64_t process = replicated ? replicated->perProcess().device() : d;
-  const std::vector<schedule::Action> &list = run.processLists.devices[process];
+  const std::vector<schedule::Action> *list =
+      &run.processLists.devices[process];
   // Replicas 0 write the checkpoints (replicas hold the same weights).
   bool writer = !replicated || replicated->replica() == 0;
-  std::vector<StageProgram *> pointers;
-  for (auto &stage : stages)
-    pointers.push_back(stage.get());
-  const ParameterPlacement &placement = run.model->placement();
-  ExecutorConfig config = run.config;
-  if (process == options.debugSlowProcess)
-    config.slowdown = options.debugSlowFactor;
-  DeviceExecutor executor(communicator, pointers, placement, config);
+  auto pointers = [](std::vector<std::unique_ptr<StageProgram>> &programs) {
+    std::vector<StageProgram *> result;
+    for (auto &program : programs)
+      result.push_back(program.get());
+    return result;
+  };
+  const ParameterPlacement *placement = &run.model->placement();
+  auto executor = std::make_unique<DeviceExecutor>(
+      communicator, pointers(stages), *placement,
+      processConfig(run.config, options, process));
   int64_t overhead = residentOverheadBytes();
   bool alone = communicator.devices() == 1 || shared.processes;
   TensorMap mine;
-  for (const ParameterInfo &param : executor.parameters())
+  for (const ParameterInfo &param : executor->parameters())
     mine[param.name] = alone ? std::move(run.weights.at(param.name))
                              : run.weights.at(param.name);
   if (alone)
     run.weights.clear();
-  if (llvm::Error error = executor.setWeights(std::move(mine)))
+  if (llvm::Error error = executor->setWeights(std::move(mine)))
     shared.fatal(llvm::toString(std::move(error)));
   if (run.resumed)
-    if (llvm::Error error = executor.resume(run.resumed->updates,
-                                            run.resumed->optimizerState[d]))
+    if (llvm::Error error = executor->resume(run.resumed->updates,
+                                             run.resumed->optimizerState[d]))
       shared.fatal(run.resumed->directory + ": " +
                    llvm::toString(std::move(error)));
   if (run.resumed && process == 0)
     shared.call(shared.hooks.onNote,
                 "resuming " + run.resumed->directory + " after " +
                     std::to_string(run.resumed->updates) + " steps");
-  if (llvm::Error error = executor.setData(run.data))
+  if (llvm::Error error = executor->setData(run.data))
     shared.fatal(llvm::toString(std::move(error)));
   std::optional<Evaluator> evaluator;
   auto evaluate = [&](int64_t updates) {
-    auto report = evaluator->afterUpdates(executor, updates);
+    auto report = evaluator->afterUpdates(*executor, updates);
     if (!report)
       shared.fatal("device " + std::to_string(d) +
                    ": evaluation: " + llvm::toString(report.takeError()));
@@ -138,41 +225,85 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
   };
   if (run.evaluation) {
     evaluator.emplace(*run.evaluation, d);
-    evaluate(executor.updates());
+    evaluate(executor->updates());
   }
-  executor.recordTrace(recordsTimelines(options));
+  bool tracing = recordsTimelines(options);
+  executor->recordTrace(tracing);
+  // Checkpoints name the plan they were written under.
+  std::optional<CheckpointSetup> checkpoint = run.checkpoint;
   DeviceSummary summary;
   summary.device = process;
-  llvm::Error error = executor.run(list, [&](const StepReport &report) {
+  auto onStep = [&](const StepReport &report) {
     summary.seconds += report.seconds;
     summary.computeSeconds += report.computeSeconds;
     if (shared.detector)
       shared.detector->setCompletedStep(report.step);
-    if (run.checkpoint && writer &&
+    if (checkpoint && writer &&
         (report.step + 1) % *options.checkpointEvery == 0)
-      if (llvm::Error error = saveCheckpoint(
-              communicator, *run.checkpoint, executor.updates(),
-              ownedWeights(executor, placement, d), executor.optimizerState()))
+      if (llvm::Error error =
+              saveCheckpoint(communicator, *checkpoint, executor->updates(),
+                             ownedWeights(*executor, *placement, d),
+                             executor->optimizerState()))
         shared.fatal("device " + std::to_string(d) +
                      ": checkpoint: " + llvm::toString(std::move(error)));
     shared.call(shared.hooks.onStep, d, report);
     if (evaluator)
       evaluate(report.step + 1);
-  });
-  if (error) {
-    std::string message = llvm::toString(std::move(error));
-    communicator.abort("device " + std::to_string(d) + " failed: " + message);
-    shared.fatal("device " + std::to_string(d) + ": " + message);
+  };
+  auto runList = [&] {
+    if (llvm::Error error = executor->run(*list, onStep)) {
+      std::string message = llvm::toString(std::move(error));
+      communicator.abort("device " + std::to_string(d) + " failed: " + message);
+      shared.fatal("device " + std::to_string(d) + ": " + message);
+    }
+  };
+  double runStart = now();
+  runList();
+  if (run.migration) {
+    trace = executor->trace();
+    double migrationStart = now();
+    // What arrives is the device's (run() charges the same way).
+    int32_t chargedBefore = ftpipe_mem_thread_device();
+    ftpipe_mem_set_thread_device(static_cast<int32_t>(d));
+    executor =
+        migrateDevice(shared, communicator, *executor, pointers(nextStages));
+    ftpipe_mem_set_thread_device(chargedBefore);
+    // The memory line is the next plan's: its peak from here on (the
+    // migration itself held the device's share twice for a moment).
+    ftpipe_mem_reset_peak(static_cast<int32_t>(d));
+    placement = &run.migration->model->placement();
+    list = &run.migration->rest.devices[d];
+    if (checkpoint)
+      checkpoint->identity =
+          identifyRun(*run.migration->model, run.migration->config, run.data);
+    executor->recordTrace(tracing);
+    TraceEvent moved;
+    moved.action = schedule::Action::update(run.migration->atStep - 1);
+    moved.migration = true;
+    moved.startSeconds = migrationStart - runStart;
+    double restStart = now();
+    moved.endSeconds = restStart - runStart;
+    if (tracing)
+      trace.push_back(moved);
+    runList();
+    for (TraceEvent event : executor->trace()) {
+      event.startSeconds += restStart - runStart;
+      event.endSeconds += restStart - runStart;
+      trace.push_back(event);
+    }
+  } else {
+    trace = executor->trace();
   }
-  summary.memory = formatDeviceMemory(
-      process, executor.memory(), executor.predictMemory(list),
-      readResidentMemory(), overhead,
-      d < int64_t(run.planBytes.size())
-          ? std::optional<int64_t>(run.planBytes[d])
-          : std::nullopt);
+  std::optional<int64_t> planned;
+  const std::vector<int64_t> &planBytes =
+      run.migration ? run.migration->planBytes : run.planBytes;
+  if (d < int64_t(planBytes.size()))
+    planned = planBytes[d];
+  summary.memory = formatDeviceMemory(process, executor->memory(),
+                                      executor->predictMemory(*list),
+                                      readResidentMemory(), overhead, planned);
   shared.call(shared.hooks.onDeviceDone, summary);
-  trace = executor.trace();
-  return ownedWeights(executor, placement, d);
+  return ownedWeights(*executor, *placement, d);
 }
 
 /// This process's device (or replica) of an MPI run: device 0 returns the
@@ -219,10 +350,18 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
   auto stages = run.model->loadStages(device.device());
   if (!stages)
     shared.fatal(llvm::toString(stages.takeError()));
+  std::vector<std::unique_ptr<StageProgram>> nextStages;
+  if (run.migration) {
+    auto loaded = run.migration->model->loadStages(device.device());
+    if (!loaded)
+      shared.fatal(llvm::toString(loaded.takeError()));
+    nextStages = std::move(*loaded);
+  }
   // Start together, so the processes' timelines line up.
   communicator->barrier(0);
   std::vector<TraceEvent> trace;
-  TensorMap owned = runDevice(shared, device, std::move(*stages), trace);
+  TensorMap owned = runDevice(shared, device, std::move(*stages),
+                              std::move(nextStages), trace);
   TrainingResult result;
   if (recordsTimelines(options))
     result.traces = gatherTraces(*communicator, std::move(trace));
@@ -231,7 +370,7 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
   // Replicas 0 gather the weights: the others hold the same.
   if (!replicated || replicated->replica() == 0)
     result.weights = gatherWeights(device, run.model->parameters(),
-                                   run.model->placement(), owned);
+                                   finalPlacement(run), owned);
   communicator->barrier(1);
   if (detector)
     detector->finish();
@@ -257,12 +396,20 @@ static llvm::Expected<TrainingResult> runThreads(Devices &shared) {
                                    "the plan has %lld devices, --devices %lld",
                                    static_cast<long long>(planned),
                                    static_cast<long long>(devices));
-  std::vector<std::vector<std::unique_ptr<StageProgram>>> stages;
+  // Loaded here, not in the threads: a model opens each artifact once.
+  std::vector<std::vector<std::unique_ptr<StageProgram>>> stages(devices),
+      nextStages(devices);
   for (int64_t d = 0; d < devices; ++d) {
     auto loaded = run.model->loadStages(d);
     if (!loaded)
       return loaded.takeError();
-    stages.push_back(std::move(*loaded));
+    stages[d] = std::move(*loaded);
+    if (!run.migration)
+      continue;
+    auto next = run.migration->model->loadStages(d);
+    if (!next)
+      return next.takeError();
+    nextStages[d] = std::move(*next);
   }
   LocalMailbox mailbox(devices, shared.options.timeout);
   std::vector<TensorMap> owned(devices);
@@ -272,7 +419,7 @@ static llvm::Expected<TrainingResult> runThreads(Devices &shared) {
   for (int64_t d = 0; d < devices; ++d)
     threads.emplace_back([&, d] {
       owned[d] = runDevice(shared, mailbox.endpoint(d), std::move(stages[d]),
-                           result.traces[d]);
+                           std::move(nextStages[d]), result.traces[d]);
     });
   for (std::thread &thread : threads)
     thread.join();

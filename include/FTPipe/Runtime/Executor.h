@@ -82,6 +82,9 @@ struct TraceEvent {
   /// Forward and backward: the part spent in the stage's code, not waiting
   /// for a message; and the part spent waiting.
   double computeSeconds = 0, waitSeconds = 0;
+  /// Not an action: the run moved to another plan after update
+  /// `action.index` (Migration.h), in this interval.
+  bool migration = false;
 };
 
 /// Per device its events, as a Chrome / Perfetto trace in the format of the

@@ -27,6 +27,7 @@
 #include "FTPipe/Runtime/Checkpoint.h"
 #include "FTPipe/Runtime/Evaluation.h"
 #include "FTPipe/Runtime/HFCheckpoint.h"
+#include "FTPipe/Runtime/Migration.h"
 #include "FTPipe/Runtime/PipelineModel.h"
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/TinyMlp.h"
@@ -138,6 +139,14 @@ struct RunOptions {
   /// device, or "none"; schedule/Replicas.h); empty: the manifest's
   /// `replicas`, else one each. A replicated run needs MPI processes.
   std::string replicas;
+  /// Tests and demonstrations of live migration (Migration.h): after
+  /// --migrate-at steps the run moves to the plan in --migrate-to (another
+  /// plan of the same model on as many devices); -1 and empty: never. For
+  /// tests, every device pauses 60 s in the migration after sending its
+  /// share (--debug-pause-in-migration).
+  int64_t migrateAt = -1;
+  std::string migrateTo;
+  bool debugMigrationPause = false;
 };
 
 /// A run: what every device's thread or process shares.
@@ -163,6 +172,10 @@ struct TrainingRun {
   std::optional<EvaluationSetup> evaluation;
   /// --save as a checkpoint directory (else one safetensors file).
   std::optional<HFSaveOptions> saveHF;
+  /// With RunOptions::migrateTo: the plan the run moves to and the rest of
+  /// the run under it; `schedule` and `processLists` then end at the step
+  /// boundary where it moves.
+  std::optional<PlannedMigration> migration;
 };
 
 /// What a device did in the whole run, for its closing lines.

@@ -66,10 +66,15 @@ enum class RuntimeTag : int64_t {
   FailureDetectorTable = kRuntimeTagBase + 14,
   /// The losses themselves (see ReplicaLossCount).
   ReplicaLosses = kRuntimeTagBase + 15,
+  /// migrateState (Migration.h): from every device to every other, the
+  /// count of tensors that follow (micro-batch 0) and their sizes
+  /// (micro-batch 1); then tensor i (micro-batch i), a safetensors image.
+  MigrationHeader = kRuntimeTagBase + 16,
+  MigrationTensor = kRuntimeTagBase + 17,
   /// The executor's tied-parameter exchange, the last and open-ended range:
   /// tied parameter t's gradient to its owner at tiedGradientTag(t), its
   /// updated value back at tiedValueTag(t).
-  TiedParameters = kRuntimeTagBase + 16,
+  TiedParameters = kRuntimeTagBase + 18,
 };
 
 /// The tag to pass to Transport::send and recv.

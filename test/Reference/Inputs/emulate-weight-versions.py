@@ -18,6 +18,13 @@
 # step k's gradient is the mean over its M micro-batches of every stage's
 # gradients (copies added), and AdamW (torch.optim.AdamW's formula, written
 # here in numpy) makes version k + 1. Writes the final weights to OUT.
+#
+# With --then DIR2 SCHEDULE2, the run migrates (ftpipe-run --migrate-at,
+# docs/Migration.md): SCHEDULE's lists drain (every micro-batch of its steps
+# finishes, updates included), then DIR2's plan runs SCHEDULE2 (lists that
+# ftpipe-run prints for the remaining steps, micro-batches and updates
+# counted from 0 there), whose versions count on from the updates before,
+# with the same AdamW state.
 
 import argparse
 import ctypes
@@ -83,22 +90,47 @@ def main():
     parser.add_argument("--data", required=True)
     parser.add_argument("--micro-batches", type=int, required=True)
     parser.add_argument("--lr", type=float, required=True)
+    parser.add_argument("--then", nargs=2, metavar=("DIR2", "SCHEDULE2"))
     parser.add_argument("-o", dest="output", required=True)
     opts = parser.parse_args()
 
-    manifest, libraries, entries, stages = load(opts.dir)
-    forward_version, backward_version = versions(open(opts.schedule).read(),
-                                                 opts.stashing)
-    micro_batches = 1 + max(m for _, m in forward_version)
     history = [load_file(opts.weights)]
     data = load_file(opts.data)
     samples = next(iter(data.values())).shape[0]
+    state, sums = {}, {}
+    first, behind = 0, []
+    for directory, schedule in [(opts.dir, opts.schedule)] + (
+            [tuple(opts.then)] if opts.then else []):
+        first = emulate(directory, schedule, opts, history, data, samples,
+                        state, sums, first, behind)
+    save_file(history[-1], opts.output)
+    print("emulated: %d micro-batches, %d updates, versions used per "
+          "micro-batch: %d to %d behind" % (
+              first, len(history) - 1, min(behind), max(behind)))
+
+
+def emulate(directory, schedule, opts, history, data, samples, state, sums,
+            first, behind):
+    """Runs `schedule`'s micro-batches on `directory`'s artifacts, counted
+    from micro-batch `first` and version len(history) - 1 of the run;
+    returns the next micro-batch."""
+    manifest, libraries, entries, stages = load(directory)
+    base = len(history) - 1
+    forward_version, backward_version = versions(open(schedule).read(),
+                                                 opts.stashing)
+    micro_batches = 1 + max(m for _, m in forward_version)
+    behind.extend(m // opts.micro_batches - v
+                  for (_, m), v in forward_version.items())
     batch = next(iter(manifest["inputs"].values()))["shape"][0]
     abi = libraries[0]
     abi.ftpipe_rt_local_end.restype = ctypes.c_int64
-    state, sums = {}, {}
 
-    for mb in range(micro_batches):
+    for local in range(micro_batches):
+        mb = first + local
+        forward = {s: history[base + v]
+                   for (s, m), v in forward_version.items() if m == local}
+        backward = {s: history[base + v]
+                    for (s, m), v in backward_version.items() if m == local}
         rows = [(mb * batch + i) % samples for i in range(batch)]
         inputs = {name: value[rows] for name, value in data.items()}
         abi.ftpipe_rt_local_begin(ctypes.c_int64(len(libraries)))
@@ -107,15 +139,14 @@ def main():
             entry = entries[stages[s]["forward"]]
             abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
             results = call(libraries[entry["device"]], entry, arguments(
-                entry, history[forward_version[(s, mb)]], inputs, [], mb))
+                entry, forward[s], inputs, [], mb))
             saved[s] = [v for r, v in zip(entry["results"], results)
                         if r["kind"] == "saved"]
         for s in reversed(manifest["stage_order"]):
             entry = entries[stages[s]["backward"]]
             abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
             results = call(libraries[entry["device"]], entry, arguments(
-                entry, history[backward_version[(s, mb)]], inputs, saved[s],
-                mb))
+                entry, backward[s], inputs, saved[s], mb))
             for r, v in zip(entry["results"], results):
                 sums[r["name"]] = sums[r["name"]] + v if r["name"] in sums \
                     else v
@@ -128,15 +159,8 @@ def main():
             adamw(weights, {k: v / np.float32(opts.micro_batches)
                             for k, v in sums.items()}, state, step, opts.lr)
             history.append(weights)
-            sums = {}
-    save_file(history[-1], opts.output)
-    print("emulated: %d micro-batches, %d updates, versions used per "
-          "micro-batch: %d to %d behind" % (
-              micro_batches, len(history) - 1,
-              min(mb // opts.micro_batches - v for (_, mb), v in
-                  forward_version.items()),
-              max(mb // opts.micro_batches - v for (_, mb), v in
-                  forward_version.items())))
+            sums.clear()
+    return first + micro_batches
 
 
 if __name__ == "__main__":
