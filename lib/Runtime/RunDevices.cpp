@@ -434,7 +434,7 @@ static llvm::Error
 writeRunProfile(const TrainingRun &run, const RunOptions &options,
                 const std::vector<std::vector<TraceEvent>> &traces) {
   ProfileSource source;
-  source.schedule = schedule::kindName(run.config.schedule.kind).str();
+  source.schedule = schedule::nameOf(run.config.schedule.kind).str();
   source.warmupSteps = options.profileWarmup;
   if (options.debugSlowProcess >= 0)
     source.slowdowns[options.debugSlowProcess] = options.debugSlowFactor;
