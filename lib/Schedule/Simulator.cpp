@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Schedule/Simulator.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -794,13 +795,14 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
       return makeError("simulator: stage edge names a missing stage");
   if (config.orders.devices.empty() && isZeroBubble(config.kind)) {
     // Zero-bubble W go where a device is idle: the per-device lists, not
-    // per-stage orders, say when.
-    if (config.kind == Kind::ZeroBubbleAuto)
-      return makeError("simulator: give zb-auto's lists (from "
-                       "generateZeroBubbleAuto) as the orders");
+    // per-stage orders, say when. zb-auto's come from the stages' costs
+    // (no memory budget).
+    StageGraph topology = sg.topology(int64_t(links.devices));
+    ScheduleConfig step{config.kind, config.microBatches, 1, config.split};
     Expected<Schedule> lists =
-        generate(sg.topology(int64_t(links.devices)),
-                 {config.kind, config.microBatches, 1, config.split});
+        config.kind == Kind::ZeroBubbleAuto
+            ? generateZeroBubbleAuto(topology, sg, links, step)
+            : generate(topology, step);
     if (!lists)
       return lists.takeError();
     SimulatorConfig withLists = config;

@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <cmath>
 
 #define DEBUG_TYPE "ftpipe-annotate-costs"
@@ -132,6 +133,8 @@ void AnnotateCostsPass::runOnOperation() {
     std::string scope;
     OpCostEstimate estimate;
     double fwdMs, bwdMs;
+    /// Of bwdMs, the parameter gradients' part (a split backward's W).
+    double bwdWeightMs;
   };
   std::vector<Entry> entries;
   struct ScopeTotals {
@@ -156,9 +159,12 @@ void AnnotateCostsPass::runOnOperation() {
                          << "': using a byte-based estimate";
         ++numUnknownOps;
       }
-      Entry entry{&op, getOpScope(&op, func.getSymName(), index++), estimate,
+      Entry entry{&op,
+                  getOpScope(&op, func.getSymName(), index++),
+                  estimate,
                   estimate.forwardMs(reference),
-                  estimate.backwardMs(reference)};
+                  estimate.backwardMs(reference),
+                  estimate.backwardWeightMs(reference)};
       ScopeTotals &totals = analyticalPerScope[entry.scope];
       totals.fwdMs += entry.fwdMs;
       totals.bwdMs += entry.bwdMs;
@@ -181,18 +187,24 @@ void AnnotateCostsPass::runOnOperation() {
                        : measuredMs / double(totals.numOps);
     };
     entry.fwdMs = share(entry.fwdMs, totals.fwdMs, it->second.fwdMs);
+    // The weight part keeps its analytical share of the op's backward.
+    double weightShare =
+        entry.bwdMs > 0 ? std::min(1.0, entry.bwdWeightMs / entry.bwdMs) : 0.0;
     entry.bwdMs = share(entry.bwdMs, totals.bwdMs, it->second.bwdMs);
+    entry.bwdWeightMs = weightShare * entry.bwdMs;
   }
   for (const auto &item : measured)
     if (!matched.contains(item.getKey()))
       emitWarning(module.getLoc())
           << "profile scope '" << item.getKey() << "' matches no op";
 
-  for (Entry &entry : entries)
-    entry.op->setAttr(FTPipeDialect::kCostAttrName,
-                      CostAttr::get(context, roundToSignificant(entry.fwdMs),
-                                    roundToSignificant(entry.bwdMs),
-                                    entry.estimate.paramBytes,
-                                    entry.estimate.actBytes,
-                                    entry.estimate.outBytes));
+  for (Entry &entry : entries) {
+    double bwdMs = roundToSignificant(entry.bwdMs);
+    entry.op->setAttr(
+        FTPipeDialect::kCostAttrName,
+        CostAttr::get(context, roundToSignificant(entry.fwdMs), bwdMs,
+                      entry.estimate.paramBytes, entry.estimate.actBytes,
+                      entry.estimate.outBytes,
+                      std::min(bwdMs, roundToSignificant(entry.bwdWeightMs))));
+  }
 }

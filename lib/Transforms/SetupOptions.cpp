@@ -22,7 +22,8 @@ llvm::cl::ValuesClass mlir::ftpipe::scheduleOptionValues() {
     return value(kind, kindName(kind), describeKind(kind));
   };
   return llvm::cl::ValuesClass(
-      {of(Kind::Async), of(Kind::GPipe), of(Kind::OneFOneB)});
+      {of(Kind::Async), of(Kind::GPipe), of(Kind::OneFOneB),
+       of(Kind::ZeroBubbleH1), of(Kind::ZeroBubbleAuto)});
 }
 
 llvm::cl::ValuesClass mlir::ftpipe::optimizerOptionValues() {

@@ -1,0 +1,70 @@
+// RUN: ftpipe-opt %s --ftpipe-report="json=%t.json schedule=zb-h1 microbatches=4 optimizer=sgd recompute=false" -o /dev/null | FileCheck %s
+// RUN: FileCheck %s --check-prefix=JSON < %t.json
+// RUN: ftpipe-opt %s --ftpipe-report="schedule=zb-auto microbatches=4 optimizer=sgd recompute=false" -o /dev/null | FileCheck %s --check-prefix=AUTO
+
+// Tests the report's schedules side by side on a two-stage pipeline whose
+// stages each take F = 1 ms and B = 2 ms, of which W = 1 ms makes the weight
+// gradients (`bwd_weight_ms`), with M = 4 and links that cost nothing worth
+// printing:
+//  - GPipe and 1F1B with flush: (M + p - 1)(F + B) = 15 ms, each device busy
+//    12 of them (20 % idle);
+//  - ZB-H1 moves each W into an idle slot: the bubble (p - 1)(F + B) = 3 ms
+//    shrinks to (p - 1)(F + B - W) = 2 ms: 14 ms;
+//  - memory: each stage keeps 1000 bytes of activations per micro-batch in
+//    flight, and a split backward's input part keeps 1000 + 1000 bytes (the
+//    op's saved activations and its result's gradient) for its weight part.
+//    Stage 0 (2 in flight under 1F1B and ZB-H1; M = 4 under GPipe and
+//    zb-auto): GPipe 4000, 1F1B 2000, ZB-H1 max(4 x 2000, 2 x 1000 + 2 x
+//    2000) = 8000 bytes, plus 4 bytes of weight and 4 of gradient (SGD).
+
+// CHECK: setup: ZB-H1 {{.*}} M = 4
+// CHECK: schedule ms_per_minibatch idle_% max_memory_GiB memory_GiB per device
+// CHECK-NEXT: gpipe 15.000 20.0
+// CHECK-NEXT: 1f1b 15.000 20.0
+// CHECK-NEXT: zb-h1 14.000 14.3
+// CHECK-NEXT: zb-auto {{1[0-4]\.[0-9]+}}
+// CHECK-NEXT: async
+
+// JSON: "schedules": [
+// JSON-NEXT: {
+// JSON-NEXT: "idle_fraction": 0.2,
+// JSON-NEXT: "memory_bytes": [
+// JSON-NEXT: 4008,
+// JSON-NEXT: 4008
+// JSON-NEXT: ],
+// JSON-NEXT: "memory_fits": true,
+// JSON-NEXT: "ms_per_minibatch": 15,
+// JSON-NEXT: "schedule": "gpipe"
+// JSON-NEXT: },
+// JSON-NEXT: {
+// JSON-NEXT: "idle_fraction": 0.2,
+// JSON-NEXT: "memory_bytes": [
+// JSON-NEXT: 2008,
+// JSON-NEXT: 1008
+// JSON-NEXT: ],
+// JSON: "schedule": "1f1b"
+// JSON: "memory_bytes": [
+// JSON-NEXT: 8008,
+// JSON-NEXT: 8008
+// JSON-NEXT: ],
+// JSON: "ms_per_minibatch": 14,
+// JSON-NEXT: "schedule": "zb-h1"
+
+// zb-auto is no slower than ZB-H1, which it tries among its candidates.
+// AUTO: setup: zb-auto {{.*}} M = 4
+// AUTO: zb-h1 14.000
+// AUTO-NEXT: zb-auto {{(1[0-3]\.[0-9]+|14\.000)}}
+
+module attributes {
+  ftpipe.hardware = #ftpipe.hardware<name = "pair", devices = [
+    <name = "g0", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "g1", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>],
+    links = [<src = 0, dst = 1, gbps = 1000000.0, latency_us = 0.0>]>,
+  ftpipe.plan = #ftpipe.plan<method = "hand", stage_device = [0, 1], objective_ms = 3.0, memory_bytes = [0, 0]>
+} {
+  func.func @chain(%w: tensor<1xf32> {ftpipe.param}, %v: tensor<1xf32> {ftpipe.param}, %x: tensor<250xf32>) -> tensor<250xf32> {
+    %a = tosa.add %x, %w {ftpipe.stage = 0, ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000, bwd_weight_ms = 1.0>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %b = tosa.add %a, %v {ftpipe.stage = 1, ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000, bwd_weight_ms = 1.0>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    return %b : tensor<250xf32>
+  }
+}
