@@ -10,6 +10,7 @@
 
 #include "FTPipe/Schedule/ZeroBubble.h"
 
+#include "FTPipe/Schedule/Memory.h"
 #include "FTPipe/Schedule/Simulator.h"
 #include "FTPipe/Schedule/TorchCsv.h"
 #include "RandomStageGraph.h"
@@ -244,6 +245,59 @@ TEST(ZeroBubbleProperty, AutoRunsDryNeverSlowerThanOneFOneB) {
     EXPECT_LE(zb.msPerMiniBatch, oneF.msPerMiniBatch * (1 + 1e-9))
         << "trial " << trial << "\n"
         << step->str();
+  }
+}
+
+// The plan's memory formula (schedule::stageActivationBytes with
+// microBatchesInFlight, as deviceMemory counts a device's activations and W
+// buffers) bounds the peak bytes the dry run finds for every list of the
+// kind: zb-h1's, zb-auto's on random costs, and 1F1B's (no W buffers).
+TEST(ZeroBubbleProperty, PlanMemoryBoundsTheListsPeak) {
+  std::mt19937 rng(2702);
+  std::uniform_real_distribution<double> cost(0.5, 4.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    StageGraph graph = test::randomGraph(rng);
+    int64_t n = graph.stages();
+    std::vector<double> fwd, input, weight;
+    StageMemory memory;
+    for (int64_t s = 0; s < n; ++s) {
+      fwd.push_back(cost(rng));
+      input.push_back(cost(rng));
+      weight.push_back(cost(rng));
+      memory.activationBytes.push_back(rng() % 100);
+      memory.weightBufferBytes.push_back(rng() % 100);
+    }
+    TimedStageGraph sg = timed(graph, fwd, input, weight, /*bytes=*/0);
+    Links links = Links::uniform(graph.devices, 10.0, 5.0);
+    int64_t microBatches = 1 + rng() % 8;
+    std::vector<bool> split = randomSplit(rng, n);
+    std::vector<int64_t> heights = graph.heights();
+    for (Kind kind :
+         {Kind::OneFOneB, Kind::ZeroBubbleH1, Kind::ZeroBubbleAuto}) {
+      ScheduleConfig config{kind, microBatches, 1,
+                            isZeroBubble(kind) ? split : std::vector<bool>()};
+      llvm::Expected<Schedule> lists =
+          kind == Kind::ZeroBubbleAuto
+              ? generateZeroBubbleAuto(graph, sg, links, config)
+              : generate(graph, config);
+      ASSERT_EQ(outcome(lists), "success") << "trial " << trial;
+      llvm::Expected<DryRunResult> dry =
+          dryRun(graph, config, *lists, &memory);
+      ASSERT_EQ(outcome(dry), "success") << "trial " << trial;
+      std::vector<uint64_t> bound(graph.devices, 0);
+      for (int64_t s = 0; s < n; ++s)
+        bound[graph.device[s]] += stageActivationBytes(
+            microBatchesInFlight(uint32_t(heights[s]), kind,
+                                 uint32_t(microBatches)),
+            memory.activationBytes[s],
+            config.splits(s) ? memory.weightBufferBytes[s] : 0, kind,
+            uint32_t(microBatches));
+      for (int64_t d = 0; d < graph.devices; ++d)
+        EXPECT_LE(dry->peakBytes[d], bound[d])
+            << kindName(kind) << " trial " << trial << " device " << d
+            << "\n"
+            << lists->str();
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Analysis/CostModel.h"
+#include "FTPipe/Analysis/OpGraph.h"
 #include "FTPipe/Dialect/FTPipe/StageAttrs.h"
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ModelGen/ModelGen.h"
@@ -43,6 +44,24 @@ double flopsOf(func::FuncOp function) {
   return flops;
 }
 
+/// The cost model's FLOPs of `stage`'s backward, priced from its forward ops
+/// (what the planner uses), and of its weight part (each backward kernel's
+/// weightShare).
+std::pair<double, double> predictedBackwardFlops(func::FuncOp stage) {
+  DenseMap<Value, OperandInfo> flow = analyzeGradientFlow(stage);
+  double whole = 0, weight = 0;
+  for (Operation &op : stage.getBody().front().without_terminator()) {
+    SmallVector<OperandInfo> operands;
+    for (Value operand : op.getOperands())
+      operands.push_back(flow.lookup(operand));
+    for (const Kernel &kernel : estimateOpCost(&op, operands).backward) {
+      whole += kernel.flops;
+      weight += kernel.flops * kernel.weightShare;
+    }
+  }
+  return {whole, weight};
+}
+
 class SplitBackward : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(SplitBackward, PartsDoTheWholeAdjointsWork) {
@@ -64,7 +83,8 @@ TEST_P(SplitBackward, PartsDoTheWholeAdjointsWork) {
   ASSERT_TRUE(succeeded(pm.run(**module)));
 
   int splits = 0, withParams = 0;
-  double wholeFlops = 0, weightFlops = 0;
+  double wholeFlops = 0, weightFlops = 0, predictedWhole = 0,
+         predictedWeight = 0;
   for (auto adjoint : (**module).getOps<func::FuncOp>()) {
     StringRef name = adjoint.getSymName();
     if (!name.consume_back(sa::kAdjointSuffix))
@@ -94,6 +114,9 @@ TEST_P(SplitBackward, PartsDoTheWholeAdjointsWork) {
         << " FLOPs, the adjoint " << whole;
     wholeFlops += whole;
     weightFlops += flopsOf(weight);
+    auto [predicted, predictedW] = predictedBackwardFlops(stage);
+    predictedWhole += predicted;
+    predictedWeight += predictedW;
     // W returns the gradient of every parameter that the adjoint returns.
     EXPECT_EQ(weight.getNumResults(), paramGrads) << name.str();
   }
@@ -104,7 +127,15 @@ TEST_P(SplitBackward, PartsDoTheWholeAdjointsWork) {
   llvm::outs() << GetParam() << ": " << splits
                << " of the stages split; W does "
                << llvm::format("%.1f", 100 * weightFlops / wholeFlops)
-               << " % of their backwards' FLOPs\n";
+               << " % of their backwards' FLOPs; the cost model, pricing "
+                  "the forward's ops, predicts "
+               << llvm::format("%.1f", 100 * predictedWeight / predictedWhole)
+               << " % (W " << llvm::format("%.4g", predictedWeight)
+               << " FLOPs against " << llvm::format("%.4g", weightFlops)
+               << ")\n";
+  // The planner's W (bwd_weight_ms) comes from the forward's ops: it must
+  // price the compiled weight part's FLOPs closely.
+  EXPECT_NEAR(predictedWeight, weightFlops, 0.05 * weightFlops);
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, SplitBackward,
