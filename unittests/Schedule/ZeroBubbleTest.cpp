@@ -117,6 +117,27 @@ SimResult simulated(const TimedStageGraph &sg, const Links &links, Kind kind,
   return result ? *result : SimResult();
 }
 
+// A plan may leave a device without a stage: the zero-bubble kinds (and
+// zb-auto built from the costs, without lists) simulate on the devices that
+// hold one, the empty device idle.
+TEST(ZeroBubbleSimulator, DevicesWithoutStagesStayIdle) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  TimedStageGraph sg = timed(graph, {1, 1}, {1, 2}, {1, 1});
+  for (Kind kind : {Kind::ZeroBubbleH1, Kind::ZeroBubbleAuto}) {
+    SimResult two = simulated(sg, Links::uniform(2, 1e9, 0.0), kind, 4);
+    TimedStageGraph spread = sg;
+    spread.device = {0, 2};
+    SimResult three = simulated(spread, Links::uniform(3, 1e9, 0.0), kind, 4);
+    EXPECT_EQ(three.msPerMiniBatch, two.msPerMiniBatch) << kindName(kind);
+    EXPECT_EQ(three.idleFraction, two.idleFraction) << kindName(kind);
+    ASSERT_EQ(three.deviceBusyMs.size(), 3u);
+    EXPECT_EQ(three.deviceBusyMs[1], 0.0);
+    EXPECT_EQ(three.deviceBusyMs[2], two.deviceBusyMs[1]);
+    for (const SimEvent &event : three.events)
+      EXPECT_NE(event.device, 1u) << event.label();
+  }
+}
+
 TEST(ZeroBubbleSimulator, SplitBackwardRunsIThenW) {
   StageGraph graph = StageGraph::chain({0, 1});
   TimedStageGraph sg = timed(graph, {1, 1}, {2, 2}, {3, 3});
