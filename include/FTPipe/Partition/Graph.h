@@ -51,13 +51,13 @@ struct NodeCost {
   double fwdMs = 0.0;
   /// Backward time (0 for ops without a backward, e.g. frozen or integer ops).
   double bwdMs = 0.0;
-  /// Of bwdMs, the part that makes parameter gradients: what a split
-  /// backward's weight part W runs (the rest, its input part I).
-  double bwdWeightMs = 0.0;
   /// Bytes of activations this op keeps from forward until its backward.
   uint64_t actBytes = 0;
   /// Bytes of all results of this op (informational; transfers use values).
   uint64_t outBytes = 0;
+  /// Of bwdMs, the part that makes parameter gradients: what a split
+  /// backward's weight part W runs (the rest, its input part I).
+  double bwdWeightMs = 0.0;
 };
 
 /// An immutable, validated op graph in CSR form. Build one with GraphBuilder
