@@ -75,9 +75,10 @@ uint64_t ftpipe::schedule::stageActivationBytes(uint32_t inFlight,
   uint64_t activations = uint64_t(inFlight) * kept;
   if (!isZeroBubble(schedule) || weightBuffer == 0)
     return activations;
+  // During its I a micro-batch holds both its activations and its W buffer.
   uint64_t m = std::max(microBatches, inFlight);
-  return std::max(m * weightBuffer,
-                  activations + (m - inFlight) * weightBuffer);
+  return std::max(kept + m * weightBuffer,
+                  activations + (m + 1 - inFlight) * weightBuffer);
 }
 
 DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,

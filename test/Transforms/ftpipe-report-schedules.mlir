@@ -14,8 +14,9 @@
 //    flight, and a split backward's input part keeps 1000 + 1000 bytes (the
 //    op's saved activations and its result's gradient) for its weight part.
 //    Stage 0 (2 in flight under 1F1B and ZB-H1; M = 4 under GPipe and
-//    zb-auto): GPipe 4000, 1F1B 2000, ZB-H1 max(4 x 2000, 2 x 1000 + 2 x
-//    2000) = 8000 bytes, plus 4 bytes of weight and 4 of gradient (SGD).
+//    zb-auto): GPipe 4000, 1F1B 2000, ZB-H1 max(1000 + 4 x 2000, 2 x 1000 +
+//    3 x 2000) = 9000 bytes (during an I a micro-batch holds both), plus 4
+//    bytes of weight and 4 of gradient (SGD).
 
 // CHECK: setup: ZB-H1 {{.*}} M = 4
 // CHECK: schedule ms_per_minibatch idle_% max_memory_GiB memory_GiB per device
@@ -44,8 +45,8 @@
 // JSON-NEXT: ],
 // JSON: "schedule": "1f1b"
 // JSON: "memory_bytes": [
-// JSON-NEXT: 8008,
-// JSON-NEXT: 8008
+// JSON-NEXT: 9008,
+// JSON-NEXT: 9008
 // JSON-NEXT: ],
 // JSON: "ms_per_minibatch": 14,
 // JSON-NEXT: "schedule": "zb-h1"

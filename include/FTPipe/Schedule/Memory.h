@@ -42,10 +42,11 @@ uint32_t extraWeightVersions(uint32_t inFlight, Kind schedule,
 /// ran and whose backward is not done: `inFlight` x `kept` (activations
 /// until B or I), and under the zero-bubble kinds also the W buffers of
 /// micro-batches whose I ran and whose W did not. A step's W all run before
-/// its update, so at most M micro-batches hold either at once, at most
-/// `inFlight` of them activations: max(M x wbuf, inFlight x kept +
-/// (M - inFlight) x wbuf) (activations and W buffers together; W buffers in
-/// the device's activationBytes).
+/// its update, so at most M micro-batches hold either at once (M + 1 while
+/// an I holds both), at most `inFlight` of them activations:
+/// max(kept + M x wbuf, inFlight x kept + (M + 1 - inFlight) x wbuf)
+/// (activations and W buffers together; W buffers in the device's
+/// activationBytes).
 uint64_t stageActivationBytes(uint32_t inFlight, uint64_t kept,
                               uint64_t weightBuffer, Kind schedule,
                               uint32_t microBatches);
