@@ -1,6 +1,9 @@
 // RUN: ftpipe-opt %s --ftpipe-report="json=%t.json schedule=zb-h1 microbatches=4 optimizer=sgd recompute=false" -o /dev/null | FileCheck %s
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
 // RUN: ftpipe-opt %s --ftpipe-report="schedule=zb-auto microbatches=4 optimizer=sgd recompute=false" -o /dev/null | FileCheck %s --check-prefix=AUTO
+// RUN: ftpipe-opt %s --ftpipe-report="replicas=auto schedule=1f1b microbatches=4 optimizer=sgd recompute=false json=%t.replicas.json" -o /dev/null | FileCheck %s --check-prefix=REPLICAS
+// RUN: FileCheck %s --check-prefix=REPLICAS-JSON < %t.replicas.json
+// RUN: not ftpipe-opt %s --ftpipe-report="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Tests the report's schedules side by side on a two-stage pipeline whose
 // stages each take F = 1 ms and B = 2 ms, of which W = 1 ms makes the weight
@@ -56,6 +59,21 @@
 // AUTO: setup: zero-bubble list schedule from stage costs {{.*}} M = 4
 // AUTO: zb-h1 13.000
 // AUTO-NEXT: zb-auto {{(1[0-2]\.[0-9]+|13\.000)}}
+
+// replicas=auto: the two devices as a pipeline of 2 (1F1B: 15 ms) or as 2
+// replicas of the whole model, each running 2 of the 4 micro-batches
+// through both ops (2 x 6 ms) and all-reducing 8 bytes: chosen.
+// REPLICAS: replicas (Mixed-Pipe's plan on depth devices, run width times; M = 4
+// REPLICAS-NEXT: depth width objective_ms allreduce_ms ms_per_minibatch idle_%
+// REPLICAS-NEXT: 2 1 3.000 0.000 15.000 20.0 {{$}}
+// REPLICAS-NEXT: 1 2 3.000 0.000 12.000 0.0 chosen
+// REPLICAS-JSON: "replica_options": [
+// REPLICAS-JSON: "chosen": false,
+// REPLICAS-JSON-NEXT: "depth": 2,
+// REPLICAS-JSON: "chosen": true,
+// REPLICAS-JSON-NEXT: "depth": 1,
+// REPLICAS-JSON: "width": 2
+// BAD: replicas must be 'none' or 'auto', got '2'
 
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "pair", devices = [
