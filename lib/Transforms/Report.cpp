@@ -10,6 +10,7 @@
 #include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/Recomputation.h"
 #include "FTPipe/Partition/ReplicaSearch.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Transforms/Passes.h"
 
@@ -87,6 +88,41 @@ struct ReportData {
 
 static double toMiB(uint64_t bytes) { return double(bytes) / (1 << 20); }
 static double toGiB(uint64_t bytes) { return double(bytes) / (1 << 30); }
+
+/// Per device, the most bytes of activations and W buffers the lists of
+/// `kind` for one step keep at once (schedule::dryRun with each stage's
+/// kept bytes and W buffer); none under async (a stream, not one step) or
+/// when the lists cannot be built (a device without a stage).
+static std::optional<std::vector<uint64_t>>
+listPeakBytes(const partition::StageGraph &stages,
+              const partition::Hardware &hw, ::ftpipe::schedule::Kind kind,
+              uint32_t microBatches) {
+  namespace sc = ::ftpipe::schedule;
+  if (kind == sc::Kind::Async)
+    return std::nullopt;
+  sc::StageGraph topology = stages.topology(int64_t(hw.numDevices()));
+  sc::ScheduleConfig config{kind, microBatches, 1,
+                            sc::isZeroBubble(kind) ? stages.splitStages()
+                                                   : std::vector<bool>()};
+  llvm::Expected<sc::Schedule> lists =
+      kind == sc::Kind::ZeroBubbleAuto
+          ? sc::generateZeroBubbleAuto(topology, stages,
+                                       partition::linksOf(hw), config)
+          : sc::generate(topology, config);
+  if (!lists) {
+    llvm::consumeError(lists.takeError());
+    return std::nullopt;
+  }
+  sc::StageMemory memory{stages.keptBytesPerMicroBatch,
+                         stages.weightBufferBytesPerMicroBatch};
+  llvm::Expected<sc::DryRunResult> dry =
+      sc::dryRun(topology, config, *lists, &memory);
+  if (!dry) {
+    llvm::consumeError(dry.takeError());
+    return std::nullopt;
+  }
+  return dry->peakBytes;
+}
 
 /// The schedules side by side: simulated mini-batch time, idle share and
 /// each device's memory under each.
@@ -510,10 +546,19 @@ void ReportPass::runOnOperation() {
     row.idleFraction = sim->idleFraction;
     ::ftpipe::schedule::TrainingSetup under = *setup;
     under.schedule = kind;
-    for (const ::ftpipe::schedule::DeviceMemoryInputs &inputs :
-         data.metrics.memoryInputs) {
+    std::optional<std::vector<uint64_t>> peaks =
+        listPeakBytes(data.stages, *hw, kind, data.config.microBatches);
+    for (auto [d, inputs] : llvm::enumerate(data.metrics.memoryInputs)) {
       ::ftpipe::schedule::DeviceMemory memory =
           ::ftpipe::schedule::deviceMemory(inputs, under);
+      // The lists' own peak where the dry run gives one (the formula bounds
+      // every list of the kind).
+      if (peaks) {
+        uint64_t working = 0;
+        for (const auto &stage : inputs.stages)
+          working = std::max(working, stage.recomputePeakBytes);
+        memory.activationBytes = (*peaks)[d] + working;
+      }
       row.memoryBytes.push_back(memory.totalBytes());
       row.fits = row.fits && memory.fits();
     }
