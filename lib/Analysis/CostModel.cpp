@@ -103,6 +103,14 @@ double OpCostEstimate::backwardMs(const partition::Device &device) const {
   return ms;
 }
 
+double
+OpCostEstimate::backwardWeightMs(const partition::Device &device) const {
+  double ms = 0.0;
+  for (const Kernel &kernel : backward)
+    ms += kernel.weightShare * device.rooflineMs(kernel.flops, kernel.bytes);
+  return ms;
+}
+
 //===----------------------------------------------------------------------===//
 // Classification
 //===----------------------------------------------------------------------===//
@@ -229,6 +237,7 @@ struct Sizes {
   int64_t in = 0;       // all operands
   int64_t out = 0;      // all tensor results
   int64_t gradIn = 0;   // operands that receive a gradient
+  int64_t paramGradIn = 0; // of those, parameters
   int64_t savedAll = 0; // float operands that are not parameters
   int64_t intIn = 0;    // integer operands (indices, masks)
 };
@@ -241,6 +250,8 @@ static Sizes measure(Operation *op, ArrayRef<OperandInfo> operands) {
     sizes.in += bytes;
     if (info.needsGrad)
       sizes.gradIn += bytes;
+    if (info.needsGrad && info.isParam)
+      sizes.paramGradIn += bytes;
     if (isFloatTensor(value.getType())) {
       // Parameters are kept anyway; constants and fresh buffers (linalg
       // `outs` from tensor.empty) hold nothing worth saving.
@@ -383,7 +394,8 @@ OpCostEstimate mlir::ftpipe::estimateOpCost(Operation *op,
     for (auto [index, info] : llvm::enumerate(operands)) {
       if (!info.needsGrad || index > 1)
         continue;
-      cost.backward.push_back({flops, double(sizes.in + sizes.out)});
+      cost.backward.push_back(
+          {flops, double(sizes.in + sizes.out), info.isParam ? 1.0 : 0.0});
       const OperandInfo &other = operands[1 - index];
       if (!other.isParam)
         cost.actBytes += getTypeBytes(op->getOperand(1 - index).getType());
@@ -455,5 +467,10 @@ OpCostEstimate mlir::ftpipe::estimateOpCost(Operation *op,
   case CostRule::Free:
     break;
   }
+  // Every other rule runs one backward kernel for all operands' gradients:
+  // the parameters' share is that of the gradient bytes it writes.
+  if (cost.rule != CostRule::Contraction && sizes.gradIn > 0)
+    for (Kernel &kernel : cost.backward)
+      kernel.weightShare = double(sizes.paramGradIn) / double(sizes.gradIn);
   return cost;
 }

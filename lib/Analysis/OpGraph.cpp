@@ -126,6 +126,7 @@ FailureOr<OpGraph> mlir::ftpipe::buildOpGraph(func::FuncOp func) {
     partition::NodeCost nodeCost;
     nodeCost.fwdMs = cost.getFwdMs();
     nodeCost.bwdMs = cost.getBwdMs();
+    nodeCost.bwdWeightMs = cost.getBwdWeightMs();
     nodeCost.actBytes = cost.getActBytes();
     nodeCost.outBytes = cost.getOutBytes();
     nodeOf[&op] = builder.addNode(getOpScope(&op, func.getSymName(), index++),

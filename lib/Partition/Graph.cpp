@@ -105,6 +105,11 @@ Expected<Graph> GraphBuilder::build() {
           "most {4} ms, "
           "got {2} / {3} ms",
           n, ns[n].scope, c.fwdMs, c.bwdMs, kMaxOpMs));
+    if (!(c.bwdWeightMs >= 0.0 && c.bwdWeightMs <= c.bwdMs))
+      return makeError(llvm::formatv(
+          "node {0} ('{1}'): the weight part of the backward must be between "
+          "0 and the backward time ({2} ms), got {3} ms",
+          n, ns[n].scope, c.bwdMs, c.bwdWeightMs));
     if (c.actBytes > kMaxGraphBytes || c.outBytes > kMaxGraphBytes)
       return makeError(llvm::formatv(
           "node {0} ('{1}'): activation/output bytes must be at most {2}, "

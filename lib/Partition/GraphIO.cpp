@@ -47,6 +47,8 @@ json::Value ftpipe::partition::graphToJSON(const Graph &graph,
         {"bwd_ms", c.bwdMs},       {"param_bytes", graph.nodeParamBytes(n)},
         {"act_bytes", c.actBytes}, {"out_bytes", c.outBytes},
         {"stage", stage},          {"device", device}};
+    if (c.bwdWeightMs > 0)
+      node["bwd_weight_ms"] = c.bwdWeightMs;
     if (plan && plan->replicated(n))
       node["replicated"] = true;
     if (plan && plan->forwarded(n))
@@ -196,6 +198,7 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
     if (!rd.integer(*n, "id", id, at, false) ||
         !detail::readNumber(*n, "fwd_ms", c.fwdMs, at, true) ||
         !detail::readNumber(*n, "bwd_ms", c.bwdMs, at, true) ||
+        !detail::readNumber(*n, "bwd_weight_ms", c.bwdWeightMs, at, false) ||
         !detail::readUnsigned(*n, "act_bytes", c.actBytes, at, false) ||
         !detail::readUnsigned(*n, "out_bytes", c.outBytes, at, false) ||
         !detail::readUnsigned(*n, "param_bytes", nodeParamBytes[i], at,

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 using namespace ftpipe::partition;
 namespace support = ftpipe::support;
@@ -145,11 +146,39 @@ Expected<Hardware> Hardware::firstDevices(size_t count) const {
     return makeError(llvm::formatv(
         "cannot take {0} devices of hardware '{1}', which has {2}", count,
         name(), numDevices()));
+  std::vector<DeviceId> first(count);
+  std::iota(first.begin(), first.end(), DeviceId(0));
+  return selectDevices(first);
+}
+
+Expected<Hardware>
+Hardware::selectDevices(llvm::ArrayRef<DeviceId> devices) const {
+  std::vector<int64_t> index(numDevices(), -1);
+  for (auto [i, d] : llvm::enumerate(devices)) {
+    if (d >= numDevices())
+      return makeError(llvm::formatv(
+          "cannot take device {0} of hardware '{1}', which has {2}", d,
+          name(), numDevices()));
+    if (index[d] >= 0)
+      return makeError(llvm::formatv(
+          "cannot take device {0} of hardware '{1}' twice", d, name()));
+    index[d] = int64_t(i);
+  }
+  if (devices.empty())
+    return makeError(llvm::formatv(
+        "cannot take no devices of hardware '{0}'", name()));
   HardwareSpec spec = hwSpec;
-  spec.devices.resize(count);
-  llvm::erase_if(spec.links, [&](const Link &l) {
-    return l.src >= count || l.dst >= count;
-  });
+  spec.devices.clear();
+  for (DeviceId d : devices)
+    spec.devices.push_back(hwSpec.devices[d]);
+  std::vector<Link> links;
+  for (Link link : hwSpec.links)
+    if (index[link.src] >= 0 && index[link.dst] >= 0) {
+      link.src = DeviceId(index[link.src]);
+      link.dst = DeviceId(index[link.dst]);
+      links.push_back(link);
+    }
+  spec.links = std::move(links);
   return create(std::move(spec));
 }
 

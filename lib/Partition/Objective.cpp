@@ -203,6 +203,13 @@ std::vector<llvm::BitVector> StageGraph::reachability() const {
   return reach;
 }
 
+std::vector<bool> StageGraph::splitStages() const {
+  std::vector<bool> split;
+  for (double ms : weightMs)
+    split.push_back(ms > 0);
+  return split;
+}
+
 /// Fills `sg.topoOrder` (Kahn's algorithm, the smallest ready stage first)
 /// from its edges, sorted by (src, dst); fails naming the stages of a cycle.
 static Error orderStages(StageGraph &sg) {
@@ -284,6 +291,9 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
   sg.fwdMs.assign(numStages, 0.0);
   sg.bwdMs.assign(numStages, 0.0);
   sg.recomputeMs.assign(numStages, 0.0);
+  sg.inputMs.assign(numStages, 0.0);
+  sg.weightMs.assign(numStages, 0.0);
+  sg.weightBufferBytesPerMicroBatch.assign(numStages, 0);
   sg.keptBytesPerMicroBatch.assign(numStages, 0);
   sg.recomputePeakBytes.assign(numStages, 0);
   Expected<NodeStages> stagesOf = NodeStages::create(graph, plan);
@@ -295,13 +305,20 @@ ftpipe::partition::buildStageGraph(const Graph &graph, const Hardware &hw,
     for (StageId s : (*stagesOf)(n)) {
       sg.fwdMs[s] += c.fwdMs;
       sg.bwdMs[s] += c.bwdMs;
+      sg.weightMs[s] += c.bwdWeightMs;
       actBytes[s] += c.actBytes;
+      // What a split backward's I passes to W for this op: the activations
+      // its parameters' gradients read and its result's gradient.
+      if (c.bwdWeightMs > 0)
+        sg.weightBufferBytesPerMicroBatch[s] += c.actBytes + c.outBytes;
     }
   }
   for (StageId s = 0; s < numStages; ++s) {
     double scale = 1.0 / speed[sg.device[s]];
     sg.fwdMs[s] *= scale;
     sg.bwdMs[s] *= scale;
+    sg.weightMs[s] = std::min(sg.weightMs[s] * scale, sg.bwdMs[s]);
+    sg.inputMs[s] = sg.bwdMs[s] - sg.weightMs[s];
     if (stageRecomputes(plan, config, s)) {
       sg.recomputeMs[s] = sg.fwdMs[s];
       sg.recomputePeakBytes[s] = actBytes[s];
@@ -455,7 +472,11 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     st.inFlight = microBatchesInFlight(sg.height[s], config);
     st.recompute = stageRecomputes(plan, config, s);
     st.activationBytes =
-        st.inFlight * sg.keptBytesPerMicroBatch[s] + sg.recomputePeakBytes[s];
+        schedule::stageActivationBytes(
+            st.inFlight, sg.keptBytesPerMicroBatch[s],
+            sg.weightBufferBytesPerMicroBatch[s], config.schedule,
+            config.microBatches) +
+        sg.recomputePeakBytes[s];
   }
   for (const StageEdge &e : sg.edges) {
     if (sg.device[e.src] == sg.device[e.dst])
@@ -482,7 +503,8 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     d.loadMs += st.loadMs;
     ++d.numStages;
     m.memoryInputs[st.device].stages.push_back(
-        {sg.height[s], sg.keptBytesPerMicroBatch[s], sg.recomputePeakBytes[s]});
+        {sg.height[s], sg.keptBytesPerMicroBatch[s], sg.recomputePeakBytes[s],
+         sg.weightBufferBytesPerMicroBatch[s]});
     d.sentBytes += st.sentBytes;
     d.receivedBytes += st.receivedBytes;
   }

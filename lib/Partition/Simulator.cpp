@@ -52,6 +52,8 @@ Expected<SimResult> ftpipe::partition::simulatePlan(
   config.kind = objective.schedule;
   config.microBatches = objective.microBatches;
   config.recordEvents = recordEvents;
+  if (schedule::isZeroBubble(config.kind))
+    config.split = sg->splitStages();
   return simulate(*sg, hw, config);
 }
 

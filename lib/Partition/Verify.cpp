@@ -216,10 +216,13 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
       stagesHere.push_back(s);
       uint32_t inFlight = microBatchesInFlight(height[s], config);
       uint32_t extra = extraWeightVersions(inFlight, config);
-      uint64_t act = 0;
+      uint64_t act = 0, weightBuffer = 0;
       std::set<ValueId> inputs;
       for (NodeId n : computed[s]) {
-        act += graph.cost(n).actBytes;
+        const NodeCost &cost = graph.cost(n);
+        act += cost.actBytes;
+        if (cost.bwdWeightMs > 0)
+          weightBuffer += cost.actBytes + cost.outBytes;
         for (ParamId p : graph.params(n)) {
           auto [it, inserted] = paramVersions.emplace(p, extra);
           if (!inserted)
@@ -239,10 +242,12 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
           in += graph.valueBytes(v);
         // A device runs one task at a time, so only one of its stages holds
         // a recomputed micro-batch at any moment.
-        activations += inFlight * in;
+        activations += schedule::stageActivationBytes(
+            inFlight, in, weightBuffer, config.schedule, config.microBatches);
         recomputePeak = std::max(recomputePeak, act);
       } else {
-        activations += inFlight * act;
+        activations += schedule::stageActivationBytes(
+            inFlight, act, weightBuffer, config.schedule, config.microBatches);
       }
     }
     activations += recomputePeak;

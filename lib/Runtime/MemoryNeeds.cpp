@@ -88,10 +88,21 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
     if (!memory)
       return fail("no recorded peak for " + stage.forward + " or " +
                   stage.backward);
+    // A split stage's parts: what I keeps for W, and their peaks.
+    if (stage.splits()) {
+      memory = splitMemory(*memory,
+                           manifest.entryPoints.at(stage.backwardInput),
+                           manifest.entryPoints.at(stage.backwardWeight),
+                           peakOf);
+      if (!memory)
+        return fail("no recorded peak for " + stage.backwardInput + " or " +
+                    stage.backwardWeight);
+    }
     needs[stage.device].push_back(*memory);
-    generated[stage.device] =
-        std::max({generated[stage.device], memory->forwardPeakBytes,
-                  memory->backwardPeakBytes});
+    generated[stage.device] = std::max(
+        {generated[stage.device], memory->forwardPeakBytes,
+         memory->backwardPeakBytes, memory->inputPeakBytes,
+         memory->weightPeakBytes});
   }
   for (auto [device, planned] : llvm::enumerate(inputs)) {
     if (planned.stages.size() != needs[device].size())
@@ -103,6 +114,7 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
           uint64_t(memory.savedBytes + memory.forwardSendBytes);
       stage.recomputePeakBytes = uint64_t(generated[device] + memory.dataBytes +
                                           memory.backwardSendBytes);
+      stage.weightBufferBytesPerMicroBatch = uint64_t(memory.weightSavedBytes);
     }
   }
   return llvm::Error::success();

@@ -42,11 +42,11 @@ uint32_t ftpipe::schedule::microBatchesInFlight(uint32_t height, Kind schedule,
     return height + 1;
   case Kind::OneFOneB:
   case Kind::ZeroBubbleH1:
-  case Kind::ZeroBubbleAuto:
-    // zb-h1 keeps 1F1B's order (its W buffers are not counted yet); the
-    // passes' options do not offer the zero-bubble kinds yet.
+    // zb-h1 keeps 1F1B's order (its W buffers: stageActivationBytes).
     return std::min(height + 1, microBatches);
   case Kind::GPipe:
+  case Kind::ZeroBubbleAuto:
+    // zb-auto's greedy variants may start every forward of a step first.
     return microBatches;
   }
   llvm_unreachable("unknown schedule");
@@ -67,6 +67,20 @@ uint32_t ftpipe::schedule::extraWeightVersions(uint32_t inFlight, Kind schedule,
   llvm_unreachable("unknown versioning");
 }
 
+uint64_t ftpipe::schedule::stageActivationBytes(uint32_t inFlight,
+                                                uint64_t kept,
+                                                uint64_t weightBuffer,
+                                                Kind schedule,
+                                                uint32_t microBatches) {
+  uint64_t activations = uint64_t(inFlight) * kept;
+  if (!isZeroBubble(schedule) || weightBuffer == 0)
+    return activations;
+  // During its I a micro-batch holds both its activations and its W buffer.
+  uint64_t m = std::max(microBatches, inFlight);
+  return std::max(kept + m * weightBuffer,
+                  activations + (m + 1 - inFlight) * weightBuffer);
+}
+
 DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
                                             const TrainingSetup &setup) {
   DeviceMemory memory;
@@ -74,7 +88,10 @@ DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
   for (const DeviceMemoryInputs::Stage &stage : inputs.stages) {
     uint32_t inFlight =
         microBatchesInFlight(stage.height, setup.schedule, setup.microBatches);
-    memory.activationBytes += inFlight * stage.keptBytesPerMicroBatch;
+    memory.activationBytes += stageActivationBytes(
+        inFlight, stage.keptBytesPerMicroBatch,
+        stage.weightBufferBytesPerMicroBatch, setup.schedule,
+        setup.microBatches);
     peak = std::max(peak, stage.recomputePeakBytes);
   }
   memory.activationBytes += peak;
@@ -130,7 +147,9 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
     stages.push_back(llvm::json::Object{
         {"height", int64_t(stage.height)},
         {"kept_bytes_per_microbatch", int64_t(stage.keptBytesPerMicroBatch)},
-        {"recompute_peak_bytes", int64_t(stage.recomputePeakBytes)}});
+        {"recompute_peak_bytes", int64_t(stage.recomputePeakBytes)},
+        {"weight_buffer_bytes_per_microbatch",
+         int64_t(stage.weightBufferBytesPerMicroBatch)}});
   llvm::json::Array params;
   for (uint64_t bytes : inputs.paramBytesByHeight)
     params.push_back(int64_t(bytes));
@@ -203,6 +222,12 @@ bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
                    at.field("kept_bytes_per_microbatch")) ||
         !readBytes(*peak, entry.recomputePeakBytes,
                    at.field("recompute_peak_bytes")))
+      return false;
+    // Manifests written before the zero-bubble kinds were planned have none.
+    if (const llvm::json::Value *buffer =
+            s->get("weight_buffer_bytes_per_microbatch");
+        buffer && !readBytes(*buffer, entry.weightBufferBytesPerMicroBatch,
+                             at.field("weight_buffer_bytes_per_microbatch")))
       return false;
     if (h > (uint64_t(1) << 20)) {
       at.field("height").report("too large");

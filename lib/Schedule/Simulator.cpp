@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Schedule/Simulator.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -761,6 +762,55 @@ static TaskLists stageTaskLists(const TimedStageGraph &sg, size_t devices,
   return lists;
 }
 
+/// Whether every device of `links` holds a stage of `sg`.
+static bool usesEveryDevice(const TimedStageGraph &sg, const Links &links) {
+  std::vector<bool> used(links.devices, false);
+  for (uint32_t d : sg.device)
+    used[d] = true;
+  return llvm::all_of(used, [](bool u) { return u; });
+}
+
+/// Zero-bubble lists need every device to hold a stage: simulates `sg` on
+/// the devices that hold one (numbered in order, with their links) and
+/// numbers the result's devices back.
+static Expected<SimResult> simulateOnUsedDevices(const TimedStageGraph &sg,
+                                                 const Links &links,
+                                                 const SimulatorConfig &config) {
+  std::vector<int64_t> compact(links.devices, -1);
+  std::vector<uint32_t> original;
+  for (uint32_t d : sg.device)
+    if (compact[d] < 0) {
+      compact[d] = int64_t(original.size());
+      original.push_back(d);
+    }
+  llvm::sort(original);
+  for (auto [i, d] : llvm::enumerate(original))
+    compact[d] = int64_t(i);
+  TimedStageGraph sub = sg;
+  for (uint32_t &d : sub.device)
+    d = uint32_t(compact[d]);
+  Links subLinks;
+  subLinks.devices = original.size();
+  for (uint32_t from : original)
+    for (uint32_t to : original) {
+      subLinks.GBps.push_back(links.GBps[from * links.devices + to]);
+      subLinks.latencyUs.push_back(links.latencyUs[from * links.devices + to]);
+    }
+  Expected<SimResult> result = simulate(sub, subLinks, config);
+  if (!result)
+    return result.takeError();
+  std::vector<double> busy(links.devices, 0.0);
+  for (auto [i, ms] : llvm::enumerate(result->deviceBusyMs))
+    busy[original[i]] = ms;
+  result->deviceBusyMs = std::move(busy);
+  for (SimEvent &event : result->events) {
+    event.device = original[event.device];
+    if (event.onLink())
+      event.toDevice = original[event.toDevice];
+  }
+  return result;
+}
+
 Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
                                                const Links &links,
                                                const SimulatorConfig &config) {
@@ -794,13 +844,16 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
       return makeError("simulator: stage edge names a missing stage");
   if (config.orders.devices.empty() && isZeroBubble(config.kind)) {
     // Zero-bubble W go where a device is idle: the per-device lists, not
-    // per-stage orders, say when.
-    if (config.kind == Kind::ZeroBubbleAuto)
-      return makeError("simulator: give zb-auto's lists (from "
-                       "generateZeroBubbleAuto) as the orders");
+    // per-stage orders, say when. zb-auto's come from the stages' costs
+    // (no memory budget).
+    if (!usesEveryDevice(sg, links))
+      return simulateOnUsedDevices(sg, links, config);
+    StageGraph topology = sg.topology(int64_t(links.devices));
+    ScheduleConfig step{config.kind, config.microBatches, 1, config.split};
     Expected<Schedule> lists =
-        generate(sg.topology(int64_t(links.devices)),
-                 {config.kind, config.microBatches, 1, config.split});
+        config.kind == Kind::ZeroBubbleAuto
+            ? generateZeroBubbleAuto(topology, sg, links, step)
+            : generate(topology, step);
     if (!lists)
       return lists.takeError();
     SimulatorConfig withLists = config;

@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -119,6 +120,8 @@ void AnnotateCostsPass::runOnOperation() {
     std::string scope;
     OpCostEstimate estimate;
     double fwdMs, bwdMs;
+    /// Of bwdMs, the parameter gradients' part (a split backward's W).
+    double bwdWeightMs;
   };
   std::vector<Entry> entries;
   // The entries of the model function's ops, by position: the ops a
@@ -153,7 +156,8 @@ void AnnotateCostsPass::runOnOperation() {
         modelEntries.push_back(entries.size());
       entries.push_back({&op, getOpScope(&op, func.getSymName(), index++),
                          estimate, estimate.forwardMs(reference),
-                         estimate.backwardMs(reference)});
+                         estimate.backwardMs(reference),
+                         estimate.backwardWeightMs(reference)});
     }
   }
 
@@ -170,8 +174,14 @@ void AnnotateCostsPass::runOnOperation() {
                        : measuredMs / double(group.size());
     };
     for (size_t e : group) {
-      entries[e].fwdMs = share(entries[e].fwdMs, fwdTotal, fwdMs);
-      entries[e].bwdMs = share(entries[e].bwdMs, bwdTotal, bwdMs);
+      Entry &entry = entries[e];
+      entry.fwdMs = share(entry.fwdMs, fwdTotal, fwdMs);
+      // The weight part keeps its analytical share of the op's backward.
+      double weightShare = entry.bwdMs > 0
+                               ? std::min(1.0, entry.bwdWeightMs / entry.bwdMs)
+                               : 0.0;
+      entry.bwdMs = share(entry.bwdMs, bwdTotal, bwdMs);
+      entry.bwdWeightMs = weightShare * entry.bwdMs;
     }
   };
 
@@ -223,15 +233,18 @@ void AnnotateCostsPass::runOnOperation() {
     for (size_t e : it->second) {
       entries[e].fwdMs = entries[e].estimate.forwardMs(reference);
       entries[e].bwdMs = entries[e].estimate.backwardMs(reference);
+      entries[e].bwdWeightMs = entries[e].estimate.backwardWeightMs(reference);
     }
     spread(it->second, times.forwardMs, times.backwardMs);
   }
 
-  for (Entry &entry : entries)
-    entry.op->setAttr(FTPipeDialect::kCostAttrName,
-                      CostAttr::get(context, roundToSignificant(entry.fwdMs),
-                                    roundToSignificant(entry.bwdMs),
-                                    entry.estimate.paramBytes,
-                                    entry.estimate.actBytes,
-                                    entry.estimate.outBytes));
+  for (Entry &entry : entries) {
+    double bwdMs = roundToSignificant(entry.bwdMs);
+    entry.op->setAttr(
+        FTPipeDialect::kCostAttrName,
+        CostAttr::get(context, roundToSignificant(entry.fwdMs), bwdMs,
+                      entry.estimate.paramBytes, entry.estimate.actBytes,
+                      entry.estimate.outBytes,
+                      std::min(bwdMs, roundToSignificant(entry.bwdWeightMs))));
+  }
 }

@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Analysis/PlanIO.h"
+#include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/Recomputation.h"
+#include "FTPipe/Partition/ReplicaSearch.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Transforms/Passes.h"
 
@@ -17,6 +20,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
+#include <optional>
 
 #define DEBUG_TYPE "ftpipe-report"
 
@@ -39,6 +43,18 @@ struct ReportPass : public mlir::ftpipe::impl::ReportPassBase<ReportPass> {
   void runOnOperation() override;
 };
 
+/// One schedule of the side-by-side comparison: the plan simulated under it
+/// and each device's memory by the plan's formula for it.
+struct ScheduleFigures {
+  ::ftpipe::schedule::Kind kind = ::ftpipe::schedule::Kind::Async;
+  /// Simulated time of a mini-batch of M micro-batches (async: the
+  /// steady-state period times M) and the idle share of the devices.
+  double msPerMiniBatch = 0.0, idleFraction = 0.0;
+  /// Per device, schedule::deviceMemory's total under this schedule.
+  std::vector<uint64_t> memoryBytes;
+  bool fits = true;
+};
+
 /// Everything the report shows, computed once.
 struct ReportData {
   std::string method;
@@ -48,6 +64,10 @@ struct ReportData {
   partition::ObjectiveConfig config;
   PlanMetrics metrics;
   partition::SimResult gpipe, oneFOneB;
+  /// GPipe, 1F1B, ZB-H1, zb-auto and async side by side.
+  std::vector<ScheduleFigures> schedules;
+  /// With replicas=auto: the depth x replicas options planned.
+  std::optional<partition::ReplicaSearchResult> replicaSearch;
   /// The simulated async time per micro-batch (the objective's schedule in
   /// the simulator, which also sees stages waiting on one another).
   double asyncSimMs = 0.0;
@@ -68,6 +88,88 @@ struct ReportData {
 
 static double toMiB(uint64_t bytes) { return double(bytes) / (1 << 20); }
 static double toGiB(uint64_t bytes) { return double(bytes) / (1 << 30); }
+
+/// Per device, the most bytes of activations and W buffers the lists of
+/// `kind` for one step keep at once (schedule::dryRun with each stage's
+/// kept bytes and W buffer); none under async (a stream, not one step) or
+/// when the lists cannot be built (a device without a stage).
+static std::optional<std::vector<uint64_t>>
+listPeakBytes(const partition::StageGraph &stages,
+              const partition::Hardware &hw, ::ftpipe::schedule::Kind kind,
+              uint32_t microBatches) {
+  namespace sc = ::ftpipe::schedule;
+  if (kind == sc::Kind::Async)
+    return std::nullopt;
+  sc::StageGraph topology = stages.topology(int64_t(hw.numDevices()));
+  sc::ScheduleConfig config{kind, microBatches, 1,
+                            sc::isZeroBubble(kind) ? stages.splitStages()
+                                                   : std::vector<bool>()};
+  llvm::Expected<sc::Schedule> lists =
+      kind == sc::Kind::ZeroBubbleAuto
+          ? sc::generateZeroBubbleAuto(topology, stages,
+                                       partition::linksOf(hw), config)
+          : sc::generate(topology, config);
+  if (!lists) {
+    llvm::consumeError(lists.takeError());
+    return std::nullopt;
+  }
+  sc::StageMemory memory{stages.keptBytesPerMicroBatch,
+                         stages.weightBufferBytesPerMicroBatch};
+  llvm::Expected<sc::DryRunResult> dry =
+      sc::dryRun(topology, config, *lists, &memory);
+  if (!dry) {
+    llvm::consumeError(dry.takeError());
+    return std::nullopt;
+  }
+  return dry->peakBytes;
+}
+
+/// The schedules side by side: simulated mini-batch time, idle share and
+/// each device's memory under each.
+static void printSchedules(raw_ostream &os, const ReportData &data) {
+  os << llvm::formatv("\n{0,-8} {1,16} {2,7} {3,14}  {4}\n", "schedule",
+                      "ms_per_minibatch", "idle_%", "max_memory_GiB",
+                      "memory_GiB per device");
+  for (const ScheduleFigures &row : data.schedules) {
+    std::string perDevice;
+    uint64_t most = 0;
+    for (uint64_t bytes : row.memoryBytes) {
+      perDevice += llvm::formatv("{0}{1:f2}", perDevice.empty() ? "" : " ",
+                                 toGiB(bytes));
+      most = std::max(most, bytes);
+    }
+    os << llvm::formatv("{0,-8} {1,16:f3} {2,7:f1} {3,14:f2}  {4}{5}\n",
+                        ::ftpipe::schedule::kindName(row.kind),
+                        row.msPerMiniBatch, 100.0 * row.idleFraction,
+                        toGiB(most), perDevice,
+                        row.fits ? "" : "  OVER BUDGET");
+  }
+}
+
+/// The planning table of replicas=auto: every depth x width tried.
+static void printReplicas(raw_ostream &os,
+                          const partition::ReplicaSearchResult &search,
+                          uint32_t microBatches) {
+  os << llvm::formatv("\nreplicas (Mixed-Pipe's plan on depth devices, run "
+                      "width times; M = {0} micro-batches split among them)\n",
+                      microBatches);
+  os << llvm::formatv("{0,5} {1,5} {2,12} {3,12} {4,16} {5,7}  {6}\n", "depth",
+                      "width", "objective_ms", "allreduce_ms",
+                      "ms_per_minibatch", "idle_%", "");
+  for (auto [i, option] : llvm::enumerate(search.options)) {
+    if (!option.feasible) {
+      os << llvm::formatv("{0,5} {1,5}  infeasible: {2}\n", option.depth,
+                          option.width, option.failure);
+      continue;
+    }
+    os << llvm::formatv("{0,5} {1,5} {2,12:f3} {3,12:f3} {4,16:f3} {5,7:f1}  "
+                        "{6}\n",
+                        option.depth, option.width, option.objectiveMs,
+                        option.allReduceMs, option.simulatedMsPerMiniBatch,
+                        100.0 * option.idleFraction,
+                        i == search.best ? "chosen" : "");
+  }
+}
 
 static void printTable(raw_ostream &os, const ReportData &data,
                        const partition::Hardware &hw) {
@@ -178,9 +280,50 @@ static void printTable(raw_ostream &os, const ReportData &data,
   os << llvm::formatv("memory                     : {0}\n",
                       m.memoryFits ? "fits on every device"
                                    : "DOES NOT FIT (see OVER BUDGET above)");
+  printSchedules(os, data);
+  if (data.replicaSearch)
+    printReplicas(os, *data.replicaSearch, data.config.microBatches);
   if (data.partitionSeconds > 0)
     os << llvm::formatv("partitioning took          : {0:f3} s\n",
                         data.partitionSeconds);
+}
+
+static llvm::json::Array schedulesToJSON(const ReportData &data) {
+  llvm::json::Array rows;
+  for (const ScheduleFigures &row : data.schedules) {
+    llvm::json::Array memory;
+    for (uint64_t bytes : row.memoryBytes)
+      memory.push_back(int64_t(bytes));
+    rows.push_back(llvm::json::Object{
+        {"schedule", ::ftpipe::schedule::kindName(row.kind)},
+        {"ms_per_minibatch", row.msPerMiniBatch},
+        {"idle_fraction", row.idleFraction},
+        {"memory_bytes", std::move(memory)},
+        {"memory_fits", row.fits}});
+  }
+  return rows;
+}
+
+static llvm::json::Value replicasToJSON(const ReportData &data) {
+  if (!data.replicaSearch)
+    return nullptr;
+  llvm::json::Array rows;
+  for (auto [i, option] : llvm::enumerate(data.replicaSearch->options)) {
+    llvm::json::Object row{{"depth", int64_t(option.depth)},
+                           {"width", int64_t(option.width)},
+                           {"feasible", option.feasible},
+                           {"chosen", i == data.replicaSearch->best}};
+    if (option.feasible) {
+      row["objective_ms_per_microbatch"] = option.objectiveMs;
+      row["allreduce_ms"] = option.allReduceMs;
+      row["ms_per_minibatch"] = option.simulatedMsPerMiniBatch;
+      row["idle_fraction"] = option.idleFraction;
+    } else {
+      row["failure"] = option.failure;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 static llvm::json::Value toJSON(const ReportData &data,
@@ -252,6 +395,8 @@ static llvm::json::Value toJSON(const ReportData &data,
       {"async_sim_ms_per_microbatch", data.asyncSimMs},
       {"gpipe_ms_per_minibatch", data.gpipe.msPerMiniBatch},
       {"onef1b_ms_per_minibatch", data.oneFOneB.msPerMiniBatch},
+      {"schedules", schedulesToJSON(data)},
+      {"replica_options", replicasToJSON(data)},
       {"partition_seconds", data.partitionSeconds}};
 }
 
@@ -356,6 +501,8 @@ void ReportPass::runOnOperation() {
     sim.kind = schedule;
     sim.microBatches = data.config.microBatches;
     sim.recordEvents = events;
+    if (::ftpipe::schedule::isZeroBubble(schedule))
+      sim.split = data.stages.splitStages();
     return partition::simulate(data.stages, *hw, sim);
   };
   llvm::Expected<partition::SimResult> gpipe =
@@ -375,6 +522,72 @@ void ReportPass::runOnOperation() {
   if (!asyncSim)
     return fail(asyncSim.takeError());
   data.asyncSimMs = asyncSim->msPerMicroBatch;
+
+  // Every schedule side by side: simulated, and each device's memory by the
+  // plan's formula for it.
+  using ::ftpipe::schedule::Kind;
+  for (Kind kind : {Kind::GPipe, Kind::OneFOneB, Kind::ZeroBubbleH1,
+                    Kind::ZeroBubbleAuto, Kind::Async}) {
+    ScheduleFigures row;
+    row.kind = kind;
+    const partition::SimResult *sim =
+        kind == Kind::GPipe      ? &data.gpipe
+        : kind == Kind::OneFOneB ? &data.oneFOneB
+        : kind == Kind::Async    ? &*asyncSim
+                                 : nullptr;
+    llvm::Expected<partition::SimResult> zeroBubble =
+        sim ? partition::SimResult() : simulateWith(kind, false);
+    if (!zeroBubble)
+      return fail(zeroBubble.takeError());
+    if (!sim)
+      sim = &*zeroBubble;
+    row.msPerMiniBatch = sim->msPerMiniBatch;
+    row.idleFraction = sim->idleFraction;
+    ::ftpipe::schedule::TrainingSetup under = *setup;
+    under.schedule = kind;
+    std::optional<std::vector<uint64_t>> peaks =
+        listPeakBytes(data.stages, *hw, kind, data.config.microBatches);
+    for (auto [d, inputs] : llvm::enumerate(data.metrics.memoryInputs)) {
+      ::ftpipe::schedule::DeviceMemory memory =
+          ::ftpipe::schedule::deviceMemory(inputs, under);
+      // The lists' own peak where the dry run gives one (the formula bounds
+      // every list of the kind).
+      if (peaks) {
+        uint64_t working = 0;
+        for (const auto &stage : inputs.stages)
+          working = std::max(working, stage.recomputePeakBytes);
+        memory.activationBytes = (*peaks)[d] + working;
+      }
+      row.memoryBytes.push_back(memory.totalBytes());
+      row.fits = row.fits && memory.fits();
+    }
+    data.schedules.push_back(std::move(row));
+  }
+
+  if (replicas != "none" && replicas != "auto") {
+    emitError(module.getLoc())
+        << "replicas must be 'none' or 'auto', got '" << replicas << "'";
+    return signalPassFailure();
+  }
+  if (replicas == "auto") {
+    const partition::Graph &graph = opGraph->graph;
+    llvm::Expected<partition::ReplicaSearchResult> search =
+        partition::searchReplicas(
+            graph, *hw, data.config,
+            [&](const partition::Hardware &pipeline)
+                -> llvm::Expected<partition::Plan> {
+              partition::MixedPipeConfig mixed;
+              mixed.objective = data.config;
+              llvm::Expected<partition::MixedPipeResult> result =
+                  partition::runMixedPipe(graph, pipeline, mixed);
+              if (!result)
+                return result.takeError();
+              return std::move(result->plan);
+            });
+    if (!search)
+      return fail(search.takeError());
+    data.replicaSearch = std::move(*search);
+  }
 
   // Inputs are range-checked, so these are finite; if one is not, say so
   // rather than print a table and JSON (which has no inf or nan) of it.

@@ -18,7 +18,8 @@ template <typename Enum> static llvm::cl::OptionEnumValue value(Enum e) {
 
 llvm::cl::ValuesClass mlir::ftpipe::scheduleOptionValues() {
   return llvm::cl::ValuesClass(
-      {value(Kind::Async), value(Kind::GPipe), value(Kind::OneFOneB)});
+      {value(Kind::Async), value(Kind::GPipe), value(Kind::OneFOneB),
+       value(Kind::ZeroBubbleH1), value(Kind::ZeroBubbleAuto)});
 }
 
 llvm::cl::ValuesClass mlir::ftpipe::optimizerOptionValues() {

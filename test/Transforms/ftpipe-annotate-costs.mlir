@@ -14,11 +14,13 @@ func.func @layer(%w: tensor<64x64xf32> {ftpipe.param}, %x: tensor<1x64x64xf32>) 
   // A view: no kernel, but it reads the parameter.
   // CHECK: tosa.reshape {{.*}}fwd_ms = 0.0, bwd_ms = 0.0, param_bytes = 16384, act_bytes = 0, out_bytes = 16384
   %a = tosa.reshape %w {new_shape = array<i64: 1, 64, 64>} : (tensor<64x64xf32>) -> tensor<1x64x64xf32>
-  // 2*64^3 FLOPs forward; one backward product (for the weight), which keeps %x.
-  // CHECK: tosa.matmul {{.*}}fwd_ms = 0.524288, bwd_ms = 0.524288, param_bytes = 0, act_bytes = 16384, out_bytes = 16384
+  // 2*64^3 FLOPs forward; one backward product (for the weight), which keeps %x:
+  // all of the backward is the weight part (what a split backward's W runs).
+  // CHECK: tosa.matmul {{.*}}fwd_ms = 0.524288, bwd_ms = 0.524288, param_bytes = 0, act_bytes = 16384, out_bytes = 16384, bwd_weight_ms = 0.524288>
   %b = tosa.matmul %x, %a : (tensor<1x64x64xf32>, tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
   // Memory-bound: read 16 KiB, write 16 KiB; backward also reads what it kept.
-  // CHECK: tosa.tanh {{.*}}fwd_ms = 0.032768, bwd_ms = 0.049152, param_bytes = 0, act_bytes = 16384, out_bytes = 16384
+  // No parameter gradient: no weight part.
+  // CHECK: tosa.tanh {{.*}}fwd_ms = 0.032768, bwd_ms = 0.049152, param_bytes = 0, act_bytes = 16384, out_bytes = 16384>
   %c = tosa.tanh %b : (tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
   // Linear: backward keeps nothing and writes one gradient (%x needs none).
   // CHECK: tosa.add {{.*}}fwd_ms = 0.049152, bwd_ms = 0.032768, param_bytes = 0, act_bytes = 0, out_bytes = 16384
@@ -31,20 +33,38 @@ func.func @layer(%w: tensor<64x64xf32> {ftpipe.param}, %x: tensor<1x64x64xf32>) 
 
 // -----
 
+// Tests the weight part of an op whose one backward kernel writes the
+// gradients of an activation and of a parameter (a bias): the parameter's
+// share of the gradient bytes it writes, 256 of 16384 + 256.
+
+// CHECK-LABEL: func.func @bias
+func.func @bias(%w: tensor<1x64x64xf32> {ftpipe.param}, %b: tensor<1x1x64xf32> {ftpipe.param}, %x: tensor<1x64x64xf32>) -> tensor<1x64x64xf32> {
+  %m = tosa.matmul %x, %w : (tensor<1x64x64xf32>, tensor<1x64x64xf32>) -> tensor<1x64x64xf32>
+  // Backward: 4096 FLOPs, 16384 + 16640 bytes: 0.033024 ms, of which
+  // 0.033024 x 256 / 16640 is the bias's.
+  // CHECK: tosa.add {{.*}}bwd_ms = 0.033024, {{.*}}, bwd_weight_ms = 0.000508062>
+  %y = tosa.add %m, %b : (tensor<1x64x64xf32>, tensor<1x1x64xf32>) -> tensor<1x64x64xf32>
+  return %y : tensor<1x64x64xf32>
+}
+
+// -----
+
 // Tests an embedding lookup, a reduction and linalg ops: a gather's backward
 // zero-fills the table gradient and keeps the indices; a linalg.matmul counts
 // 2 FLOPs per point of its iteration space; a linalg.generic counts its body.
 
 // CHECK-LABEL: func.func @lookup
 func.func @lookup(%table: tensor<1x1000x16xf32> {ftpipe.param}, %ids: tensor<1x8xi32>, %w: tensor<16x16xf32> {ftpipe.param}) -> tensor<8x16xf32> {
-  // CHECK: tosa.gather {{.*}}fwd_ms = 0.001024, bwd_ms = 0.065024, param_bytes = 64000, act_bytes = 32, out_bytes = 512
+  // The table's gradient is the only one: all weight part.
+  // CHECK: tosa.gather {{.*}}fwd_ms = 0.001024, bwd_ms = 0.065024, param_bytes = 64000, act_bytes = 32, out_bytes = 512, bwd_weight_ms = 0.065024>
   %g = tosa.gather %table, %ids : (tensor<1x1000x16xf32>, tensor<1x8xi32>) -> tensor<1x8x16xf32>
   // CHECK: tosa.reduce_sum {{.*}}fwd_ms = 0.000544, bwd_ms = 0.000544, param_bytes = 0, act_bytes = 0, out_bytes = 32
   %s = tosa.reduce_sum %g {axis = 2 : i32} : (tensor<1x8x16xf32>) -> tensor<1x8x1xf32>
   %r = tosa.reshape %g {new_shape = array<i64: 8, 16>} : (tensor<1x8x16xf32>) -> tensor<8x16xf32>
   // CHECK: tensor.empty() {ftpipe.cost = #ftpipe.cost<fwd_ms = 0.0, bwd_ms = 0.0
   %init = tensor.empty() : tensor<8x16xf32>
-  // CHECK: linalg.matmul {{.*}}fwd_ms = 0.004096, bwd_ms = 0.008192, param_bytes = 1024, act_bytes = 512, out_bytes = 512
+  // Two backward products, one of them the weight's.
+  // CHECK: linalg.matmul {{.*}}fwd_ms = 0.004096, bwd_ms = 0.008192, param_bytes = 1024, act_bytes = 512, out_bytes = 512, bwd_weight_ms = 0.004096>
   %m = linalg.matmul ins(%r, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%init : tensor<8x16xf32>) -> tensor<8x16xf32>
   // Two body ops per point: 256 FLOPs; it reads two 512-byte operands and
   // writes 512; backward keeps %m but not the fresh buffer.

@@ -36,12 +36,14 @@ protected:
 };
 
 TEST_F(AttributesTest, CostRoundTripsEveryField) {
-  auto cost = CostAttr::get(&context, 0.125, 1.0 / 3.0, 4194304, 65536, 512);
+  auto cost =
+      CostAttr::get(&context, 0.125, 1.0 / 3.0, 4194304, 65536, 512, 0.25);
   auto parsed = dyn_cast_or_null<CostAttr>(roundTrip(cost));
   ASSERT_TRUE(parsed);
   EXPECT_EQ(parsed, cost);
   EXPECT_EQ(parsed.getBwdMs(), 1.0 / 3.0);
   EXPECT_EQ(parsed.getParamBytes(), 4194304);
+  EXPECT_EQ(parsed.getBwdWeightMs(), 0.25);
 }
 
 TEST_F(AttributesTest, TimesRoundTripExactly) {
@@ -52,7 +54,7 @@ TEST_F(AttributesTest, TimesRoundTripExactly) {
   std::uniform_int_distribution<int> exponent(-300, 300);
   for (int i = 0; i < 2000; ++i) {
     double value = std::ldexp(mantissa(rng), exponent(rng));
-    auto cost = CostAttr::get(&context, value, 0.0, 0, 0, 0);
+    auto cost = CostAttr::get(&context, value, 0.0, 0, 0, 0, 0.0);
     auto parsed = dyn_cast_or_null<CostAttr>(roundTrip(cost));
     ASSERT_TRUE(parsed) << "value " << value;
     EXPECT_EQ(parsed.getFwdMs(), value);
@@ -62,7 +64,8 @@ TEST_F(AttributesTest, TimesRoundTripExactly) {
 TEST_F(AttributesTest, IntegralTimesPrintAsFloats) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  Attribute(CostAttr::get(&context, 3.0, 1e20, 0, 0, 0)).print(os);
+  Attribute(CostAttr::get(&context, 3.0, 1e20, 0, 0, 0, 0.0)).print(os);
+  // A weight part of 0 is left out.
   EXPECT_EQ(os.str(), "#ftpipe.cost<fwd_ms = 3.0, bwd_ms = 1.0e+20, "
                       "param_bytes = 0, act_bytes = 0, out_bytes = 0>");
 }
@@ -93,8 +96,13 @@ TEST_F(AttributesTest, CheckedBuildersReportBadFields) {
   const int64_t zeroBytes = 0;
 
   EXPECT_FALSE(CostAttr::getChecked(emit, &context, F64(-1.0), zeroMs,
-                                    zeroBytes, zeroBytes, zeroBytes));
+                                    zeroBytes, zeroBytes, zeroBytes, zeroMs));
   EXPECT_EQ(message, "'fwd_ms' must be finite and non-negative, got -1.0");
+  EXPECT_FALSE(CostAttr::getChecked(emit, &context, zeroMs, F64(1.0),
+                                    zeroBytes, zeroBytes, zeroBytes,
+                                    F64(2.0)));
+  EXPECT_EQ(message,
+            "'bwd_weight_ms' (2.0) must not exceed 'bwd_ms' (1.0)");
 
   EXPECT_FALSE(LinkAttr::getChecked(emit, &context, int64_t(2), int64_t(2),
                                     F64(1.0), zeroMs));

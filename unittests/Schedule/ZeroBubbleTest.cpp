@@ -10,6 +10,7 @@
 
 #include "FTPipe/Schedule/ZeroBubble.h"
 
+#include "FTPipe/Schedule/Memory.h"
 #include "FTPipe/Schedule/Simulator.h"
 #include "FTPipe/Schedule/TorchCsv.h"
 #include "RandomStageGraph.h"
@@ -114,6 +115,27 @@ SimResult simulated(const TimedStageGraph &sg, const Links &links, Kind kind,
   llvm::Expected<SimResult> result = simulate(sg, links, config);
   EXPECT_EQ(outcome(result), "success");
   return result ? *result : SimResult();
+}
+
+// A plan may leave a device without a stage: the zero-bubble kinds (and
+// zb-auto built from the costs, without lists) simulate on the devices that
+// hold one, the empty device idle.
+TEST(ZeroBubbleSimulator, DevicesWithoutStagesStayIdle) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  TimedStageGraph sg = timed(graph, {1, 1}, {1, 2}, {1, 1});
+  for (Kind kind : {Kind::ZeroBubbleH1, Kind::ZeroBubbleAuto}) {
+    SimResult two = simulated(sg, Links::uniform(2, 1e9, 0.0), kind, 4);
+    TimedStageGraph spread = sg;
+    spread.device = {0, 2};
+    SimResult three = simulated(spread, Links::uniform(3, 1e9, 0.0), kind, 4);
+    EXPECT_EQ(three.msPerMiniBatch, two.msPerMiniBatch) << kindName(kind).str();
+    EXPECT_EQ(three.idleFraction, two.idleFraction) << kindName(kind).str();
+    ASSERT_EQ(three.deviceBusyMs.size(), 3u);
+    EXPECT_EQ(three.deviceBusyMs[1], 0.0);
+    EXPECT_EQ(three.deviceBusyMs[2], two.deviceBusyMs[1]);
+    for (const SimEvent &event : three.events)
+      EXPECT_NE(event.device, 1u) << event.label();
+  }
 }
 
 TEST(ZeroBubbleSimulator, SplitBackwardRunsIThenW) {
@@ -244,6 +266,59 @@ TEST(ZeroBubbleProperty, AutoRunsDryNeverSlowerThanOneFOneB) {
     EXPECT_LE(zb.msPerMiniBatch, oneF.msPerMiniBatch * (1 + 1e-9))
         << "trial " << trial << "\n"
         << step->str();
+  }
+}
+
+// The plan's memory formula (schedule::stageActivationBytes with
+// microBatchesInFlight, as deviceMemory counts a device's activations and W
+// buffers) bounds the peak bytes the dry run finds for every list of the
+// kind: zb-h1's, zb-auto's on random costs, and 1F1B's (no W buffers).
+TEST(ZeroBubbleProperty, PlanMemoryBoundsTheListsPeak) {
+  std::mt19937 rng(2702);
+  std::uniform_real_distribution<double> cost(0.5, 4.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    StageGraph graph = test::randomGraph(rng);
+    int64_t n = graph.stages();
+    std::vector<double> fwd, input, weight;
+    StageMemory memory;
+    for (int64_t s = 0; s < n; ++s) {
+      fwd.push_back(cost(rng));
+      input.push_back(cost(rng));
+      weight.push_back(cost(rng));
+      memory.activationBytes.push_back(rng() % 100);
+      memory.weightBufferBytes.push_back(rng() % 100);
+    }
+    TimedStageGraph sg = timed(graph, fwd, input, weight, /*bytes=*/0);
+    Links links = Links::uniform(graph.devices, 10.0, 5.0);
+    int64_t microBatches = 1 + rng() % 8;
+    std::vector<bool> split = randomSplit(rng, n);
+    std::vector<int64_t> heights = graph.heights();
+    for (Kind kind :
+         {Kind::OneFOneB, Kind::ZeroBubbleH1, Kind::ZeroBubbleAuto}) {
+      ScheduleConfig config{kind, microBatches, 1,
+                            isZeroBubble(kind) ? split : std::vector<bool>()};
+      llvm::Expected<Schedule> lists =
+          kind == Kind::ZeroBubbleAuto
+              ? generateZeroBubbleAuto(graph, sg, links, config)
+              : generate(graph, config);
+      ASSERT_EQ(outcome(lists), "success") << "trial " << trial;
+      llvm::Expected<DryRunResult> dry =
+          dryRun(graph, config, *lists, &memory);
+      ASSERT_EQ(outcome(dry), "success") << "trial " << trial;
+      std::vector<uint64_t> bound(graph.devices, 0);
+      for (int64_t s = 0; s < n; ++s)
+        bound[graph.device[s]] += stageActivationBytes(
+            microBatchesInFlight(uint32_t(heights[s]), kind,
+                                 uint32_t(microBatches)),
+            memory.activationBytes[s],
+            config.splits(s) ? memory.weightBufferBytes[s] : 0, kind,
+            uint32_t(microBatches));
+      for (int64_t d = 0; d < graph.devices; ++d)
+        EXPECT_LE(dry->peakBytes[d], bound[d])
+            << kindName(kind).str() << " trial " << trial << " device " << d
+            << "\n"
+            << lists->str();
+    }
   }
 }
 

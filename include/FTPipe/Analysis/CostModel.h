@@ -32,6 +32,12 @@ namespace partition = ::ftpipe::partition;
 struct Kernel {
   double flops = 0.0;
   double bytes = 0.0;
+  /// Backward kernels: the share of the kernel's work that makes gradients
+  /// of parameters (what a split backward's weight part W runs; the rest is
+  /// its input part I). 1 for a contraction's product for its parameter
+  /// operand; for a kernel that writes several operands' gradients, the
+  /// parameters' share of the gradient bytes it writes.
+  double weightShare = 0.0;
 };
 
 /// How an op is costed.
@@ -71,6 +77,9 @@ struct OpCostEstimate {
   /// times.
   double forwardMs(const partition::Device &device) const;
   double backwardMs(const partition::Device &device) const;
+  /// The part of backwardMs that makes parameter gradients (each backward
+  /// kernel's time times its weightShare): a split backward's W.
+  double backwardWeightMs(const partition::Device &device) const;
 };
 
 /// What the cost model needs to know about an op's operands.

@@ -55,6 +55,9 @@ struct NodeCost {
   uint64_t actBytes = 0;
   /// Bytes of all results of this op (informational; transfers use values).
   uint64_t outBytes = 0;
+  /// Of bwdMs, the part that makes parameter gradients: what a split
+  /// backward's weight part W runs (the rest, its input part I).
+  double bwdWeightMs = 0.0;
 };
 
 /// An immutable, validated op graph in CSR form. Build one with GraphBuilder

@@ -135,6 +135,10 @@ public:
   /// Returns a copy with only the first `count` devices (1 <= count <=
   /// numDevices()), e.g. to plan for P = 4 on an 8-GPU preset.
   llvm::Expected<Hardware> firstDevices(size_t count) const;
+  /// Returns a copy with only `devices` (distinct ids), device i of the
+  /// copy being devices[i], with the links between them.
+  llvm::Expected<Hardware>
+  selectDevices(llvm::ArrayRef<DeviceId> devices) const;
 
 private:
   HardwareSpec hwSpec;

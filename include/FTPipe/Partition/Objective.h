@@ -102,6 +102,15 @@ struct StageGraph : schedule::TimedStageGraph {
   /// nodes' actBytes, or only the stage inputs under recomputation) and, under
   /// recomputation, the bytes of one micro-batch rebuilt during backward.
   std::vector<uint64_t> keptBytesPerMicroBatch, recomputePeakBytes;
+  /// Per stage, the bytes a split backward's input part keeps for its weight
+  /// part per micro-batch (the cost model's estimate: for each op with a
+  /// weight part, its saved activations and its result's gradient); its
+  /// input and weight parts' times are inputMs and weightMs (bwdMs split by
+  /// the ops' NodeCost::bwdWeightMs).
+  std::vector<uint64_t> weightBufferBytesPerMicroBatch;
+  /// Which stages a zero-bubble schedule splits: those whose weight part
+  /// has work (as ftpipe-differentiate splits them).
+  std::vector<bool> splitStages() const;
 
   /// Per stage, the stages reachable from it along edges (itself not
   /// included).

@@ -51,7 +51,9 @@ std::optional<StageMemory> splitMemory(StageMemory memory,
 /// working bytes (`recomputePeakBytes`) by what one task of the stage adds
 /// while it runs (the generated code's largest peak on the device, with the
 /// allocator's cache, the micro-batch's data slices and the backward's
-/// messages). Fails naming what does not match the manifest or lacks a peak.
+/// messages; a split backward's parts' peaks included), and sets a split
+/// stage's W buffer (what its input part returns for its weight part). Fails
+/// naming what does not match the manifest or lacks a peak.
 llvm::Error
 compiledMemoryInputs(const ArtifactManifest &manifest, PeakLookup peakOf,
                      std::vector<schedule::DeviceMemoryInputs> &inputs);

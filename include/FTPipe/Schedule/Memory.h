@@ -29,7 +29,7 @@ unsigned optimizerStateFactor(Optimizer optimizer);
 
 /// Micro-batches in flight on a stage of the given height (the longest path
 /// in stages to a stage without consumers): async and 1F1B keep height + 1
-/// (1F1B at most M), GPipe keeps M.
+/// (1F1B and zb-h1 at most M), GPipe and zb-auto keep M.
 uint32_t microBatchesInFlight(uint32_t height, Kind schedule,
                               uint32_t microBatches);
 
@@ -37,6 +37,19 @@ uint32_t microBatchesInFlight(uint32_t height, Kind schedule,
 /// live one (only the async schedule keeps any).
 uint32_t extraWeightVersions(uint32_t inFlight, Kind schedule,
                              WeightVersions versions);
+
+/// The most bytes one stage keeps at once for micro-batches whose forward
+/// ran and whose backward is not done: `inFlight` x `kept` (activations
+/// until B or I), and under the zero-bubble kinds also the W buffers of
+/// micro-batches whose I ran and whose W did not. A step's W all run before
+/// its update, so at most M micro-batches hold either at once (M + 1 while
+/// an I holds both), at most `inFlight` of them activations:
+/// max(kept + M x wbuf, inFlight x kept + (M + 1 - inFlight) x wbuf)
+/// (activations and W buffers together; W buffers in the device's
+/// activationBytes).
+uint64_t stageActivationBytes(uint32_t inFlight, uint64_t kept,
+                              uint64_t weightBuffer, Kind schedule,
+                              uint32_t microBatches);
 
 /// What a plan fixes about one device's memory.
 struct DeviceMemoryInputs {
@@ -53,6 +66,10 @@ struct DeviceMemoryInputs {
     /// recomputation; once compiled: the generated code's peak with the
     /// allocator's cache, the data slices and the backward's messages.
     uint64_t recomputePeakBytes = 0;
+    /// Bytes a split backward's input part keeps for its weight part, per
+    /// micro-batch (0 for a stage that does not split): counted under the
+    /// zero-bubble kinds (weightBuffersInFlight).
+    uint64_t weightBufferBytesPerMicroBatch = 0;
   };
   std::vector<Stage> stages;
   /// paramBytesByHeight[h]: bytes of the distinct parameters the device

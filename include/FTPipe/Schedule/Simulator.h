@@ -19,8 +19,9 @@
 // device runs exactly its list (updates take no time).
 // A split backward (zero-bubble kinds, or lists with I and W) runs as I,
 // which sends the gradients, and W, which waits for its I, each with its
-// own cost. zb-h1 is simulated on the lists generate() builds; zb-auto needs
-// its lists given. Recomputation lengthens every backward (B or I). The
+// own cost. zb-h1 is simulated on the lists generate() builds, zb-auto on
+// those generateZeroBubbleAuto builds from the stages' costs (no memory
+// budget) unless lists are given. Recomputation lengthens every backward (B or I). The
 // optimizer step is not modelled. With replicas (Replicas.h) and the lists
 // of replicateSchedule, micro-batch m of a stage runs on its device's
 // replica m mod r, and each update of a replicated device is its replicas'

@@ -205,6 +205,14 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
     schedule as a Chrome/Perfetto trace (one track per device and per link),
     `dot=FILE` the stage graph for Graphviz, coloured by device, with edges
     labelled by bytes. The IR is left unchanged.
+
+    A table compares the schedules side by side (GPipe, 1F1B with flush,
+    ZB-H1, zb-auto, async): simulated time per mini-batch, idle share and
+    each device's memory under each. `replicas=auto` adds the planning
+    table of data-parallel replicas (lib/Partition/ReplicaSearch.h): for
+    every width w dividing the hardware's P devices, Mixed-Pipe's plan on
+    P / w devices run w times, by objective and by simulation, and the
+    (depth, replicas) the planner would choose.
   }];
   let options = !listconcat([
     Option<"json", "json", "std::string", /*default=*/"\"\"",
@@ -215,6 +223,9 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
            "Write the stage graph in Graphviz format to this file">,
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "Model function (default: the only function with a body)">,
+    Option<"replicas", "replicas", "std::string", /*default=*/"\"none\"",
+           "none, or auto: also plan pipeline depth x data-parallel replicas "
+           "on the hardware's devices and print the planning table">,
   ], ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }

@@ -99,10 +99,16 @@ static LogicalResult checkNonNegative(function_ref<InFlightDiagnostic()> emit,
 
 LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                F64 fwdMs, F64 bwdMs, int64_t paramBytes,
-                               int64_t actBytes, int64_t outBytes) {
+                               int64_t actBytes, int64_t outBytes,
+                               F64 bwdWeightMs) {
+  if (bwdWeightMs > bwdMs)
+    return emitError() << "'bwd_weight_ms' (" << formatF64(bwdWeightMs)
+                       << ") must not exceed 'bwd_ms' (" << formatF64(bwdMs)
+                       << ")";
   return success(
       succeeded(checkNonNegative(emitError, "fwd_ms", fwdMs)) &&
       succeeded(checkNonNegative(emitError, "bwd_ms", bwdMs)) &&
+      succeeded(checkNonNegative(emitError, "bwd_weight_ms", bwdWeightMs)) &&
       succeeded(checkNonNegative(emitError, "param_bytes", paramBytes)) &&
       succeeded(checkNonNegative(emitError, "act_bytes", actBytes)) &&
       succeeded(checkNonNegative(emitError, "out_bytes", outBytes)));

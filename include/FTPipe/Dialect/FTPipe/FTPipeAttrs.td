@@ -54,11 +54,13 @@ def FTPipe_CostAttr : FTPipe_Attr<"Cost", "cost"> {
   let description = [{
     What one execution of an op costs for one micro-batch: forward and backward
     time in milliseconds, bytes of trainable parameters it reads, bytes of
-    activations its backward needs saved, and bytes of its results.
+    activations its backward needs saved, and bytes of its results; and, of
+    the backward time, the part that makes parameter gradients (what a split
+    backward's weight part runs; left out when 0).
 
     ```mlir
     #ftpipe.cost<fwd_ms = 0.25, bwd_ms = 0.5, param_bytes = 4194304,
-                 act_bytes = 65536, out_bytes = 65536>
+                 act_bytes = 65536, out_bytes = 65536, bwd_weight_ms = 0.25>
     ```
   }];
   let parameters = (ins
@@ -66,7 +68,9 @@ def FTPipe_CostAttr : FTPipe_Attr<"Cost", "cost"> {
     FTPipe_F64Parameter<"backward time in ms">:$bwd_ms,
     FTPipe_BytesParameter<"bytes of parameters read">:$param_bytes,
     FTPipe_BytesParameter<"bytes of activations saved for backward">:$act_bytes,
-    FTPipe_BytesParameter<"bytes of all results">:$out_bytes);
+    FTPipe_BytesParameter<"bytes of all results">:$out_bytes,
+    FTPipe_DefaultF64Parameter<"of bwd_ms, the parameter gradients' part",
+                               "0.0">:$bwd_weight_ms);
 }
 
 def FTPipe_DeviceSpecAttr : FTPipe_Attr<"DeviceSpec", "device"> {

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# replicas.sh [BUILD] - pipeline depth x data-parallel replicas on 4
+# processes, planned and measured (not a test).
+#
+# A small GPT-2 (4 layers, n_embd 256, vocabulary 8192, 4 x 128 tokens per
+# micro-batch), 1F1B with flush, 8 micro-batches per step:
+#  1. the planner's table (ftpipe-report replicas=auto) on a description of
+#     4 CPU processes of this machine (written below: a rough 0.05 TFLOP/s,
+#     5 GB/s shared-memory links; the absolute figures follow from it, the
+#     ranking of the options is what the planner acts on);
+#  2. measured: the plan for 4 devices run as 4 x 1, Mixed-Pipe's plan for 2
+#     devices run twice (2 x 2, --replicas 2), the whole model on 1 device
+#     run 4 times (1 x 4), each 6 steps on 4 MPI processes with
+#     --compare-simulator (measured time per micro-batch against the
+#     simulator on the same lists with the stages' measured costs and the
+#     all-reduce priced on the links).
+# The load average is printed: with other work on the machine the measured
+# times are not the schedules'.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$root/build}"
+bin="$build/bin"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+cat > "$work/gpt2-bench.json" <<'JSON'
+{"model_type": "gpt2", "activation_function": "gelu_new",
+ "layer_norm_epsilon": 1e-05, "n_embd": 256, "n_head": 4, "n_inner": null,
+ "n_layer": 4, "n_positions": 128, "vocab_size": 8192,
+ "ftpipe": {"micro_batch_size": 4, "seq_len": 128}}
+JSON
+cat > "$work/cpu4.json" <<'JSON'
+{"name": "cpu-processes-x4", "dtype": "fp32",
+ "intra_node": {"gbps": 5, "latency_us": 20},
+ "network": {"gbps": 5, "latency_us": 20},
+ "devices": [{"name": "cpu", "count": 4, "memory_bytes": 4294967296,
+              "tflops": 0.05, "mem_gbps": 10, "launch_us": 5, "node": 0}]}
+JSON
+"$bin/ftpipe-model-gen" "$work/gpt2-bench.json" --loss --quiet -o "$work/gpt2.mlir"
+"$bin/ftpipe-opt" "$work/gpt2.mlir" -o "$work/costed.mlir" \
+  --ftpipe-annotate-costs="hardware=$work/cpu4.json"
+echo "== planned (ftpipe-report replicas=auto, 1F1B, M = 8)"
+"$bin/ftpipe-opt" "$work/costed.mlir" -o /dev/null \
+  --ftpipe-report="replicas=auto schedule=1f1b microbatches=8" |
+  sed -n '/^replicas (/,$p'
+
+python_dataset="$root/test/Runtime/Inputs/make-dataset.py"
+for depth in 4 2 1; do
+  width=$((4 / depth))
+  "$bin/ftpipe-opt" "$work/costed.mlir" -o "$work/plan$depth.mlir" \
+    --mlir-print-debuginfo --ftpipe-mixed-pipe="devices=$depth"
+  "$bin/ftpipe-compile" "$work/plan$depth.mlir" --devices=$depth \
+    --schedule=1f1b --microbatches=8 -o "$work/gpt2-$depth" 2> "$work/compile$depth.log"
+  python3 "$python_dataset" "$work/gpt2-$depth" 96 "$work/data$depth.safetensors"
+done
+echo "== measured on this machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for depth in 4 2 1; do
+  width=$((4 / depth))
+  echo "-- $depth x $width"
+  replicas=()
+  [ "$width" -gt 1 ] && replicas=(--replicas "$width")
+  "$bin/ftpipe-run" "$work/gpt2-$depth" --np 4 "${replicas[@]}" \
+    --data "$work/data$depth.safetensors" --seed 1 --steps 6 \
+    --micro-batches 8 --schedule 1f1b --compare-simulator 2> /dev/null |
+    grep -v '^step'
+done
+echo "load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"

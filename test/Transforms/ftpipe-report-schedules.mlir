@@ -1,0 +1,99 @@
+// RUN: ftpipe-opt %s --ftpipe-report="json=%t.json schedule=zb-h1 microbatches=4 optimizer=sgd recompute=false" -o /dev/null | FileCheck %s
+// RUN: FileCheck %s --check-prefix=JSON < %t.json
+// RUN: ftpipe-opt %s --ftpipe-report="schedule=zb-auto microbatches=4 optimizer=sgd recompute=false" -o /dev/null | FileCheck %s --check-prefix=AUTO
+// RUN: ftpipe-opt %s --ftpipe-report="replicas=auto schedule=1f1b microbatches=4 optimizer=sgd recompute=false json=%t.replicas.json" -o /dev/null | FileCheck %s --check-prefix=REPLICAS
+// RUN: FileCheck %s --check-prefix=REPLICAS-JSON < %t.replicas.json
+// RUN: not ftpipe-opt %s --ftpipe-report="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Tests the report's schedules side by side on a two-stage pipeline whose
+// stages each take F = 1 ms and B = 2 ms, of which W = 1 ms makes the weight
+// gradients (`bwd_weight_ms`), with M = 4 and links that cost nothing worth
+// printing:
+//  - GPipe and 1F1B with flush: (M + p - 1)(F + B) = 15 ms, each device busy
+//    12 of them (20 % idle);
+//  - ZB-H1 moves each W into an idle slot: the bubble (p - 1)(F + I + W) =
+//    3 ms shrinks to (p - 1)(F + I - W) = 1 ms (the ZB paper's (p-1)(F+B-W),
+//    its B being our I): 13 ms, each device idle 2 of 26 ms (7.7 %);
+//  - memory: each stage keeps 1000 bytes of activations per micro-batch in
+//    flight, and a split backward's input part keeps 1000 + 1000 bytes (the
+//    op's saved activations and its result's gradient) for its weight part;
+//    each device has 4 bytes of weight and 4 of gradient (SGD). The table
+//    shows each schedule's lists' peak (their dry run): GPipe 4 micro-batches
+//    (4000), 1F1B 2 on stage 0 and 1 on stage 1; ZB-H1 holds W buffers until
+//    idle slots come: device 0 at its third I keeps two micro-batches'
+//    activations and three W buffers (8000), device 1 runs its Ws in the
+//    drain, so at its last I it keeps 4 W buffers and that micro-batch's
+//    activations (9000), which is also the plan's bound for both stages,
+//    max(1000 + 4 x 2000, inFlight x 1000 + (5 - inFlight) x 2000).
+
+// CHECK: setup: zero-bubble ZB-H1 (split backward) schedule, sgd, {{.*}} M = 4
+// CHECK: schedule ms_per_minibatch idle_% max_memory_GiB memory_GiB per device
+// CHECK-NEXT: gpipe 15.000 20.0
+// CHECK-NEXT: 1f1b 15.000 20.0
+// CHECK-NEXT: zb-h1 13.000 7.7
+// CHECK-NEXT: zb-auto {{1[0-3]\.[0-9]+}}
+// CHECK-NEXT: async
+
+// The plan's own figures (what the partitioners' memory check counts) are
+// the bound under the setup's zb-h1: 9008 bytes on each device.
+// JSON: "per_device": [
+// JSON: "memory_bytes": 9008,
+// JSON: "memory_bytes": 9008,
+// JSON: "schedules": [
+// JSON-NEXT: {
+// JSON-NEXT: "idle_fraction": 0.2{{0*[0-9]*}},
+// JSON-NEXT: "memory_bytes": [
+// JSON-NEXT: 4008,
+// JSON-NEXT: 4008
+// JSON-NEXT: ],
+// JSON-NEXT: "memory_fits": true,
+// JSON-NEXT: "ms_per_minibatch": 15.0000{{[0-9]*}},
+// JSON-NEXT: "schedule": "gpipe"
+// JSON-NEXT: },
+// JSON-NEXT: {
+// JSON-NEXT: "idle_fraction": 0.2{{0*[0-9]*}},
+// JSON-NEXT: "memory_bytes": [
+// JSON-NEXT: 2008,
+// JSON-NEXT: 1008
+// JSON-NEXT: ],
+// JSON: "schedule": "1f1b"
+// JSON: "memory_bytes": [
+// JSON-NEXT: 8008,
+// JSON-NEXT: 9008
+// JSON-NEXT: ],
+// JSON: "ms_per_minibatch": 13.0000{{[0-9]*}},
+// JSON-NEXT: "schedule": "zb-h1"
+
+// zb-auto is no slower than ZB-H1, which it tries among its candidates.
+// AUTO: setup: zero-bubble list schedule from stage costs {{.*}} M = 4
+// AUTO: zb-h1 13.000
+// AUTO-NEXT: zb-auto {{(1[0-2]\.[0-9]+|13\.000)}}
+
+// replicas=auto: the two devices as a pipeline of 2 (1F1B: 15 ms) or as 2
+// replicas of the whole model, each running 2 of the 4 micro-batches
+// through both ops (2 x 6 ms) and all-reducing 8 bytes: chosen.
+// REPLICAS: replicas (Mixed-Pipe's plan on depth devices, run width times; M = 4
+// REPLICAS-NEXT: depth width objective_ms allreduce_ms ms_per_minibatch idle_%
+// REPLICAS-NEXT: 2 1 3.000 0.000 15.000 20.0 {{$}}
+// REPLICAS-NEXT: 1 2 3.000 0.000 12.000 0.0 chosen
+// REPLICAS-JSON: "replica_options": [
+// REPLICAS-JSON: "chosen": false,
+// REPLICAS-JSON-NEXT: "depth": 2,
+// REPLICAS-JSON: "chosen": true,
+// REPLICAS-JSON-NEXT: "depth": 1,
+// REPLICAS-JSON: "width": 2
+// BAD: replicas must be 'none' or 'auto', got '2'
+
+module attributes {
+  ftpipe.hardware = #ftpipe.hardware<name = "pair", devices = [
+    <name = "g0", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "g1", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>],
+    links = [<src = 0, dst = 1, gbps = 1000000.0, latency_us = 0.0>]>,
+  ftpipe.plan = #ftpipe.plan<method = "hand", stage_device = [0, 1], objective_ms = 3.0, memory_bytes = [0, 0]>
+} {
+  func.func @chain(%w: tensor<1xf32> {ftpipe.param}, %v: tensor<1xf32> {ftpipe.param}, %x: tensor<250xf32>) -> tensor<250xf32> {
+    %a = tosa.add %x, %w {ftpipe.stage = 0, ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000, bwd_weight_ms = 1.0>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %b = tosa.add %a, %v {ftpipe.stage = 1, ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000, bwd_weight_ms = 1.0>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    return %b : tensor<250xf32>
+  }
+}
