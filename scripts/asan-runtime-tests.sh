@@ -34,7 +34,15 @@ lit=/usr/lib/llvm-19/build/utils/lit/lit.py
   echo "asan-runtime-tests: $build/bin/ftpipe-run is missing: build $build first" >&2
   exit 1
 }
-if [[ ! -f "$asan/CMakeCache.txt" ]]; then
+# A build directory copied from another checkout still builds that one (and
+# regenerates its files there): refuse it.
+if [[ -f "$asan/CMakeCache.txt" ]]; then
+  source_dir="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$asan/CMakeCache.txt")"
+  if [[ "$(realpath "$source_dir")" != "$root" ]]; then
+    echo "asan-runtime-tests: $asan is configured for $source_dir, not $root" >&2
+    exit 1
+  fi
+else
   cmake -G Ninja -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DFTPIPE_SANITIZE=ON \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
