@@ -71,10 +71,14 @@ public:
       return;
     }
     std::optional<int64_t> number = value->getAsInteger();
-    if (!number || *number < 0 || *number >= rows)
-      return fail(llvm::formatv("field '{0}' must be a row of the {1} of "
-                                "'vocab_size' or null",
-                                key, rows));
+    if (!number || *number < 0 || *number >= rows) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << *value;
+      return fail(llvm::formatv("field '{0}' must be null or an id below "
+                                "'vocab_size' ({1}), got {2}",
+                                key, rows, text));
+    }
     out = *number;
   }
 

@@ -19,7 +19,7 @@
 // RUN: ftpipe-model-gen %t/llama-pad-2.json --quiet | FileCheck %s --check-prefix=LLAMA
 // LLAMA: tosa.gather {{.*}} {ftpipe.padding_row = 2 : i64}
 // RUN: not ftpipe-model-gen %t/bert-pad-big.json 2>&1 | FileCheck %s --check-prefix=BIG
-// BIG: ftpipe-model-gen: error: {{.*}}bert-pad-big.json: field 'pad_token_id' must be a row of the 512 of 'vocab_size' or null{{$}}
+// BIG: ftpipe-model-gen: error: {{.*}}bert-pad-big.json: field 'pad_token_id' must be null or an id below 'vocab_size' (512), got 512{{$}}
 
 //--- bert-pad-5.json
 {"model_type": "bert", "hidden_size": 64, "intermediate_size": 256, "layer_norm_eps": 1e-12, "max_position_embeddings": 128, "num_attention_heads": 4, "num_hidden_layers": 2, "type_vocab_size": 2, "vocab_size": 512, "ftpipe": {"micro_batch_size": 2, "seq_len": 16}, "pad_token_id": 5}
