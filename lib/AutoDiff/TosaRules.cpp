@@ -360,13 +360,15 @@ static LogicalResult concatAdjoint(tosa::ConcatOp op, OpBuilder &b, Value dy,
 
 /// out[n, w, :] = values[n, indices[n, w], :]; the adjoint adds each row of
 /// dy into its row of the values' gradient (rows may repeat, so a scatter
-/// that overwrites would be wrong).
+/// that overwrites would be wrong), except into the row that
+/// `ftpipe.padding_row` names (nn.Embedding's `padding_idx`).
 static LogicalResult gatherAdjoint(tosa::GatherOp op, OpBuilder &b, Value dy,
                                    ArrayRef<bool> needs,
                                    MutableArrayRef<Value> gradients) {
   if (!needs[0])
     return success();
   Location loc = op.getLoc();
+  auto paddingRow = op->getAttrOfType<IntegerAttr>(kPaddingRowAttrName);
   auto valuesType = tensorType(op.getValues());
   auto dyType = tensorType(dy);
   int64_t channels = valuesType.getDimSize(2);
@@ -399,6 +401,14 @@ static LogicalResult gatherAdjoint(tosa::GatherOp op, OpBuilder &b, Value dy,
                   il, rowType, acc[0], to, sizes, strides);
               Value sum =
                   ib.create<tosa::AddOp>(il, rowType, current, row);
+              if (paddingRow) {
+                Value padding = ib.create<arith::ConstantOp>(
+                    il, IntegerAttr::get(index.getType(),
+                                         paddingRow.getValue().getSExtValue()));
+                Value isPadding = ib.create<arith::CmpIOp>(
+                    il, arith::CmpIPredicate::eq, index, padding);
+                sum = ib.create<arith::SelectOp>(il, isPadding, current, sum);
+              }
               Value updated = ib.create<tensor::InsertSliceOp>(
                   il, sum, acc[0], to, sizes, strides);
               ib.create<scf::YieldOp>(il, updated);

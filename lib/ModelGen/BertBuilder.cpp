@@ -25,8 +25,8 @@ struct BertInputs {
 static Value bertEmbeddings(GraphBuilder &b, const BertConfig &c,
                             const BertInputs &in, int64_t seqLen) {
   auto scope = b.enter("BertEmbeddings", "embeddings");
-  Value h =
-      embedding(b, "word_embeddings", in.inputIds, c.vocabSize, c.hiddenSize);
+  Value h = embedding(b, "word_embeddings", in.inputIds, c.vocabSize,
+                      c.hiddenSize, c.padTokenId);
   h = b.add(h, embedding(b, "token_type_embeddings", in.tokenTypeIds,
                          c.typeVocabSize, c.hiddenSize));
   h = b.add(h,

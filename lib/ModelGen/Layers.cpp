@@ -8,6 +8,8 @@
 
 #include "Layers.h"
 
+#include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
@@ -84,20 +86,28 @@ Value mlir::ftpipe::conv1d(GraphBuilder &b, llvm::StringRef attrName, Value x,
   return matmulTokens(b, x, weight, bias);
 }
 
-Value mlir::ftpipe::embeddingLookup(GraphBuilder &b, Value table, Value ids) {
+Value mlir::ftpipe::embeddingLookup(GraphBuilder &b, Value table, Value ids,
+                                    std::optional<int64_t> paddingIdx) {
   llvm::ArrayRef<int64_t> tableShape = GraphBuilder::shapeOf(table);
   llvm::ArrayRef<int64_t> idShape = GraphBuilder::shapeOf(ids);
   int64_t tokens = idShape[0] * idShape[1];
   Value values = b.reshape(table, {1, tableShape[0], tableShape[1]});
   Value rows = b.gather(values, b.reshape(ids, {1, tokens}));
+  if (paddingIdx) {
+    Operation *gather = rows.getDefiningOp();
+    gather->setAttr(FTPipeDialect::kPaddingRowAttrName,
+                    IntegerAttr::get(IntegerType::get(gather->getContext(), 64),
+                                     *paddingIdx));
+  }
   return b.reshape(rows, {idShape[0], idShape[1], tableShape[1]});
 }
 
 Value mlir::ftpipe::embedding(GraphBuilder &b, llvm::StringRef attrName,
-                              Value ids, int64_t num, int64_t dim) {
+                              Value ids, int64_t num, int64_t dim,
+                              std::optional<int64_t> paddingIdx) {
   auto scope = b.enter("Embedding", attrName);
   Value weight = b.addParam("weight", {num, dim});
-  return embeddingLookup(b, weight, ids);
+  return embeddingLookup(b, weight, ids, paddingIdx);
 }
 
 Value mlir::ftpipe::positionEmbedding(GraphBuilder &b, llvm::StringRef attrName,

@@ -15,6 +15,8 @@
 
 #include "GraphBuilder.h"
 
+#include <optional>
+
 namespace mlir {
 namespace ftpipe {
 
@@ -35,9 +37,11 @@ Value linearWithWeight(GraphBuilder &b, llvm::StringRef attrName, Value x,
 /// as tosa.matmul.
 Value conv1d(GraphBuilder &b, llvm::StringRef attrName, Value x, int64_t nf);
 
-/// nn.Embedding: creates `weight` [num, dim] and looks `ids` up in it.
+/// nn.Embedding: creates `weight` [num, dim] and looks `ids` up in it; the
+/// row `paddingIdx` gets no gradient.
 Value embedding(GraphBuilder &b, llvm::StringRef attrName, Value ids,
-                int64_t num, int64_t dim);
+                int64_t num, int64_t dim,
+                std::optional<int64_t> paddingIdx = std::nullopt);
 
 /// A learned absolute position embedding `weight` [num, dim] for positions
 /// 0 .. seqLen-1 (HF's arange position ids) -> [1, seqLen, dim], read with
@@ -46,8 +50,10 @@ Value positionEmbedding(GraphBuilder &b, llvm::StringRef attrName, int64_t num,
                         int64_t dim, int64_t seqLen);
 
 /// Looks i32 `ids` [B, S] up in `table` [V, H] -> [B, S, H] (tosa.gather),
-/// in the current scope.
-Value embeddingLookup(GraphBuilder &b, Value table, Value ids);
+/// in the current scope; the row `paddingIdx` gets no gradient
+/// (`ftpipe.padding_row` on the gather), as nn.Embedding's `padding_idx`.
+Value embeddingLookup(GraphBuilder &b, Value table, Value ids,
+                      std::optional<int64_t> paddingIdx = std::nullopt);
 
 /// nn.LayerNorm over the last axis, with weight and bias.
 Value layerNorm(GraphBuilder &b, llvm::StringRef attrName, Value x, double eps);

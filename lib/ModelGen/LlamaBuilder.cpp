@@ -129,7 +129,7 @@ static Value llamaModel(GraphBuilder &b, const LlamaConfig &c, Value inputIds,
   {
     auto embedding = b.enter("Embedding", "embed_tokens");
     embed = b.addParam("weight", {c.vocabSize, c.hiddenSize});
-    h = embeddingLookup(b, embed, inputIds);
+    h = embeddingLookup(b, embed, inputIds, c.padTokenId);
   }
   Value mask = extendedAttentionMask(b, attentionMask);
   Rotary rotary = rotaryTables(b, c, seqLen);

@@ -59,6 +59,29 @@ public:
     readPositive(key, *value, out);
   }
 
+  /// An optional row of a table of `rows` (absent: `out` unchanged; null:
+  /// none), as HF's `pad_token_id` (nn.Embedding's `padding_idx`).
+  void optionalRow(llvm::StringRef key, int64_t rows,
+                   std::optional<int64_t> &out) {
+    const llvm::json::Value *value = object.get(key);
+    if (failed || !value)
+      return;
+    if (value->kind() == llvm::json::Value::Null) {
+      out.reset();
+      return;
+    }
+    std::optional<int64_t> number = value->getAsInteger();
+    if (!number || *number < 0 || *number >= rows) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << *value;
+      return fail(llvm::formatv("field '{0}' must be null or an id below "
+                                "'vocab_size' ({1}), got {2}",
+                                key, rows, text));
+    }
+    out = *number;
+  }
+
   /// A required positive number.
   void positiveNumber(llvm::StringRef key, double &out) {
     if (failed)
@@ -142,6 +165,7 @@ static BertConfig readBert(FieldReader &reader) {
   reader.positive("max_position_embeddings", c.maxPositionEmbeddings);
   reader.positive("type_vocab_size", c.typeVocabSize);
   reader.positiveNumber("layer_norm_eps", c.layerNormEps);
+  reader.optionalRow("pad_token_id", c.vocabSize, c.padTokenId);
   checkDivisible(reader, "hidden_size", c.hiddenSize, "num_attention_heads",
                  c.numAttentionHeads);
   return c;
@@ -260,6 +284,7 @@ static LlamaConfig readLlama(FieldReader &reader,
       theta && theta->kind() != llvm::json::Value::Null)
     reader.positiveNumber("rope_theta", c.ropeTheta);
   reader.optionalBool("tie_word_embeddings", c.tieWordEmbeddings);
+  reader.optionalRow("pad_token_id", c.vocabSize, c.padTokenId);
   if (isMistral) {
     reader.optionalPositive("sliding_window", c.slidingWindow);
   } else {

@@ -59,11 +59,13 @@ llvm::Expected<EvaluationSetup> ftpipe::runtime::prepareEvaluation(
     const PipelineModel &model, const ExecutorConfig &config) {
   if (every < 1)
     return fail("--eval-every must be at least 1");
-  if (config.schedule.kind != schedule::Kind::GPipe &&
-      config.schedule.kind != schedule::Kind::OneFOneB)
+  // Every schedule but async flushes at each update (the zero-bubble ones
+  // run their last W before it); async keeps micro-batches of the next
+  // step in flight across it, so no moment has one set of weights.
+  if (config.schedule.kind == schedule::Kind::Async)
     return fail("--eval-data evaluates between steps, which schedule '" +
                 schedule::nameOf(config.schedule.kind) +
-                "' does not flush: use gpipe or 1f1b");
+                "' does not flush: use gpipe, 1f1b, zb-h1 or zb-auto");
   EvaluationSetup setup;
   llvm::Expected<SafetensorsFile> file = readSafetensors(path);
   if (!file)

@@ -66,7 +66,8 @@ void ClampGatherIndicesPass::runOnOperation() {
         builder.getF32FloatAttr(0), builder.getF32FloatAttr(0));
     // The clamp belongs where the gather does (stage, block, device).
     for (NamedAttribute attr : gather->getDiscardableAttrs())
-      if (attr.getName() != FTPipeDialect::kCostAttrName)
+      if (attr.getName() != FTPipeDialect::kCostAttrName &&
+          attr.getName() != FTPipeDialect::kPaddingRowAttrName)
         clamp->setAttr(attr.getName(), attr.getValue());
     clamp->setAttr(FTPipeDialect::kIndexGuardAttrName, builder.getUnitAttr());
     gather.getIndicesMutable().assign(clamp.getResult());

@@ -72,40 +72,6 @@ def dataset_shapes(path):
             if name != "__metadata__"}
 
 
-def token_ids(path, name):
-    """The values of the integer tensor `name` of a safetensors file."""
-    import array
-    with open(path, "rb") as f:
-        (length,) = struct.unpack("<Q", f.read(8))
-        entry = json.loads(f.read(length))[name]
-        begin, end = entry["data_offsets"]
-        f.seek(8 + length + begin)
-        values = array.array({"I32": "i", "I64": "q"}[entry["dtype"]])
-        values.frombytes(f.read(end - begin))
-    if sys.byteorder != "little":
-        values.byteswap()
-    return values
-
-
-def warn_padding_row(config, data):
-    """transformers never trains the embedding row of pad_token_id (BERT's,
-    and LLaMA's and Mistral's when set: nn.Embedding's padding_idx); FTPipe's
-    models train every row the data reads."""
-    pad = config.get("pad_token_id")
-    if pad is None and config.get("model_type") == "bert":
-        pad = 0
-    if config.get("model_type") not in ("bert", "llama", "mistral") or \
-            pad is None:
-        return
-    count = token_ids(data, "input_ids").count(pad)
-    if count:
-        print("ftpipe-finetune: warning: %s holds the checkpoint's "
-              "pad_token_id %d %d times: transformers never trains that "
-              "embedding row, FTPipe does (prepare the data with ftpipe-data "
-              "--pad-token naming another token to avoid it)" % (
-                  data, pad, count), file=sys.stderr)
-
-
 def sequence_lengths(shapes, path):
     encoder = [shapes[n][1] for n in ENCODER_INPUTS if n in shapes]
     if not encoder:
@@ -251,8 +217,6 @@ def main():
         if {n: s[1:] for n, s in eval_shapes.items()} != \
                 {n: s[1:] for n, s in shapes.items()}:
             fail("%s holds other inputs than %s" % (opts.eval_data, opts.data))
-    warn_padding_row(json.load(open(os.path.join(checkpoint, "config.json"))),
-                     opts.data)
     samples = next(iter(shapes.values()))[0]
     samples_per_step = opts.micro_batch_size * opts.micro_batches
     steps_per_epoch = max(1, samples // samples_per_step)

@@ -17,7 +17,13 @@
 //  - 'C': a checkpoint manifest, loaded against the tiny MLP's identity;
 //  - 'V': data values: the bytes as token ids of a [N, 16] i32 tensor,
 //    checked against a table of 512 rows with ignore index -100 (a value
-//    accepted must be inside it).
+//    accepted must be inside it);
+//  - 'T': a schedule in torch.distributed.pipelining's CSV (--schedule-file):
+//    parsed (an accepted one must print and parse back the same), then
+//    dry-run as ftpipe-run does, on the tiny MLP's stages under 1F1B and
+//    ZB-H1;
+//  - 'X': a checkpoint index (model.safetensors.index.json) beside three
+//    shards: the weights read through it must be exactly those it names.
 // Anything refused with an error is fine; a crash, an abort or a hang is not.
 // The same function serves libFuzzer and the project's own mutation driver
 // (MutationDriver.cpp).
@@ -38,9 +44,12 @@
 #include "FTPipe/Runtime/ArtifactManifest.h"
 #include "FTPipe/Runtime/Checkpoint.h"
 #include "FTPipe/Runtime/DataValues.h"
+#include "FTPipe/Runtime/HFCheckpoint.h"
 #include "FTPipe/Runtime/PlacementCheck.h"
+#include "FTPipe/Runtime/RunSchedule.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/TinyMlp.h"
+#include "FTPipe/Schedule/TorchCsv.h"
 #include "FTPipe/Support/BoundedInput.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -106,6 +115,13 @@ struct FuzzState {
   std::string scratchDir;
   /// What a checkpoint must match: the tiny MLP's run (made on first use).
   std::optional<::ftpipe::runtime::RunIdentity> tinyIdentity;
+  /// The tiny MLP's stages, that schedule files are dry-run on (made on
+  /// first use).
+  std::optional<::ftpipe::schedule::StageGraph> tinyStages;
+  /// A checkpoint directory of three shards (made on first use) and the
+  /// parameters of its model.
+  std::string shardDir;
+  std::vector<::ftpipe::runtime::ParameterInfo> shardParams;
 };
 } // namespace
 
@@ -401,6 +417,101 @@ static void fuzzDataValues(llvm::StringRef bytes) {
                     : "ids inside their table were refused");
 }
 
+static void fuzzTorchCsv(llvm::StringRef text) {
+  namespace sched = ::ftpipe::schedule;
+  namespace rt = ::ftpipe::runtime;
+  llvm::Expected<sched::Schedule> parsed = sched::parseTorchCsv(text);
+  if (!parsed)
+    return llvm::consumeError(parsed.takeError());
+  llvm::Expected<std::string> printed = sched::toTorchCsv(*parsed);
+  if (!printed)
+    finding("an accepted schedule file does not print: " +
+            llvm::toString(printed.takeError()));
+  llvm::Expected<sched::Schedule> back = sched::parseTorchCsv(*printed);
+  if (!back)
+    finding("a printed schedule file does not parse back: " +
+            llvm::toString(back.takeError()));
+  if (back->str() != parsed->str())
+    finding("a schedule file parses back to other lists");
+  FuzzState &state = getState();
+  if (!state.tinyStages) {
+    std::unique_ptr<rt::PipelineModel> model =
+        rt::createTinyMlpModel(rt::TinyMlpShape(), {0, 1, 0, 1});
+    state.tinyStages = model->stageGraph();
+  }
+  // What ftpipe-run does with --schedule-file (Run.cpp).
+  for (sched::Kind kind : {sched::Kind::OneFOneB, sched::Kind::ZeroBubbleH1}) {
+    sched::ScheduleConfig config;
+    config.kind = kind;
+    config.microBatches = 4;
+    config.steps = 2;
+    llvm::Expected<sched::Schedule> lists =
+        rt::scheduleFromTorchCsv(text, config);
+    if (!lists)
+      finding("a parsed schedule file is refused when repeated: " +
+              llvm::toString(lists.takeError()));
+    llvm::Expected<sched::DryRunResult> checked =
+        sched::dryRun(*state.tinyStages, config, *lists);
+    if (!checked)
+      llvm::consumeError(checked.takeError());
+  }
+}
+
+/// The shard directory of 'X' inputs: three tensors in two shards (and a
+/// third shard that the seed index does not name).
+static void makeShards(FuzzState &state) {
+  namespace rt = ::ftpipe::runtime;
+  state.shardDir = scratchDirectory() + "/hf-checkpoint";
+  llvm::sys::fs::create_directories(state.shardDir);
+  auto tensor = [](rt::DType type, std::vector<int64_t> shape) {
+    rt::Tensor t(type, shape);
+    for (size_t i = 0; i < t.bytes.size(); ++i)
+      t.bytes[i] = static_cast<uint8_t>(i % 7 + 0x38);
+    return t;
+  };
+  rt::TensorMap shards[3];
+  shards[0]["a.weight"] = tensor(rt::DType::BF16, {2, 3});
+  shards[0]["b.bias"] = tensor(rt::DType::F16, {3});
+  shards[1]["c.weight"] = tensor(rt::DType::F32, {3, 2});
+  shards[2]["d.weight"] = tensor(rt::DType::BF16, {2});
+  const char *names[3] = {"model-00001-of-00002.safetensors",
+                          "model-00002-of-00002.safetensors",
+                          "extra.safetensors"};
+  for (int i = 0; i < 3; ++i)
+    writeFile(state.shardDir, names[i],
+              rt::serializeSafetensors(shards[i], {}));
+  state.shardParams = {{"a.weight", {2, 3}, rt::DType::F32},
+                       {"b.bias", {3}, rt::DType::F32},
+                       {"c.weight", {3, 2}, rt::DType::F32},
+                       {"d.weight", {2}, rt::DType::F32}};
+}
+
+static void fuzzCheckpointIndex(llvm::StringRef text) {
+  namespace rt = ::ftpipe::runtime;
+  FuzzState &state = getState();
+  if (state.shardDir.empty())
+    makeShards(state);
+  writeFile(state.shardDir, rt::kHFIndexFile, text);
+  llvm::Expected<rt::LoadedWeights> loaded =
+      rt::readCheckpointWeights(state.shardDir, state.shardParams);
+  if (!loaded)
+    return llvm::consumeError(loaded.takeError());
+  // Accepted: the index was read, so it is JSON with a weight_map, and the
+  // weights are exactly the tensors it names.
+  llvm::Expected<llvm::json::Value> json =
+      ::ftpipe::support::parseBoundedJSON(text);
+  if (!json)
+    finding("an index that does not parse was accepted: " +
+            llvm::toString(json.takeError()));
+  const llvm::json::Object *map = json->getAsObject()->getObject("weight_map");
+  if (map->size() != loaded->weights.size())
+    finding("the weights read are not those the index names");
+  for (const auto &entry : *map)
+    if (!loaded->weights.count(entry.first.str()))
+      finding("tensor '" + entry.first.str() +
+              "' of the index was accepted but not read");
+}
+
 bool ftpipeFuzzShowDiagnostics = false;
 
 int ftpipeFuzzOne(const uint8_t *data, size_t size) {
@@ -441,6 +552,12 @@ int ftpipeFuzzOne(const uint8_t *data, size_t size) {
     break;
   case 'V':
     fuzzDataValues(text);
+    break;
+  case 'T':
+    fuzzTorchCsv(text);
+    break;
+  case 'X':
+    fuzzCheckpointIndex(text);
     break;
   default:
     break;

@@ -15,7 +15,8 @@
 // Seeds are files or directories: .mlir files become IR inputs; .json files
 // become artifact-manifest, checkpoint-manifest, cluster, profile, graph or
 // model-config inputs by their keys; .safetensors files safetensors inputs;
-// .ids files data-value inputs.
+// .ids files data-value inputs; .csv files schedule-file inputs; .json files
+// with a "weight_map" checkpoint-index inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,12 +114,16 @@ static char kindOf(llvm::StringRef path, llvm::StringRef text) {
     return 'S';
   if (path.ends_with(".ids"))
     return 'V';
+  if (path.ends_with(".csv"))
+    return 'T';
   if (!path.ends_with(".json"))
     return 0;
   if (text.contains("\"ftpipe-manifest\""))
     return 'A';
   if (text.contains("\"ftpipe-checkpoint\""))
     return 'C';
+  if (text.contains("\"weight_map\""))
+    return 'X';
   if (text.contains("\"model_type\""))
     return 'M';
   if (text.contains("\"nodes\""))

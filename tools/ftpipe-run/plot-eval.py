@@ -5,8 +5,10 @@ loss.
 
 plot-eval.py RUN.csv [RUN.csv ...] [--label NAME ...] -o PLOT.svg|PLOT.png
 
-Writes SVG with the standard library alone; PNG needs matplotlib (not in
-the reference environment: install it, or write SVG).
+Writes SVG with the standard library alone; PNG needs matplotlib, which
+scripts/reference-requirements.txt does not pin (`build/.venv-ref/bin/python
+-m pip install matplotlib`, then run this script with that Python);
+test/Reference/plot-eval-png.test runs where it is installed.
 """
 
 import argparse

@@ -21,6 +21,13 @@ class DialectRegistry;
 namespace ftpipe {
 namespace autodiff {
 
+/// Integer attribute on a `tosa.gather` of a table of rows (an embedding):
+/// the row it names gets no gradient, as torch.nn.Embedding's `padding_idx`
+/// (the rows the gather reads there still count in the forward). The same
+/// name as FTPipeDialect::kPaddingRowAttrName, which verifies it; this
+/// library does not link the dialect.
+inline constexpr llvm::StringLiteral kPaddingRowAttrName = "ftpipe.padding_row";
+
 /// Reverse-mode rules for the TOSA ops (lib/AutoDiff/TosaRules.cpp).
 void registerTosaRules(DialectRegistry &registry);
 /// The generic rule for every structured `linalg` op (LinalgRules.cpp).

@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -31,6 +32,9 @@ struct BertConfig {
   int64_t maxPositionEmbeddings = 0;
   int64_t typeVocabSize = 0;
   double layerNormEps = 0.0;
+  /// `pad_token_id` (HF's default 0; null: none): the word embedding's
+  /// `padding_idx`, a row that gets no gradient.
+  std::optional<int64_t> padTokenId = 0;
 };
 
 /// GPT-2 (`model_type: "gpt2"`), as HF's `GPT2Config`.
@@ -114,6 +118,9 @@ struct LlamaConfig {
   /// `sliding_window` (mistral only; null or absent: 0, none): a query sees
   /// the keys less than this many positions behind it.
   int64_t slidingWindow = 0;
+  /// `pad_token_id` (absent or null: none): the token embedding's
+  /// `padding_idx`, a row that gets no gradient.
+  std::optional<int64_t> padTokenId;
 };
 
 /// Which family a config describes.

@@ -13,8 +13,8 @@
 // (tools/ftpipe-run/plot-eval.py).
 //
 // Evaluation runs between steps, so only schedules that leave no
-// micro-batch in flight across an update (GPipe, 1F1B) evaluate during the
-// run.
+// micro-batch in flight across an update (GPipe, 1F1B, ZB-H1, zb-auto)
+// evaluate during the run; async is refused.
 //
 //===----------------------------------------------------------------------===//
 

@@ -131,6 +131,24 @@ LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << name << "' must be a unit attribute";
     return success();
   }
+  if (name == kPaddingRowAttrName) {
+    auto row = dyn_cast<IntegerAttr>(attr.getValue());
+    if (op->getName().getStringRef() != "tosa.gather" ||
+        op->getNumOperands() != 2)
+      return op->emitError()
+             << "'" << name << "' belongs on a tosa.gather, not on '"
+             << op->getName() << "'";
+    auto values = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!row || !values || values.getRank() != 3 ||
+        row.getValue().getSExtValue() < 0 ||
+        (!values.isDynamicDim(1) &&
+         row.getValue().getSExtValue() >= values.getDimSize(1)))
+      return op->emitError() << "'" << name
+                             << "' must be an integer row of the gathered "
+                                "values, got "
+                             << attr.getValue();
+    return success();
+  }
   if (name == kParamAttrName || name == kNameAttrName)
     return op->emitError() << "'" << name
                            << "' belongs on a function argument, not on '"

@@ -231,3 +231,21 @@ func.func private @f() attributes {t = #ftpipe.training<schedule = "async", micr
 // expected-error @+2 {{unknown schedule 'zb' (gpipe, 1f1b, async, zb-h1 or zb-auto)}}
 // expected-error @+1 {{failed to parse FTPipe_TrainingAttr parameter 'schedule'}}
 func.func private @f() attributes {t = #ftpipe.training<schedule = "zb", microbatches = 4, optimizer = "adam", weight_versions = "none", recompute = "true">}
+
+// -----
+
+// Tests that `ftpipe.padding_row` belongs on a tosa.gather.
+func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ftpipe.padding_row' belongs on a tosa.gather, not on 'tosa.abs'}}
+  %b = tosa.abs %a {ftpipe.padding_row = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+// Tests that `ftpipe.padding_row` names a row of the gathered values.
+func.func @g(%v: tensor<1x5x3xf32>, %i: tensor<1x4xi32>) -> tensor<1x4x3xf32> {
+  // expected-error @+1 {{'ftpipe.padding_row' must be an integer row of the gathered values, got 5 : i64}}
+  %y = tosa.gather %v, %i {ftpipe.padding_row = 5 : i64} : (tensor<1x5x3xf32>, tensor<1x4xi32>) -> tensor<1x4x3xf32>
+  return %y : tensor<1x4x3xf32>
+}

@@ -36,6 +36,7 @@ def FTPipe_Dialect : Dialect {
     | `ftpipe.device` | op or function | non-negative integer: device id |
     | `ftpipe.hardware` | module | `#ftpipe.hardware` |
     | `ftpipe.plan` | module | `#ftpipe.plan` |
+    | `ftpipe.padding_row` | `tosa.gather` | integer row of the values: no gradient flows into it |
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -64,6 +65,11 @@ def FTPipe_Dialect : Dialect {
     /// before a gather: ftpipe-trap-computed-indices finds its guards so.
     static constexpr ::llvm::StringLiteral kIndexGuardAttrName =
         "ftpipe.index_guard";
+    /// Integer attribute on a tosa.gather of rows (an embedding): that row
+    /// gets no gradient (nn.Embedding's `padding_idx`); read by the gather's
+    /// differentiation rule (autodiff::kPaddingRowAttrName).
+    static constexpr ::llvm::StringLiteral kPaddingRowAttrName =
+        "ftpipe.padding_row";
 
   private:
     void registerAttributes();
