@@ -57,9 +57,6 @@ void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
   pm.addPass(createTrapComputedIndicesPass());
   pm.addPass(createDropAnnotationsPass());
   pm.addPass(createLowerTransfersPass());
-  // Each distinct layer's code once, in a function of its own.
-  if (options.outlineLayers)
-    pm.addPass(createOutlineLayersPass());
   OpPassManager &tosa = pm.nest<func::FuncOp>();
   tosa.addPass(tosa::createTosaToLinalgNamed());
   tosa.addPass(tosa::createTosaToLinalg());
@@ -84,22 +81,8 @@ void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
         createLinalgToBLASPass(LinalgToBLASPassOptions{options.library}));
   if (options.copyGlobalsToHeap)
     pm.addNestedPass<func::FuncOp>(createCopyGlobalsToHeapPass());
-  if (options.outlineLayers) {
-    // Upstream's buffer-deallocation-pipeline, with the layer functions'
-    // results freed without alias checks before the deallocations lower.
-    pm.addPass(memref::createExpandReallocPass(/*emitDeallocs=*/false));
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
-    pm.addPass(createFreeCallResultsPass());
-    pm.addPass(bufferization::createLowerDeallocationsPass());
-    pm.addPass(createCSEPass());
-    pm.addPass(createCanonicalizerPass());
-  } else {
-    bufferization::buildBufferDeallocationPipeline(
-        pm, bufferization::BufferDeallocationPipelineOptions());
-  }
+  bufferization::buildBufferDeallocationPipeline(
+      pm, bufferization::BufferDeallocationPipelineOptions());
   pm.addPass(createBufferizationToMemRefPass());
 }
 
@@ -132,12 +115,16 @@ void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
   buffers.cInterface = options.cInterface;
   buffers.fuse = options.fuse;
   buffers.blas = options.blas;
-  buffers.outlineLayers = options.outlineLayers;
   addTensorToBufferStages(pm, buffers);
   // Buffers go as soon as they are dead, and each entry point's peak is
   // recorded in the artifact for the runtime's memory prediction.
   pm.addNestedPass<func::FuncOp>(createEarlyDeallocationPass());
   pm.addPass(createRecordPeakMemoryPass());
+  // Each distinct layer's code once, in a function of its own: cut from the
+  // placed allocations and deallocations, so the buffers alive at each point
+  // (and the recorded peak) stay as they are.
+  if (options.outlineLayers)
+    pm.addPass(createOutlineLayersPass());
   pm.addNestedPass<func::FuncOp>(createLoopLocalityPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Allocations go to FTPipeCPUKernels' cache (HostAllocator.h).

@@ -39,10 +39,13 @@ void mlir::ftpipe::buildCUDALoweringPipeline(
   buffers.cInterface = options.cInterface;
   buffers.fuse = options.fuse;
   buffers.blas = options.blas;
-  buffers.outlineLayers = options.outlineLayers;
   buffers.library = GemmLibrary::CuBLAS;
   buffers.copyGlobalsToHeap = true;
   addTensorToBufferStages(pm, buffers);
+  // Each distinct layer's host code once, in a function of its own (cut
+  // from the placed deallocations: the buffers alive at each point stay).
+  if (options.outlineLayers)
+    pm.addPass(createOutlineLayersPass());
 
   // What is left of linalg becomes kernels.
   OpPassManager &loops = pm.nest<func::FuncOp>();

@@ -26,8 +26,6 @@ struct BufferStageOptions {
   GemmLibrary library = GemmLibrary::OpenBLAS;
   /// Constant buffers are read from heap copies (ftpipe-copy-globals-to-heap).
   bool copyGlobalsToHeap = false;
-  /// ftpipe-outline-layers after the transfers.
-  bool outlineLayers = false;
 };
 
 /// Tensor IR to linalg on memrefs with explicit deallocations: everything up

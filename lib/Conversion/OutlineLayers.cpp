@@ -4,12 +4,15 @@
 // (by location scope), moves the runs into private functions, merges the
 // functions whose bodies are identical and keeps LLVM from inlining them
 // back, so each distinct layer's code is optimised once and in a small
-// function (docs/Compile.md, "Compile time").
+// function (docs/Compile.md, "Compile time"). The CPU lowering runs it on
+// buffers whose deallocations are placed: the ops, their order and so the
+// buffers alive at each point stay as they were.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Conversion/Passes.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -50,8 +53,12 @@ static std::optional<StringRef> scopeName(Location loc) {
 }
 
 /// The layer of an op: its scope up to the first component that ends in an
-/// index (`GPT2Block[3]`); empty when it has none.
+/// index (`GPT2Block[3]`); empty when it has none. A dealloc has none: it
+/// sits after its buffer's last use, and its location is where the buffer
+/// was made.
 static StringRef layerOf(Operation *op) {
+  if (isa<memref::DeallocOp>(op))
+    return "";
   std::optional<StringRef> scope = scopeName(op->getLoc());
   if (!scope)
     return "";
@@ -101,11 +108,31 @@ static func::FuncOp outline(ArrayRef<Operation *> ops, StringRef name,
           inputs.insert(operand);
       }
     });
+  // A cast read after the run is made again after the call, from its source
+  // (a function that returned an unranked memref would copy its descriptor
+  // to the heap).
+  llvm::SetVector<Operation *> recasts;
+  SmallVector<Value> readAfter;
   for (Operation *op : ops)
     for (Value result : op->getResults())
       if (llvm::any_of(result.getUsers(),
                        [&](Operation *user) { return !isInside(user); }))
-        outputs.insert(result);
+        readAfter.push_back(result);
+  for (size_t i = 0; i < readAfter.size(); ++i) {
+    Value value = readAfter[i];
+    auto cast = value.getDefiningOp<memref::CastOp>();
+    if (!cast) {
+      outputs.insert(value);
+      continue;
+    }
+    recasts.insert(cast);
+    Operation *source = cast.getSource().getDefiningOp();
+    if (source && isInside(source))
+      readAfter.push_back(cast.getSource());
+  }
+  SmallVector<Operation *> recastOrder = recasts.takeVector();
+  llvm::sort(recastOrder,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
 
   SmallVector<Type> inputTypes, outputTypes;
   for (Value input : inputs)
@@ -133,9 +160,19 @@ static func::FuncOp outline(ArrayRef<Operation *> ops, StringRef name,
   OpBuilder callBuilder(ops.front());
   auto call =
       callBuilder.create<func::CallOp>(loc, function, inputs.getArrayRef());
-  for (auto [output, result] : llvm::zip(outputs, call.getResults()))
+  IRMapping after;
+  for (auto [output, result] : llvm::zip(outputs, call.getResults())) {
     Value(output).replaceUsesWithIf(
         result, [&](OpOperand &use) { return !isInside(use.getOwner()); });
+    after.map(output, result);
+  }
+  callBuilder.setInsertionPointAfter(call);
+  for (Operation *cast : recastOrder) {
+    Operation *copy = callBuilder.clone(*cast, after);
+    cast->getResult(0).replaceUsesWithIf(
+        copy->getResult(0),
+        [&](OpOperand &use) { return !isInside(use.getOwner()); });
+  }
   for (Operation *op : llvm::reverse(ops))
     op->erase();
   return function;
@@ -163,6 +200,10 @@ void OutlineLayersPass::runOnOperation() {
       if (!runs.empty())
         runs.back().push_back(&op);
     }
+    // A function of one layer is as small as it gets (and an entry point's
+    // wrapper, whose ops all carry its location, would only gain a call).
+    if (runs.size() < 2)
+      continue;
     int64_t part = 0;
     for (ArrayRef<Operation *> run : runs) {
       // Leading constants stay: other runs may read them.

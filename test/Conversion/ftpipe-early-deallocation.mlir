@@ -57,7 +57,7 @@ func.func @pointer_and_escape(%x: f32) -> (memref<4xf32>, index) {
 // -----
 
 // Tests that a call's result (freed through the base buffer of its strided
-// metadata, as ftpipe-free-call-results leaves it) is freed after its last
+// metadata, as upstream's lower-deallocations leaves it) is freed after its last
 // use, before the next call.
 // CHECK-LABEL: func.func @call_result
 // CHECK: %[[R:.*]] = call @make()

@@ -46,3 +46,48 @@ func.func @different(%x: tensor<4xf32>, %w: tensor<4xf32>) -> (tensor<4xf32>, te
   %7 = tosa.exp %6 : (tensor<4xf32>) -> tensor<4xf32> loc("M/Block[2]/exp")
   return %5, %6, %7 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// On buffers, after the deallocations are placed (as the CPU lowering runs
+// it): a dealloc belongs to the run it sits in, whatever its location (the
+// layer that made the buffer), so the second layer frees the first one's
+// result; a cast read after its run is made again after the call, which
+// returns the ranked buffer.
+// CHECK-LABEL: func.func @buffers
+// CHECK-SAME: (%[[X:.*]]: memref<4xf32>)
+// CHECK: %[[A:.*]] = call @buffers_layer0(%[[X]]) : (memref<4xf32>) -> memref<4xf32>
+// CHECK-NEXT: %[[U:.*]] = memref.cast %[[A]] : memref<4xf32> to memref<*xf32>
+// CHECK-NEXT: call @buffers_layer1(%[[A]], %[[U]]) : (memref<4xf32>, memref<*xf32>) -> ()
+// CHECK-NEXT: return
+// CHECK: func.func private @buffers_layer0(%{{.*}}: memref<4xf32>) -> memref<4xf32>
+// CHECK: func.func private @buffers_layer1(%[[A1:.*]]: memref<4xf32>, %[[U1:.*]]: memref<*xf32>)
+// CHECK: call @use(%[[U1]])
+// CHECK-NEXT: memref.dealloc %[[A1]]
+// CHECK-NOT: @buffers_layer2
+func.func private @use(memref<*xf32>)
+func.func @buffers(%x: memref<4xf32>) {
+  %a = memref.alloc() : memref<4xf32> loc("M/Block[0]/a")
+  linalg.add ins(%x, %x : memref<4xf32>, memref<4xf32>) outs(%a : memref<4xf32>) loc("M/Block[0]/add")
+  %ua = memref.cast %a : memref<4xf32> to memref<*xf32> loc("M/Block[0]/cast")
+  %b = memref.alloc() : memref<4xf32> loc("M/Block[1]/b")
+  linalg.add ins(%a, %a : memref<4xf32>, memref<4xf32>) outs(%b : memref<4xf32>) loc("M/Block[1]/add")
+  func.call @use(%ua) : (memref<*xf32>) -> () loc("M/Block[1]/use")
+  memref.dealloc %a : memref<4xf32> loc("M/Block[0]/a")
+  linalg.add ins(%b, %b : memref<4xf32>, memref<4xf32>) outs(%b : memref<4xf32>) loc("M/Block[1]/add2")
+  memref.dealloc %b : memref<4xf32> loc("M/Block[1]/b")
+  return
+}
+
+// -----
+
+// Tests that a function of one layer stays whole.
+// CHECK-LABEL: func.func @one_layer
+// CHECK-NOT: call
+// CHECK: return
+func.func @one_layer(%x: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = tosa.mul %x, %w {shift = 0 : i8} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("M/Block[0]/mul")
+  %1 = tosa.tanh %0 : (tensor<4xf32>) -> tensor<4xf32> loc("M/Block[0]/act")
+  %2 = tosa.exp %1 : (tensor<4xf32>) -> tensor<4xf32> loc("M/Block[0]/exp")
+  return %2 : tensor<4xf32>
+}

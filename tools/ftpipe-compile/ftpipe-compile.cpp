@@ -142,9 +142,8 @@ cl::opt<bool> fuse(cl::cat(category), "fuse",
 cl::opt<bool> outlineLayers(
     cl::cat(category), "outline-layers",
     cl::desc("Compile each repeated layer once, in a function of its own "
-             "(faster compiles; more memory until the caller frees the "
-             "layers' results earlier)"),
-    cl::init(false));
+             "(a faster compile; the same buffers at each point)"),
+    cl::init(true));
 cl::opt<bool> forwardOnly(
     cl::cat(category), "forward-only",
     cl::desc("Compile the model function itself for one device (inference), "

@@ -194,8 +194,7 @@ static const char *const kPipelines[] = {
     "func.func(ftpipe-early-deallocation),ftpipe-record-peak-memory",
     "func.func(ftpipe-clamp-gather-indices),ftpipe-trap-computed-indices,"
     "ftpipe-record-entry-abi",
-    "ftpipe-outline-layers{min-ops=2},ftpipe-free-call-results,"
-    "ftpipe-device-copies",
+    "ftpipe-outline-layers{min-ops=2},ftpipe-device-copies",
 };
 
 /// The pipeline that exports the graph of an IR input to `path`.

@@ -25,9 +25,9 @@ struct CommonLoweringOptions {
   /// (llvm.emit_c_interface).
   bool cInterface = true;
   /// Each repeated layer's code is compiled once, in a function of its own
-  /// (ftpipe-outline-layers): a third of the compile time on GPT-2 124M, but
-  /// the caller frees the layers' results only at its end (docs/Compile.md).
-  bool outlineLayers = false;
+  /// (ftpipe-outline-layers), cut from the placed deallocations so that the
+  /// buffers alive at each point stay (docs/Compile.md, "Compile time").
+  bool outlineLayers = true;
 };
 
 /// The command-line form of CommonLoweringOptions, for a pipeline's options
@@ -50,7 +50,7 @@ struct CommonLoweringTextOptions : public PassPipelineOptions<Derived> {
       *this, "outline-layers",
       llvm::cl::desc("Compile each repeated layer once, in a function of "
                      "its own (ftpipe-outline-layers)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
 
   void copyCommonTo(CommonLoweringOptions &options) const {
     options.outlineLayers = outlineLayers;

@@ -309,40 +309,6 @@ def EarlyDeallocationPass : Pass<"ftpipe-early-deallocation",
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
-def FreeCallResultsPass : Pass<"ftpipe-free-call-results", "ModuleOp"> {
-  let summary = "Frees fresh call results without checking them against "
-                "retained values";
-  let description = [{
-    Upstream's ownership-based deallocation cannot tell whether a call's
-    result aliases a value its block returns, so its `bufferization.dealloc`
-    at the block's end checks the call result (and every buffer that
-    another call took as an argument) against the retained values at run
-    time, and the buffers live until the block ends. This pass knows which
-    calls return fresh buffers (their callee returns only buffers it
-    allocates, or views of them, a different one for each result, as the
-    functions of `ftpipe-outline-layers` do): each
-    memref of a `bufferization.dealloc` whose buffer (through views, casts
-    and `memref.extract_strided_metadata`) is fresh and provably differs
-    from every retained value's and every other memref's buffer (another
-    fresh buffer, or an argument of the function) gets a dealloc of its own
-    without retained values. It lowers to a plain `memref.dealloc`, which
-    `ftpipe-early-deallocation` moves to the buffer's last use. Run between
-    `buffer-deallocation-simplification` and `lower-deallocations`.
-
-    Before:
-    ```mlir
-    %r = call @layer(%x) : (memref<4xf32>) -> memref<4xf32>
-    %s = call @layer(%r) : (memref<4xf32>) -> memref<4xf32>
-    %base, ... = memref.extract_strided_metadata %r : ...
-    %o = bufferization.dealloc (%base : memref<f32>) if (%true) retain (%s : memref<4xf32>)
-    return %s : memref<4xf32>
-    ```
-    After: `bufferization.dealloc (%base : memref<f32>) if (%true)` and
-    `bufferization.dealloc retain (%s : memref<4xf32>)`.
-  }];
-  let dependentDialects = ["bufferization::BufferizationDialect"];
-}
-
 def RecordPeakMemoryPass : Pass<"ftpipe-record-peak-memory", "ModuleOp"> {
   let summary = "Records each public function's peak of heap buffers";
   let description = [{
@@ -450,10 +416,20 @@ def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
     the run they sit in) and moves each run of at least `min-ops` ops into a
     private function called in its place: its arguments are the values it
     reads from outside (constants are cloned in), its results the values
-    read after it. Functions with identical bodies (the same layer code for
-    different layers' weights) are merged into one, and the outlined
-    functions are marked `no_inline`, so LLVM compiles each distinct layer's
-    code once, in a small function.
+    read after it (a `memref.cast` read after it is made again after the
+    call, from its source: a function does not return unranked memrefs).
+    Functions with identical bodies (the same layer code for different
+    layers' weights) are merged into one, and the outlined functions are
+    marked `no_inline`, so LLVM compiles each distinct layer's code once, in
+    a small function. A function with fewer than two runs stays whole.
+
+    The CPU lowering runs it on buffers, after `ftpipe-early-deallocation`
+    and `ftpipe-record-peak-memory`: the ops and their order stay, so the
+    buffers alive at each point (and the recorded peak) are those of the
+    uncut function. A layer function frees what the uncut function freed
+    in its run, its arguments included; a `memref.dealloc` belongs to no
+    layer (it sits after its buffer's last use; its location says where the
+    buffer was made).
   }];
   let options = [
     Option<"minOps", "min-ops", "unsigned", /*default=*/"16",
