@@ -139,7 +139,7 @@ static void printSchedules(raw_ostream &os, const ReportData &data) {
       most = std::max(most, bytes);
     }
     os << llvm::formatv("{0,-8} {1,16:f3} {2,7:f1} {3,14:f2}  {4}{5}\n",
-                        ::ftpipe::schedule::kindName(row.kind),
+                        ::ftpipe::schedule::nameOf(row.kind),
                         row.msPerMiniBatch, 100.0 * row.idleFraction,
                         toGiB(most), perDevice,
                         row.fits ? "" : "  OVER BUDGET");
@@ -295,7 +295,7 @@ static llvm::json::Array schedulesToJSON(const ReportData &data) {
     for (uint64_t bytes : row.memoryBytes)
       memory.push_back(int64_t(bytes));
     rows.push_back(llvm::json::Object{
-        {"schedule", ::ftpipe::schedule::kindName(row.kind)},
+        {"schedule", ::ftpipe::schedule::nameOf(row.kind)},
         {"ms_per_minibatch", row.msPerMiniBatch},
         {"idle_fraction", row.idleFraction},
         {"memory_bytes", std::move(memory)},

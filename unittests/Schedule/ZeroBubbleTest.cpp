@@ -128,8 +128,8 @@ TEST(ZeroBubbleSimulator, DevicesWithoutStagesStayIdle) {
     TimedStageGraph spread = sg;
     spread.device = {0, 2};
     SimResult three = simulated(spread, Links::uniform(3, 1e9, 0.0), kind, 4);
-    EXPECT_EQ(three.msPerMiniBatch, two.msPerMiniBatch) << kindName(kind).str();
-    EXPECT_EQ(three.idleFraction, two.idleFraction) << kindName(kind).str();
+    EXPECT_EQ(three.msPerMiniBatch, two.msPerMiniBatch) << nameOf(kind).str();
+    EXPECT_EQ(three.idleFraction, two.idleFraction) << nameOf(kind).str();
     ASSERT_EQ(three.deviceBusyMs.size(), 3u);
     EXPECT_EQ(three.deviceBusyMs[1], 0.0);
     EXPECT_EQ(three.deviceBusyMs[2], two.deviceBusyMs[1]);
@@ -315,7 +315,7 @@ TEST(ZeroBubbleProperty, PlanMemoryBoundsTheListsPeak) {
             uint32_t(microBatches));
       for (int64_t d = 0; d < graph.devices; ++d)
         EXPECT_LE(dry->peakBytes[d], bound[d])
-            << kindName(kind).str() << " trial " << trial << " device " << d
+            << nameOf(kind).str() << " trial " << trial << " device " << d
             << "\n"
             << lists->str();
     }
