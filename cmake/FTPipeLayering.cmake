@@ -24,6 +24,25 @@ set(FTPIPE_RUNTIME_FORBIDDEN_INCLUDES
 set(FTPIPE_RUNTIME_FORBIDDEN_LINKS
     FTPipePartition FTPipeAnalysis FTPipeTransforms FTPipeDialect
     FTPipeConversion FTPipeAutoDiff FTPipeTarget FTPipeModelGen MLIR)
+# What the compiler tools (ftpipe-compile, ftpipe-opt) may not link: the
+# runtime's executor, communicators and kernels. Of lib/Runtime they link
+# the manifest's library (FTPipeManifestSchema) only (checked at the end of
+# tools/CMakeLists.txt).
+set(FTPIPE_COMPILER_FORBIDDEN_LINKS
+    FTPipeRuntime FTPipeStageABI FTPipeCPUKernels FTPipeCUDARuntime)
+
+# ftpipe_refuse_links(<target> <forbidden...>) fails at configure time
+# naming the first library of <forbidden...> that <target> links, directly
+# or through the FTPipe libraries it links (ftpipe_links_of).
+function(ftpipe_refuse_links target)
+  ftpipe_links_of(links ${target})
+  foreach(link ${links})
+    if(link IN_LIST ARGN)
+      message(FATAL_ERROR "${target} links ${link}; it must not "
+                          "(cmake/FTPipeLayering.cmake)")
+    endif()
+  endforeach()
+endfunction()
 
 # ftpipe_link_closure(<out> <targets...>): the targets and every FTPipe
 # library they link, transitively. Exporting the closure means a library that

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/MemoryNeeds.h"
+#include "FTPipe/Runtime/ArtifactManifest.h"
 
 #include "llvm/ADT/Twine.h"
 

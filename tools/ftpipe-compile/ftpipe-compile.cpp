@@ -26,6 +26,7 @@
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ParseGuard.h"
 #include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Runtime/ArtifactManifest.h"
 #include "FTPipe/Runtime/MemoryNeeds.h"
 #include "FTPipe/Schedule/Memory.h"
 #include "FTPipe/Schedule/Replicas.h"

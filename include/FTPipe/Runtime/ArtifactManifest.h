@@ -16,7 +16,6 @@
 #define FTPIPE_RUNTIME_ARTIFACTMANIFEST_H
 
 #include "FTPipe/Runtime/ManifestSchema.h"
-#include "FTPipe/Runtime/Tensor.h"
 #include "FTPipe/Schedule/Memory.h"
 #include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Schedule/Schedule.h"

@@ -6,15 +6,15 @@
 // (schedule::DeviceMemoryInputs), so that the plan's figure in the manifest
 // counts what the runtime keeps (DeviceExecutor::predictMemory replays the
 // same needs action by action; the plan's figure bounds that replay for any
-// schedule).
+// schedule). Part of the manifest's library (FTPipeManifestSchema), which
+// ftpipe-compile links instead of the runtime.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FTPIPE_RUNTIME_MEMORYNEEDS_H
 #define FTPIPE_RUNTIME_MEMORYNEEDS_H
 
-#include "FTPipe/Runtime/ArtifactManifest.h"
-#include "FTPipe/Runtime/StageProgram.h"
+#include "FTPipe/Runtime/ManifestSchema.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
@@ -24,6 +24,27 @@
 
 namespace ftpipe {
 namespace runtime {
+
+struct ArtifactManifest;
+
+/// What a stage's code needs in memory, as the compiler recorded it
+/// (MemoryPrediction.h predicts a device's memory from it).
+struct StageMemory {
+  /// Bytes of the values one micro-batch's forward saves for its backward.
+  int64_t savedBytes = 0;
+  /// The most bytes of buffers the forward and the backward allocate at
+  /// once, their results included (ftpipe-record-peak-memory).
+  int64_t forwardPeakBytes = 0, backwardPeakBytes = 0;
+  /// Bytes the forward and the backward send per micro-batch.
+  int64_t forwardSendBytes = 0, backwardSendBytes = 0;
+  /// Bytes of one micro-batch's slices of the data inputs.
+  int64_t dataBytes = 0;
+  /// A split backward (StageProgram::splitsBackward()): the bytes its input
+  /// part returns for its weight part, per micro-batch, and the parts' recorded
+  /// peaks.
+  int64_t weightSavedBytes = 0;
+  int64_t inputPeakBytes = 0, weightPeakBytes = 0;
+};
 
 /// The recorded peak heap bytes of an entry point by name; none where the
 /// artifact has no record of it.

@@ -13,6 +13,7 @@
 #ifndef FTPIPE_RUNTIME_STAGEPROGRAM_H
 #define FTPIPE_RUNTIME_STAGEPROGRAM_H
 
+#include "FTPipe/Runtime/MemoryNeeds.h"
 #include "FTPipe/Runtime/Tensor.h"
 
 #include <optional>
@@ -40,24 +41,6 @@ struct DataInputInfo {
   /// For an input that indexes a table (token ids, labels): every value
   /// lies in [0, indexBound) or equals indexIgnored (checkIndexValues).
   std::optional<int64_t> indexBound, indexIgnored;
-};
-
-/// What a stage's code needs in memory, as the compiler recorded it
-/// (MemoryPrediction.h predicts a device's memory from it).
-struct StageMemory {
-  /// Bytes of the values one micro-batch's forward saves for its backward.
-  int64_t savedBytes = 0;
-  /// The most bytes of buffers the forward and the backward allocate at
-  /// once, their results included (ftpipe-record-peak-memory).
-  int64_t forwardPeakBytes = 0, backwardPeakBytes = 0;
-  /// Bytes the forward and the backward send per micro-batch.
-  int64_t forwardSendBytes = 0, backwardSendBytes = 0;
-  /// Bytes of one micro-batch's slices of the data inputs.
-  int64_t dataBytes = 0;
-  /// A split backward (splitsBackward()): the bytes its input part returns
-  /// for its weight part, per micro-batch, and the parts' recorded peaks.
-  int64_t weightSavedBytes = 0;
-  int64_t inputPeakBytes = 0, weightPeakBytes = 0;
 };
 
 class StageProgram {
