@@ -21,9 +21,9 @@ llvm::cl::ValuesClass mlir::ftpipe::scheduleOptionValues() {
   auto of = [](Kind kind) {
     return value(kind, kindName(kind), describeKind(kind));
   };
-  return llvm::cl::ValuesClass(
-      {of(Kind::Async), of(Kind::GPipe), of(Kind::OneFOneB),
-       of(Kind::ZeroBubbleH1), of(Kind::ZeroBubbleAuto)});
+  return llvm::cl::ValuesClass({of(Kind::Async), of(Kind::GPipe),
+                                of(Kind::OneFOneB), of(Kind::ZeroBubbleH1),
+                                of(Kind::ZeroBubbleAuto)});
 }
 
 llvm::cl::ValuesClass mlir::ftpipe::optimizerOptionValues() {
