@@ -49,9 +49,10 @@ python_dataset="$root/test/Runtime/Inputs/make-dataset.py"
 for depth in 4 2 1; do
   width=$((4 / depth))
   "$bin/ftpipe-opt" "$work/costed.mlir" -o "$work/plan$depth.mlir" \
-    --mlir-print-debuginfo --ftpipe-mixed-pipe="devices=$depth"
+    --mlir-print-debuginfo \
+    --ftpipe-mixed-pipe="devices=$depth schedule=1f1b microbatches=8"
   "$bin/ftpipe-compile" "$work/plan$depth.mlir" --devices=$depth \
-    --schedule=1f1b --microbatches=8 -o "$work/gpt2-$depth" 2> "$work/compile$depth.log"
+    -o "$work/gpt2-$depth" 2> "$work/compile$depth.log"
   python3 "$python_dataset" "$work/gpt2-$depth" 96 "$work/data$depth.safetensors"
 done
 echo "== measured on this machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"

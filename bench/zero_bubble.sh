@@ -37,8 +37,8 @@ JSON
 "$bin/ftpipe-opt" "$work/gpt2.mlir" --mlir-print-debuginfo -o "$work/plan.mlir" \
   --pass-pipeline='builtin.module(ftpipe-mixed-pipe-pipeline{devices=4 stages=6})'
 echo "== planner's prediction (cost model, M = 8; ms per mini-batch)"
-"$bin/ftpipe-opt" "$work/plan.mlir" -o /dev/null \
-  --ftpipe-report="schedule=1f1b microbatches=8" | sed -n '/^schedule /,$p'
+"$bin/ftpipe-opt" "$work/plan.mlir" -o /dev/null --ftpipe-report |
+  sed -n '/^schedule /,$p'
 "$bin/ftpipe-compile" "$work/plan.mlir" --devices=4 -o "$work/gpt2" 2> "$work/compile.log"
 python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/gpt2" 96 "$work/data.safetensors"
 PYTHONPATH="$root/tools/ftpipe-compile" python3 -c "import ftpipe_manifest, sys; s = ftpipe_manifest.stages(ftpipe_manifest.load(sys.argv[1])); print('plan: stages on devices', [s[i]['device'] for i in sorted(s)])" "$work/gpt2"

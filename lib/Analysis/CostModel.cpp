@@ -103,8 +103,7 @@ double OpCostEstimate::backwardMs(const partition::Device &device) const {
   return ms;
 }
 
-double
-OpCostEstimate::backwardWeightMs(const partition::Device &device) const {
+double OpCostEstimate::backwardWeightMs(const partition::Device &device) const {
   double ms = 0.0;
   for (const Kernel &kernel : backward)
     ms += kernel.weightShare * device.rooflineMs(kernel.flops, kernel.bytes);

@@ -157,16 +157,16 @@ Hardware::selectDevices(llvm::ArrayRef<DeviceId> devices) const {
   for (auto [i, d] : llvm::enumerate(devices)) {
     if (d >= numDevices())
       return makeError(llvm::formatv(
-          "cannot take device {0} of hardware '{1}', which has {2}", d,
-          name(), numDevices()));
+          "cannot take device {0} of hardware '{1}', which has {2}", d, name(),
+          numDevices()));
     if (index[d] >= 0)
       return makeError(llvm::formatv(
           "cannot take device {0} of hardware '{1}' twice", d, name()));
     index[d] = int64_t(i);
   }
   if (devices.empty())
-    return makeError(llvm::formatv(
-        "cannot take no devices of hardware '{0}'", name()));
+    return makeError(
+        llvm::formatv("cannot take no devices of hardware '{0}'", name()));
   HardwareSpec spec = hwSpec;
   spec.devices.clear();
   for (DeviceId d : devices)

@@ -471,12 +471,11 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     st.computeMs = sg.fwdMs[s] + sg.bwdMs[s] + sg.recomputeMs[s];
     st.inFlight = microBatchesInFlight(sg.height[s], config);
     st.recompute = stageRecomputes(plan, config, s);
-    st.activationBytes =
-        schedule::stageActivationBytes(
-            st.inFlight, sg.keptBytesPerMicroBatch[s],
-            sg.weightBufferBytesPerMicroBatch[s], config.schedule,
-            config.microBatches) +
-        sg.recomputePeakBytes[s];
+    st.activationBytes = schedule::stageActivationBytes(
+                             st.inFlight, sg.keptBytesPerMicroBatch[s],
+                             sg.weightBufferBytesPerMicroBatch[s],
+                             config.schedule, config.microBatches) +
+                         sg.recomputePeakBytes[s];
   }
   for (const StageEdge &e : sg.edges) {
     if (sg.device[e.src] == sg.device[e.dst])

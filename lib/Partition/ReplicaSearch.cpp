@@ -25,9 +25,9 @@ Expected<Hardware> ftpipe::partition::pipelineHardware(const Hardware &hw,
                                                        uint32_t width) {
   size_t p = hw.numDevices();
   if (width == 0 || p % width != 0)
-    return makeError(llvm::formatv(
-        "{0} replicas do not divide the {1} devices of '{2}'", width, p,
-        hw.name()));
+    return makeError(
+        llvm::formatv("{0} replicas do not divide the {1} devices of '{2}'",
+                      width, p, hw.name()));
   std::vector<DeviceId> first;
   for (size_t d = 0; d < p; d += width) {
     const Device &lead = hw.device(DeviceId(d));
@@ -61,7 +61,8 @@ ftpipe::partition::scoreReplicated(const Graph &graph, const Hardware &hw,
     return sg.takeError();
 
   uint32_t depth = uint32_t(pipeline->numDevices());
-  schedule::ReplicaLayout layout = schedule::ReplicaLayout::uniform(depth, width);
+  schedule::ReplicaLayout layout =
+      schedule::ReplicaLayout::uniform(depth, width);
   schedule::Links links = linksOf(hw);
   ReplicaOption option;
   option.depth = depth;
@@ -76,10 +77,9 @@ ftpipe::partition::scoreReplicated(const Graph &graph, const Hardware &hw,
     option.memoryBytes.push_back(device.memoryBytes);
   }
   for (uint32_t d = 0; d < depth; ++d)
-    option.allReduceMs =
-        std::max(option.allReduceMs,
-                 schedule::ringAllReduceMs(gradientBytes[d], layout.group(d),
-                                           links));
+    option.allReduceMs = std::max(
+        option.allReduceMs,
+        schedule::ringAllReduceMs(gradientBytes[d], layout.group(d), links));
   option.objectiveMs = metrics->asyncMsPerMicroBatch / width +
                        option.allReduceMs / config.microBatches;
 
@@ -112,11 +112,9 @@ ftpipe::partition::scoreReplicated(const Graph &graph, const Hardware &hw,
   return option;
 }
 
-Expected<ReplicaSearchResult>
-ftpipe::partition::searchReplicas(const Graph &graph, const Hardware &hw,
-                                  const ObjectiveConfig &config,
-                                  ReplicaPartitioner partitioner,
-                                  uint32_t maxWidth) {
+Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
+    const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
+    ReplicaPartitioner partitioner, uint32_t maxWidth) {
   ReplicaSearchResult search;
   bool found = false;
   std::string reasons;
@@ -142,14 +140,14 @@ ftpipe::partition::searchReplicas(const Graph &graph, const Hardware &hw,
       option = std::move(*scored);
     }
     if (!option.feasible)
-      reasons += llvm::formatv("\n  {0} x {1}: {2}", option.depth,
-                               option.width, option.failure)
+      reasons += llvm::formatv("\n  {0} x {1}: {2}", option.depth, option.width,
+                               option.failure)
                      .str();
     // Strictly shorter (beyond rounding) replaces: ties keep the narrower.
     if (option.feasible &&
-        (!found || option.simulatedMsPerMiniBatch <
-                       search.chosen().simulatedMsPerMiniBatch *
-                           (1.0 - 1e-9))) {
+        (!found ||
+         option.simulatedMsPerMiniBatch <
+             search.chosen().simulatedMsPerMiniBatch * (1.0 - 1e-9))) {
       search.best = search.options.size();
       found = true;
     }

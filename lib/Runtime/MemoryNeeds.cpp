@@ -91,19 +91,18 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
                   stage.backward);
     // A split stage's parts: what I keeps for W, and their peaks.
     if (stage.splits()) {
-      memory = splitMemory(*memory,
-                           manifest.entryPoints.at(stage.backwardInput),
-                           manifest.entryPoints.at(stage.backwardWeight),
-                           peakOf);
+      memory =
+          splitMemory(*memory, manifest.entryPoints.at(stage.backwardInput),
+                      manifest.entryPoints.at(stage.backwardWeight), peakOf);
       if (!memory)
         return fail("no recorded peak for " + stage.backwardInput + " or " +
                     stage.backwardWeight);
     }
     needs[stage.device].push_back(*memory);
-    generated[stage.device] = std::max(
-        {generated[stage.device], memory->forwardPeakBytes,
-         memory->backwardPeakBytes, memory->inputPeakBytes,
-         memory->weightPeakBytes});
+    generated[stage.device] =
+        std::max({generated[stage.device], memory->forwardPeakBytes,
+                  memory->backwardPeakBytes, memory->inputPeakBytes,
+                  memory->weightPeakBytes});
   }
   for (auto [device, planned] : llvm::enumerate(inputs)) {
     if (planned.stages.size() != needs[device].size())

@@ -88,10 +88,10 @@ DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
   for (const DeviceMemoryInputs::Stage &stage : inputs.stages) {
     uint32_t inFlight =
         microBatchesInFlight(stage.height, setup.schedule, setup.microBatches);
-    memory.activationBytes += stageActivationBytes(
-        inFlight, stage.keptBytesPerMicroBatch,
-        stage.weightBufferBytesPerMicroBatch, setup.schedule,
-        setup.microBatches);
+    memory.activationBytes +=
+        stageActivationBytes(inFlight, stage.keptBytesPerMicroBatch,
+                             stage.weightBufferBytesPerMicroBatch,
+                             setup.schedule, setup.microBatches);
     peak = std::max(peak, stage.recomputePeakBytes);
   }
   memory.activationBytes += peak;

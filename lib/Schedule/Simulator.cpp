@@ -773,9 +773,9 @@ static bool usesEveryDevice(const TimedStageGraph &sg, const Links &links) {
 /// Zero-bubble lists need every device to hold a stage: simulates `sg` on
 /// the devices that hold one (numbered in order, with their links) and
 /// numbers the result's devices back.
-static Expected<SimResult> simulateOnUsedDevices(const TimedStageGraph &sg,
-                                                 const Links &links,
-                                                 const SimulatorConfig &config) {
+static Expected<SimResult>
+simulateOnUsedDevices(const TimedStageGraph &sg, const Links &links,
+                      const SimulatorConfig &config) {
   std::vector<int64_t> compact(links.devices, -1);
   std::vector<uint32_t> original;
   for (uint32_t d : sg.device)

@@ -10,8 +10,8 @@
 #include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/Recomputation.h"
 #include "FTPipe/Partition/ReplicaSearch.h"
-#include "FTPipe/Schedule/ZeroBubble.h"
 #include "FTPipe/Partition/Simulator.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 #include "FTPipe/Transforms/Passes.h"
 
 #include "PassUtils.h"
@@ -106,8 +106,8 @@ listPeakBytes(const partition::StageGraph &stages,
                                                    : std::vector<bool>()};
   llvm::Expected<sc::Schedule> lists =
       kind == sc::Kind::ZeroBubbleAuto
-          ? sc::generateZeroBubbleAuto(topology, stages,
-                                       partition::linksOf(hw), config)
+          ? sc::generateZeroBubbleAuto(topology, stages, partition::linksOf(hw),
+                                       config)
           : sc::generate(topology, config);
   if (!lists) {
     llvm::consumeError(lists.takeError());
@@ -530,11 +530,10 @@ void ReportPass::runOnOperation() {
                     Kind::ZeroBubbleAuto, Kind::Async}) {
     ScheduleFigures row;
     row.kind = kind;
-    const partition::SimResult *sim =
-        kind == Kind::GPipe      ? &data.gpipe
-        : kind == Kind::OneFOneB ? &data.oneFOneB
-        : kind == Kind::Async    ? &*asyncSim
-                                 : nullptr;
+    const partition::SimResult *sim = kind == Kind::GPipe      ? &data.gpipe
+                                      : kind == Kind::OneFOneB ? &data.oneFOneB
+                                      : kind == Kind::Async    ? &*asyncSim
+                                                               : nullptr;
     llvm::Expected<partition::SimResult> zeroBubble =
         sim ? partition::SimResult() : simulateWith(kind, false);
     if (!zeroBubble)

@@ -98,11 +98,9 @@ TEST_F(AttributesTest, CheckedBuildersReportBadFields) {
   EXPECT_FALSE(CostAttr::getChecked(emit, &context, F64(-1.0), zeroMs,
                                     zeroBytes, zeroBytes, zeroBytes, zeroMs));
   EXPECT_EQ(message, "'fwd_ms' must be finite and non-negative, got -1.0");
-  EXPECT_FALSE(CostAttr::getChecked(emit, &context, zeroMs, F64(1.0),
-                                    zeroBytes, zeroBytes, zeroBytes,
-                                    F64(2.0)));
-  EXPECT_EQ(message,
-            "'bwd_weight_ms' (2.0) must not exceed 'bwd_ms' (1.0)");
+  EXPECT_FALSE(CostAttr::getChecked(emit, &context, zeroMs, F64(1.0), zeroBytes,
+                                    zeroBytes, zeroBytes, F64(2.0)));
+  EXPECT_EQ(message, "'bwd_weight_ms' (2.0) must not exceed 'bwd_ms' (1.0)");
 
   EXPECT_FALSE(LinkAttr::getChecked(emit, &context, int64_t(2), int64_t(2),
                                     F64(1.0), zeroMs));

@@ -21,7 +21,7 @@ namespace {
 
 /// Seq-Pipe's greedy plan on the pipeline's devices (no polishing).
 llvm::Expected<Plan> greedyPlan(const Graph &graph, const Hardware &pipeline,
-                          const ObjectiveConfig &objective) {
+                                const ObjectiveConfig &objective) {
   SeqPipeConfig config;
   config.objective = objective;
   config.polishSimulations = 0;
@@ -175,9 +175,8 @@ TEST(ReplicaSearch, PipelineHardwareTakesReplicaZeroOfEachDevice) {
   HardwareSpec spec;
   spec.name = "mixed";
   for (int i = 0; i < 4; ++i)
-    spec.devices.push_back(
-        {i < 2 ? "big" : "small", 1ull << 34, i < 2 ? 2.0 : 1.0, 100.0, 0.0,
-         0});
+    spec.devices.push_back({i < 2 ? "big" : "small", 1ull << 34,
+                            i < 2 ? 2.0 : 1.0, 100.0, 0.0, 0});
   spec.intraNode = {1.0, 0.0};
   spec.network = {1.0, 0.0};
   Hardware hw = unwrap(Hardware::create(spec));

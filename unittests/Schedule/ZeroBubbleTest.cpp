@@ -302,8 +302,7 @@ TEST(ZeroBubbleProperty, PlanMemoryBoundsTheListsPeak) {
               ? generateZeroBubbleAuto(graph, sg, links, config)
               : generate(graph, config);
       ASSERT_EQ(outcome(lists), "success") << "trial " << trial;
-      llvm::Expected<DryRunResult> dry =
-          dryRun(graph, config, *lists, &memory);
+      llvm::Expected<DryRunResult> dry = dryRun(graph, config, *lists, &memory);
       ASSERT_EQ(outcome(dry), "success") << "trial " << trial;
       std::vector<uint64_t> bound(graph.devices, 0);
       for (int64_t s = 0; s < n; ++s)

@@ -1,4 +1,4 @@
-//===- ReplicaSearch.h - Pipeline depth x data-parallel replicas -*- C++ -*-===//
+//===- ReplicaSearch.h - Pipeline depth x replicas --------------*- C++ -*-===//
 //
 // `replicas=auto`: for a cluster of P devices, every way to run w identical
 // pipelines of depth d = P / w (PipeDream-2BW's w x d, each plan device

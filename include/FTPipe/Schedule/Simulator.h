@@ -21,9 +21,9 @@
 // which sends the gradients, and W, which waits for its I, each with its
 // own cost. zb-h1 is simulated on the lists generate() builds, zb-auto on
 // those generateZeroBubbleAuto builds from the stages' costs (no memory
-// budget) unless lists are given. Recomputation lengthens every backward (B or I). The
-// optimizer step is not modelled. With replicas (Replicas.h) and the lists
-// of replicateSchedule, micro-batch m of a stage runs on its device's
+// budget) unless lists are given. Recomputation lengthens every backward (B or
+// I). The optimizer step is not modelled. With replicas (Replicas.h) and the
+// lists of replicateSchedule, micro-batch m of a stage runs on its device's
 // replica m mod r, and each update of a replicated device is its replicas'
 // gradient all-reduce (ringAllReduceMs) on all of them at once. No MLIR
 // here: the planner (lib/Partition) and the runtime use it.
