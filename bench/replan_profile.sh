@@ -13,12 +13,18 @@
 #             measured profile (ftpipe-opt's partition pipeline with
 #             profile=, the same passes as ftpipe-compile --profile);
 #   cpu       priced on this machine's measured CPU description
-#             (ftpipe-devices --cpu --json --devices 2).
+#             (ftpipe-devices --cpu --json --devices 2);
+# and with process 1 slowed 2x (--debug-slow 1:2) in every run:
+#   slowed    the default plan;
+#   replanned the default preset with the slowed run's profile (which plans
+#             device 1 as 2x slower).
 # One table: per plan the predicted busiest / mean compute (ftpipe-report's
 # imbalance) and 1F1B time per step, the measured busiest / mean (the
-# processes' median compute per step, from the profile), the measured step
-# time (the slowest process's median step) and measured / predicted. Times
-# depend on the load, printed before each run.
+# processes' median compute per step, from the profile; a slowed process's
+# includes its slowdown), the measured step time (the slowest process's
+# median step) and measured / predicted (the slowed rows' predictions know
+# of the slowdown only when re-planned). Times depend on the load, printed
+# before each run.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
@@ -40,9 +46,11 @@ setup="devices=2 schedule=1f1b microbatches=4"
 echo "== measure the CPU, load $(load)"
 "$bin/ftpipe-devices" --cpu --json --devices 2 > "$work/cpu.json"
 
-# plan NAME PIPELINE-OPTIONS: partition, report, compile, run with a profile.
+# plan NAME PIPELINE-OPTIONS [RUN-OPTIONS...]: partition, report, compile,
+# run with a profile.
 plan() {
   local name="$1" options="$2"
+  shift 2
   echo "== plan '$name', load $(load)"
   "$bin/ftpipe-opt" "$work/model.mlir" \
     --ftpipe-partition-pipeline="$setup $options quiet=true" \
@@ -57,13 +65,15 @@ plan() {
   echo "== run '$name', load $(load)"
   "$bin/ftpipe-run" "$work/$name" --np 2 --data "$work/zeros.safetensors" \
     --steps "$steps" --profile-out "$work/$name-profile.json" \
-    --timeout 1200 --failure-timeout 600 2> "$work/$name-run.log" |
+    --timeout 1200 --failure-timeout 600 "$@" 2> "$work/$name-run.log" |
     grep '^step' || true
 }
 
 plan default ""
 plan profiled "profile=$work/default-profile.json"
 plan cpu "hardware=$work/cpu.json"
+plan slowed "" --debug-slow 1:2
+plan replanned "profile=$work/slowed-profile.json" --debug-slow 1:2
 
 python3 - "$work" <<'PY'
 import json, sys
@@ -71,7 +81,7 @@ work = sys.argv[1]
 print("\n| plan | stages | predicted busiest / mean | measured busiest / mean "
       "| predicted 1F1B step ms | measured step ms | measured / predicted |")
 print("|---|---|---|---|---|---|---|")
-for name in ("default", "profiled", "cpu"):
+for name in ("default", "profiled", "cpu", "slowed", "replanned"):
     report = json.load(open(f"{work}/{name}-report.json"))
     profile = json.load(open(f"{work}/{name}-profile.json"))
     compute = [p["compute_ms"] for p in profile["processes"]]

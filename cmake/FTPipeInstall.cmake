@@ -25,7 +25,7 @@ target_link_libraries(FTPipePasses INTERFACE
 ftpipe_link_closure(ftpipe_mlir_libraries FTPipeDialect FTPipeAnalysis
   FTPipeTransforms FTPipeModelGen FTPipePasses FTPipeCAPI)
 list(REMOVE_ITEM ftpipe_mlir_libraries FTPipePartition FTPipeSchedule FTPipeSupport
-     FTPipeRuntime FTPipePasses FTPipeCAPI)
+     FTPipeProfileSchema FTPipeRuntime FTPipePasses FTPipeCAPI)
 set(ftpipe_tools "")
 foreach(tool ftpipe-opt ftpipe-model-gen ftpipe-devices)
   if(TARGET ${tool})
@@ -47,7 +47,8 @@ if(ftpipe_runtime_libraries)
 endif()
 
 # FTPipe::<name without the FTPipe prefix>.
-foreach(library FTPipePartition FTPipeSchedule FTPipeSupport FTPipePasses
+foreach(library FTPipePartition FTPipeSchedule FTPipeSupport
+        FTPipeProfileSchema FTPipePasses
         ${ftpipe_runtime_libraries}
         ${ftpipe_mlir_libraries})
   string(REGEX REPLACE "^FTPipe" "" export_name ${library})
@@ -55,7 +56,8 @@ foreach(library FTPipePartition FTPipeSchedule FTPipeSupport FTPipePasses
 endforeach()
 set_target_properties(FTPipeCAPI PROPERTIES EXPORT_NAME CAPI)
 
-foreach(library FTPipePartition FTPipeSchedule FTPipeSupport FTPipeCAPI
+foreach(library FTPipePartition FTPipeSchedule FTPipeSupport
+        FTPipeProfileSchema FTPipeCAPI
         ${ftpipe_runtime_libraries} ${ftpipe_mlir_libraries})
   target_include_directories(${library} PUBLIC
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
@@ -65,14 +67,16 @@ endforeach()
 
 # Installed binaries find FTPipe's shared libraries next to them and
 # libMLIR.so / libLLVM.so where the build found them.
-foreach(target FTPipePartition FTPipeSchedule FTPipeSupport FTPipeCAPI
+foreach(target FTPipePartition FTPipeSchedule FTPipeSupport
+        FTPipeProfileSchema FTPipeCAPI
         ${ftpipe_runtime_libraries} ${ftpipe_mlir_libraries} ${ftpipe_tools})
   set_target_properties(${target} PROPERTIES
     INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR};$ORIGIN"
     INSTALL_RPATH_USE_LINK_PATH ON)
 endforeach()
 
-install(TARGETS FTPipePartition FTPipeSchedule FTPipeSupport EXPORT FTPipePartitionTargets
+install(TARGETS FTPipePartition FTPipeSchedule FTPipeSupport
+                FTPipeProfileSchema EXPORT FTPipePartitionTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

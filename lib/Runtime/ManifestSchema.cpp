@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/ManifestSchema.h"
+#include "FTPipe/Support/IndexRanges.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -142,44 +143,6 @@ std::string &ManifestStage::entryOf(const EntryPoint &entry) {
 
 const std::string &ManifestStage::entryOf(const EntryPoint &entry) const {
   return const_cast<ManifestStage *>(this)->entryOf(entry);
-}
-
-json::Value ftpipe::runtime::opRangesToJSON(const std::vector<int64_t> &ops) {
-  json::Array ranges;
-  for (size_t i = 0; i < ops.size();) {
-    size_t end = i + 1;
-    while (end < ops.size() && ops[end] == ops[end - 1] + 1)
-      ++end;
-    ranges.push_back(json::Array{ops[i], ops[end - 1] + 1});
-    i = end;
-  }
-  return ranges;
-}
-
-bool ftpipe::runtime::opRangesFromJSON(const json::Value &value,
-                                       std::vector<int64_t> &ops,
-                                       json::Path path) {
-  std::vector<std::vector<int64_t>> ranges;
-  if (!fromJSON(value, ranges, path))
-    return false;
-  ops.clear();
-  for (auto [i, range] : llvm::enumerate(ranges)) {
-    if (range.size() != 2 || range[0] < 0 || range[1] <= range[0] ||
-        (!ops.empty() && range[0] <= ops.back())) {
-      path.index(i).report("expected [begin, end) with begin < end, after "
-                           "the range before");
-      return false;
-    }
-    // Checked against the model when the ranges are used; this many ops is
-    // no model's.
-    if (range[1] - range[0] > (int64_t(1) << 26) - int64_t(ops.size())) {
-      path.index(i).report("more than 2^26 ops in all");
-      return false;
-    }
-    for (int64_t op = range[0]; op < range[1]; ++op)
-      ops.push_back(op);
-  }
-  return true;
 }
 
 json::Value ftpipe::runtime::toJSON(const ManifestTensor &tensor) {
@@ -348,7 +311,7 @@ json::Value ftpipe::runtime::toJSON(const ManifestStage &stage) {
   if (!stage.backwardWeight.empty())
     object["backward_weight"] = stage.backwardWeight;
   if (!stage.ops.empty())
-    object["ops"] = opRangesToJSON(stage.ops);
+    object["ops"] = ftpipe::support::indexRangesToJSON(stage.ops);
   if (stage.recomputes)
     object["recomputes"] = *stage.recomputes;
   return object;
@@ -365,8 +328,8 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ManifestStage &stage,
          mapper.mapOptional("backward_weight", stage.backwardWeight) &&
          mapper.mapOptional("recomputes", stage.recomputes) &&
          (!value.getAsObject()->get("ops") ||
-          opRangesFromJSON(*value.getAsObject()->get("ops"), stage.ops,
-                           path.field("ops")));
+          ftpipe::support::indexRangesFromJSON(*value.getAsObject()->get("ops"),
+                                               stage.ops, path.field("ops")));
 }
 
 json::Value ftpipe::runtime::toJSON(const ManifestEdge &edge) {

@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/ProfileSchema.h"
-#include "FTPipe/Runtime/ManifestSchema.h"
 #include "FTPipe/Support/BoundedInput.h"
+#include "FTPipe/Support/IndexRanges.h"
 #include "FTPipe/Support/OutputFiles.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -107,7 +107,7 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ProfileSource &source,
 json::Value ftpipe::runtime::toJSON(const ProfileStage &stage) {
   json::Object object{{"id", stage.id},
                       {"device", stage.device},
-                      {"ops", opRangesToJSON(stage.ops)},
+                      {"ops", ftpipe::support::indexRangesToJSON(stage.ops)},
                       {"fwd_ms", stage.forwardMs},
                       {"bwd_ms", stage.backwardMs},
                       {"fwd_wait_ms", stage.forwardWaitMs},
@@ -148,7 +148,8 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ProfileStage &stage,
   }
   stage.ops.clear();
   if (const json::Value *ops = value.getAsObject()->get("ops"))
-    return opRangesFromJSON(*ops, stage.ops, path.field("ops"));
+    return ftpipe::support::indexRangesFromJSON(*ops, stage.ops,
+                                                path.field("ops"));
   return true;
 }
 

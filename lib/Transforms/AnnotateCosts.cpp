@@ -15,7 +15,6 @@
 #include "FTPipe/Transforms/Passes.h"
 
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 #include <map>

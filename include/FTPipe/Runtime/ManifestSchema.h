@@ -100,7 +100,8 @@ struct ManifestStage {
   /// empty for a stage that does not split).
   std::string forward, backward, backwardInput, backwardWeight;
   /// The positions of the stage's ops in the model function's body, the
-  /// plan's nodes (`ops`, written as [begin, end) ranges; empty when not
+  /// plan's nodes (`ops`, written as [begin, end) ranges, IndexRanges.h;
+  /// empty when not
   /// recorded). Measured profiles (ProfileSchema.h) spread a stage's times
   /// over these ops.
   std::vector<int64_t> ops;
@@ -170,12 +171,6 @@ struct ManifestFile {
 llvm::StringRef entryPointKind(const EntryPoint &entry);
 /// Sets `entry`'s backward and part from `kind`; false for another name.
 bool setEntryPointKind(EntryPoint &entry, llvm::StringRef kind);
-
-/// Ascending op positions as [begin, end) ranges ([[0, 3], [7, 9]]), and
-/// back: fromJSON refuses ranges that are empty, overlap or are out of order.
-llvm::json::Value opRangesToJSON(const std::vector<int64_t> &ops);
-bool opRangesFromJSON(const llvm::json::Value &value, std::vector<int64_t> &ops,
-                      llvm::json::Path path);
 
 llvm::json::Value toJSON(const ManifestTensor &tensor);
 bool fromJSON(const llvm::json::Value &value, ManifestTensor &tensor,

@@ -28,11 +28,12 @@ namespace runtime {
 /// `source` says where the run came from; its `warmupSteps` (at most
 /// steps - 1) are left out, and measureProfile sets `processes`,
 /// `microBatches` and `steps` (the steps measured).
-llvm::Expected<MeasuredProfile> measureProfile(
-    const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
-    const std::vector<std::vector<TraceEvent>> &traces,
-    const schedule::ReplicaLayout &replicas,
-    const std::vector<ManifestStage> &planned, ProfileSource source);
+llvm::Expected<MeasuredProfile>
+measureProfile(const schedule::StageGraph &graph,
+               const schedule::ScheduleConfig &config,
+               const std::vector<std::vector<TraceEvent>> &traces,
+               const schedule::ReplicaLayout &replicas,
+               const std::vector<ManifestStage> &planned, ProfileSource source);
 
 } // namespace runtime
 } // namespace ftpipe

@@ -96,9 +96,12 @@ def AnnotateCostsPass : Pass<"ftpipe-annotate-costs", "ModuleOp"> {
     launch overhead); backward rules follow each op's derivative; ops on
     which no gradient flows (masks, position ids) have no backward. An op
     without a rule gets a warning at its location and a byte-based estimate.
-    A measured profile (JSON: scope -> `{"fwd_ms": x, "bwd_ms": y}`)
-    replaces the figures of the ops in each listed scope, split among them in
-    proportion to the analytical ones. docs/CostModel.md has the rules.
+    A measured profile (`ftpipe-run --profile-out`, ProfileSchema.h; or the
+    older JSON from scope to `{"fwd_ms": x, "bwd_ms": y}`) replaces the
+    figures of the ops of each measured stage, and then of each listed scope,
+    split among them in proportion to the analytical ones; a device the
+    profiled run slowed down on purpose is that much slower in the recorded
+    hardware. docs/CostModel.md has the rules.
 
     Before:
     ```mlir
