@@ -415,9 +415,11 @@ def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
     `.../ModuleList[h]/GPT2Block[3]`; ops without one, e.g. constants, join
     the run they sit in) and moves each run of at least `min-ops` ops into a
     private function called in its place: its arguments are the values it
-    reads from outside (constants are cloned in), its results the values
-    read after it (a `memref.cast` read after it is made again after the
-    call, from its source: a function does not return unranked memrefs).
+    reads from outside, its results the values read after it. Constants,
+    and `memref.cast`, `memref.collapse_shape` and `memref.expand_shape` of
+    one buffer, are made again on the side that reads them, so the calls
+    pass and return the buffers themselves (each memref a call passes is a
+    descriptor of several words; an unranked one is copied to memory).
     Functions with identical bodies (the same layer code for different
     layers' weights) are merged into one, and the outlined functions are
     marked `no_inline`, so LLVM compiles each distinct layer's code once, in
