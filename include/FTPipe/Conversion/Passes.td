@@ -145,6 +145,22 @@ def DropAnnotationsPass : Pass<"ftpipe-drop-annotations", "ModuleOp"> {
   }];
 }
 
+def PlainCWrappersPass : Pass<"ftpipe-plain-c-wrappers", "ModuleOp"> {
+  let summary = "Compiles the C-interface wrappers without optimisation";
+  let description = [{
+    Marks every `_mlir_ciface_` function with a body (the wrappers that
+    `convert-func-to-llvm` makes for `llvm.emit_c_interface`) `optnone` and
+    `noinline`. A wrapper unpacks and packs the memref descriptors of its
+    function's arguments and results around one call, in one basic block
+    of several instructions per memref; for a stage of GPT-2 124M (hundreds
+    of buffers) LLVM's instruction selection and post-RA scheduling, which
+    grow faster than a block's size, took about 5 s of CPU per wrapper, and
+    0.24 s marked so. The callee, not inlined, is optimised as before. Run
+    after `convert-func-to-llvm`; the CPU and CUDA lowerings do.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def CheckLowerablePass : Pass<"ftpipe-check-lowerable", "ModuleOp"> {
   let summary = "Refuses input that upstream's lowering would crash on";
   let description = [{
