@@ -103,6 +103,8 @@ void mlir::ftpipe::addHostToLLVMStages(
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  // The C-interface wrappers only move descriptors: compiled as they are.
+  pm.addPass(createPlainCWrappersPass());
   pm.addPass(createConvertIndexToLLVMPass());
   if (beforeReconcile)
     beforeReconcile(pm);

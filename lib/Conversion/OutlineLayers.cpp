@@ -18,6 +18,8 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 namespace mlir {
 namespace ftpipe {
 #define GEN_PASS_DEF_OUTLINELAYERSPASS
@@ -80,6 +82,16 @@ static StringRef layerOf(Operation *op) {
   return "";
 }
 
+/// A cast or reshape of one buffer: made again on whichever side of a cut
+/// reads it, so that calls pass and return only the buffers themselves (each
+/// memref a call passes is a descriptor of several words, and an unranked
+/// one a descriptor in memory).
+static bool isRematerialized(Operation *op) {
+  return isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp>(
+             op) &&
+         op->getNumOperands() == 1;
+}
+
 /// Moves `ops` (consecutive, in one block) into a new private function
 /// named `name` and calls it in their place.
 static func::FuncOp outline(ArrayRef<Operation *> ops, StringRef name,
@@ -92,7 +104,20 @@ static func::FuncOp outline(ArrayRef<Operation *> ops, StringRef name,
     return false;
   };
   llvm::SetVector<Value> inputs, outputs;
-  llvm::SetVector<Operation *> constants;
+  // Constants, and casts and reshapes of values from before the run, are
+  // cloned in.
+  llvm::SetVector<Operation *> clonedIn;
+  std::function<void(Value)> readBefore = [&](Value operand) {
+    Operation *producer = operand.getDefiningOp();
+    if (producer && (producer->hasTrait<OpTrait::ConstantLike>() ||
+                     isRematerialized(producer))) {
+      if (clonedIn.insert(producer))
+        for (Value source : producer->getOperands())
+          readBefore(source);
+      return;
+    }
+    inputs.insert(operand);
+  };
   for (Operation *op : ops)
     op->walk([&](Operation *nested) {
       for (Value operand : nested->getOperands()) {
@@ -102,16 +127,11 @@ static func::FuncOp outline(ArrayRef<Operation *> ops, StringRef name,
         if (auto arg = dyn_cast<BlockArgument>(operand))
           if (isInside(arg.getOwner()->getParentOp()))
             continue;
-        if (producer && producer->hasTrait<OpTrait::ConstantLike>())
-          constants.insert(producer);
-        else
-          inputs.insert(operand);
+        readBefore(operand);
       }
     });
-  // A cast read after the run is made again after the call, from its source
-  // (a function that returned an unranked memref would copy its descriptor
-  // to the heap).
-  llvm::SetVector<Operation *> recasts;
+  // Casts and reshapes read after the run are made again after the call.
+  llvm::SetVector<Operation *> clonedOut;
   SmallVector<Value> readAfter;
   for (Operation *op : ops)
     for (Value result : op->getResults())
@@ -120,19 +140,23 @@ static func::FuncOp outline(ArrayRef<Operation *> ops, StringRef name,
         readAfter.push_back(result);
   for (size_t i = 0; i < readAfter.size(); ++i) {
     Value value = readAfter[i];
-    auto cast = value.getDefiningOp<memref::CastOp>();
-    if (!cast) {
+    Operation *producer = value.getDefiningOp();
+    if (!isRematerialized(producer)) {
       outputs.insert(value);
       continue;
     }
-    recasts.insert(cast);
-    Operation *source = cast.getSource().getDefiningOp();
+    clonedOut.insert(producer);
+    Operation *source = producer->getOperand(0).getDefiningOp();
     if (source && isInside(source))
-      readAfter.push_back(cast.getSource());
+      readAfter.push_back(producer->getOperand(0));
   }
-  SmallVector<Operation *> recastOrder = recasts.takeVector();
-  llvm::sort(recastOrder,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  auto inBlockOrder = [](llvm::SetVector<Operation *> &set) {
+    SmallVector<Operation *> order = set.takeVector();
+    llvm::sort(order, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    return order;
+  };
 
   SmallVector<Type> inputTypes, outputTypes;
   for (Value input : inputs)
@@ -148,14 +172,18 @@ static func::FuncOp outline(ArrayRef<Operation *> ops, StringRef name,
   IRMapping mapping;
   for (auto [input, argument] : llvm::zip(inputs, body->getArguments()))
     mapping.map(input, argument);
-  for (Operation *constant : constants)
-    builder.clone(*constant, mapping);
+  for (Operation *op : inBlockOrder(clonedIn))
+    builder.clone(*op, mapping);
   for (Operation *op : ops)
     builder.clone(*op, mapping);
   SmallVector<Value> returned;
   for (Value output : outputs)
     returned.push_back(mapping.lookup(output));
   builder.create<func::ReturnOp>(loc, returned);
+  // What only the caller read.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isRematerialized(&op) && op.use_empty())
+      op.erase();
 
   OpBuilder callBuilder(ops.front());
   auto call =
@@ -167,11 +195,11 @@ static func::FuncOp outline(ArrayRef<Operation *> ops, StringRef name,
     after.map(output, result);
   }
   callBuilder.setInsertionPointAfter(call);
-  for (Operation *cast : recastOrder) {
-    Operation *copy = callBuilder.clone(*cast, after);
-    cast->getResult(0).replaceUsesWithIf(
-        copy->getResult(0),
-        [&](OpOperand &use) { return !isInside(use.getOwner()); });
+  for (Operation *op : inBlockOrder(clonedOut)) {
+    Operation *copy = callBuilder.clone(*op, after);
+    op->getResult(0).replaceUsesWithIf(copy->getResult(0), [&](OpOperand &use) {
+      return !isInside(use.getOwner());
+    });
   }
   for (Operation *op : llvm::reverse(ops))
     op->erase();
@@ -219,6 +247,10 @@ void OutlineLayersPass::runOnOperation() {
       symbols.insert(layer);
       outlined.push_back(layer);
     }
+    // The casts and reshapes that every reader now makes again.
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+      if (isRematerialized(&op) && op.use_empty())
+        op.erase();
   }
 
   // One function per distinct body.

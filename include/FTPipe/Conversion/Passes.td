@@ -145,6 +145,22 @@ def DropAnnotationsPass : Pass<"ftpipe-drop-annotations", "ModuleOp"> {
   }];
 }
 
+def PlainCWrappersPass : Pass<"ftpipe-plain-c-wrappers", "ModuleOp"> {
+  let summary = "Compiles the C-interface wrappers without optimisation";
+  let description = [{
+    Marks every `_mlir_ciface_` function with a body (the wrappers that
+    `convert-func-to-llvm` makes for `llvm.emit_c_interface`) `optnone` and
+    `noinline`. A wrapper unpacks and packs the memref descriptors of its
+    function's arguments and results around one call, in one basic block
+    of several instructions per memref; for a stage of GPT-2 124M (hundreds
+    of buffers) LLVM's instruction selection and post-RA scheduling, which
+    grow faster than a block's size, took about 5 s of CPU per wrapper, and
+    0.24 s marked so. The callee, not inlined, is optimised as before. Run
+    after `convert-func-to-llvm`; the CPU and CUDA lowerings do.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def CheckLowerablePass : Pass<"ftpipe-check-lowerable", "ModuleOp"> {
   let summary = "Refuses input that upstream's lowering would crash on";
   let description = [{
@@ -415,9 +431,11 @@ def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
     `.../ModuleList[h]/GPT2Block[3]`; ops without one, e.g. constants, join
     the run they sit in) and moves each run of at least `min-ops` ops into a
     private function called in its place: its arguments are the values it
-    reads from outside (constants are cloned in), its results the values
-    read after it (a `memref.cast` read after it is made again after the
-    call, from its source: a function does not return unranked memrefs).
+    reads from outside, its results the values read after it. Constants,
+    and `memref.cast`, `memref.collapse_shape` and `memref.expand_shape` of
+    one buffer, are made again on the side that reads them, so the calls
+    pass and return the buffers themselves (each memref a call passes is a
+    descriptor of several words; an unranked one is copied to memory).
     Functions with identical bodies (the same layer code for different
     layers' weights) are merged into one, and the outlined functions are
     marked `no_inline`, so LLVM compiles each distinct layer's code once, in
