@@ -59,9 +59,8 @@ llvm::Error DeviceExecutor::weightBackward(int64_t stage, int64_t mb) {
   auto [sums, fresh] = gradients.try_emplace(step);
   if (fresh)
     sums->second = zeroGradients();
-  std::vector<Tensor *> stageSums;
-  for (const ParameterInfo &param : stageProgram->parameters())
-    stageSums.push_back(&sums->second.at(param.name));
+  std::vector<Tensor *> stageSums =
+      gradientSumsOf(*stageProgram, sums->second);
   timed([&] {
     stageProgram->backwardWeight(mb, paramsOf(*stageProgram, live), data,
                                  std::move(it->second.saved), stageSums);

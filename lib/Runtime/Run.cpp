@@ -136,6 +136,10 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   if (schedule::isZeroBubble(setup.schedule) && manifest)
     run.config.schedule.split = splitStages(*manifest);
   run.config.stashing = setup.weightVersions;
+  if (manifest)
+    for (const auto &[name, parameter] : manifest->parameters)
+      if (parameter.frozen)
+        run.config.frozen.insert(name);
   run.config.optimizer.kind = setup.optimizer;
   run.config.optimizer.lr = options.lr;
   run.config.optimizer.warmupSteps = options.warmup;

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Freeze.h"
 #include "Manifest.h"
 
 #include "FTPipe/Analysis/OpGraph.h"
@@ -86,6 +87,11 @@ cl::opt<std::string>
     hardware(cl::cat(category), "hardware",
              cl::desc("Hardware preset name or cluster JSON file"),
              cl::init(ft::PartitionPipelineOptions().hardware));
+cl::opt<std::string>
+    freeze(cl::cat(category), "freeze",
+           cl::desc("Freeze the parameters whose Hugging Face name matches "
+                    "this regex, or those listed in @FILE (one a line)"),
+           cl::value_desc("regex|@file"));
 cl::opt<ft::PartitionMethod> method(
     cl::cat(category), "method", cl::desc("Partitioner"),
     cl::init(ft::PartitionMethod::Auto),
@@ -502,6 +508,15 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
       ::ftpipe::schedule::parseReplicas(replicas, devices);
   if (!layout)
     return progress.fail("--" + llvm::toString(layout.takeError()));
+  if (!freeze.empty()) {
+    progress.start("freeze " + freeze);
+    if (hasEntryPoints(*module))
+      return progress.fail("--freeze needs the model function, not entry "
+                           "points");
+    if (failed(ft::freezeParameters(*module, freeze)))
+      return progress.fail();
+    progress.done();
+  }
   std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
   if (!forwardOnly && !hasEntryPoints(*module))
     if (failed(buildStagePrograms(*module, *setup, memory, progress)))
