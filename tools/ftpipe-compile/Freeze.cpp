@@ -56,6 +56,9 @@ LogicalResult mlir::ftpipe::freezeParameters(ModuleOp module,
   if (failed(model))
     return failure();
   FreezeParamsPassOptions options;
+  // The options refer to the names (an ArrayRef): they live until the pass
+  // has run.
+  FailureOr<std::vector<std::string>> names;
   if (spec.consume_front("@")) {
     llvm::StringSet<> known;
     for (unsigned i = 0; i < model->getNumArguments(); ++i)
@@ -63,10 +66,10 @@ LogicalResult mlir::ftpipe::freezeParameters(ModuleOp module,
         if (auto name = model->getArgAttrOfType<StringAttr>(
                 i, FTPipeDialect::kNameAttrName))
           known.insert(name.getValue());
-    FailureOr<std::vector<std::string>> names = readNames(module, spec, known);
+    names = readNames(module, spec, known);
     if (failed(names))
       return failure();
-    options.names = std::move(*names);
+    options.names = *names;
   } else {
     options.regex = spec.str();
   }

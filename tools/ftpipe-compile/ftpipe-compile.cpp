@@ -90,7 +90,8 @@ cl::opt<std::string>
 cl::opt<std::string>
     freeze(cl::cat(category), "freeze",
            cl::desc("Freeze the parameters whose Hugging Face name matches "
-                    "this regex, or those listed in @FILE (one a line)"),
+                    "this regex, or those listed in @FILE (one a line; write "
+                    "--freeze=@FILE, a lone @FILE is a response file)"),
            cl::value_desc("regex|@file"));
 cl::opt<ft::PartitionMethod> method(
     cl::cat(category), "method", cl::desc("Partitioner"),
