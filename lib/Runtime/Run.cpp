@@ -291,6 +291,14 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
     return error;
   if (llvm::Error error = prepareCheckpoints(run, options))
     return error;
+  if (!options.freeze.empty()) {
+    auto freezing =
+        planFreezing(options.freeze, *run.model, run.data, options.steps,
+                     run.config.schedule.microBatches);
+    if (!freezing)
+      return freezing.takeError();
+    run.freezing = std::move(*freezing);
+  }
   // Each process's list, of the run or of its rest when resuming.
   run.processLists = schedule::replicateSchedule(run.schedule, run.replicas);
   if (run.replicas.replicated())

@@ -92,7 +92,12 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
   for (auto &stage : stages)
     pointers.push_back(stage.get());
   const ParameterPlacement &placement = run.model->placement();
-  DeviceExecutor executor(communicator, pointers, placement, run.config);
+  // The policy's frozen set (--freeze) at the first step this run does.
+  ExecutorConfig config = run.config;
+  int64_t firstStep = run.resumed ? run.resumed->updates : 0;
+  if (run.freezing)
+    config.frozen = run.freezing->frozenAt(firstStep, run.config.frozen);
+  DeviceExecutor executor(communicator, pointers, placement, config);
   int64_t overhead = residentOverheadBytes();
   bool alone = communicator.devices() == 1 || shared.processes;
   TensorMap mine;
@@ -143,6 +148,24 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
         shared.fatal("device " + std::to_string(d) +
                      ": checkpoint: " + llvm::toString(std::move(error)));
     shared.call(shared.hooks.onStep, d, report);
+    if (run.freezing) {
+      // From the next step on: the decision at the step boundary.
+      std::set<std::string> frozen =
+          run.freezing->frozenAt(report.step + 1, run.config.frozen);
+      if (frozen.size() != executor.frozen().size()) {
+        if (process == 0)
+          shared.call(shared.hooks.onNote,
+                      "freeze: from step " + std::to_string(report.step + 1) +
+                          ", " +
+                          std::to_string(run.freezing->depths.depthAt(
+                              report.step + 1)) +
+                          " of " +
+                          std::to_string(run.freezing->layers.size()) +
+                          " layers frozen (" + std::to_string(frozen.size()) +
+                          " parameters)");
+        executor.setFrozen(std::move(frozen));
+      }
+    }
     if (evaluator)
       evaluate(report.step + 1);
   });

@@ -154,6 +154,12 @@ static field<std::string> replicas(
     cl::desc("processes per device of the plan, e.g. 2,1,2, or W for every "
              "device (default: the manifest's replicas, else 1 each)"),
     cl::location(options.replicas));
+static field<std::string> freeze(
+    "freeze",
+    cl::desc("freeze a growing prefix of the model's layers during the run: "
+             "alpha=X (PipeTransformer's schedule, per epoch) or "
+             "schedule=FILE ('STEP DEPTH' lines); docs/Freezing.md"),
+    cl::location(options.freeze));
 static cl::opt<bool>
     printSchedule("print-schedule",
                   cl::desc("print the devices' action lists and exit"));

@@ -131,6 +131,12 @@ public:
   int64_t updates() const { return version; }
   /// Whether this device owns parameter `name` (updates it, Executor.h).
   bool owns(llvm::StringRef name) const;
+  /// Freezes `names` (ExecutorConfig::frozen) from now on: call at a step
+  /// boundary. A parameter frozen later keeps its optimizer state unused.
+  void setFrozen(std::set<std::string> names) {
+    config.frozen = std::move(names);
+  }
+  const std::set<std::string> &frozen() const { return config.frozen; }
   /// Whether parameter `name` is frozen (ExecutorConfig::frozen).
   bool isFrozen(llvm::StringRef name) const {
     return config.frozen.count(name.str()) != 0;

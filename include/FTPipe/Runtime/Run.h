@@ -28,6 +28,7 @@
 #include "FTPipe/Runtime/Evaluation.h"
 #include "FTPipe/Runtime/HFCheckpoint.h"
 #include "FTPipe/Runtime/PipelineModel.h"
+#include "FTPipe/Runtime/RunFreezing.h"
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/TinyMlp.h"
 #include "FTPipe/Schedule/Replicas.h"
@@ -128,6 +129,9 @@ struct RunOptions {
   /// device, or "none"; schedule/Replicas.h); empty: the manifest's
   /// `replicas`, else one each. A replicated run needs MPI processes.
   std::string replicas;
+  /// A freeze policy during the run (--freeze alpha=X|schedule=FILE,
+  /// RunFreezing.h); empty: none.
+  std::string freeze;
 };
 
 /// A run: what every device's thread or process shares.
@@ -153,6 +157,8 @@ struct TrainingRun {
   std::optional<EvaluationSetup> evaluation;
   /// --save as a checkpoint directory (else one safetensors file).
   std::optional<HFSaveOptions> saveHF;
+  /// With RunOptions::freeze: the frozen set per step.
+  std::optional<RunFreezing> freezing;
 };
 
 /// What a device did in the whole run, for its closing lines.
