@@ -360,8 +360,7 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
   auto [sums, fresh] = gradients.try_emplace(step);
   if (fresh)
     sums->second = zeroGradients();
-  std::vector<Tensor *> stageSums =
-      gradientSumsOf(*stageProgram, sums->second);
+  std::vector<Tensor *> stageSums = gradientSumsOf(*stageProgram, sums->second);
   double start = now();
   stageProgram->backward(mb, paramsOf(*stageProgram, weights), data,
                          std::move(it->second.saved), stageSums);

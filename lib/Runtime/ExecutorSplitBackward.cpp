@@ -59,8 +59,7 @@ llvm::Error DeviceExecutor::weightBackward(int64_t stage, int64_t mb) {
   auto [sums, fresh] = gradients.try_emplace(step);
   if (fresh)
     sums->second = zeroGradients();
-  std::vector<Tensor *> stageSums =
-      gradientSumsOf(*stageProgram, sums->second);
+  std::vector<Tensor *> stageSums = gradientSumsOf(*stageProgram, sums->second);
   timed([&] {
     stageProgram->backwardWeight(mb, paramsOf(*stageProgram, live), data,
                                  std::move(it->second.saved), stageSums);

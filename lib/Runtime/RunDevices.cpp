@@ -157,10 +157,9 @@ static TensorMap runDevice(Devices &shared, Communicator &communicator,
           shared.call(shared.hooks.onNote,
                       "freeze: from step " + std::to_string(report.step + 1) +
                           ", " +
-                          std::to_string(run.freezing->depths.depthAt(
-                              report.step + 1)) +
-                          " of " +
-                          std::to_string(run.freezing->layers.size()) +
+                          std::to_string(
+                              run.freezing->depths.depthAt(report.step + 1)) +
+                          " of " + std::to_string(run.freezing->layers.size()) +
                           " layers frozen (" + std::to_string(frozen.size()) +
                           " parameters)");
         executor.setFrozen(std::move(frozen));

@@ -61,7 +61,8 @@ ftpipe::runtime::planFreezing(llvm::StringRef spec, const PipelineModel &model,
     int64_t samples = data.empty() || data.begin()->second.shape.empty()
                           ? 0
                           : data.begin()->second.shape.front();
-    int64_t perStep = std::max<int64_t>(1, microBatches * model.microBatchSize());
+    int64_t perStep =
+        std::max<int64_t>(1, microBatches * model.microBatchSize());
     int64_t stepsPerEpoch = std::max<int64_t>(1, samples / perStep);
     for (int64_t epoch = 0; epoch * stepsPerEpoch <= steps; ++epoch)
       freezing.depths.points.push_back(

@@ -56,8 +56,9 @@ ftpipe::schedule::parseFreezeSchedule(llvm::StringRef text, uint32_t layers) {
     uint64_t depth = 0;
     if (fields.size() != 2 || fields[0].getAsInteger(10, step) || step < 0 ||
         fields[1].getAsInteger(10, depth))
-      return fail(where() + "expected 'STEP DEPTH' (two non-negative "
-                            "integers), got '" +
+      return fail(where() +
+                  "expected 'STEP DEPTH' (two non-negative "
+                  "integers), got '" +
                   line + "'");
     if (depth > layers)
       return fail(where() + "depth " + llvm::Twine(depth) + " exceeds the " +

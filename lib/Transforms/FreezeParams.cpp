@@ -37,8 +37,8 @@ struct FreezeParamsPass
 
 /// The name a parameter goes by: its `ftpipe.name`, or `argN`.
 static std::string parameterName(func::FuncOp func, unsigned index) {
-  if (auto name =
-          func.getArgAttrOfType<StringAttr>(index, FTPipeDialect::kNameAttrName))
+  if (auto name = func.getArgAttrOfType<StringAttr>(
+          index, FTPipeDialect::kNameAttrName))
     return name.getValue().str();
   return "arg" + std::to_string(index);
 }
@@ -89,9 +89,9 @@ void FreezeParamsPass::runOnOperation() {
   }
   for (const std::string &name : names)
     if (!found.contains(name)) {
-      emitError(func.getLoc()) << "cannot freeze '" << name << "': '@"
-                               << func.getSymName()
-                               << "' has no parameter of that name";
+      emitError(func.getLoc())
+          << "cannot freeze '" << name << "': '@" << func.getSymName()
+          << "' has no parameter of that name";
       return signalPassFailure();
     }
 }

@@ -21,11 +21,12 @@ using namespace mlir::ftpipe;
 
 /// The names listed in `path`, each checked against `known`.
 static FailureOr<std::vector<std::string>>
-readNames(ModuleOp module, llvm::StringRef path, const llvm::StringSet<> &known) {
+readNames(ModuleOp module, llvm::StringRef path,
+          const llvm::StringSet<> &known) {
   auto buffer = ::ftpipe::support::readBoundedFile(path, "freeze file");
   if (!buffer) {
-    emitError(module.getLoc()) << "--freeze: "
-                               << llvm::toString(buffer.takeError());
+    emitError(module.getLoc())
+        << "--freeze: " << llvm::toString(buffer.takeError());
     return failure();
   }
   std::vector<std::string> names;

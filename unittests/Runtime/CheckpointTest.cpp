@@ -293,8 +293,8 @@ TEST(Checkpoint, FrozenParametersStayAndResume) {
   CheckpointSetup setup;
   setup.directory = temporaryDirectory();
   setup.identity = identifyRun(*model, config, data);
-  TensorMap straight =
-      train(*model, config, 6, data, nullptr, false, &setup, /*checkpointAt=*/3);
+  TensorMap straight = train(*model, config, 6, data, nullptr, false, &setup,
+                             /*checkpointAt=*/3);
   // Never updated: bit for bit the initial weights; the others moved.
   for (const std::string &name : config.frozen)
     EXPECT_EQ(straight.at(name).bytes, initial.at(name).bytes) << name;
@@ -315,8 +315,8 @@ TEST(Checkpoint, FrozenParametersStayAndResume) {
   // setup.
   ExecutorConfig trainsAll = config;
   trainsAll.frozen.clear();
-  llvm::Expected<LoadedCheckpoint> refused = loadCheckpoint(
-      setup.directory, identifyRun(*model, trainsAll, data));
+  llvm::Expected<LoadedCheckpoint> refused =
+      loadCheckpoint(setup.directory, identifyRun(*model, trainsAll, data));
   ASSERT_FALSE(bool(refused));
   EXPECT_NE(llvm::toString(refused.takeError()).find("frozen"),
             std::string::npos);

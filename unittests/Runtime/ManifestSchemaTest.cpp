@@ -190,8 +190,9 @@ TEST(ManifestSchema, FrozenParametersRoundTrip) {
   ManifestFile file = fullManifest();
   // Written only for a frozen parameter.
   json::Value text = written(file);
-  EXPECT_EQ(object(text).getObject("parameters")->getObject("wte")->get("frozen"),
-            nullptr);
+  EXPECT_EQ(
+      object(text).getObject("parameters")->getObject("wte")->get("frozen"),
+      nullptr);
   file.parameters["wte"].frozen = true;
   ManifestFile read;
   json::Path::Root root("manifest");

@@ -177,8 +177,8 @@ TEST(PipelineModel, FrozenParametersAreOnlyStored) {
     setup.weightVersions =
         kind == Kind::Async ? WeightVersions::Stash : WeightVersions::None;
     for (auto count : {deviceMemory, runtimeMemory}) {
-      DeviceMemory with = count(frozen, setup), without = count(twoStages(),
-                                                                setup);
+      DeviceMemory with = count(frozen, setup),
+                   without = count(twoStages(), setup);
       // Stored once: no gradient, optimizer state or stashed version.
       EXPECT_EQ(with.weightBytes, without.weightBytes + 400);
       EXPECT_EQ(with.gradientBytes, without.gradientBytes);

@@ -134,7 +134,8 @@ TEST_P(FreezePrefix, PrefixHasNoBackwardWork) {
   ASSERT_EQ(before.size(), after.size());
   for (auto [b, a] : llvm::zip(before, after)) {
     if (inPrefix(a.first))
-      EXPECT_EQ(a.second, 0) << "an op of the frozen prefix keeps backward work";
+      EXPECT_EQ(a.second, 0)
+          << "an op of the frozen prefix keeps backward work";
     EXPECT_LE(a.second, b.second);
   }
   // The whole drop is at least the prefix's share (the first products after
@@ -150,11 +151,13 @@ TEST_P(FreezePrefix, PrefixHasNoBackwardWork) {
 
 INSTANTIATE_TEST_SUITE_P(
     TinyModels, FreezePrefix,
-    ::testing::Values(
-        PrefixCase{"bert-tiny", "^bert\\.(embeddings|encoder\\.layer\\.0)\\.",
-                   {"BertEmbeddings", "BertLayer[0]"}},
-        PrefixCase{"llama-tiny", "^model\\.(embed_tokens|layers\\.0)\\.",
-                   {"Embedding[embed_tokens]", "LlamaDecoderLayer[0]"}}),
+    ::testing::Values(PrefixCase{"bert-tiny",
+                                 "^bert\\.(embeddings|encoder\\.layer\\.0)\\.",
+                                 {"BertEmbeddings", "BertLayer[0]"}},
+                      PrefixCase{
+                          "llama-tiny",
+                          "^model\\.(embed_tokens|layers\\.0)\\.",
+                          {"Embedding[embed_tokens]", "LlamaDecoderLayer[0]"}}),
     [](const auto &info) {
       std::string name = info.param.model;
       name.erase(name.find('-'), 1);
