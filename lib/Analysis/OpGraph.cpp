@@ -51,7 +51,9 @@ mlir::ftpipe::analyzeGradientFlow(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments()) {
     bool param = func.getArgAttr(arg.getArgNumber(),
                                  FTPipeDialect::kParamAttrName) != nullptr;
-    infos[arg] = {param, param};
+    bool frozen = func.getArgAttr(arg.getArgNumber(),
+                                  FTPipeDialect::kFrozenAttrName) != nullptr;
+    infos[arg] = {param, param && !frozen};
   }
   func.getBody().walk([&](Operation *op) {
     // A result is parameter-like when the op reads parameters and no
@@ -155,7 +157,8 @@ FailureOr<OpGraph> mlir::ftpipe::buildOpGraph(func::FuncOp func) {
           argIndex, FTPipeDialect::kNameAttrName);
       partition::ParamId param = builder.addParam(
           name ? name.getValue().str() : "arg" + std::to_string(argIndex),
-          bytes);
+          bytes,
+          func.getArgAttr(argIndex, FTPipeDialect::kFrozenAttrName) != nullptr);
       for (partition::NodeId node : consumersOf(arg))
         builder.addParamUse(node, param);
       continue;

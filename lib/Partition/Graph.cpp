@@ -27,8 +27,9 @@ NodeId GraphBuilder::addNode(llvm::StringRef scope, llvm::StringRef type,
   return NodeId(nodes.size() - 1);
 }
 
-ParamId GraphBuilder::addParam(llvm::StringRef name, uint64_t bytes) {
-  paramRecs.push_back({name.str(), bytes});
+ParamId GraphBuilder::addParam(llvm::StringRef name, uint64_t bytes,
+                               bool frozen) {
+  paramRecs.push_back({name.str(), bytes, frozen});
   return ParamId(paramRecs.size() - 1);
 }
 
@@ -225,6 +226,7 @@ Expected<Graph> GraphBuilder::build() {
     g.paramBytesArr.push_back(p.bytes);
     g.totalParams += p.bytes;
     g.paramNames.push_back(std::move(p.name));
+    g.paramFrozenArr.push_back(p.frozen ? 1 : 0);
   }
   return std::move(g);
 }

@@ -75,10 +75,13 @@ json::Value ftpipe::partition::graphToJSON(const Graph &graph,
     json::Array readers;
     for (NodeId r : graph.paramReaders(p))
       readers.push_back(int64_t(r));
-    params.push_back(json::Object{{"id", int64_t(p)},
-                                  {"name", graph.paramName(p)},
-                                  {"bytes", graph.paramBytes(p)},
-                                  {"readers", std::move(readers)}});
+    json::Object param{{"id", int64_t(p)},
+                       {"name", graph.paramName(p)},
+                       {"bytes", graph.paramBytes(p)},
+                       {"readers", std::move(readers)}};
+    if (graph.paramFrozen(p))
+      param["frozen"] = true;
+    params.push_back(std::move(param));
   }
   json::Object root{{"version", 1},
                     {"nodes", std::move(nodes)},
@@ -322,7 +325,8 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
       uint64_t bytes = 0;
       if (!detail::readUnsigned(*p, "bytes", bytes, at, true))
         return fail();
-      ParamId id = b.addParam(p->getString("name").value_or(""), bytes);
+      ParamId id = b.addParam(p->getString("name").value_or(""), bytes,
+                              p->getBoolean("frozen").value_or(false));
       if (const json::Array *readers = p->getArray("readers"))
         for (size_t j = 0; j < readers->size(); ++j) {
           int64_t r = 0;

@@ -529,6 +529,10 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
         }
       }
     for (DeviceId d : devs) {
+      if (graph.paramFrozen(p)) {
+        m.memoryInputs[d].frozenParamBytes += graph.paramBytes(p);
+        continue;
+      }
       std::vector<uint64_t> &byHeight = m.memoryInputs[d].paramBytesByHeight;
       if (byHeight.size() <= tallest[d])
         byHeight.resize(tallest[d] + 1, 0);

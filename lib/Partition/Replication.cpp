@@ -104,7 +104,7 @@ Expected<Graph> ftpipe::partition::replicationPlanningGraph(
     b.addNode(graph.scope(n), graph.type(n),
               replicated[n] ? NodeCost{} : graph.cost(n));
   for (ParamId p = 0; p < graph.numParams(); ++p)
-    b.addParam(graph.paramName(p), graph.paramBytes(p));
+    b.addParam(graph.paramName(p), graph.paramBytes(p), graph.paramFrozen(p));
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     if (!replicated[n])
       for (ParamId p : graph.params(n))

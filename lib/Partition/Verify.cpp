@@ -251,12 +251,16 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
       }
     }
     activations += recomputePeak;
-    uint64_t params = 0, stash = 0;
+    uint64_t params = 0, stash = 0, frozen = 0;
     for (const auto &[p, extra] : paramVersions) {
+      if (graph.paramFrozen(p)) {
+        frozen += graph.paramBytes(p);
+        continue;
+      }
       params += graph.paramBytes(p);
       stash += graph.paramBytes(p) * extra;
     }
-    uint64_t total = params * (2 + state) + stash + activations +
+    uint64_t total = params * (2 + state) + frozen + stash + activations +
                      config.reservedBytesPerDevice;
     uint64_t budget = hw.device(d).memoryBytes;
     if (total > budget) {

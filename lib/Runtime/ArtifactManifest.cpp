@@ -47,6 +47,14 @@ static llvm::Error checkReferences(const ArtifactManifest &manifest) {
     if (stage.entryOf(entry) != name)
       return fail(where(entry) + " is not the " + entryPointKind(entry).str() +
                   " that stage " + llvm::Twine(entry.stage) + " lists");
+    // A frozen parameter is never updated: nothing may compute its gradient.
+    for (const EntryValue &value : entry.results) {
+      auto param = manifest.parameters.find(value.name);
+      if (value.kind == EntryValue::Kind::Grad &&
+          param != manifest.parameters.end() && param->second.frozen)
+        return fail(where(entry) + " returns the gradient of '" + value.name +
+                    "', which is frozen");
+    }
     for (const EntryValue &value : entry.arguments) {
       if (value.kind == EntryValue::Kind::Param &&
           !manifest.parameters.count(value.name))

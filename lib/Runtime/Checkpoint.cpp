@@ -84,6 +84,14 @@ RunIdentity ftpipe::runtime::identifyRun(const PipelineModel &model,
                          {"micro_batches", config.schedule.microBatches},
                          {"micro_batch_size", model.microBatchSize()},
                          {"data", std::move(dataSet)}};
+  // The frozen parameters (no optimizer state in the checkpoint): recorded
+  // only when there are any, so that older checkpoints still match.
+  if (!config.frozen.empty()) {
+    llvm::json::Array frozen;
+    for (const std::string &name : config.frozen)
+      frozen.push_back(name);
+    identity.training["frozen"] = std::move(frozen);
+  }
   return identity;
 }
 

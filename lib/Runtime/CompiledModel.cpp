@@ -338,6 +338,9 @@ private:
       const EntryValue &result = results[i];
       if (result.kind != EntryValue::Kind::Grad)
         return;
+      // Frozen during the run, compiled before: computed, not kept.
+      if (!gradSums[indexOf(result.name)])
+        return;
       Tensor &sum = *gradSums[indexOf(result.name)];
       if (sum.type != DType::F32)
         reportFailure(call.entry.name + ": the gradient of '" + result.name +

@@ -210,7 +210,7 @@ bool DeviceExecutor::owns(llvm::StringRef name) const {
 TensorMap DeviceExecutor::optimizerState() const {
   TensorMap state;
   for (const ParameterInfo &param : params)
-    if (owns(param.name))
+    if (owns(param.name) && !isFrozen(param.name))
       optimizer.saveState(param.name, param.shape, state);
   return state;
 }
@@ -219,7 +219,7 @@ llvm::Error DeviceExecutor::resume(int64_t updates,
                                    const TensorMap &optimizerState) {
   std::set<std::string> used;
   for (const ParameterInfo &param : params) {
-    if (!owns(param.name))
+    if (!owns(param.name) || isFrozen(param.name))
       continue;
     if (llvm::Error error =
             optimizer.loadState(param.name, param.shape, optimizerState))
@@ -242,7 +242,8 @@ llvm::Error DeviceExecutor::resume(int64_t updates,
 TensorMap DeviceExecutor::zeroGradients() const {
   TensorMap zeros;
   for (const ParameterInfo &param : params)
-    zeros[param.name] = Tensor(param.type, param.shape);
+    if (!isFrozen(param.name))
+      zeros[param.name] = Tensor(param.type, param.shape);
   return zeros;
 }
 
@@ -267,8 +268,25 @@ DeviceExecutor::paramsOf(const StageProgram &stage,
                          const TensorMap &weights) const {
   std::vector<const Tensor *> result;
   for (const ParameterInfo &param : stage.parameters())
-    result.push_back(&weights.at(param.name));
+    result.push_back(isFrozen(param.name) ? &live.at(param.name)
+                                          : &weights.at(param.name));
   return result;
+}
+
+std::vector<Tensor *> DeviceExecutor::gradientSumsOf(const StageProgram &stage,
+                                                     TensorMap &sums) const {
+  std::vector<Tensor *> result;
+  for (const ParameterInfo &param : stage.parameters())
+    result.push_back(isFrozen(param.name) ? nullptr : &sums.at(param.name));
+  return result;
+}
+
+TensorMap DeviceExecutor::trainedWeights() const {
+  TensorMap trained;
+  for (const auto &[name, tensor] : live)
+    if (!isFrozen(name))
+      trained[name] = tensor;
+  return trained;
 }
 
 std::vector<const Tensor *>
@@ -312,10 +330,7 @@ std::vector<Tensor *> DeviceExecutor::gradientSums(const StageProgram &stage,
   auto [sums, fresh] = gradients.try_emplace(mb / config.schedule.microBatches);
   if (fresh)
     sums->second = zeroGradients();
-  std::vector<Tensor *> stageSums;
-  for (const ParameterInfo &param : stage.parameters())
-    stageSums.push_back(&sums->second.at(param.name));
-  return stageSums;
+  return gradientSumsOf(stage, sums->second);
 }
 
 llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
@@ -397,7 +412,7 @@ DeviceExecutor::update(int64_t k,
       llvm::any_of(inFlight, [&](const auto &entry) {
         return entry.second.version == version;
       })) {
-    stashed[version] = live;
+    stashed[version] = trainedWeights();
     int64_t versions = static_cast<int64_t>(stashed.size()) + 1;
     peakVersionCount = std::max(peakVersionCount, versions);
     if (config.stashing == schedule::WeightVersions::DoubleBuffered &&
@@ -453,7 +468,7 @@ DeviceExecutor::update(int64_t k,
   std::vector<Tensor *> owned;
   std::vector<const Tensor *> grads;
   for (const ParameterInfo &param : params) {
-    if (!owns(param.name))
+    if (!owns(param.name) || isFrozen(param.name))
       continue;
     names.push_back(param.name);
     owned.push_back(&live.at(param.name));
@@ -467,7 +482,7 @@ DeviceExecutor::update(int64_t k,
       continue;
     int64_t valueTag = tiedValueTag(tied);
     ++tied;
-    if (!live.count(name))
+    if (!live.count(name) || isFrozen(name))
       continue;
     Tensor &value = live[name];
     if (holders.front() == self) {

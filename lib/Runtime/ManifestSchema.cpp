@@ -349,12 +349,13 @@ json::Value ftpipe::runtime::toJSON(const ManifestParameter &parameter) {
   json::Array copies;
   for (int64_t device : llvm::drop_begin(parameter.devices))
     copies.push_back(device);
-  return withTensor(
-      parameter.tensor,
-      json::Object{{"owner", parameter.devices.empty()
-                                 ? json::Value(nullptr)
-                                 : json::Value(parameter.devices.front())},
-                   {"copies", std::move(copies)}});
+  json::Object object{{"owner", parameter.devices.empty()
+                                    ? json::Value(nullptr)
+                                    : json::Value(parameter.devices.front())},
+                      {"copies", std::move(copies)}};
+  if (parameter.frozen)
+    object["frozen"] = true;
+  return withTensor(parameter.tensor, std::move(object));
 }
 
 bool ftpipe::runtime::fromJSON(const json::Value &value,
@@ -362,8 +363,10 @@ bool ftpipe::runtime::fromJSON(const json::Value &value,
   json::ObjectMapper mapper(value, path);
   int64_t owner = 0;
   std::vector<int64_t> copies;
+  parameter.frozen = false;
   if (!mapper || !mapper.map("owner", owner) ||
       !mapper.mapOptional("copies", copies) ||
+      !mapper.mapOptional("frozen", parameter.frozen) ||
       !fromJSON(value, parameter.tensor, path))
     return false;
   parameter.devices = {owner};

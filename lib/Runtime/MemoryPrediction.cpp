@@ -39,10 +39,15 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
                           memory->weightPeakBytes});
   }
 
-  int64_t weightBytes = 0, stateBytes = 0, updateScratch = 0;
+  // Frozen parameters are stored, but have no gradient sums, optimizer
+  // state or stashed versions.
+  int64_t weightBytes = 0, trainedBytes = 0, stateBytes = 0, updateScratch = 0;
   for (const ParameterInfo &param : params) {
     int64_t bytes = bytesOf(param);
     weightBytes += bytes;
+    if (isFrozen(param.name))
+      continue;
+    trainedBytes += bytes;
     if (!owns(param.name))
       continue;
     stateBytes += optimizer.stateBytes(param.shape);
@@ -70,9 +75,9 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
   auto held = [&]() {
     HeldBytes h;
     h.weights = weightBytes;
-    h.gradients = sumSets * weightBytes;
+    h.gradients = sumSets * trainedBytes;
     h.optimizer = stateAllocated ? stateBytes : 0;
-    h.stash = stashCount * weightBytes;
+    h.stash = stashCount * trainedBytes;
     h.saved = saved;
     h.savedMicroBatches = static_cast<int64_t>(inFlight.size());
     h.weightSaved = weightSaved;

@@ -174,6 +174,10 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   if (schedule::isZeroBubble(setup.schedule) && manifest)
     run.config.schedule.split = splitStages(*manifest);
   run.config.stashing = setup.weightVersions;
+  if (manifest)
+    for (const auto &[name, parameter] : manifest->parameters)
+      if (parameter.frozen)
+        run.config.frozen.insert(name);
   run.config.optimizer.kind = setup.optimizer;
   run.config.optimizer.lr = options.lr;
   run.config.optimizer.warmupSteps = options.warmup;
@@ -329,6 +333,14 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
     return error;
   if (llvm::Error error = prepareCheckpoints(run, options))
     return error;
+  if (!options.freeze.empty()) {
+    auto freezing =
+        planFreezing(options.freeze, *run.model, run.data, options.steps,
+                     run.config.schedule.microBatches);
+    if (!freezing)
+      return freezing.takeError();
+    run.freezing = std::move(*freezing);
+  }
   // Each process's list, of the run or of its rest when resuming.
   run.processLists = schedule::replicateSchedule(run.schedule, run.replicas);
   if (options.debugSlowProcess >= int64_t(run.processLists.devices.size()))

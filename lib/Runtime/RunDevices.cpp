@@ -190,9 +190,13 @@ runDevice(Devices &shared, Communicator &communicator,
     return result;
   };
   const ParameterPlacement *placement = &run.model->placement();
+  // The policy's frozen set (--freeze) at the first step this run does.
+  ExecutorConfig config = processConfig(run.config, options, process);
+  int64_t firstStep = run.resumed ? run.resumed->updates : 0;
+  if (run.freezing)
+    config.frozen = run.freezing->frozenAt(firstStep, run.config.frozen);
   auto executor = std::make_unique<DeviceExecutor>(
-      communicator, pointers(stages), *placement,
-      processConfig(run.config, options, process));
+      communicator, pointers(stages), *placement, config);
   int64_t overhead = residentOverheadBytes();
   bool alone = communicator.devices() == 1 || shared.processes;
   TensorMap mine;
@@ -247,6 +251,23 @@ runDevice(Devices &shared, Communicator &communicator,
         shared.fatal("device " + std::to_string(d) +
                      ": checkpoint: " + llvm::toString(std::move(error)));
     shared.call(shared.hooks.onStep, d, report);
+    if (run.freezing) {
+      // From the next step on: the decision at the step boundary.
+      std::set<std::string> frozen =
+          run.freezing->frozenAt(report.step + 1, run.config.frozen);
+      if (frozen.size() != executor->frozen().size()) {
+        if (process == 0)
+          shared.call(shared.hooks.onNote,
+                      "freeze: from step " + std::to_string(report.step + 1) +
+                          ", " +
+                          std::to_string(
+                              run.freezing->depths.depthAt(report.step + 1)) +
+                          " of " + std::to_string(run.freezing->layers.size()) +
+                          " layers frozen (" + std::to_string(frozen.size()) +
+                          " parameters)");
+        executor->setFrozen(std::move(frozen));
+      }
+    }
     if (evaluator)
       evaluate(report.step + 1);
   };

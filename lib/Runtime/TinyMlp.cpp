@@ -188,7 +188,8 @@ public:
     grads.push_back(dW.f32Values());
     grads.push_back(db.f32Values());
     for (auto [sum, grad] : llvm::zip(gradSums, grads))
-      for (auto [s, g] : llvm::zip(sum->f32Values(), grad))
+      for (auto [s, g] : llvm::zip(
+               sum ? sum->f32Values() : llvm::MutableArrayRef<float>(), grad))
         s += g;
   }
 

@@ -105,6 +105,7 @@ DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
   memory.gradientBytes = memory.weightBytes;
   memory.optimizerBytes =
       memory.weightBytes * optimizerStateFactor(setup.optimizer);
+  memory.weightBytes += inputs.frozenParamBytes;
   memory.reservedBytes = inputs.reservedBytes;
   memory.budgetBytes = inputs.budgetBytes;
   return memory;
@@ -132,12 +133,13 @@ DeviceMemory ftpipe::schedule::runtimeMemory(const DeviceMemoryInputs &inputs,
     mostInFlight = std::max(
         mostInFlight,
         microBatchesInFlight(stage.height, setup.schedule, setup.microBatches));
-  memory.stashBytes = memory.weightBytes * versionsPerStep(mostInFlight, setup);
+  uint64_t trained = memory.weightBytes - inputs.frozenParamBytes;
+  memory.stashBytes = trained * versionsPerStep(mostInFlight, setup);
   // Under async, a device of several stages may run the next step's first
   // backward of one stage before the last backward of another (which its
   // update waits for); one stage runs its backwards in order.
   bool twoSets = setup.schedule == Kind::Async && inputs.stages.size() > 1;
-  memory.gradientBytes = memory.weightBytes * (twoSets ? 2 : 1);
+  memory.gradientBytes = trained * (twoSets ? 2 : 1);
   return memory;
 }
 
@@ -153,10 +155,13 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
   llvm::json::Array params;
   for (uint64_t bytes : inputs.paramBytesByHeight)
     params.push_back(int64_t(bytes));
-  return llvm::json::Object{{"stages", std::move(stages)},
+  llvm::json::Object object{{"stages", std::move(stages)},
                             {"param_bytes_by_height", std::move(params)},
                             {"reserved_bytes", int64_t(inputs.reservedBytes)},
                             {"budget_bytes", int64_t(inputs.budgetBytes)}};
+  if (inputs.frozenParamBytes)
+    object["frozen_param_bytes"] = int64_t(inputs.frozenParamBytes);
+  return object;
 }
 
 /// A non-negative integer field.
@@ -191,6 +196,11 @@ bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
   const llvm::json::Value *budget = field("budget_bytes");
   if (!stages || !params || !reserved || !budget)
     return false;
+  inputs.frozenParamBytes = 0;
+  if (const llvm::json::Value *frozen = object->get("frozen_param_bytes"))
+    if (!readBytes(*frozen, inputs.frozenParamBytes,
+                   path.field("frozen_param_bytes")))
+      return false;
   if (!readBytes(*reserved, inputs.reservedBytes,
                  path.field("reserved_bytes")) ||
       !readBytes(*budget, inputs.budgetBytes, path.field("budget_bytes")))

@@ -216,6 +216,7 @@ void DifferentiatePass::runOnOperation() {
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       activeArgs.push_back(
           hasUnitAttr(func, i, FTPipeDialect::kParamAttrName) &&
+          !hasUnitAttr(func, i, FTPipeDialect::kFrozenAttrName) &&
           autodiff::isDifferentiable(func.getArgumentTypes()[i]));
     if (failed(differentiate(func, activeArgs, {true}, recompute != "false",
                              /*split=*/false)))

@@ -333,10 +333,12 @@ void OutlineStagesPass::runOnOperation() {
   if (failed(routeForwardedValues(body, order, producers, stages)))
     return signalPassFailure();
 
-  // Activity over the whole model: params are the sources, the loss the sink.
+  // Activity over the whole model: params not frozen are the sources, the
+  // loss the sink.
   SmallVector<Value> sources, sinks;
   for (BlockArgument arg : model.getArguments())
-    if (model.getArgAttr(arg.getArgNumber(), FTPipeDialect::kParamAttrName))
+    if (model.getArgAttr(arg.getArgNumber(), FTPipeDialect::kParamAttrName) &&
+        !model.getArgAttr(arg.getArgNumber(), FTPipeDialect::kFrozenAttrName))
       sources.push_back(arg);
   for (Value value : ret.getOperands())
     if (isLoss(value.getType()))

@@ -92,11 +92,14 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
     numSaved = attr.getInt();
   unsigned numResults = forward.getNumResults() - numSaved;
 
-  SmallVector<unsigned> params, inputs, received;
+  // Parameters, and those of them that get a gradient (not frozen).
+  SmallVector<unsigned> params, trained, inputs, received;
   for (unsigned i = 0; i < numArgs; ++i) {
-    if (forward.getArgAttr(i, FTPipeDialect::kParamAttrName))
+    if (forward.getArgAttr(i, FTPipeDialect::kParamAttrName)) {
       params.push_back(i);
-    else if (forward.getArgAttr(i, sa::kInput))
+      if (!forward.getArgAttr(i, FTPipeDialect::kFrozenAttrName))
+        trained.push_back(i);
+    } else if (forward.getArgAttr(i, sa::kInput))
       inputs.push_back(i);
     else
       received.push_back(i);
@@ -210,14 +213,14 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
   SmallVector<Type> backwardArgs(leading);
   backwardArgs.append(savedTypes);
   auto setGradAttrs = [&](func::FuncOp entry) {
-    for (auto [k, i] : llvm::enumerate(params))
+    for (auto [k, i] : llvm::enumerate(trained))
       if (auto name = forward.getArgAttr(i, FTPipeDialect::kNameAttrName))
         entry.setResultAttr(k, sa::kGrad, name);
   };
-  // Per parameter its gradient from `gradients` (zeros where none).
+  // Per trained parameter its gradient from `gradients` (zeros where none).
   auto paramGradients = [&](OpBuilder &bb, ArrayRef<Value> gradients) {
     SmallVector<Value> results;
-    for (unsigned i : params)
+    for (unsigned i : trained)
       results.push_back(
           gradients[i] ? gradients[i]
                        : buildZerosOf(bb, loc, forward.getArgumentTypes()[i]));
@@ -231,7 +234,7 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
         if (callee.getResultAttr(k, sa::kWeightSaved))
           resultTypes.push_back(callee.getResultTypes()[k]);
     } else {
-      for (unsigned i : params)
+      for (unsigned i : trained)
         resultTypes.push_back(forward.getArgumentTypes()[i]);
     }
     auto backwardEntry =
@@ -324,7 +327,7 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
       carriedArgs.push_back(k);
     }
   SmallVector<Type> gradTypes;
-  for (unsigned i : params)
+  for (unsigned i : trained)
     gradTypes.push_back(forward.getArgumentTypes()[i]);
   auto weightEntry =
       b.create<func::FuncOp>(loc, prefix + "_backward_weight",

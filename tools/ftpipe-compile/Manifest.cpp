@@ -98,7 +98,10 @@ LogicalResult addArguments(func::FuncOp function, int64_t device,
       auto &[ownerDevice, readers] = collected.parameterDevices[argument.name];
       ownerDevice = owner ? owner.getInt() : device;
       readers.insert(device);
-      collected.file.parameters[argument.name].tensor = *tensor;
+      rt::ManifestParameter &parameter =
+          collected.file.parameters[argument.name];
+      parameter.tensor = *tensor;
+      parameter.frozen = function.getArgAttr(i, "ftpipe.frozen") != nullptr;
     } else if (auto saved =
                    function.getArgAttrOfType<IntegerAttr>(i, "ftpipe.saved")) {
       argument.kind = rt::EntryValue::Kind::Saved;

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Freeze.h"
 #include "Manifest.h"
 
 #include "FTPipe/Analysis/OpGraph.h"
@@ -93,6 +94,12 @@ cl::opt<std::string>
                      "times) whose times replace the cost model's "
                      "(docs/CostModel.md)"),
             cl::value_desc("file"));
+cl::opt<std::string>
+    freeze(cl::cat(category), "freeze",
+           cl::desc("Freeze the parameters whose Hugging Face name matches "
+                    "this regex, or those listed in @FILE (one a line; write "
+                    "--freeze=@FILE, a lone @FILE is a response file)"),
+           cl::value_desc("regex|@file"));
 cl::opt<ft::PartitionMethod> method(
     cl::cat(category), "method", cl::desc("Partitioner"),
     cl::init(ft::PartitionMethod::Auto),
@@ -547,6 +554,15 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
       ::ftpipe::schedule::parseReplicas(replicas, devices);
   if (!layout)
     return progress.fail("--" + llvm::toString(layout.takeError()));
+  if (!freeze.empty()) {
+    progress.start("freeze " + freeze);
+    if (hasEntryPoints(*module))
+      return progress.fail("--freeze needs the model function, not entry "
+                           "points");
+    if (failed(ft::freezeParameters(*module, freeze)))
+      return progress.fail();
+    progress.done();
+  }
   std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
   std::vector<PlannedStage> stages;
   if (!forwardOnly && !hasEntryPoints(*module))

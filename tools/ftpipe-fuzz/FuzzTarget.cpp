@@ -166,6 +166,8 @@ static bool runPipeline(MLIRContext &context, ModuleOp module,
 /// fresh one, and end in the CPU lowering, as ftpipe-compile does.
 static const char *const kPipelines[] = {
     "func.func(ftpipe-mark-params)",
+    "func.func(ftpipe-freeze-params{regex=[0-9]}),"
+    "ftpipe-stage-programs-pipeline{devices=2 method=seq-greedy}",
     "ftpipe-report",
     "ftpipe-seq-pipe{devices=2},ftpipe-refine",
     "ftpipe-annotate-costs,ftpipe-seq-pipe{method=greedy},ftpipe-report",

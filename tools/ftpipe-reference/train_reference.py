@@ -9,11 +9,14 @@
 #       dimension instead of the micro-batch's) to D.
 #   train CONFIG.json --weights W --data D --steps K --micro-batches M
 #         --micro-batch-size B [--optimizer adamw|sgd] [--lr X]
-#         [--weight-decay X] -o OUT
+#         [--weight-decay X] [--freeze REGEX [--freeze-at K0]] -o OUT
 #       K optimizer steps; step k accumulates the gradients of micro-batches
 #       k*M .. k*M+M-1, each the mean loss of its samples, scaled by 1/M;
 #       micro-batch m reads samples (m*B + i) mod N, i < B. No dropout. Writes
-#       the final parameters to OUT and prints each step's mean loss.
+#       the final parameters to OUT and prints each step's mean loss. The
+#       parameters whose name REGEX matches (re.search) get
+#       requires_grad = False from step K0 (default 0) on: no gradient, no
+#       update, AdamW's state left as it was.
 #   load-hf CONFIG.json WEIGHTS --data D --micro-batch-size B
 #       what a user does with ftpipe-run --save's file: puts it beside the
 #       config in a directory, loads it with transformers' from_pretrained
@@ -30,6 +33,8 @@
 #       so in f32 both sides hold rounding noise that AdamW scales up to
 #       steps of size lr in random directions; there both sides must have
 #       moved at most B from W (the test derives B from lr and the steps).
+#       With --frozen REGEX, the tensors whose name it matches must equal W
+#       bit for bit in OURS (and at least one must).
 #
 # The runtime's side of the contract: docs/Runtime.md, "Training compiled
 # models".
@@ -37,6 +42,7 @@
 import argparse
 import json
 import os
+import re
 import sys
 
 import numpy as np
@@ -104,6 +110,10 @@ def cmd_train(opts):
         raise SystemExit("error: %s lacks %s" % (opts.weights, missing))
     model.eval()  # no dropout; gradients still flow
     params = list(model.parameters())
+    frozen = [p for name, p in model.named_parameters()
+              if opts.freeze and re.search(opts.freeze, name)]
+    if opts.freeze and not frozen:
+        raise SystemExit("error: --freeze %r matches no parameter" % opts.freeze)
     if opts.optimizer == "adamw":
         optimizer = torch.optim.AdamW(params, lr=opts.lr,
                                       weight_decay=opts.weight_decay)
@@ -115,6 +125,9 @@ def cmd_train(opts):
     samples = next(iter(data.values())).shape[0]
     b, m_count = opts.micro_batch_size, opts.micro_batches
     for step in range(opts.steps):
+        if step == opts.freeze_at:
+            for p in frozen:
+                p.requires_grad_(False)
         optimizer.zero_grad()
         losses = []
         for m in range(step * m_count, (step + 1) * m_count):
@@ -207,6 +220,20 @@ def cmd_weights(opts):
         print("%s: %s %s" % (name, ", ".join(t for _, t in verdicts),
                              "ok" if ok else "MISMATCH"))
         failures += not ok
+    if opts.frozen:
+        names = [n for n in sorted(ours) if re.search(opts.frozen, n)]
+        if not names:
+            print("--frozen %r matches no tensor" % opts.frozen)
+            failures += 1
+        for name in names:
+            same = (ours[name].dtype == initial[name].dtype and
+                    ours[name].tobytes() == initial[name].tobytes())
+            if not same:
+                print("%s: frozen but changed MISMATCH" % name)
+                failures += 1
+        print("frozen: %d tensors bit-identical to the initial ones" %
+              sum(1 for n in names if ours[n].tobytes() ==
+                  initial[n].tobytes()))
     extra = sorted(set(ours) - set(ref))
     if extra:
         print("not in the reference: %s" % ", ".join(extra))
@@ -235,6 +262,8 @@ def main():
     p.add_argument("--optimizer", choices=["adamw", "sgd"], default="adamw")
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--freeze", default="")
+    p.add_argument("--freeze-at", type=int, default=0)
     p.add_argument("-o", dest="output", required=True)
     p = sub.add_parser("load-hf")
     p.add_argument("config")
@@ -248,6 +277,7 @@ def main():
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--bound", type=float, default=0.0)
     p.add_argument("--zero-gradient", action="append", default=[])
+    p.add_argument("--frozen", default="")
     opts = parser.parse_args()
     sys.exit({"init": cmd_init, "train": cmd_train, "load-hf": cmd_load_hf,
               "weights": cmd_weights}[opts.command](opts))

@@ -83,6 +83,12 @@ static field<bool> allowOverBudget(
     cl::desc("run a setup that needs more memory than a device's budget "
              "by the plan's memory model"),
     cl::location(parsed.run.allowOverBudget), cl::cat(setupCategory));
+static field<std::string> freeze(
+    "freeze",
+    cl::desc("freeze a growing prefix of the model's layers during the run: "
+             "alpha=X (PipeTransformer's schedule, per epoch) or "
+             "schedule=FILE ('STEP DEPTH' lines); docs/Freezing.md"),
+    cl::location(parsed.run.freeze), cl::cat(setupCategory));
 
 //===----------------------------------------------------------------------===//
 // Weights and data

@@ -281,4 +281,46 @@ TEST(Checkpoint, ResumeInProcessIsExact) {
   }
 }
 
+TEST(Checkpoint, FrozenParametersStayAndResume) {
+  TinyMlpShape shape{4, 8, 4, 2};
+  auto model = createTinyMlpModel(shape, {0, 1, 2, 3});
+  TensorMap data = tinyMlpData(shape, 32, 5);
+  TensorMap initial = model->randomWeights(3);
+  ExecutorConfig config;
+  config.schedule = {Kind::OneFOneB, 4, 6};
+  config.optimizer.lr = 0.01;
+  config.frozen = {"layers.0.weight", "layers.0.bias"};
+  CheckpointSetup setup;
+  setup.directory = temporaryDirectory();
+  setup.identity = identifyRun(*model, config, data);
+  TensorMap straight = train(*model, config, 6, data, nullptr, false, &setup,
+                             /*checkpointAt=*/3);
+  // Never updated: bit for bit the initial weights; the others moved.
+  for (const std::string &name : config.frozen)
+    EXPECT_EQ(straight.at(name).bytes, initial.at(name).bytes) << name;
+  EXPECT_NE(straight.at("layers.1.weight").bytes,
+            initial.at("layers.1.weight").bytes);
+  llvm::Expected<LoadedCheckpoint> loaded =
+      loadCheckpoint(setup.directory, setup.identity);
+  ASSERT_TRUE(bool(loaded)) << llvm::toString(loaded.takeError());
+  // No optimizer state for them.
+  for (const TensorMap &state : loaded->optimizerState)
+    for (const auto &[name, tensor] : state)
+      EXPECT_FALSE(llvm::StringRef(name).starts_with("layers.0.")) << name;
+  TensorMap resumed =
+      train(*model, config, 6, data, &*loaded, false, nullptr, -1);
+  for (const auto &[name, tensor] : straight)
+    EXPECT_EQ(resumed.at(name).bytes, tensor.bytes) << name;
+  // The checkpoint records the frozen set: a run that trains them is another
+  // setup.
+  ExecutorConfig trainsAll = config;
+  trainsAll.frozen.clear();
+  llvm::Expected<LoadedCheckpoint> refused =
+      loadCheckpoint(setup.directory, identifyRun(*model, trainsAll, data));
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("frozen"),
+            std::string::npos);
+  llvm::sys::fs::remove_directories(setup.directory);
+}
+
 } // namespace

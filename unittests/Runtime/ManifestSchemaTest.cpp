@@ -186,6 +186,21 @@ TEST(ManifestSchema, ReplicasWrittenOnlyWhenGiven) {
       << readError(text);
 }
 
+TEST(ManifestSchema, FrozenParametersRoundTrip) {
+  ManifestFile file = fullManifest();
+  // Written only for a frozen parameter.
+  json::Value text = written(file);
+  EXPECT_EQ(
+      object(text).getObject("parameters")->getObject("wte")->get("frozen"),
+      nullptr);
+  file.parameters["wte"].frozen = true;
+  ManifestFile read;
+  json::Path::Root root("manifest");
+  ASSERT_TRUE(fromJSON(written(file), read, root))
+      << llvm::toString(root.getError());
+  EXPECT_TRUE(read.parameters.at("wte").frozen);
+}
+
 /// fullManifest() with stage 1's backward split (contract version 2): the
 /// input part repeats the backward's transfers and returns a `weight_saved`
 /// value that the weight part takes.

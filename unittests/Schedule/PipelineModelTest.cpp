@@ -168,6 +168,34 @@ TEST(PipelineModel, RuntimeMemoryCountsTheRuntimesAsyncRules) {
   }
 }
 
+TEST(PipelineModel, FrozenParametersAreOnlyStored) {
+  DeviceMemoryInputs frozen = twoStages();
+  frozen.frozenParamBytes = 400;
+  for (Kind kind : {Kind::Async, Kind::GPipe}) {
+    TrainingSetup setup; // M = 8, adam
+    setup.schedule = kind;
+    setup.weightVersions =
+        kind == Kind::Async ? WeightVersions::Stash : WeightVersions::None;
+    for (auto count : {deviceMemory, runtimeMemory}) {
+      DeviceMemory with = count(frozen, setup),
+                   without = count(twoStages(), setup);
+      // Stored once: no gradient, optimizer state or stashed version.
+      EXPECT_EQ(with.weightBytes, without.weightBytes + 400);
+      EXPECT_EQ(with.gradientBytes, without.gradientBytes);
+      EXPECT_EQ(with.optimizerBytes, without.optimizerBytes);
+      EXPECT_EQ(with.stashBytes, without.stashBytes);
+      EXPECT_EQ(with.totalBytes(), without.totalBytes() + 400);
+    }
+  }
+  DeviceMemoryInputs read;
+  llvm::json::Path::Root root;
+  ASSERT_TRUE(fromJSON(toJSON(frozen), read, root));
+  EXPECT_EQ(read.frozenParamBytes, 400u);
+  // Written only when there are frozen parameters.
+  EXPECT_EQ(toJSON(twoStages()).getAsObject()->get("frozen_param_bytes"),
+            nullptr);
+}
+
 TEST(PipelineModel, SetupAndMemoryInputsRoundTripThroughJSON) {
   TrainingSetup setup{Kind::OneFOneB, 4, Optimizer::Adafactor,
                       WeightVersions::DoubleBuffered, RecomputeMode::Auto};

@@ -42,7 +42,8 @@ FailureOr<func::FuncOp> getModelFunction(ModuleOp module, StringRef name);
 
 /// Facts about every value of `func` that the cost model needs: which are
 /// parameters (or computed from parameters alone, like a transposed weight)
-/// and which receive a gradient in backward.
+/// and which receive a gradient in backward (none flows from a frozen
+/// parameter, `ftpipe.frozen`).
 DenseMap<Value, OperandInfo> analyzeGradientFlow(func::FuncOp func);
 
 /// Checks that FTPipe can cost `func`: one block (ops in other blocks would

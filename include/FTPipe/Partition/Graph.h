@@ -135,6 +135,9 @@ public:
   uint64_t paramBytes(ParamId p) const { return paramBytesArr[p]; }
   /// Name of the parameter (e.g. the function argument's name), may be "".
   llvm::StringRef paramName(ParamId p) const { return paramNames[p]; }
+  /// Whether the parameter is frozen: stored, but with no gradient, no
+  /// optimizer state and no stashed version.
+  bool paramFrozen(ParamId p) const { return paramFrozenArr[p] != 0; }
   /// Nodes that read the parameter, ascending.
   llvm::ArrayRef<NodeId> paramReaders(ParamId p) const {
     return slice(paramReaderOffsets, paramReaderList, p);
@@ -177,6 +180,7 @@ private:
 
   std::vector<uint64_t> paramBytesArr;
   std::vector<std::string> paramNames;
+  std::vector<uint8_t> paramFrozenArr;
   std::vector<uint32_t> paramReaderOffsets;
   std::vector<NodeId> paramReaderList;
 
@@ -194,8 +198,8 @@ public:
   /// be a topological order of the values added later).
   NodeId addNode(llvm::StringRef scope, llvm::StringRef type, NodeCost cost);
 
-  /// Adds a parameter (trainable weight) of `bytes` bytes.
-  ParamId addParam(llvm::StringRef name, uint64_t bytes);
+  /// Adds a parameter (a weight) of `bytes` bytes, trained unless `frozen`.
+  ParamId addParam(llvm::StringRef name, uint64_t bytes, bool frozen = false);
 
   /// Records that `node` reads `param`.
   void addParamUse(NodeId node, ParamId param);
@@ -240,6 +244,7 @@ private:
   struct ParamRec {
     std::string name;
     uint64_t bytes;
+    bool frozen;
   };
   std::vector<NodeRec> nodes;
   std::vector<ValueRec> values;

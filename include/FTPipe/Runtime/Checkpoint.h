@@ -44,9 +44,10 @@ struct RunIdentity {
   llvm::json::Object model;
   /// Devices, each stage's device and producers, each parameter's holders.
   llvm::json::Object plan;
-  /// Optimizer kind, micro-batches per step, micro-batch size, and the data
+  /// Optimizer kind, micro-batches per step, micro-batch size, the data
   /// set's tensor names, shapes and checksum (the data position counts
-  /// micro-batches of this set).
+  /// micro-batches of this set), and the frozen parameters' names (`frozen`,
+  /// only when some are).
   llvm::json::Object training;
 };
 

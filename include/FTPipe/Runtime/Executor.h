@@ -30,6 +30,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 
 namespace ftpipe {
 namespace runtime {
@@ -49,6 +50,9 @@ struct ExecutorConfig {
   /// of this device takes this many times its time, by sleeping for
   /// (slowdown - 1) times what the call computed (counted as compute).
   double slowdown = 1;
+  /// Parameters never trained (the manifest's `frozen`): no gradient sums,
+  /// no optimizer state, no stashed versions; their weights stay as set.
+  std::set<std::string> frozen;
 };
 
 /// What one device measured in one step (reported at its update).
@@ -134,6 +138,16 @@ public:
   int64_t updates() const { return version; }
   /// Whether this device owns parameter `name` (updates it, Executor.h).
   bool owns(llvm::StringRef name) const;
+  /// Freezes `names` (ExecutorConfig::frozen) from now on: call at a step
+  /// boundary. A parameter frozen later keeps its optimizer state unused.
+  void setFrozen(std::set<std::string> names) {
+    config.frozen = std::move(names);
+  }
+  const std::set<std::string> &frozen() const { return config.frozen; }
+  /// Whether parameter `name` is frozen (ExecutorConfig::frozen).
+  bool isFrozen(llvm::StringRef name) const {
+    return config.frozen.count(name.str()) != 0;
+  }
   /// The optimizer state of the parameters this device owns, as
   /// Optimizer::saveState names it (what a checkpoint keeps).
   TensorMap optimizerState() const;
@@ -177,8 +191,16 @@ private:
   StageProgram *program(int64_t stage) const;
   /// What the runtime holds now, by purpose.
   HeldBytes held() const;
+  /// The weights of `stage`'s parameters from `weights` (a frozen one, which
+  /// has no older version, from the live weights).
   std::vector<const Tensor *> paramsOf(const StageProgram &stage,
                                        const TensorMap &weights) const;
+  /// Where `stage`'s gradients add up in `sums`, one per parameter (null
+  /// for a frozen one: no entry point returns its gradient).
+  std::vector<Tensor *> gradientSumsOf(const StageProgram &stage,
+                                       TensorMap &sums) const;
+  /// The live weights of the trained parameters (a stashed version).
+  TensorMap trainedWeights() const;
   std::vector<const Tensor *> dataOf(const StageProgram &stage, int64_t mb,
                                      std::vector<Tensor> &storage) const;
 
@@ -194,7 +216,7 @@ private:
   /// Per step, the sum of its micro-batches' gradients so far (an async
   /// schedule may run backwards of the next step before this one's update).
   std::map<int64_t, TensorMap> gradients;
-  /// A zero gradient for every parameter.
+  /// A zero gradient for every trained parameter.
   TensorMap zeroGradients() const;
   const TensorMap *dataset = nullptr;
   /// Updates done: the live weights' version.

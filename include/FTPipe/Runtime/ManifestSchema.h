@@ -125,6 +125,9 @@ struct ManifestParameter {
   /// Ascending; the first is the owner (`owner`, `copies`: fromJSON refuses
   /// an owner that is not the lowest, or a device listed twice).
   std::vector<int64_t> devices;
+  /// Never trained (`frozen`, written only when true): no entry point
+  /// returns its gradient and the runtime keeps no optimizer state for it.
+  bool frozen = false;
 };
 
 /// A data input: its tensor and the devices whose entry points read it.

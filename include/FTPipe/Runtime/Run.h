@@ -29,6 +29,7 @@
 #include "FTPipe/Runtime/HFCheckpoint.h"
 #include "FTPipe/Runtime/Migration.h"
 #include "FTPipe/Runtime/PipelineModel.h"
+#include "FTPipe/Runtime/RunFreezing.h"
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/TinyMlp.h"
 #include "FTPipe/Schedule/Replicas.h"
@@ -147,6 +148,9 @@ struct RunOptions {
   int64_t migrateAt = -1;
   std::string migrateTo;
   bool debugMigrationPause = false;
+  /// A freeze policy during the run (--freeze alpha=X|schedule=FILE,
+  /// RunFreezing.h); empty: none.
+  std::string freeze;
 };
 
 /// A run: what every device's thread or process shares.
@@ -176,6 +180,8 @@ struct TrainingRun {
   /// the run under it; `schedule` and `processLists` then end at the step
   /// boundary where it moves.
   std::optional<PlannedMigration> migration;
+  /// With RunOptions::freeze: the frozen set per step.
+  std::optional<RunFreezing> freezing;
 };
 
 /// What a device did in the whole run, for its closing lines.

@@ -67,6 +67,8 @@ public:
                                 const std::vector<const Tensor *> &data) = 0;
   /// Runs the backward of `mb` and adds its gradients into `gradSums` (in
   /// parameter order; the step's sums, so no second copy of them is made).
+  /// The sum of a frozen parameter is null: its gradient, where the code
+  /// still computes one (frozen during the run), is dropped.
   virtual void backward(int64_t mb, const std::vector<const Tensor *> &params,
                         const std::vector<const Tensor *> &data,
                         std::vector<Tensor> saved,

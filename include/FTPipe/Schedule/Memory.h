@@ -76,6 +76,10 @@ struct DeviceMemoryInputs {
   /// reads whose most demanding reader stage on the device has height h (it
   /// decides their stashed versions).
   std::vector<uint64_t> paramBytesByHeight;
+  /// Bytes of the distinct frozen parameters the device reads (not in
+  /// paramBytesByHeight): stored once, with no gradient, optimizer state or
+  /// stashed version.
+  uint64_t frozenParamBytes = 0;
   /// Bytes kept free (CUDA context, workspace).
   uint64_t reservedBytes = 0;
   /// The device's memory.

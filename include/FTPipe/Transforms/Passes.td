@@ -42,6 +42,45 @@ def MarkParamsPass : Pass<"ftpipe-mark-params", "func::FuncOp"> {
   ];
 }
 
+def FreezeParamsPass : Pass<"ftpipe-freeze-params", "func::FuncOp"> {
+  let summary = "Marks the parameters that fine-tuning leaves unchanged";
+  let description = [{
+    Marks `{ftpipe.frozen}` every `ftpipe.param` argument whose `ftpipe.name`
+    (its Hugging Face name) matches `regex` (POSIX extended, matching
+    anywhere in the name: anchor it with `^` and `$`) or is listed in
+    `names`. A frozen parameter gets no gradient: ftpipe-outline-stages and
+    ftpipe-differentiate leave it out of the activity analysis, so ops that
+    only lead to frozen parameters have no adjoint and the backward stops
+    where no active value remains; the cost model gives such ops no backward
+    and the memory model no gradient, optimizer state or stashed version for
+    the parameter; the manifest lists it as `frozen` and ftpipe-run never
+    updates it. A function without parameters is left alone. Fails when
+    `regex` matches no parameter or a listed name is none (naming it): a
+    typo must not silently train everything.
+
+    Before:
+    ```mlir
+    func.func @f(%w0: tensor<4x4xf32> {ftpipe.name = "layer.0.w", ftpipe.param},
+                 %w1: tensor<4x4xf32> {ftpipe.name = "layer.1.w", ftpipe.param})
+    ```
+    After `--ftpipe-freeze-params="regex=^layer\.0\."`:
+    ```mlir
+    func.func @f(%w0: tensor<4x4xf32> {ftpipe.frozen, ftpipe.name = "layer.0.w", ftpipe.param},
+                 %w1: tensor<4x4xf32> {ftpipe.name = "layer.1.w", ftpipe.param})
+    ```
+  }];
+  let options = [
+    Option<"regex", "regex", "std::string", /*default=*/"\"\"",
+           "Freeze the parameters whose name matches this regular expression">,
+    ListOption<"names", "names", "std::string",
+               "Freeze the parameters of these names">,
+  ];
+  let dependentDialects = ["ftpipe::FTPipeDialect"];
+  let statistics = [
+    Statistic<"numFrozen", "num-frozen", "Number of parameters frozen">,
+  ];
+}
+
 def ClampGatherIndicesPass
     : Pass<"ftpipe-clamp-gather-indices", "func::FuncOp"> {
   let summary = "Keeps every tosa.gather, and its adjoint, inside its table";

@@ -149,7 +149,8 @@ LogicalResult FTPipeDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
-  if (name == kParamAttrName || name == kNameAttrName)
+  if (name == kParamAttrName || name == kNameAttrName ||
+      name == kFrozenAttrName)
     return op->emitError() << "'" << name
                            << "' belongs on a function argument, not on '"
                            << op->getName() << "'";
@@ -188,6 +189,17 @@ LogicalResult FTPipeDialect::verifyRegionArgAttribute(Operation *op,
     if (!str || str.getValue().empty())
       return op->emitError() << "'" << name << "' on argument " << argIndex
                              << " must be a non-empty string";
+    return success();
+  }
+  if (name == kFrozenAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' on argument " << argIndex
+                             << " must be a unit attribute";
+    // Only a parameter can be frozen.
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (function && !function.getArgAttr(argIndex, kParamAttrName))
+      return op->emitError() << "'" << name << "' on argument " << argIndex
+                             << " that is not a 'ftpipe.param'";
     return success();
   }
   if (std::optional<LogicalResult> result =

@@ -30,6 +30,7 @@ def FTPipe_Dialect : Dialect {
     |-----------|-------|-------|
     | `ftpipe.param` | function argument | unit: a trainable weight |
     | `ftpipe.name` | function argument | string: checkpoint name of the weight |
+    | `ftpipe.frozen` | function argument | unit, on a parameter: it is not trained |
     | `ftpipe.cost` | op | `#ftpipe.cost` |
     | `ftpipe.block` | op | non-negative integer: coarse block id |
     | `ftpipe.stage` | op | non-negative integer: pipeline stage id |
@@ -45,6 +46,9 @@ def FTPipe_Dialect : Dialect {
     /// Names of the discardable attributes this dialect defines.
     static constexpr ::llvm::StringLiteral kParamAttrName = "ftpipe.param";
     static constexpr ::llvm::StringLiteral kNameAttrName = "ftpipe.name";
+    /// Unit attribute on a `ftpipe.param` argument: the weight is frozen
+    /// (no gradient, no optimizer state; ftpipe-freeze-params).
+    static constexpr ::llvm::StringLiteral kFrozenAttrName = "ftpipe.frozen";
     static constexpr ::llvm::StringLiteral kCostAttrName = "ftpipe.cost";
     static constexpr ::llvm::StringLiteral kBlockAttrName = "ftpipe.block";
     static constexpr ::llvm::StringLiteral kStageAttrName = "ftpipe.stage";
