@@ -106,7 +106,9 @@ static llvm::Error prepareMigration(TrainingRun &run,
       {options.compareSimulator, "--compare-simulator"},
       {!options.profilePath.empty(), "--profile-out"},
       {!options.evalDataPath.empty(), "--eval-data"},
-      {run.replicas.replicated(), "replicas"}};
+      {run.replicas.replicated(), "replicas"},
+      {!options.freeze.empty() || !run.config.frozen.empty(),
+       "frozen parameters (--freeze, or the manifest's)"}};
   for (auto [given, what] : refused)
     if (given)
       return fail(llvm::Twine("--migrate-to does not run with ") + what +
