@@ -24,12 +24,6 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-cat > "$work/gpt2-bench.json" <<'JSON'
-{"model_type": "gpt2", "activation_function": "gelu_new",
- "layer_norm_epsilon": 1e-05, "n_embd": 256, "n_head": 4, "n_inner": null,
- "n_layer": 4, "n_positions": 128, "vocab_size": 8192,
- "ftpipe": {"micro_batch_size": 4, "seq_len": 128}}
-JSON
 cat > "$work/cpu4.json" <<'JSON'
 {"name": "cpu-processes-x4", "dtype": "fp32",
  "intra_node": {"gbps": 5, "latency_us": 20},
@@ -37,7 +31,7 @@ cat > "$work/cpu4.json" <<'JSON'
  "devices": [{"name": "cpu", "count": 4, "memory_bytes": 4294967296,
               "tflops": 0.05, "mem_gbps": 10, "launch_us": 5, "node": 0}]}
 JSON
-"$bin/ftpipe-model-gen" "$work/gpt2-bench.json" --loss --quiet -o "$work/gpt2.mlir"
+"$bin/ftpipe-model-gen" "$root/bench/models/gpt2-small-bench.json" --loss --quiet -o "$work/gpt2.mlir"
 "$bin/ftpipe-opt" "$work/gpt2.mlir" -o "$work/costed.mlir" \
   --ftpipe-annotate-costs="hardware=$work/cpu4.json"
 echo "== planned (ftpipe-report replicas=auto, 1F1B, M = 8)"

@@ -27,13 +27,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-cat > "$work/gpt2-bench.json" <<'JSON'
-{"model_type": "gpt2", "activation_function": "gelu_new",
- "layer_norm_epsilon": 1e-05, "n_embd": 256, "n_head": 4, "n_inner": null,
- "n_layer": 4, "n_positions": 128, "vocab_size": 8192,
- "ftpipe": {"micro_batch_size": 4, "seq_len": 128}}
-JSON
-"$bin/ftpipe-model-gen" "$work/gpt2-bench.json" --loss --quiet -o "$work/gpt2.mlir"
+"$bin/ftpipe-model-gen" "$root/bench/models/gpt2-small-bench.json" --loss --quiet -o "$work/gpt2.mlir"
 "$bin/ftpipe-opt" "$work/gpt2.mlir" --mlir-print-debuginfo -o "$work/plan.mlir" \
   --pass-pipeline='builtin.module(ftpipe-mixed-pipe-pipeline{devices=4 stages=6})'
 echo "== planner's prediction (cost model, M = 8; ms per mini-batch)"
