@@ -34,22 +34,21 @@ struct AssignDevicesPass
 
 void AssignDevicesPass::runOnOperation() {
   ModuleOp module = getOperation();
-  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
-      module, getArgument(),
-      {schedule, microbatches, optimizer, stashing, recompute});
-  if (failed(setup))
-    return signalPassFailure();
   Stopwatch stopwatch;
-  FailureOr<PartitionProblem> problem =
-      loadPartitionProblem(module, function, devices);
-  if (failed(problem))
+  FailureOr<PlanningInputs> inputs = loadPlanningInputs(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute}, function,
+      devices);
+  if (failed(inputs))
     return signalPassFailure();
-  FailureOr<std::vector<uint32_t>> nodeBlock = readBlocks(problem->opGraph);
+  const ::ftpipe::schedule::TrainingSetup &setup = inputs->setup;
+  const PartitionProblem &problem = inputs->problem;
+  FailureOr<std::vector<uint32_t>> nodeBlock = readBlocks(problem.opGraph);
   if (failed(nodeBlock))
     return signalPassFailure();
 
-  const partition::Graph &graph = problem->opGraph.graph;
-  partition::ObjectiveConfig objective = partition::objectiveConfigOf(*setup);
+  const partition::Graph &graph = problem.opGraph.graph;
+  partition::ObjectiveConfig objective = partition::objectiveConfigOf(setup);
   llvm::Expected<partition::CoarseGraph> coarse =
       partition::buildCoarseGraph(graph, *nodeBlock);
   if (!coarse) {
@@ -58,13 +57,13 @@ void AssignDevicesPass::runOnOperation() {
     return signalPassFailure();
   }
   llvm::Expected<partition::Plan> plan =
-      partition::assignDevices(graph, problem->hardware, *coarse, objective);
+      partition::assignDevices(graph, problem.hardware, *coarse, objective);
   if (!plan) {
     emitError(module.getLoc())
         << "assignment failed: " << llvm::toString(plan.takeError());
     return signalPassFailure();
   }
-  if (failed(commitPlan(module, *problem, *plan, "mixed-assign", objective,
+  if (failed(commitPlan(module, problem, *plan, "mixed-assign", objective,
                         stopwatch.seconds())))
     return signalPassFailure();
 }

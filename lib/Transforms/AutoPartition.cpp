@@ -85,19 +85,18 @@ runCandidate(StringRef method, const PartitionProblem &problem,
 
 void AutoPartitionPass::runOnOperation() {
   ModuleOp module = getOperation();
-  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
-      module, getArgument(),
-      {schedule, microbatches, optimizer, stashing, recompute});
-  if (failed(setup))
-    return signalPassFailure();
   Stopwatch stopwatch;
-  FailureOr<PartitionProblem> problem =
-      loadPartitionProblem(module, function, devices);
-  if (failed(problem))
+  FailureOr<PlanningInputs> inputs = loadPlanningInputs(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute}, function,
+      devices);
+  if (failed(inputs))
     return signalPassFailure();
-  const partition::Graph &graph = problem->opGraph.graph;
-  const partition::Hardware &hw = problem->hardware;
-  partition::ObjectiveConfig objective = partition::objectiveConfigOf(*setup);
+  const ::ftpipe::schedule::TrainingSetup &setup = inputs->setup;
+  const PartitionProblem &problem = inputs->problem;
+  const partition::Graph &graph = problem.opGraph.graph;
+  const partition::Hardware &hw = problem.hardware;
+  partition::ObjectiveConfig objective = partition::objectiveConfigOf(setup);
 
   auto planOf = [](auto result) -> llvm::Expected<partition::Plan> {
     if (!result)
@@ -110,7 +109,7 @@ void AutoPartitionPass::runOnOperation() {
   // too much when activations fill the memory).
   auto withRecompute = [&](auto method, bool tryKeeping) {
     return [&, method, tryKeeping] {
-      return partition::solvePartitioning(setup->recompute, replicate, forward,
+      return partition::solvePartitioning(setup.recompute, replicate, forward,
                                           graph, hw, objective, method,
                                           tryKeeping);
     };
@@ -138,16 +137,16 @@ void AutoPartitionPass::runOnOperation() {
 
   std::vector<Candidate> candidates;
   if (graph.numNodes() <= dpMaxOps)
-    candidates.push_back(runCandidate("seq-dp", *problem, objective,
+    candidates.push_back(runCandidate("seq-dp", problem, objective,
                                       withRecompute(seqDP, false)));
   else
     candidates.push_back({"seq-dp", std::nullopt,
                           llvm::formatv("skipped: {0} ops > dp-max-ops={1}",
                                         graph.numNodes(), dpMaxOps.getValue())
                               .str()});
-  candidates.push_back(runCandidate("seq-greedy", *problem, objective,
+  candidates.push_back(runCandidate("seq-greedy", problem, objective,
                                     withRecompute(seqGreedy, true)));
-  candidates.push_back(runCandidate("mixed-pipe", *problem, objective,
+  candidates.push_back(runCandidate("mixed-pipe", problem, objective,
                                     withRecompute(mixed, true)));
 
   const Candidate *best = nullptr;
@@ -191,7 +190,7 @@ void AutoPartitionPass::runOnOperation() {
     help << ", a smaller micro-batch";
     return signalPassFailure();
   }
-  if (failed(commitPlan(module, *problem, *best->plan, best->method, objective,
+  if (failed(commitPlan(module, problem, *best->plan, best->method, objective,
                         stopwatch.seconds())))
     return signalPassFailure();
 }

@@ -51,31 +51,30 @@ static void printCandidates(const partition::MixedPipeResult &result) {
 
 void MixedPipePass::runOnOperation() {
   ModuleOp module = getOperation();
-  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
-      module, getArgument(),
-      {schedule, microbatches, optimizer, stashing, recompute});
-  if (failed(setup))
-    return signalPassFailure();
   Stopwatch stopwatch;
-  FailureOr<PartitionProblem> problem =
-      loadPartitionProblem(module, function, devices);
-  if (failed(problem))
+  FailureOr<PlanningInputs> inputs = loadPlanningInputs(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute}, function,
+      devices);
+  if (failed(inputs))
     return signalPassFailure();
+  const ::ftpipe::schedule::TrainingSetup &setup = inputs->setup;
+  const PartitionProblem &problem = inputs->problem;
 
   partition::MixedPipeConfig config;
-  config.objective = partition::objectiveConfigOf(*setup);
+  config.objective = partition::objectiveConfigOf(setup);
   // Candidates run in parallel unless the context's threading is off
   // (`--mlir-disable-threading`).
   if (!module.getContext()->isMultithreadingEnabled())
     config.threads = 1;
-  const partition::Graph &graph = problem->opGraph.graph;
+  const partition::Graph &graph = problem.opGraph.graph;
   auto solve = [&](const partition::Graph &g,
                    const partition::ObjectiveConfig &objective)
       -> llvm::Expected<partition::Plan> {
     partition::MixedPipeConfig cfg = config;
     cfg.objective = objective;
     llvm::Expected<partition::MixedPipeResult> result =
-        partition::runMixedPipe(g, problem->hardware, cfg);
+        partition::runMixedPipe(g, problem.hardware, cfg);
     if (!result)
       return result.takeError();
     if (verbose)
@@ -83,15 +82,15 @@ void MixedPipePass::runOnOperation() {
     return std::move(result->plan);
   };
   llvm::Expected<partition::Plan> plan =
-      partition::solvePartitioning(setup->recompute, replicate, forward, graph,
-                                   problem->hardware, config.objective, solve,
+      partition::solvePartitioning(setup.recompute, replicate, forward, graph,
+                                   problem.hardware, config.objective, solve,
                                    /*tryKeeping=*/true);
   if (!plan) {
     emitError(module.getLoc())
         << "mixed-pipe: " << llvm::toString(plan.takeError());
     return signalPassFailure();
   }
-  if (failed(commitPlan(module, *problem, *plan, "mixed-pipe", config.objective,
+  if (failed(commitPlan(module, problem, *plan, "mixed-pipe", config.objective,
                         stopwatch.seconds())))
     return signalPassFailure();
 }

@@ -1,6 +1,7 @@
 //===- PartitionProblem.cpp - What partitioning passes share ----*- C++ -*-===//
 //
-// Loading a partitioning problem from IR and committing a verified plan.
+// Loading a partitioning problem (and a planning pass's setup) from IR and
+// committing a verified plan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,21 @@ mlir::ftpipe::loadPartitionProblem(ModuleOp module, StringRef function,
   if (opGraph->graph.numNodes() == 0)
     return emitError(func->getLoc()) << "function has no ops to partition";
   return PartitionProblem{*func, std::move(*opGraph), std::move(*hardware)};
+}
+
+FailureOr<PlanningInputs>
+mlir::ftpipe::loadPlanningInputs(ModuleOp module, StringRef pass,
+                                 const SetupOptions &options,
+                                 StringRef function, unsigned devices) {
+  FailureOr<::ftpipe::schedule::TrainingSetup> setup =
+      resolveTrainingSetup(module, pass, options);
+  if (failed(setup))
+    return failure();
+  FailureOr<PartitionProblem> problem =
+      loadPartitionProblem(module, function, devices);
+  if (failed(problem))
+    return failure();
+  return PlanningInputs{*setup, std::move(*problem)};
 }
 
 LogicalResult mlir::ftpipe::commitPlan(ModuleOp module,

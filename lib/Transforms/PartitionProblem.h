@@ -1,9 +1,9 @@
 //===- PartitionProblem.h - What partitioning passes share ------*- C++ -*-===//
 //
 // Private to lib/Transforms. Every partitioning pass follows one flow: build
-// the problem from IR (graph, hardware, devices), solve it in lib/Partition,
-// verify the plan independently, and write it back. This header holds the
-// first and the last two steps.
+// the problem from IR (training setup, graph, hardware, devices), solve it in
+// lib/Partition, verify the plan independently, and write it back. This
+// header holds the first and the last two steps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 #include "FTPipe/Analysis/OpGraph.h"
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Partition/Plan.h"
+#include "PassUtils.h"
 
 #include <chrono>
 #include <vector>
@@ -34,6 +35,18 @@ struct PartitionProblem {
 /// devices.
 FailureOr<PartitionProblem>
 loadPartitionProblem(ModuleOp module, StringRef function, unsigned devices);
+
+/// What a planning pass starts from: the training setup it plans for
+/// (resolveTrainingSetup with the pass's options) and the problem
+/// (loadPartitionProblem).
+struct PlanningInputs {
+  ::ftpipe::schedule::TrainingSetup setup;
+  PartitionProblem problem;
+};
+FailureOr<PlanningInputs> loadPlanningInputs(ModuleOp module, StringRef pass,
+                                             const SetupOptions &options,
+                                             StringRef function,
+                                             unsigned devices);
 
 /// Verifies `plan` (every op placed, stage graph acyclic, memory fits) and
 /// writes it to IR with its metrics: `ftpipe.stage` on every op,

@@ -35,35 +35,34 @@ struct RefinePass : public mlir::ftpipe::impl::RefinePassBase<RefinePass> {
 
 void RefinePass::runOnOperation() {
   ModuleOp module = getOperation();
-  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
-      module, getArgument(),
-      {schedule, microbatches, optimizer, stashing, recompute});
-  if (failed(setup))
-    return signalPassFailure();
   Stopwatch stopwatch;
   // The plan's hardware is already the planned-for devices.
-  FailureOr<PartitionProblem> problem =
-      loadPartitionProblem(module, function, /*devices=*/0);
-  if (failed(problem))
+  FailureOr<PlanningInputs> inputs = loadPlanningInputs(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute}, function,
+      /*devices=*/0);
+  if (failed(inputs))
     return signalPassFailure();
+  const ::ftpipe::schedule::TrainingSetup &setup = inputs->setup;
+  const PartitionProblem &problem = inputs->problem;
   auto planAttr = module->getAttrOfType<PlanAttr>(FTPipeDialect::kPlanAttrName);
   if (!planAttr) {
     emitError(module.getLoc())
         << "no plan to refine: run a partitioning pass first";
     return signalPassFailure();
   }
-  FailureOr<partition::Plan> plan = readPlan(module, problem->opGraph);
+  FailureOr<partition::Plan> plan = readPlan(module, problem.opGraph);
   if (failed(plan))
     return signalPassFailure();
 
   // The coarsening hierarchy is not in the IR; its last level is, as blocks.
-  const partition::Graph &graph = problem->opGraph.graph;
+  const partition::Graph &graph = problem.opGraph.graph;
   partition::CoarseningHierarchy hierarchy;
-  bool hasBlocks = llvm::all_of(problem->opGraph.ops, [](Operation *op) {
+  bool hasBlocks = llvm::all_of(problem.opGraph.ops, [](Operation *op) {
     return op->hasAttr(FTPipeDialect::kBlockAttrName);
   });
   if (hasBlocks) {
-    FailureOr<std::vector<uint32_t>> nodeBlock = readBlocks(problem->opGraph);
+    FailureOr<std::vector<uint32_t>> nodeBlock = readBlocks(problem.opGraph);
     if (failed(nodeBlock))
       return signalPassFailure();
     llvm::Expected<partition::CoarseGraph> top =
@@ -81,27 +80,27 @@ void RefinePass::runOnOperation() {
     hierarchy.top = std::move(*top);
   }
 
-  partition::ObjectiveConfig objective = partition::objectiveConfigOf(*setup);
+  partition::ObjectiveConfig objective = partition::objectiveConfigOf(setup);
   // Moves may break the chains forwarded values follow: refine without
   // forwarding, then decide it again on the refined plan.
   bool forwarded = !plan->nodeForwarded.empty();
   plan->nodeForwarded.clear();
   llvm::Expected<partition::RefinementStats> stats = partition::refinePlan(
-      graph, problem->hardware, hierarchy, *plan, objective);
+      graph, problem.hardware, hierarchy, *plan, objective);
   if (!stats) {
     emitError(module.getLoc())
         << "refinement failed: " << llvm::toString(stats.takeError());
     return signalPassFailure();
   }
-  if (setup->recompute == partition::RecomputeMode::Auto)
+  if (setup.recompute == partition::RecomputeMode::Auto)
     if (llvm::Error error = partition::chooseRecomputation(
-            graph, problem->hardware, *plan, objective)) {
+            graph, problem.hardware, *plan, objective)) {
       emitError(module.getLoc()) << llvm::toString(std::move(error));
       return signalPassFailure();
     }
   if (forwarded) {
     llvm::Expected<partition::Plan> again = partition::forwardSharedValues(
-        graph, problem->hardware, std::move(*plan), objective);
+        graph, problem.hardware, std::move(*plan), objective);
     if (!again) {
       emitError(module.getLoc()) << llvm::toString(again.takeError());
       return signalPassFailure();
@@ -109,7 +108,7 @@ void RefinePass::runOnOperation() {
     *plan = std::move(*again);
   }
   std::string method = (planAttr.getMethod() + "+refine").str();
-  if (failed(commitPlan(module, *problem, *plan, method, objective,
+  if (failed(commitPlan(module, problem, *plan, method, objective,
                         planAttr.getSeconds() + stopwatch.seconds())))
     return signalPassFailure();
 }

@@ -33,29 +33,28 @@ struct SeqPipePass : public mlir::ftpipe::impl::SeqPipePassBase<SeqPipePass> {
 
 void SeqPipePass::runOnOperation() {
   ModuleOp module = getOperation();
-  FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveTrainingSetup(
-      module, getArgument(),
-      {schedule, microbatches, optimizer, stashing, recompute});
-  if (failed(setup))
-    return signalPassFailure();
   Stopwatch stopwatch;
-  FailureOr<PartitionProblem> problem =
-      loadPartitionProblem(module, function, devices);
-  if (failed(problem))
+  FailureOr<PlanningInputs> inputs = loadPlanningInputs(
+      module, getArgument(),
+      {schedule, microbatches, optimizer, stashing, recompute}, function,
+      devices);
+  if (failed(inputs))
     return signalPassFailure();
+  const ::ftpipe::schedule::TrainingSetup &setup = inputs->setup;
+  const PartitionProblem &problem = inputs->problem;
 
   partition::SeqPipeConfig config;
-  config.objective = partition::objectiveConfigOf(*setup);
+  config.objective = partition::objectiveConfigOf(setup);
   bool exact = method == SeqPipeMethod::DP;
-  const partition::Graph &graph = problem->opGraph.graph;
+  const partition::Graph &graph = problem.opGraph.graph;
   auto solve = [&](const partition::Graph &g,
                    const partition::ObjectiveConfig &objective)
       -> llvm::Expected<partition::Plan> {
     partition::SeqPipeConfig cfg = config;
     cfg.objective = objective;
     llvm::Expected<partition::SeqPipeResult> result =
-        exact ? partition::seqPipeDP(g, problem->hardware, cfg)
-              : partition::seqPipeGreedy(g, problem->hardware, cfg);
+        exact ? partition::seqPipeDP(g, problem.hardware, cfg)
+              : partition::seqPipeGreedy(g, problem.hardware, cfg);
     if (!result)
       return result.takeError();
     return std::move(result->plan);
@@ -63,8 +62,8 @@ void SeqPipePass::runOnOperation() {
   // Only greedy also plans for keeping everything: dp's search grows too
   // much when activations fill the memory.
   llvm::Expected<partition::Plan> plan =
-      partition::solvePartitioning(setup->recompute, replicate, forward, graph,
-                                   problem->hardware, config.objective, solve,
+      partition::solvePartitioning(setup.recompute, replicate, forward, graph,
+                                   problem.hardware, config.objective, solve,
                                    /*tryKeeping=*/!exact);
   StringRef name = exact ? "seq-dp" : "seq-greedy";
   if (!plan) {
@@ -72,7 +71,7 @@ void SeqPipePass::runOnOperation() {
         << name << ": " << llvm::toString(plan.takeError());
     return signalPassFailure();
   }
-  if (failed(commitPlan(module, *problem, *plan, name, config.objective,
+  if (failed(commitPlan(module, problem, *plan, name, config.objective,
                         stopwatch.seconds())))
     return signalPassFailure();
 }

@@ -257,10 +257,22 @@ FailureOr<::ftpipe::schedule::TrainingSetup> resolveSetup(ModuleOp module) {
   return setup;
 }
 
-/// What the plan in `module` fixes about the memory of each of its
-/// `devices` devices (read before the model function is outlined).
-FailureOr<std::vector<::ftpipe::schedule::DeviceMemoryInputs>>
-planMemory(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
+/// What the manifest says of each stage of the plan for measured profiles:
+/// the positions of its ops in the model function (`ops`) and whether it
+/// recomputes its forward (`recomputes`).
+struct PlannedStage {
+  std::vector<int64_t> ops;
+  bool recomputes = false;
+};
+
+/// What the plan in `module` fixes before the model function is outlined:
+/// the memory of each of its `devices` devices and the ops of each stage.
+struct PlanFacts {
+  std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
+  std::vector<PlannedStage> stages;
+};
+FailureOr<PlanFacts>
+readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
   FailureOr<func::FuncOp> function = ft::getModelFunction(module, "");
   if (failed(function))
     return failure();
@@ -284,41 +296,20 @@ planMemory(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
       return fail(first.takeError());
     *hw = std::move(*first);
   }
-  llvm::Expected<::ftpipe::partition::PlanMetrics> metrics =
-      ::ftpipe::partition::evaluatePlan(
-          opGraph->graph, *hw, *plan,
-          ::ftpipe::partition::objectiveConfigOf(setup));
-  if (!metrics)
-    return fail(metrics.takeError());
-  return std::move(metrics->memoryInputs);
-}
-
-/// What the manifest says of each stage of the plan in `module` for
-/// measured profiles: the positions of its ops in the model function
-/// (`ops`) and whether it recomputes its forward (`recomputes`).
-struct PlannedStage {
-  std::vector<int64_t> ops;
-  bool recomputes = false;
-};
-FailureOr<std::vector<PlannedStage>>
-planStages(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
-  FailureOr<func::FuncOp> function = ft::getModelFunction(module, "");
-  if (failed(function))
-    return failure();
-  FailureOr<ft::OpGraph> opGraph = ft::buildOpGraph(*function);
-  if (failed(opGraph))
-    return failure();
-  FailureOr<::ftpipe::partition::Plan> plan = ft::readPlan(module, *opGraph);
-  if (failed(plan))
-    return failure();
-  std::vector<PlannedStage> stages(plan->numStages());
-  for (auto [node, stage] : llvm::enumerate(plan->nodeStage))
-    stages[stage].ops.push_back(int64_t(node));
   ::ftpipe::partition::ObjectiveConfig config =
       ::ftpipe::partition::objectiveConfigOf(setup);
-  for (auto [s, stage] : llvm::enumerate(stages))
+  llvm::Expected<::ftpipe::partition::PlanMetrics> metrics =
+      ::ftpipe::partition::evaluatePlan(opGraph->graph, *hw, *plan, config);
+  if (!metrics)
+    return fail(metrics.takeError());
+  PlanFacts facts;
+  facts.memory = std::move(metrics->memoryInputs);
+  facts.stages.resize(plan->numStages());
+  for (auto [node, stage] : llvm::enumerate(plan->nodeStage))
+    facts.stages[stage].ops.push_back(int64_t(node));
+  for (auto [s, stage] : llvm::enumerate(facts.stages))
     stage.recomputes = ::ftpipe::partition::stageRecomputes(*plan, config, s);
-  return stages;
+  return facts;
 }
 
 /// Partitions `module` and turns it into per-device stage programs.
@@ -342,16 +333,11 @@ buildStagePrograms(ModuleOp module,
     progress.done();
   }
   progress.start("memory of the plan");
-  FailureOr<std::vector<::ftpipe::schedule::DeviceMemoryInputs>> planned =
-      planMemory(module, setup);
-  if (failed(planned))
+  FailureOr<PlanFacts> facts = readPlanFacts(module, setup);
+  if (failed(facts))
     return progress.fail();
-  memory = std::move(*planned);
-  FailureOr<std::vector<PlannedStage>> plannedStages =
-      planStages(module, setup);
-  if (failed(plannedStages))
-    return progress.fail();
-  stages = std::move(*plannedStages);
+  memory = std::move(facts->memory);
+  stages = std::move(facts->stages);
   progress.done();
   progress.start("stage programs (outline, differentiate, split)");
   if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
