@@ -61,7 +61,7 @@ FailureOr<partition::Plan> mlir::ftpipe::readPlan(ModuleOp module,
 void mlir::ftpipe::writePlan(ModuleOp module, const OpGraph &opGraph,
                              const partition::Plan &plan, StringRef method,
                              const partition::PlanMetrics &metrics,
-                             double seconds) {
+                             double seconds, int64_t replicas) {
   Builder builder(module.getContext());
   for (auto [node, op] : llvm::enumerate(opGraph.ops)) {
     op->setAttr(FTPipeDialect::kStageAttrName,
@@ -89,7 +89,7 @@ void mlir::ftpipe::writePlan(ModuleOp module, const OpGraph &opGraph,
   module->setAttr(FTPipeDialect::kPlanAttrName,
                   PlanAttr::get(module.getContext(), method, stageDevice,
                                 metrics.asyncMsPerMicroBatch, memory, seconds,
-                                recompute));
+                                recompute, replicas));
 }
 
 FailureOr<partition::Hardware> mlir::ftpipe::readHardware(ModuleOp module) {

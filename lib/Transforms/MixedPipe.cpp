@@ -1,11 +1,13 @@
 //===- MixedPipe.cpp - The whole Mixed-Pipe algorithm -----------*- C++ -*-===//
 //
 // Coarsening, assignment and refinement for L in {P, 2P, 3P, 4P}, keeping the
-// best feasible plan (lib/Partition/MixedPipe).
+// best feasible plan (lib/Partition/MixedPipe); with replicas=auto, for each
+// pipeline depth x data-parallel width (lib/Partition/ReplicaSearch).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/ReplicaSearch.h"
 #include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Transforms/Passes.h"
 
@@ -59,7 +61,12 @@ void MixedPipePass::runOnOperation() {
   if (failed(inputs))
     return signalPassFailure();
   const ::ftpipe::schedule::TrainingSetup &setup = inputs->setup;
-  const PartitionProblem &problem = inputs->problem;
+  PartitionProblem &problem = inputs->problem;
+  if (replicas != "none" && replicas != "auto") {
+    emitError(module.getLoc())
+        << "replicas must be 'none' or 'auto', got '" << replicas << "'";
+    return signalPassFailure();
+  }
 
   partition::MixedPipeConfig config;
   config.objective = partition::objectiveConfigOf(setup);
@@ -68,29 +75,70 @@ void MixedPipePass::runOnOperation() {
   if (!module.getContext()->isMultithreadingEnabled())
     config.threads = 1;
   const partition::Graph &graph = problem.opGraph.graph;
-  auto solve = [&](const partition::Graph &g,
-                   const partition::ObjectiveConfig &objective)
-      -> llvm::Expected<partition::Plan> {
-    partition::MixedPipeConfig cfg = config;
-    cfg.objective = objective;
-    llvm::Expected<partition::MixedPipeResult> result =
-        partition::runMixedPipe(g, problem.hardware, cfg);
-    if (!result)
-      return result.takeError();
-    if (verbose)
-      printCandidates(*result);
-    return std::move(result->plan);
+  // The plan on `hw`'s devices, under the recompute option.
+  auto planOn =
+      [&](const partition::Hardware &hw) -> llvm::Expected<partition::Plan> {
+    auto solve = [&](const partition::Graph &g,
+                     const partition::ObjectiveConfig &objective)
+        -> llvm::Expected<partition::Plan> {
+      partition::MixedPipeConfig cfg = config;
+      cfg.objective = objective;
+      llvm::Expected<partition::MixedPipeResult> result =
+          partition::runMixedPipe(g, hw, cfg);
+      if (!result)
+        return result.takeError();
+      if (verbose)
+        printCandidates(*result);
+      return std::move(result->plan);
+    };
+    return partition::solvePartitioning(setup.recompute, replicate, forward,
+                                        graph, hw, config.objective, solve,
+                                        /*tryKeeping=*/true);
   };
-  llvm::Expected<partition::Plan> plan =
-      partition::solvePartitioning(setup.recompute, replicate, forward, graph,
-                                   problem.hardware, config.objective, solve,
-                                   /*tryKeeping=*/true);
-  if (!plan) {
+  if (replicas == "none") {
+    llvm::Expected<partition::Plan> plan = planOn(problem.hardware);
+    if (!plan) {
+      emitError(module.getLoc())
+          << "mixed-pipe: " << llvm::toString(plan.takeError());
+      return signalPassFailure();
+    }
+    if (failed(commitPlan(module, problem, *plan, "mixed-pipe",
+                          config.objective, stopwatch.seconds())))
+      return signalPassFailure();
+    return;
+  }
+
+  llvm::Expected<partition::ReplicaSearchResult> search =
+      partition::searchReplicas(graph, problem.hardware, config.objective,
+                                planOn);
+  if (!search) {
     emitError(module.getLoc())
-        << "mixed-pipe: " << llvm::toString(plan.takeError());
+        << "mixed-pipe replicas=auto: " << llvm::toString(search.takeError());
     return signalPassFailure();
   }
-  if (failed(commitPlan(module, problem, *plan, "mixed-pipe", config.objective,
-                        stopwatch.seconds())))
+  if (verbose)
+    for (const partition::ReplicaOption &option : search->options)
+      llvm::errs() << llvm::formatv(
+          "  depth {0,2} x {1,2} replicas: {2}{3}\n", option.depth,
+          option.width,
+          option.feasible
+              ? llvm::formatv("simulated {0:f3} ms per mini-batch, all-reduce "
+                              "{1:f3} ms, idle {2:p}",
+                              option.simulatedMsPerMiniBatch,
+                              option.allReduceMs, option.idleFraction)
+                    .str()
+              : "infeasible: " + option.failure,
+          &option == &search->chosen() ? "  <- chosen" : "");
+  const partition::ReplicaOption &chosen = search->chosen();
+  llvm::Expected<partition::Hardware> pipeline =
+      partition::pipelineHardware(problem.hardware, chosen.width);
+  if (!pipeline) {
+    emitError(module.getLoc()) << llvm::toString(pipeline.takeError());
+    return signalPassFailure();
+  }
+  // The module holds one pipeline: its plan on its devices.
+  problem.hardware = std::move(*pipeline);
+  if (failed(commitPlan(module, problem, chosen.plan, "mixed-pipe",
+                        config.objective, stopwatch.seconds(), chosen.width)))
     return signalPassFailure();
 }

@@ -62,7 +62,7 @@ LogicalResult mlir::ftpipe::commitPlan(ModuleOp module,
                                        const partition::Plan &plan,
                                        StringRef method,
                                        const partition::ObjectiveConfig &config,
-                                       double seconds) {
+                                       double seconds, int64_t replicas) {
   const partition::Graph &graph = problem.opGraph.graph;
   if (llvm::Error error =
           partition::verifyPlan(graph, problem.hardware, plan, config))
@@ -79,7 +79,7 @@ LogicalResult mlir::ftpipe::commitPlan(ModuleOp module,
   if (failed(hardware))
     return failure();
   module->setAttr(FTPipeDialect::kHardwareAttrName, *hardware);
-  writePlan(module, problem.opGraph, plan, method, *metrics, seconds);
+  writePlan(module, problem.opGraph, plan, method, *metrics, seconds, replicas);
   return success();
 }
 

@@ -52,10 +52,12 @@ FailureOr<PlanningInputs> loadPlanningInputs(ModuleOp module, StringRef pass,
 /// writes it to IR with its metrics: `ftpipe.stage` on every op,
 /// `#ftpipe.plan` and the planned-for hardware on the module. Emits an
 /// error naming the problem and fails when the plan is invalid.
+/// `replicas` is the plan's data-parallel width (`problem.hardware` is then
+/// one pipeline's devices).
 LogicalResult commitPlan(ModuleOp module, const PartitionProblem &problem,
                          const partition::Plan &plan, StringRef method,
                          const partition::ObjectiveConfig &config,
-                         double seconds);
+                         double seconds, int64_t replicas = 1);
 
 /// The block of every op from `ftpipe.block`; emits an error at the first op
 /// without one and fails.

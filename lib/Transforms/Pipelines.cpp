@@ -40,7 +40,10 @@ static void addAnnotateCosts(OpPassManager &pm, const std::string &hardware,
 void mlir::ftpipe::buildPartitionPipeline(
     OpPassManager &pm, const PartitionPipelineOptions &options) {
   addAnnotateCosts(pm, options.hardware, options.profile);
-  switch (options.method) {
+  PartitionMethod method = options.method;
+  if (options.replicas == "auto" && method == PartitionMethod::Auto)
+    method = PartitionMethod::MixedPipe;
+  switch (method) {
   case PartitionMethod::Auto: {
     AutoPartitionPassOptions autoPartition;
     autoPartition.devices = options.devices;
@@ -56,6 +59,7 @@ void mlir::ftpipe::buildPartitionPipeline(
     mixedPipe.devices = options.devices;
     mixedPipe.function = options.function;
     mixedPipe.verbose = !options.quiet;
+    mixedPipe.replicas = options.replicas;
     pm.addPass(createMixedPipePass(withObjective(mixedPipe, options.setup)));
     return;
   }

@@ -82,7 +82,8 @@ cl::opt<std::string> replicas(
     cl::cat(category), "replicas",
     cl::desc("Processes per device that ftpipe-run starts: none, W (every "
              "device) or one factor per device, e.g. 1,2,1 (manifest.json's "
-             "replicas)"),
+             "replicas); auto: Mixed-Pipe chooses the pipeline's depth D and "
+             "width W, D x W = --devices"),
     cl::init("none"));
 cl::opt<std::string>
     hardware(cl::cat(category), "hardware",
@@ -324,6 +325,7 @@ buildStagePrograms(ModuleOp module,
     options.hardware = hardware;
     options.devices = devices;
     options.method = method;
+    options.replicas = replicas == "auto" ? "auto" : "none";
     options.setup = setup;
     options.profile = profile;
     if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
@@ -536,8 +538,16 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveSetup(*module);
   if (failed(setup))
     return progress.fail();
+  if (replicas == "auto" &&
+      (forwardOnly || (*module)->hasAttr("ftpipe.plan") ||
+       hasEntryPoints(*module) || method == ft::PartitionMethod::SeqDP ||
+       method == ft::PartitionMethod::SeqGreedy))
+    return progress.fail("--replicas=auto plans with Mixed-Pipe (--method=auto "
+                         "or mixed-pipe), and this model is not partitioned "
+                         "here (it has a plan already, or --forward-only)");
   llvm::Expected<::ftpipe::schedule::ReplicaLayout> layout =
-      ::ftpipe::schedule::parseReplicas(replicas, devices);
+      replicas == "auto" ? ::ftpipe::schedule::ReplicaLayout::none(devices)
+                         : ::ftpipe::schedule::parseReplicas(replicas, devices);
   if (!layout)
     return progress.fail("--" + llvm::toString(layout.takeError()));
   if (!freeze.empty()) {
@@ -554,6 +564,20 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   if (!forwardOnly && !hasEntryPoints(*module))
     if (failed(buildStagePrograms(*module, *setup, memory, stages, progress)))
       return failure();
+  // With --replicas=auto the plan is one of D x W = --devices pipelines.
+  if (auto plan = (*module)->getAttrOfType<ft::PlanAttr>("ftpipe.plan");
+      plan && plan.getReplicas() > 1) {
+    if (layout->replicated())
+      return progress.fail("--replicas=" + replicas + " but the plan is one "
+                           "of " + std::to_string(plan.getReplicas()) +
+                           " identical pipelines");
+    FailureOr<::ftpipe::partition::Hardware> hw = ft::readHardware(*module);
+    if (failed(hw))
+      return progress.fail();
+    devices = hw->numDevices();
+    layout = ::ftpipe::schedule::ReplicaLayout::uniform(devices,
+                                                        plan.getReplicas());
+  }
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
     progress.start("create " + outputDir);

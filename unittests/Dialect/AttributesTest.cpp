@@ -120,7 +120,8 @@ TEST_F(AttributesTest, PlanSaysWhichStagesRecompute) {
   SmallVector<int64_t> stageDevice = {0, 1, 0};
   SmallVector<int64_t> memory = {10, 20};
   auto perStage = PlanAttr::get(&context, "auto", stageDevice, 1.5, memory,
-                                0.25, ArrayRef<bool>{true, false, false});
+                                0.25, ArrayRef<bool>{true, false, false},
+                                /*replicas=*/1);
   auto parsed = dyn_cast_or_null<PlanAttr>(roundTrip(perStage));
   ASSERT_TRUE(parsed);
   EXPECT_EQ(parsed, perStage);
@@ -129,7 +130,7 @@ TEST_F(AttributesTest, PlanSaysWhichStagesRecompute) {
   EXPECT_FALSE(parsed.recomputes(2));
   // Without a list, every stage recomputes (FTPipe's setup).
   auto all = PlanAttr::get(&context, "seq-dp", stageDevice, 1.5, memory, 0.0,
-                           ArrayRef<bool>{});
+                           ArrayRef<bool>{}, /*replicas=*/1);
   auto parsedAll = dyn_cast_or_null<PlanAttr>(roundTrip(all));
   ASSERT_TRUE(parsedAll);
   EXPECT_TRUE(parsedAll.getRecompute().empty());

@@ -407,10 +407,24 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
     Writes `ftpipe.stage` and
     `#ftpipe.plan`. Prints one line per candidate L on stderr with
     `verbose`.
+
+    With `replicas=auto` the `devices` devices may also run as w identical
+    pipelines of depth P / w (data-parallel replicas; docs/Replicas.md):
+    the pipeline of every width w that divides P is planned as above on the
+    devices that run replica 0 of each plan device (0, w, 2w, ...), priced
+    with its gradient all-reduce over the replicas and simulated, and the
+    fastest fitting option is kept (lib/Partition/ReplicaSearch.h, the
+    table `ftpipe-report replicas=auto` prints). The module then holds the
+    pipeline's plan and hardware and `replicas = w` in `#ftpipe.plan`;
+    `ftpipe-compile` writes the replica layout into `manifest.json`. With
+    `verbose`, every width tried is printed.
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"verbose", "verbose", "bool", /*default=*/"false",
            "Print every candidate L on stderr">,
+    Option<"replicas", "replicas", "std::string", /*default=*/"\"none\"",
+           "none, or auto: also choose pipeline depth x data-parallel "
+           "replicas for the devices">,
   ], SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }

@@ -200,7 +200,10 @@ void mlir::ftpipe::printBoolList(AsmPrinter &printer, ArrayRef<bool> values) {
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                StringRef method, ArrayRef<int64_t> stageDevice,
                                F64 objectiveMs, ArrayRef<int64_t> memoryBytes,
-                               F64 seconds, ArrayRef<bool> recompute) {
+                               F64 seconds, ArrayRef<bool> recompute,
+                               int64_t replicas) {
+  if (replicas < 1)
+    return emitError() << "replicas must be at least 1, got " << replicas;
   if (!recompute.empty() && recompute.size() != stageDevice.size())
     return emitError() << "plan has " << stageDevice.size()
                        << " stages but recompute has " << recompute.size()

@@ -84,6 +84,12 @@ func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device =
 
 // -----
 
+// Tests that a plan runs as at least one pipeline.
+// expected-error @+1 {{replicas must be at least 1, got 0}}
+func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device = [0], replicas = 0, objective_ms = 1.0, memory_bytes = [0]>}
+
+// -----
+
 // Tests that a plan's memory figures are non-negative.
 // expected-error @+1 {{device 0 has negative memory -5}}
 func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device = [0], objective_ms = 1.0, memory_bytes = [-5]>}

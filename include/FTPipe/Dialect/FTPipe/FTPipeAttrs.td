@@ -152,6 +152,11 @@ def FTPipe_PlanAttr : FTPipe_Attr<"Plan", "plan"> {
     every stage recomputes, FTPipe's setup; otherwise it has one entry per
     stage. `PlanAttr::recomputes(stage)` reads it either way.
 
+    `replicas` is the number of identical pipelines the plan runs as
+    (data-parallel width, chosen by `replicas=auto`; docs/Replicas.md): each
+    device of the plan runs on that many processes. Printed only when above
+    1; the plan's figures are those of one pipeline.
+
     ```mlir
     #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1, 1, 0],
                  recompute = [true, true, false, false],
@@ -164,10 +169,12 @@ def FTPipe_PlanAttr : FTPipe_Attr<"Plan", "plan"> {
     FTPipe_F64Parameter<"async time per micro-batch in ms">:$objective_ms,
     ArrayRefParameter<"int64_t", "bytes needed on each device">:$memory_bytes,
     FTPipe_DefaultF64Parameter<"seconds spent partitioning", "0.0">:$seconds,
-    FTPipe_BoolArrayParameter<"per stage: recompute the forward (empty: all)">:$recompute);
+    FTPipe_BoolArrayParameter<"per stage: recompute the forward (empty: all)">:$recompute,
+    DefaultValuedParameter<"int64_t", "1", "identical pipelines (data-parallel width)">:$replicas);
   let assemblyFormat = [{
     `<` `method` `=` $method `,` `stage_device` `=` `[` $stage_device `]` `,`
     (`recompute` `=` `[` $recompute^ `]` `,`)?
+    (`replicas` `=` $replicas^ `,`)?
     `objective_ms` `=` $objective_ms `,`
     `memory_bytes` `=` `[` $memory_bytes `]`
     (`,` `seconds` `=` $seconds^)? `>`

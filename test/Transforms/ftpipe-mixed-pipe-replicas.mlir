@@ -1,0 +1,82 @@
+// RUN: ftpipe-opt %s -split-input-file --ftpipe-mixed-pipe="replicas=auto verbose=true schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.err | FileCheck %s
+// RUN: FileCheck %s --check-prefix=VERBOSE < %t.err
+// RUN: not ftpipe-opt %s -split-input-file --ftpipe-mixed-pipe="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Tests replicas=auto (lib/Partition/ReplicaSearch.h) on a chain of four ops
+// of F = 1 ms and B = 2 ms on four alike devices with free links, 1F1B, M = 4:
+//  - as one pipeline of depth 4 a mini-batch takes (M + p - 1)(F + B) =
+//    7 x 3 = 21 ms; four replicas of the whole chain, one micro-batch each,
+//    take F + B = 4 x 3 = 12 ms, and the all-reduce of 16 bytes costs
+//    nothing (two pipelines of depth 2 lie between, by a plan of Mixed-Pipe's
+//    choosing): the four replicas win, and the module keeps one pipeline (one
+//    device, the hardware of replica 0) with replicas = 4;
+//  - the same chain with 1000 bytes of weights per op on devices of 2500
+//    bytes (SGD: weights and gradients, 2000 bytes an op) fits only one op
+//    per device: the pure pipeline of depth 4 stays, without `replicas`.
+
+// VERBOSE: depth  4 x  1 replicas: simulated 21.000 ms per mini-batch
+// VERBOSE: depth  2 x  2 replicas: simulated {{[0-9.]+}} ms per mini-batch
+// VERBOSE: depth  1 x  4 replicas: simulated 12.000 ms per mini-batch{{.*}}<- chosen
+
+// CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
+// CHECK-NOT: name = "g1"
+// CHECK-SAME: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [0], recompute = [false], replicas = 4,
+// CHECK-LABEL: func.func @chain
+
+// VERBOSE: depth  4 x  1 replicas: simulated 21.000 ms per mini-batch{{.*}}<- chosen
+// VERBOSE: depth  2 x  2 replicas: infeasible: mixed-pipe found no plan that fits in memory
+// VERBOSE: depth  1 x  4 replicas: infeasible: mixed-pipe found no plan that fits in memory
+
+// CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
+// CHECK-SAME: name = "g3"
+// CHECK-SAME: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [{{[0-3], [0-3], [0-3], [0-3]}}]
+// CHECK-NOT: replicas
+// CHECK-LABEL: func.func @chain
+
+// BAD: replicas must be 'none' or 'auto', got '2'
+
+module attributes {
+  ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [
+    <name = "g0", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "g1", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "g2", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "g3", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>],
+    links = [<src = 0, dst = 1, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 1, dst = 2, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 2, dst = 3, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 0, dst = 2, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 0, dst = 3, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 1, dst = 3, gbps = 1000000.0, latency_us = 0.0>]>
+} {
+  func.func @chain(%w0: tensor<1xf32> {ftpipe.param}, %w1: tensor<1xf32> {ftpipe.param}, %w2: tensor<1xf32> {ftpipe.param}, %w3: tensor<1xf32> {ftpipe.param}, %x: tensor<250xf32>) -> tensor<250xf32> {
+    %a = tosa.add %x, %w0 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %b = tosa.add %a, %w1 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %c = tosa.add %b, %w2 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %d = tosa.add %c, %w3 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    return %d : tensor<250xf32>
+  }
+}
+
+// -----
+
+module attributes {
+  ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [
+    <name = "g0", memory_bytes = 2500, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "g1", memory_bytes = 2500, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "g2", memory_bytes = 2500, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "g3", memory_bytes = 2500, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>],
+    links = [<src = 0, dst = 1, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 1, dst = 2, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 2, dst = 3, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 0, dst = 2, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 0, dst = 3, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 1, dst = 3, gbps = 1000000.0, latency_us = 0.0>]>
+} {
+  func.func @chain(%w0: tensor<250xf32> {ftpipe.param}, %w1: tensor<250xf32> {ftpipe.param}, %w2: tensor<250xf32> {ftpipe.param}, %w3: tensor<250xf32> {ftpipe.param}, %x: tensor<250xf32>) -> tensor<250xf32> {
+    %a = tosa.add %x, %w0 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 1000, act_bytes = 0, out_bytes = 0>} : (tensor<250xf32>, tensor<250xf32>) -> tensor<250xf32>
+    %b = tosa.add %a, %w1 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 1000, act_bytes = 0, out_bytes = 0>} : (tensor<250xf32>, tensor<250xf32>) -> tensor<250xf32>
+    %c = tosa.add %b, %w2 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 1000, act_bytes = 0, out_bytes = 0>} : (tensor<250xf32>, tensor<250xf32>) -> tensor<250xf32>
+    %d = tosa.add %c, %w3 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 1000, act_bytes = 0, out_bytes = 0>} : (tensor<250xf32>, tensor<250xf32>) -> tensor<250xf32>
+    return %d : tensor<250xf32>
+  }
+}
