@@ -123,9 +123,11 @@ void MixedPipePass::runOnOperation() {
           option.width,
           option.feasible
               ? llvm::formatv("simulated {0:f3} ms per mini-batch, all-reduce "
-                              "{1:f3} ms, idle {2:p}",
+                              "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
+                              "per micro-batch",
                               option.simulatedMsPerMiniBatch,
-                              option.allReduceMs, option.idleFraction)
+                              option.allReduceMs, option.idleFraction,
+                              option.objectiveMs)
                     .str()
               : "infeasible: " + option.failure,
           &option == &search->chosen() ? "  <- chosen" : "");

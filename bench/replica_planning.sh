@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# replica_planning.sh [BUILD [SCHEDULE]] - the planner's choice of pipeline
+# depth x data-parallel replicas for the paper's models (issue 28; simulated,
+# not a test: nothing here depends on the machine's load).
+#
+# For BERT-large, GPT2-XL, T5-3B, LLaMA-2-7B and Flan-T5-XL (ftpipe-model-gen
+# with its defaults and the loss), on 8 devices of the RTX 2080 Ti and V100
+# presets and on 16 devices as two 8-GPU nodes of the same GPUs (a cluster
+# JSON on the preset: its intra-node links and its network between the
+# nodes), runs `ftpipe-mixed-pipe replicas=auto` under SCHEDULE (default
+# 1f1b; M = 8) and prints one row per model and hardware: the pure
+# pipeline's simulated mini-batch (depth P x 1) and objective, the best
+# replicated option's (width > 1), their ratio, and the chosen (depth,
+# width). "-" where no option of that kind fits in memory.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$root/build}"
+schedule="${2:-1f1b}"
+bin="$build/bin"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# Two nodes of 8 preset GPUs (the values of lib/Partition/Hardware.cpp's
+# presets: sustained TFLOP/s and GB/s, 5 us launches).
+two_nodes() { # NAME BASE DEVICE MEMORY TFLOPS GBPS
+  cat > "$work/$1.json" <<JSON
+{"name": "$1", "base": "$2",
+ "devices": [
+  {"name": "$3-a", "count": 8, "memory_bytes": $4, "tflops": $5, "mem_gbps": $6, "launch_us": 5, "node": 0},
+  {"name": "$3-b", "count": 8, "memory_bytes": $4, "tflops": $5, "mem_gbps": $6, "launch_us": 5, "node": 1}]}
+JSON
+}
+two_nodes rtx2080ti-x16 rtx2080ti-pcie-x8 RTX2080Ti 11811160064 9.415 492.8
+two_nodes v100-x16 v100-nvlink-x8 V100 17179869184 10.99 720
+
+echo "replica planning, schedule $schedule, M = 8, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated D x W: ms (objective ms/mb) | pure / replicated | chosen D x W | planning s |"
+echo "|---|---|---|---|---|---|---|---|"
+for model in bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl; do
+  "$bin/ftpipe-model-gen" "$model" --loss --quiet -o "$work/model.mlir"
+  for hw in rtx2080ti-pcie-x8:8 v100-nvlink-x8:8 "$work/rtx2080ti-x16.json":16 \
+            "$work/v100-x16.json":16; do
+    hardware="${hw%:*}" devices="${hw##*:}"
+    start=$(date +%s.%N)
+    "$bin/ftpipe-opt" "$work/model.mlir" -o /dev/null \
+      --ftpipe-annotate-costs="hardware=$hardware" \
+      --ftpipe-mixed-pipe="devices=$devices replicas=auto verbose=true schedule=$schedule microbatches=8" \
+      2> "$work/log" || true
+    seconds=$(echo "$(date +%s.%N) - $start" | bc)
+    python3 - "$work/log" "$model" "$(basename "$hardware" .json)" "$devices" "$seconds" <<'PY'
+import re, sys
+log, model, hw, devices, seconds = sys.argv[1:]
+line = re.compile(r"depth +(\d+) x +(\d+) replicas: (?:simulated ([\d.]+) ms per mini-batch"
+                  r".*objective ([\d.]+) ms per micro-batch)?")
+pure = best = chosen = None
+for text in open(log):
+    m = line.search(text)
+    if not m:
+        continue
+    depth, width = int(m.group(1)), int(m.group(2))
+    if "<- chosen" in text:
+        chosen = f"{depth} x {width}"
+    if m.group(3) is None:
+        continue
+    option = (float(m.group(3)), float(m.group(4)), depth, width)
+    if width == 1:
+        pure = option
+    elif best is None or option[0] < best[0]:
+        best = option
+if chosen is None:
+    errors = [t.strip() for t in open(log) if "error" in t]
+    chosen = "no plan" + (f" ({errors[0][:80]})" if errors else "")
+cell = lambda o: "-" if o is None else f"{o[0]:.1f} ({o[1]:.2f})"
+best_cell = "-" if best is None else f"{best[2]} x {best[3]}: {cell(best)}"
+ratio = f"{pure[0] / best[0]:.2f}" if pure and best else "-"
+print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {float(seconds):.1f} |")
+PY
+  done
+done
