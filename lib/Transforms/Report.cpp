@@ -89,14 +89,54 @@ struct ReportData {
 static double toMiB(uint64_t bytes) { return double(bytes) / (1 << 20); }
 static double toGiB(uint64_t bytes) { return double(bytes) / (1 << 30); }
 
+/// Per device, the bytes a task's working set adds on top of what it keeps
+/// (the largest of its stages').
+static uint64_t workingBytes(const ::ftpipe::schedule::DeviceMemoryInputs &in) {
+  uint64_t working = 0;
+  for (const auto &stage : in.stages)
+    working = std::max(working, stage.recomputePeakBytes);
+  return working;
+}
+
+/// zb-auto's lists for the plan, each device's activations and W buffers in
+/// flight kept within what its memory leaves under `setup` once its weights,
+/// gradients, optimizer state, stashed versions, reserved bytes and largest
+/// working set are counted (ZeroBubbleLimits). Fails as
+/// generateZeroBubbleAuto does, e.g. when no list fits.
+static llvm::Expected<::ftpipe::schedule::Schedule> boundedZeroBubbleAuto(
+    const partition::StageGraph &stages, const partition::Hardware &hw,
+    ArrayRef<::ftpipe::schedule::DeviceMemoryInputs> inputs,
+    const ::ftpipe::schedule::TrainingSetup &setup, uint32_t microBatches) {
+  namespace sc = ::ftpipe::schedule;
+  sc::StageGraph topology = stages.topology(int64_t(hw.numDevices()));
+  sc::ScheduleConfig config{sc::Kind::ZeroBubbleAuto, microBatches, 1,
+                            stages.splitStages()};
+  sc::ZeroBubbleLimits limits;
+  limits.memory = {stages.keptBytesPerMicroBatch,
+                   stages.weightBufferBytesPerMicroBatch};
+  sc::TrainingSetup under = setup;
+  under.schedule = sc::Kind::ZeroBubbleAuto;
+  for (const sc::DeviceMemoryInputs &in : inputs) {
+    sc::DeviceMemory memory = sc::deviceMemory(in, under);
+    uint64_t fixed =
+        memory.totalBytes() - memory.activationBytes + workingBytes(in);
+    limits.deviceBudgetBytes.push_back(
+        memory.budgetBytes > fixed ? memory.budgetBytes - fixed : 0);
+  }
+  return sc::generateZeroBubbleAuto(topology, stages, partition::linksOf(hw),
+                                    config, limits);
+}
+
 /// Per device, the most bytes of activations and W buffers the lists of
 /// `kind` for one step keep at once (schedule::dryRun with each stage's
-/// kept bytes and W buffer); none under async (a stream, not one step) or
-/// when the lists cannot be built (a device without a stage).
+/// kept bytes and W buffer), the lists being `given` when there are some;
+/// none under async (a stream, not one step) or when the lists cannot be
+/// built (a device without a stage).
 static std::optional<std::vector<uint64_t>>
 listPeakBytes(const partition::StageGraph &stages,
               const partition::Hardware &hw, ::ftpipe::schedule::Kind kind,
-              uint32_t microBatches) {
+              uint32_t microBatches,
+              const ::ftpipe::schedule::Schedule *given) {
   namespace sc = ::ftpipe::schedule;
   if (kind == sc::Kind::Async)
     return std::nullopt;
@@ -105,7 +145,8 @@ listPeakBytes(const partition::StageGraph &stages,
                             sc::isZeroBubble(kind) ? stages.splitStages()
                                                    : std::vector<bool>()};
   llvm::Expected<sc::Schedule> lists =
-      kind == sc::Kind::ZeroBubbleAuto
+      given ? llvm::Expected<sc::Schedule>(*given)
+      : kind == sc::Kind::ZeroBubbleAuto
           ? sc::generateZeroBubbleAuto(topology, stages, partition::linksOf(hw),
                                        config)
           : sc::generate(topology, config);
@@ -294,12 +335,12 @@ static llvm::json::Array schedulesToJSON(const ReportData &data) {
     llvm::json::Array memory;
     for (uint64_t bytes : row.memoryBytes)
       memory.push_back(int64_t(bytes));
-    rows.push_back(llvm::json::Object{
-        {"schedule", ::ftpipe::schedule::nameOf(row.kind)},
-        {"ms_per_minibatch", row.msPerMiniBatch},
-        {"idle_fraction", row.idleFraction},
-        {"memory_bytes", std::move(memory)},
-        {"memory_fits", row.fits}});
+    rows.push_back(
+        llvm::json::Object{{"schedule", ::ftpipe::schedule::nameOf(row.kind)},
+                           {"ms_per_minibatch", row.msPerMiniBatch},
+                           {"idle_fraction", row.idleFraction},
+                           {"memory_bytes", std::move(memory)},
+                           {"memory_fits", row.fits}});
   }
   return rows;
 }
@@ -495,14 +536,17 @@ void ReportPass::runOnOperation() {
 
   // The mini-batch times of both synchronous schedules, and the timeline of
   // the chosen one for the trace.
-  auto simulateWith = [&](::ftpipe::schedule::Kind schedule,
-                          bool events) -> llvm::Expected<partition::SimResult> {
+  auto simulateWith = [&](::ftpipe::schedule::Kind schedule, bool events,
+                          const ::ftpipe::schedule::Schedule *lists =
+                              nullptr) -> llvm::Expected<partition::SimResult> {
     partition::SimulatorConfig sim;
     sim.kind = schedule;
     sim.microBatches = data.config.microBatches;
     sim.recordEvents = events;
     if (::ftpipe::schedule::isZeroBubble(schedule))
       sim.split = data.stages.splitStages();
+    if (lists)
+      sim.orders = *lists;
     return partition::simulate(data.stages, *hw, sim);
   };
   llvm::Expected<partition::SimResult> gpipe =
@@ -523,6 +567,18 @@ void ReportPass::runOnOperation() {
     return fail(asyncSim.takeError());
   data.asyncSimMs = asyncSim->msPerMicroBatch;
 
+  // zb-auto within each device's memory when some list fits (else its row
+  // shows by how much its unbounded lists overflow).
+  std::optional<::ftpipe::schedule::Schedule> boundedZeroBubble;
+  {
+    llvm::Expected<::ftpipe::schedule::Schedule> lists =
+        boundedZeroBubbleAuto(data.stages, *hw, data.metrics.memoryInputs,
+                              *setup, data.config.microBatches);
+    if (lists)
+      boundedZeroBubble = std::move(*lists);
+    else
+      llvm::consumeError(lists.takeError());
+  }
   // Every schedule side by side: simulated, and each device's memory by the
   // plan's formula for it.
   using ::ftpipe::schedule::Kind;
@@ -534,8 +590,11 @@ void ReportPass::runOnOperation() {
                                       : kind == Kind::OneFOneB ? &data.oneFOneB
                                       : kind == Kind::Async    ? &*asyncSim
                                                                : nullptr;
+    const ::ftpipe::schedule::Schedule *lists =
+        kind == Kind::ZeroBubbleAuto && boundedZeroBubble ? &*boundedZeroBubble
+                                                          : nullptr;
     llvm::Expected<partition::SimResult> zeroBubble =
-        sim ? partition::SimResult() : simulateWith(kind, false);
+        sim ? partition::SimResult() : simulateWith(kind, false, lists);
     if (!zeroBubble)
       return fail(zeroBubble.takeError());
     if (!sim)
@@ -545,18 +604,14 @@ void ReportPass::runOnOperation() {
     ::ftpipe::schedule::TrainingSetup under = *setup;
     under.schedule = kind;
     std::optional<std::vector<uint64_t>> peaks =
-        listPeakBytes(data.stages, *hw, kind, data.config.microBatches);
+        listPeakBytes(data.stages, *hw, kind, data.config.microBatches, lists);
     for (auto [d, inputs] : llvm::enumerate(data.metrics.memoryInputs)) {
       ::ftpipe::schedule::DeviceMemory memory =
           ::ftpipe::schedule::deviceMemory(inputs, under);
       // The lists' own peak where the dry run gives one (the formula bounds
       // every list of the kind).
-      if (peaks) {
-        uint64_t working = 0;
-        for (const auto &stage : inputs.stages)
-          working = std::max(working, stage.recomputePeakBytes);
-        memory.activationBytes = (*peaks)[d] + working;
-      }
+      if (peaks)
+        memory.activationBytes = (*peaks)[d] + workingBytes(inputs);
       row.memoryBytes.push_back(memory.totalBytes());
       row.fits = row.fits && memory.fits();
     }
@@ -607,8 +662,12 @@ void ReportPass::runOnOperation() {
       })))
     return signalPassFailure();
   if (!trace.empty()) {
-    llvm::Expected<partition::SimResult> timeline =
-        simulateWith(data.config.schedule, true);
+    llvm::Expected<partition::SimResult> timeline = simulateWith(
+        data.config.schedule, true,
+        data.config.schedule == ::ftpipe::schedule::Kind::ZeroBubbleAuto &&
+                boundedZeroBubble
+            ? &*boundedZeroBubble
+            : nullptr);
     if (!timeline)
       return fail(timeline.takeError());
     if (failed(writeFile(trace, loc, [&](raw_ostream &os) {

@@ -4,6 +4,8 @@
 // RUN: ftpipe-opt %s --ftpipe-report="replicas=auto schedule=1f1b microbatches=4 optimizer=sgd recompute=false json=%t.replicas.json" -o /dev/null | FileCheck %s --check-prefix=REPLICAS
 // RUN: FileCheck %s --check-prefix=REPLICAS-JSON < %t.replicas.json
 // RUN: not ftpipe-opt %s --ftpipe-report="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: sed 's/memory_bytes = 1000000/memory_bytes = 6000/' %s | ftpipe-opt --ftpipe-report="schedule=1f1b microbatches=4 optimizer=sgd recompute=false json=%t.bounded.json" -o /dev/null | FileCheck %s --check-prefix=BOUNDED
+// RUN: FileCheck %s --check-prefix=BOUNDED-JSON < %t.bounded.json
 
 // Tests the report's schedules side by side on a two-stage pipeline whose
 // stages each take F = 1 ms and B = 2 ms, of which W = 1 ms makes the weight
@@ -82,6 +84,21 @@
 // REPLICAS-JSON: "chosen": true,
 // REPLICAS-JSON-NEXT: "depth": 1,
 // REPLICAS-JSON: "width": 2
+// zb-auto within each device's memory: on devices of 6000 bytes (8 of them
+// the weight and its gradient), ZB-H1's lists need 8008 and 9008 bytes and
+// zb-auto's fastest (13 ms, 6008 and 9008 bytes on the 1 MB devices above)
+// does not fit either; the report takes zb-auto's fastest lists that keep
+// every device within its budget: 14 ms, 4008 and 3008 bytes.
+// BOUNDED: zb-h1 13.000 {{.*}} OVER BUDGET
+// BOUNDED-NEXT: zb-auto 14.000 14.3 {{[0-9. ]+$}}
+// BOUNDED-JSON: "schedule": "zb-h1"
+// BOUNDED-JSON: "memory_bytes": [
+// BOUNDED-JSON-NEXT: 4008,
+// BOUNDED-JSON-NEXT: 3008
+// BOUNDED-JSON-NEXT: ],
+// BOUNDED-JSON-NEXT: "memory_fits": true,
+// BOUNDED-JSON-NEXT: "ms_per_minibatch": 14.0000{{[0-9]*}},
+// BOUNDED-JSON-NEXT: "schedule": "zb-auto"
 // BAD: replicas must be 'none' or 'auto', got '2'
 
 module attributes {

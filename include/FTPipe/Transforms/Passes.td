@@ -247,7 +247,8 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
 
     A table compares the schedules side by side (GPipe, 1F1B with flush,
     ZB-H1, zb-auto, async): simulated time per mini-batch, idle share and
-    each device's memory under each. `replicas=auto` adds the planning
+    each device's memory under each (zb-auto: its fastest lists within each
+    device's memory when some fit). `replicas=auto` adds the planning
     table of data-parallel replicas (lib/Partition/ReplicaSearch.h): for
     every width w dividing the hardware's P devices, Mixed-Pipe's plan on
     P / w devices run w times, by objective and by simulation, and the
