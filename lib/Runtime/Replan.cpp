@@ -197,10 +197,11 @@ llvm::Expected<PlanCompile> PlanCompile::start(llvm::StringRef compiler,
   return std::move(compile);
 }
 
-std::optional<llvm::Error> PlanCompile::poll() {
+std::optional<llvm::Error> PlanCompile::poll(bool wait) {
   std::string error;
-  llvm::sys::ProcessInfo done = llvm::sys::Wait(process, 0, &error, nullptr,
-                                                /*Polling=*/true);
+  llvm::sys::ProcessInfo done =
+      llvm::sys::Wait(process, wait ? std::nullopt : std::optional<unsigned>(0),
+                      &error, nullptr, /*Polling=*/true);
   if (done.Pid == 0)
     return std::nullopt;
   if (done.ReturnCode == 0 && error.empty())
@@ -218,10 +219,6 @@ std::optional<llvm::Error> PlanCompile::poll() {
               llvm::Twine(done.ReturnCode) +
               (error.empty() ? "" : " (" + error + ")") + ": " + tail +
               " (log " + logPath + ")");
-}
-
-void PlanCompile::wait() {
-  llvm::sys::Wait(process, std::nullopt);
 }
 
 ReplanControl ftpipe::runtime::exchangeReplanControl(
@@ -308,7 +305,7 @@ ReplanControl ReplanCoordinator::afterStep(int64_t updates,
       control.action = ReplanControl::Action::Measure;
     return control;
   }
-  std::optional<llvm::Error> finished = compile->poll();
+  std::optional<llvm::Error> finished = compile->poll(setup.waitForCompile);
   if (!finished)
     return control;
   std::string directory = compile->directory();
@@ -435,6 +432,7 @@ void ReplanCoordinator::migrated(int64_t updates) {
 
 void ReplanCoordinator::finish() {
   if (compile)
-    compile->wait();
+    if (std::optional<llvm::Error> finished = compile->poll(/*wait=*/true))
+      llvm::consumeError(std::move(*finished));
   compile.reset();
 }

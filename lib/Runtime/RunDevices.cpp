@@ -215,6 +215,7 @@ static void runReplanning(
     if (options.debugSlowProcess >= 0)
       setup.slowdowns[options.debugSlowProcess] = options.debugSlowFactor;
     setup.allowOverBudget = options.allowOverBudget;
+    setup.waitForCompile = options.debugReplanWait;
     setup.note = [&shared](const std::string &line) {
       shared.call(shared.hooks.onNote, line);
     };

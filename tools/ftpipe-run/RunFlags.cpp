@@ -282,6 +282,11 @@ static field<std::string> replanCompiler(
              "ftpipe-compile beside ftpipe-run, else the PATH's)"),
     cl::value_desc("path"), cl::location(parsed.run.replanCompiler),
     cl::cat(measureCategory));
+static field<bool> debugReplanWait(
+    "debug-replan-wait", cl::Hidden,
+    cl::desc("tests: device 0 waits for each re-plan's compile at the step "
+             "after it started"),
+    cl::location(parsed.run.debugReplanWait), cl::cat(measureCategory));
 
 /// The flag's value if it was given.
 template <typename T> static std::optional<T> given(const cl::opt<T> &flag) {

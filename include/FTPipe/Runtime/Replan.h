@@ -125,11 +125,9 @@ public:
   start(llvm::StringRef compiler, const ManifestCompile &command,
         llvm::StringRef profile, llvm::StringRef directory,
         llvm::StringRef log);
-  /// Unset while it runs; then success, or why it failed (its exit status
-  /// and the last lines of its log).
-  std::optional<llvm::Error> poll();
-  /// Waits for it (the end of a run).
-  void wait();
+  /// Unset while it runs (`wait`: waits for its end); then success, or
+  /// why it failed (its exit status and the last lines of its log).
+  std::optional<llvm::Error> poll(bool wait = false);
   const std::string &directory() const { return outputDirectory; }
   double startedAt() const { return startSeconds; }
 
@@ -171,6 +169,9 @@ public:
     /// Processes slowed on purpose (--debug-slow), for the profiles.
     std::map<int64_t, double> slowdowns;
     bool allowOverBudget = false;
+    /// Tests: wait for a compile at the step after it started, so that the
+    /// decision's step does not depend on the machine's speed.
+    bool waitForCompile = false;
     std::function<void(const std::string &)> note;
   };
   explicit ReplanCoordinator(Setup setup) : setup(std::move(setup)) {}

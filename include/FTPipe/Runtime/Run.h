@@ -157,6 +157,9 @@ struct RunOptions {
   /// beside this program, else the PATH's).
   ReplanPolicy replan;
   std::string replanDir, replanCompiler;
+  /// Tests: device 0 waits for each compile at the step after it started
+  /// (hidden --debug-replan-wait), so the decision's step is known.
+  bool debugReplanWait = false;
   /// A freeze policy during the run (--freeze alpha=X|schedule=FILE,
   /// RunFreezing.h); empty: none.
   std::string freeze;
