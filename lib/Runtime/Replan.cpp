@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <chrono>
+#include <csignal>
 #include <numeric>
 #include <unistd.h>
 
@@ -63,8 +64,7 @@ bool ftpipe::runtime::replanDue(const ReplanPolicy &policy, int64_t updates,
                                 int64_t planStart, bool compiling,
                                 std::optional<double> expectedBalance,
                                 double measuredBalance) {
-  if (!policy.enabled() || compiling ||
-      updates - planStart - policy.warmup < 1)
+  if (!policy.enabled() || compiling || updates - planStart - policy.warmup < 1)
     return false;
   if (policy.mode == ReplanPolicy::Mode::Every)
     return updates % policy.every == 0;
@@ -72,11 +72,9 @@ bool ftpipe::runtime::replanDue(const ReplanPolicy &policy, int64_t updates,
          measuredBalance > *expectedBalance * (1 + policy.threshold);
 }
 
-llvm::Expected<PlanPrediction>
-ftpipe::runtime::predictStep(const schedule::StageGraph &graph,
-                             const schedule::ScheduleConfig &config,
-                             llvm::ArrayRef<double> forwardMs,
-                             llvm::ArrayRef<double> backwardMs) {
+llvm::Expected<PlanPrediction> ftpipe::runtime::predictStep(
+    const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
+    llvm::ArrayRef<double> forwardMs, llvm::ArrayRef<double> backwardMs) {
   size_t stages = graph.stages();
   if (forwardMs.size() != stages || backwardMs.size() != stages)
     return fail("a time per stage is needed");
@@ -144,8 +142,7 @@ ReplanDecision ftpipe::runtime::decideReplan(const PlanPrediction &current,
                                              double threshold,
                                              llvm::StringRef unusable) {
   ReplanDecision decision;
-  decision.gain =
-      current.stepMs > 0 ? 1 - next.stepMs / current.stepMs : 0.0;
+  decision.gain = current.stepMs > 0 ? 1 - next.stepMs / current.stepMs : 0.0;
   std::string predicted = llvm::formatv(
       "predicted step {0:f3} ms -> {1:f3} ms ({2:f1} %), busiest / mean "
       "{3:f3} -> {4:f3}",
@@ -221,6 +218,13 @@ std::optional<llvm::Error> PlanCompile::poll(bool wait) {
               " (log " + logPath + ")");
 }
 
+void PlanCompile::stop() {
+  if (process.Pid > 0)
+    ::kill(process.Pid, SIGTERM);
+  std::string error;
+  llvm::sys::Wait(process, std::nullopt, &error);
+}
+
 ReplanControl ftpipe::runtime::exchangeReplanControl(
     Communicator &communicator, int64_t step, double computeSeconds,
     const std::function<ReplanControl(std::vector<double>)> &decide) {
@@ -271,10 +275,8 @@ static std::string opsPerDevice(const PipelineModel &model) {
   for (const ManifestStage &stage : compiled->manifest().stages)
     if (stage.device >= 0 && stage.device < int64_t(ops.size()))
       ops[stage.device] += stage.ops.size();
-  return llvm::join(llvm::map_range(ops, [](int64_t n) {
-                      return std::to_string(n);
-                    }),
-                    "/");
+  return llvm::join(
+      llvm::map_range(ops, [](int64_t n) { return std::to_string(n); }), "/");
 }
 
 std::string ReplanCoordinator::prefix() const {
@@ -387,10 +389,10 @@ void ReplanCoordinator::measured(
   planned = manifest.stages;
   schedule::ScheduleConfig window = config.schedule;
   window.steps = updates;
-  auto measuredProfile =
-      measureProfile(current.stageGraph(), window, traces,
-                     schedule::ReplicaLayout::none(current.stageGraph().devices),
-                     planned, std::move(source));
+  auto measuredProfile = measureProfile(
+      current.stageGraph(), window, traces,
+      schedule::ReplicaLayout::none(current.stageGraph().devices), planned,
+      std::move(source));
   if (!measuredProfile)
     return say("profile: " + llvm::toString(measuredProfile.takeError()));
   profile = std::move(*measuredProfile);
@@ -400,12 +402,12 @@ void ReplanCoordinator::measured(
   std::string why =
       setup.policy.mode == ReplanPolicy::Mode::Every
           ? "every=" + std::to_string(setup.policy.every)
-          : expectedBalance
-                ? llvm::formatv("auto: measured busiest / mean {0:f3} over "
-                                "the plan's {1:f3}",
-                                measuredBalance, *expectedBalance)
-                      .str()
-                : std::string("auto: after the warm-up");
+      : expectedBalance
+          ? llvm::formatv("auto: measured busiest / mean {0:f3} over "
+                          "the plan's {1:f3}",
+                          measuredBalance, *expectedBalance)
+                .str()
+          : std::string("auto: after the warm-up");
   auto started = PlanCompile::start(setup.compiler, *manifest.compile,
                                     profilePath, base, base + "-compile.log");
   if (!started) {
@@ -414,10 +416,17 @@ void ReplanCoordinator::measured(
                "; the run goes on under the current plan");
   }
   compile = std::move(*started);
-  say(llvm::formatv("{0}; measured busiest / mean {1:f3} over steps {2}-{3}; "
-                    "compiling {4} in the background",
-                    why, measuredBalance, planStart + setup.policy.warmup,
-                    updates - 1, base)
+  // What the plan promised, when its manifest records stage times.
+  std::string promised;
+  if (auto planned =
+          predictPlanned(current.stageGraph(), config.schedule, manifest))
+    promised = llvm::formatv(" (the plan's {0:f3})", planned->balance).str();
+  else
+    llvm::consumeError(planned.takeError());
+  say(llvm::formatv("{0}; measured busiest / mean {1:f3}{2} over steps "
+                    "{3}-{4}; compiling {5} in the background",
+                    why, measuredBalance, promised,
+                    planStart + setup.policy.warmup, updates - 1, base)
           .str());
 }
 
@@ -431,8 +440,9 @@ void ReplanCoordinator::migrated(int64_t updates) {
 }
 
 void ReplanCoordinator::finish() {
-  if (compile)
-    if (std::optional<llvm::Error> finished = compile->poll(/*wait=*/true))
-      llvm::consumeError(std::move(*finished));
+  if (compile) {
+    compile->stop();
+    setup.note(prefix() + ": the run ended before its compile; stopped it");
+  }
   compile.reset();
 }

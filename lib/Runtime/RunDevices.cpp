@@ -23,8 +23,8 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -141,11 +141,11 @@ migrateDevice(Devices &shared, Communicator &communicator,
                     std::to_string(migration.atStep) + ", paused");
     std::this_thread::sleep_for(std::chrono::seconds(60));
   };
-  auto moved = migrateState(
-      communicator, from, migration.model->placement(),
-      captureState(executor), &traffic,
-      shared.options.debugMigrationPause ? std::function<void()>(pause)
-                                         : std::function<void()>());
+  auto moved = migrateState(communicator, from, migration.model->placement(),
+                            captureState(executor), &traffic,
+                            shared.options.debugMigrationPause
+                                ? std::function<void()>(pause)
+                                : std::function<void()>());
   if (!moved) {
     std::string message = llvm::toString(moved.takeError());
     communicator.abort("device " + std::to_string(d) + " failed: " + message);
@@ -203,8 +203,8 @@ static void runReplanning(
     setup.directory = options.replanDir;
     setup.compiler = options.replanCompiler;
     if (setup.compiler.empty()) {
-      std::string self = llvm::sys::fs::getMainExecutable(
-          nullptr, (void *)&launchedByMpirun);
+      std::string self =
+          llvm::sys::fs::getMainExecutable(nullptr, (void *)&launchedByMpirun);
       llvm::SmallString<256> beside(llvm::sys::path::parent_path(self));
       llvm::sys::path::append(beside, "ftpipe-compile");
       auto found = llvm::sys::findProgramByName("ftpipe-compile");
@@ -253,8 +253,8 @@ static void runReplanning(
     // Device 0 opened and checked the plan: a failure here is this
     // device's.
     auto failed = [&](llvm::Error error) {
-      std::string message = "device " + std::to_string(d) + ": re-plan: " +
-                            llvm::toString(std::move(error));
+      std::string message = "device " + std::to_string(d) +
+                            ": re-plan: " + llvm::toString(std::move(error));
       communicator.abort(message);
       shared.fatal(message);
     };
@@ -512,9 +512,9 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
     result.traces.assign(1, {});
   // Replicas 0 gather the weights: the others hold the same.
   if (!replicated || replicated->replica() == 0)
-    result.weights = gatherWeights(device, run.model->parameters(),
-                                   finalPlacement(shared, device.device()),
-                                   owned);
+    result.weights =
+        gatherWeights(device, run.model->parameters(),
+                      finalPlacement(shared, device.device()), owned);
   communicator->barrier(1);
   if (detector)
     detector->finish();

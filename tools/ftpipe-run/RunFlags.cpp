@@ -266,10 +266,10 @@ static cl::opt<double> replanThreshold(
     cl::desc("the predicted gain a new plan needs (a share of the step "
              "time)"),
     cl::init(0.05), cl::cat(measureCategory));
-static cl::opt<int64_t> replanWarmup(
-    "replan-warmup",
-    cl::desc("steps of each plan that its measurements leave out"),
-    cl::init(2), cl::cat(measureCategory));
+static cl::opt<int64_t>
+    replanWarmup("replan-warmup",
+                 cl::desc("steps of each plan that its measurements leave out"),
+                 cl::init(2), cl::cat(measureCategory));
 static field<std::string> replanDir(
     "replan-dir",
     cl::desc("where device 0 writes the measured profiles and the new plans "

@@ -26,10 +26,10 @@ TEST(ReplanTest, ParsesPolicies) {
   ASSERT_TRUE(bool(off));
   EXPECT_FALSE(off->enabled());
   for (auto [mode, threshold, warmup] :
-       {std::make_tuple("every=0", 0.05, 2), std::make_tuple("every=x", 0.05, 2),
-        std::make_tuple("sometimes", 0.05, 2),
-        std::make_tuple("auto", -0.1, 2), std::make_tuple("auto", 1.0, 2),
-        std::make_tuple("auto", 0.05, -1)}) {
+       {std::make_tuple("every=0", 0.05, 2),
+        std::make_tuple("every=x", 0.05, 2),
+        std::make_tuple("sometimes", 0.05, 2), std::make_tuple("auto", -0.1, 2),
+        std::make_tuple("auto", 1.0, 2), std::make_tuple("auto", 0.05, -1)}) {
     auto refused = parseReplanPolicy(mode, threshold, warmup);
     EXPECT_FALSE(bool(refused)) << mode;
     if (!refused)
@@ -126,17 +126,17 @@ TEST(ReplanTest, ExchangesTheControlEveryStep) {
   for (int64_t d = 0; d < 3; ++d)
     threads.emplace_back([&, d] {
       for (int64_t step = 1; step <= 2; ++step)
-        got[d] = exchangeReplanControl(
-            mailbox.endpoint(d), step, 0.5 * (d + 1),
-            [&](std::vector<double> compute) {
-              seen = compute;
-              ReplanControl control;
-              if (step == 2) {
-                control.action = ReplanControl::Action::Migrate;
-                control.directory = "/plans/next";
-              }
-              return control;
-            });
+        got[d] = exchangeReplanControl(mailbox.endpoint(d), step, 0.5 * (d + 1),
+                                       [&](std::vector<double> compute) {
+                                         seen = compute;
+                                         ReplanControl control;
+                                         if (step == 2) {
+                                           control.action =
+                                               ReplanControl::Action::Migrate;
+                                           control.directory = "/plans/next";
+                                         }
+                                         return control;
+                                       });
     });
   for (std::thread &thread : threads)
     thread.join();
@@ -158,8 +158,7 @@ TEST(ReplanTest, AFailedCompileSaysWhy) {
   ASSERT_TRUE(finished.has_value());
   ASSERT_TRUE(bool(*finished));
   std::string message = llvm::toString(std::move(*finished));
-  EXPECT_NE(message.find("exited with status 1"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("exited with status 1"), std::string::npos) << message;
   EXPECT_NE(message.find(log), std::string::npos) << message;
   // A compiler that does not exist does not start.
   auto missing = PlanCompile::start("/no/such/ftpipe-compile", command,

@@ -163,8 +163,9 @@ struct ManifestCompile {
   std::vector<std::string> arguments;
 };
 
-/// The whole file. `compile`, `training`, `device_memory`, `replicas`, `memory`,
-/// `tensors`, `loss` and the devices' `stages` are optional in the file.
+/// The whole file. `compile`, `training`, `device_memory`, `replicas`,
+/// `memory`, `tensors`, `loss` and the devices' `stages` are optional in the
+/// file.
 struct ManifestFile {
   std::string target;
   /// "host" or "cuda-device" (`memory`), empty when not recorded.

@@ -1,4 +1,5 @@
-//===- Replan.h - Re-planning a running pipeline from measurements -*- C++ -*-===//
+//===- Replan.h - Re-planning a running pipeline from measurements -*- C++
+//-*-===//
 //
 // `ftpipe-run --replan auto|every=N`: after a warm-up, the run's measured
 // stage times become a profile (MeasuredProfile.h), device 0 compiles the
@@ -53,9 +54,8 @@ struct ReplanPolicy {
 /// The policy of `--replan MODE` ("auto", "every=N" or "off"), with the
 /// threshold (a share, 0 .. 1) and warm-up (steps, at least 0). Messages
 /// name the flags.
-llvm::Expected<ReplanPolicy> parseReplanPolicy(llvm::StringRef mode,
-                                               double threshold,
-                                               int64_t warmup);
+llvm::Expected<ReplanPolicy>
+parseReplanPolicy(llvm::StringRef mode, double threshold, int64_t warmup);
 
 /// Largest over mean of `values` (1 when empty or all zero).
 double busiestOverMean(llvm::ArrayRef<double> values);
@@ -81,10 +81,9 @@ struct PlanPrediction {
 /// Simulates one step of `config`'s schedule over `graph` with per-stage
 /// forward and backward times (ms per micro-batch; free transfers, as
 /// --compare-simulator does).
-llvm::Expected<PlanPrediction>
-predictStep(const schedule::StageGraph &graph,
-            const schedule::ScheduleConfig &config,
-            llvm::ArrayRef<double> forwardMs, llvm::ArrayRef<double> backwardMs);
+llvm::Expected<PlanPrediction> predictStep(
+    const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
+    llvm::ArrayRef<double> forwardMs, llvm::ArrayRef<double> backwardMs);
 
 /// The running plan priced with what it measured (`profile`'s stages).
 llvm::Expected<PlanPrediction>
@@ -121,13 +120,17 @@ class PlanCompile {
 public:
   /// Starts `compiler` with the recorded `command` plus `--profile profile
   /// -o directory`, its output to `log`.
-  static llvm::Expected<PlanCompile>
-  start(llvm::StringRef compiler, const ManifestCompile &command,
-        llvm::StringRef profile, llvm::StringRef directory,
-        llvm::StringRef log);
+  static llvm::Expected<PlanCompile> start(llvm::StringRef compiler,
+                                           const ManifestCompile &command,
+                                           llvm::StringRef profile,
+                                           llvm::StringRef directory,
+                                           llvm::StringRef log);
   /// Unset while it runs (`wait`: waits for its end); then success, or
   /// why it failed (its exit status and the last lines of its log).
   std::optional<llvm::Error> poll(bool wait = false);
+  /// Ends it (SIGTERM) and waits for it: a run that ends does not wait for
+  /// a plan it can no longer use.
+  void stop();
   const std::string &directory() const { return outputDirectory; }
   double startedAt() const { return startSeconds; }
 
@@ -150,11 +153,9 @@ struct ReplanControl {
 /// with them (indexed by device) and sends every device its answer, which
 /// all return. Waits end as the communicator's do. `step` tells the
 /// messages apart.
-ReplanControl
-exchangeReplanControl(Communicator &communicator, int64_t step,
-                      double computeSeconds,
-                      const std::function<ReplanControl(std::vector<double>)>
-                          &decide);
+ReplanControl exchangeReplanControl(
+    Communicator &communicator, int64_t step, double computeSeconds,
+    const std::function<ReplanControl(std::vector<double>)> &decide);
 
 /// Device 0's side of re-planning: what it measured of the running plan,
 /// the compile in flight, and its decisions, said in lines for a person
@@ -191,7 +192,7 @@ public:
                 const PipelineModel &current, const ExecutorConfig &config);
   /// After a Migrate: the run took the plan `afterStep` proposed.
   void migrated(int64_t updates);
-  /// Waits for a compile still running (the end of the run).
+  /// Stops a compile still running (the end of the run).
   void finish();
 
 private:
