@@ -26,7 +26,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 model="${1:-gpt2-tiny}"
 bin="${2:-$root/build}/bin"
 steps="${STEPS:-6}" warmup="${WARMUP:-2}" micro="${MICRO_BATCHES:-4}"
-replan_steps="${REPLAN_STEPS:-400}"
+replan_steps="${REPLAN_STEPS:-1000}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -403,9 +403,9 @@ void ReplanCoordinator::measured(
       setup.policy.mode == ReplanPolicy::Mode::Every
           ? "every=" + std::to_string(setup.policy.every)
       : expectedBalance
-          ? llvm::formatv("auto: measured busiest / mean {0:f3} over "
-                          "the plan's {1:f3}",
-                          measuredBalance, *expectedBalance)
+          ? llvm::formatv("auto: busiest / mean drifted over {0:f3} by more "
+                          "than {1:f1} %",
+                          *expectedBalance, 100 * setup.policy.threshold)
                 .str()
           : std::string("auto: after the warm-up");
   auto started = PlanCompile::start(setup.compiler, *manifest.compile,
