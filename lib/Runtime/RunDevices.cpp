@@ -30,6 +30,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <list>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -49,12 +50,13 @@ struct Devices {
   /// Held while a hook runs.
   std::mutex hookMutex;
   /// With --replan, per device the plans it moved to and their stages, the
-  /// last one the run's final plan (each device's thread writes its own).
+  /// last one the run's final plan (each device's thread writes its own; a
+  /// list, so that the executor's pointers into them stay valid).
   struct Replanned {
     PlannedMigration migration;
     std::vector<std::unique_ptr<StageProgram>> stages;
   };
-  std::vector<std::vector<Replanned>> replanned;
+  std::vector<std::list<Replanned>> replanned;
 
   /// Ends the process through the hooks (peers wait for this device).
   [[noreturn]] void fatal(const std::string &message) {
