@@ -61,15 +61,17 @@ double ftpipe::runtime::busiestOverMean(llvm::ArrayRef<double> values) {
 }
 
 bool ftpipe::runtime::replanDue(const ReplanPolicy &policy, int64_t updates,
-                                int64_t planStart, bool compiling,
-                                std::optional<double> expectedBalance,
+                                const ReplanState &state,
                                 double measuredBalance) {
-  if (!policy.enabled() || compiling || updates - planStart - policy.warmup < 1)
+  int64_t window = updates - state.planStart - policy.warmup;
+  if (!policy.enabled() || state.compiling || window < 1)
     return false;
   if (policy.mode == ReplanPolicy::Mode::Every)
     return updates % policy.every == 0;
-  return !expectedBalance ||
-         measuredBalance > *expectedBalance * (1 + policy.threshold);
+  if (!state.replanned)
+    return true;
+  return window >= kReplanDriftSteps && state.baseline &&
+         measuredBalance > *state.baseline * (1 + policy.threshold);
 }
 
 llvm::Expected<PlanPrediction> ftpipe::runtime::predictStep(
@@ -283,6 +285,11 @@ std::string ReplanCoordinator::prefix() const {
   return "re-plan " + std::to_string(replans);
 }
 
+int64_t ReplanCoordinator::windowStart(int64_t updates) const {
+  return std::max(state.planStart + setup.policy.warmup,
+                  updates - kReplanWindowSteps);
+}
+
 double ReplanCoordinator::windowBalance() const {
   std::vector<double> perProcess;
   size_t from = std::min<size_t>(setup.policy.warmup, computes.size());
@@ -300,10 +307,18 @@ ReplanControl ReplanCoordinator::afterStep(int64_t updates,
                                            const PipelineModel &current,
                                            const ExecutorConfig &config) {
   computes.push_back(compute.vec());
+  // The warm-up's steps, then at most the window's.
+  size_t warmup = std::max<int64_t>(setup.policy.warmup, 0);
+  if (computes.size() > warmup + kReplanWindowSteps)
+    computes.erase(computes.begin() + warmup);
   ReplanControl control;
   if (!compile) {
-    if (replanDue(setup.policy, updates, planStart, false, expectedBalance,
-                  windowBalance()))
+    double balance = windowBalance();
+    // A plan the run moved to: its first full window is its baseline.
+    if (!state.baseline && state.replanned &&
+        updates - state.planStart - setup.policy.warmup >= kReplanDriftSteps)
+      state.baseline = balance;
+    if (replanDue(setup.policy, updates, state, balance))
       control.action = ReplanControl::Action::Measure;
     return control;
   }
@@ -313,8 +328,9 @@ ReplanControl ReplanCoordinator::afterStep(int64_t updates,
   std::string directory = compile->directory();
   double compileSeconds = now() - compile->startedAt();
   compile.reset();
+  state.compiling = false;
   // A plan not taken is not tried again until the balance drifts further.
-  expectedBalance = measuredBalance;
+  state.baseline = measuredBalance;
   auto goOn = [&](const std::string &why) {
     setup.note(prefix() + " after step " + std::to_string(updates) + ": " +
                why + "; the run goes on under the current plan");
@@ -347,7 +363,6 @@ ReplanControl ReplanCoordinator::afterStep(int64_t updates,
                  .str());
   if (!decision.migrate)
     return control;
-  expectedBalance = after->balance;
   decidedAt = now();
   control.action = ReplanControl::Action::Migrate;
   control.directory = directory;
@@ -358,6 +373,7 @@ void ReplanCoordinator::measured(
     int64_t updates, const std::vector<std::vector<TraceEvent>> &traces,
     const PipelineModel &current, const ExecutorConfig &config) {
   ++replans;
+  state.replanned = true;
   measuredBalance = windowBalance();
   auto say = [&](const std::string &what) {
     setup.note(prefix() + " after step " + std::to_string(updates) + ": " +
@@ -376,7 +392,7 @@ void ReplanCoordinator::measured(
   std::string base = setup.directory + "/replan" + std::to_string(replans);
   ProfileSource source;
   source.schedule = schedule::nameOf(config.schedule.kind).str();
-  source.warmupSteps = planStart + setup.policy.warmup;
+  source.warmupSteps = windowStart(updates);
   source.slowdowns = setup.slowdowns;
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0)
@@ -402,20 +418,21 @@ void ReplanCoordinator::measured(
   std::string why =
       setup.policy.mode == ReplanPolicy::Mode::Every
           ? "every=" + std::to_string(setup.policy.every)
-      : expectedBalance
+      : state.baseline
           ? llvm::formatv("auto: busiest / mean drifted over {0:f3} by more "
                           "than {1:f1} %",
-                          *expectedBalance, 100 * setup.policy.threshold)
+                          *state.baseline, 100 * setup.policy.threshold)
                 .str()
           : std::string("auto: after the warm-up");
   auto started = PlanCompile::start(setup.compiler, *manifest.compile,
                                     profilePath, base, base + "-compile.log");
   if (!started) {
-    expectedBalance = measuredBalance;
+    state.baseline = measuredBalance;
     return say(llvm::toString(started.takeError()) +
                "; the run goes on under the current plan");
   }
   compile = std::move(*started);
+  state.compiling = true;
   // What the plan promised, when its manifest records stage times.
   std::string promised;
   if (auto planned =
@@ -425,8 +442,8 @@ void ReplanCoordinator::measured(
     llvm::consumeError(planned.takeError());
   say(llvm::formatv("{0}; measured busiest / mean {1:f3}{2} over steps "
                     "{3}-{4}; compiling {5} in the background",
-                    why, measuredBalance, promised,
-                    planStart + setup.policy.warmup, updates - 1, base)
+                    why, measuredBalance, promised, windowStart(updates),
+                    updates - 1, base)
           .str());
 }
 
@@ -435,7 +452,8 @@ void ReplanCoordinator::migrated(int64_t updates) {
                            "{2:f3} s after the decision",
                            prefix(), updates, now() - decidedAt)
                  .str());
-  planStart = updates;
+  state.planStart = updates;
+  state.baseline.reset();
   computes.clear();
 }
 

@@ -47,27 +47,45 @@ TEST(ReplanTest, BusiestOverMean) {
 
 TEST(ReplanTest, WhenAReplanIsDue) {
   ReplanPolicy every{ReplanPolicy::Mode::Every, 3, 0.05, 2};
+  ReplanState start;
   // Not before a step after the warm-up, nor while compiling.
-  EXPECT_FALSE(replanDue(every, 2, 0, false, std::nullopt, 2.0));
-  EXPECT_TRUE(replanDue(every, 3, 0, false, std::nullopt, 1.0));
-  EXPECT_FALSE(replanDue(every, 3, 0, true, std::nullopt, 1.0));
-  EXPECT_FALSE(replanDue(every, 4, 0, false, std::nullopt, 1.0));
+  EXPECT_FALSE(replanDue(every, 2, start, 2.0));
+  EXPECT_TRUE(replanDue(every, 3, start, 1.0));
+  ReplanState compiling;
+  compiling.compiling = true;
+  EXPECT_FALSE(replanDue(every, 3, compiling, 1.0));
+  EXPECT_FALSE(replanDue(every, 4, start, 1.0));
   // A plan taken after step 3: its warm-up counts again.
-  EXPECT_FALSE(replanDue(every, 3, 3, false, 1.0, 1.0));
-  EXPECT_FALSE(replanDue(every, 5, 3, false, 1.0, 1.0));
-  EXPECT_TRUE(replanDue(every, 6, 3, false, 1.0, 1.0));
+  ReplanState moved;
+  moved.planStart = 3;
+  moved.replanned = true;
+  EXPECT_FALSE(replanDue(every, 3, moved, 1.0));
+  EXPECT_FALSE(replanDue(every, 5, moved, 1.0));
+  EXPECT_TRUE(replanDue(every, 6, moved, 1.0));
 
   ReplanPolicy automatic{ReplanPolicy::Mode::Auto, 0, 0.05, 2};
-  EXPECT_FALSE(replanDue(automatic, 2, 0, false, std::nullopt, 1.5));
+  EXPECT_FALSE(replanDue(automatic, 2, start, 1.5));
   // Once after the warm-up, whatever the balance.
-  EXPECT_TRUE(replanDue(automatic, 3, 0, false, std::nullopt, 1.0));
-  // Then only on a drift above the threshold.
-  EXPECT_FALSE(replanDue(automatic, 4, 0, false, 1.2, 1.25));
-  EXPECT_TRUE(replanDue(automatic, 4, 0, false, 1.2, 1.27));
-  EXPECT_FALSE(replanDue(automatic, 4, 0, true, 1.2, 2.0));
+  EXPECT_TRUE(replanDue(automatic, 3, start, 1.0));
+  // Then only on a drift above the baseline by more than the threshold,
+  // over a window of kReplanDriftSteps steps at least.
+  ReplanState kept;
+  kept.replanned = true;
+  kept.baseline = 1.2;
+  int64_t full = 2 + kReplanDriftSteps;
+  EXPECT_FALSE(replanDue(automatic, full - 1, kept, 2.0));
+  EXPECT_FALSE(replanDue(automatic, full, kept, 1.25));
+  EXPECT_TRUE(replanDue(automatic, full, kept, 1.27));
+  // Without a baseline yet (a plan just moved to), not at all.
+  moved.planStart = 10;
+  EXPECT_FALSE(replanDue(automatic, 10 + full, moved, 3.0));
+  moved.baseline = 1.0;
+  EXPECT_TRUE(replanDue(automatic, 10 + full, moved, 1.06));
+  kept.compiling = true;
+  EXPECT_FALSE(replanDue(automatic, full, kept, 2.0));
 
   ReplanPolicy off;
-  EXPECT_FALSE(replanDue(off, 10, 0, false, std::nullopt, 3.0));
+  EXPECT_FALSE(replanDue(off, 10, start, 3.0));
 }
 
 TEST(ReplanTest, PredictsAStepWithTheSimulator) {

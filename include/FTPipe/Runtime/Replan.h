@@ -35,6 +35,10 @@
 namespace ftpipe {
 namespace runtime {
 
+/// The most steps a plan's measurements span: the last ones after its
+/// warm-up (a drift shows in recent steps; older ones need not be kept).
+inline constexpr int64_t kReplanWindowSteps = 32;
+
 /// When a run re-plans (--replan, --replan-threshold, --replan-warmup).
 struct ReplanPolicy {
   enum class Mode { Off, Auto, Every };
@@ -60,16 +64,31 @@ parseReplanPolicy(llvm::StringRef mode, double threshold, int64_t warmup);
 /// Largest over mean of `values` (1 when empty or all zero).
 double busiestOverMean(llvm::ArrayRef<double> values);
 
-/// Whether device 0 starts a re-plan after `updates` steps of a plan the
-/// run took after `planStart` steps: its measured window (the steps after
-/// the warm-up) is not empty, no compile is running, and every=N: `updates`
-/// is a multiple of N; auto: the plan has not been re-planned yet
-/// (`expectedBalance` unset) or `measuredBalance` (busiest / mean of the
-/// processes' compute over the window) exceeds the balance expected of the
-/// plan by more than the threshold.
-bool replanDue(const ReplanPolicy &policy, int64_t updates, int64_t planStart,
-               bool compiling, std::optional<double> expectedBalance,
-               double measuredBalance);
+/// The measured steps auto needs before it compares a plan's balance with
+/// its baseline (fewer are too noisy to call a drift).
+inline constexpr int64_t kReplanDriftSteps = 8;
+
+/// Where device 0's re-planning stands.
+struct ReplanState {
+  /// Steps done when the running plan started (0, or a migration's step).
+  int64_t planStart = 0;
+  bool compiling = false;
+  /// Whether the run re-planned before (auto's first re-plan is made).
+  bool replanned = false;
+  /// The busiest / mean the plan's drift is measured from (auto): the
+  /// plan's own first full window after a migration, the one measured when
+  /// a new plan was not taken; unset until known.
+  std::optional<double> baseline;
+};
+
+/// Whether device 0 starts a re-plan after `updates` steps: the running
+/// plan's window (its steps after the warm-up) is not empty, no compile is
+/// running, and every=N: `updates` is a multiple of N; auto: the run has
+/// not re-planned yet, or the window has kReplanDriftSteps steps and its
+/// `measuredBalance` (busiest / mean of the processes' median compute)
+/// exceeds the baseline by more than the threshold.
+bool replanDue(const ReplanPolicy &policy, int64_t updates,
+               const ReplanState &state, double measuredBalance);
 
 /// A plan's predicted step: the time of one step of its schedule and the
 /// busiest / mean of its devices' compute.
@@ -197,15 +216,18 @@ public:
 
 private:
   Setup setup;
-  int64_t replans = 0, planStart = 0;
-  std::optional<double> expectedBalance;
-  /// Per step of the current plan, the processes' compute seconds.
+  int64_t replans = 0;
+  ReplanState state;
+  /// Per step of the current plan's warm-up and window, the processes'
+  /// compute seconds.
   std::vector<std::vector<double>> computes;
   std::optional<PlanCompile> compile;
   MeasuredProfile profile;
   double measuredBalance = 1, decidedAt = 0;
-  /// Busiest / mean of the processes' median compute after the warm-up.
+  /// Busiest / mean of the processes' median compute over the window.
   double windowBalance() const;
+  /// The first step of the window after `updates` steps.
+  int64_t windowStart(int64_t updates) const;
   std::string prefix() const;
 };
 
