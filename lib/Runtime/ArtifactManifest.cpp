@@ -126,6 +126,7 @@ ftpipe::runtime::readManifest(llvm::StringRef directory) {
   manifest.inputs = std::move(file.inputs);
   manifest.training = file.training;
   manifest.replicas = std::move(file.replicas);
+  manifest.compile = std::move(file.compile);
   const std::vector<ManifestDevice> &devices = file.devices;
   const std::vector<ManifestStage> &stages = file.stages;
   std::vector<ManifestDeviceMemory> &deviceMemory = file.deviceMemory;

@@ -314,6 +314,10 @@ json::Value ftpipe::runtime::toJSON(const ManifestStage &stage) {
     object["ops"] = ftpipe::support::indexRangesToJSON(stage.ops);
   if (stage.recomputes)
     object["recomputes"] = *stage.recomputes;
+  if (stage.forwardMs)
+    object["forward_ms"] = *stage.forwardMs;
+  if (stage.backwardMs)
+    object["backward_ms"] = *stage.backwardMs;
   return object;
 }
 
@@ -327,6 +331,8 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ManifestStage &stage,
          mapper.mapOptional("backward_input", stage.backwardInput) &&
          mapper.mapOptional("backward_weight", stage.backwardWeight) &&
          mapper.mapOptional("recomputes", stage.recomputes) &&
+         mapper.mapOptional("forward_ms", stage.forwardMs) &&
+         mapper.mapOptional("backward_ms", stage.backwardMs) &&
          (!value.getAsObject()->get("ops") ||
           ftpipe::support::indexRangesFromJSON(*value.getAsObject()->get("ops"),
                                                stage.ops, path.field("ops")));
@@ -400,6 +406,18 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ManifestLoss &loss,
          mapper.map("result", loss.result);
 }
 
+json::Value ftpipe::runtime::toJSON(const ManifestCompile &compile) {
+  return json::Object{{"model", compile.model},
+                      {"arguments", compile.arguments}};
+}
+
+bool ftpipe::runtime::fromJSON(const json::Value &value,
+                               ManifestCompile &compile, json::Path path) {
+  json::ObjectMapper mapper(value, path);
+  return mapper && mapper.map("model", compile.model) &&
+         mapper.map("arguments", compile.arguments);
+}
+
 json::Value ftpipe::runtime::toJSON(const ManifestDeviceMemory &memory) {
   return json::Object{{"device", memory.device},
                       {"counted", schedule::toJSON(memory.counted)},
@@ -434,6 +452,8 @@ json::Value ftpipe::runtime::toJSON(const ManifestFile &file) {
     object["device_memory"] = file.deviceMemory;
   if (file.replicas)
     object["replicas"] = *file.replicas;
+  if (file.compile)
+    object["compile"] = *file.compile;
   return object;
 }
 
@@ -465,5 +485,6 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ManifestFile &file,
          mapper.mapOptional("loss", file.loss) &&
          mapper.mapOptional("training", file.training) &&
          mapper.mapOptional("device_memory", file.deviceMemory) &&
-         mapper.mapOptional("replicas", file.replicas);
+         mapper.mapOptional("replicas", file.replicas) &&
+         mapper.mapOptional("compile", file.compile);
 }

@@ -131,6 +131,35 @@ static llvm::Error prepareMigration(TrainingRun &run,
   return llvm::Error::success();
 }
 
+/// --replan: refuses what a run that re-plans cannot do yet, and a plan
+/// whose manifest does not say how it was compiled.
+static llvm::Error checkReplan(const TrainingRun &run,
+                               const RunOptions &options) {
+  if (!options.replan.enabled())
+    return llvm::Error::success();
+  std::pair<bool, const char *> refused[] = {
+      {!options.migrateTo.empty(), "--migrate-to"},
+      {!options.resumePath.empty(), "--resume"},
+      {!options.scheduleFile.empty(), "--schedule-file"},
+      {options.compareSimulator, "--compare-simulator"},
+      {!options.profilePath.empty(), "--profile-out"},
+      {!options.evalDataPath.empty(), "--eval-data"},
+      {run.replicas.replicated(), "replicas"},
+      {!options.freeze.empty() || !run.config.frozen.empty(),
+       "frozen parameters (--freeze, or the manifest's)"},
+      {run.config.schedule.kind == schedule::Kind::Async,
+       "the async schedule (it migrates only after a drain)"}};
+  for (auto [given, what] : refused)
+    if (given)
+      return fail(llvm::Twine("--replan does not run with ") + what + " yet");
+  auto *compiled = dynamic_cast<const CompiledModel *>(run.model.get());
+  if (!compiled || !compiled->manifest().compile)
+    return fail("--replan compiles the model again: it needs a plan whose "
+                "manifest.json records its `compile` command (compile it "
+                "with this version of ftpipe-compile)");
+  return llvm::Error::success();
+}
+
 llvm::Expected<TrainingRun>
 ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
                               const RunOptions &options) {
@@ -218,6 +247,8 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
                        : schedule::ReplicaLayout::none(graph.devices);
   }
   if (llvm::Error error = prepareMigration(run, options))
+    return std::move(error);
+  if (llvm::Error error = checkReplan(run, options))
     return std::move(error);
   return std::move(run);
 }

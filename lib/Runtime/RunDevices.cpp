@@ -24,11 +24,13 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cstdlib>
+#include <list>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -47,6 +49,14 @@ struct Devices {
   FailureDetector *detector = nullptr;
   /// Held while a hook runs.
   std::mutex hookMutex;
+  /// With --replan, per device the plans it moved to and their stages, the
+  /// last one the run's final plan (each device's thread writes its own; a
+  /// list, so that the executor's pointers into them stay valid).
+  struct Replanned {
+    PlannedMigration migration;
+    std::vector<std::unique_ptr<StageProgram>> stages;
+  };
+  std::vector<std::list<Replanned>> replanned;
 
   /// Ends the process through the hooks (peers wait for this device).
   [[noreturn]] void fatal(const std::string &message) {
@@ -69,10 +79,10 @@ struct Devices {
 } // namespace
 
 /// Whether the run keeps every process's timeline (for --trace,
-/// --compare-simulator or --profile-out).
+/// --compare-simulator, --profile-out or --replan).
 static bool recordsTimelines(const RunOptions &options) {
   return !options.tracePath.empty() || options.compareSimulator ||
-         !options.profilePath.empty();
+         !options.profilePath.empty() || options.replan.enabled();
 }
 
 /// The parameters device `d` owns, as its executor holds them now.
@@ -104,21 +114,26 @@ static ExecutorConfig processConfig(ExecutorConfig config,
 /// and the end of an MPI run are 0 and 1.
 static constexpr int64_t kMigrationBarrier = 2;
 
-/// The placement the run ends with: the next plan's when it migrates.
-static const ParameterPlacement &finalPlacement(const TrainingRun &run) {
-  return run.migration ? run.migration->model->placement()
-                       : run.model->placement();
+/// The placement device `d` ends the run with: the next plan's when it
+/// migrated.
+static const ParameterPlacement &finalPlacement(const Devices &shared,
+                                                int64_t d) {
+  if (d < int64_t(shared.replanned.size()) && !shared.replanned[d].empty())
+    return shared.replanned[d].back().migration.model->placement();
+  return shared.run.migration ? shared.run.migration->model->placement()
+                              : shared.run.model->placement();
 }
 
-/// Moves device `d` to the next plan at the step boundary where `executor`
-/// stopped (Migration.h): returns the executor over `nextStages` with the
-/// state handed over, and says on device 0 what moved and how long it took.
+/// Moves device `d` from placement `from` to `migration`'s plan at the step
+/// boundary where `executor` stopped (Migration.h): returns the executor
+/// over `nextStages` with the state handed over, and says on device 0 what
+/// moved and how long it took.
 static std::unique_ptr<DeviceExecutor>
 migrateDevice(Devices &shared, Communicator &communicator,
-              const DeviceExecutor &executor,
+              const DeviceExecutor &executor, const ParameterPlacement &from,
+              const PlannedMigration &migration,
               std::vector<StageProgram *> nextStages) {
   TrainingRun &run = shared.run;
-  const PlannedMigration &migration = *run.migration;
   int64_t d = communicator.device();
   double start = now();
   MigrationTraffic traffic;
@@ -128,11 +143,11 @@ migrateDevice(Devices &shared, Communicator &communicator,
                     std::to_string(migration.atStep) + ", paused");
     std::this_thread::sleep_for(std::chrono::seconds(60));
   };
-  auto moved = migrateState(
-      communicator, run.model->placement(), migration.model->placement(),
-      captureState(executor), &traffic,
-      shared.options.debugMigrationPause ? std::function<void()>(pause)
-                                         : std::function<void()>());
+  auto moved = migrateState(communicator, from, migration.model->placement(),
+                            captureState(executor), &traffic,
+                            shared.options.debugMigrationPause
+                                ? std::function<void()>(pause)
+                                : std::function<void()>());
   if (!moved) {
     std::string message = llvm::toString(moved.takeError());
     communicator.abort("device " + std::to_string(d) + " failed: " + message);
@@ -163,6 +178,105 @@ migrateDevice(Devices &shared, Communicator &communicator,
                     traffic.tensorsReceived, traffic.bytesReceived / 1e6)
                     .str());
   return next;
+}
+
+/// Runs device `d`'s list with --replan: step by step, and after each step
+/// the control exchange (Replan.h) with device 0, which measures the
+/// window, compiles a new plan in the background and decides; a Measure
+/// gathers every device's timeline to device 0, a Migrate moves every
+/// device to the plan named (`moveTo`).
+static void runReplanning(
+    Devices &shared, Communicator &communicator,
+    llvm::function_ref<void(llvm::ArrayRef<schedule::Action>)> runPart,
+    llvm::function_ref<void(const PlannedMigration &,
+                            std::vector<std::unique_ptr<StageProgram>> &)>
+        moveTo,
+    const std::vector<schedule::Action> *&list,
+    const std::vector<TraceEvent> &trace) {
+  TrainingRun &run = shared.run;
+  const RunOptions &options = shared.options;
+  int64_t d = communicator.device();
+  const PipelineModel *model = run.model.get();
+  ExecutorConfig config = run.config;
+  std::optional<ReplanCoordinator> coordinator;
+  if (d == 0) {
+    ReplanCoordinator::Setup setup;
+    setup.policy = options.replan;
+    setup.directory = options.replanDir;
+    setup.compiler = options.replanCompiler;
+    if (setup.compiler.empty()) {
+      std::string self =
+          llvm::sys::fs::getMainExecutable(nullptr, (void *)&launchedByMpirun);
+      llvm::SmallString<256> beside(llvm::sys::path::parent_path(self));
+      llvm::sys::path::append(beside, "ftpipe-compile");
+      auto found = llvm::sys::findProgramByName("ftpipe-compile");
+      setup.compiler = llvm::sys::fs::can_execute(beside) || !found
+                           ? beside.str().str()
+                           : *found;
+    }
+    if (options.debugSlowProcess >= 0)
+      setup.slowdowns[options.debugSlowProcess] = options.debugSlowFactor;
+    setup.allowOverBudget = options.allowOverBudget;
+    setup.waitForCompile = options.debugReplanWait;
+    setup.note = [&shared](const std::string &line) {
+      shared.call(shared.hooks.onNote, line);
+    };
+    coordinator.emplace(std::move(setup));
+  }
+  int64_t steps = config.schedule.steps;
+  size_t position = 0;
+  for (int64_t updates = 1; position < list->size(); ++updates) {
+    // One step: up to and with this device's update.
+    size_t end = position;
+    while (end < list->size() &&
+           (*list)[end].kind != schedule::ActionKind::Update)
+      ++end;
+    end = std::min(end + 1, list->size());
+    size_t before = trace.size();
+    runPart(llvm::ArrayRef(*list).slice(position, end - position));
+    position = end;
+    if (updates >= steps)
+      break;
+    double compute = 0;
+    for (size_t e = before; e < trace.size(); ++e)
+      compute += trace[e].computeSeconds;
+    ReplanControl control = exchangeReplanControl(
+        communicator, updates, compute, [&](std::vector<double> all) {
+          return coordinator->afterStep(updates, all, *model, config);
+        });
+    if (control.action == ReplanControl::Action::Measure) {
+      auto traces = gatherTraces(communicator, trace);
+      if (coordinator)
+        coordinator->measured(updates, traces, *model, config);
+      continue;
+    }
+    if (control.action != ReplanControl::Action::Migrate)
+      continue;
+    // Device 0 opened and checked the plan: a failure here is this
+    // device's.
+    auto failed = [&](llvm::Error error) {
+      std::string message = "device " + std::to_string(d) +
+                            ": re-plan: " + llvm::toString(std::move(error));
+      communicator.abort(message);
+      shared.fatal(message);
+    };
+    auto planned = planMigration(*model, config, control.directory, updates,
+                                 options.allowOverBudget);
+    if (!planned)
+      failed(planned.takeError());
+    planned->reason = "--replan";
+    auto stages = planned->model->loadStages(d);
+    if (!stages)
+      failed(stages.takeError());
+    auto &moved = shared.replanned[d];
+    moved.push_back({std::move(*planned), std::move(*stages)});
+    moveTo(moved.back().migration, moved.back().stages);
+    model = moved.back().migration.model.get();
+    config = moved.back().migration.config;
+    position = 0;
+    if (coordinator)
+      coordinator->migrated(updates);
+  }
 }
 
 /// Runs device `d`'s part with its stage programs (over a
@@ -271,53 +385,63 @@ runDevice(Devices &shared, Communicator &communicator,
     if (evaluator)
       evaluate(report.step + 1);
   };
-  auto runList = [&] {
-    if (llvm::Error error = executor->run(*list, onStep)) {
+  double runStart = now();
+  // Runs `actions` (a part of the list) and appends their timeline.
+  auto runPart = [&](llvm::ArrayRef<schedule::Action> actions) {
+    double partStart = now();
+    if (llvm::Error error = executor->run(actions, onStep)) {
       std::string message = llvm::toString(std::move(error));
       communicator.abort("device " + std::to_string(d) + " failed: " + message);
       shared.fatal("device " + std::to_string(d) + ": " + message);
     }
+    for (TraceEvent event : executor->trace()) {
+      event.startSeconds += partStart - runStart;
+      event.endSeconds += partStart - runStart;
+      trace.push_back(event);
+    }
   };
-  double runStart = now();
-  runList();
-  if (run.migration) {
-    trace = executor->trace();
+  // Moves to `migration`'s plan (its stages `next`) where the executor
+  // stopped; the list becomes the rest under it.
+  const PlannedMigration *current = nullptr;
+  auto moveTo = [&](const PlannedMigration &migration,
+                    std::vector<std::unique_ptr<StageProgram>> &next) {
     double migrationStart = now();
     // What arrives is the device's (run() charges the same way).
     int32_t chargedBefore = ftpipe_mem_thread_device();
     ftpipe_mem_set_thread_device(static_cast<int32_t>(d));
-    executor =
-        migrateDevice(shared, communicator, *executor, pointers(nextStages));
+    executor = migrateDevice(shared, communicator, *executor, *placement,
+                             migration, pointers(next));
     ftpipe_mem_set_thread_device(chargedBefore);
     // The memory line is the next plan's: its peak from here on (the
     // migration itself held the device's share twice for a moment).
     ftpipe_mem_reset_peak(static_cast<int32_t>(d));
-    placement = &run.migration->model->placement();
-    list = &run.migration->rest.devices[d];
+    placement = &migration.model->placement();
+    list = &migration.rest.devices[d];
+    current = &migration;
     if (checkpoint)
       checkpoint->identity =
-          identifyRun(*run.migration->model, run.migration->config, run.data);
+          identifyRun(*migration.model, migration.config, run.data);
     executor->recordTrace(tracing);
     TraceEvent moved;
-    moved.action = schedule::Action::update(run.migration->atStep - 1);
+    moved.action = schedule::Action::update(migration.atStep - 1);
     moved.migration = true;
     moved.startSeconds = migrationStart - runStart;
-    double restStart = now();
-    moved.endSeconds = restStart - runStart;
+    moved.endSeconds = now() - runStart;
     if (tracing)
       trace.push_back(moved);
-    runList();
-    for (TraceEvent event : executor->trace()) {
-      event.startSeconds += restStart - runStart;
-      event.endSeconds += restStart - runStart;
-      trace.push_back(event);
-    }
+  };
+  if (options.replan.enabled()) {
+    runReplanning(shared, communicator, runPart, moveTo, list, trace);
   } else {
-    trace = executor->trace();
+    runPart(*list);
+    if (run.migration) {
+      moveTo(*run.migration, nextStages);
+      runPart(*list);
+    }
   }
   std::optional<int64_t> planned;
   const std::vector<int64_t> &planBytes =
-      run.migration ? run.migration->planBytes : run.planBytes;
+      current ? current->planBytes : run.planBytes;
   if (d < int64_t(planBytes.size()))
     planned = planBytes[d];
   summary.memory = formatDeviceMemory(process, executor->memory(),
@@ -390,8 +514,9 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
     result.traces.assign(1, {});
   // Replicas 0 gather the weights: the others hold the same.
   if (!replicated || replicated->replica() == 0)
-    result.weights = gatherWeights(device, run.model->parameters(),
-                                   finalPlacement(run), owned);
+    result.weights =
+        gatherWeights(device, run.model->parameters(),
+                      finalPlacement(shared, device.device()), owned);
   communicator->barrier(1);
   if (detector)
     detector->finish();
@@ -520,6 +645,7 @@ ftpipe::runtime::runTraining(TrainingRun &run, const RunOptions &options,
                              const RunHooks &hooks, int *argc, char ***argv) {
   Devices shared{run, options, hooks};
   shared.processes = launchedByMpirun() && options.threads == 0;
+  shared.replanned.resize(run.model->stageGraph().devices);
   auto result =
       shared.processes ? runProcess(shared, argc, argv) : runThreads(shared);
   if (result && result->gathered)

@@ -258,16 +258,34 @@ FailureOr<::ftpipe::schedule::TrainingSetup> resolveSetup(ModuleOp module) {
   return setup;
 }
 
+/// The hardware the plan in `module` was made for, cut to its `devices`
+/// devices.
+FailureOr<::ftpipe::partition::Hardware> planHardware(ModuleOp module) {
+  FailureOr<::ftpipe::partition::Hardware> hw = ft::readHardware(module);
+  if (failed(hw) || devices >= hw->numDevices())
+    return hw;
+  llvm::Expected<::ftpipe::partition::Hardware> first =
+      hw->firstDevices(devices);
+  if (!first) {
+    module.emitError() << llvm::toString(first.takeError());
+    return failure();
+  }
+  return std::move(*first);
+}
+
 /// What the manifest says of each stage of the plan for measured profiles:
 /// the positions of its ops in the model function (`ops`) and whether it
-/// recomputes its forward (`recomputes`).
+/// recomputes its forward (`recomputes`); and for re-planning, the cost
+/// model's times of a micro-batch on its device (`forward_ms`,
+/// `backward_ms`, the recomputation in the backward).
 struct PlannedStage {
   std::vector<int64_t> ops;
   bool recomputes = false;
+  double forwardMs = 0, backwardMs = 0;
 };
 
 /// What the plan in `module` fixes before the model function is outlined:
-/// the memory of each of its `devices` devices and the ops of each stage.
+/// the memory of each of its `devices` devices and what each stage holds.
 struct PlanFacts {
   std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
   std::vector<PlannedStage> stages;
@@ -280,7 +298,7 @@ readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
   FailureOr<ft::OpGraph> opGraph = ft::buildOpGraph(*function);
   if (failed(opGraph))
     return failure();
-  FailureOr<::ftpipe::partition::Hardware> hw = ft::readHardware(module);
+  FailureOr<::ftpipe::partition::Hardware> hw = planHardware(module);
   if (failed(hw))
     return failure();
   FailureOr<::ftpipe::partition::Plan> plan = ft::readPlan(module, *opGraph);
@@ -290,26 +308,26 @@ readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
     module.emitError() << llvm::toString(std::move(error));
     return failure();
   };
-  if (devices < hw->numDevices()) {
-    llvm::Expected<::ftpipe::partition::Hardware> first =
-        hw->firstDevices(devices);
-    if (!first)
-      return fail(first.takeError());
-    *hw = std::move(*first);
-  }
   ::ftpipe::partition::ObjectiveConfig config =
       ::ftpipe::partition::objectiveConfigOf(setup);
   llvm::Expected<::ftpipe::partition::PlanMetrics> metrics =
       ::ftpipe::partition::evaluatePlan(opGraph->graph, *hw, *plan, config);
   if (!metrics)
     return fail(metrics.takeError());
+  llvm::Expected<::ftpipe::partition::StageGraph> timed =
+      ::ftpipe::partition::buildStageGraph(opGraph->graph, *hw, *plan, config);
+  if (!timed)
+    return fail(timed.takeError());
   PlanFacts facts;
   facts.memory = std::move(metrics->memoryInputs);
   facts.stages.resize(plan->numStages());
   for (auto [node, stage] : llvm::enumerate(plan->nodeStage))
     facts.stages[stage].ops.push_back(int64_t(node));
-  for (auto [s, stage] : llvm::enumerate(facts.stages))
+  for (auto [s, stage] : llvm::enumerate(facts.stages)) {
     stage.recomputes = ::ftpipe::partition::stageRecomputes(*plan, config, s);
+    stage.forwardMs = timed->fwdMs[s];
+    stage.backwardMs = timed->bwdMs[s] + timed->recomputeMs[s];
+  }
   return facts;
 }
 
@@ -506,6 +524,32 @@ recordCompiledMemory(::ftpipe::runtime::ManifestFile manifest,
   return success();
 }
 
+/// This compile's command for the manifest (`compile`): set by main.
+::ftpipe::runtime::ManifestCompile compileCommand;
+
+/// The model (made absolute) and the arguments of `argv` but the model,
+/// `-o` and `--profile`: what re-planning passes to ftpipe-compile again.
+::ftpipe::runtime::ManifestCompile recordCommand(int argc, char **argv) {
+  ::ftpipe::runtime::ManifestCompile command;
+  llvm::SmallString<256> model(inputFile.getValue());
+  llvm::sys::fs::make_absolute(model);
+  command.model = model.str().str();
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    llvm::StringRef name = arg.ltrim('-').split('=').first;
+    bool dashed = arg.starts_with("-") && arg.size() > 1;
+    if (dashed && (name == "o" || name == "profile")) {
+      if (!arg.contains('='))
+        ++i;
+      continue;
+    }
+    if (arg == inputFile.getValue())
+      continue;
+    command.arguments.push_back(arg.str());
+  }
+  return command;
+}
+
 LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   Progress progress;
   progress.start("parse " + inputFile);
@@ -568,15 +612,17 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   if (auto plan = (*module)->getAttrOfType<ft::PlanAttr>("ftpipe.plan");
       plan && plan.getReplicas() > 1) {
     if (layout->replicated())
-      return progress.fail("--replicas=" + replicas + " but the plan is one "
-                           "of " + std::to_string(plan.getReplicas()) +
+      return progress.fail("--replicas=" + replicas +
+                           " but the plan is one "
+                           "of " +
+                           std::to_string(plan.getReplicas()) +
                            " identical pipelines");
     FailureOr<::ftpipe::partition::Hardware> hw = ft::readHardware(*module);
     if (failed(hw))
       return progress.fail();
     devices = hw->numDevices();
-    layout = ::ftpipe::schedule::ReplicaLayout::uniform(devices,
-                                                        plan.getReplicas());
+    layout =
+        ::ftpipe::schedule::ReplicaLayout::uniform(devices, plan.getReplicas());
   }
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
@@ -595,7 +641,10 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
     if (stage.id < int64_t(stages.size())) {
       stage.ops = stages[stage.id].ops;
       stage.recomputes = stages[stage.id].recomputes;
+      stage.forwardMs = stages[stage.id].forwardMs;
+      stage.backwardMs = stages[stage.id].backwardMs;
     }
+  manifest->compile = compileCommand;
   if (layout->replicated())
     manifest->replicas = *layout;
   // What the plan counted per device, and what it fixes, so that the
@@ -654,6 +703,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "FTPipe compiler: model IR to one artifact per device and a manifest\n");
+  compileCommand = recordCommand(argc, argv);
   // Once, before devices compile in parallel: registering a target is not
   // thread-safe (later calls return early).
   llvm::InitializeNativeTarget();

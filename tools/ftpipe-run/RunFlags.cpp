@@ -252,6 +252,42 @@ static field<bool> debugMigrationPause(
              "sending its share"),
     cl::location(parsed.run.debugMigrationPause), cl::cat(measureCategory));
 
+static cl::opt<std::string> replan(
+    "replan", cl::value_desc("auto|every=N|off"),
+    cl::desc("re-plan during the run from its measured stage times: "
+             "compile the model again with them in the background and "
+             "migrate when the new plan is predicted faster by more than "
+             "--replan-threshold (auto: after the warm-up, then when the "
+             "measured busiest / mean drifts; every=N: every N steps; "
+             "docs/Migration.md)"),
+    cl::init("off"), cl::cat(measureCategory));
+static cl::opt<double> replanThreshold(
+    "replan-threshold",
+    cl::desc("the predicted gain a new plan needs (a share of the step "
+             "time)"),
+    cl::init(0.05), cl::cat(measureCategory));
+static cl::opt<int64_t>
+    replanWarmup("replan-warmup",
+                 cl::desc("steps of each plan that its measurements leave out"),
+                 cl::init(2), cl::cat(measureCategory));
+static field<std::string> replanDir(
+    "replan-dir",
+    cl::desc("where device 0 writes the measured profiles and the new plans "
+             "(default: a new temporary directory)"),
+    cl::value_desc("dir"), cl::location(parsed.run.replanDir),
+    cl::cat(measureCategory));
+static field<std::string> replanCompiler(
+    "replan-compiler", cl::Hidden,
+    cl::desc("tests: the compiler --replan starts (default: the "
+             "ftpipe-compile beside ftpipe-run, else the PATH's)"),
+    cl::value_desc("path"), cl::location(parsed.run.replanCompiler),
+    cl::cat(measureCategory));
+static field<bool> debugReplanWait(
+    "debug-replan-wait", cl::Hidden,
+    cl::desc("tests: device 0 waits for each re-plan's compile at the step "
+             "after it started"),
+    cl::location(parsed.run.debugReplanWait), cl::cat(measureCategory));
+
 /// The flag's value if it was given.
 template <typename T> static std::optional<T> given(const cl::opt<T> &flag) {
   return flag.getNumOccurrences() ? std::optional<T>(flag) : std::nullopt;
@@ -299,6 +335,11 @@ llvm::Expected<RunFlags> ftpipe::parseRunFlags(int argc, char **argv) {
           "--debug-slow takes R:F, a process and a factor in [1, 1000], not '" +
           debugSlow + "'");
   }
+  llvm::Expected<ReplanPolicy> policy =
+      parseReplanPolicy(replan, replanThreshold, replanWarmup);
+  if (!policy)
+    return policy.takeError();
+  parsed.run.replan = *policy;
   if (scheduleFormat != "text" && scheduleFormat != "csv")
     return llvm::createStringError("--format must be text or csv, not '" +
                                    scheduleFormat + "'");

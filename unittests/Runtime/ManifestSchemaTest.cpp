@@ -186,6 +186,37 @@ TEST(ManifestSchema, ReplicasWrittenOnlyWhenGiven) {
       << readError(text);
 }
 
+TEST(ManifestSchema, StageTimesAndCompileCommandRoundTrip) {
+  // What re-planning reads (Replan.h): the planner's stage times and how the
+  // plan was compiled; both optional, and absent from older manifests.
+  ManifestFile file = fullManifest();
+  json::Value plain = written(file);
+  EXPECT_EQ(object(plain).get("compile"), nullptr);
+  file.stages[0].forwardMs = 1.5;
+  file.stages[0].backwardMs = 3.25;
+  file.compile = ManifestCompile{"/models/m.mlir", {"--devices=2", "-O0"}};
+  json::Value text = written(file);
+  ManifestFile read;
+  json::Path::Root root("manifest");
+  ASSERT_TRUE(fromJSON(text, read, root)) << llvm::toString(root.getError());
+  EXPECT_EQ(read.stages[0].forwardMs, 1.5);
+  EXPECT_EQ(read.stages[0].backwardMs, 3.25);
+  EXPECT_FALSE(read.stages[1].forwardMs.has_value());
+  ASSERT_TRUE(read.compile.has_value());
+  EXPECT_EQ(read.compile->model, "/models/m.mlir");
+  EXPECT_EQ(read.compile->arguments,
+            (std::vector<std::string>{"--devices=2", "-O0"}));
+  llvm::Expected<ArtifactManifest> manifest = readWrittenManifest(text);
+  ASSERT_TRUE(bool(manifest)) << llvm::toString(manifest.takeError());
+  ASSERT_TRUE(manifest->compile.has_value());
+  EXPECT_EQ(manifest->compile->model, "/models/m.mlir");
+  EXPECT_EQ(manifest->stages[0].backwardMs, 3.25);
+  // A mistyped one is refused with its path.
+  object(text)["compile"] = json::Object{{"model", 3}, {"arguments", {}}};
+  EXPECT_NE(readError(text).find("manifest.compile.model"), std::string::npos)
+      << readError(text);
+}
+
 TEST(ManifestSchema, FrozenParametersRoundTrip) {
   ManifestFile file = fullManifest();
   // Written only for a frozen parameter.

@@ -54,6 +54,8 @@ struct ArtifactManifest {
   /// Processes per device (`replicas`, schedule/Replicas.h) the plan was
   /// made for, when recorded: ftpipe-run's default.
   std::optional<schedule::ReplicaLayout> replicas;
+  /// How ftpipe-compile made the plan (`compile`), when recorded.
+  std::optional<ManifestCompile> compile;
 
   int64_t devices() const { return static_cast<int64_t>(artifacts.size()); }
   /// The stages with their producers (a forward that receives tag t comes

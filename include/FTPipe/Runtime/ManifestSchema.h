@@ -108,6 +108,12 @@ struct ManifestStage {
   /// Whether its backward recomputes its forward first (`recomputes`; not
   /// recorded: unknown).
   std::optional<bool> recomputes;
+  /// The planner's time of one micro-batch's forward and backward (its
+  /// recomputation included) on the stage's device, in ms (`forward_ms`,
+  /// `backward_ms`; not recorded: unknown). With `ftpipe-compile --profile`
+  /// they are priced with the measured costs: re-planning (Replan.h)
+  /// compares plans with them.
+  std::optional<double> forwardMs, backwardMs;
   bool splits() const { return !backwardInput.empty(); }
   /// The name the stage lists for an entry point of `entry`'s kind.
   std::string &entryOf(const EntryPoint &entry);
@@ -148,8 +154,18 @@ struct ManifestDeviceMemory {
   schedule::DeviceMemoryInputs inputs;
 };
 
-/// The whole file. `training`, `device_memory`, `replicas`, `memory`,
-/// `tensors`, `loss` and the devices' `stages` are optional in the file.
+/// How ftpipe-compile made the plan (`compile`): the model file (an
+/// absolute path) and its other arguments, without `-o` and `--profile`, so
+/// that a run can compile the same model again with a measured profile
+/// (`ftpipe-run --replan`).
+struct ManifestCompile {
+  std::string model;
+  std::vector<std::string> arguments;
+};
+
+/// The whole file. `compile`, `training`, `device_memory`, `replicas`,
+/// `memory`, `tensors`, `loss` and the devices' `stages` are optional in the
+/// file.
 struct ManifestFile {
   std::string target;
   /// "host" or "cuda-device" (`memory`), empty when not recorded.
@@ -167,6 +183,7 @@ struct ManifestFile {
   /// Processes per device that ftpipe-run starts (`replicas`, one factor
   /// per device; schedule/Replicas.h), written only for a replicated plan.
   std::optional<schedule::ReplicaLayout> replicas;
+  std::optional<ManifestCompile> compile;
 };
 
 /// An entry point's `kind`: forward, backward, backward_input or
@@ -204,6 +221,9 @@ bool fromJSON(const llvm::json::Value &value, ManifestInput &input,
               llvm::json::Path path);
 llvm::json::Value toJSON(const ManifestLoss &loss);
 bool fromJSON(const llvm::json::Value &value, ManifestLoss &loss,
+              llvm::json::Path path);
+llvm::json::Value toJSON(const ManifestCompile &compile);
+bool fromJSON(const llvm::json::Value &value, ManifestCompile &compile,
               llvm::json::Path path);
 llvm::json::Value toJSON(const ManifestDeviceMemory &memory);
 bool fromJSON(const llvm::json::Value &value, ManifestDeviceMemory &memory,

@@ -29,6 +29,7 @@
 #include "FTPipe/Runtime/HFCheckpoint.h"
 #include "FTPipe/Runtime/Migration.h"
 #include "FTPipe/Runtime/PipelineModel.h"
+#include "FTPipe/Runtime/Replan.h"
 #include "FTPipe/Runtime/RunFreezing.h"
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Runtime/TinyMlp.h"
@@ -148,6 +149,17 @@ struct RunOptions {
   int64_t migrateAt = -1;
   std::string migrateTo;
   bool debugMigrationPause = false;
+  /// Re-planning during the run (--replan, --replan-threshold,
+  /// --replan-warmup; Replan.h): device 0 writes each measured profile and
+  /// compiles each new plan under `replanDir` (--replan-dir; empty: a new
+  /// directory under the system's temporary one) with `replanCompiler`
+  /// (hidden --replan-compiler, for tests; empty: the ftpipe-compile
+  /// beside this program, else the PATH's).
+  ReplanPolicy replan;
+  std::string replanDir, replanCompiler;
+  /// Tests: device 0 waits for each compile at the step after it started
+  /// (hidden --debug-replan-wait), so the decision's step is known.
+  bool debugReplanWait = false;
   /// A freeze policy during the run (--freeze alpha=X|schedule=FILE,
   /// RunFreezing.h); empty: none.
   std::string freeze;

@@ -71,10 +71,16 @@ enum class RuntimeTag : int64_t {
   /// (micro-batch 1); then tensor i (micro-batch i), a safetensors image.
   MigrationHeader = kRuntimeTagBase + 16,
   MigrationTensor = kRuntimeTagBase + 17,
+  /// exchangeReplanControl (Replan.h), after each step (the micro-batch
+  /// field): every device's compute seconds to device 0, device 0's action
+  /// and path length back, then the path.
+  ReplanReport = kRuntimeTagBase + 18,
+  ReplanControl = kRuntimeTagBase + 19,
+  ReplanPath = kRuntimeTagBase + 20,
   /// The executor's tied-parameter exchange, the last and open-ended range:
   /// tied parameter t's gradient to its owner at tiedGradientTag(t), its
   /// updated value back at tiedValueTag(t).
-  TiedParameters = kRuntimeTagBase + 18,
+  TiedParameters = kRuntimeTagBase + 21,
 };
 
 /// The tag to pass to Transport::send and recv.
