@@ -14,6 +14,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <cmath>
+
 using namespace ftpipe::runtime;
 namespace json = llvm::json;
 
@@ -318,24 +320,45 @@ json::Value ftpipe::runtime::toJSON(const ManifestStage &stage) {
     object["forward_ms"] = *stage.forwardMs;
   if (stage.backwardMs)
     object["backward_ms"] = *stage.backwardMs;
+  if (stage.weightMs)
+    object["backward_weight_ms"] = *stage.weightMs;
   return object;
 }
 
 bool ftpipe::runtime::fromJSON(const json::Value &value, ManifestStage &stage,
                                json::Path path) {
   json::ObjectMapper mapper(value, path);
-  return mapper && mapper.map("id", stage.id) &&
-         mapper.map("device", stage.device) &&
-         mapper.map("forward", stage.forward) &&
-         mapper.mapOptional("backward", stage.backward) &&
-         mapper.mapOptional("backward_input", stage.backwardInput) &&
-         mapper.mapOptional("backward_weight", stage.backwardWeight) &&
-         mapper.mapOptional("recomputes", stage.recomputes) &&
-         mapper.mapOptional("forward_ms", stage.forwardMs) &&
-         mapper.mapOptional("backward_ms", stage.backwardMs) &&
-         (!value.getAsObject()->get("ops") ||
-          ftpipe::support::indexRangesFromJSON(*value.getAsObject()->get("ops"),
-                                               stage.ops, path.field("ops")));
+  if (!(mapper && mapper.map("id", stage.id) &&
+        mapper.map("device", stage.device) &&
+        mapper.map("forward", stage.forward) &&
+        mapper.mapOptional("backward", stage.backward) &&
+        mapper.mapOptional("backward_input", stage.backwardInput) &&
+        mapper.mapOptional("backward_weight", stage.backwardWeight) &&
+        mapper.mapOptional("recomputes", stage.recomputes) &&
+        mapper.mapOptional("forward_ms", stage.forwardMs) &&
+        mapper.mapOptional("backward_ms", stage.backwardMs) &&
+        mapper.mapOptional("backward_weight_ms", stage.weightMs) &&
+        (!value.getAsObject()->get("ops") ||
+         ftpipe::support::indexRangesFromJSON(*value.getAsObject()->get("ops"),
+                                              stage.ops, path.field("ops")))))
+    return false;
+  // Times schedule the run (zb-auto) and judge re-plans: finite, not
+  // negative, and the weight part within the backward.
+  for (auto [name, ms] : {std::pair{"forward_ms", stage.forwardMs},
+                          std::pair{"backward_ms", stage.backwardMs},
+                          std::pair{"backward_weight_ms", stage.weightMs}})
+    if (ms && !(std::isfinite(*ms) && *ms >= 0.0)) {
+      path.field(name).report("expected a finite time of at least 0 ms");
+      return false;
+    }
+  if (stage.weightMs &&
+      (!stage.backwardMs || *stage.weightMs > *stage.backwardMs)) {
+    path.field("backward_weight_ms")
+        .report("the weight part of a backward needs backward_ms, and is at "
+                "most it");
+    return false;
+  }
+  return true;
 }
 
 json::Value ftpipe::runtime::toJSON(const ManifestEdge &edge) {

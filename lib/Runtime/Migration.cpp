@@ -227,7 +227,8 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
     if (schedule::isZeroBubble(rest.kind))
       rest.split = splitStages(compiled->manifest());
   }
-  auto lists = generateRunSchedule(next->stageGraph(), rest);
+  auto lists =
+      generateRunSchedule(next->stageGraph(), rest, next->plannedCosts());
   if (!lists)
     return refuse(llvm::toString(lists.takeError()));
   if (auto checked = schedule::dryRun(next->stageGraph(), rest, *lists);

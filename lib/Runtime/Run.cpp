@@ -121,7 +121,8 @@ static llvm::Error prepareMigration(TrainingRun &run,
   run.migration->reason = "--migrate-at " + std::to_string(options.migrateAt);
   schedule::ScheduleConfig before = run.config.schedule;
   before.steps = options.migrateAt;
-  auto lists = generateRunSchedule(run.model->stageGraph(), before);
+  auto lists = generateRunSchedule(run.model->stageGraph(), before,
+                                   run.model->plannedCosts());
   if (!lists)
     return lists.takeError();
   if (auto checked = schedule::dryRun(run.model->stageGraph(), before, *lists);
@@ -224,7 +225,8 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   // The schedule's own lists, or those of --schedule-file.
   auto lists = [&]() -> llvm::Expected<schedule::Schedule> {
     if (options.scheduleFile.empty())
-      return generateRunSchedule(graph, run.config.schedule);
+      return generateRunSchedule(graph, run.config.schedule,
+                                 run.model->plannedCosts());
     auto text = support::readBoundedFile(options.scheduleFile, "schedule file");
     if (!text)
       return text.takeError();
@@ -311,7 +313,7 @@ static llvm::Error prepareCheckpoints(TrainingRun &run,
     const schedule::StageGraph &graph = run.model->stageGraph();
     schedule::ScheduleConfig rest = run.config.schedule;
     rest.steps = options.steps - done;
-    auto lists = generateRunSchedule(graph, rest);
+    auto lists = generateRunSchedule(graph, rest, run.model->plannedCosts());
     if (!lists)
       return lists.takeError();
     if (auto checked = schedule::dryRun(graph, rest, *lists); !checked)

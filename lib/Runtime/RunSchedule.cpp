@@ -14,18 +14,39 @@ std::vector<bool> runtime::splitStages(const ArtifactManifest &manifest) {
   return split;
 }
 
+std::optional<StageCosts>
+runtime::plannedCosts(const ArtifactManifest &manifest) {
+  StageCosts costs;
+  for (const ManifestStage &stage : manifest.stages) {
+    if (!stage.forwardMs || !stage.backwardMs || !stage.weightMs)
+      return std::nullopt;
+    // The manifest's reader checked 0 <= weight <= backward.
+    costs.forwardMs.push_back(*stage.forwardMs);
+    costs.inputMs.push_back(*stage.backwardMs - *stage.weightMs);
+    costs.weightMs.push_back(*stage.weightMs);
+  }
+  return costs;
+}
+
 llvm::Expected<schedule::Schedule>
 runtime::generateRunSchedule(const schedule::StageGraph &graph,
-                             const schedule::ScheduleConfig &config) {
+                             const schedule::ScheduleConfig &config,
+                             const std::optional<StageCosts> &costs) {
   if (config.kind != schedule::Kind::ZeroBubbleAuto)
     return schedule::generate(graph, config);
   if (llvm::Error error = graph.validate())
     return std::move(error);
   size_t stages = graph.stages();
+  if (costs &&
+      (costs->forwardMs.size() != stages || costs->inputMs.size() != stages ||
+       costs->weightMs.size() != stages))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "zb-auto: %zu stages but costs for %zu",
+                                   stages, costs->forwardMs.size());
+  std::vector<double> ones(stages, 1.0);
   schedule::TimedStageGraph timed = schedule::TimedStageGraph::withCosts(
-      graph, std::vector<double>(stages, 1.0), std::vector<double>(stages, 1.0),
-      std::vector<double>(stages, 1.0),
-      /*edgeBytes=*/0);
+      graph, costs ? costs->forwardMs : ones, costs ? costs->inputMs : ones,
+      costs ? costs->weightMs : ones, /*edgeBytes=*/0);
   return schedule::generateZeroBubbleAuto(
       graph, timed, schedule::Links::uniform(graph.devices, 1.0, 0.0), config);
 }

@@ -277,11 +277,12 @@ FailureOr<::ftpipe::partition::Hardware> planHardware(ModuleOp module) {
 /// the positions of its ops in the model function (`ops`) and whether it
 /// recomputes its forward (`recomputes`); and for re-planning, the cost
 /// model's times of a micro-batch on its device (`forward_ms`,
-/// `backward_ms`, the recomputation in the backward).
+/// `backward_ms`, the recomputation in the backward) and for zb-auto, the
+/// weight gradients' part of the backward (`backward_weight_ms`).
 struct PlannedStage {
   std::vector<int64_t> ops;
   bool recomputes = false;
-  double forwardMs = 0, backwardMs = 0;
+  double forwardMs = 0, backwardMs = 0, weightMs = 0;
 };
 
 /// What the plan in `module` fixes before the model function is outlined:
@@ -327,6 +328,7 @@ readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
     stage.recomputes = ::ftpipe::partition::stageRecomputes(*plan, config, s);
     stage.forwardMs = timed->fwdMs[s];
     stage.backwardMs = timed->bwdMs[s] + timed->recomputeMs[s];
+    stage.weightMs = timed->weightMs.empty() ? 0.0 : timed->weightMs[s];
   }
   return facts;
 }
@@ -643,6 +645,7 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
       stage.recomputes = stages[stage.id].recomputes;
       stage.forwardMs = stages[stage.id].forwardMs;
       stage.backwardMs = stages[stage.id].backwardMs;
+      stage.weightMs = stages[stage.id].weightMs;
     }
   manifest->compile = compileCommand;
   if (layout->replicated())

@@ -9,6 +9,7 @@
 
 #include "FTPipe/Runtime/ManifestSchema.h"
 #include "FTPipe/Runtime/ArtifactManifest.h"
+#include "FTPipe/Runtime/RunSchedule.h"
 
 #include "ManifestFiles.h"
 
@@ -215,6 +216,43 @@ TEST(ManifestSchema, StageTimesAndCompileCommandRoundTrip) {
   object(text)["compile"] = json::Object{{"model", 3}, {"arguments", {}}};
   EXPECT_NE(readError(text).find("manifest.compile.model"), std::string::npos)
       << readError(text);
+}
+
+TEST(ManifestSchema, WeightTimesGiveZeroBubbleCosts) {
+  // backward_weight_ms: the W part of a stage's backward, what zb-auto
+  // schedules with (RunSchedule.h's plannedCosts); every stage needs all
+  // three times, else the run keeps equal costs.
+  ManifestFile file = fullManifest();
+  for (auto [s, stage] : llvm::enumerate(file.stages)) {
+    stage.forwardMs = 1.0 + double(s);
+    stage.backwardMs = 3.0 + double(s);
+    stage.weightMs = 1.25;
+  }
+  json::Value text = written(file);
+  llvm::Expected<ArtifactManifest> manifest = readWrittenManifest(text);
+  ASSERT_TRUE(bool(manifest)) << llvm::toString(manifest.takeError());
+  std::optional<StageCosts> costs = plannedCosts(*manifest);
+  ASSERT_TRUE(costs.has_value());
+  ASSERT_EQ(costs->forwardMs.size(), file.stages.size());
+  EXPECT_EQ(costs->forwardMs[1], 2.0);
+  EXPECT_EQ(costs->inputMs[1], 2.75);
+  EXPECT_EQ(costs->weightMs[1], 1.25);
+  manifest->stages[0].weightMs.reset();
+  EXPECT_FALSE(plannedCosts(*manifest).has_value());
+
+  // Times that cannot be are refused with their path.
+  json::Value negative = written(file);
+  (*(*object(negative).getArray("stages"))[0].getAsObject())["forward_ms"] =
+      -1.0;
+  EXPECT_NE(readError(negative).find("manifest.stages[0].forward_ms"),
+            std::string::npos)
+      << readError(negative);
+  json::Value over = written(file);
+  (*(*object(over).getArray("stages"))[1].getAsObject())["backward_weight_ms"] =
+      9.0;
+  EXPECT_NE(readError(over).find("manifest.stages[1].backward_weight_ms"),
+            std::string::npos)
+      << readError(over);
 }
 
 TEST(ManifestSchema, FrozenParametersRoundTrip) {

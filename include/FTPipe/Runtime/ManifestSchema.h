@@ -114,6 +114,9 @@ struct ManifestStage {
   /// they are priced with the measured costs: re-planning (Replan.h)
   /// compares plans with them.
   std::optional<double> forwardMs, backwardMs;
+  /// Of backwardMs, the weight gradients' part (`backward_weight_ms`, the
+  /// W of a split backward; not recorded: unknown): zb-auto's W cost.
+  std::optional<double> weightMs;
   bool splits() const { return !backwardInput.empty(); }
   /// The name the stage lists for an entry point of `entry`'s kind.
   std::string &entryOf(const EntryPoint &entry);

@@ -14,6 +14,7 @@
 #define FTPIPE_RUNTIME_PIPELINEMODEL_H
 
 #include "FTPipe/Runtime/Executor.h"
+#include "FTPipe/Runtime/RunSchedule.h"
 
 #include <memory>
 
@@ -36,6 +37,10 @@ public:
   /// The stage programs of `device`, ready to run on the calling process.
   virtual llvm::Expected<std::vector<std::unique_ptr<StageProgram>>>
   loadStages(int64_t device) = 0;
+  /// The planner's stage times (zb-auto schedules with them), if known.
+  virtual std::optional<StageCosts> plannedCosts() const {
+    return std::nullopt;
+  }
 };
 
 } // namespace runtime

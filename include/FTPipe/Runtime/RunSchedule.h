@@ -19,12 +19,25 @@ namespace runtime {
 /// Per stage, whether the manifest lists a split backward for it.
 std::vector<bool> splitStages(const ArtifactManifest &manifest);
 
-/// The lists of `config` on `graph`. zb-auto schedules equal stage costs
-/// (F = I = W = 1, a whole backward 2) over free transfers: the runtime has
-/// no per-stage profile of a compiled model yet.
+/// Per stage, the times (ms on the stage's device) zb-auto plans with: the
+/// forward, and the backward's input and weight parts (a stage that does
+/// not split runs them as one backward).
+struct StageCosts {
+  std::vector<double> forwardMs, inputMs, weightMs;
+};
+
+/// The planner's stage times the manifest records (`forward_ms`,
+/// `backward_ms`, `backward_weight_ms`; ftpipe-compile writes them), when
+/// every stage has them.
+std::optional<StageCosts> plannedCosts(const ArtifactManifest &manifest);
+
+/// The lists of `config` on `graph`. zb-auto schedules `costs` over free
+/// transfers (the manifest records no message times), or equal costs
+/// (F = I = W = 1) without them.
 llvm::Expected<schedule::Schedule>
 generateRunSchedule(const schedule::StageGraph &graph,
-                    const schedule::ScheduleConfig &config);
+                    const schedule::ScheduleConfig &config,
+                    const std::optional<StageCosts> &costs = std::nullopt);
 
 /// Lists read from torch.distributed.pipelining's CSV (TorchCsv.h: one step,
 /// rank r as device r, torch's stage index as ours), repeated for each of
