@@ -155,6 +155,10 @@ LogicalResult addResults(func::FuncOp function, bool isEntry,
                    i, "ftpipe.weight_saved")) {
       result.kind = rt::EntryValue::Kind::WeightSaved;
       result.saved = carried.getInt();
+    } else if (auto metric = function.getResultAttrOfType<StringAttr>(
+                   i, "ftpipe.metric")) {
+      result.kind = rt::EntryValue::Kind::Metric;
+      result.name = metric.str();
     } else if (auto grad =
                    function.getResultAttrOfType<StringAttr>(i, "ftpipe.grad")) {
       result.kind = rt::EntryValue::Kind::Grad;

@@ -104,8 +104,21 @@ def format_time(seconds):
     return "%d:%02d:%02d" % (seconds // 3600, seconds // 60 % 60, seconds % 60)
 
 
+def metric_of(text):
+    """The task's metric in an ftpipe-run evaluation line, shortened."""
+    words = text.split()
+    for i, word in enumerate(words[:-2]):
+        if word == "token" and words[i + 1] == "accuracy":
+            return "acc %.4f" % float(words[i + 2])
+        if word == "exact" and words[i + 1] == "match" and i + 4 < len(words):
+            return "EM %.4f F1 %.4f" % (float(words[i + 2]),
+                                        float(words[i + 4]))
+    return ""
+
+
 class Progress:
-    """Per epoch: a bar, samples/s, training loss, held-out loss, time left."""
+    """Per epoch: a bar, samples/s, training loss, held-out loss and metric,
+    time left."""
 
     def __init__(self, steps, steps_per_epoch, epochs, samples_per_step,
                  eval_every):
@@ -116,6 +129,9 @@ class Progress:
         self.samples_per_step = samples_per_step
         self.start = time.monotonic()
         self.loss = self.eval_loss = self.perplexity = None
+        # The task's metric of the last evaluation, as "acc 0.1234" or
+        # "EM 0.5000 F1 0.6667" (empty: the model returns none).
+        self.metric = ""
         self.done = 0
         self.tty = sys.stderr.isatty()
 
@@ -132,12 +148,15 @@ class Progress:
                 self.show(epoch_end)
         elif text.startswith("eval step ") and len(words) >= 7:
             self.eval_loss, self.perplexity = float(words[4]), float(words[6])
+            self.metric = metric_of(text)
             after = int(words[2])
             if after > 0 and (after % self.per_epoch == 0 or after == self.steps):
                 self.show(True)
             if after == 0:
                 print("ftpipe-finetune: held-out loss before training %.4f "
-                      "(perplexity %.2f)" % (self.eval_loss, self.perplexity),
+                      "(perplexity %.2f%s)" % (
+                          self.eval_loss, self.perplexity,
+                          ", " + self.metric if self.metric else ""),
                       file=sys.stderr)
 
     def show(self, epoch_end):
@@ -153,6 +172,8 @@ class Progress:
             in_epoch, self.per_epoch, rate, self.loss)
         if self.eval_loss is not None:
             text += " eval %.4f ppl %.2f" % (self.eval_loss, self.perplexity)
+            if self.metric:
+                text += " " + self.metric
         text += " left %s" % format_time(left)
         if self.tty:
             sys.stderr.write("\r" + text + ("\n" if epoch_end else ""))
@@ -233,12 +254,15 @@ def main():
 
     # 1. The model IR.
     model = os.path.join(work, "model.mlir")
+    # With a held-out set, the model also returns the task's metric.
     command = [tool("ftpipe-model-gen"), checkpoint, "--loss",
                "--seq-len=%d" % seq_len,
                "--micro-batch-size=%d" % opts.micro_batch_size,
                "--quiet", "-o", model]
     if decoder_len:
         command.append("--decoder-seq-len=%d" % decoder_len)
+    if opts.eval_data:
+        command.append("--metrics")
     run_logged(command, os.path.join(work, "model-gen.log"), "ftpipe-model-gen")
 
     # 2. Partition and compile, unless this model and plan are compiled.
@@ -305,8 +329,9 @@ def main():
             code, log_path, "\n  ".join(tail)))
     summary = "ftpipe-finetune: %s: the fine-tuned checkpoint" % saved
     if progress.eval_loss is not None:
-        summary += " (held-out loss %.4f, perplexity %.2f)" % (
-            progress.eval_loss, progress.perplexity)
+        summary += " (held-out loss %.4f, perplexity %.2f%s)" % (
+            progress.eval_loss, progress.perplexity,
+            ", " + progress.metric if progress.metric else "")
     print(summary, file=sys.stderr)
 
 
