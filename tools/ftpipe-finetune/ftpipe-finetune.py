@@ -8,7 +8,8 @@ one command.
 
 Steps, each leaving its files in OUT/work for inspection:
   1. ftpipe-model-gen CHECKPOINT_DIR: the model IR from its config.json, with
-     the sequence lengths of the data set (work/model.mlir);
+     the sequence lengths of the data set, returning the loss and what the
+     task's metric needs (--metrics) (work/model.mlir);
   2. ftpipe-compile: partition for N devices and compile, into
      work/compiled-<key>, where <key> hashes the model IR, the plan's options
      and the compilers' binaries, so a second run with the same model and
@@ -17,7 +18,8 @@ Steps, each leaving its files in OUT/work for inspection:
      f32, sharded or not), evaluates the held-out set, and writes OUT/model:
      a directory that transformers' from_pretrained loads (config, shards,
      tokenizer files, in the checkpoint's dtype unless --save-dtype).
-Progress per epoch (samples/s, loss, held-out loss, time left) goes to
+Progress per epoch (samples/s, loss, held-out loss and metric, time left)
+goes to
 stderr; work/run.log keeps ftpipe-run's output and work/eval.csv the
 evaluations (tools/ftpipe-run/plot-eval.py plots them). The data sets come
 from ftpipe-data. Standard library only; the tools are looked up beside this
@@ -254,15 +256,14 @@ def main():
 
     # 1. The model IR.
     model = os.path.join(work, "model.mlir")
-    # With a held-out set, the model also returns the task's metric.
-    command = [tool("ftpipe-model-gen"), checkpoint, "--loss",
+    # The model also returns what the task's metric needs (evaluations
+    # report it; one compiled model with and without a held-out set).
+    command = [tool("ftpipe-model-gen"), checkpoint, "--loss", "--metrics",
                "--seq-len=%d" % seq_len,
                "--micro-batch-size=%d" % opts.micro_batch_size,
                "--quiet", "-o", model]
     if decoder_len:
         command.append("--decoder-seq-len=%d" % decoder_len)
-    if opts.eval_data:
-        command.append("--metrics")
     run_logged(command, os.path.join(work, "model-gen.log"), "ftpipe-model-gen")
 
     # 2. Partition and compile, unless this model and plan are compiled.
