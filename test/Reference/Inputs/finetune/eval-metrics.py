@@ -39,7 +39,7 @@ def main():
 
     config = json.load(open(os.path.join(opts.model, "config.json")))
     cls = getattr(transformers, config["architectures"][0])
-    model = cls.from_pretrained(opts.model, torch_dtype=torch.float32).eval()
+    model = cls.from_pretrained(opts.model).eval()
     data = {k: torch.from_numpy(v.astype(np.int64))
             for k, v in load_file(opts.data).items()}
     b = opts.micro_batch_size
