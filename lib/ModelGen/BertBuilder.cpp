@@ -126,5 +126,13 @@ void mlir::ftpipe::buildBert(GraphBuilder &b, const BertConfig &c,
   Value startLoss = crossEntropy(b, start, startPositions, ignored);
   Value endLoss = crossEntropy(b, end, endPositions, ignored);
   Value total = b.add(startLoss, endLoss);
-  b.finish(b.mul(total, b.scalar(0.5, 0)));
+  LossWithMetrics out;
+  out.loss = b.mul(total, b.scalar(0.5, 0));
+  // The predicted span of each sample; exact match and F1 against the
+  // labels are the host's (Evaluation.h).
+  if (options.withMetrics) {
+    out.metrics.push_back({"start_prediction", b.argMax(start, 1)});
+    out.metrics.push_back({"end_prediction", b.argMax(end, 1)});
+  }
+  b.finishWithMetrics(out.loss, out.metrics);
 }

@@ -96,5 +96,6 @@ void mlir::ftpipe::buildGPT2(GraphBuilder &b, const GPT2Config &c,
     b.finish(logits);
     return;
   }
-  b.finish(causalLMLoss(b, logits, labels));
+  LossWithMetrics out = causalLMLoss(b, logits, labels, options.withMetrics);
+  b.finishWithMetrics(out.loss, out.metrics);
 }

@@ -9,6 +9,7 @@
 #include "GraphBuilder.h"
 
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
+#include "FTPipe/Dialect/FTPipe/StageAttrs.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -95,6 +96,17 @@ void GraphBuilder::finish(ValueRange results) {
   func.setFunctionType(
       builder.getFunctionType(entry.getArgumentTypes(), TypeRange(results)));
   func.setAllArgAttrs(argAttrs);
+}
+
+void GraphBuilder::finishWithMetrics(
+    Value loss, llvm::ArrayRef<std::pair<llvm::StringRef, Value>> metrics) {
+  llvm::SmallVector<Value> results{loss};
+  for (const auto &metric : metrics)
+    results.push_back(metric.second);
+  finish(results);
+  for (auto [i, metric] : llvm::enumerate(metrics))
+    func.setResultAttr(i + 1, stage_attrs::kMetric,
+                       builder.getStringAttr(metric.first));
 }
 
 llvm::ArrayRef<int64_t> GraphBuilder::shapeOf(Value value) {
@@ -315,6 +327,15 @@ Value GraphBuilder::reduceSum(Value value, int32_t axis) {
 }
 Value GraphBuilder::reduceMax(Value value, int32_t axis) {
   return createReduce<tosa::ReduceMaxOp>(value, axis);
+}
+
+Value GraphBuilder::argMax(Value value, int32_t axis) {
+  llvm::SmallVector<int64_t> shape(shapeOf(value));
+  assert(axis >= 0 && axis < static_cast<int32_t>(shape.size()));
+  shape.erase(shape.begin() + axis);
+  auto type = RankedTensorType::get(shape, builder.getI32Type());
+  return builder.create<tosa::ArgMaxOp>(currentLoc, type, value,
+                                        builder.getI32IntegerAttr(axis));
 }
 
 Value GraphBuilder::matmul(Value lhs, Value rhs) {

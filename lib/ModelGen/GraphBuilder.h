@@ -73,6 +73,11 @@ public:
   /// Ends the function with `return results` (located at the top module)
   /// and fixes its type and argument attributes.
   void finish(ValueRange results);
+  /// Ends the function with `return loss, metrics...`, each metric result
+  /// named by `ftpipe.metric` (StageAttrs.h).
+  void
+  finishWithMetrics(Value loss,
+                    llvm::ArrayRef<std::pair<llvm::StringRef, Value>> metrics);
 
   /// Static shape of a ranked tensor value.
   static llvm::ArrayRef<int64_t> shapeOf(Value value);
@@ -126,6 +131,9 @@ public:
 
   // Reductions (the axis is kept with size 1, as TOSA does).
   Value reduceSum(Value value, int32_t axis);
+  /// tosa.argmax: i32 indices of the largest values along `axis`, which is
+  /// dropped from the shape (the first index among equal values).
+  Value argMax(Value value, int32_t axis);
   Value reduceMax(Value value, int32_t axis);
 
   // Contractions.

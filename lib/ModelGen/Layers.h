@@ -119,10 +119,26 @@ Value slidingWindowPredicate(GraphBuilder &b, int64_t seqLen, int64_t window);
 Value crossEntropy(GraphBuilder &b, Value logits, Value labels,
                    int32_t ignoreIndex);
 
+/// A loss and the evaluation metrics returned beside it (`--metrics`,
+/// docs/FineTuneCheckpoint.md), by name.
+struct LossWithMetrics {
+  Value loss;
+  llvm::SmallVector<std::pair<llvm::StringRef, Value>> metrics;
+};
+
+/// Token accuracy's counts over `logits` [N, C] and i32 `labels` [N]:
+/// "counted_tokens", the labels not equal to `ignoreIndex`, and
+/// "correct_tokens", those equal to the argmax of their logits (rank-0 i32
+/// tensors, appended to `metrics`).
+void addTokenAccuracy(GraphBuilder &b, Value logits, Value labels,
+                      int32_t ignoreIndex, LossWithMetrics &out);
+
 /// A causal language model's loss: logits [B, S, V] at token t against the
 /// i32 labels [B, S] at t + 1, ignoring -100 (HF's GPT-2 and
-/// ForCausalLMLoss) -> rank-0 tensor.
-Value causalLMLoss(GraphBuilder &b, Value logits, Value labels);
+/// ForCausalLMLoss) -> rank-0 tensor; with `withMetrics`, token accuracy's
+/// counts over the same tokens.
+LossWithMetrics causalLMLoss(GraphBuilder &b, Value logits, Value labels,
+                             bool withMetrics);
 
 } // namespace ftpipe
 } // namespace mlir

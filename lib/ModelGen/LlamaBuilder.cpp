@@ -162,5 +162,10 @@ void mlir::ftpipe::buildLlama(GraphBuilder &b, const LlamaConfig &c,
   Value logits = c.tieWordEmbeddings
                      ? linearWithWeight(b, "lm_head", h, embed)
                      : linear(b, "lm_head", h, c.vocabSize, false);
-  b.finish(options.withLoss ? causalLMLoss(b, logits, labels) : logits);
+  if (!options.withLoss) {
+    b.finish(logits);
+    return;
+  }
+  LossWithMetrics out = causalLMLoss(b, logits, labels, options.withMetrics);
+  b.finishWithMetrics(out.loss, out.metrics);
 }

@@ -3,7 +3,8 @@
 // HF's CrossEntropyLoss (mean over the labels that are not `ignore_index`)
 // and the causal LMs' shifted version of it, where a training graph ends:
 // log-sum-exp minus the label's logit, picked with tosa.gather so no one-hot
-// tensor of the vocabulary's size is built.
+// tensor of the vocabulary's size is built; and the metrics a model returns
+// beside its loss for evaluation (`--metrics`): token accuracy's counts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +33,22 @@ Value mlir::ftpipe::crossEntropy(GraphBuilder &b, Value logits, Value labels,
   return b.reshape(b.mul(total, b.reciprocal(count)), {});
 }
 
-Value mlir::ftpipe::causalLMLoss(GraphBuilder &b, Value logits, Value labels) {
+void mlir::ftpipe::addTokenAccuracy(GraphBuilder &b, Value logits, Value labels,
+                                    int32_t ignoreIndex, LossWithMetrics &out) {
+  Type i32 = IntegerType::get(b.getContext(), 32);
+  // An argmax is an index in [0, C), never the (negative or out of range)
+  // ignored label, so no mask is needed for the correct ones.
+  Value correct = b.convert(b.equal(b.argMax(logits, 1), labels), i32);
+  Value counted = b.convert(
+      b.logicalNot(b.equal(labels, b.scalarI32(ignoreIndex, 1))), i32);
+  out.metrics.push_back(
+      {"correct_tokens", b.reshape(b.reduceSum(correct, 0), {})});
+  out.metrics.push_back(
+      {"counted_tokens", b.reshape(b.reduceSum(counted, 0), {})});
+}
+
+LossWithMetrics mlir::ftpipe::causalLMLoss(GraphBuilder &b, Value logits,
+                                           Value labels, bool withMetrics) {
   llvm::ArrayRef<int64_t> shape = GraphBuilder::shapeOf(logits);
   int64_t batch = shape[0], seqLen = shape[1], vocab = shape[2];
   // Token t predicts label t + 1.
@@ -42,5 +58,9 @@ Value mlir::ftpipe::causalLMLoss(GraphBuilder &b, Value logits, Value labels) {
                 {predicted, vocab});
   Value shiftedLabels =
       b.reshape(b.slice(labels, {0, 1}, {batch, seqLen - 1}), {predicted});
-  return crossEntropy(b, shiftedLogits, shiftedLabels, -100);
+  LossWithMetrics out;
+  out.loss = crossEntropy(b, shiftedLogits, shiftedLabels, -100);
+  if (withMetrics)
+    addTokenAccuracy(b, shiftedLogits, shiftedLabels, -100, out);
+  return out;
 }

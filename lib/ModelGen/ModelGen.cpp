@@ -104,6 +104,8 @@ mlir::ftpipe::resolveShapes(const ModelConfig &config,
                      ": a decoder sequence length applies to T5 only");
   if (options.withLoss && options.head == ModelHead::None)
     return makeError("a loss needs a head (--head=none has no labels)");
+  if (options.withMetrics && !options.withLoss)
+    return makeError("--metrics are returned beside the loss: add --loss");
 
   int64_t maxPositions = 0;
   llvm::StringRef positionsField;

@@ -253,5 +253,9 @@ void mlir::ftpipe::buildT5(GraphBuilder &b, const T5Config &c,
   int64_t tokens = batch * decLen;
   logits = b.reshape(logits, {tokens, c.vocabSize});
   labels = b.reshape(labels, {tokens});
-  b.finish(crossEntropy(b, logits, labels, -100));
+  LossWithMetrics out;
+  out.loss = crossEntropy(b, logits, labels, -100);
+  if (options.withMetrics)
+    addTokenAccuracy(b, logits, labels, -100, out);
+  b.finishWithMetrics(out.loss, out.metrics);
 }

@@ -261,12 +261,17 @@ public:
         [&](size_t i, const char *bytes) {
           const EntryValue &result = results[i];
           if (result.kind != EntryValue::Kind::Loss &&
+              result.kind != EntryValue::Kind::Metric &&
               result.kind != EntryValue::Kind::Saved)
             return;
           Tensor value(result.tensor.type, result.tensor.shape);
           std::memcpy(value.bytes.data(), bytes, value.bytes.size());
           if (result.kind == EntryValue::Kind::Loss) {
             out.loss = readScalar(value);
+            return;
+          }
+          if (result.kind == EntryValue::Kind::Metric) {
+            out.metrics[result.name] = std::move(value);
             return;
           }
           if (out.saved.size() <= size_t(result.saved))

@@ -19,8 +19,8 @@ static std::string position(llvm::ArrayRef<int64_t> shape, int64_t flat) {
   return shapeString(index);
 }
 
-/// Element `i` of an integer tensor, or none for other element types.
-static std::optional<int64_t> integerAt(const Tensor &tensor, int64_t i) {
+std::optional<int64_t> ftpipe::runtime::integerAt(const Tensor &tensor,
+                                                  int64_t i) {
   const char *at = tensor.bytes.data() + i * dtypeBytes(tensor.type);
   switch (tensor.type) {
   case DType::I64: {

@@ -98,6 +98,7 @@ llvm::Expected<EvaluationSetup> ftpipe::runtime::prepareEvaluation(
   setup.every = every;
   setup.steps = config.schedule.steps;
   setup.samplesPerStep = config.schedule.microBatches * model.microBatchSize();
+  setup.microBatchSize = model.microBatchSize();
   if (!csvPath.empty())
     if (llvm::Error error = support::checkOutputPath(csvPath, "--eval-csv"))
       return error;
@@ -105,7 +106,7 @@ llvm::Expected<EvaluationSetup> ftpipe::runtime::prepareEvaluation(
   return setup;
 }
 
-llvm::Expected<std::vector<double>>
+llvm::Expected<std::vector<EvaluatedMicroBatch>>
 DeviceExecutor::evaluate(llvm::ArrayRef<schedule::Action> forwards,
                          const TensorMap &data) {
   if (llvm::Error error = validateDataset(inputs, data, /*allowExtra=*/true))
@@ -123,7 +124,7 @@ DeviceExecutor::evaluate(llvm::ArrayRef<schedule::Action> forwards,
   double begin = seconds(), computed = computeSeconds, waited = waitedSeconds;
   dataset = &data;
   evaluating = true;
-  evaluationLosses.clear();
+  evaluated.clear();
   llvm::Error error = llvm::Error::success();
   for (const schedule::Action &action : forwards)
     if ((error = forward(action.stage, action.index)))
@@ -139,35 +140,43 @@ DeviceExecutor::evaluate(llvm::ArrayRef<schedule::Action> forwards,
   ftpipe_mem_set_thread_device(charged);
   if (error)
     return std::move(error);
-  return std::move(evaluationLosses);
+  return std::move(evaluated);
 }
 
 Evaluator::Evaluator(const EvaluationSetup &setup, int64_t device)
-    : setup(setup), device(device), start(seconds()),
-      csv("step,seconds,samples,loss,perplexity\n") {}
+    : setup(setup), device(device), start(seconds()) {}
 
 llvm::Expected<std::optional<EvaluationReport>>
 Evaluator::afterUpdates(DeviceExecutor &executor, int64_t updates) {
   if (updates % setup.every != 0 && updates != setup.steps)
     return std::nullopt;
-  llvm::Expected<std::vector<double>> losses =
+  llvm::Expected<std::vector<EvaluatedMicroBatch>> batches =
       executor.evaluate(setup.lists.devices[device], setup.data);
-  if (!losses)
-    return losses.takeError();
-  if (losses->empty())
+  if (!batches)
+    return batches.takeError();
+  if (batches->empty())
     return std::nullopt;
   EvaluationReport report;
   report.updates = updates;
-  for (double loss : *losses)
-    report.loss += loss;
-  report.loss /= losses->size();
+  for (const EvaluatedMicroBatch &batch : *batches)
+    report.loss += batch.loss;
+  report.loss /= batches->size();
   report.perplexity = std::exp(report.loss);
-  report.microBatches = losses->size();
+  llvm::Expected<EvaluationMetrics> metrics =
+      computeMetrics(*batches, setup.data, setup.microBatchSize);
+  if (!metrics)
+    return metrics.takeError();
+  report.metrics = std::move(*metrics);
+  report.microBatches = batches->size();
   report.seconds = seconds() - start;
-  csv += llvm::formatv("{0},{1:f3},{2},{3:f6},{4:f6}\n", updates,
-                       report.seconds, updates * setup.samplesPerStep,
-                       report.loss, report.perplexity)
-             .str();
+  csvRows +=
+      llvm::formatv("{0},{1:f3},{2},{3:f6},{4:f6}{5}\n", updates,
+                    report.seconds, updates * setup.samplesPerStep, report.loss,
+                    report.perplexity, report.metrics.csvValues())
+          .str();
+  std::string columns = report.metrics.csvColumns();
+  std::string csv = "step,seconds,samples,loss,perplexity" +
+                    (columns.empty() ? "" : "," + columns) + "\n" + csvRows;
   if (!setup.csvPath.empty())
     if (llvm::Error error = support::writeFileAtomically(setup.csvPath, csv))
       return std::move(error);
@@ -175,9 +184,10 @@ Evaluator::afterUpdates(DeviceExecutor &executor, int64_t updates) {
 }
 
 std::string ftpipe::runtime::formatEvaluation(const EvaluationReport &report) {
-  return llvm::formatv("eval step {0} loss {1:f6} perplexity {2:f4} ({3} "
-                       "micro-batches, {4:f1} s)\n",
+  return llvm::formatv("eval step {0} loss {1:f6} perplexity {2:f4}{3} ({4} "
+                       "micro-batches, {5:f1} s)\n",
                        report.updates, report.loss, report.perplexity,
-                       report.microBatches, report.seconds)
+                       report.metrics.describe(), report.microBatches,
+                       report.seconds)
       .str();
 }

@@ -346,7 +346,7 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
   });
   if (evaluating) {
     if (result.loss)
-      evaluationLosses.push_back(*result.loss);
+      evaluated.push_back({mb, *result.loss, std::move(result.metrics)});
     return llvm::Error::success();
   }
   if (result.loss && !std::isfinite(*result.loss))

@@ -44,7 +44,8 @@ const EntryValueKindName entryValueKinds[] = {
     {EntryValue::Kind::Loss, "loss"},
     {EntryValue::Kind::Grad, "grad"},
     {EntryValue::Kind::Output, "output"},
-    {EntryValue::Kind::WeightSaved, "weight_saved"}};
+    {EntryValue::Kind::WeightSaved, "weight_saved"},
+    {EntryValue::Kind::Metric, "metric"}};
 
 /// Saved and WeightSaved values carry their index (`saved`).
 bool isIndexed(EntryValue::Kind kind) {
@@ -65,7 +66,7 @@ const EntryPointKindName entryPointKinds[] = {
 
 bool isNamed(EntryValue::Kind kind) {
   return kind == EntryValue::Kind::Param || kind == EntryValue::Kind::Grad ||
-         kind == EntryValue::Kind::Input;
+         kind == EntryValue::Kind::Input || kind == EntryValue::Kind::Metric;
 }
 
 /// A table by name (`parameters`, `inputs`).

@@ -217,6 +217,37 @@ routeForwardedValues(Block &body, ArrayRef<int64_t> order,
   return success();
 }
 
+/// Moves the ops that only compute evaluation metrics (results named by
+/// `ftpipe.metric`, ftpipe-model-gen --metrics) into the stage of the loss,
+/// wherever the plan put them: the stage that computes the loss then
+/// returns the metrics too, so that the device that reports the loss
+/// reports them. They read what the loss reads (logits and labels), and
+/// cost little beside it.
+static void pinMetricsToLossStage(func::FuncOp model, func::ReturnOp ret) {
+  if (ret.getNumOperands() < 2)
+    return;
+  Operation *lossOp = ret.getOperand(0).getDefiningOp();
+  if (!lossOp || !lossOp->hasAttr(FTPipeDialect::kStageAttrName))
+    return;
+  Attribute lossStage = lossOp->getAttr(FTPipeDialect::kStageAttrName);
+  llvm::SmallPtrSet<Operation *, 16> metricOnly;
+  auto feedsOnlyMetrics = [&](Operation *op) {
+    return llvm::all_of(op->getUses(), [&](OpOperand &use) {
+      if (use.getOwner() == ret)
+        return use.getOperandNumber() > 0 &&
+               model.getResultAttr(use.getOperandNumber(), sa::kMetric);
+      return metricOnly.contains(use.getOwner());
+    });
+  };
+  // Users come after their operands: one walk backwards decides.
+  for (Operation &op : llvm::reverse(ret->getBlock()->without_terminator()))
+    if (!op.use_empty() && op.hasAttr(FTPipeDialect::kStageAttrName) &&
+        feedsOnlyMetrics(&op)) {
+      metricOnly.insert(&op);
+      op.setAttr(FTPipeDialect::kStageAttrName, lossStage);
+    }
+}
+
 void OutlineStagesPass::runOnOperation() {
   ModuleOp module = getOperation();
   FailureOr<func::FuncOp> found = findModelFunction(module, function);
@@ -237,6 +268,7 @@ void OutlineStagesPass::runOnOperation() {
   ArrayRef<int64_t> stageDevice = plan.getStageDevice();
   Block &body = model.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  pinMetricsToLossStage(model, ret);
 
   // Stages, their ops and their boundaries.
   std::map<int64_t, StageInfo> stages;

@@ -55,6 +55,9 @@ struct Stage {
   /// A split adjoint's parts (ftpipe-differentiate), or null.
   func::FuncOp adjointInput, adjointWeight;
   int64_t id, device;
+  /// The call's results the model returns as evaluation metrics, with their
+  /// names (`ftpipe.metric`).
+  SmallVector<std::pair<unsigned, StringAttr>> metrics;
 };
 } // namespace
 
@@ -164,6 +167,8 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
   SmallVector<Type> forwardResults;
   if (lossResult)
     forwardResults.push_back(forward.getResultTypes()[*lossResult]);
+  for (auto [r, name] : stage.metrics)
+    forwardResults.push_back(forward.getResultTypes()[r]);
   forwardResults.append(savedTypes);
   auto forwardEntry = b.create<func::FuncOp>(
       loc, prefix + "_forward", b.getFunctionType(leading, forwardResults));
@@ -194,6 +199,8 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
     SmallVector<Value> results;
     if (lossResult)
       results.push_back(call.getResult(*lossResult));
+    for (auto [r, name] : stage.metrics)
+      results.push_back(call.getResult(r));
     for (unsigned i : received)
       results.push_back(operands[i]);
     for (int64_t k = 0; k < numSaved; ++k)
@@ -202,6 +209,10 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
     unsigned offset = lossResult ? 1 : 0;
     if (lossResult)
       forwardEntry.setResultAttr(0, sa::kLoss, UnitAttr::get(context));
+    for (auto [name, k] : llvm::zip(llvm::make_second_range(stage.metrics),
+                                    llvm::seq<unsigned>(offset, -1u)))
+      forwardEntry.setResultAttr(k, sa::kMetric, name);
+    offset += stage.metrics.size();
     for (unsigned k = 0; k < savedTypes.size(); ++k)
       forwardEntry.setResultAttr(offset + k, sa::kSaved,
                                  b.getI64IntegerAttr(k));
@@ -373,12 +384,19 @@ void SplitDevicesPass::runOnOperation() {
     return signalPassFailure();
   }
   auto ret = cast<func::ReturnOp>(model.getBody().front().getTerminator());
-  if (ret.getNumOperands() != 1 || !ret.getOperand(0).getDefiningOp() ||
-      !isa<func::CallOp>(ret.getOperand(0).getDefiningOp())) {
+  // The loss first, then the evaluation metrics (ftpipe-model-gen
+  // --metrics), each a result of a stage.
+  bool returnsOnlyLossAndMetrics = ret.getNumOperands() >= 1;
+  for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+    returnsOnlyLossAndMetrics &=
+        value.getDefiningOp<func::CallOp>() &&
+        (i == 0 || model.getResultAttrOfType<StringAttr>(i, sa::kMetric));
+  if (!returnsOnlyLossAndMetrics) {
     emitError(model.getLoc(), "'")
         << model.getSymName()
-        << "' must return only its loss to be split into "
-           "training entry points (generate it with --loss)";
+        << "' must return only its loss (and metrics named by '" << sa::kMetric
+        << "') to be split into training entry points (generate it with "
+           "--loss)";
     return signalPassFailure();
   }
   auto lossCall = cast<func::CallOp>(ret.getOperand(0).getDefiningOp());
@@ -425,6 +443,12 @@ void SplitDevicesPass::runOnOperation() {
   DenseMap<func::CallOp, Stage *> stageOf;
   for (Stage &stage : stages)
     stageOf[stage.call] = &stage;
+  for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
+    auto result = cast<OpResult>(ret.getOperand(i));
+    stageOf[cast<func::CallOp>(result.getOwner())]->metrics.push_back(
+        {result.getResultNumber(),
+         model.getResultAttrOfType<StringAttr>(i, sa::kMetric)});
+  }
   SmallVector<Edge> edges;
   for (Stage &stage : stages) {
     for (OpResult result : stage.call->getResults()) {

@@ -135,6 +135,14 @@ LogicalResult addArguments(func::FuncOp function, int64_t device,
 
 LogicalResult addResults(func::FuncOp function, bool isEntry,
                          rt::EntryPoint &entry, Collected &collected) {
+  // A model function (--forward-only) returns its loss alone or before its
+  // metrics (ftpipe-model-gen --metrics).
+  bool lossFirst =
+      !isEntry && function.getNumResults() >= 1 &&
+      llvm::all_of(llvm::seq<unsigned>(1, function.getNumResults()),
+                   [&](unsigned k) {
+                     return function.getResultAttr(k, "ftpipe.metric");
+                   });
   for (unsigned i = 0, e = function.getNumResults(); i < e; ++i) {
     FailureOr<rt::ManifestTensor> tensor = describeTensor(
         function, function.getResultTypes()[i], "result " + llvm::Twine(i));
@@ -142,8 +150,7 @@ LogicalResult addResults(func::FuncOp function, bool isEntry,
       return failure();
     rt::EntryValue result;
     result.tensor = *tensor;
-    if (function.getResultAttr(i, "ftpipe.loss") ||
-        (!isEntry && i == 0 && e == 1)) {
+    if (function.getResultAttr(i, "ftpipe.loss") || (lossFirst && i == 0)) {
       result.kind = rt::EntryValue::Kind::Loss;
       collected.file.loss =
           rt::ManifestLoss{entry.device, entry.stage, int64_t(i), entry.name};
@@ -155,6 +162,10 @@ LogicalResult addResults(func::FuncOp function, bool isEntry,
                    i, "ftpipe.weight_saved")) {
       result.kind = rt::EntryValue::Kind::WeightSaved;
       result.saved = carried.getInt();
+    } else if (auto metric = function.getResultAttrOfType<StringAttr>(
+                   i, "ftpipe.metric")) {
+      result.kind = rt::EntryValue::Kind::Metric;
+      result.name = metric.str();
     } else if (auto grad =
                    function.getResultAttrOfType<StringAttr>(i, "ftpipe.grad")) {
       result.kind = rt::EntryValue::Kind::Grad;

@@ -63,7 +63,7 @@ def _entry_point(entry, path):
                 raise ManifestError("%s.index: expected %d" % (at, i))
             if kind != "microbatch":
                 _tensor(value, at)
-            if kind in ("param", "input", "grad"):
+            if kind in ("param", "input", "grad", "metric"):
                 _field(value, "name", "str", at)
             if kind in ("saved", "weight_saved"):
                 _field(value, "saved", "int", at)

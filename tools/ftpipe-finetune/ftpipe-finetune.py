@@ -8,7 +8,8 @@ one command.
 
 Steps, each leaving its files in OUT/work for inspection:
   1. ftpipe-model-gen CHECKPOINT_DIR: the model IR from its config.json, with
-     the sequence lengths of the data set (work/model.mlir);
+     the sequence lengths of the data set, returning the loss and what the
+     task's metric needs (--metrics) (work/model.mlir);
   2. ftpipe-compile: partition for N devices and compile, into
      work/compiled-<key>, where <key> hashes the model IR, the plan's options
      and the compilers' binaries, so a second run with the same model and
@@ -17,7 +18,8 @@ Steps, each leaving its files in OUT/work for inspection:
      f32, sharded or not), evaluates the held-out set, and writes OUT/model:
      a directory that transformers' from_pretrained loads (config, shards,
      tokenizer files, in the checkpoint's dtype unless --save-dtype).
-Progress per epoch (samples/s, loss, held-out loss, time left) goes to
+Progress per epoch (samples/s, loss, held-out loss and metric, time left)
+goes to
 stderr; work/run.log keeps ftpipe-run's output and work/eval.csv the
 evaluations (tools/ftpipe-run/plot-eval.py plots them). The data sets come
 from ftpipe-data. Standard library only; the tools are looked up beside this
@@ -104,8 +106,21 @@ def format_time(seconds):
     return "%d:%02d:%02d" % (seconds // 3600, seconds // 60 % 60, seconds % 60)
 
 
+def metric_of(text):
+    """The task's metric in an ftpipe-run evaluation line, shortened."""
+    words = text.split()
+    for i, word in enumerate(words[:-2]):
+        if word == "token" and words[i + 1] == "accuracy":
+            return "acc %.4f" % float(words[i + 2])
+        if word == "exact" and words[i + 1] == "match" and i + 4 < len(words):
+            return "EM %.4f F1 %.4f" % (float(words[i + 2]),
+                                        float(words[i + 4]))
+    return ""
+
+
 class Progress:
-    """Per epoch: a bar, samples/s, training loss, held-out loss, time left."""
+    """Per epoch: a bar, samples/s, training loss, held-out loss and metric,
+    time left."""
 
     def __init__(self, steps, steps_per_epoch, epochs, samples_per_step,
                  eval_every):
@@ -116,6 +131,9 @@ class Progress:
         self.samples_per_step = samples_per_step
         self.start = time.monotonic()
         self.loss = self.eval_loss = self.perplexity = None
+        # The task's metric of the last evaluation, as "acc 0.1234" or
+        # "EM 0.5000 F1 0.6667" (empty: the model returns none).
+        self.metric = ""
         self.done = 0
         self.tty = sys.stderr.isatty()
 
@@ -132,12 +150,15 @@ class Progress:
                 self.show(epoch_end)
         elif text.startswith("eval step ") and len(words) >= 7:
             self.eval_loss, self.perplexity = float(words[4]), float(words[6])
+            self.metric = metric_of(text)
             after = int(words[2])
             if after > 0 and (after % self.per_epoch == 0 or after == self.steps):
                 self.show(True)
             if after == 0:
                 print("ftpipe-finetune: held-out loss before training %.4f "
-                      "(perplexity %.2f)" % (self.eval_loss, self.perplexity),
+                      "(perplexity %.2f%s)" % (
+                          self.eval_loss, self.perplexity,
+                          ", " + self.metric if self.metric else ""),
                       file=sys.stderr)
 
     def show(self, epoch_end):
@@ -153,6 +174,8 @@ class Progress:
             in_epoch, self.per_epoch, rate, self.loss)
         if self.eval_loss is not None:
             text += " eval %.4f ppl %.2f" % (self.eval_loss, self.perplexity)
+            if self.metric:
+                text += " " + self.metric
         text += " left %s" % format_time(left)
         if self.tty:
             sys.stderr.write("\r" + text + ("\n" if epoch_end else ""))
@@ -233,7 +256,9 @@ def main():
 
     # 1. The model IR.
     model = os.path.join(work, "model.mlir")
-    command = [tool("ftpipe-model-gen"), checkpoint, "--loss",
+    # The model also returns what the task's metric needs (evaluations
+    # report it; one compiled model with and without a held-out set).
+    command = [tool("ftpipe-model-gen"), checkpoint, "--loss", "--metrics",
                "--seq-len=%d" % seq_len,
                "--micro-batch-size=%d" % opts.micro_batch_size,
                "--quiet", "-o", model]
@@ -305,8 +330,9 @@ def main():
             code, log_path, "\n  ".join(tail)))
     summary = "ftpipe-finetune: %s: the fine-tuned checkpoint" % saved
     if progress.eval_loss is not None:
-        summary += " (held-out loss %.4f, perplexity %.2f)" % (
-            progress.eval_loss, progress.perplexity)
+        summary += " (held-out loss %.4f, perplexity %.2f%s)" % (
+            progress.eval_loss, progress.perplexity,
+            ", " + progress.metric if progress.metric else "")
     print(summary, file=sys.stderr)
 
 

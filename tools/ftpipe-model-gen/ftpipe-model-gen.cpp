@@ -77,6 +77,13 @@ static cl::opt<bool>
                       "cross-entropy loss"),
              cl::init(false), cl::cat(category));
 
+static cl::opt<bool> withMetrics(
+    "metrics",
+    cl::desc("With --loss, also return the task's evaluation metrics for "
+             "ftpipe-run --eval-data: token accuracy's counts (GPT-2, T5, "
+             "LLaMA), the predicted answer span (BERT)"),
+    cl::init(false), cl::cat(category));
+
 static cl::opt<ElementKind> elementType(
     "element-type", cl::desc("Float type of weights and activations"),
     cl::init(ElementKind::F32),
@@ -124,6 +131,7 @@ int main(int argc, char **argv) {
   options.decoderSeqLen = decoderSeqLen;
   options.head = head;
   options.withLoss = withLoss;
+  options.withMetrics = withMetrics;
   options.elementKind = elementType;
 
   DialectRegistry registry;

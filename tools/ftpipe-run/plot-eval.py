@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Plots ftpipe-run --eval-csv files: held-out loss and perplexity over wall
-time, one line per run (e.g. async against GPipe), to read off time to a
-loss.
+"""Plots ftpipe-run --eval-csv files: held-out loss and the task's metric over
+wall time, one line per run (e.g. async against GPipe), to read off time to a
+loss or an accuracy. The metric is the CSVs' token accuracy, or exact match
+and F1 (models generated with ftpipe-model-gen --metrics), where every run
+has it, else the perplexity.
 
 plot-eval.py RUN.csv [RUN.csv ...] [--label NAME ...] -o PLOT.svg|PLOT.png
 
@@ -18,18 +20,31 @@ import sys
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"]
 
 
+# The metric columns an --eval-csv may have, with their titles.
+METRICS = [("token_accuracy", "token accuracy"), ("exact_match", "exact match"),
+           ("f1", "F1")]
+
+
 def read_run(path):
+    """The run's rows, each a dict of column -> float."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows or not {"seconds", "loss", "perplexity"} <= set(rows[0]):
         sys.exit("plot-eval: %s: not an ftpipe-run --eval-csv file" % path)
-    return [(float(r["seconds"]), float(r["loss"]), float(r["perplexity"]))
-            for r in rows]
+    return [{k: float(v) for k, v in r.items()} for r in rows]
+
+
+def panels_of(runs):
+    """(column, title) of each panel: the loss, then the metrics every run
+    has, else the perplexity."""
+    metrics = [(c, t) for c, t in METRICS if all(c in run[0] for run in runs)]
+    return [("loss", "held-out loss")] + (metrics or
+                                         [("perplexity", "perplexity")])
 
 
 def svg_panel(runs, labels, column, title, x0, width, height):
     """One panel: axes, ticks at the ends, a polyline per run."""
-    xs = [p[0] for run in runs for p in run]
+    xs = [p["seconds"] for run in runs for p in run]
     ys = [p[column] for run in runs for p in run]
     xmax = max(xs) or 1.0
     ymin, ymax = min(ys), max(ys)
@@ -54,7 +69,8 @@ def svg_panel(runs, labels, column, title, x0, width, height):
            % (left - 4, top + 8, ymax)]
     for i, (run, label) in enumerate(zip(runs, labels)):
         colour = COLOURS[i % len(COLOURS)]
-        points = " ".join("%.1f,%.1f" % at(p[0], p[column]) for p in run)
+        points = " ".join("%.1f,%.1f" % at(p["seconds"], p[column])
+                          for p in run)
         out.append('<polyline fill="none" stroke="%s" stroke-width="2" '
                    'points="%s"><title>%s</title></polyline>' % (
                        colour, points, label))
@@ -65,13 +81,14 @@ def svg_panel(runs, labels, column, title, x0, width, height):
 
 def write_svg(runs, labels, path):
     width, height = 480, 320
-    body = (svg_panel(runs, labels, 1, "held-out loss over wall time", 0,
-                      width, height) +
-            svg_panel(runs, labels, 2, "perplexity over wall time", width,
-                      width, height))
+    panels = panels_of(runs)
+    body = []
+    for i, (column, title) in enumerate(panels):
+        body += svg_panel(runs, labels, column, title + " over wall time",
+                          i * width, width, height)
     with open(path, "w") as f:
         f.write('<svg xmlns="http://www.w3.org/2000/svg" width="%d" '
-                'height="%d">\n%s\n</svg>\n' % (2 * width, height,
+                'height="%d">\n%s\n</svg>\n' % (len(panels) * width, height,
                                                 "\n".join(body)))
 
 
@@ -83,11 +100,13 @@ def write_png(runs, labels, path):
     except ImportError:
         sys.exit("plot-eval: PNG needs matplotlib, which is not installed; "
                  "write SVG (-o PLOT.svg) or install matplotlib")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    panels = panels_of(runs)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.5))
     for run, label in zip(runs, labels):
-        for ax, column in zip(axes, (1, 2)):
-            ax.plot([p[0] for p in run], [p[column] for p in run], label=label)
-    for ax, name in zip(axes, ("held-out loss", "perplexity")):
+        for ax, (column, _) in zip(axes, panels):
+            ax.plot([p["seconds"] for p in run], [p[column] for p in run],
+                    label=label)
+    for ax, (_, name) in zip(axes, panels):
         ax.set_xlabel("wall time (s)")
         ax.set_ylabel(name)
         ax.legend()

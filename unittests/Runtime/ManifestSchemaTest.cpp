@@ -70,7 +70,8 @@ ManifestFile fullManifest() {
        1,
        false,
        {microbatch, value(Kind::Param, "wte", tensor({16, 4}))},
-       {value(Kind::Loss, "", tensor({}, DType::F32))},
+       {value(Kind::Loss, "", tensor({}, DType::F32)),
+        value(Kind::Metric, "correct_tokens", tensor({}, DType::I32))},
        {{false, 0, 7, tensor({2, 8, 4})}}},
       {"stage1_backward",
        "_mlir_ciface_stage1_backward",
@@ -379,6 +380,23 @@ TEST(ManifestSchema, WrongTypesAreRefusedWithTheirPath) {
   object(version)["version"] = 2;
   EXPECT_NE(readError(version).find("manifest.version"), std::string::npos)
       << readError(version);
+}
+
+TEST(ManifestSchema, MetricResultsAreNamed) {
+  json::Value text = written(fullManifest());
+  EXPECT_EQ(entryValue(text, 2, "results", 1).getString("kind"), "metric");
+  EXPECT_EQ(entryValue(text, 2, "results", 1).getString("name"),
+            "correct_tokens");
+  ManifestFile read;
+  json::Path::Root root("manifest");
+  ASSERT_TRUE(fromJSON(text, read, root)) << llvm::toString(root.getError());
+  EXPECT_EQ(read.entryPoints[2].results[1].kind, EntryValue::Kind::Metric);
+  EXPECT_EQ(read.entryPoints[2].results[1].name, "correct_tokens");
+
+  entryValue(text, 2, "results", 1).erase("name");
+  EXPECT_NE(readError(text).find("manifest.entry_points[2].results[1].name"),
+            std::string::npos)
+      << readError(text);
 }
 
 TEST(ManifestSchema, LossMustNameTheLossResult) {

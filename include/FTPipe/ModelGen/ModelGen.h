@@ -47,6 +47,10 @@ struct ModelGenOptions {
   ModelHead head = ModelHead::Task;
   /// Adds the labels input(s) and returns the scalar cross-entropy loss.
   bool withLoss = false;
+  /// With the loss, also returns the task's evaluation metrics (results
+  /// named by `ftpipe.metric`): token accuracy's counts for the language
+  /// models, the argmax start and end positions for question answering.
+  bool withMetrics = false;
   ElementKind elementKind = ElementKind::F32;
 };
 

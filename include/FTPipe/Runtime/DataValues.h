@@ -23,6 +23,9 @@
 namespace ftpipe {
 namespace runtime {
 
+/// Element `i` (flat) of an integer tensor, or none for other element types.
+std::optional<int64_t> integerAt(const Tensor &tensor, int64_t i);
+
 /// The first value of `tensor` (a data set's tensor for `input`, samples
 /// first) outside [0, input.indexBound) and not input.indexIgnored, as a
 /// message naming the tensor, the sample, the position and the value; none

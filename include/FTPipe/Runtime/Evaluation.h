@@ -7,10 +7,12 @@
 // lists without their backwards. The device that computes the loss reports
 // the mean loss over the held-out micro-batches and its exponential (the
 // perplexity of a language model; for other losses only the loss means
-// something), to the run's hooks (RunHooks::onEvaluation) and as a CSV of step,
-// wall time, samples trained, loss and perplexity, rewritten whole after each
-// evaluation (link-safe, atomic), to plot the loss over time
-// (tools/ftpipe-run/plot-eval.py).
+// something) and, for a model generated with `ftpipe-model-gen --metrics`,
+// the task's metric (EvaluationMetrics.h: token accuracy, or exact match
+// and F1), to the run's hooks (RunHooks::onEvaluation) and as a CSV of step,
+// wall time, samples trained, loss, perplexity and the metric, rewritten
+// whole after each evaluation (link-safe, atomic), to plot the loss and the
+// metric over time (tools/ftpipe-run/plot-eval.py).
 //
 // Evaluation runs between steps, so only schedules that leave no
 // micro-batch in flight across an update (GPipe, 1F1B, ZB-H1, zb-auto)
@@ -43,8 +45,8 @@ struct EvaluationSetup {
   schedule::Schedule lists;
   /// Evaluate after every `every` updates, and after the last (`steps`).
   int64_t every = 1, steps = 1;
-  /// Samples per step (to report the samples trained).
-  int64_t samplesPerStep = 1;
+  /// Samples per step (to report the samples trained) and per micro-batch.
+  int64_t samplesPerStep = 1, microBatchSize = 1;
   /// Where the loss device writes the CSV (empty: none).
   std::string csvPath;
 };
@@ -63,13 +65,16 @@ struct EvaluationReport {
   int64_t updates = 0;
   /// Mean loss over the held-out micro-batches and its exponential.
   double loss = 0, perplexity = 0;
+  /// The task's metric, where the model returns what it needs.
+  EvaluationMetrics metrics;
   /// Held-out micro-batches evaluated.
   size_t microBatches = 0;
   /// Seconds since the evaluator was made (the run's start).
   double seconds = 0;
 };
 
-/// "eval step 3 loss 0.123456 perplexity 1.1314 (4 micro-batches, 0.5 s)\n".
+/// "eval step 3 loss 0.123456 perplexity 1.1314 (4 micro-batches, 0.5 s)\n",
+/// with the metric after the perplexity (" token accuracy 0.250000 (3/12)").
 std::string formatEvaluation(const EvaluationReport &report);
 
 /// One device's evaluations during a run.
@@ -86,7 +91,9 @@ private:
   const EvaluationSetup &setup;
   int64_t device;
   double start;
-  std::string csv;
+  /// The CSV's lines after its header (which names the metric's columns,
+  /// known once the first evaluation returns).
+  std::string csvRows;
 };
 
 } // namespace runtime

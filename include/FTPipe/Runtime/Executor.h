@@ -20,6 +20,7 @@
 #define FTPIPE_RUNTIME_EXECUTOR_H
 
 #include "FTPipe/Runtime/Communicator.h"
+#include "FTPipe/Runtime/EvaluationMetrics.h"
 #include "FTPipe/Runtime/MemoryStats.h"
 #include "FTPipe/Runtime/Optimizer.h"
 #include "FTPipe/Runtime/StageProgram.h"
@@ -124,13 +125,14 @@ public:
   /// Forward passes only (Evaluation.cpp): runs `forwards`, this device's
   /// forward actions of a forward-only list (forwardOnlyList), on
   /// `dataset` (checked as setData checks) with the live weights, keeping
-  /// nothing for a backward. Returns the losses this device computed, one
-  /// per micro-batch, in order (none on a device without the loss stage).
+  /// nothing for a backward. Returns the losses this device computed, with
+  /// the metrics returned beside them, one per micro-batch, in order (none
+  /// on a device without the loss stage).
   /// Every device calls it at the same point: before run(), or from
   /// run()'s `onStep` at an update that no micro-batch is in flight across
   /// (schedules that flush at every step); the step's time and idle share
   /// do not count it.
-  llvm::Expected<std::vector<double>>
+  llvm::Expected<std::vector<EvaluatedMicroBatch>>
   evaluate(llvm::ArrayRef<schedule::Action> forwards, const TensorMap &dataset);
 
   const TensorMap &weights() const { return live; }
@@ -249,9 +251,10 @@ private:
   double waitedSeconds = 0;
   bool tracing = false;
   std::vector<TraceEvent> events;
-  /// During evaluate(): forwards keep their losses here and save nothing.
+  /// During evaluate(): forwards keep their losses and metrics here and
+  /// save nothing.
   bool evaluating = false;
-  std::vector<double> evaluationLosses;
+  std::vector<EvaluatedMicroBatch> evaluated;
   /// The ledger's peak as last seen, the action that reached it and what
   /// was held when that action began.
   int64_t seenPeak = 0;

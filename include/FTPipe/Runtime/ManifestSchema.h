@@ -55,10 +55,14 @@ struct EntryValue {
     Output,
     /// A value a split backward's input part returns for its weight part
     /// (`weight_saved`, contract version 2).
-    WeightSaved
+    WeightSaved,
+    /// An evaluation metric a forward returns beside the loss (`metric`,
+    /// ftpipe-model-gen --metrics), e.g. "correct_tokens".
+    Metric
   };
   Kind kind = Kind::Param;
-  /// Param, Grad: Hugging Face name; Input: the data input's name.
+  /// Param, Grad: Hugging Face name; Input: the data input's name; Metric:
+  /// the metric's name.
   std::string name;
   /// Saved: its index K among the forward's saved results; WeightSaved:
   /// among the input part's results for the weight part.

@@ -16,6 +16,7 @@
 #include "FTPipe/Runtime/MemoryNeeds.h"
 #include "FTPipe/Runtime/Tensor.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,9 @@ public:
 
   struct ForwardResult {
     std::optional<float> loss;
+    /// Evaluation metrics returned beside the loss, by name
+    /// (EvaluationMetrics.h).
+    std::map<std::string, Tensor> metrics;
     std::vector<Tensor> saved;
   };
   /// Runs the forward of micro-batch `mb` on `params` (order of

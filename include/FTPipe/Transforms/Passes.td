@@ -486,6 +486,10 @@ def OutlineStagesPass : Pass<"ftpipe-outline-stages", "ModuleOp"> {
     result carries a gradient (`ftpipe.active`) if it is a float that depends
     on a parameter and on which the loss depends; the loss result is marked
     `ftpipe.loss` (the model's result, a float tensor of one element).
+    Ops that only compute the evaluation metrics the model returns after its
+    loss (results named by `ftpipe.metric`, `ftpipe-model-gen --metrics`)
+    move to the loss's stage, wherever the plan put them, so that the stage
+    that computes the loss returns them too.
 
     Functions rather than `ftpipe.stage` regions: a function is the unit that
     reverse mode, bufferization with function boundaries, the C interface
@@ -584,8 +588,8 @@ def SplitDevicesPass : Pass<"ftpipe-split-devices", "ModuleOp"> {
   let description = [{
     For every stage S on device D, builds the entry points of one micro-batch
     (`%mb`), per the contract in docs/StagePrograms.md:
-    `@stageS_forward(%mb, parameters, data inputs) -> (loss?, saved values)`
-    and `@stageS_backward(%mb, parameters, data inputs, saved values) ->
+    `@stageS_forward(%mb, parameters, data inputs) -> (loss?, metrics,
+    saved values)` and `@stageS_backward(%mb, parameters, data inputs, saved values) ->
     (parameter gradients)`, which receive the values and gradients they need
     with `ftpipe.recv`, call `@stageS` / `@stageS_adjoint`, and send what
     other stages need with `ftpipe.send` (to any device, the own one
@@ -606,6 +610,12 @@ def SplitDevicesPass : Pass<"ftpipe-split-devices", "ModuleOp"> {
     for the weight part) -> (parameter gradients)`, which does no transfer
     (`ftpipe.weight_saved = K` on the K-th value on both sides; contract
     version 2).
+
+    The model function returns its loss, then optionally evaluation metrics
+    (`ftpipe-model-gen --metrics`: integer results named by
+    `ftpipe.metric`, never differentiated); the forward of the stage that
+    computes a metric returns it after the loss, with the same attribute,
+    for `ftpipe-run --eval-data`.
 
     ```mlir
     func.func @stage1_forward(%mb: index {ftpipe.microbatch}, ...) -> (tensor<f32> {ftpipe.loss}, tensor<4xf32> {ftpipe.saved = 0 : i64})

@@ -19,6 +19,9 @@ constexpr llvm::StringLiteral kInput = "ftpipe.input";
 constexpr llvm::StringLiteral kFromStage = "ftpipe.from_stage";
 constexpr llvm::StringLiteral kActive = "ftpipe.active";
 constexpr llvm::StringLiteral kLoss = "ftpipe.loss";
+/// An evaluation metric the model returns beside its loss (a string: its
+/// name, e.g. "correct_tokens"); integer, never differentiated.
+constexpr llvm::StringLiteral kMetric = "ftpipe.metric";
 constexpr llvm::StringLiteral kSaved = "ftpipe.saved";
 constexpr llvm::StringLiteral kNumSaved = "ftpipe.num_saved";
 /// A value the input part of a split backward passes to its weight part.
