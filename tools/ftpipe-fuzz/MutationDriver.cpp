@@ -16,7 +16,10 @@
 // become artifact-manifest, checkpoint-manifest, cluster, profile, graph or
 // model-config inputs by their keys; .safetensors files safetensors inputs;
 // .ids files data-value inputs; .csv files schedule-file inputs; .json files
-// with a "weight_map" checkpoint-index inputs.
+// with a "weight_map" checkpoint-index inputs; .freeze-names files
+// ftpipe-compile --freeze=@FILE inputs; .freeze-schedule files ftpipe-run
+// --freeze schedule=FILE inputs; .run-settings files ftpipe-run settings
+// inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,6 +119,12 @@ static char kindOf(llvm::StringRef path, llvm::StringRef text) {
     return 'V';
   if (path.ends_with(".csv"))
     return 'T';
+  if (path.ends_with(".freeze-names"))
+    return 'F';
+  if (path.ends_with(".freeze-schedule"))
+    return 'Z';
+  if (path.ends_with(".run-settings"))
+    return 'O';
   if (!path.ends_with(".json"))
     return 0;
   if (text.contains("\"ftpipe-manifest\""))
