@@ -44,10 +44,17 @@ PY
   --micro-batch-size=4 --quiet -o "$work/layer.mlir"
 # Activations kept for backward (--recompute=false), as PyTorch does.
 nice "$build/bin/ftpipe-compile" "$work/layer.mlir" --devices=1 \
-  --recompute=false -o "$work/layer" 2>/dev/null
+  --recompute=false ${mode:+--keep-ir} -o "$work/layer" 2>/dev/null
 if [[ $mode == guards ]]; then
   nice "$build/bin/ftpipe-compile" "$work/layer.mlir" --devices=1 \
-    --recompute=false --index-guards=false -o "$work/bare" 2>/dev/null
+    --recompute=false --index-guards=false --keep-ir -o "$work/bare" \
+    2>/dev/null
+  for variant in layer bare; do
+    echo "$variant: $(grep -c 'tosa.clamp.*ftpipe.index_guard' \
+      "$work/$variant/device0.mlir") index guards," \
+      "$(nm -D --undefined-only "$work/$variant/device0.so" |
+        grep -c ftpipe_rt_index_error) call(s) of the trap's symbol"
+  done
   nice "$build/.venv-ref/bin/python" "$here/index_guard_cost.py" \
     "$work/layer" "$work/bare" "$work/layer.mlir" "$work/layer.json" \
     --repeats "${REPEATS:-10}"

@@ -18,7 +18,15 @@
 // accepted. A crash, an abort, a timeout or one of those findings fails
 // this test and leaves the input in the crash directory.
 
+// CHECK: ftpipe-fuzz: inputs by kind (seeds included): F {{[1-9][0-9]*}} O {{[1-9][0-9]*}} T {{[1-9][0-9]*}} X {{[1-9][0-9]*}} Z {{[1-9][0-9]*}}{{$}}
 // CHECK: ftpipe-fuzz: 6 seeds and 300 mutated inputs in {{.*}} s, no finding
+
+// With a limit on memory, an input that allocates past it is a finding.
+// RUN: printf 'Z0 0\n2 1\n' > %t.schedule
+// RUN: not --crash ftpipe-fuzz --replay %t.schedule --memory-limit-mb=1 2>&1 | FileCheck %s --check-prefix=MEMORY
+// RUN: ftpipe-fuzz --replay %t.schedule --memory-limit-mb=4096 2>&1 | FileCheck %s --check-prefix=ENOUGH
+// ENOUGH: ftpipe-fuzz: the input ran without a finding
+// MEMORY: ftpipe-fuzz: out of memory: one input needed more than 1 MiB
 
 // A names file goes where ftpipe-compile reads it: a name that is not a
 // parameter is the compiler's error.
