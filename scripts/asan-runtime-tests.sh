@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The runtime under AddressSanitizer and UBSan against hostile input, without
-# a whole second build: builds ftpipe-run and the runtime's GoogleTests in a
-# sanitizer build (FTPIPE_SANITIZE=ON), runs those tests, then runs the lit
-# tests of test/Runtime (hostile files, manifests and values, output links,
-# the computed-index trap, checkpoints, evaluation, ...) with the sanitizer
-# build's ftpipe-run in place of the normal build's, every other tool (the
+# a whole second build: builds ftpipe-run, communicator-mpi-check and the
+# runtime's GoogleTests in a sanitizer build (FTPIPE_SANITIZE=ON), runs those
+# tests, then runs the lit tests of test/Runtime (hostile files, manifests
+# and values, output links, the computed-index trap, checkpoints,
+# evaluation, ...) with the sanitizer build's ftpipe-run and
+# communicator-mpi-check in place of the normal build's, every other tool (the
 # compiler that makes the artifacts, ftpipe-opt, ftpipe-model-gen) from the
 # normal build (lit's `--param ftpipe_tools_dir`). The artifacts' own code is
 # not instrumented; the runtime that loads them, reads every file and calls
@@ -48,7 +49,8 @@ else
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
     "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
 fi
-nice -n 10 ninja -C "$asan" -j2 ftpipe-run FTPipeRuntimeTests FTPipeSupportTests
+nice -n 10 ninja -C "$asan" -j2 ftpipe-run communicator-mpi-check \
+  FTPipeRuntimeTests FTPipeSupportTests
 
 logs="$asan/asan-logs"
 rm -rf "$logs" && mkdir -p "$logs"
@@ -66,6 +68,7 @@ for tool in "$build"/bin/*; do
   ln -s "$tool" "$tools/$(basename "$tool")"
 done
 ln -sf "$asan/bin/ftpipe-run" "$tools/ftpipe-run"
+ln -sf "$asan/bin/communicator-mpi-check" "$tools/communicator-mpi-check"
 
 echo "== lit with $asan/bin/ftpipe-run: ${tests[*]}"
 status=0

@@ -71,6 +71,32 @@ ftpipe::runtime::findArtifactSymbol(void *library, const char *name) {
   return symbol;
 }
 
+llvm::Error ftpipe::runtime::checkAllocatorBinding(void *library,
+                                                   llvm::StringRef path) {
+  auto fileOf = [](void *address) -> std::string {
+    Dl_info where;
+    return dladdr(address, &where) && where.dli_fname ? where.dli_fname
+                                                      : "an unknown object";
+  };
+  for (const char *name :
+       {"_mlir_memref_to_llvm_alloc", "_mlir_memref_to_llvm_aligned_alloc",
+        "_mlir_memref_to_llvm_free"}) {
+    // Its own: the artifact's dependencies, searched in its load order.
+    void *own = dlsym(library, name);
+    // What its calls bind to first: the global scope.
+    void *bound = dlsym(RTLD_DEFAULT, name);
+    if (own && bound && own != bound)
+      return fail(path + ": its buffer allocator '" + name +
+                  "' would bind to " + fileOf(bound) +
+                  ", which this process loaded before the artifact, not to " +
+                  fileOf(own) +
+                  ", its own: run the artifact in a process without the "
+                  "other target's runtime (ftpipe-run linked with "
+                  "--as-needed, nothing preloaded)");
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error ftpipe::runtime::checkEntryABI(const EntryPoint &entry,
                                            const EntryABI &abi) {
   auto compare = [&](llvm::StringRef role, llvm::StringRef plural,

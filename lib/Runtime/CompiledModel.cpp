@@ -546,6 +546,8 @@ CompiledModel::loadStages(int64_t device) {
   if (!freeBuffer)
     return fail(path + " does not export _mlir_memref_to_llvm_free: it was "
                        "not made by this version of ftpipe-compile");
+  if (llvm::Error error = checkAllocatorBinding(libraries[device], path))
+    return error;
   std::vector<std::unique_ptr<StageProgram>> stages;
   for (size_t s = 0; s < info.stages.size(); ++s) {
     const ManifestStage &stage = info.stages[s];

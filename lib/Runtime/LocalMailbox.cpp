@@ -140,6 +140,7 @@ void LocalMailbox::take(Key key, void *data, size_t bytes,
          " bytes, the receiver "
          "expects " +
          std::to_string(bytes));
-  std::memcpy(data, it->second.data(), bytes);
+  if (bytes) // an empty message may come with no buffer (nullptr)
+    std::memcpy(data, it->second.data(), bytes);
   messages.erase(it);
 }

@@ -78,7 +78,8 @@ public:
     Pending &pending = sends.back();
     pending.buffer.resize(sizeof(int64_t) + bytes);
     std::memcpy(pending.buffer.data(), &microbatch, sizeof(int64_t));
-    std::memcpy(pending.buffer.data() + sizeof(int64_t), data, bytes);
+    if (bytes) // an empty message may come with no buffer (nullptr)
+      std::memcpy(pending.buffer.data() + sizeof(int64_t), data, bytes);
     MPI_Isend(pending.buffer.data(), static_cast<int>(pending.buffer.size()),
               MPI_BYTE, static_cast<int>(peer), static_cast<int>(tag),
               MPI_COMM_WORLD, &pending.request);
@@ -240,7 +241,8 @@ private:
                     std::to_string(message.size() - sizeof(int64_t)) +
                     " bytes, device " + std::to_string(self) + " expects " +
                     std::to_string(bytes));
-    std::memcpy(data, message.data() + sizeof(int64_t), bytes);
+    if (bytes) // an empty message may come with no buffer (nullptr)
+      std::memcpy(data, message.data() + sizeof(int64_t), bytes);
   }
 
   void progressSends() {

@@ -212,8 +212,12 @@ bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
     return false;
   }
   inputs.stages.clear();
+  // A Path refers to its parent: `stagesPath` must outlive `at` (a
+  // temporary parent left `at` dangling, and reporting an error in a stage
+  // crashed).
+  llvm::json::Path stagesPath = path.field("stages");
   for (auto [i, stage] : llvm::enumerate(*stageArray)) {
-    llvm::json::Path at = path.field("stages").index(i);
+    llvm::json::Path at = stagesPath.index(i);
     const llvm::json::Object *s = stage.getAsObject();
     const llvm::json::Value *height = s ? s->get("height") : nullptr;
     const llvm::json::Value *kept =

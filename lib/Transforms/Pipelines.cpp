@@ -112,8 +112,9 @@ void mlir::ftpipe::buildMixedPipePipeline(OpPassManager &pm,
 
 void mlir::ftpipe::buildStageProgramPasses(
     OpPassManager &pm, ::ftpipe::partition::RecomputeMode recompute,
-    StringRef function) {
-  pm.addNestedPass<func::FuncOp>(createClampGatherIndicesPass());
+    StringRef function, bool indexGuards) {
+  if (indexGuards)
+    pm.addNestedPass<func::FuncOp>(createClampGatherIndicesPass());
   OutlineStagesPassOptions outline;
   outline.function = function.str();
   pm.addPass(createOutlineStagesPass(outline));

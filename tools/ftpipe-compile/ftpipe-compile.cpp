@@ -16,7 +16,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Freeze.h"
 #include "Manifest.h"
 
 #include "FTPipe/Analysis/OpGraph.h"
@@ -32,6 +31,7 @@
 #include "FTPipe/Schedule/Memory.h"
 #include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Target/HostObject.h"
+#include "FTPipe/Transforms/FreezeParameters.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -158,6 +158,12 @@ cl::opt<bool> forwardOnly(
     cl::desc("Compile the model function itself for one device (inference), "
              "no partition and no backward"),
     cl::init(false));
+cl::opt<bool> indexGuards(
+    cl::cat(category), "index-guards",
+    cl::desc("Clamp every gather's indices to its table and stop the run on "
+             "an index the model computes outside it (docs/Robustness.md); "
+             "false only to measure their cost"),
+    cl::init(true));
 cl::opt<bool> keepIR(cl::cat(category), "keep-ir",
                      cl::desc("Also write each device's IR before lowering"),
                      cl::init(false));
@@ -363,7 +369,8 @@ buildStagePrograms(ModuleOp module,
   progress.done();
   progress.start("stage programs (outline, differentiate, split)");
   if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
-        ft::buildStageProgramPasses(pm, setup.recompute, /*function=*/"");
+        ft::buildStageProgramPasses(pm, setup.recompute, /*function=*/"",
+                                    indexGuards);
       })))
     return failure();
   progress.done();

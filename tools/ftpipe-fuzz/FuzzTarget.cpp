@@ -23,7 +23,17 @@
 //    dry-run as ftpipe-run does, on the tiny MLP's stages under 1F1B and
 //    ZB-H1;
 //  - 'X': a checkpoint index (model.safetensors.index.json) beside three
-//    shards: the weights read through it must be exactly those it names.
+//    shards: the weights read through it must be exactly those it names;
+//  - 'F': a names file of ftpipe-compile --freeze=@FILE, applied to a model
+//    of three parameters: an accepted one must freeze exactly the names it
+//    lists;
+//  - 'Z': a freeze schedule of ftpipe-run --freeze schedule=FILE, planned on
+//    the tiny MLP's four layers: an accepted one must freeze a growing
+//    prefix of them;
+//  - 'O': ftpipe-run's run settings, `OPTION VALUE` lines (steps,
+//    micro-batches, lr, weight-decay, warmup, timeout, failure-timeout),
+//    checked as ftpipe-run checks them: accepted ones must be finite,
+//    non-negative and within the schedule's limit.
 // Anything refused with an error is fine; a crash, an abort or a hang is not.
 // The same function serves libFuzzer and the project's own mutation driver
 // (MutationDriver.cpp).
@@ -46,11 +56,14 @@
 #include "FTPipe/Runtime/DataValues.h"
 #include "FTPipe/Runtime/HFCheckpoint.h"
 #include "FTPipe/Runtime/PlacementCheck.h"
+#include "FTPipe/Runtime/RunFreezing.h"
+#include "FTPipe/Runtime/RunLimits.h"
 #include "FTPipe/Runtime/RunSchedule.h"
 #include "FTPipe/Runtime/Safetensors.h"
 #include "FTPipe/Runtime/TinyMlp.h"
 #include "FTPipe/Schedule/TorchCsv.h"
 #include "FTPipe/Support/BoundedInput.h"
+#include "FTPipe/Transforms/FreezeParameters.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -60,14 +73,20 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <optional>
+#include <set>
 
 using namespace mlir;
 
@@ -513,6 +532,143 @@ static void fuzzCheckpointIndex(llvm::StringRef text) {
               "' of the index was accepted but not read");
 }
 
+/// A model of three parameters for 'F' inputs, Hugging Face names as
+/// ftpipe-model-gen writes them.
+static const char *const kFreezeModel =
+    "func.func @m(%x: tensor<4xf32>,\n"
+    "  %a: tensor<4xf32> {ftpipe.param, ftpipe.name = "
+    "\"bert.embeddings.word_embeddings.weight\"},\n"
+    "  %b: tensor<4xf32> {ftpipe.param, ftpipe.name = "
+    "\"bert.encoder.layer.0.output.dense.weight\"},\n"
+    "  %c: tensor<4xf32> {ftpipe.param, ftpipe.name = \"qa_outputs.bias\"})"
+    " -> tensor<4xf32> {\n"
+    "  %0 = tosa.add %x, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+    "  %1 = tosa.add %0, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+    "  %2 = tosa.add %1, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+    "  return %2 : tensor<4xf32>\n}\n";
+
+static void fuzzFreezeNames(MLIRContext &context, llvm::StringRef text) {
+  writeScratch(text);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      kFreezeModel, ParserConfig(&context, /*verifyAfterParse=*/true));
+  if (!module)
+    finding("the freeze model does not parse");
+  if (failed(mlir::ftpipe::freezeParameters(*module,
+                                            "@" + getState().scratchPath)))
+    return;
+  // Accepted: the frozen parameters are exactly the lines that are neither
+  // blank nor comments.
+  std::set<std::string> listed, frozen;
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    if (!line.trim().empty() && !line.trim().starts_with("#"))
+      listed.insert(line.trim().str());
+  auto model = *module->getOps<func::FuncOp>().begin();
+  for (unsigned i = 0; i < model.getNumArguments(); ++i)
+    if (model.getArgAttr(i, "ftpipe.frozen"))
+      frozen.insert(model.getArgAttrOfType<StringAttr>(i, "ftpipe.name").str());
+  if (listed != frozen)
+    finding("a names file froze other parameters than it lists");
+  if (failed(verify(*module)))
+    finding("a model with frozen parameters does not verify");
+}
+
+static void fuzzFreezeSchedule(llvm::StringRef text) {
+  namespace rt = ::ftpipe::runtime;
+  writeScratch(text);
+  rt::TinyMlpShape shape;
+  std::unique_ptr<rt::PipelineModel> model =
+      rt::createTinyMlpModel(shape, {0, 1, 0, 1});
+  // What ftpipe-run --freeze schedule=FILE does (Run.cpp).
+  llvm::Expected<rt::RunFreezing> freezing =
+      rt::planFreezing("schedule=" + getState().scratchPath, *model,
+                       rt::tinyMlpData(shape, 16, 1), /*steps=*/8,
+                       /*microBatches=*/2);
+  if (!freezing)
+    return llvm::consumeError(freezing.takeError());
+  // Accepted: a prefix of the layers that only grows, step by step.
+  const auto &points = freezing->depths.points;
+  for (size_t i = 0; i < points.size(); ++i)
+    if (points[i].second > freezing->layers.size() ||
+        (i && (points[i].first <= points[i - 1].first ||
+               points[i].second < points[i - 1].second)))
+      finding("a freeze schedule out of order or too deep was accepted");
+  std::set<std::string> previous;
+  std::vector<int64_t> steps = {0, 1, 7};
+  for (const auto &point : points) {
+    steps.push_back(point.first);
+    if (point.first > 0)
+      steps.push_back(point.first - 1);
+    if (point.first < std::numeric_limits<int64_t>::max())
+      steps.push_back(point.first + 1);
+  }
+  llvm::sort(steps);
+  for (int64_t step : steps) {
+    std::set<std::string> frozen = freezing->frozenAt(step, {});
+    if (!std::includes(frozen.begin(), frozen.end(), previous.begin(),
+                       previous.end()))
+      finding("a freeze schedule thaws a layer at step " +
+              std::to_string(step));
+    if (frozen != ::ftpipe::schedule::frozenNames(
+                      freezing->layers, freezing->depths.depthAt(step)))
+      finding("the frozen set is not the schedule's prefix at step " +
+              std::to_string(step));
+    previous = std::move(frozen);
+  }
+}
+
+static void fuzzRunSettings(llvm::StringRef text) {
+  namespace rt = ::ftpipe::runtime;
+  rt::ExecutorConfig config;
+  config.schedule.steps = 2;
+  config.schedule.microBatches = 4;
+  double timeout = 60, failureTimeout = 5;
+  llvm::SmallVector<llvm::StringRef> lines;
+  text.split(lines, '\n');
+  // As llvm::cl parses them: a value that is not a number is refused there.
+  for (llvm::StringRef line : lines) {
+    auto [option, value] = line.trim().split(' ');
+    value = value.trim();
+    int64_t *integer = llvm::StringSwitch<int64_t *>(option)
+                           .Case("steps", &config.schedule.steps)
+                           .Case("micro-batches", &config.schedule.microBatches)
+                           .Case("warmup", &config.optimizer.warmupSteps)
+                           .Default(nullptr);
+    double *real = llvm::StringSwitch<double *>(option)
+                       .Case("lr", &config.optimizer.lr)
+                       .Case("weight-decay", &config.optimizer.weightDecay)
+                       .Case("timeout", &timeout)
+                       .Case("failure-timeout", &failureTimeout)
+                       .Default(nullptr);
+    if ((integer && value.getAsInteger(0, *integer)) ||
+        (real && !llvm::to_float(value, *real)))
+      return;
+  }
+  const int64_t stages = 4; // the tiny MLP's
+  if (llvm::Error error = rt::checkRunSettings(config, stages))
+    return llvm::consumeError(std::move(error));
+  if (llvm::Error error = rt::checkTimeout(timeout, "--timeout"))
+    return llvm::consumeError(std::move(error));
+  if (llvm::Error error = rt::checkTimeout(failureTimeout, "--failure-timeout"))
+    return llvm::consumeError(std::move(error));
+  // Accepted: numbers a run can use, and a schedule within its limit.
+  const rt::OptimizerConfig &optimizer = config.optimizer;
+  for (double value : {optimizer.lr, optimizer.weightDecay})
+    if (!std::isfinite(value) || value < 0)
+      finding("a learning rate or weight decay that is not a finite number "
+              "of at least 0 was accepted");
+  for (double value : {timeout, failureTimeout})
+    if (!std::isfinite(value) || value <= 0 || value > rt::kMaxTimeoutSeconds)
+      finding("a timeout outside (0, a week] was accepted");
+  if (optimizer.warmupSteps < 0 || config.schedule.steps < 1 ||
+      config.schedule.microBatches < 1 ||
+      static_cast<__int128>(config.schedule.steps) *
+              config.schedule.microBatches * stages * 2 >
+          rt::kMaxScheduleActions)
+    finding("run sizes outside their limits were accepted");
+}
+
 bool ftpipeFuzzShowDiagnostics = false;
 
 int ftpipeFuzzOne(const uint8_t *data, size_t size) {
@@ -559,6 +715,15 @@ int ftpipeFuzzOne(const uint8_t *data, size_t size) {
     break;
   case 'X':
     fuzzCheckpointIndex(text);
+    break;
+  case 'F':
+    fuzzFreezeNames(context, text);
+    break;
+  case 'Z':
+    fuzzFreezeSchedule(text);
+    break;
+  case 'O':
+    fuzzRunSettings(text);
     break;
   default:
     break;

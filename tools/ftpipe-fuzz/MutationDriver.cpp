@@ -11,12 +11,18 @@
 // written to --crash-dir and the driver dies with the same signal, so a
 // test run fails and the input can be replayed:
 //   ftpipe-fuzz --replay FILE
-// With --keep-going the run goes on past findings, saving each.
+// With --keep-going the run goes on past findings, saving each. With
+// --memory-limit-mb an input that allocates past the limit is a finding
+// ("out of memory") instead of a machine out of memory. The closing lines
+// count the inputs run per kind and the findings.
 // Seeds are files or directories: .mlir files become IR inputs; .json files
 // become artifact-manifest, checkpoint-manifest, cluster, profile, graph or
 // model-config inputs by their keys; .safetensors files safetensors inputs;
 // .ids files data-value inputs; .csv files schedule-file inputs; .json files
-// with a "weight_map" checkpoint-index inputs.
+// with a "weight_map" checkpoint-index inputs; .freeze-names files
+// ftpipe-compile --freeze=@FILE inputs; .freeze-schedule files ftpipe-run
+// --freeze schedule=FILE inputs; .run-settings files ftpipe-run settings
+// inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,8 +41,11 @@
 
 #include <chrono>
 #include <csignal>
+#include <map>
+#include <new>
 #include <random>
 #include <string>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +81,12 @@ static cl::opt<bool> printPipelines(
     cl::desc("Print the pass pipelines that IR inputs go through, and exit"));
 static cl::opt<bool>
     verbose("v", cl::desc("Print each input's size and diagnostics"));
+static cl::opt<unsigned> memoryLimitMB(
+    "memory-limit-mb",
+    cl::desc("Address space one input may use, in MiB: an allocation past it "
+             "is a finding ('out of memory'); 0: no limit (sanitizer builds "
+             "reserve terabytes of shadow memory)"),
+    cl::init(0));
 
 /// The input being run, for the crash handlers.
 static std::string current;
@@ -116,6 +131,12 @@ static char kindOf(llvm::StringRef path, llvm::StringRef text) {
     return 'V';
   if (path.ends_with(".csv"))
     return 'T';
+  if (path.ends_with(".freeze-names"))
+    return 'F';
+  if (path.ends_with(".freeze-schedule"))
+    return 'Z';
+  if (path.ends_with(".run-settings"))
+    return 'O';
   if (!path.ends_with(".json"))
     return 0;
   if (text.contains("\"ftpipe-manifest\""))
@@ -228,6 +249,17 @@ static void mutate(std::string &input, const std::vector<std::string> &seeds,
 
 static void runInProcess(const std::string &input) {
   current = input;
+  if (memoryLimitMB) {
+    rlimit limit = {};
+    limit.rlim_cur = limit.rlim_max = rlim_t(memoryLimitMB) << 20;
+    setrlimit(RLIMIT_AS, &limit);
+    std::set_new_handler([] {
+      llvm::errs() << "ftpipe-fuzz: out of memory: one input needed more "
+                      "than "
+                   << memoryLimitMB << " MiB\n";
+      std::abort(); // LLVM's handler saves the input and prints the stack
+    });
+  }
   if (verbose)
     llvm::errs() << llvm::formatv("input of {0} bytes, kind '{1}'\n",
                                   input.size(), input.empty() ? ' ' : input[0]);
@@ -237,12 +269,15 @@ static void runInProcess(const std::string &input) {
 }
 
 static unsigned numFindings = 0;
+/// Inputs run, per kind byte.
+static std::map<char, unsigned> numByKind;
 
 /// Runs `input` in a child process. Without --keep-going, a finding ends
 /// this process as it ended the child (which saved the input).
 static void runOne(const std::string &input) {
   llvm::outs().flush();
   llvm::errs().flush();
+  ++numByKind[input.empty() ? ' ' : input[0]];
   pid_t child = fork();
   if (child == 0) {
     runInProcess(input);
@@ -329,6 +364,11 @@ int main(int argc, char **argv) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
+  std::string kinds;
+  for (auto [kind, count] : numByKind)
+    kinds += llvm::formatv(" {0} {1}", kind, count).str();
+  llvm::errs() << "ftpipe-fuzz: inputs by kind (seeds included):" << kinds
+               << "\n";
   if (numFindings) {
     llvm::errs() << llvm::formatv("ftpipe-fuzz: {0} seeds and {1} mutated "
                                   "inputs in {2:f1} s, {3} findings\n",

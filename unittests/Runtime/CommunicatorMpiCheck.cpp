@@ -1,11 +1,11 @@
 //===- CommunicatorMpiCheck.cpp - The communicator suite on MPI
 //------------===//
 //
-// communicator-mpi-check ring|allreduce|timeout|allreduce-timeout|size,
+// communicator-mpi-check ring|allreduce|empty|timeout|allreduce-timeout|size,
 // started by mpirun: runs one of CommunicatorChecks.h on the MPI
-// communicator. `ring` and `allreduce` print "device D: ok" per process (or
-// what differs, and exit 1); the others end with the communicator's failure
-// (status 70) and its message.
+// communicator. `ring`, `allreduce` and `empty` print "device D: ok" per
+// process (or what differs, and exit 1); the others end with the
+// communicator's failure (status 70) and its message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +21,8 @@ using namespace ftpipe::runtime;
 int main(int argc, char **argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: communicator-mpi-check "
-                         "ring|allreduce|timeout|allreduce-timeout|size\n");
+                         "ring|allreduce|empty|timeout|allreduce-timeout|"
+                         "size\n");
     return 2;
   }
   std::string mode = argv[1];
@@ -45,6 +46,11 @@ int main(int argc, char **argv) {
     std::printf("device %lld: %s\n", static_cast<long long>(self.device()),
                 wrong == 0 ? "ok" : "wrong");
     return wrong == 0 ? 0 : 1;
+  }
+  if (mode == "empty") {
+    checks::emptyMessages(self);
+    std::printf("device %lld: ok\n", static_cast<long long>(self.device()));
+    return 0;
   }
   self.setTimeout(0.3);
   if (mode == "timeout")

@@ -51,6 +51,19 @@ TEST(Communicator, AllReduceSumsWithinGroups) {
   }
 }
 
+TEST(Communicator, EmptyMessagesWithoutBuffers) {
+  for (int64_t devices : {1, 2, 3}) {
+    LocalMailbox mailbox(devices);
+    std::vector<std::thread> threads;
+    for (int64_t d = 0; d < devices; ++d)
+      threads.emplace_back(
+          [&, d] { checks::emptyMessages(mailbox.endpoint(d)); });
+    for (std::thread &thread : threads)
+      thread.join();
+    EXPECT_EQ(mailbox.pending(), 0u) << devices;
+  }
+}
+
 TEST(Communicator, AllReduceTimesOut) {
   EXPECT_EXIT(
       {

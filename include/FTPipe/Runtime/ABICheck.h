@@ -39,6 +39,18 @@ struct ArtifactSymbol {
 std::optional<ArtifactSymbol> findArtifactSymbol(void *library,
                                                  const char *name);
 
+/// Checks that the artifact at `path` (loaded as `library`, RTLD_LOCAL)
+/// gets its buffers from its own allocator. Generated code calls
+/// `_mlir_memref_to_llvm_alloc`, `_aligned_alloc` and `_free`, defined by
+/// FTPipeCPUKernels for CPU artifacts (HostAllocator.h) and by
+/// FTPipeCUDARuntime for CUDA ones (device memory); the dynamic linker binds
+/// the artifact's calls to the first definition in the process's global
+/// scope before its own dependencies, so a process that has the other
+/// library there (linked without --as-needed, as the sanitizer build links,
+/// or preloaded) would hand a CPU artifact device memory. Refused, naming
+/// both libraries.
+llvm::Error checkAllocatorBinding(void *library, llvm::StringRef path);
+
 /// Compares `entry` with the description of the code its symbol names:
 /// counts, and per argument and result scalar or tensor, element type and
 /// shape. A micro-batch argument must be a scalar index or i64, every other

@@ -115,10 +115,12 @@ void buildStageProgramsPipeline(OpPassManager &pm,
                                 const PartitionPipelineOptions &options);
 
 /// Appends only the three stage-program passes, for a module that is already
-/// partitioned (`function`: the model function, empty to find it).
+/// partitioned (`function`: the model function, empty to find it), after
+/// ftpipe-clamp-gather-indices unless `indexGuards` is false (ftpipe-compile
+/// --index-guards=false, to measure the guards' cost).
 void buildStageProgramPasses(OpPassManager &pm,
                              ::ftpipe::schedule::RecomputeMode recompute,
-                             StringRef function = "");
+                             StringRef function = "", bool indexGuards = true);
 
 //===----------------------------------------------------------------------===//
 // Textual forms, for PassPipelineRegistration and `--pass-pipeline`

@@ -1,4 +1,4 @@
-//===- Freeze.h - ftpipe-compile's --freeze ---------------------*- C++ -*-===//
+//===- FreezeParameters.h - ftpipe-compile's --freeze -----------*- C++ -*-===//
 //
 // `--freeze REGEX` or `--freeze @FILE` (one Hugging Face name a line): marks
 // those parameters of the model function frozen with ftpipe-freeze-params
@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef FTPIPE_TOOLS_FTPIPE_COMPILE_FREEZE_H
-#define FTPIPE_TOOLS_FTPIPE_COMPILE_FREEZE_H
+#ifndef FTPIPE_TRANSFORMS_FREEZEPARAMETERS_H
+#define FTPIPE_TRANSFORMS_FREEZEPARAMETERS_H
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -24,4 +24,4 @@ LogicalResult freezeParameters(ModuleOp module, llvm::StringRef spec);
 } // namespace ftpipe
 } // namespace mlir
 
-#endif // FTPIPE_TOOLS_FTPIPE_COMPILE_FREEZE_H
+#endif // FTPIPE_TRANSFORMS_FREEZEPARAMETERS_H

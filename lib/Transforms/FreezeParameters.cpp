@@ -1,12 +1,13 @@
-//===- Freeze.cpp - ftpipe-compile's --freeze -------------------*- C++ -*-===//
+//===- FreezeParameters.cpp - ftpipe-compile's --freeze ---------*- C++ -*-===//
 //
 // Reads the names file through the bounded reader (so a line that names no
 // parameter is reported with its line number) and runs ftpipe-freeze-params
-// on the model function.
+// on the model function. In a library so that the fuzz target (ftpipe-fuzz's
+// 'F' inputs) reads names files as ftpipe-compile does.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Freeze.h"
+#include "FTPipe/Transforms/FreezeParameters.h"
 
 #include "FTPipe/Analysis/OpGraph.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
