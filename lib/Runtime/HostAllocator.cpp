@@ -2,9 +2,10 @@
 //
 // The allocation functions of CPU artifacts (HostAllocator.h): blocks of at
 // least kCachedFrom bytes are rounded up to whole pages and, once freed, kept
-// in a free list per rounded size and device; smaller blocks go straight to
-// the system (and back). Every block is in the live table, for the ledger's
-// charges.
+// in a free list per rounded size and device, from which a request takes the
+// smallest block that holds it (up to kMaxSlack times its size, shrunk to
+// the request); smaller blocks go straight to the system (and back). Every
+// block is in the live table, for the ledger's charges.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "FTPipe/Runtime/MemoryLedger.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -22,6 +24,8 @@ namespace {
 
 constexpr size_t kCachedFrom = size_t(1) << 20;
 constexpr size_t kPage = 4096;
+// A request takes a kept block of up to this many times its size.
+constexpr size_t kMaxSlack = 2;
 // Every block is aligned at least this much (AVX-512 vectors, cache lines).
 constexpr size_t kMinAlignment = 64;
 
@@ -43,15 +47,13 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     Pool &pool = pools[device];
     void *block = nullptr;
-    auto free = cacheable ? pool.cache.find(rounded) : pool.cache.end();
-    if (free != pool.cache.end()) {
-      block = free->second.back();
-      free->second.pop_back();
-      if (free->second.empty())
-        pool.cache.erase(free);
-      pool.cachedBytes -= rounded;
-      ftpipe_mem_charge(device, FTPIPE_MEM_CACHED,
-                        -static_cast<int64_t>(rounded));
+    // The smallest kept block that holds the request, if it is at most
+    // kMaxSlack times as large, cut down to the request: its pages are
+    // mapped already, where a fresh block's would fault in one by one.
+    auto free = cacheable ? pool.cache.lower_bound(rounded) : pool.cache.end();
+    if (free != pool.cache.end() && free->first <= rounded * kMaxSlack)
+      block = takeCached(pool, device, free, rounded);
+    if (block) {
       ++reused;
     } else {
       // Live and cached bytes together stay within the largest live total:
@@ -125,6 +127,33 @@ private:
   static void *system(size_t alignment, size_t size) {
     // aligned_alloc wants a multiple of the alignment; size 0 gets a block.
     return std::aligned_alloc(alignment, size ? size : alignment);
+  }
+
+  /// Takes a block of `kept`'s size out of `pool`'s cache and shrinks it to
+  /// `rounded` bytes, the slack going back to the system; null if the
+  /// shrunk block lost its page alignment (then it is freed). Called with the
+  /// mutex held.
+  static void *takeCached(Pool &pool, int32_t device,
+                          std::map<size_t, std::vector<void *>>::iterator kept,
+                          size_t rounded) {
+    size_t bytes = kept->first;
+    void *block = kept->second.back();
+    kept->second.pop_back();
+    if (kept->second.empty())
+      pool.cache.erase(kept);
+    pool.cachedBytes -= bytes;
+    ftpipe_mem_charge(device, FTPIPE_MEM_CACHED, -static_cast<int64_t>(bytes));
+    if (bytes == rounded)
+      return block;
+    // Shrinking keeps the block where it is (glibc: in the heap or by
+    // mremap), so its first pages stay mapped.
+    void *shrunk = std::realloc(block, rounded);
+    if (!shrunk)
+      return block; // Still the larger block: it holds the request.
+    if (reinterpret_cast<uintptr_t>(shrunk) % kPage == 0)
+      return shrunk;
+    std::free(shrunk);
+    return nullptr;
   }
 
   /// Frees `pool`'s cached blocks, largest first, until `wanted` live bytes

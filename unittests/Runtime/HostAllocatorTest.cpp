@@ -1,7 +1,8 @@
 //===- HostAllocatorTest.cpp - The buffer cache of CPU artifacts ----------===//
 //
-// Blocks come back for the same size, are aligned, small ones bypass the
-// cache, and the cache never holds more than the largest live total.
+// Blocks come back for the same size (or shrunk for a smaller one), are
+// aligned, small ones bypass the cache, and the cache never holds more than
+// the largest live total.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +58,31 @@ TEST_F(HostAllocatorTest, OtherSizesGetOtherBlocks) {
   void *b = _mlir_memref_to_llvm_alloc(4 * kMiB);
   EXPECT_EQ(stats().fresh - before.fresh, 1);
   _mlir_memref_to_llvm_free(b);
+}
+
+TEST_F(HostAllocatorTest, ALargerBlockIsShrunkToTheRequest) {
+  // Sizes differ between ops (the logits, a gradient of the same rows): a
+  // kept block up to twice the request serves it, keeping its mapped pages,
+  // and gives its slack back.
+  void *big = _mlir_memref_to_llvm_alloc(6 * kMiB);
+  std::memset(big, 1, 6 * kMiB);
+  _mlir_memref_to_llvm_free(big);
+  Stats before = stats();
+  void *smaller = _mlir_memref_to_llvm_alloc(4 * kMiB);
+  Stats after = stats();
+  EXPECT_EQ(smaller, big);
+  EXPECT_EQ(after.reused - before.reused, 1);
+  EXPECT_EQ(after.fresh, before.fresh);
+  EXPECT_EQ(after.cached, 0);
+  std::memset(smaller, 2, 4 * kMiB);
+  _mlir_memref_to_llvm_free(smaller);
+  EXPECT_EQ(stats().cached, int64_t(4 * kMiB));
+  // More than twice the request: a fresh block, the kept one stays.
+  before = stats();
+  void *small = _mlir_memref_to_llvm_alloc(kMiB + 5);
+  EXPECT_EQ(stats().fresh - before.fresh, 1);
+  EXPECT_EQ(stats().cached, int64_t(4 * kMiB));
+  _mlir_memref_to_llvm_free(small);
 }
 
 TEST_F(HostAllocatorTest, Alignment) {
