@@ -4,7 +4,8 @@
 // least kCachedFrom bytes are rounded up to whole pages and, once freed, kept
 // in a free list per rounded size and device, from which a request takes the
 // smallest block that holds it (up to kMaxSlack times its size, shrunk to
-// the request); smaller blocks go straight to the system (and back). Every
+// the request), or, where the cache is full, the largest block resized;
+// smaller blocks go straight to the system (and back). Every
 // block is in the live table, for the ledger's charges.
 //
 //===----------------------------------------------------------------------===//
@@ -53,11 +54,16 @@ public:
     auto free = cacheable ? pool.cache.lower_bound(rounded) : pool.cache.end();
     if (free != pool.cache.end() && free->first <= rounded * kMaxSlack)
       block = takeCached(pool, device, free, rounded);
+    // Live and cached bytes together stay within the largest live total:
+    // a new block first evicts what the cache holds beyond it. The largest
+    // kept block, the first to go, is resized to the request instead.
+    if (!block && cacheable && !pool.cache.empty() &&
+        pool.liveBytes + rounded + pool.cachedBytes > pool.peakLiveBytes)
+      block = takeCached(pool, device, std::prev(pool.cache.end()), rounded);
     if (block) {
+      evict(pool, device, pool.liveBytes + rounded);
       ++reused;
     } else {
-      // Live and cached bytes together stay within the largest live total:
-      // a fresh block first evicts what the cache holds beyond it.
       evict(pool, device, pool.liveBytes + rounded);
       block = system(cacheable ? kPage : alignment, rounded);
       if (!block)
@@ -129,10 +135,10 @@ private:
     return std::aligned_alloc(alignment, size ? size : alignment);
   }
 
-  /// Takes a block of `kept`'s size out of `pool`'s cache and shrinks it to
-  /// `rounded` bytes, the slack going back to the system; null if the
-  /// shrunk block lost its page alignment (then it is freed). Called with the
-  /// mutex held.
+  /// Takes a block of `kept`'s size out of `pool`'s cache and resizes it to
+  /// `rounded` bytes (a shrunk block's slack goes back to the system); null
+  /// if the block lost its page alignment or could not grow (then it is
+  /// freed). Called with the mutex held.
   static void *takeCached(Pool &pool, int32_t device,
                           std::map<size_t, std::vector<void *>>::iterator kept,
                           size_t rounded) {
@@ -145,14 +151,18 @@ private:
     ftpipe_mem_charge(device, FTPIPE_MEM_CACHED, -static_cast<int64_t>(bytes));
     if (bytes == rounded)
       return block;
-    // Shrinking keeps the block where it is (glibc: in the heap or by
-    // mremap), so its first pages stay mapped.
-    void *shrunk = std::realloc(block, rounded);
-    if (!shrunk)
-      return block; // Still the larger block: it holds the request.
-    if (reinterpret_cast<uintptr_t>(shrunk) % kPage == 0)
-      return shrunk;
-    std::free(shrunk);
+    // glibc shrinks a block where it is and grows a large one by mremap:
+    // either way the pages it had stay mapped.
+    void *resized = std::realloc(block, rounded);
+    if (!resized) {
+      if (bytes > rounded)
+        return block; // Still the larger block: it holds the request.
+      std::free(block);
+      return nullptr;
+    }
+    if (reinterpret_cast<uintptr_t>(resized) % kPage == 0)
+      return resized;
+    std::free(resized);
     return nullptr;
   }
 

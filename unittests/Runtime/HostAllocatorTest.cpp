@@ -1,6 +1,6 @@
 //===- HostAllocatorTest.cpp - The buffer cache of CPU artifacts ----------===//
 //
-// Blocks come back for the same size (or shrunk for a smaller one), are
+// Blocks come back for the same size (or resized for another one), are
 // aligned, small ones bypass the cache, and the cache never holds more than
 // the largest live total.
 //
@@ -83,6 +83,27 @@ TEST_F(HostAllocatorTest, ALargerBlockIsShrunkToTheRequest) {
   EXPECT_EQ(stats().fresh - before.fresh, 1);
   EXPECT_EQ(stats().cached, int64_t(4 * kMiB));
   _mlir_memref_to_llvm_free(small);
+}
+
+TEST_F(HostAllocatorTest, AFullCacheResizesItsLargestBlock) {
+  // Two blocks live at once set the bound; a larger request must evict, and
+  // takes the largest kept block (grown) instead of mapping a fresh one.
+  void *a = _mlir_memref_to_llvm_alloc(4 * kMiB);
+  void *b = _mlir_memref_to_llvm_alloc(3 * kMiB);
+  _mlir_memref_to_llvm_free(a);
+  _mlir_memref_to_llvm_free(b);
+  ASSERT_EQ(stats().cached, int64_t(7 * kMiB));
+  Stats before = stats();
+  void *larger = _mlir_memref_to_llvm_alloc(6 * kMiB);
+  ASSERT_NE(larger, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(larger) % 4096, 0u);
+  std::memset(larger, 3, 6 * kMiB);
+  Stats after = stats();
+  EXPECT_EQ(after.reused - before.reused, 1);
+  EXPECT_EQ(after.fresh, before.fresh);
+  // The 3 MiB block no longer fits beside it within the 7 MiB bound.
+  EXPECT_EQ(after.cached, 0);
+  _mlir_memref_to_llvm_free(larger);
 }
 
 TEST_F(HostAllocatorTest, Alignment) {
