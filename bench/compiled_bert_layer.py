@@ -3,6 +3,7 @@
 # encoder layer, against its contractions on OpenBLAS and PyTorch eager.
 #
 #   compiled_bert_layer.py DIR MODEL.mlir CONFIG.json [--repeats N]
+#                          [--title TEXT]
 #
 # DIR holds ftpipe-compile's artifacts of MODEL.mlir for one device
 # (bench/compiled_bert_layer.sh makes them: BERT-large's config with one
@@ -16,7 +17,10 @@
 #     weights, loss.backward()), its median time and the ratio;
 #   - both losses, so that the two computed the same thing.
 # Times are the process's CPU time (the ratios too), which a loaded machine
-# inflates far less than wall time; the wall times are printed beside them.
+# inflates far less than wall time; the wall times are printed beside them,
+# and so are the compiled code's system CPU time (page faults of fresh
+# buffers) and the buffers it took fresh from the system per step.
+# bench/compiled_gpt2_block.sh runs it on one GPT-2 124M block (--title).
 # Run it with the reference environment's python, niced, with the same thread
 # count for OpenBLAS and PyTorch (the .sh wrapper sets one thread).
 
@@ -73,6 +77,19 @@ def timed(function):
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
+def system_seconds():
+    """The process's system CPU time so far."""
+    return os.times().system
+
+
+def fresh_blocks(library):
+    """Buffers the generated code has taken from the system so far."""
+    reused, fresh, cached = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+    library.ftpipe_host_alloc_stats(ctypes.byref(reused), ctypes.byref(fresh),
+                                    ctypes.byref(cached))
+    return fresh.value
+
+
 def blas_seconds(library):
     calls, seconds = ctypes.c_int64(), ctypes.c_double()
     library.ftpipe_blas_stats(ctypes.byref(calls), ctypes.byref(seconds),
@@ -87,6 +104,8 @@ def main():
     parser.add_argument("model")
     parser.add_argument("config")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--title", default="BERT-large, 1 encoder layer (+ "
+                        "embeddings, QA head, loss), 4 x 384 tokens")
     opts = parser.parse_args()
 
     import torch
@@ -106,9 +125,12 @@ def main():
     loss = step()  # warm-up (page faults, OpenBLAS buffers, the buffer cache)
     blas_seconds(library)
     ours, blas = [], []
+    system, fresh = system_seconds(), fresh_blocks(library)
     for _ in range(opts.repeats):
         ours.append(timed(step))
         blas.append(blas_seconds(library))
+    system = (system_seconds() - system) / opts.repeats
+    fresh = (fresh_blocks(library) - fresh) / opts.repeats
     calls = blas[0][0]
     in_blas = statistics.median(s for _, s in blas)
 
@@ -130,13 +152,14 @@ def main():
     wall = statistics.median(w for _, w in ours)
     torch_cpu = statistics.median(c for c, _ in theirs)
     torch_wall = statistics.median(w for _, w in theirs)
-    print("BERT-large, 1 encoder layer (+ embeddings, QA head, loss), "
-          "4 x 384 tokens, f32, forward + backward, %d threads, median of %d;"
+    print("%s, f32, forward + backward, %d threads, median of %d;"
           " CPU time of the process (wall time in brackets), load average "
-          "before: %s" % (torch.get_num_threads(), opts.repeats,
+          "before: %s" % (opts.title, torch.get_num_threads(), opts.repeats,
                           " ".join(open("/proc/loadavg").read().split()[:3])))
     print("  compiled (ftpipe-compile, cpu):     %8.1f ms (%8.1f)   loss %.6f"
           % (cpu * 1e3, wall * 1e3, loss))
+    print("      of it system (mean):            %8.1f ms             "
+          "%.1f fresh buffers a step" % (system * 1e3, fresh))
     print("  (a) its %d gemm calls in OpenBLAS:  %8.1f ms             "
           "ratio %.2f" % (calls, in_blas * 1e3, cpu / in_blas))
     print("  (b) PyTorch %s eager:      %8.1f ms (%8.1f)   ratio %.2f   "

@@ -2,9 +2,11 @@
 //
 // The allocation functions of CPU artifacts (HostAllocator.h): blocks of at
 // least kCachedFrom bytes are rounded up to whole pages and, once freed, kept
-// in a free list per rounded size and device; smaller blocks go straight to
-// the system (and back). Every block is in the live table, for the ledger's
-// charges.
+// in a free list per rounded size and device, from which a request takes the
+// smallest block that holds it (up to kMaxSlack times its size, shrunk to
+// the request), or, where the cache is full, the largest block resized;
+// smaller blocks go straight to the system (and back). Every
+// block is in the live table, for the ledger's charges.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,7 @@
 #include "FTPipe/Runtime/MemoryLedger.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -22,6 +25,8 @@ namespace {
 
 constexpr size_t kCachedFrom = size_t(1) << 20;
 constexpr size_t kPage = 4096;
+// A request takes a kept block of up to this many times its size.
+constexpr size_t kMaxSlack = 2;
 // Every block is aligned at least this much (AVX-512 vectors, cache lines).
 constexpr size_t kMinAlignment = 64;
 
@@ -43,19 +48,22 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     Pool &pool = pools[device];
     void *block = nullptr;
-    auto free = cacheable ? pool.cache.find(rounded) : pool.cache.end();
-    if (free != pool.cache.end()) {
-      block = free->second.back();
-      free->second.pop_back();
-      if (free->second.empty())
-        pool.cache.erase(free);
-      pool.cachedBytes -= rounded;
-      ftpipe_mem_charge(device, FTPIPE_MEM_CACHED,
-                        -static_cast<int64_t>(rounded));
+    // The smallest kept block that holds the request, if it is at most
+    // kMaxSlack times as large, cut down to the request: its pages are
+    // mapped already, where a fresh block's would fault in one by one.
+    auto free = cacheable ? pool.cache.lower_bound(rounded) : pool.cache.end();
+    if (free != pool.cache.end() && free->first <= rounded * kMaxSlack)
+      block = takeCached(pool, device, free, rounded);
+    // Live and cached bytes together stay within the largest live total:
+    // a new block first evicts what the cache holds beyond it. The largest
+    // kept block, the first to go, is resized to the request instead.
+    if (!block && cacheable && !pool.cache.empty() &&
+        pool.liveBytes + rounded + pool.cachedBytes > pool.peakLiveBytes)
+      block = takeCached(pool, device, std::prev(pool.cache.end()), rounded);
+    if (block) {
+      evict(pool, device, pool.liveBytes + rounded);
       ++reused;
     } else {
-      // Live and cached bytes together stay within the largest live total:
-      // a fresh block first evicts what the cache holds beyond it.
       evict(pool, device, pool.liveBytes + rounded);
       block = system(cacheable ? kPage : alignment, rounded);
       if (!block)
@@ -125,6 +133,37 @@ private:
   static void *system(size_t alignment, size_t size) {
     // aligned_alloc wants a multiple of the alignment; size 0 gets a block.
     return std::aligned_alloc(alignment, size ? size : alignment);
+  }
+
+  /// Takes a block of `kept`'s size out of `pool`'s cache and resizes it to
+  /// `rounded` bytes (a shrunk block's slack goes back to the system); null
+  /// if the block lost its page alignment or could not grow (then it is
+  /// freed). Called with the mutex held.
+  static void *takeCached(Pool &pool, int32_t device,
+                          std::map<size_t, std::vector<void *>>::iterator kept,
+                          size_t rounded) {
+    size_t bytes = kept->first;
+    void *block = kept->second.back();
+    kept->second.pop_back();
+    if (kept->second.empty())
+      pool.cache.erase(kept);
+    pool.cachedBytes -= bytes;
+    ftpipe_mem_charge(device, FTPIPE_MEM_CACHED, -static_cast<int64_t>(bytes));
+    if (bytes == rounded)
+      return block;
+    // glibc shrinks a block where it is and grows a large one by mremap:
+    // either way the pages it had stay mapped.
+    void *resized = std::realloc(block, rounded);
+    if (!resized) {
+      if (bytes > rounded)
+        return block; // Still the larger block: it holds the request.
+      std::free(block);
+      return nullptr;
+    }
+    if (reinterpret_cast<uintptr_t>(resized) % kPage == 0)
+      return resized;
+    std::free(resized);
+    return nullptr;
   }
 
   /// Frees `pool`'s cached blocks, largest first, until `wanted` live bytes

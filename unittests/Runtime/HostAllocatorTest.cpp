@@ -1,13 +1,16 @@
 //===- HostAllocatorTest.cpp - The buffer cache of CPU artifacts ----------===//
 //
-// Blocks come back for the same size, are aligned, small ones bypass the
-// cache, and the cache never holds more than the largest live total.
+// Blocks come back for the same size (or resized for another one), are
+// aligned, small ones bypass the cache, and the cache never holds more than
+// the largest live total.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/HostAllocator.h"
 
 #include "gtest/gtest.h"
+
+#include <malloc.h>
 
 #include <cstdint>
 #include <cstring>
@@ -29,7 +32,13 @@ constexpr size_t kMiB = size_t(1) << 20;
 
 class HostAllocatorTest : public ::testing::Test {
 protected:
-  void SetUp() override { ftpipe_host_cache_release(); }
+  void SetUp() override {
+    // As ftpipe-run sets it (MemoryStats.h, returnLargeBlocksToSystem):
+    // blocks of 1 MiB and more are mapped on their own, so that glibc
+    // resizes them by mremap, keeping their pages.
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    ftpipe_host_cache_release();
+  }
   void TearDown() override { ftpipe_host_cache_release(); }
 };
 
@@ -50,13 +59,65 @@ TEST_F(HostAllocatorTest, SameSizeIsReused) {
   _mlir_memref_to_llvm_free(second);
 }
 
-TEST_F(HostAllocatorTest, OtherSizesGetOtherBlocks) {
-  void *a = _mlir_memref_to_llvm_alloc(2 * kMiB);
+TEST_F(HostAllocatorTest, AMuchLargerBlockIsKeptWhileThereIsRoom) {
+  // 8 MiB live sets the bound; shrunk to 5 MiB, the block leaves 3 MiB of
+  // room, so a request of less than half its size gets a fresh block.
+  void *a = _mlir_memref_to_llvm_alloc(8 * kMiB);
   _mlir_memref_to_llvm_free(a);
-  Stats before = stats();
-  void *b = _mlir_memref_to_llvm_alloc(4 * kMiB);
-  EXPECT_EQ(stats().fresh - before.fresh, 1);
+  void *b = _mlir_memref_to_llvm_alloc(5 * kMiB);
+  EXPECT_EQ(b, a);
   _mlir_memref_to_llvm_free(b);
+  Stats before = stats();
+  void *c = _mlir_memref_to_llvm_alloc(2 * kMiB);
+  EXPECT_EQ(stats().fresh - before.fresh, 1);
+  EXPECT_EQ(stats().cached, int64_t(5 * kMiB));
+  _mlir_memref_to_llvm_free(c);
+}
+
+TEST_F(HostAllocatorTest, ALargerBlockIsShrunkToTheRequest) {
+  // Sizes differ between ops (the logits, a gradient of the same rows): a
+  // kept block up to twice the request serves it, keeping its mapped pages,
+  // and gives its slack back.
+  void *big = _mlir_memref_to_llvm_alloc(6 * kMiB);
+  std::memset(big, 1, 6 * kMiB);
+  _mlir_memref_to_llvm_free(big);
+  Stats before = stats();
+  void *smaller = _mlir_memref_to_llvm_alloc(4 * kMiB);
+  Stats after = stats();
+  EXPECT_EQ(smaller, big);
+  EXPECT_EQ(after.reused - before.reused, 1);
+  EXPECT_EQ(after.fresh, before.fresh);
+  EXPECT_EQ(after.cached, 0);
+  std::memset(smaller, 2, 4 * kMiB);
+  _mlir_memref_to_llvm_free(smaller);
+  EXPECT_EQ(stats().cached, int64_t(4 * kMiB));
+  // More than twice the request: a fresh block, the kept one stays.
+  before = stats();
+  void *small = _mlir_memref_to_llvm_alloc(kMiB + 5);
+  EXPECT_EQ(stats().fresh - before.fresh, 1);
+  EXPECT_EQ(stats().cached, int64_t(4 * kMiB));
+  _mlir_memref_to_llvm_free(small);
+}
+
+TEST_F(HostAllocatorTest, AFullCacheResizesItsLargestBlock) {
+  // Two blocks live at once set the bound; a larger request must evict, and
+  // takes the largest kept block (grown) instead of mapping a fresh one.
+  void *a = _mlir_memref_to_llvm_alloc(4 * kMiB);
+  void *b = _mlir_memref_to_llvm_alloc(3 * kMiB);
+  _mlir_memref_to_llvm_free(a);
+  _mlir_memref_to_llvm_free(b);
+  ASSERT_EQ(stats().cached, int64_t(7 * kMiB));
+  Stats before = stats();
+  void *larger = _mlir_memref_to_llvm_alloc(6 * kMiB);
+  ASSERT_NE(larger, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(larger) % 4096, 0u);
+  std::memset(larger, 3, 6 * kMiB);
+  Stats after = stats();
+  EXPECT_EQ(after.reused - before.reused, 1);
+  EXPECT_EQ(after.fresh, before.fresh);
+  // The 3 MiB block no longer fits beside it within the 7 MiB bound.
+  EXPECT_EQ(after.cached, 0);
+  _mlir_memref_to_llvm_free(larger);
 }
 
 TEST_F(HostAllocatorTest, Alignment) {

@@ -3,12 +3,14 @@
  * The CPU target lowers memref allocations to
  * finalize-memref-to-llvm{use-generic-functions}'s calls, implemented here in
  * FTPipeCPUKernels. Large freed blocks are kept and handed out again for a
- * request of the same rounded size: a training step asks for the same
- * buffers every micro-batch, and without the cache glibc returns every block
- * above its mmap threshold (at most 32 MiB) to the kernel, which then zeroes
- * fresh pages on the next step. Live and cached bytes together never exceed
- * the largest total that was live at once (a fresh block first evicts cached
- * ones), so the cache costs no memory beyond the generated code's own peak.
+ * request of the same rounded size, or shrunk for one of at least half their
+ * size: a training step asks for the same buffers every micro-batch, and
+ * without the cache glibc returns every block above its mmap threshold (at
+ * most 32 MiB) to the kernel, which then zeroes fresh pages on the next
+ * step. Live and cached bytes together never exceed the largest total that
+ * was live at once (a new block first evicts cached ones, or takes the
+ * largest one resized), so the cache costs no memory beyond the generated
+ * code's own peak.
  * Every block is charged to the allocating thread's device in its memory
  * ledger (MemoryLedger.h): live blocks as generated, kept ones as cached.
  *

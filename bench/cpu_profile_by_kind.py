@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""CPU samples of an ftpipe-run (or any) process by kind of work (issue 25).
+
+Usage:
+  perf record -F 499 -g -o P.perf -- ftpipe-run ...
+  perf script -i P.perf -F time,ip,sym,dso | cpu_profile_by_kind.py [--from SYM]
+
+Groups the samples taken from the first one whose stack holds SYM (default
+`stage`: the first call of generated code, so start-up is left out) by the
+kind of work on top of the stack: OpenBLAS's gemm kernels and its packing,
+the kernel (page faults of fresh buffers, munmap), the generated code's own
+loops, copies (memrefCopy, memcpy/memmove), memset outside the kernel, the
+optimizer, the rest of the runtime and everything else; prints each kind's
+share of the samples. The kernel's samples are split by the user-space
+function that entered it. Not a test.
+"""
+import argparse
+import collections
+import re
+import sys
+
+
+def kind(frame, dso):
+    if "openblas" in dso:
+        return "BLAS packing" if "copy" in frame else "BLAS gemm kernels"
+    if "kallsyms" in dso:
+        return "kernel"
+    if dso.endswith(".so") and "device" in dso.rsplit("/", 1)[-1]:
+        return "generated loops"
+    if "memrefCopy" in frame or "memcpy" in frame or "memmove" in frame:
+        return "copies"
+    if "memset" in frame:
+        return "memset"
+    if "Optimizer" in frame:
+        return "optimizer"
+    if "ftpipe-run" in dso:
+        return "runtime (other)"
+    return "other"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--from", dest="start", default="stage")
+    opts = parser.parse_args()
+    line = re.compile(r"^\s*[0-9a-f]+ (.*) \((.*)\)$")
+    kinds, entered = collections.Counter(), collections.Counter()
+    started, total = False, 0
+    for sample in sys.stdin.read().split("\n\n"):
+        frames = [line.match(l) for l in sample.strip().split("\n")[1:]]
+        frames = [(m.group(1), m.group(2)) for m in frames if m]
+        if not frames:
+            continue
+        if not started:
+            started = any(opts.start in f for f, _ in frames)
+            if not started:
+                continue
+        total += 1
+        top = kind(*frames[0])
+        kinds[top] += 1
+        if top == "kernel":
+            user = next((f for f, d in frames if "kallsyms" not in d), "?")
+            entered[re.sub(r"\+0x[0-9a-f]+$", "", user)[:60]] += 1
+    print(f"{total} samples")
+    for name, count in kinds.most_common():
+        print(f"  {100 * count / total:5.1f} %  {name}")
+    print("the kernel, entered from:")
+    for name, count in entered.most_common(6):
+        print(f"  {100 * count / total:5.1f} %  {name}")
+
+
+if __name__ == "__main__":
+    main()
