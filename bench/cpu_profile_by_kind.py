@@ -4,6 +4,7 @@
 Usage:
   perf record -F 499 -g -o P.perf -- ftpipe-run ...
   perf script -i P.perf -F time,ip,sym,dso | cpu_profile_by_kind.py [--from SYM]
+  perf script -i P.perf -F pid,time,ip,sym,dso | cpu_profile_by_kind.py --pid PID
 
 Groups the samples taken from the first one whose stack holds SYM (default
 `stage`: the first call of generated code, so start-up is left out) by the
@@ -12,7 +13,8 @@ the kernel (page faults of fresh buffers, munmap), the generated code's own
 loops, copies (memrefCopy, memcpy/memmove), memset outside the kernel, the
 optimizer, the rest of the runtime and everything else; prints each kind's
 share of the samples. The kernel's samples are split by the user-space
-function that entered it. Not a test.
+function that entered it. With --pid (and `-F pid,...`), only that process's
+samples (one MPI process of `ftpipe-run --np N`). Not a test.
 """
 import argparse
 import collections
@@ -41,12 +43,16 @@ def kind(frame, dso):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--from", dest="start", default="stage")
+    parser.add_argument("--pid", type=int)
     opts = parser.parse_args()
     line = re.compile(r"^\s*[0-9a-f]+ (.*) \((.*)\)$")
     kinds, entered = collections.Counter(), collections.Counter()
     started, total = False, 0
     for sample in sys.stdin.read().split("\n\n"):
-        frames = [line.match(l) for l in sample.strip().split("\n")[1:]]
+        lines = sample.strip().split("\n")
+        if opts.pid is not None and lines[0].split()[:1] != [str(opts.pid)]:
+            continue
+        frames = [line.match(l) for l in lines[1:]]
         frames = [(m.group(1), m.group(2)) for m in frames if m]
         if not frames:
             continue

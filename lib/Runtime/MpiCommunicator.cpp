@@ -94,6 +94,7 @@ public:
     clock::time_point deadline =
         clock::now() + std::chrono::duration_cast<clock::duration>(
                            std::chrono::duration<double>(timeout()));
+    Pause pause;
     while (true) {
       auto early = arrivedEarly.find(key);
       if (early != arrivedEarly.end()) {
@@ -118,7 +119,7 @@ public:
         for (int done = 0; !done;) {
           MPI_Test(&request, &done, MPI_STATUS_IGNORE);
           if (!done)
-            checkWait(key, deadline);
+            checkWait(key, deadline, pause);
         }
         int64_t messageMicrobatch = -1;
         if (message.size() >= sizeof(int64_t))
@@ -130,7 +131,7 @@ public:
         arrivedEarly[{peer, tag, messageMicrobatch}] = std::move(message);
         continue;
       }
-      checkWait(key, deadline);
+      checkWait(key, deadline, pause);
     }
   }
 
@@ -179,13 +180,29 @@ private:
            " from device " + std::to_string(std::get<0>(key));
   }
 
+  /// The pause between two polls of one wait: 20 us at first, doubling up to
+  /// 1 ms while nothing arrives. A wait of a micro-batch's compute (a
+  /// pipeline bubble) then costs a few thousand wake-ups rather than one
+  /// every 20 us, each a system call and a context switch (a quarter of a
+  /// waiting stage's CPU time on GPT-2 124M, docs/Benchmarks.md), and a
+  /// message that arrives late in it waits at most 1 ms more.
+  struct Pause {
+    std::chrono::microseconds next{20};
+    void operator()() {
+      std::this_thread::sleep_for(next);
+      next = std::min(next * 2, std::chrono::microseconds(1000));
+    }
+  };
+
   /// Ends the wait for `key` when aborted or past `deadline`; otherwise
-  /// pauses briefly before the next poll.
-  void checkWait(const Key &key, clock::time_point deadline) {
-    checkWait(describe(key), " arrived", deadline);
+  /// pauses before the next poll.
+  void checkWait(const Key &key, clock::time_point deadline, Pause &pause) {
+    if (aborted || clock::now() > deadline)
+      checkWait(describe(key), " arrived", deadline, pause);
+    pause();
   }
   void checkWait(const std::string &what, const char *happened,
-                 clock::time_point deadline) {
+                 clock::time_point deadline, Pause &pause) {
     if (aborted) {
       std::lock_guard<std::mutex> lock(abortMutex);
       reportFailure("device " + std::to_string(self) + " waiting for " + what +
@@ -194,17 +211,18 @@ private:
     if (clock::now() > deadline)
       reportFailure("device " + std::to_string(self) + ": no " + what +
                     happened + " (waited " + std::to_string(timeout()) + " s)");
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    pause();
   }
 
   /// Polls `request` until it completes, with the timeout and abort().
   void waitFor(MPI_Request &request, const std::string &what,
                clock::time_point deadline) {
+    Pause pause;
     for (int done = 0; !done;) {
       progressSends();
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (!done)
-        checkWait(what, " completed", deadline);
+        checkWait(what, " completed", deadline, pause);
     }
   }
 

@@ -1,10 +1,12 @@
 //===- CommunicatorMpiCheck.cpp - The communicator suite on MPI
 //------------===//
 //
-// communicator-mpi-check ring|allreduce|empty|timeout|allreduce-timeout|size,
-// started by mpirun: runs one of CommunicatorChecks.h on the MPI
-// communicator. `ring`, `allreduce` and `empty` print "device D: ok" per
-// process (or what differs, and exit 1); the others end with the
+// communicator-mpi-check
+// ring|allreduce|empty|idle-wait|timeout|allreduce-timeout|size, started by
+// mpirun: runs one of CommunicatorChecks.h on the MPI communicator. `ring`,
+// `allreduce` and `empty` print "device D: ok" per process (or what differs,
+// and exit 1); `idle-wait` prints the CPU milliseconds device 1 spends in a
+// receive that waits one second for device 0; the others end with the
 // communicator's failure (status 70) and its message.
 //
 //===----------------------------------------------------------------------===//
@@ -13,15 +15,19 @@
 
 #include "FTPipe/Runtime/MpiCommunicator.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <thread>
 
 using namespace ftpipe::runtime;
 
 int main(int argc, char **argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: communicator-mpi-check "
-                         "ring|allreduce|empty|timeout|allreduce-timeout|"
+                         "ring|allreduce|empty|idle-wait|timeout|"
+                         "allreduce-timeout|"
                          "size\n");
     return 2;
   }
@@ -50,6 +56,24 @@ int main(int argc, char **argv) {
   if (mode == "empty") {
     checks::emptyMessages(self);
     std::printf("device %lld: ok\n", static_cast<long long>(self.device()));
+    return 0;
+  }
+  if (mode == "idle-wait") {
+    // A pipeline bubble: the receiver polls while the sender computes.
+    int32_t value = 1;
+    if (self.device() == 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      self.send(1, 3, 0, &value, sizeof(value));
+    } else if (self.device() == 1) {
+      timespec start, end;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+      self.recv(0, 3, 0, &value, sizeof(value));
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end);
+      double ms = (end.tv_sec - start.tv_sec) * 1e3 +
+                  (end.tv_nsec - start.tv_nsec) * 1e-6;
+      std::printf("device 1 waited 1 s using %.0f ms of CPU\n", ms);
+    }
+    self.barrier(0);
     return 0;
   }
   self.setTimeout(0.3);
