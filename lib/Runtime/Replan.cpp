@@ -397,18 +397,18 @@ void ReplanCoordinator::measured(
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0)
     source.host = host;
-  std::vector<ManifestStage> planned;
+  // planTraining refused a model without a manifest; plans moved to are
+  // compiled ones.
   const ArtifactManifest &manifest =
       static_cast<const CompiledModel &>(current).manifest();
   source.artifacts = manifest.directory;
   source.target = manifest.target;
-  planned = manifest.stages;
   schedule::ScheduleConfig window = config.schedule;
   window.steps = updates;
   auto measuredProfile = measureProfile(
       current.stageGraph(), window, traces,
-      schedule::ReplicaLayout::none(current.stageGraph().devices), planned,
-      std::move(source));
+      schedule::ReplicaLayout::none(current.stageGraph().devices),
+      manifest.stages, std::move(source));
   if (!measuredProfile)
     return say("profile: " + llvm::toString(measuredProfile.takeError()));
   profile = std::move(*measuredProfile);
@@ -435,11 +435,11 @@ void ReplanCoordinator::measured(
   state.compiling = true;
   // What the plan promised, when its manifest records stage times.
   std::string promised;
-  if (auto planned =
+  if (auto predicted =
           predictPlanned(current.stageGraph(), config.schedule, manifest))
-    promised = llvm::formatv(" (the plan's {0:f3})", planned->balance).str();
+    promised = llvm::formatv(" (the plan's {0:f3})", predicted->balance).str();
   else
-    llvm::consumeError(planned.takeError());
+    llvm::consumeError(predicted.takeError());
   say(llvm::formatv("{0}; measured busiest / mean {1:f3}{2} over steps "
                     "{3}-{4}; compiling {5} in the background",
                     why, measuredBalance, promised, windowStart(updates),
