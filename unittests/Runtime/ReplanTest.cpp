@@ -32,9 +32,10 @@ TEST(ReplanTest, ParsesPolicies) {
         std::make_tuple("auto", 1.0, 2), std::make_tuple("auto", 0.05, -1)}) {
     auto refused = parseReplanPolicy(mode, threshold, warmup);
     EXPECT_FALSE(bool(refused)) << mode;
-    if (!refused)
+    if (!refused) {
       EXPECT_NE(llvm::toString(refused.takeError()).find("--replan"),
                 std::string::npos);
+    }
   }
 }
 
