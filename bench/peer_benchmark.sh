@@ -35,6 +35,16 @@ read -r wall user sys < "$work/compile.time"
 echo "ftpipe-compile --devices=2: wall $wall s, CPU $user s user + $sys s system"
 python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/art" 64 \
   "$work/zeros.safetensors"
+# PyTorch's runs attend to every token: the attention mask is ones here too
+# (make-dataset.py's zeros would mask every position).
+"$python" - "$work/zeros.safetensors" <<'PY'
+import sys
+from safetensors.numpy import load_file, save_file
+tensors = load_file(sys.argv[1])
+if "attention_mask" in tensors:
+    tensors["attention_mask"][...] = 1
+save_file(tensors, sys.argv[1])
+PY
 
 peer() {
   "$python" "$root/bench/peer_gpt2.py" "$config" --steps "$steps" "$@" \
