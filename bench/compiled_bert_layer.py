@@ -70,6 +70,21 @@ def compiled_step(opts, weights, inputs):
     return step, library
 
 
+def reference_data(model, config):
+    """The weights and inputs hf_reference.py makes for MODEL.mlir's CONFIG
+    (PyTorch's initialisation, one micro-batch)."""
+    import tempfile
+    from safetensors.numpy import load_file
+    import hf_reference
+
+    with tempfile.TemporaryDirectory() as work:
+        w, i, o = (os.path.join(work, n) for n in ("w", "i", "o"))
+        sys.argv = ["hf_reference.py", "reference", model, config,
+                    "--weights", w, "--inputs", i, "--outputs", o]
+        hf_reference.main()
+        return load_file(w), load_file(i)
+
+
 def timed(function):
     """The process's CPU time and the wall time of one call."""
     cpu, wall = time.process_time(), time.perf_counter()
@@ -109,17 +124,9 @@ def main():
     opts = parser.parse_args()
 
     import torch
-    from safetensors.numpy import load_file
-    import hf_reference
-    import tempfile
 
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    with tempfile.TemporaryDirectory() as work:
-        w, i, o = (os.path.join(work, n) for n in ("w", "i", "o"))
-        sys.argv = ["hf_reference.py", "reference", opts.model, opts.config,
-                    "--weights", w, "--inputs", i, "--outputs", o]
-        hf_reference.main()
-        weights, inputs = load_file(w), load_file(i)
+    weights, inputs = reference_data(opts.model, opts.config)
 
     step, library = compiled_step(opts, weights, inputs)
     loss = step()  # warm-up (page faults, OpenBLAS buffers, the buffer cache)

@@ -21,12 +21,11 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 from types import SimpleNamespace
 
 # (which also puts tools/ftpipe-compile and tools/ftpipe-reference on the
 # path)
-from compiled_bert_layer import compiled_step, timed  # noqa: E402
+from compiled_bert_layer import compiled_step, reference_data, timed  # noqa: E402
 
 
 def load_average():
@@ -42,15 +41,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=10)
     opts = parser.parse_args()
 
-    from safetensors.numpy import load_file
-    import hf_reference
-
-    with tempfile.TemporaryDirectory() as work:
-        w, i, o = (os.path.join(work, n) for n in ("w", "i", "o"))
-        sys.argv = ["hf_reference.py", "reference", opts.model, opts.config,
-                    "--weights", w, "--inputs", i, "--outputs", o]
-        hf_reference.main()
-        weights, inputs = load_file(w), load_file(i)
+    weights, inputs = reference_data(opts.model, opts.config)
 
     steps = {}
     for name in ("guarded", "bare"):
