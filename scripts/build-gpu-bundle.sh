@@ -28,8 +28,8 @@
 #             and the QA head (a loss): its artifact, config.json and
 #             inputs.safetensors (no weights: 50 MB; gpu-check.sh takes
 #             PyTorch's initialisation there and feeds both sides the same);
-#   run_cuda_artifacts.py, bert_large_layer.py, gpu-check.sh, BUNDLE.json
-#             (what was built, from which commit, sizes).
+#   run_cuda_artifacts.py, bert_large_layer.py, memref_abi.py, gpu-check.sh,
+#             BUNDLE.json (what was built, from which commit, sizes).
 # Fails if OUT exceeds 64 MiB. Needs a build with the CUDA toolkit and,
 # unless --no-reference, the reference environment (BUILD/.venv-ref).
 # Takes minutes (one CUDA compilation per model; see docs/GPU.md), so it is
@@ -81,7 +81,7 @@ cp "$runtime" "$build/lib/libFTPipeStageABI.so" "$out/lib/"
 cudart=$(ldd "$runtime" | awk '/libcudart\.so/ {print $3}')
 cp -L "$cudart" "$out/lib/$(basename "$cudart")"
 cp "$root/scripts/gpu/run_cuda_artifacts.py" "$root/scripts/gpu/bert_large_layer.py" \
-   "$root/scripts/gpu-check.sh" "$out/"
+   "$root/tools/ftpipe-reference/memref_abi.py" "$root/scripts/gpu-check.sh" "$out/"
 
 compile() {  # compile NAME MLIR OPT DEVICES
   "$bin/ftpipe-compile" "$2" --target=cuda --cuda-chip=sm_90 "--devices=$4" \

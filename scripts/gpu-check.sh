@@ -104,7 +104,7 @@ while IFS= read -r so; do
   done < <(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$bundle/lib" ldd "$so" 2>&1)
 done < <(find "$bundle" -name '*.so' -o -name '*.so.*' | sort)
 [ $failures = 0 ] && say "gpu-check: bundle self-contained (ldd, clean environment): every library is in lib/ or is libc/libm/libstdc++/libgcc_s/the loader, and cuBLAS 13 from the GPU machine"
-for script in run_cuda_artifacts.py bert_large_layer.py; do
+for script in run_cuda_artifacts.py bert_large_layer.py memref_abi.py; do
   python3 -m py_compile "$bundle/$script" 2>> "$log" || fail "$script does not compile"
 done
 

@@ -37,19 +37,16 @@ import time
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
+# memref_abi.py lies beside this script in the bundle, in
+# tools/ftpipe-reference/ in the repository.
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [here, os.path.join(here, "..", "..", "tools", "ftpipe-reference")]
+from memref_abi import call_with_results, memref_struct  # noqa: E402
+
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
           "i64": np.int64, "i1": np.bool_}
 # What generated code returns for a constant (a global): not to be freed.
 GLOBAL_BUFFER = 0xdeadbeef
-
-
-def memref_struct(rank):
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-              ("offset", ctypes.c_int64)]
-    if rank:
-        fields += [("sizes", ctypes.c_int64 * rank),
-                   ("strides", ctypes.c_int64 * rank)]
-    return type("MemRef%d" % rank, (ctypes.Structure,), {"_fields_": fields})
 
 
 class Device:
@@ -106,20 +103,8 @@ def call(library, entry, descs):
     its result descriptors."""
     args = [ctypes.c_int64(d) if isinstance(d, int) else ctypes.byref(d)
             for d in descs]
-    results = entry["results"]
-    function = getattr(library, entry["symbol"])
-    if not results:
-        function(*args)
-        return []
-    if len(results) == 1:
-        out = memref_struct(len(results[0]["shape"]))()
-        function(ctypes.byref(out), *args)
-        return [out]
-    out = type("Results", (ctypes.Structure,), {"_fields_": [
-        ("r%d" % i, memref_struct(len(r["shape"])))
-        for i, r in enumerate(results)]})()
-    function(ctypes.byref(out), *args)
-    return [getattr(out, "r%d" % i) for i in range(len(results))]
+    return call_with_results(getattr(library, entry["symbol"]),
+                             entry["results"], args)
 
 
 class Program:

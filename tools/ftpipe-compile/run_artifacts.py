@@ -30,7 +30,7 @@ from safetensors.numpy import load_file, save_file
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "ftpipe-reference"))
-from hf_reference import memref_struct, descriptor  # noqa: E402
+from memref_abi import call_with_results, descriptor  # noqa: E402
 import ftpipe_manifest  # noqa: E402
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32,
@@ -92,19 +92,9 @@ def call(library, entry, values, buffers=None):
         arrays.append(array)
         args.append(ctypes.byref(desc))
     results = entry["results"]
-    function = getattr(library, entry["symbol"])
+    descs = call_with_results(getattr(library, entry["symbol"]), results, args)
     if not results:
-        function(*args)
         return []
-    if len(results) == 1:
-        out = memref_struct(len(results[0]["shape"]))()
-        descs = [out]
-    else:
-        out = type("Results", (ctypes.Structure,), {"_fields_": [
-            ("r%d" % i, memref_struct(len(r["shape"])))
-            for i, r in enumerate(results)]})()
-        descs = [getattr(out, "r%d" % i) for i in range(len(results))]
-    function(ctypes.byref(out), *args)
     owned = owned_buffers(descs, arrays)
     if buffers is not None:
         buffers += owned

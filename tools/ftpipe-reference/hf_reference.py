@@ -41,6 +41,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from memref_abi import call_with_results, descriptor, read_memref  # noqa
+
 PIPELINE = (
     "builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,tosa-to-arith,"
     "tosa-to-tensor),one-shot-bufferize{bufferize-function-boundaries "
@@ -213,36 +216,6 @@ def cmd_structure(opts):
 
 # --- our side (numpy, ctypes and MLIR 19's tools only) ----------------------
 
-def memref_struct(rank):
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-              ("offset", ctypes.c_int64)]
-    if rank:
-        fields += [("sizes", ctypes.c_int64 * rank),
-                   ("strides", ctypes.c_int64 * rank)]
-    return type("MemRef%d" % rank, (ctypes.Structure,), {"_fields_": fields})
-
-
-def descriptor(array):
-    # Not ascontiguousarray: that one makes scalars 1-d. No copy of an array
-    # that is C-contiguous already (the entry points do not write into their
-    # arguments).
-    array = np.asarray(array, order="C")
-    desc = memref_struct(array.ndim)()
-    desc.allocated = desc.aligned = array.ctypes.data
-    desc.offset = 0
-    for i, (size, stride) in enumerate(zip(array.shape, array.strides)):
-        desc.sizes[i] = size
-        desc.strides[i] = stride // array.itemsize
-    return desc, array
-
-
-def read_memref(desc, shape, dtype):
-    count = int(np.prod(shape)) if shape else 1
-    ctype = {np.float32: ctypes.c_float, np.float64: ctypes.c_double}[dtype]
-    pointer = ctypes.cast(desc.aligned, ctypes.POINTER(ctype))
-    return np.ctypeslib.as_array(pointer, shape=(count,)).copy().reshape(shape)
-
-
 def lower(text, header, workdir, llvm_bin):
     """MLIR 19's CPU pipeline, then a shared library; returns its path."""
     mlir = os.path.join(workdir, "model.mlir")
@@ -295,15 +268,9 @@ def cmd_run(opts):
     with tempfile.TemporaryDirectory() as workdir:
         library = ctypes.CDLL(opts.library or
                               lower(text, header, workdir, opts.llvm_bin))
-        if len(result_types) == 1:
-            out = memref_struct(len(result_types[0][0]))()
-        else:
-            out = type("Results", (ctypes.Structure,), {"_fields_": [
-                ("r%d" % i, memref_struct(len(s)))
-                for i, (s, _) in enumerate(result_types)]})()
-        getattr(library, "_mlir_ciface_" + name)(ctypes.byref(out), *call_args)
-        descs = [out] if len(result_types) == 1 else [
-            getattr(out, "r%d" % i) for i in range(len(result_types))]
+        descs = call_with_results(getattr(library, "_mlir_ciface_" + name),
+                                  [{"shape": s} for s, _ in result_types],
+                                  call_args)
         # The results' buffers stay with the process; it ends right after.
         outputs = {"output%d" % i: read_memref(d, s, DTYPES[e])
                    for i, (d, (s, e)) in enumerate(zip(descs, result_types))}

@@ -42,8 +42,8 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_reference import (PIPELINE, DTYPES, cmd_compare, descriptor,  # noqa
-                          memref_struct)
+from hf_reference import PIPELINE, DTYPES, cmd_compare  # noqa: E402
+from memref_abi import call_with_results, descriptor, read_memref  # noqa
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -142,15 +142,6 @@ def signatures(text):
     return functions
 
 
-def read_memref(desc, shape, dtype):
-    """Copies a contiguous result buffer of any element type."""
-    dtype = np.dtype(dtype)
-    count = int(np.prod(shape)) if shape else 1
-    pointer = ctypes.cast(desc.aligned, ctypes.POINTER(ctypes.c_char))
-    raw = np.ctypeslib.as_array(pointer, shape=(count * dtype.itemsize,))
-    return raw.copy().view(dtype).reshape(shape)
-
-
 # --- building and calling ------------------------------------------------------
 
 def tools(opts):
@@ -212,18 +203,8 @@ def call(library, name, signature, values):
         desc, array = descriptor(array)
         keep += [array, desc]
         call_args.append(ctypes.byref(desc))
-    if not results:
-        getattr(library, "_mlir_ciface_" + name)(*call_args)
-        return []
-    if len(results) == 1:
-        out = memref_struct(len(results[0]["shape"]))()
-        descs = [out]
-    else:
-        out = type("Results", (ctypes.Structure,), {"_fields_": [
-            ("r%d" % i, memref_struct(len(r["shape"])))
-            for i, r in enumerate(results)]})()
-        descs = [getattr(out, "r%d" % i) for i in range(len(results))]
-    getattr(library, "_mlir_ciface_" + name)(ctypes.byref(out), *call_args)
+    descs = call_with_results(getattr(library, "_mlir_ciface_" + name),
+                              results, call_args)
     # The results' buffers stay with the process (it is short-lived).
     return [read_memref(d, r["shape"], DTYPES[r["elem"]])
             for d, r in zip(descs, results)]
