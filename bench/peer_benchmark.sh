@@ -60,8 +60,8 @@ for schedule in gpipe 1f1b; do
   echo "== ftpipe-run $schedule, load $(cut -d' ' -f1-3 /proc/loadavg)"
   "$bin/ftpipe-run" "$work/art" --np 2 --data "$work/zeros.safetensors" \
     --weights "$work/init.safetensors" --steps "$steps" --micro-batches 4 \
-    --schedule "$schedule" --lr 1e-3 --weight-decay 0.01 --timeout 1200 \
-    --failure-timeout 600 > "$work/ftpipe-$schedule.log" 2>&1
+    --schedule "$schedule" --optimizer adamw --lr 1e-3 --weight-decay 0.01 \
+    --timeout 1200 --failure-timeout 600 > "$work/ftpipe-$schedule.log" 2>&1
   grep -E '^step|memory:' "$work/ftpipe-$schedule.log" | cut -c1-160
 done
 

@@ -101,7 +101,8 @@ def run_eager(args):
         from safetensors.torch import save_file
         save_file({k: v.contiguous() for k, v in model.state_dict().items()
                    if k != "lm_head.weight"}, args.save_weights)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr,
+                                  weight_decay=args.weight_decay)
     ids, labels = data(args.micro_batches, mbs, seq)
     for step in range(args.steps):
         start = time.perf_counter()
@@ -132,7 +133,8 @@ def run_stage(rank, args, port):
     stage = PipelineStage(module, rank, 2, torch.device("cpu"))
     kind = ScheduleGPipe if args.mode == "gpipe" else Schedule1F1B
     schedule = kind(stage, n_microbatches=args.micro_batches, loss_fn=loss_of)
-    optimizer = torch.optim.AdamW(module.parameters(), lr=args.lr)
+    optimizer = torch.optim.AdamW(module.parameters(), lr=args.lr,
+                                  weight_decay=args.weight_decay)
     ids, labels = data(args.micro_batches, mbs, seq)
     for step in range(args.steps):
         dist.barrier()
@@ -167,6 +169,7 @@ def main():
     parser.add_argument("--micro-batches", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--port", type=int, default=29517)
     parser.add_argument("--save-weights")
     args = parser.parse_args()
