@@ -11,23 +11,27 @@
 # 3; also the STEPS variable) steps on it with AdamW (lr 1e-3, weight decay
 # 0.01), one thread per process, every run from the same weights and data:
 # PyTorch eager in one process, torch.distributed.pipelining GPipe and 1F1B
-# over 2 processes (gloo, blocks split evenly), and ftpipe-run on its own
-# plan under SCHEDULES (default "gpipe 1f1b async": async with weight
-# stashing). Prints one table: the last step's time, the speed-up over
-# eager, each process's peak resident memory (ftpipe-run: also its peak
-# tensor memory against the plan's), and every step's loss with the largest
-# relative difference from eager's. Exits 1 when a synchronous ftpipe-run's
-# loss differs from eager's by more than 1e-4 relative (async trains on
-# stale weights, PyTorch's pipeline an untied head: printed, not checked),
-# or when a run printed no losses. Runs from the reference environment
-# (/work/venv-ref). The load average is printed: step times depend on it,
-# memory and losses do not.
+# over 2 processes (gloo, blocks split evenly; TORCH_MODES, default "gpipe
+# 1f1b"), and ftpipe-run on its own plan under SCHEDULES (default "gpipe
+# 1f1b async": async with weight stashing). PEER_ARGS go to every
+# bench/peer.py run (e.g. "--lr 2e-3", which the check below catches:
+# test/Reference/peer-benchmark.test). Prints one table: the last step's
+# time, the speed-up over eager, each process's peak resident memory
+# (ftpipe-run: also its peak tensor memory against the plan's), and every
+# step's loss with the largest relative difference from eager's. Exits 1
+# when a synchronous ftpipe-run's loss differs from eager's by more than
+# 1e-4 relative (async trains on stale weights, PyTorch's pipeline an untied
+# head: printed, not checked), or when a run printed no losses. Runs from
+# the reference environment (PEER_PYTHON, default
+# /work/venv-ref/bin/python). The load average is printed: step times
+# depend on it, memory and losses do not.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
 config="${2:-$root/bench/models/gpt2-124m.json}"
 steps="${3:-${STEPS:-3}}"
-schedules="${SCHEDULES:-gpipe 1f1b async}"
+schedules="${SCHEDULES-gpipe 1f1b async}"
+torch_modes="${TORCH_MODES-gpipe 1f1b}"
 python="${PEER_PYTHON:-/work/venv-ref/bin/python}"
 bin="$build/bin"
 work="$(mktemp -d)"
@@ -47,7 +51,7 @@ python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/art" \
   $((micro_batches * mbs)) "$work/data.safetensors"
 # Random tokens (labels are the inputs, as Hugging Face's causal LMs take
 # them), every token attended, one segment, random answer spans.
-"$python" - "$work/data.safetensors" "$config" <<'PY'
+$python - "$work/data.safetensors" "$config" <<'PY'
 import json, sys
 import numpy as np
 from safetensors.numpy import load_file, save_file
@@ -69,13 +73,14 @@ save_file(tensors, sys.argv[1])
 PY
 
 peer() {
-  "$python" "$root/bench/peer.py" "$config" --data "$work/data.safetensors" \
-    --steps "$steps" --micro-batches $micro_batches "$@" 2> "$work/peer.err" ||
+  $python "$root/bench/peer.py" "$config" --data "$work/data.safetensors" \
+    --steps "$steps" --micro-batches $micro_batches ${PEER_ARGS:-} "$@" \
+    2> "$work/peer.err" ||
     { tail -20 "$work/peer.err"; return 1; }
 }
 echo "== eager, load $(cut -d' ' -f1-3 /proc/loadavg)"
 peer --mode eager --save-weights "$work/init.safetensors" | tee "$work/eager.log"
-for mode in gpipe 1f1b; do
+for mode in $torch_modes; do
   echo "== torch $mode, load $(cut -d' ' -f1-3 /proc/loadavg)"
   peer --mode "$mode" | tee "$work/torch-$mode.log" || true
 done
@@ -92,9 +97,10 @@ for schedule in $schedules; do
   grep -E '^step|memory:' "$work/ftpipe-$schedule.log" | cut -c1-160 || true
 done
 
-python3 - "$work" "$micro_batches" "$mbs" $schedules <<'PY'
+python3 - "$work" "$micro_batches" "$mbs" "$torch_modes" $schedules <<'PY'
 import re, sys
-work, micro_batches, mbs, schedules = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+work, micro_batches, mbs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+torch_modes, schedules = sys.argv[4].split(), sys.argv[5:]
 samples = micro_batches * mbs
 TOLERANCE = 1e-4
 def parse(name):
@@ -125,7 +131,7 @@ def parse(name):
     return losses, last, rss, plan
 eager = parse("eager")
 rows = [("PyTorch eager, 1 process", eager, False)]
-rows += [(f"torch.distributed.pipelining {m}", parse(f"torch-{m}"), False) for m in ("gpipe", "1f1b")]
+rows += [(f"torch.distributed.pipelining {m}", parse(f"torch-{m}"), False) for m in torch_modes]
 rows += [(f"ftpipe-run {s}" + (" (stashing)" if s == "async" else ""), parse(f"ftpipe-{s}"), s != "async")
          for s in schedules]
 print("\n| run | last step s | speed-up over eager | peak resident MiB per process | ftpipe: peak tensor / plan MiB | losses | max rel. diff from eager |")
