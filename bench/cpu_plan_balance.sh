@@ -12,14 +12,16 @@
 #   cpu-auto   as cpu, with --recompute=auto (recompute only where memory
 #              requires it);
 #   cpu-norecompute  as cpu, with --recompute=false.
-# Every plan is made for 1F1B with 4 micro-batches and AdamW, compiled, and
-# trained 1 and then 3 steps, each process under /usr/bin/time: a process's
-# CPU time a step is the difference over 2, which does not count the time it
-# waited for a core, so the figures hold under load. Prints per plan the
-# predicted busiest / mean compute (ftpipe-report's imbalance), the measured
-# CPU seconds a step of each process and their busiest / mean, the CPU of
-# both a step, the last step's samples per second (wall time: it depends on
-# the load, printed before each run) and the losses of the 3-step run.
+# Every plan is made for 1F1B with 4 micro-batches and AdamW, compiled (an
+# artifact directory already in WORK is reused) and trained STEPS steps
+# (default 3; the variable STEPS) with --profile-out: the profile gives each
+# process's CPU time a step (`cpu_ms`, the median after the warm-up step),
+# which leaves out the time a process waited for a core, so the figures hold
+# under load. Prints per plan the predicted busiest / mean compute
+# (ftpipe-report's imbalance), the measured CPU seconds a step of each
+# process and their busiest / mean, the CPU of both a step, the slowest
+# process's median step (wall time: it depends on the load, printed before
+# each run) and the losses.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
@@ -44,49 +46,36 @@ if [ ! -f "$work/cpu.json" ]; then
   "$bin/ftpipe-devices" --cpu --json --devices 2 > "$work/cpu.json"
 fi
 
-# run NAME STEPS [OPTIONS...]: trains NAME's artifacts for STEPS steps, each
-# MPI process's CPU time in NAME-STEPS.time.RANK ("user system").
-run() {
-  local name="$1" steps="$2"
-  shift 2
-  mpirun -np 2 sh -c \
-    'exec /usr/bin/time -f "%U %S" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' \
-    "$work/$name-$steps.time" "$bin/ftpipe-run" "$work/$name" \
-    --data "$work/zeros.safetensors" --steps "$steps" --micro-batches 4 \
-    --schedule 1f1b --lr 1e-3 --weight-decay 0.01 --timeout 1200 \
-    --failure-timeout 600 "$@" > "$work/$name-$steps.log" 2>&1
-}
-
-# plan NAME PIPELINE-OPTIONS COMPILE-OPTIONS: partition, report, compile, run.
+# plan NAME PIPELINE-OPTIONS: partition, report, compile, run.
 plan() {
-  local name="$1" options="$2" compile="$3"
+  local name="$1" options="$2"
   echo "== plan '$name', load $(load)"
   "$bin/ftpipe-opt" "$work/model.mlir" \
     --ftpipe-partition-pipeline="$setup $options quiet=true" \
     -o "$work/$name.mlir"
   "$bin/ftpipe-opt" "$work/$name.mlir" \
     --ftpipe-report="json=$work/$name-report.json" -o /dev/null > /dev/null
-  # shellcheck disable=SC2086
-  "$bin/ftpipe-compile" "$work/$name.mlir" --devices=2 $compile \
-    -o "$work/$name" 2> "$work/$name-compile.log"
+  [ -f "$work/$name/manifest.json" ] ||
+    "$bin/ftpipe-compile" "$work/$name.mlir" --devices=2 -o "$work/$name" \
+      2> "$work/$name-compile.log"
   [ -f "$work/zeros.safetensors" ] ||
     python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/$name" 16 \
       "$work/zeros.safetensors"
-  echo "== run '$name' 1 step, load $(load)"
-  run "$name" 1
-  echo "== run '$name' 3 steps, load $(load)"
-  run "$name" 3 --profile-out "$work/$name-profile.json"
-  grep '^step' "$work/$name-3.log" | cut -c1-120 || true
+  echo "== run '$name', load $(load)"
+  "$bin/ftpipe-run" "$work/$name" --np 2 --data "$work/zeros.safetensors" \
+    --steps "${STEPS:-3}" --micro-batches 4 --schedule 1f1b --lr 1e-3 \
+    --weight-decay 0.01 --profile-out "$work/$name-profile.json" \
+    --timeout 1200 --failure-timeout 600 > "$work/$name-run.log" 2>&1
+  grep '^step' "$work/$name-run.log" | cut -c1-120 || true
 }
 
 for name in $plans; do
   case "$name" in
-  default) plan default "" "" ;;
-  cpu) plan cpu "hardware=$work/cpu.json" "" ;;
-  replanned) plan replanned "profile=$work/default-profile.json" "" ;;
-  cpu-auto) plan cpu-auto "hardware=$work/cpu.json recompute=auto" "" ;;
-  cpu-norecompute)
-    plan cpu-norecompute "hardware=$work/cpu.json recompute=false" "" ;;
+  default) plan default "" ;;
+  cpu) plan cpu "hardware=$work/cpu.json" ;;
+  replanned) plan replanned "profile=$work/default-profile.json" ;;
+  cpu-auto) plan cpu-auto "hardware=$work/cpu.json recompute=auto" ;;
+  cpu-norecompute) plan cpu-norecompute "hardware=$work/cpu.json recompute=false" ;;
   *) echo "unknown plan '$name'" >&2; exit 1 ;;
   esac
 done
@@ -95,23 +84,19 @@ echo "load at the end $(load)"
 python3 - "$work" $plans <<'PY'
 import json, re, sys
 work, plans = sys.argv[1], sys.argv[2:]
-def cpu(name, steps, rank):
-    user, system = open(f"{work}/{name}-{steps}.time.{rank}").read().split()[-2:]
-    return float(user) + float(system)
-print("\n| plan | stages | predicted busiest / mean | CPU s a step, process 0, 1 "
-      "| measured busiest / mean | CPU s a step, both | samples/s, last step "
-      "| losses |")
-print("|---|---|---|---|---|---|---|---|")
+print("\n| plan | stages | recomputing stages | predicted busiest / mean "
+      "| CPU s a step, process 0, 1 | measured busiest / mean "
+      "| CPU s a step, both | step s (wall) | losses |")
+print("|---|---|---|---|---|---|---|---|---|")
 for name in plans:
     report = json.load(open(f"{work}/{name}-report.json"))
-    per = [(cpu(name, 3, r) - cpu(name, 1, r)) / 2 for r in (0, 1)]
-    ratio = max(per) / (sum(per) / len(per)) if sum(per) > 0 else float("nan")
-    rates = re.findall(r"^step \d+ loss [0-9.]+ samples/s ([0-9.]+)",
-                       open(f"{work}/{name}-3.log").read(), re.M)
+    processes = json.load(open(f"{work}/{name}-profile.json"))["processes"]
+    cpu = [p["cpu_ms"] / 1e3 for p in processes]
+    ratio = max(cpu) / (sum(cpu) / len(cpu))
+    step = max(p["step_ms"] for p in processes) / 1e3
     losses = re.findall(r"^step \d+ loss ([0-9.]+)",
-                        open(f"{work}/{name}-3.log").read(), re.M)
-    wall = rates[-1] if rates else "-"
-    print(f"| {name} | {report['stages']} | {report['imbalance']:.3f} | "
-          f"{per[0]:.2f}, {per[1]:.2f} | {ratio:.3f} | {sum(per):.2f} | "
-          f"{wall} | {', '.join(losses)} |")
+                        open(f"{work}/{name}-run.log").read(), re.M)
+    print(f"| {name} | {report['stages']} | {report['recompute_stages']} | "
+          f"{report['imbalance']:.3f} | {cpu[0]:.2f}, {cpu[1]:.2f} | "
+          f"{ratio:.3f} | {sum(cpu):.2f} | {step:.2f} | {', '.join(losses)} |")
 PY

@@ -37,7 +37,8 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
   for (auto [process, events] : llvm::enumerate(traces)) {
     // Per measured step: first start, last end, and the totals.
     struct Step {
-      double start = 1e300, end = -1e300, compute = 0, wait = 0, update = 0;
+      double start = 1e300, end = -1e300, compute = 0, wait = 0, update = 0,
+             cpu = 0;
     };
     std::vector<Step> perStep(steps - warmup);
     for (const TraceEvent &event : events) {
@@ -47,6 +48,7 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
       Step &totals = perStep[step - warmup];
       totals.start = std::min(totals.start, event.startSeconds * 1e3);
       totals.end = std::max(totals.end, event.endSeconds * 1e3);
+      totals.cpu += event.cpuSeconds * 1e3;
       if (event.action.kind == ActionKind::Update) {
         totals.update += (event.endSeconds - event.startSeconds) * 1e3;
         continue;
@@ -74,7 +76,7 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
         break;
       }
     }
-    std::vector<double> span, compute, wait, update;
+    std::vector<double> span, compute, wait, update, cpu;
     for (const Step &step : perStep) {
       if (step.end < step.start)
         continue;
@@ -82,6 +84,7 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
       compute.push_back(step.compute);
       wait.push_back(step.wait);
       update.push_back(step.update);
+      cpu.push_back(step.cpu);
     }
     ProfileProcess summary;
     summary.process = int64_t(process);
@@ -92,6 +95,7 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
     summary.computeMs = median(compute);
     summary.waitMs = median(wait);
     summary.updateMs = median(update);
+    summary.cpuMs = median(cpu);
     profile.processes.push_back(summary);
   }
 

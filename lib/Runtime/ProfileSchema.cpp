@@ -154,10 +154,13 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ProfileStage &stage,
 }
 
 json::Value ftpipe::runtime::toJSON(const ProfileProcess &process) {
-  return json::Object{
+  json::Object object{
       {"process", process.process}, {"device", process.device},
       {"step_ms", process.stepMs},  {"compute_ms", process.computeMs},
       {"wait_ms", process.waitMs},  {"update_ms", process.updateMs}};
+  if (process.cpuMs)
+    object["cpu_ms"] = *process.cpuMs;
+  return object;
 }
 
 bool ftpipe::runtime::fromJSON(const json::Value &value,
@@ -168,7 +171,8 @@ bool ftpipe::runtime::fromJSON(const json::Value &value,
          mapTime(mapper, "step_ms", process.stepMs, path) &&
          mapTime(mapper, "compute_ms", process.computeMs, path) &&
          mapTime(mapper, "wait_ms", process.waitMs, path) &&
-         mapTime(mapper, "update_ms", process.updateMs, path);
+         mapTime(mapper, "update_ms", process.updateMs, path) &&
+         mapOptionalTime(mapper, value, "cpu_ms", process.cpuMs, path);
 }
 
 json::Value ftpipe::runtime::toJSON(const ProfileTimes &times) {

@@ -89,6 +89,11 @@ struct ProfileProcess {
   double stepMs = 0;
   /// In stage code, waiting for messages, in the optimizer update.
   double computeMs = 0, waitMs = 0, updateMs = 0;
+  /// The CPU time of the process's device thread in the step's actions
+  /// (TraceEvent::cpuSeconds): what the process computed, not counting the
+  /// time it waited for a core on a loaded machine. Absent in profiles
+  /// written before it was measured.
+  std::optional<double> cpuMs;
 };
 
 /// Measured times of one op scope (`ops[scope]`, the older profile's
