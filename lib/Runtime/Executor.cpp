@@ -588,7 +588,13 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
                            ? 0.0
                            : computeSeconds - computeBefore,
                        waitedSeconds - waitedBefore};
-      event.cpuSeconds = threadCpuSeconds() - cpuStart;
+      // A device slowed down on purpose (--debug-slow) stands for a slower
+      // one: its stage code's CPU time counts the factor as its wall time
+      // does (timed()).
+      event.cpuSeconds =
+          (threadCpuSeconds() - cpuStart) *
+          (action.kind == ActionKind::Update ? 1.0
+                                             : std::max(1.0, config.slowdown));
       events.push_back(event);
     }
   }

@@ -30,7 +30,7 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
   int64_t stages = graph.stages();
   struct Samples {
     std::vector<double> forward, backward, input, weight, forwardWait,
-        backwardWait;
+        backwardWait, forwardCpu, backwardCpu, inputCpu, weightCpu;
   };
   std::vector<Samples> perStage(stages);
   MeasuredProfile profile;
@@ -55,6 +55,7 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
       }
       double compute = event.computeSeconds * 1e3;
       double wait = event.waitSeconds * 1e3;
+      double cpu = event.cpuSeconds * 1e3;
       totals.compute += compute;
       totals.wait += wait;
       Samples &stage = perStage.at(event.action.stage);
@@ -62,17 +63,21 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
       case ActionKind::Forward:
         stage.forward.push_back(compute);
         stage.forwardWait.push_back(wait);
+        stage.forwardCpu.push_back(cpu);
         break;
       case ActionKind::InputBackward:
         stage.input.push_back(compute);
         stage.backwardWait.push_back(wait);
+        stage.inputCpu.push_back(cpu);
         break;
       case ActionKind::WeightBackward:
         stage.weight.push_back(compute);
+        stage.weightCpu.push_back(cpu);
         break;
       default:
         stage.backward.push_back(compute);
         stage.backwardWait.push_back(wait);
+        stage.backwardCpu.push_back(cpu);
         break;
       }
     }
@@ -112,12 +117,16 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
     stage.forwardWaitMs = median(samples.forwardWait);
     stage.backwardWaitMs = median(samples.backwardWait);
     stage.samples = int64_t(samples.forward.size());
+    stage.forwardCpuMs = median(samples.forwardCpu);
     if (!samples.input.empty()) {
       stage.inputMs = median(samples.input);
       stage.weightMs = median(samples.weight);
       stage.backwardMs = *stage.inputMs + *stage.weightMs;
+      stage.backwardCpuMs =
+          median(samples.inputCpu) + median(samples.weightCpu);
     } else {
       stage.backwardMs = median(samples.backward);
+      stage.backwardCpuMs = median(samples.backwardCpu);
     }
     profile.stages.push_back(std::move(stage));
   }

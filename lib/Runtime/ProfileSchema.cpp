@@ -119,6 +119,10 @@ json::Value ftpipe::runtime::toJSON(const ProfileStage &stage) {
     object["input_ms"] = *stage.inputMs;
   if (stage.weightMs)
     object["weight_ms"] = *stage.weightMs;
+  if (stage.forwardCpuMs)
+    object["fwd_cpu_ms"] = *stage.forwardCpuMs;
+  if (stage.backwardCpuMs)
+    object["bwd_cpu_ms"] = *stage.backwardCpuMs;
   return object;
 }
 
@@ -131,6 +135,9 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ProfileStage &stage,
       !mapTime(mapper, "bwd_ms", stage.backwardMs, path) ||
       !mapOptionalTime(mapper, value, "input_ms", stage.inputMs, path) ||
       !mapOptionalTime(mapper, value, "weight_ms", stage.weightMs, path) ||
+      !mapOptionalTime(mapper, value, "fwd_cpu_ms", stage.forwardCpuMs, path) ||
+      !mapOptionalTime(mapper, value, "bwd_cpu_ms", stage.backwardCpuMs,
+                       path) ||
       !mapCount(mapper, "samples", stage.samples, path, true) ||
       !mapper.mapOptional("recomputes", stage.recomputes))
     return false;
@@ -144,6 +151,11 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ProfileStage &stage,
   if (stage.inputMs.has_value() != stage.weightMs.has_value()) {
     path.field(stage.inputMs ? "weight_ms" : "input_ms")
         .report("a split backward gives both input_ms and weight_ms");
+    return false;
+  }
+  if (stage.forwardCpuMs.has_value() != stage.backwardCpuMs.has_value()) {
+    path.field(stage.forwardCpuMs ? "bwd_cpu_ms" : "fwd_cpu_ms")
+        .report("CPU times come as fwd_cpu_ms and bwd_cpu_ms together");
     return false;
   }
   stage.ops.clear();

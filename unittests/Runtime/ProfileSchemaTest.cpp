@@ -44,6 +44,8 @@ MeasuredProfile fullProfile() {
   second.weightMs = 3;
   second.forwardWaitMs = 0.125;
   second.samples = 36;
+  second.forwardCpuMs = 2.25;
+  second.backwardCpuMs = 4.5;
   profile.stages = {first, second};
   profile.processes = {{0, 0, 40, 19, 20, 1, 18.5}, {1, 1, 41, 30, 9, 2}};
   profile.ops["Model/Block[0]"] = {0.75, 1.5};
@@ -81,6 +83,9 @@ TEST(ProfileSchema, RoundTripsEveryField) {
   // A recomputing stage's backward proper leaves out its forward.
   EXPECT_EQ(back->stages[0].backwardOnlyMs(), 1.75);
   EXPECT_EQ(back->stages[1].backwardOnlyMs(), 5.0);
+  EXPECT_EQ(back->stages[1].forwardCpuMs, 2.25);
+  EXPECT_EQ(back->stages[1].backwardOnlyMs(/*cpuTime=*/true), 4.5);
+  EXPECT_FALSE(back->stages[0].backwardCpuMs.has_value());
   EXPECT_FALSE(back->stages[0].weightMs.has_value());
   EXPECT_EQ(back->source.slowdowns.at(1), 3.0);
   EXPECT_EQ(back->processes[1].waitMs, 9.0);
@@ -138,6 +143,9 @@ TEST(ProfileSchema, RefusalsNameTheField) {
                   "fast";
             }),
             "expected number at profile.processes[0].step_ms");
+  EXPECT_EQ(edited([&](json::Object &o) { stage(o, 1).erase("bwd_cpu_ms"); }),
+            "CPU times come as fwd_cpu_ms and bwd_cpu_ms together at "
+            "profile.stages[1].bwd_cpu_ms");
   EXPECT_EQ(edited([](json::Object &o) {
               (*(*o.getArray("processes"))[0].getAsObject())["cpu_ms"] = -2.0;
             }),
@@ -224,6 +232,11 @@ TEST(MeasuredProfile, MediansAfterTheWarmUp) {
   EXPECT_NEAR(profile->processes[0].updateMs, 1.5, 1e-9);
   EXPECT_DOUBLE_EQ(profile->processes[1].computeMs, 10);
   EXPECT_DOUBLE_EQ(profile->processes[1].waitMs, 4);
+  // A stage's CPU times: medians like the wall times (stage 0's forwards
+  // 1 and 3 ms with no wait, its backwards 2 ms with waits of 6 and 0).
+  EXPECT_EQ(profile->stages[0].forwardCpuMs, 3.0);
+  EXPECT_EQ(profile->stages[0].backwardCpuMs, 5.0);
+  EXPECT_EQ(profile->stages[1].forwardCpuMs, 2.5);
   // CPU time a step: every action's, the update's included.
   EXPECT_EQ(profile->processes[0].cpuMs, 8 + 3 + 0.5);
   EXPECT_EQ(profile->processes[1].cpuMs, 10 + 2 + 0.5);

@@ -93,6 +93,7 @@ struct TraceEvent {
   /// The CPU time of the device's thread during the action (its code, the
   /// polls of its waits, the update): unlike the times above it leaves out
   /// the time the thread waited for a core, so it holds on a loaded machine.
+  /// A forward or backward of a device slowed on purpose counts the factor.
   double cpuSeconds = 0;
 };
 

@@ -73,12 +73,21 @@ struct ProfileStage {
   double forwardWaitMs = 0, backwardWaitMs = 0;
   /// Micro-batches measured (per direction).
   int64_t samples = 0;
+  /// The same forward and backward (its parts together) as the CPU time of
+  /// the process's device thread (TraceEvent::cpuSeconds), medians: on the
+  /// CPU target the compute itself, which unlike the wall times above leaves
+  /// out the time the process waited for a core. Absent in profiles written
+  /// before they were measured.
+  std::optional<double> forwardCpuMs, backwardCpuMs;
 
   /// The backward without the recomputed forward (the cost model's
-  /// `bwd_ms`): backwardMs less forwardMs when the stage recomputes.
-  double backwardOnlyMs() const {
-    return recomputes.value_or(false) ? std::max(0.0, backwardMs - forwardMs)
-                                      : backwardMs;
+  /// `bwd_ms`): backwardMs less forwardMs when the stage recomputes; with
+  /// `cpuTime`, the same of the CPU times.
+  double backwardOnlyMs(bool cpuTime = false) const {
+    double forward = cpuTime ? *forwardCpuMs : forwardMs;
+    double backward = cpuTime ? *backwardCpuMs : backwardMs;
+    return recomputes.value_or(false) ? std::max(0.0, backward - forward)
+                                      : backward;
   }
 };
 
