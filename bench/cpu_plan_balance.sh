@@ -10,7 +10,10 @@
 #   replanned  the default preset with the default plan's measured profile
 #              (ftpipe-run --profile-out; the default plan must run first);
 #   cpu-auto   as cpu, with --recompute=auto (recompute only where memory
-#              requires it);
+#              requires it; ftpipe-compile's default for the CPU target);
+#   cpu-replanned  the CPU description with the cpu-auto plan's measured
+#              profile, recompute=auto (cpu-auto must run first; on the CPU
+#              target the profile's CPU times price the stages);
 #   cpu-norecompute  as cpu, with --recompute=false.
 # Every plan is made for 1F1B with 4 micro-batches and AdamW, compiled (an
 # artifact directory already in WORK is reused) and trained STEPS steps
@@ -75,6 +78,8 @@ for name in $plans; do
   cpu) plan cpu "hardware=$work/cpu.json" ;;
   replanned) plan replanned "profile=$work/default-profile.json" ;;
   cpu-auto) plan cpu-auto "hardware=$work/cpu.json recompute=auto" ;;
+  cpu-replanned)
+    plan cpu-replanned "hardware=$work/cpu.json profile=$work/cpu-auto-profile.json recompute=auto" ;;
   cpu-norecompute) plan cpu-norecompute "hardware=$work/cpu.json recompute=false" ;;
   *) echo "unknown plan '$name'" >&2; exit 1 ;;
   esac
