@@ -10,23 +10,27 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
+#include <ctime>
 
 using namespace ftpipe::runtime;
 
+/// The calling thread's CPU time in seconds: unlike wall time it does not
+/// count the time the thread waits for a core, so the rates hold on a
+/// loaded machine (OpenBLAS runs on the calling thread: one BLAS thread).
 static double now() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  timespec time;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time);
+  return double(time.tv_sec) + 1e-9 * double(time.tv_nsec);
 }
 
 std::vector<GemmShape> ftpipe::runtime::gpt2GemmShapes() {
   // 512 tokens x 768 features: the fused q/k/v projection, the attention
   // output, the MLP up and down projections; per head 128 x 64 scores and
-  // context; the LM head (50257 outputs).
+  // context; the LM head cut to 8192 of its 50257 outputs (a sixth of the
+  // time, its rate within about 5 % of the whole head's).
   return {{512, 2304, 768}, {512, 768, 768}, {512, 3072, 768}, {512, 768, 3072},
-          {128, 128, 64},   {128, 64, 128},  {512, 50257, 768}};
+          {128, 128, 64},   {128, 64, 128},  {512, 8192, 768}};
 }
 
 llvm::Expected<std::vector<GemmShape>>

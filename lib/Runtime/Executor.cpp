@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <set>
 #include <thread>
 
@@ -37,6 +38,13 @@ static double now() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+/// The calling thread's CPU time in seconds (TraceEvent::cpuSeconds).
+static double threadCpuSeconds() {
+  timespec time;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time);
+  return double(time.tv_sec) + 1e-9 * double(time.tv_nsec);
 }
 
 llvm::Error
@@ -541,8 +549,8 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
   double runStart = stepStart;
   events.clear();
   for (const Action &action : actions) {
-    double actionStart = now(), computeBefore = computeSeconds,
-           waitedBefore = waitedSeconds;
+    double actionStart = now(), cpuStart = threadCpuSeconds(),
+           computeBefore = computeSeconds, waitedBefore = waitedSeconds;
     HeldBytes heldBefore = held();
     llvm::Error error = llvm::Error::success();
     switch (action.kind) {
@@ -574,12 +582,21 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
       peakAction = action.str();
       heldAtPeak = heldBefore;
     }
-    if (tracing)
-      events.push_back({action, actionStart - runStart, now() - runStart,
-                        action.kind == ActionKind::Update
-                            ? 0.0
-                            : computeSeconds - computeBefore,
-                        waitedSeconds - waitedBefore});
+    if (tracing) {
+      TraceEvent event{action, actionStart - runStart, now() - runStart,
+                       action.kind == ActionKind::Update
+                           ? 0.0
+                           : computeSeconds - computeBefore,
+                       waitedSeconds - waitedBefore};
+      // A device slowed down on purpose (--debug-slow) stands for a slower
+      // one: its stage code's CPU time counts the factor as its wall time
+      // does (timed()).
+      event.cpuSeconds =
+          (threadCpuSeconds() - cpuStart) *
+          (action.kind == ActionKind::Update ? 1.0
+                                             : std::max(1.0, config.slowdown));
+      events.push_back(event);
+    }
   }
   setThreadTransport(nullptr);
   ftpipe_mem_set_thread_device(chargedBefore);

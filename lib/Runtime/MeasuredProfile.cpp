@@ -30,14 +30,15 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
   int64_t stages = graph.stages();
   struct Samples {
     std::vector<double> forward, backward, input, weight, forwardWait,
-        backwardWait;
+        backwardWait, forwardCpu, backwardCpu, inputCpu, weightCpu;
   };
   std::vector<Samples> perStage(stages);
   MeasuredProfile profile;
   for (auto [process, events] : llvm::enumerate(traces)) {
     // Per measured step: first start, last end, and the totals.
     struct Step {
-      double start = 1e300, end = -1e300, compute = 0, wait = 0, update = 0;
+      double start = 1e300, end = -1e300, compute = 0, wait = 0, update = 0,
+             cpu = 0;
     };
     std::vector<Step> perStep(steps - warmup);
     for (const TraceEvent &event : events) {
@@ -47,12 +48,14 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
       Step &totals = perStep[step - warmup];
       totals.start = std::min(totals.start, event.startSeconds * 1e3);
       totals.end = std::max(totals.end, event.endSeconds * 1e3);
+      totals.cpu += event.cpuSeconds * 1e3;
       if (event.action.kind == ActionKind::Update) {
         totals.update += (event.endSeconds - event.startSeconds) * 1e3;
         continue;
       }
       double compute = event.computeSeconds * 1e3;
       double wait = event.waitSeconds * 1e3;
+      double cpu = event.cpuSeconds * 1e3;
       totals.compute += compute;
       totals.wait += wait;
       Samples &stage = perStage.at(event.action.stage);
@@ -60,21 +63,25 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
       case ActionKind::Forward:
         stage.forward.push_back(compute);
         stage.forwardWait.push_back(wait);
+        stage.forwardCpu.push_back(cpu);
         break;
       case ActionKind::InputBackward:
         stage.input.push_back(compute);
         stage.backwardWait.push_back(wait);
+        stage.inputCpu.push_back(cpu);
         break;
       case ActionKind::WeightBackward:
         stage.weight.push_back(compute);
+        stage.weightCpu.push_back(cpu);
         break;
       default:
         stage.backward.push_back(compute);
         stage.backwardWait.push_back(wait);
+        stage.backwardCpu.push_back(cpu);
         break;
       }
     }
-    std::vector<double> span, compute, wait, update;
+    std::vector<double> span, compute, wait, update, cpu;
     for (const Step &step : perStep) {
       if (step.end < step.start)
         continue;
@@ -82,6 +89,7 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
       compute.push_back(step.compute);
       wait.push_back(step.wait);
       update.push_back(step.update);
+      cpu.push_back(step.cpu);
     }
     ProfileProcess summary;
     summary.process = int64_t(process);
@@ -92,6 +100,7 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
     summary.computeMs = median(compute);
     summary.waitMs = median(wait);
     summary.updateMs = median(update);
+    summary.cpuMs = median(cpu);
     profile.processes.push_back(summary);
   }
 
@@ -108,12 +117,16 @@ llvm::Expected<MeasuredProfile> ftpipe::runtime::measureProfile(
     stage.forwardWaitMs = median(samples.forwardWait);
     stage.backwardWaitMs = median(samples.backwardWait);
     stage.samples = int64_t(samples.forward.size());
+    stage.forwardCpuMs = median(samples.forwardCpu);
     if (!samples.input.empty()) {
       stage.inputMs = median(samples.input);
       stage.weightMs = median(samples.weight);
       stage.backwardMs = *stage.inputMs + *stage.weightMs;
+      stage.backwardCpuMs =
+          median(samples.inputCpu) + median(samples.weightCpu);
     } else {
       stage.backwardMs = median(samples.backward);
+      stage.backwardCpuMs = median(samples.backwardCpu);
     }
     profile.stages.push_back(std::move(stage));
   }

@@ -119,6 +119,10 @@ json::Value ftpipe::runtime::toJSON(const ProfileStage &stage) {
     object["input_ms"] = *stage.inputMs;
   if (stage.weightMs)
     object["weight_ms"] = *stage.weightMs;
+  if (stage.forwardCpuMs)
+    object["fwd_cpu_ms"] = *stage.forwardCpuMs;
+  if (stage.backwardCpuMs)
+    object["bwd_cpu_ms"] = *stage.backwardCpuMs;
   return object;
 }
 
@@ -131,6 +135,9 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ProfileStage &stage,
       !mapTime(mapper, "bwd_ms", stage.backwardMs, path) ||
       !mapOptionalTime(mapper, value, "input_ms", stage.inputMs, path) ||
       !mapOptionalTime(mapper, value, "weight_ms", stage.weightMs, path) ||
+      !mapOptionalTime(mapper, value, "fwd_cpu_ms", stage.forwardCpuMs, path) ||
+      !mapOptionalTime(mapper, value, "bwd_cpu_ms", stage.backwardCpuMs,
+                       path) ||
       !mapCount(mapper, "samples", stage.samples, path, true) ||
       !mapper.mapOptional("recomputes", stage.recomputes))
     return false;
@@ -146,6 +153,11 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ProfileStage &stage,
         .report("a split backward gives both input_ms and weight_ms");
     return false;
   }
+  if (stage.forwardCpuMs.has_value() != stage.backwardCpuMs.has_value()) {
+    path.field(stage.forwardCpuMs ? "bwd_cpu_ms" : "fwd_cpu_ms")
+        .report("CPU times come as fwd_cpu_ms and bwd_cpu_ms together");
+    return false;
+  }
   stage.ops.clear();
   if (const json::Value *ops = value.getAsObject()->get("ops"))
     return ftpipe::support::indexRangesFromJSON(*ops, stage.ops,
@@ -154,10 +166,13 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ProfileStage &stage,
 }
 
 json::Value ftpipe::runtime::toJSON(const ProfileProcess &process) {
-  return json::Object{
+  json::Object object{
       {"process", process.process}, {"device", process.device},
       {"step_ms", process.stepMs},  {"compute_ms", process.computeMs},
       {"wait_ms", process.waitMs},  {"update_ms", process.updateMs}};
+  if (process.cpuMs)
+    object["cpu_ms"] = *process.cpuMs;
+  return object;
 }
 
 bool ftpipe::runtime::fromJSON(const json::Value &value,
@@ -168,7 +183,8 @@ bool ftpipe::runtime::fromJSON(const json::Value &value,
          mapTime(mapper, "step_ms", process.stepMs, path) &&
          mapTime(mapper, "compute_ms", process.computeMs, path) &&
          mapTime(mapper, "wait_ms", process.waitMs, path) &&
-         mapTime(mapper, "update_ms", process.updateMs, path);
+         mapTime(mapper, "update_ms", process.updateMs, path) &&
+         mapOptionalTime(mapper, value, "cpu_ms", process.cpuMs, path);
 }
 
 json::Value ftpipe::runtime::toJSON(const ProfileTimes &times) {

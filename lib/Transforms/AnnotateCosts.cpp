@@ -194,6 +194,13 @@ void AnnotateCostsPass::runOnOperation() {
         << modelFunction.getSymName() << " has " << modelEntries.size();
     return signalPassFailure();
   }
+  // A profile of the CPU target prices with its CPU times where every stage
+  // has them: there they are the compute, and unlike wall times they do not
+  // grow with the machine's load.
+  bool cpuTimes = measured.source.target == "cpu" && !measured.stages.empty() &&
+                  llvm::all_of(measured.stages, [](const auto &stage) {
+                    return stage.forwardCpuMs.has_value();
+                  });
   for (const ::ftpipe::runtime::ProfileStage &stage : measured.stages) {
     if (stage.ops.empty()) {
       emitWarning(module.getLoc()) << "profile stage " << stage.id
@@ -213,7 +220,8 @@ void AnnotateCostsPass::runOnOperation() {
     }
     // Times on the reference device at its (possibly slowed) speed.
     double scale = slowdownOf(device) / slowdownOf(stage.device);
-    spread(group, stage.forwardMs * scale, stage.backwardOnlyMs() * scale);
+    spread(group, (cpuTimes ? *stage.forwardCpuMs : stage.forwardMs) * scale,
+           stage.backwardOnlyMs(cpuTimes) * scale);
   }
 
   llvm::StringMap<SmallVector<size_t>> scopes;

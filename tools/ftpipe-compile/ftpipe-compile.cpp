@@ -133,7 +133,8 @@ cl::opt<::ftpipe::schedule::WeightVersions>
 cl::opt<::ftpipe::schedule::RecomputeMode>
     recompute(cl::cat(category), "recompute",
               cl::desc("Stages that recompute the forward before the "
-                       "backward (auto: as the plan chose)"),
+                       "backward (auto: as the plan chose; default: auto "
+                       "for --target=cpu, true for cuda)"),
               cl::init(::ftpipe::schedule::TrainingSetup().recompute),
               ft::recomputeModeOptionValues());
 cl::opt<std::string> runtimeDir(cl::cat(category), "runtime-dir",
@@ -232,6 +233,11 @@ LogicalResult runPipeline(ModuleOp module, Progress &progress,
 FailureOr<::ftpipe::schedule::TrainingSetup> resolveSetup(ModuleOp module) {
   ::ftpipe::schedule::TrainingSetup flags{schedule, microbatches, optimizer,
                                           stashing, recompute};
+  // A CPU device's memory is the host's, rarely short: its stages recompute
+  // only where the plan needs the memory (FTPipe's setup, every stage, is
+  // for GPUs).
+  if (target == Target::CPU && !recompute.getNumOccurrences())
+    flags.recompute = ::ftpipe::schedule::RecomputeMode::Auto;
   auto recorded =
       module->getAttrOfType<ft::TrainingAttr>(ft::TrainingAttr::kName);
   if (!recorded) {

@@ -47,8 +47,8 @@ static llvm::cl::opt<std::string> gemmShapes(
     llvm::cl::desc("--cpu: sgemm shapes MxNxK,... (default: GPT-2 124M's at "
                    "micro-batch 4 x 128)"));
 static llvm::cl::opt<double>
-    seconds("seconds", llvm::cl::desc("--cpu: seconds of sgemm per shape"),
-            llvm::cl::init(1.0));
+    seconds("seconds", llvm::cl::desc("--cpu: CPU seconds of sgemm per shape"),
+            llvm::cl::init(0.2));
 static llvm::cl::opt<unsigned>
     copyMiB("copy-mib", llvm::cl::desc("--cpu: MiB copied to time bandwidth"),
             llvm::cl::init(256));

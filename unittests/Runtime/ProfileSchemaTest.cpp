@@ -5,7 +5,8 @@
 // times) reads as ops only; bad fields are refused with their path. And a
 // hand-made two-step timeline becomes the profile its figures say: the
 // warm-up step is left out, stage times are medians of the stage code, a
-// process's per-step totals are medians over the steps.
+// process's per-step totals (its CPU time among them) are medians over the
+// steps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +44,10 @@ MeasuredProfile fullProfile() {
   second.weightMs = 3;
   second.forwardWaitMs = 0.125;
   second.samples = 36;
+  second.forwardCpuMs = 2.25;
+  second.backwardCpuMs = 4.5;
   profile.stages = {first, second};
-  profile.processes = {{0, 0, 40, 19, 20, 1}, {1, 1, 41, 30, 9, 2}};
+  profile.processes = {{0, 0, 40, 19, 20, 1, 18.5}, {1, 1, 41, 30, 9, 2}};
   profile.ops["Model/Block[0]"] = {0.75, 1.5};
   return profile;
 }
@@ -80,9 +83,15 @@ TEST(ProfileSchema, RoundTripsEveryField) {
   // A recomputing stage's backward proper leaves out its forward.
   EXPECT_EQ(back->stages[0].backwardOnlyMs(), 1.75);
   EXPECT_EQ(back->stages[1].backwardOnlyMs(), 5.0);
+  EXPECT_EQ(back->stages[1].forwardCpuMs, 2.25);
+  EXPECT_EQ(back->stages[1].backwardOnlyMs(/*cpuTime=*/true), 4.5);
+  EXPECT_FALSE(back->stages[0].backwardCpuMs.has_value());
   EXPECT_FALSE(back->stages[0].weightMs.has_value());
   EXPECT_EQ(back->source.slowdowns.at(1), 3.0);
   EXPECT_EQ(back->processes[1].waitMs, 9.0);
+  // A process's CPU time is written where it was measured.
+  EXPECT_EQ(back->processes[0].cpuMs, 18.5);
+  EXPECT_FALSE(back->processes[1].cpuMs.has_value());
   // Ops are written as [begin, end) ranges.
   EXPECT_NE(text.find("\"ops\":[[0,3],[5,6]]"), std::string::npos) << text;
 }
@@ -134,13 +143,27 @@ TEST(ProfileSchema, RefusalsNameTheField) {
                   "fast";
             }),
             "expected number at profile.processes[0].step_ms");
+  EXPECT_EQ(edited([&](json::Object &o) { stage(o, 1).erase("bwd_cpu_ms"); }),
+            "CPU times come as fwd_cpu_ms and bwd_cpu_ms together at "
+            "profile.stages[1].bwd_cpu_ms");
+  EXPECT_EQ(edited([](json::Object &o) {
+              (*(*o.getArray("processes"))[0].getAsObject())["cpu_ms"] = -2.0;
+            }),
+            "expected a time in [0, 1e9] ms at profile.processes[0].cpu_ms");
   EXPECT_EQ(refusal(json::Object{{"Model/x", json::Object{{"fwd_ms", 1.0}}}}),
             "missing value at profile.Model/x.bwd_ms");
 }
 
+/// An action's event; its CPU time is its compute, and half its wait (the
+/// polls), plus 0.5 ms for an update.
 TraceEvent event(Action action, double startMs, double endMs, double computeMs,
                  double waitMs = 0) {
-  return {action, startMs / 1e3, endMs / 1e3, computeMs / 1e3, waitMs / 1e3};
+  TraceEvent event{action, startMs / 1e3, endMs / 1e3, computeMs / 1e3,
+                   waitMs / 1e3};
+  event.cpuSeconds = (computeMs + waitMs / 2 +
+                      (action.kind == schedule::ActionKind::Update ? 0.5 : 0)) /
+                     1e3;
+  return event;
 }
 
 /// Manifest stages with these ops (recomputation not recorded).
@@ -209,6 +232,14 @@ TEST(MeasuredProfile, MediansAfterTheWarmUp) {
   EXPECT_NEAR(profile->processes[0].updateMs, 1.5, 1e-9);
   EXPECT_DOUBLE_EQ(profile->processes[1].computeMs, 10);
   EXPECT_DOUBLE_EQ(profile->processes[1].waitMs, 4);
+  // A stage's CPU times: medians like the wall times (stage 0's forwards
+  // 1 and 3 ms with no wait, its backwards 2 ms with waits of 6 and 0).
+  EXPECT_EQ(profile->stages[0].forwardCpuMs, 3.0);
+  EXPECT_EQ(profile->stages[0].backwardCpuMs, 5.0);
+  EXPECT_EQ(profile->stages[1].forwardCpuMs, 2.5);
+  // CPU time a step: every action's, the update's included.
+  EXPECT_EQ(profile->processes[0].cpuMs, 8 + 3 + 0.5);
+  EXPECT_EQ(profile->processes[1].cpuMs, 10 + 2 + 0.5);
 
   // Without a warm-up the slow step counts too.
   profile = measureProfile(graph, config, traces,

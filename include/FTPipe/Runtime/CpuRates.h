@@ -5,9 +5,11 @@
 // OpenBLAS's sgemm at the shapes the stages use (the runtime runs one BLAS
 // thread per process), the bandwidth of one thread copying a buffer much
 // larger than the caches, and the time of one minimal BLAS call (the
-// roofline's per-kernel overhead). Each figure is the best of several
-// repetitions, so that other work on the machine lowers it as little as it
-// can; the figures still depend on that load (print `uptime` with them).
+// roofline's per-kernel overhead). Times are the measuring thread's CPU
+// time, which leaves out the time it waits for a core, and each figure is
+// the best of several repetitions, so that other work on the machine lowers
+// it as little as it can (it still shares caches and memory bandwidth: print
+// the load with the figures).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,8 +58,8 @@ struct CpuRates {
 };
 
 /// Measures on the calling thread (OpenBLAS set to one thread): every shape
-/// for about `seconds` each, the copy of `copyBytes` (at least 4x the
-/// caches) `repetitions` times.
+/// for about `seconds` of CPU time each (at least one call a repetition), the
+/// copy of `copyBytes` (at least 4x the caches) `repetitions` times.
 llvm::Expected<CpuRates> measureCpuRates(llvm::ArrayRef<GemmShape> shapes,
                                          double seconds, uint64_t copyBytes,
                                          int repetitions);

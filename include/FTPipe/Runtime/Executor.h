@@ -90,6 +90,11 @@ struct TraceEvent {
   /// Not an action: the run moved to another plan after update
   /// `action.index` (Migration.h), in this interval.
   bool migration = false;
+  /// The CPU time of the device's thread during the action (its code, the
+  /// polls of its waits, the update): unlike the times above it leaves out
+  /// the time the thread waited for a core, so it holds on a loaded machine.
+  /// A forward or backward of a device slowed on purpose counts the factor.
+  double cpuSeconds = 0;
 };
 
 /// Per device its events, as a Chrome / Perfetto trace in the format of the

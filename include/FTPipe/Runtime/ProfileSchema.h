@@ -73,12 +73,21 @@ struct ProfileStage {
   double forwardWaitMs = 0, backwardWaitMs = 0;
   /// Micro-batches measured (per direction).
   int64_t samples = 0;
+  /// The same forward and backward (its parts together) as the CPU time of
+  /// the process's device thread (TraceEvent::cpuSeconds), medians: on the
+  /// CPU target the compute itself, which unlike the wall times above leaves
+  /// out the time the process waited for a core. Absent in profiles written
+  /// before they were measured.
+  std::optional<double> forwardCpuMs, backwardCpuMs;
 
   /// The backward without the recomputed forward (the cost model's
-  /// `bwd_ms`): backwardMs less forwardMs when the stage recomputes.
-  double backwardOnlyMs() const {
-    return recomputes.value_or(false) ? std::max(0.0, backwardMs - forwardMs)
-                                      : backwardMs;
+  /// `bwd_ms`): backwardMs less forwardMs when the stage recomputes; with
+  /// `cpuTime`, the same of the CPU times.
+  double backwardOnlyMs(bool cpuTime = false) const {
+    double forward = cpuTime ? *forwardCpuMs : forwardMs;
+    double backward = cpuTime ? *backwardCpuMs : backwardMs;
+    return recomputes.value_or(false) ? std::max(0.0, backward - forward)
+                                      : backward;
   }
 };
 
@@ -89,6 +98,11 @@ struct ProfileProcess {
   double stepMs = 0;
   /// In stage code, waiting for messages, in the optimizer update.
   double computeMs = 0, waitMs = 0, updateMs = 0;
+  /// The CPU time of the process's device thread in the step's actions
+  /// (TraceEvent::cpuSeconds): what the process computed, not counting the
+  /// time it waited for a core on a loaded machine. Absent in profiles
+  /// written before it was measured.
+  std::optional<double> cpuMs;
 };
 
 /// Measured times of one op scope (`ops[scope]`, the older profile's
