@@ -140,8 +140,8 @@ std::optional<Schedule> ListScheduler::run(Policy policy) const {
                                 : limits.deviceBudgetBytes[d];
           if (inFlight[s] >= cap ||
               (deviceInFlight[d] > 0 &&
-               uint64_t(bytes[d] + bytesOf(limits.memory.activationBytes, s)) >
-                   budget))
+               uint64_t(bytes[d] + bytesOf(limits.memory.activationBytes, s) +
+                        bytesOf(limits.memory.workingBytes, s)) > budget))
             continue;
         }
         int forwardRank = policy.forwardFirst ? 1 : 3;
@@ -264,6 +264,8 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
   };
   if (!sized(limits.memory.activationBytes, S) ||
       !sized(limits.memory.weightBufferBytes, S) ||
+      !sized(limits.memory.workingBytes, S) ||
+      !sized(limits.memory.weightWorkingBytes, S) ||
       !sized(limits.deviceBudgetBytes, graph.devices))
     return fail("zb-auto: the memory limits do not name every stage and "
                 "device");
@@ -351,4 +353,44 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
                 : Action{action.kind, action.stage,
                          action.index + step * config.microBatches});
   return schedule;
+}
+
+llvm::Expected<ZeroBubbleLimits>
+ftpipe::schedule::zeroBubbleLimits(const StageGraph &graph,
+                                   llvm::ArrayRef<DeviceMemoryInputs> inputs,
+                                   const TrainingSetup &setup) {
+  if (int64_t(inputs.size()) != graph.devices)
+    return fail(llvm::formatv("zb-auto: memory of {0} devices for a stage "
+                              "graph of {1}",
+                              inputs.size(), graph.devices)
+                    .str());
+  ZeroBubbleLimits limits;
+  StageMemory &memory = limits.memory;
+  std::vector<size_t> next(inputs.size(), 0);
+  for (int64_t d : graph.device) {
+    if (next[d] == inputs[d].stages.size())
+      return fail(llvm::formatv("zb-auto: the memory of device {0} lists {1} "
+                                "stages, fewer than the stage graph puts there",
+                                d, inputs[d].stages.size())
+                      .str());
+    const DeviceMemoryInputs::Stage &stage = inputs[d].stages[next[d]++];
+    memory.activationBytes.push_back(stage.keptBytesPerMicroBatch);
+    memory.weightBufferBytes.push_back(stage.weightBufferBytesPerMicroBatch);
+    memory.workingBytes.push_back(stage.recomputePeakBytes);
+    memory.weightWorkingBytes.push_back(stage.weightWorkingBytes);
+  }
+  TrainingSetup under = setup;
+  under.schedule = Kind::ZeroBubbleAuto;
+  for (auto [d, in] : llvm::enumerate(inputs)) {
+    if (next[d] != in.stages.size())
+      return fail(llvm::formatv("zb-auto: the memory of device {0} lists {1} "
+                                "stages, the stage graph puts {2} there",
+                                d, in.stages.size(), next[d])
+                      .str());
+    DeviceMemory total = deviceMemory(in, under);
+    uint64_t fixed = total.totalBytes() - total.activationBytes;
+    limits.deviceBudgetBytes.push_back(
+        total.budgetBytes > fixed ? total.budgetBytes - fixed : 0);
+  }
+  return limits;
 }

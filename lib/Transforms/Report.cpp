@@ -89,20 +89,10 @@ struct ReportData {
 static double toMiB(uint64_t bytes) { return double(bytes) / (1 << 20); }
 static double toGiB(uint64_t bytes) { return double(bytes) / (1 << 30); }
 
-/// Per device, the bytes a task's working set adds on top of what it keeps
-/// (the largest of its stages').
-static uint64_t workingBytes(const ::ftpipe::schedule::DeviceMemoryInputs &in) {
-  uint64_t working = 0;
-  for (const auto &stage : in.stages)
-    working = std::max(working, stage.recomputePeakBytes);
-  return working;
-}
-
-/// zb-auto's lists for the plan, each device's activations and W buffers in
-/// flight kept within what its memory leaves under `setup` once its weights,
-/// gradients, optimizer state, stashed versions, reserved bytes and largest
-/// working set are counted (ZeroBubbleLimits). Fails as
-/// generateZeroBubbleAuto does, e.g. when no list fits.
+/// zb-auto's lists for the plan, each device within what its memory leaves
+/// under `setup` once its weights, gradients, optimizer state, reserved
+/// bytes are counted (schedule::zeroBubbleLimits, as ftpipe-run bounds its
+/// own). Fails as generateZeroBubbleAuto does, e.g. when no list fits.
 static llvm::Expected<::ftpipe::schedule::Schedule> boundedZeroBubbleAuto(
     const partition::StageGraph &stages, const partition::Hardware &hw,
     ArrayRef<::ftpipe::schedule::DeviceMemoryInputs> inputs,
@@ -111,31 +101,24 @@ static llvm::Expected<::ftpipe::schedule::Schedule> boundedZeroBubbleAuto(
   sc::StageGraph topology = stages.topology(int64_t(hw.numDevices()));
   sc::ScheduleConfig config{sc::Kind::ZeroBubbleAuto, microBatches, 1,
                             stages.splitStages()};
-  sc::ZeroBubbleLimits limits;
-  limits.memory = {stages.keptBytesPerMicroBatch,
-                   stages.weightBufferBytesPerMicroBatch};
-  sc::TrainingSetup under = setup;
-  under.schedule = sc::Kind::ZeroBubbleAuto;
-  for (const sc::DeviceMemoryInputs &in : inputs) {
-    sc::DeviceMemory memory = sc::deviceMemory(in, under);
-    uint64_t fixed =
-        memory.totalBytes() - memory.activationBytes + workingBytes(in);
-    limits.deviceBudgetBytes.push_back(
-        memory.budgetBytes > fixed ? memory.budgetBytes - fixed : 0);
-  }
+  llvm::Expected<sc::ZeroBubbleLimits> limits =
+      sc::zeroBubbleLimits(topology, inputs, setup);
+  if (!limits)
+    return limits.takeError();
   return sc::generateZeroBubbleAuto(topology, stages, partition::linksOf(hw),
-                                    config, limits);
+                                    config, *limits);
 }
 
-/// Per device, the most bytes of activations and W buffers the lists of
-/// `kind` for one step keep at once (schedule::dryRun with each stage's
-/// kept bytes and W buffer), the lists being `given` when there are some;
-/// none under async (a stream, not one step) or when the lists cannot be
-/// built (a device without a stage).
+/// Per device, the most bytes of activations, W buffers and a running
+/// task's working set the lists of `kind` for one step hold at once
+/// (schedule::dryRun with each stage's bytes from `inputs`), the lists being
+/// `given` when there are some; none under async (a stream, not one step)
+/// or when the lists cannot be built (a device without a stage).
 static std::optional<std::vector<uint64_t>>
 listPeakBytes(const partition::StageGraph &stages,
-              const partition::Hardware &hw, ::ftpipe::schedule::Kind kind,
-              uint32_t microBatches,
+              const partition::Hardware &hw,
+              ArrayRef<::ftpipe::schedule::DeviceMemoryInputs> inputs,
+              ::ftpipe::schedule::Kind kind, uint32_t microBatches,
               const ::ftpipe::schedule::Schedule *given) {
   namespace sc = ::ftpipe::schedule;
   if (kind == sc::Kind::Async)
@@ -154,10 +137,14 @@ listPeakBytes(const partition::StageGraph &stages,
     llvm::consumeError(lists.takeError());
     return std::nullopt;
   }
-  sc::StageMemory memory{stages.keptBytesPerMicroBatch,
-                         stages.weightBufferBytesPerMicroBatch};
+  llvm::Expected<sc::ZeroBubbleLimits> limits =
+      sc::zeroBubbleLimits(topology, inputs, sc::TrainingSetup());
+  if (!limits) {
+    llvm::consumeError(limits.takeError());
+    return std::nullopt;
+  }
   llvm::Expected<sc::DryRunResult> dry =
-      sc::dryRun(topology, config, *lists, &memory);
+      sc::dryRun(topology, config, *lists, &limits->memory);
   if (!dry) {
     llvm::consumeError(dry.takeError());
     return std::nullopt;
@@ -604,14 +591,15 @@ void ReportPass::runOnOperation() {
     ::ftpipe::schedule::TrainingSetup under = *setup;
     under.schedule = kind;
     std::optional<std::vector<uint64_t>> peaks =
-        listPeakBytes(data.stages, *hw, kind, data.config.microBatches, lists);
+        listPeakBytes(data.stages, *hw, data.metrics.memoryInputs, kind,
+                      data.config.microBatches, lists);
     for (auto [d, inputs] : llvm::enumerate(data.metrics.memoryInputs)) {
       ::ftpipe::schedule::DeviceMemory memory =
           ::ftpipe::schedule::deviceMemory(inputs, under);
       // The lists' own peak where the dry run gives one (the formula bounds
       // every list of the kind).
       if (peaks)
-        memory.activationBytes = (*peaks)[d] + workingBytes(inputs);
+        memory.activationBytes = (*peaks)[d];
       row.memoryBytes.push_back(memory.totalBytes());
       row.fits = row.fits && memory.fits();
     }

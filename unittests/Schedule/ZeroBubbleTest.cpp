@@ -97,6 +97,69 @@ TEST(ZeroBubbleDryRun, PeakBytes) {
   EXPECT_TRUE(uncounted->peakBytes.empty());
 }
 
+// A task's working set counts only while it runs: on a device of a stage
+// with a large one (stage 1, 1000) and one with none (stage 0), the W
+// buffers that pile up during stage 0's I add to stage 0's working set, not
+// to the largest on the device.
+TEST(ZeroBubbleDryRun, PeakBytesCountEachTasksWorkingSet) {
+  StageGraph graph = StageGraph::chain({0, 0});
+  ScheduleConfig config{Kind::ZeroBubbleAuto, 1, 1};
+  Schedule schedule = parsed("device 0: 0F0 1F0 1I0 0I0 1W0 0W0 U0\n");
+  StageMemory memory{{10, 10}, {100, 100}, {0, 1000}, {5, 5}};
+  llvm::Expected<DryRunResult> result =
+      dryRun(graph, config, schedule, &memory);
+  ASSERT_EQ(outcome(result), "success");
+  // 1I0: both activations (20), its W buffer (100) and its working set.
+  EXPECT_EQ(result->peakBytes, (std::vector<uint64_t>{1120}));
+  // 0I0 holds the most without working sets: 1I0's buffer, its own
+  // activations (10) and buffer (100).
+  memory.workingBytes.clear();
+  memory.weightWorkingBytes.clear();
+  result = dryRun(graph, config, schedule, &memory);
+  ASSERT_EQ(outcome(result), "success");
+  EXPECT_EQ(result->peakBytes, (std::vector<uint64_t>{210}));
+  memory.workingBytes = {1};
+  EXPECT_EQ(outcome(dryRun(graph, config, schedule, &memory)),
+            "the stage memory does not give bytes for each of the 2 stages");
+}
+
+// zeroBubbleLimits takes each stage's bytes from its device's inputs (in
+// increasing stage id) and leaves each device its budget less the bytes
+// that do not depend on the lists.
+TEST(ZeroBubbleLimits, FromTheDevicesMemory) {
+  StageGraph graph = StageGraph::chain({0, 1, 0});
+  TrainingSetup setup;
+  setup.optimizer = Optimizer::SGD;
+  setup.microBatches = 4;
+  std::vector<DeviceMemoryInputs> inputs(2);
+  inputs[0].stages = {{2, 10, 100, 7, 1}, {0, 30, 300, 9, 3}};
+  inputs[0].paramBytesByHeight = {0, 0, 50};
+  inputs[0].reservedBytes = 5;
+  inputs[0].budgetBytes = 1000;
+  inputs[1].stages = {{1, 20, 200, 8, 2}};
+  inputs[1].budgetBytes = 10;
+  llvm::Expected<ZeroBubbleLimits> limits =
+      zeroBubbleLimits(graph, inputs, setup);
+  ASSERT_EQ(outcome(limits), "success");
+  EXPECT_EQ(limits->memory.activationBytes,
+            (std::vector<uint64_t>{10, 20, 30}));
+  EXPECT_EQ(limits->memory.weightBufferBytes, (std::vector<uint64_t>{7, 8, 9}));
+  EXPECT_EQ(limits->memory.workingBytes,
+            (std::vector<uint64_t>{100, 200, 300}));
+  EXPECT_EQ(limits->memory.weightWorkingBytes,
+            (std::vector<uint64_t>{1, 2, 3}));
+  // Device 0: 1000 less weights and gradients (50 each, SGD keeps no
+  // state) and the reserve (5); device 1 keeps nothing else.
+  EXPECT_EQ(limits->deviceBudgetBytes, (std::vector<uint64_t>{895, 10}));
+  inputs[1].stages.push_back(inputs[1].stages.front());
+  EXPECT_EQ(outcome(zeroBubbleLimits(graph, inputs, setup)),
+            "zb-auto: the memory of device 1 lists 2 stages, the stage graph "
+            "puts 1 there");
+  inputs.pop_back();
+  EXPECT_EQ(outcome(zeroBubbleLimits(graph, inputs, setup)),
+            "zb-auto: memory of 1 devices for a stage graph of 2");
+}
+
 /// The stages of `graph` with the given costs (ms), every edge one tensor
 /// of `bytes` both ways.
 TimedStageGraph timed(const StageGraph &graph, std::vector<double> fwd,
