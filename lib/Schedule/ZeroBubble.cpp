@@ -394,3 +394,35 @@ ftpipe::schedule::zeroBubbleLimits(const StageGraph &graph,
   }
   return limits;
 }
+
+ZeroBubbleH1Bound
+ftpipe::schedule::zeroBubbleH1Bound(const TimedStageGraph &stages,
+                                    const std::vector<bool> &split,
+                                    uint32_t microBatches) {
+  std::map<uint32_t, ZeroBubbleH1Bound> perDevice;
+  bool parts = stages.inputMs.size() == stages.numStages() &&
+               stages.weightMs.size() == stages.numStages();
+  for (size_t s = 0; s < stages.numStages(); ++s) {
+    ZeroBubbleH1Bound &d = perDevice[stages.device[s]];
+    d.device = stages.device[s];
+    d.forwardMs += stages.fwdMs[s];
+    bool splits = parts && (split.empty() || split[s]);
+    d.inputMs +=
+        (splits ? stages.inputMs[s] : stages.bwdMs[s]) + stages.recomputeMs[s];
+    d.weightMs += splits ? stages.weightMs[s] : 0.0;
+  }
+  ZeroBubbleH1Bound busiest;
+  auto load = [](const ZeroBubbleH1Bound &d) {
+    return d.forwardMs + d.inputMs + d.weightMs;
+  };
+  for (const auto &[device, d] : perDevice)
+    if (load(d) > load(busiest))
+      busiest = d;
+  double idle =
+      double(perDevice.size() - 1) *
+      std::max(0.0, busiest.forwardMs + busiest.inputMs - busiest.weightMs);
+  busiest.msPerMiniBatch = microBatches * load(busiest) + idle;
+  busiest.idleFraction =
+      busiest.msPerMiniBatch > 0 ? idle / busiest.msPerMiniBatch : 0.0;
+  return busiest;
+}

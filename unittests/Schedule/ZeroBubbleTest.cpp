@@ -256,7 +256,25 @@ TEST(ZeroBubbleH1, BubbleMatchesThePaper) {
           << "p=" << p << " M=" << m;
       for (double deviceBusy : zb.deviceBusyMs)
         EXPECT_DOUBLE_EQ(deviceBusy, busy);
+      ZeroBubbleH1Bound bound = zeroBubbleH1Bound(sg, {}, uint32_t(m));
+      EXPECT_DOUBLE_EQ(bound.msPerMiniBatch, zb.makespanMs);
+      EXPECT_NEAR(bound.idleFraction, zb.idleFraction, 1e-12);
     }
+}
+
+// The bound takes the busiest device's sums: device 1 holds stages 1 and 2
+// (F 3, B 4 with stage 2's whole backward as it does not split, W 1).
+TEST(ZeroBubbleH1, BoundFromTheBusiestDevice) {
+  StageGraph graph = StageGraph::chain({0, 1, 1});
+  TimedStageGraph sg = timed(graph, {1, 1, 2}, {1, 1, 2}, {1, 1, 1});
+  ZeroBubbleH1Bound bound = zeroBubbleH1Bound(sg, {true, true, false}, 4);
+  EXPECT_EQ(bound.device, 1u);
+  EXPECT_DOUBLE_EQ(bound.forwardMs, 3.0);
+  EXPECT_DOUBLE_EQ(bound.inputMs, 4.0);
+  EXPECT_DOUBLE_EQ(bound.weightMs, 1.0);
+  // 4 x 8 of work, (2 - 1) x (3 + 4 - 1) idle.
+  EXPECT_DOUBLE_EQ(bound.msPerMiniBatch, 38.0);
+  EXPECT_DOUBLE_EQ(bound.idleFraction, 6.0 / 38.0);
 }
 
 std::vector<bool> randomSplit(std::mt19937 &rng, int64_t stages) {

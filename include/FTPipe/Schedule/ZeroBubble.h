@@ -56,6 +56,27 @@ generateZeroBubbleAuto(const StageGraph &graph, const TimedStageGraph &stages,
                        const Links &links, const ScheduleConfig &config,
                        const ZeroBubbleLimits &limits = {});
 
+/// The ZB paper's step under ZB-H1 for a pipeline bound by its busiest
+/// device: M (F + B + W) of work and (p - 1)(F + B - W) idle, with F, B and
+/// W that device's per-micro-batch sums over its stages (B: the input
+/// parts, with recomputation; a stage that does not split counts its whole
+/// backward in B) and p the devices that hold a stage. On a chain of equal
+/// stages it is ZB-H1's simulated step (ZeroBubbleH1.BubbleMatchesThePaper).
+struct ZeroBubbleH1Bound {
+  /// The busiest device and its F, B and W (ms per micro-batch).
+  uint32_t device = 0;
+  double forwardMs = 0.0, inputMs = 0.0, weightMs = 0.0;
+  /// M (F + B + W) + (p - 1) max(0, F + B - W), and the idle share of it.
+  double msPerMiniBatch = 0.0;
+  double idleFraction = 0.0;
+};
+
+/// The bound for `stages` (its costs; `split` says which stages split, as
+/// ScheduleConfig::split, empty: all) and M = `microBatches`.
+ZeroBubbleH1Bound zeroBubbleH1Bound(const TimedStageGraph &stages,
+                                    const std::vector<bool> &split,
+                                    uint32_t microBatches);
+
 } // namespace schedule
 } // namespace ftpipe
 
