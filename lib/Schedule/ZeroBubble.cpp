@@ -213,8 +213,29 @@ std::optional<Schedule> ListScheduler::run(Policy policy) const {
   return schedule;
 }
 
+/// `lists` with each B of a stage that splits as I then W at once.
+static Schedule splitEachBackward(Schedule lists,
+                                  const ScheduleConfig &config) {
+  for (std::vector<Action> &actions : lists.devices) {
+    std::vector<Action> split;
+    for (const Action &action : actions) {
+      if (action.kind != ActionKind::Backward || !config.splits(action.stage)) {
+        split.push_back(action);
+        continue;
+      }
+      split.push_back(Action::input(action.stage, action.index));
+      split.push_back(Action::weight(action.stage, action.index));
+    }
+    actions = std::move(split);
+  }
+  return lists;
+}
+
 /// 1F1B as the simulator runs it (each device's order of its stages'
-/// forwards and backwards), each split B as I then W at once.
+/// forwards and backwards), each split B as I then W at once. The simulator
+/// lets a stage's backward start before its consumers' when only gradients
+/// of values it passes on come back from them, which the lists' contract
+/// (dryRun) does not: such an order is left out of the candidates.
 static llvm::Expected<Schedule> splitOneFOneB(const TimedStageGraph &sg,
                                               const Links &links,
                                               const ScheduleConfig &config) {
@@ -230,15 +251,12 @@ static llvm::Expected<Schedule> splitOneFOneB(const TimedStageGraph &sg,
     std::vector<Action> &actions = schedule.devices[e.device];
     if (e.kind == SimEvent::Kind::Forward)
       actions.push_back(Action::forward(e.stage, e.microBatch));
-    else if (e.kind == SimEvent::Kind::Backward && config.splits(e.stage)) {
-      actions.push_back(Action::input(e.stage, e.microBatch));
-      actions.push_back(Action::weight(e.stage, e.microBatch));
-    } else if (e.kind == SimEvent::Kind::Backward)
+    else if (e.kind == SimEvent::Kind::Backward)
       actions.push_back(Action::backward(e.stage, e.microBatch));
   }
   for (std::vector<Action> &actions : schedule.devices)
     actions.push_back(Action::update(0));
-  return schedule;
+  return splitEachBackward(std::move(schedule), config);
 }
 
 llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
@@ -279,10 +297,22 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
     candidates.push_back(std::move(*lists));
   else
     return lists.takeError();
-  if (llvm::Expected<Schedule> lists = splitOneFOneB(sg, links, one))
-    candidates.push_back(std::move(*lists));
+  // 1F1B's lists as generate() builds them (every W right after its I: what
+  // fits whenever 1F1B with its W buffers does), and as the simulator runs
+  // 1F1B (when that order runs dry).
+  ScheduleConfig oneF{Kind::OneFOneB, one.microBatches, 1};
+  if (llvm::Expected<Schedule> lists = generate(graph, oneF))
+    candidates.push_back(splitEachBackward(std::move(*lists), one));
   else
     return lists.takeError();
+  if (llvm::Expected<Schedule> lists = splitOneFOneB(sg, links, one)) {
+    if (llvm::Error error = dryRun(graph, one, *lists).takeError())
+      llvm::consumeError(std::move(error));
+    else
+      candidates.push_back(std::move(*lists));
+  } else {
+    return lists.takeError();
+  }
   ListScheduler greedy(graph, sg, links, one, limits);
   for (int64_t capFactor : {1, 2, 4, 0})
     for (bool forwardFirst : {false, true})

@@ -66,6 +66,8 @@ struct ReportData {
   partition::SimResult gpipe, oneFOneB;
   /// GPipe, 1F1B, ZB-H1, zb-auto and async side by side.
   std::vector<ScheduleFigures> schedules;
+  /// The ZB paper's ZB-H1 step from the busiest device's F, B and W.
+  ::ftpipe::schedule::ZeroBubbleH1Bound zeroBubbleBound;
   /// With replicas=auto: the depth x replicas options planned.
   std::optional<partition::ReplicaSearchResult> replicaSearch;
   /// The simulated async time per micro-batch (the objective's schedule in
@@ -305,6 +307,12 @@ static void printTable(raw_ostream &os, const ReportData &data,
                       "{2:f1}%)\n",
                       data.oneFOneB.msPerMiniBatch, data.config.microBatches,
                       100.0 * data.oneFOneB.idleFraction);
+  const ::ftpipe::schedule::ZeroBubbleH1Bound &zb = data.zeroBubbleBound;
+  os << llvm::formatv("ZB-H1 bound per mini-batch : {0:f3} ms (idle {1:f1}%: "
+                      "(p-1)(F+B-W) with device {2}'s F {3:f3} B {4:f3} W "
+                      "{5:f3} ms)\n",
+                      zb.msPerMiniBatch, 100.0 * zb.idleFraction, zb.device,
+                      zb.forwardMs, zb.inputMs, zb.weightMs);
   os << llvm::formatv("memory                     : {0}\n",
                       m.memoryFits ? "fits on every device"
                                    : "DOES NOT FIT (see OVER BUDGET above)");
@@ -424,6 +432,14 @@ static llvm::json::Value toJSON(const ReportData &data,
       {"gpipe_ms_per_minibatch", data.gpipe.msPerMiniBatch},
       {"onef1b_ms_per_minibatch", data.oneFOneB.msPerMiniBatch},
       {"schedules", schedulesToJSON(data)},
+      {"zb_h1_bound",
+       llvm::json::Object{
+           {"ms_per_minibatch", data.zeroBubbleBound.msPerMiniBatch},
+           {"idle_fraction", data.zeroBubbleBound.idleFraction},
+           {"device", int64_t(data.zeroBubbleBound.device)},
+           {"forward_ms", data.zeroBubbleBound.forwardMs},
+           {"input_ms", data.zeroBubbleBound.inputMs},
+           {"weight_ms", data.zeroBubbleBound.weightMs}}},
       {"replica_options", replicasToJSON(data)},
       {"partition_seconds", data.partitionSeconds}};
 }
@@ -605,6 +621,8 @@ void ReportPass::runOnOperation() {
     }
     data.schedules.push_back(std::move(row));
   }
+  data.zeroBubbleBound = ::ftpipe::schedule::zeroBubbleH1Bound(
+      data.stages, data.stages.splitStages(), data.config.microBatches);
 
   if (replicas != "none" && replicas != "auto") {
     emitError(module.getLoc())
