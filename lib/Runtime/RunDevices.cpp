@@ -633,7 +633,12 @@ static llvm::Error writeOutputs(const TrainingRun &run,
   if (!options.tracePath.empty())
     if (llvm::Error error = support::writeFileAtomically(
             options.tracePath,
-            llvm::formatv("{0:2}\n", traceToChrome(result.traces)).str()))
+            llvm::formatv("{0:2}\n", result.timing
+                                         ? traceBesideSimulation(
+                                               traceToChrome(result.traces),
+                                               *result.timing)
+                                         : traceToChrome(result.traces))
+                .str()))
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      options.tracePath + ": " +
                                          llvm::toString(std::move(error)));
