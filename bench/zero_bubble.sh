@@ -12,7 +12,8 @@
 # simulator on the same action lists with the per-stage F/I/W costs measured
 # in the run (--compare-simulator: measured / simulated); and the planner's
 # prediction for the plan from the cost model (ftpipe-report's schedules
-# table, ms per mini-batch). The load average is printed before and after
+# table, ms per mini-batch), and the run's timeline beside the simulated one
+# as text (bench/trace_text.py). The load average is printed before and after
 # each run: with more processes than free cores the measured figures are the
 # load's more than the schedules'. Simulated figures for the paper's models:
 # bench/zero_bubble_planned.sh.
@@ -43,8 +44,12 @@ for p in ${PROCESSES:-2 4}; do
     /usr/bin/time -f "process 0 launcher: %e s wall, %U s user" \
       "$bin/ftpipe-run" "$work/gpt2-$p" --np "$p" --data "$work/data$p.safetensors" --seed 1 \
       --steps "$steps" --micro-batches 8 --schedule "$schedule" \
-      --compare-simulator 2> "$work/run.err" | grep -v '^step' || { cat "$work/run.err"; exit 1; }
+      --compare-simulator --trace "$work/trace.json" 2> "$work/run.err" |
+      grep -v '^step' || { cat "$work/run.err"; exit 1; }
     grep -E "memory: peak|launcher" "$work/run.err" | sed -E 's/ \[runtime.*//' || true
+    # The last step's timeline, measured and simulated (the trace's
+    # processes 0 and 1, each scaled to its own span).
+    python3 "$root/bench/trace_text.py" "$work/trace.json" 120
   done
   echo "load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 done

@@ -114,6 +114,15 @@ std::optional<Schedule> ListScheduler::run(Policy policy) const {
     return perStage.empty() ? int64_t(0) : int64_t(perStage[s]);
   };
   std::vector<int64_t> inFlight(S, 0), deviceInFlight(P, 0), bytes(P, 0);
+  // Per device, the most bytes an I of one of its stages adds while it runs
+  // (its W buffer and working set).
+  std::vector<int64_t> inputNeed(P, 0);
+  for (int64_t s = 0; s < S; ++s)
+    if (config.splits(s))
+      inputNeed[graph.device[s]] =
+          std::max(inputNeed[graph.device[s]],
+                   bytesOf(limits.memory.weightBufferBytes, s) +
+                       bytesOf(limits.memory.workingBytes, s));
   std::vector<double> busyUntil(P, 0.0);
   Schedule schedule;
   schedule.devices.resize(P);
@@ -145,10 +154,15 @@ std::optional<Schedule> ListScheduler::run(Policy policy) const {
             continue;
         }
         int forwardRank = policy.forwardFirst ? 1 : 3;
-        int rank = part == kForward ? forwardRank
-                   : part == kBackward
-                       ? (policy.forwardFirst ? 3 : 1)
-                       : (policy.weightBeforeForward ? forwardRank - 1 : 4);
+        // Near the budget (the device's next I could overflow it), a ready
+        // W goes first: it frees its buffer.
+        bool tight =
+            !limits.deviceBudgetBytes.empty() &&
+            uint64_t(bytes[d] + inputNeed[d]) > limits.deviceBudgetBytes[d];
+        int rank = part == kForward    ? forwardRank
+                   : part == kBackward ? (policy.forwardFirst ? 3 : 1)
+                   : tight             ? 0
+                           : (policy.weightBeforeForward ? forwardRank - 1 : 4);
         std::tuple<int, int64_t, int64_t> key{rank, m, s};
         if (best < 0 || key < bestKey) {
           best = task;

@@ -465,6 +465,67 @@ TEST(ZeroBubbleAuto, SkipsSimulatorOrdersTheListsCannotRun) {
   EXPECT_EQ(outcome(dryRun(graph, config, *lists)), "success");
 }
 
+// With budgets anywhere from what 1F1B's lists (each W right after its I)
+// hold to twice that, zb-auto finds lists that keep every device within
+// its budget (working sets counted per task) and are never slower than
+// 1F1B's on random stage DAGs, placements and costs.
+TEST(ZeroBubbleProperty, BoundedAutoFitsAndNeverSlowerThanOneFOneB) {
+  std::mt19937 rng(2703);
+  std::uniform_real_distribution<double> cost(0.5, 4.0), slack(1.0, 2.0);
+  for (int trial = 0; trial < 150; ++trial) {
+    StageGraph graph = test::randomGraph(rng);
+    int64_t n = graph.stages();
+    std::vector<double> fwd, input, weight;
+    ZeroBubbleLimits limits;
+    for (int64_t s = 0; s < n; ++s) {
+      fwd.push_back(cost(rng));
+      input.push_back(cost(rng));
+      weight.push_back(cost(rng));
+      limits.memory.activationBytes.push_back(1 + rng() % 100);
+      limits.memory.weightBufferBytes.push_back(rng() % 300);
+      limits.memory.workingBytes.push_back(rng() % 200);
+      limits.memory.weightWorkingBytes.push_back(rng() % 20);
+    }
+    TimedStageGraph sg = timed(graph, fwd, input, weight, /*bytes=*/0);
+    Links links = Links::uniform(graph.devices, 10.0, 5.0);
+    ScheduleConfig config{Kind::ZeroBubbleAuto, int64_t(1 + rng() % 8), 1};
+    ScheduleConfig oneF{Kind::OneFOneB, config.microBatches, 1};
+    llvm::Expected<Schedule> oneFLists = generate(graph, oneF);
+    ASSERT_EQ(outcome(oneFLists), "success");
+    Schedule immediate;
+    for (const std::vector<Action> &actions : oneFLists->devices) {
+      std::vector<Action> &split = immediate.devices.emplace_back();
+      for (const Action &action : actions)
+        if (action.kind == ActionKind::Backward) {
+          split.push_back(Action::input(action.stage, action.index));
+          split.push_back(Action::weight(action.stage, action.index));
+        } else {
+          split.push_back(action);
+        }
+    }
+    llvm::Expected<DryRunResult> floor =
+        dryRun(graph, config, immediate, &limits.memory);
+    ASSERT_EQ(outcome(floor), "success");
+    for (uint64_t peak : floor->peakBytes)
+      limits.deviceBudgetBytes.push_back(uint64_t(peak * slack(rng)));
+    llvm::Expected<Schedule> lists =
+        generateZeroBubbleAuto(graph, sg, links, config, limits);
+    ASSERT_EQ(outcome(lists), "success") << "trial " << trial;
+    llvm::Expected<DryRunResult> dry =
+        dryRun(graph, config, *lists, &limits.memory);
+    ASSERT_EQ(outcome(dry), "success");
+    for (int64_t d = 0; d < graph.devices; ++d)
+      EXPECT_LE(dry->peakBytes[d], limits.deviceBudgetBytes[d])
+          << "trial " << trial << " device " << d;
+    SimResult zb = simulated(sg, links, Kind::ZeroBubbleAuto,
+                             uint32_t(config.microBatches), *lists);
+    SimResult oneFSim =
+        simulated(sg, links, Kind::OneFOneB, uint32_t(config.microBatches));
+    EXPECT_LE(zb.msPerMiniBatch, oneFSim.msPerMiniBatch * (1 + 1e-9))
+        << "trial " << trial;
+  }
+}
+
 std::string torchCsv(const std::string &name) {
   auto buffer = llvm::MemoryBuffer::getFile(
       std::string(FTPIPE_SCHEDULE_TORCH_DIR) + "/" + name);
