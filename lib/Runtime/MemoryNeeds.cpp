@@ -115,6 +115,8 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
       stage.recomputePeakBytes = uint64_t(generated[device] + memory.dataBytes +
                                           memory.backwardSendBytes);
       stage.weightBufferBytesPerMicroBatch = uint64_t(memory.weightSavedBytes);
+      // A W sends nothing (DeviceExecutor::predictMemory).
+      stage.weightWorkingBytes = uint64_t(generated[device] + memory.dataBytes);
     }
   }
   return llvm::Error::success();

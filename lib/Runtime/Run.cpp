@@ -193,7 +193,12 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   setup.optimizer = options.optimizer.value_or(fallback.optimizer);
   if (llvm::Error error = checkImplemented(setup.optimizer))
     return std::move(error);
-  if (manifest && !options.allowOverBudget)
+  // zb-auto's lists are built within each device's budget instead (below):
+  // the formula bounds every list of the kind, most of which do not fit.
+  bool boundedLists = manifest && !options.allowOverBudget &&
+                      setup.schedule == schedule::Kind::ZeroBubbleAuto &&
+                      options.scheduleFile.empty();
+  if (manifest && !options.allowOverBudget && !boundedLists)
     if (llvm::Error error = checkRunMemory(*manifest, setup))
       return std::move(error);
   if (manifest)
@@ -224,6 +229,18 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
       return std::move(error);
   // The schedule's own lists, or those of --schedule-file.
   auto lists = [&]() -> llvm::Expected<schedule::Schedule> {
+    if (boundedLists) {
+      auto limits = runLimits(*manifest, graph, setup);
+      if (!limits)
+        return limits.takeError();
+      auto bounded = generateRunSchedule(graph, run.config.schedule,
+                                         run.model->plannedCosts(), *limits);
+      if (!bounded)
+        return llvm::createStringError(
+            llvm::toString(bounded.takeError()) +
+            " (--allow-over-budget runs the fastest lists regardless)");
+      return bounded;
+    }
     if (options.scheduleFile.empty())
       return generateRunSchedule(graph, run.config.schedule,
                                  run.model->plannedCosts());

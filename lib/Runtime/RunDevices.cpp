@@ -645,15 +645,17 @@ static llvm::Error writeOutputs(const Devices &shared, TrainingResult &result) {
   if (!options.profilePath.empty())
     if (llvm::Error error = writeRunProfile(run, options, result.traces))
       return error;
-  if (!options.tracePath.empty())
+  if (!options.tracePath.empty()) {
+    llvm::json::Value trace =
+        traceToChrome(result.traces, migrationReasons(shared));
+    if (result.timing)
+      trace = traceBesideSimulation(std::move(trace), *result.timing);
     if (llvm::Error error = support::writeFileAtomically(
-            options.tracePath,
-            llvm::formatv("{0:2}\n", traceToChrome(result.traces,
-                                                   migrationReasons(shared)))
-                .str()))
+            options.tracePath, llvm::formatv("{0:2}\n", trace).str()))
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      options.tracePath + ": " +
                                          llvm::toString(std::move(error)));
+  }
   return llvm::Error::success();
 }
 

@@ -2,7 +2,6 @@
 
 #include "FTPipe/Runtime/RunSchedule.h"
 #include "FTPipe/Schedule/TorchCsv.h"
-#include "FTPipe/Schedule/ZeroBubble.h"
 
 using namespace ftpipe;
 using namespace ftpipe::runtime;
@@ -31,7 +30,8 @@ runtime::plannedCosts(const ArtifactManifest &manifest) {
 llvm::Expected<schedule::Schedule>
 runtime::generateRunSchedule(const schedule::StageGraph &graph,
                              const schedule::ScheduleConfig &config,
-                             const std::optional<StageCosts> &costs) {
+                             const std::optional<StageCosts> &costs,
+                             const schedule::ZeroBubbleLimits &limits) {
   if (config.kind != schedule::Kind::ZeroBubbleAuto)
     return schedule::generate(graph, config);
   if (llvm::Error error = graph.validate())
@@ -48,7 +48,17 @@ runtime::generateRunSchedule(const schedule::StageGraph &graph,
       graph, costs ? costs->forwardMs : ones, costs ? costs->inputMs : ones,
       costs ? costs->weightMs : ones, /*edgeBytes=*/0);
   return schedule::generateZeroBubbleAuto(
-      graph, timed, schedule::Links::uniform(graph.devices, 1.0, 0.0), config);
+      graph, timed, schedule::Links::uniform(graph.devices, 1.0, 0.0), config,
+      limits);
+}
+
+llvm::Expected<schedule::ZeroBubbleLimits>
+runtime::runLimits(const ArtifactManifest &manifest,
+                   const schedule::StageGraph &graph,
+                   const schedule::TrainingSetup &setup) {
+  if (manifest.deviceMemory.empty())
+    return schedule::ZeroBubbleLimits();
+  return schedule::zeroBubbleLimits(graph, manifest.deviceMemory, setup);
 }
 
 llvm::Expected<schedule::Schedule>

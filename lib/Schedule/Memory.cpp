@@ -151,7 +151,8 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
         {"kept_bytes_per_microbatch", int64_t(stage.keptBytesPerMicroBatch)},
         {"recompute_peak_bytes", int64_t(stage.recomputePeakBytes)},
         {"weight_buffer_bytes_per_microbatch",
-         int64_t(stage.weightBufferBytesPerMicroBatch)}});
+         int64_t(stage.weightBufferBytesPerMicroBatch)},
+        {"weight_working_bytes", int64_t(stage.weightWorkingBytes)}});
   llvm::json::Array params;
   for (uint64_t bytes : inputs.paramBytesByHeight)
     params.push_back(int64_t(bytes));
@@ -242,6 +243,12 @@ bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
             s->get("weight_buffer_bytes_per_microbatch");
         buffer && !readBytes(*buffer, entry.weightBufferBytesPerMicroBatch,
                              at.field("weight_buffer_bytes_per_microbatch")))
+      return false;
+    // Older manifests: a W's working set as large as the other tasks'.
+    entry.weightWorkingBytes = entry.recomputePeakBytes;
+    if (const llvm::json::Value *working = s->get("weight_working_bytes");
+        working && !readBytes(*working, entry.weightWorkingBytes,
+                              at.field("weight_working_bytes")))
       return false;
     if (h > (uint64_t(1) << 20)) {
       at.field("height").report("too large");

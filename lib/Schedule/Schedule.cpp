@@ -285,22 +285,30 @@ public:
   }
 
   void run(const Action &action, int64_t device, int64_t round) {
-    auto activations = [&]() -> int64_t {
-      return memory ? memory->activationBytes[action.stage] : 0;
+    auto bytesOf = [&](const std::vector<uint64_t> StageMemory::*field) {
+      return memory && !(memory->*field).empty()
+                 ? int64_t((memory->*field)[action.stage])
+                 : int64_t(0);
     };
-    auto weightBuffer = [&]() -> int64_t {
-      return memory ? memory->weightBufferBytes[action.stage] : 0;
+    int64_t activations = bytesOf(&StageMemory::activationBytes);
+    int64_t weightBuffer = bytesOf(&StageMemory::weightBufferBytes);
+    // What the device holds while the action runs: what it keeps, the
+    // values the action makes for later, and its working set.
+    auto peakAt = [&](int64_t working) {
+      peakBytes[device] = std::max(peakBytes[device], bytes[device] + working);
     };
     switch (action.kind) {
     case ActionKind::Forward:
       forwardRound[action.stage][action.index] = round;
       peakInFlight[device] = std::max(peakInFlight[device], ++inFlight[device]);
-      bytes[device] += activations();
+      bytes[device] += activations;
+      peakAt(bytesOf(&StageMemory::workingBytes));
       break;
     case ActionKind::Backward:
       backwardRound[action.stage][action.index] = round;
       --inFlight[device];
-      bytes[device] -= activations();
+      peakAt(bytesOf(&StageMemory::workingBytes));
+      bytes[device] -= activations;
       break;
     case ActionKind::InputBackward:
       backwardRound[action.stage][action.index] = round;
@@ -308,20 +316,21 @@ public:
       peakWaitingWeight[device] =
           std::max(peakWaitingWeight[device], ++waitingWeight[device]);
       // The weight part's values exist before the activations go.
-      bytes[device] += weightBuffer();
-      peakBytes[device] = std::max(peakBytes[device], bytes[device]);
-      bytes[device] -= activations();
+      bytes[device] += weightBuffer;
+      peakAt(bytesOf(&StageMemory::workingBytes));
+      bytes[device] -= activations;
       break;
     case ActionKind::WeightBackward:
       weightRound[action.stage][action.index] = round;
       --waitingWeight[device];
-      bytes[device] -= weightBuffer();
+      peakAt(bytesOf(&StageMemory::weightWorkingBytes));
+      bytes[device] -= weightBuffer;
       break;
     case ActionKind::Update:
       updateRound[device][action.index] = round;
       break;
     }
-    peakBytes[device] = std::max(peakBytes[device], bytes[device]);
+    peakAt(0);
   }
 
   int64_t componentOf(int64_t device) const { return component[device]; }
@@ -656,10 +665,14 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
                 " devices, the stage "
                 "graph has " +
                 llvm::Twine(graph.devices));
-  if (memory &&
-      (static_cast<int64_t>(memory->activationBytes.size()) != graph.stages() ||
-       static_cast<int64_t>(memory->weightBufferBytes.size()) !=
-           graph.stages()))
+  auto sized = [&](const std::vector<uint64_t> &bytes, bool optional) {
+    return (optional && bytes.empty()) ||
+           static_cast<int64_t>(bytes.size()) == graph.stages();
+  };
+  if (memory && (!sized(memory->activationBytes, false) ||
+                 !sized(memory->weightBufferBytes, false) ||
+                 !sized(memory->workingBytes, true) ||
+                 !sized(memory->weightWorkingBytes, true)))
     return fail("the stage memory does not give bytes for each of the " +
                 llvm::Twine(graph.stages()) + " stages");
   if (llvm::Error error = checkLists(graph, config, schedule))

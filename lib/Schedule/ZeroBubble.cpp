@@ -114,6 +114,15 @@ std::optional<Schedule> ListScheduler::run(Policy policy) const {
     return perStage.empty() ? int64_t(0) : int64_t(perStage[s]);
   };
   std::vector<int64_t> inFlight(S, 0), deviceInFlight(P, 0), bytes(P, 0);
+  // Per device, the most bytes an I of one of its stages adds while it runs
+  // (its W buffer and working set).
+  std::vector<int64_t> inputNeed(P, 0);
+  for (int64_t s = 0; s < S; ++s)
+    if (config.splits(s))
+      inputNeed[graph.device[s]] =
+          std::max(inputNeed[graph.device[s]],
+                   bytesOf(limits.memory.weightBufferBytes, s) +
+                       bytesOf(limits.memory.workingBytes, s));
   std::vector<double> busyUntil(P, 0.0);
   Schedule schedule;
   schedule.devices.resize(P);
@@ -140,15 +149,20 @@ std::optional<Schedule> ListScheduler::run(Policy policy) const {
                                 : limits.deviceBudgetBytes[d];
           if (inFlight[s] >= cap ||
               (deviceInFlight[d] > 0 &&
-               uint64_t(bytes[d] + bytesOf(limits.memory.activationBytes, s)) >
-                   budget))
+               uint64_t(bytes[d] + bytesOf(limits.memory.activationBytes, s) +
+                        bytesOf(limits.memory.workingBytes, s)) > budget))
             continue;
         }
         int forwardRank = policy.forwardFirst ? 1 : 3;
-        int rank = part == kForward ? forwardRank
-                   : part == kBackward
-                       ? (policy.forwardFirst ? 3 : 1)
-                       : (policy.weightBeforeForward ? forwardRank - 1 : 4);
+        // Near the budget (the device's next I could overflow it), a ready
+        // W goes first: it frees its buffer.
+        bool tight =
+            !limits.deviceBudgetBytes.empty() &&
+            uint64_t(bytes[d] + inputNeed[d]) > limits.deviceBudgetBytes[d];
+        int rank = part == kForward    ? forwardRank
+                   : part == kBackward ? (policy.forwardFirst ? 3 : 1)
+                   : tight             ? 0
+                           : (policy.weightBeforeForward ? forwardRank - 1 : 4);
         std::tuple<int, int64_t, int64_t> key{rank, m, s};
         if (best < 0 || key < bestKey) {
           best = task;
@@ -213,8 +227,29 @@ std::optional<Schedule> ListScheduler::run(Policy policy) const {
   return schedule;
 }
 
+/// `lists` with each B of a stage that splits as I then W at once.
+static Schedule splitEachBackward(Schedule lists,
+                                  const ScheduleConfig &config) {
+  for (std::vector<Action> &actions : lists.devices) {
+    std::vector<Action> split;
+    for (const Action &action : actions) {
+      if (action.kind != ActionKind::Backward || !config.splits(action.stage)) {
+        split.push_back(action);
+        continue;
+      }
+      split.push_back(Action::input(action.stage, action.index));
+      split.push_back(Action::weight(action.stage, action.index));
+    }
+    actions = std::move(split);
+  }
+  return lists;
+}
+
 /// 1F1B as the simulator runs it (each device's order of its stages'
-/// forwards and backwards), each split B as I then W at once.
+/// forwards and backwards), each split B as I then W at once. The simulator
+/// lets a stage's backward start before its consumers' when only gradients
+/// of values it passes on come back from them, which the lists' contract
+/// (dryRun) does not: such an order is left out of the candidates.
 static llvm::Expected<Schedule> splitOneFOneB(const TimedStageGraph &sg,
                                               const Links &links,
                                               const ScheduleConfig &config) {
@@ -230,15 +265,12 @@ static llvm::Expected<Schedule> splitOneFOneB(const TimedStageGraph &sg,
     std::vector<Action> &actions = schedule.devices[e.device];
     if (e.kind == SimEvent::Kind::Forward)
       actions.push_back(Action::forward(e.stage, e.microBatch));
-    else if (e.kind == SimEvent::Kind::Backward && config.splits(e.stage)) {
-      actions.push_back(Action::input(e.stage, e.microBatch));
-      actions.push_back(Action::weight(e.stage, e.microBatch));
-    } else if (e.kind == SimEvent::Kind::Backward)
+    else if (e.kind == SimEvent::Kind::Backward)
       actions.push_back(Action::backward(e.stage, e.microBatch));
   }
   for (std::vector<Action> &actions : schedule.devices)
     actions.push_back(Action::update(0));
-  return schedule;
+  return splitEachBackward(std::move(schedule), config);
 }
 
 llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
@@ -264,6 +296,8 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
   };
   if (!sized(limits.memory.activationBytes, S) ||
       !sized(limits.memory.weightBufferBytes, S) ||
+      !sized(limits.memory.workingBytes, S) ||
+      !sized(limits.memory.weightWorkingBytes, S) ||
       !sized(limits.deviceBudgetBytes, graph.devices))
     return fail("zb-auto: the memory limits do not name every stage and "
                 "device");
@@ -277,10 +311,22 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
     candidates.push_back(std::move(*lists));
   else
     return lists.takeError();
-  if (llvm::Expected<Schedule> lists = splitOneFOneB(sg, links, one))
-    candidates.push_back(std::move(*lists));
+  // 1F1B's lists as generate() builds them (every W right after its I: what
+  // fits whenever 1F1B with its W buffers does), and as the simulator runs
+  // 1F1B (when that order runs dry).
+  ScheduleConfig oneF{Kind::OneFOneB, one.microBatches, 1};
+  if (llvm::Expected<Schedule> lists = generate(graph, oneF))
+    candidates.push_back(splitEachBackward(std::move(*lists), one));
   else
     return lists.takeError();
+  if (llvm::Expected<Schedule> lists = splitOneFOneB(sg, links, one)) {
+    if (llvm::Error error = dryRun(graph, one, *lists).takeError())
+      llvm::consumeError(std::move(error));
+    else
+      candidates.push_back(std::move(*lists));
+  } else {
+    return lists.takeError();
+  }
   ListScheduler greedy(graph, sg, links, one, limits);
   for (int64_t capFactor : {1, 2, 4, 0})
     for (bool forwardFirst : {false, true})
@@ -351,4 +397,76 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
                 : Action{action.kind, action.stage,
                          action.index + step * config.microBatches});
   return schedule;
+}
+
+llvm::Expected<ZeroBubbleLimits>
+ftpipe::schedule::zeroBubbleLimits(const StageGraph &graph,
+                                   llvm::ArrayRef<DeviceMemoryInputs> inputs,
+                                   const TrainingSetup &setup) {
+  if (int64_t(inputs.size()) != graph.devices)
+    return fail(llvm::formatv("zb-auto: memory of {0} devices for a stage "
+                              "graph of {1}",
+                              inputs.size(), graph.devices)
+                    .str());
+  ZeroBubbleLimits limits;
+  StageMemory &memory = limits.memory;
+  std::vector<size_t> next(inputs.size(), 0);
+  for (int64_t d : graph.device) {
+    if (next[d] == inputs[d].stages.size())
+      return fail(llvm::formatv("zb-auto: the memory of device {0} lists {1} "
+                                "stages, fewer than the stage graph puts there",
+                                d, inputs[d].stages.size())
+                      .str());
+    const DeviceMemoryInputs::Stage &stage = inputs[d].stages[next[d]++];
+    memory.activationBytes.push_back(stage.keptBytesPerMicroBatch);
+    memory.weightBufferBytes.push_back(stage.weightBufferBytesPerMicroBatch);
+    memory.workingBytes.push_back(stage.recomputePeakBytes);
+    memory.weightWorkingBytes.push_back(stage.weightWorkingBytes);
+  }
+  TrainingSetup under = setup;
+  under.schedule = Kind::ZeroBubbleAuto;
+  for (auto [d, in] : llvm::enumerate(inputs)) {
+    if (next[d] != in.stages.size())
+      return fail(llvm::formatv("zb-auto: the memory of device {0} lists {1} "
+                                "stages, the stage graph puts {2} there",
+                                d, in.stages.size(), next[d])
+                      .str());
+    DeviceMemory total = deviceMemory(in, under);
+    uint64_t fixed = total.totalBytes() - total.activationBytes;
+    limits.deviceBudgetBytes.push_back(
+        total.budgetBytes > fixed ? total.budgetBytes - fixed : 0);
+  }
+  return limits;
+}
+
+ZeroBubbleH1Bound
+ftpipe::schedule::zeroBubbleH1Bound(const TimedStageGraph &stages,
+                                    const std::vector<bool> &split,
+                                    uint32_t microBatches) {
+  std::map<uint32_t, ZeroBubbleH1Bound> perDevice;
+  bool parts = stages.inputMs.size() == stages.numStages() &&
+               stages.weightMs.size() == stages.numStages();
+  for (size_t s = 0; s < stages.numStages(); ++s) {
+    ZeroBubbleH1Bound &d = perDevice[stages.device[s]];
+    d.device = stages.device[s];
+    d.forwardMs += stages.fwdMs[s];
+    bool splits = parts && (split.empty() || split[s]);
+    d.inputMs +=
+        (splits ? stages.inputMs[s] : stages.bwdMs[s]) + stages.recomputeMs[s];
+    d.weightMs += splits ? stages.weightMs[s] : 0.0;
+  }
+  ZeroBubbleH1Bound busiest;
+  auto load = [](const ZeroBubbleH1Bound &d) {
+    return d.forwardMs + d.inputMs + d.weightMs;
+  };
+  for (const auto &[device, d] : perDevice)
+    if (load(d) > load(busiest))
+      busiest = d;
+  double idle =
+      double(perDevice.size() - 1) *
+      std::max(0.0, busiest.forwardMs + busiest.inputMs - busiest.weightMs);
+  busiest.msPerMiniBatch = microBatches * load(busiest) + idle;
+  busiest.idleFraction =
+      busiest.msPerMiniBatch > 0 ? idle / busiest.msPerMiniBatch : 0.0;
+  return busiest;
 }

@@ -66,6 +66,8 @@ struct ReportData {
   partition::SimResult gpipe, oneFOneB;
   /// GPipe, 1F1B, ZB-H1, zb-auto and async side by side.
   std::vector<ScheduleFigures> schedules;
+  /// The ZB paper's ZB-H1 step from the busiest device's F, B and W.
+  ::ftpipe::schedule::ZeroBubbleH1Bound zeroBubbleBound;
   /// With replicas=auto: the depth x replicas options planned.
   std::optional<partition::ReplicaSearchResult> replicaSearch;
   /// The simulated async time per micro-batch (the objective's schedule in
@@ -89,20 +91,10 @@ struct ReportData {
 static double toMiB(uint64_t bytes) { return double(bytes) / (1 << 20); }
 static double toGiB(uint64_t bytes) { return double(bytes) / (1 << 30); }
 
-/// Per device, the bytes a task's working set adds on top of what it keeps
-/// (the largest of its stages').
-static uint64_t workingBytes(const ::ftpipe::schedule::DeviceMemoryInputs &in) {
-  uint64_t working = 0;
-  for (const auto &stage : in.stages)
-    working = std::max(working, stage.recomputePeakBytes);
-  return working;
-}
-
-/// zb-auto's lists for the plan, each device's activations and W buffers in
-/// flight kept within what its memory leaves under `setup` once its weights,
-/// gradients, optimizer state, stashed versions, reserved bytes and largest
-/// working set are counted (ZeroBubbleLimits). Fails as
-/// generateZeroBubbleAuto does, e.g. when no list fits.
+/// zb-auto's lists for the plan, each device within what its memory leaves
+/// under `setup` once its weights, gradients, optimizer state, reserved
+/// bytes are counted (schedule::zeroBubbleLimits, as ftpipe-run bounds its
+/// own). Fails as generateZeroBubbleAuto does, e.g. when no list fits.
 static llvm::Expected<::ftpipe::schedule::Schedule> boundedZeroBubbleAuto(
     const partition::StageGraph &stages, const partition::Hardware &hw,
     ArrayRef<::ftpipe::schedule::DeviceMemoryInputs> inputs,
@@ -111,31 +103,24 @@ static llvm::Expected<::ftpipe::schedule::Schedule> boundedZeroBubbleAuto(
   sc::StageGraph topology = stages.topology(int64_t(hw.numDevices()));
   sc::ScheduleConfig config{sc::Kind::ZeroBubbleAuto, microBatches, 1,
                             stages.splitStages()};
-  sc::ZeroBubbleLimits limits;
-  limits.memory = {stages.keptBytesPerMicroBatch,
-                   stages.weightBufferBytesPerMicroBatch};
-  sc::TrainingSetup under = setup;
-  under.schedule = sc::Kind::ZeroBubbleAuto;
-  for (const sc::DeviceMemoryInputs &in : inputs) {
-    sc::DeviceMemory memory = sc::deviceMemory(in, under);
-    uint64_t fixed =
-        memory.totalBytes() - memory.activationBytes + workingBytes(in);
-    limits.deviceBudgetBytes.push_back(
-        memory.budgetBytes > fixed ? memory.budgetBytes - fixed : 0);
-  }
+  llvm::Expected<sc::ZeroBubbleLimits> limits =
+      sc::zeroBubbleLimits(topology, inputs, setup);
+  if (!limits)
+    return limits.takeError();
   return sc::generateZeroBubbleAuto(topology, stages, partition::linksOf(hw),
-                                    config, limits);
+                                    config, *limits);
 }
 
-/// Per device, the most bytes of activations and W buffers the lists of
-/// `kind` for one step keep at once (schedule::dryRun with each stage's
-/// kept bytes and W buffer), the lists being `given` when there are some;
-/// none under async (a stream, not one step) or when the lists cannot be
-/// built (a device without a stage).
+/// Per device, the most bytes of activations, W buffers and a running
+/// task's working set the lists of `kind` for one step hold at once
+/// (schedule::dryRun with each stage's bytes from `inputs`), the lists being
+/// `given` when there are some; none under async (a stream, not one step)
+/// or when the lists cannot be built (a device without a stage).
 static std::optional<std::vector<uint64_t>>
 listPeakBytes(const partition::StageGraph &stages,
-              const partition::Hardware &hw, ::ftpipe::schedule::Kind kind,
-              uint32_t microBatches,
+              const partition::Hardware &hw,
+              ArrayRef<::ftpipe::schedule::DeviceMemoryInputs> inputs,
+              ::ftpipe::schedule::Kind kind, uint32_t microBatches,
               const ::ftpipe::schedule::Schedule *given) {
   namespace sc = ::ftpipe::schedule;
   if (kind == sc::Kind::Async)
@@ -154,10 +139,14 @@ listPeakBytes(const partition::StageGraph &stages,
     llvm::consumeError(lists.takeError());
     return std::nullopt;
   }
-  sc::StageMemory memory{stages.keptBytesPerMicroBatch,
-                         stages.weightBufferBytesPerMicroBatch};
+  llvm::Expected<sc::ZeroBubbleLimits> limits =
+      sc::zeroBubbleLimits(topology, inputs, sc::TrainingSetup());
+  if (!limits) {
+    llvm::consumeError(limits.takeError());
+    return std::nullopt;
+  }
   llvm::Expected<sc::DryRunResult> dry =
-      sc::dryRun(topology, config, *lists, &memory);
+      sc::dryRun(topology, config, *lists, &limits->memory);
   if (!dry) {
     llvm::consumeError(dry.takeError());
     return std::nullopt;
@@ -318,6 +307,12 @@ static void printTable(raw_ostream &os, const ReportData &data,
                       "{2:f1}%)\n",
                       data.oneFOneB.msPerMiniBatch, data.config.microBatches,
                       100.0 * data.oneFOneB.idleFraction);
+  const ::ftpipe::schedule::ZeroBubbleH1Bound &zb = data.zeroBubbleBound;
+  os << llvm::formatv("ZB-H1 bound per mini-batch : {0:f3} ms (idle {1:f1}%: "
+                      "(p-1)(F+B-W) with device {2}'s F {3:f3} B {4:f3} W "
+                      "{5:f3} ms)\n",
+                      zb.msPerMiniBatch, 100.0 * zb.idleFraction, zb.device,
+                      zb.forwardMs, zb.inputMs, zb.weightMs);
   os << llvm::formatv("memory                     : {0}\n",
                       m.memoryFits ? "fits on every device"
                                    : "DOES NOT FIT (see OVER BUDGET above)");
@@ -437,6 +432,14 @@ static llvm::json::Value toJSON(const ReportData &data,
       {"gpipe_ms_per_minibatch", data.gpipe.msPerMiniBatch},
       {"onef1b_ms_per_minibatch", data.oneFOneB.msPerMiniBatch},
       {"schedules", schedulesToJSON(data)},
+      {"zb_h1_bound",
+       llvm::json::Object{
+           {"ms_per_minibatch", data.zeroBubbleBound.msPerMiniBatch},
+           {"idle_fraction", data.zeroBubbleBound.idleFraction},
+           {"device", int64_t(data.zeroBubbleBound.device)},
+           {"forward_ms", data.zeroBubbleBound.forwardMs},
+           {"input_ms", data.zeroBubbleBound.inputMs},
+           {"weight_ms", data.zeroBubbleBound.weightMs}}},
       {"replica_options", replicasToJSON(data)},
       {"partition_seconds", data.partitionSeconds}};
 }
@@ -604,19 +607,22 @@ void ReportPass::runOnOperation() {
     ::ftpipe::schedule::TrainingSetup under = *setup;
     under.schedule = kind;
     std::optional<std::vector<uint64_t>> peaks =
-        listPeakBytes(data.stages, *hw, kind, data.config.microBatches, lists);
+        listPeakBytes(data.stages, *hw, data.metrics.memoryInputs, kind,
+                      data.config.microBatches, lists);
     for (auto [d, inputs] : llvm::enumerate(data.metrics.memoryInputs)) {
       ::ftpipe::schedule::DeviceMemory memory =
           ::ftpipe::schedule::deviceMemory(inputs, under);
       // The lists' own peak where the dry run gives one (the formula bounds
       // every list of the kind).
       if (peaks)
-        memory.activationBytes = (*peaks)[d] + workingBytes(inputs);
+        memory.activationBytes = (*peaks)[d];
       row.memoryBytes.push_back(memory.totalBytes());
       row.fits = row.fits && memory.fits();
     }
     data.schedules.push_back(std::move(row));
   }
+  data.zeroBubbleBound = ::ftpipe::schedule::zeroBubbleH1Bound(
+      data.stages, data.stages.splitStages(), data.config.microBatches);
 
   if (replicas != "none" && replicas != "auto") {
     emitError(module.getLoc())

@@ -73,7 +73,8 @@ std::optional<StageMemory> splitMemory(StageMemory memory,
 /// while it runs (the generated code's largest peak on the device, with the
 /// allocator's cache, the micro-batch's data slices and the backward's
 /// messages; a split backward's parts' peaks included), and sets a split
-/// stage's W buffer (what its input part returns for its weight part). Fails
+/// stage's W buffer (what its input part returns for its weight part) and
+/// what its weight part adds while it runs (the same peak and data). Fails
 /// naming what does not match the manifest or lacks a peak.
 llvm::Error
 compiledMemoryInputs(const ArtifactManifest &manifest, PeakLookup peakOf,

@@ -12,6 +12,7 @@
 
 #include "FTPipe/Runtime/ArtifactManifest.h"
 #include "FTPipe/Schedule/Schedule.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 
 namespace ftpipe {
 namespace runtime {
@@ -33,11 +34,20 @@ std::optional<StageCosts> plannedCosts(const ArtifactManifest &manifest);
 
 /// The lists of `config` on `graph`. zb-auto schedules `costs` over free
 /// transfers (the manifest records no message times), or equal costs
-/// (F = I = W = 1) without them.
+/// (F = I = W = 1) without them, each device within `limits` (none: no
+/// bound).
 llvm::Expected<schedule::Schedule>
 generateRunSchedule(const schedule::StageGraph &graph,
                     const schedule::ScheduleConfig &config,
-                    const std::optional<StageCosts> &costs = std::nullopt);
+                    const std::optional<StageCosts> &costs = std::nullopt,
+                    const schedule::ZeroBubbleLimits &limits = {});
+
+/// zb-auto's bound for a run of `setup` from the manifest's `device_memory`
+/// (schedule::zeroBubbleLimits, as the planner's report bounds its lists);
+/// no bound when the manifest records no device memory.
+llvm::Expected<schedule::ZeroBubbleLimits>
+runLimits(const ArtifactManifest &manifest, const schedule::StageGraph &graph,
+          const schedule::TrainingSetup &setup);
 
 /// Lists read from torch.distributed.pipelining's CSV (TorchCsv.h: one step,
 /// rank r as device r, torch's stage index as ours), repeated for each of

@@ -18,6 +18,7 @@
 
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Schedule/Replicas.h"
+#include "FTPipe/Schedule/Simulator.h"
 
 #include <string>
 
@@ -37,7 +38,16 @@ struct RunTiming {
   double updateShare = 0, bookkeepingShare = 0;
   /// The per-stage costs given to the simulator (ms).
   std::vector<double> stageForwardMs, stageBackwardMs;
+  /// The simulated timeline (per process, as the simulator records it).
+  std::vector<schedule::SimEvent> simulatedEvents;
 };
+
+/// The measured trace (traceToChrome, process 0 "measured") with the
+/// simulated timeline of `timing` beside it (process 1 "simulated": the
+/// same lists on the stage costs measured in the run), so a Chrome /
+/// Perfetto viewer shows one above the other.
+llvm::json::Value traceBesideSimulation(llvm::json::Value measured,
+                                        const RunTiming &timing);
 
 /// The median of `values` (the upper one of an even count; 0 when empty):
 /// how per-micro-batch times become one figure here and in profiles.

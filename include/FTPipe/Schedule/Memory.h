@@ -70,6 +70,12 @@ struct DeviceMemoryInputs {
     /// micro-batch (0 for a stage that does not split): counted under the
     /// zero-bubble kinds (weightBuffersInFlight).
     uint64_t weightBufferBytesPerMicroBatch = 0;
+    /// Bytes a split backward's weight part adds while it runs, beyond its
+    /// W buffer (counted by the lists' dry run, StageMemory). The cost
+    /// model: none (W rebuilds nothing; its gradients are counted); once
+    /// compiled: the generated code's peak, as for recomputePeakBytes, and
+    /// the data slices.
+    uint64_t weightWorkingBytes = 0;
   };
   std::vector<Stage> stages;
   /// paramBytesByHeight[h]: bytes of the distinct parameters the device

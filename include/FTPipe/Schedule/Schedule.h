@@ -118,9 +118,15 @@ struct ScheduleConfig {
 
 /// Per stage, the bytes a device keeps for one micro-batch: its activations
 /// from the forward until the backward (B, or I when it splits), and the
-/// values a split backward's I passes to its W (until the W).
+/// values a split backward's I passes to its W (until the W); and the bytes
+/// one task of the stage adds only while it runs (its working set): a
+/// forward, B or I (workingBytes: under recomputation the activations it
+/// rebuilds, once compiled the generated code's peak), and a W
+/// (weightWorkingBytes: W reads its buffer and rebuilds nothing). Empty
+/// lists count 0.
 struct StageMemory {
   std::vector<uint64_t> activationBytes, weightBufferBytes;
+  std::vector<uint64_t> workingBytes, weightWorkingBytes;
 };
 
 /// Per device, its actions in order.
@@ -170,8 +176,9 @@ struct DryRunResult {
   std::vector<int64_t> peakInFlight;
   /// Per device, the most micro-batches whose I ran and whose W did not yet.
   std::vector<int64_t> peakWaitingWeight;
-  /// Per device, the most bytes it kept at once (activations in flight plus
-  /// values waiting for their W), when the dry run was given StageMemory.
+  /// Per device, the most bytes it kept at once (activations in flight,
+  /// values waiting for their W, and the running task's working set), when
+  /// the dry run was given StageMemory.
   std::vector<uint64_t> peakBytes;
 };
 
