@@ -89,6 +89,12 @@ static field<std::string> freeze(
              "alpha=X (PipeTransformer's schedule, per epoch) or "
              "schedule=FILE ('STEP DEPTH' lines); docs/Freezing.md"),
     cl::location(parsed.run.freeze), cl::cat(setupCategory));
+static field<bool> freezeRecompile(
+    "freeze-recompile",
+    cl::desc("when --freeze freezes more, compile the model again with "
+             "them frozen in the background (in --replan-dir) and migrate "
+             "to it, so their backward is gone"),
+    cl::location(parsed.run.freezeRecompile), cl::cat(setupCategory));
 
 //===----------------------------------------------------------------------===//
 // Weights and data
