@@ -70,8 +70,7 @@ static std::string describePlan(const PipelineModel &model,
     llvm::consumeError(predicted.takeError());
     return text;
   }
-  return llvm::formatv("predicted step {0:f3} ms, {1}", predicted->stepMs,
-                       text)
+  return llvm::formatv("predicted step {0:f3} ms, {1}", predicted->stepMs, text)
       .str();
 }
 

@@ -253,8 +253,9 @@ ftpipe::runtime::checkFrozenAtMigration(const PlannedMigration &migration,
                                         const std::set<std::string> &frozen) {
   for (const std::string &name : migration.config.frozen)
     if (!frozen.count(name))
-      return fail("--migrate-to " + migration.directory + ": the plan freezes '" +
-                  name + "', which the run still trains after step " +
+      return fail("--migrate-to " + migration.directory +
+                  ": the plan freezes '" + name +
+                  "', which the run still trains after step " +
                   llvm::Twine(migration.atStep) +
                   " (its backward computes no gradient for it)");
   return llvm::Error::success();

@@ -151,7 +151,8 @@ static llvm::Error checkRecompiling(const TrainingRun &run,
       return fail(flag + " does not run with " + what + " yet");
   auto *compiled = dynamic_cast<const CompiledModel *>(run.model.get());
   if (!compiled || !compiled->manifest().compile)
-    return fail(flag + " compiles the model again: it needs a plan whose "
+    return fail(flag +
+                " compiles the model again: it needs a plan whose "
                 "manifest.json records its `compile` command (compile it "
                 "with this version of ftpipe-compile)");
   return llvm::Error::success();
@@ -391,9 +392,9 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
   if (run.migration)
     if (llvm::Error error = checkFrozenAtMigration(
             *run.migration,
-            run.freezing ? run.freezing->frozenAt(options.migrateAt,
-                                                  run.config.frozen)
-                         : run.config.frozen))
+            run.freezing
+                ? run.freezing->frozenAt(options.migrateAt, run.config.frozen)
+                : run.config.frozen))
       return error;
   // Each process's list, of the run or of its rest when resuming.
   run.processLists = schedule::replicateSchedule(run.schedule, run.replicas);

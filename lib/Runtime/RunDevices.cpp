@@ -213,9 +213,8 @@ static void runReplanning(
     llvm::SmallString<256> beside(llvm::sys::path::parent_path(self));
     llvm::sys::path::append(beside, "ftpipe-compile");
     auto found = llvm::sys::findProgramByName("ftpipe-compile");
-    compiler = llvm::sys::fs::can_execute(beside) || !found
-                   ? beside.str().str()
-                   : *found;
+    compiler = llvm::sys::fs::can_execute(beside) || !found ? beside.str().str()
+                                                            : *found;
   }
   auto note = [&shared](const std::string &line) {
     shared.call(shared.hooks.onNote, line);

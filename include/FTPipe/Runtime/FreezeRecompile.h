@@ -1,4 +1,5 @@
-//===- FreezeRecompile.h - Compiling again when a run freezes more -*- C++ -*-===//
+//===- FreezeRecompile.h - Compiling again when a run freezes more -*- C++
+//-*-===//
 //
 // `ftpipe-run --freeze ... --freeze-recompile`: when the freeze policy
 // (RunFreezing.h) freezes more than the running plan's manifest does,
