@@ -387,6 +387,17 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
     if (!freezing)
       return freezing.takeError();
     run.freezing = std::move(*freezing);
+    if (run.freezing->gradientNorm) {
+      // The rule's state (the last evaluation's norms) is not in a
+      // checkpoint, and its all-reduce is over the plan's devices.
+      if (!options.resumePath.empty())
+        return fail("--freeze gradient-norm does not run with --resume yet "
+                    "(resume with the plan the run migrated to, or with "
+                    "--freeze schedule=FILE)");
+      if (run.replicas.replicated())
+        return fail("--freeze gradient-norm does not run with replicas yet");
+      run.config.gradientSquares = true;
+    }
   }
   // The next plan may freeze only what the run freezes after the move.
   if (run.migration)

@@ -58,6 +58,9 @@ struct Devices {
     std::vector<std::unique_ptr<StageProgram>> stages;
   };
   std::vector<std::list<Replanned>> replanned;
+  /// With --freeze, per device the policy's depth from its next step on
+  /// (each device's thread writes its own).
+  std::vector<uint32_t> freezeDepth;
 
   /// Ends the process through the hooks (peers wait for this device).
   [[noreturn]] void fatal(const std::string &message) {
@@ -158,6 +161,7 @@ migrateDevice(Devices &shared, Communicator &communicator,
   // moved, it has no optimizer state).
   ExecutorConfig config = processConfig(migration.config, shared.options, d);
   config.frozen.insert(executor.frozen().begin(), executor.frozen().end());
+  config.gradientSquares = shared.run.config.gradientSquares;
   auto next = std::make_unique<DeviceExecutor>(
       communicator, std::move(nextStages), migration.model->placement(),
       std::move(config));
@@ -260,9 +264,10 @@ static void runReplanning(
         communicator, updates, compute, [&](std::vector<double> all) {
           if (freezer)
             return freezer->afterStep(
-                updates, run.freezing->frozenAt(updates, config.frozen),
-                run.freezing->depths.depthAt(updates),
-                run.freezing->layers.size(), *model, config);
+                updates,
+                run.freezing->frozenWith(shared.freezeDepth[d], config.frozen),
+                shared.freezeDepth[d], run.freezing->layers.size(), *model,
+                config);
           return coordinator->afterStep(updates, all, *model, config);
         });
     if (control.action == ReplanControl::Action::Measure) {
@@ -288,7 +293,8 @@ static void runReplanning(
     planned->reason = options.freezeRecompile ? "--freeze" : "--replan";
     if (run.freezing)
       if (llvm::Error error = checkFrozenAtMigration(
-              *planned, run.freezing->frozenAt(updates, config.frozen)))
+              *planned,
+              run.freezing->frozenWith(shared.freezeDepth[d], config.frozen)))
         failed(std::move(error));
     auto stages = planned->model->loadStages(d);
     if (!stages)
@@ -337,8 +343,13 @@ runDevice(Devices &shared, Communicator &communicator,
   // The plan's own frozen parameters, which the policy's prefix joins: the
   // next plan's after a migration.
   const std::set<std::string> *planFrozen = &run.config.frozen;
-  if (run.freezing)
+  std::optional<GradientNormFreezer> gradientNorm;
+  if (run.freezing) {
     config.frozen = run.freezing->frozenAt(firstStep, *planFrozen);
+    shared.freezeDepth[d] = run.freezing->depths.depthAt(firstStep);
+    if (run.freezing->gradientNorm)
+      gradientNorm.emplace(*run.freezing);
+  }
   auto executor = std::make_unique<DeviceExecutor>(
       communicator, pointers(stages), *placement, config);
   int64_t overhead = residentOverheadBytes();
@@ -397,17 +408,21 @@ runDevice(Devices &shared, Communicator &communicator,
     shared.call(shared.hooks.onStep, d, report);
     if (run.freezing) {
       // From the next step on: the decision at the step boundary.
+      uint32_t &depth = shared.freezeDepth[d];
+      depth = gradientNorm ? gradientNorm->afterStep(communicator, report.step,
+                                                     report.gradientSquares)
+                           : run.freezing->depths.depthAt(report.step + 1);
+      if (gradientNorm && process == 0 && !gradientNorm->evaluation().empty())
+        shared.call(shared.hooks.onNote, gradientNorm->evaluation());
       std::set<std::string> frozen =
-          run.freezing->frozenAt(report.step + 1, *planFrozen);
+          run.freezing->frozenWith(depth, *planFrozen);
       frozen.insert(executor->frozen().begin(), executor->frozen().end());
       if (frozen.size() != executor->frozen().size()) {
         if (process == 0)
           shared.call(shared.hooks.onNote,
                       "freeze: from step " + std::to_string(report.step + 1) +
-                          ", " +
-                          std::to_string(
-                              run.freezing->depths.depthAt(report.step + 1)) +
-                          " of " + std::to_string(run.freezing->layers.size()) +
+                          ", " + std::to_string(depth) + " of " +
+                          std::to_string(run.freezing->layers.size()) +
                           " layers frozen (" + std::to_string(frozen.size()) +
                           " parameters)");
         executor->setFrozen(std::move(frozen));
@@ -678,6 +693,7 @@ ftpipe::runtime::runTraining(TrainingRun &run, const RunOptions &options,
   Devices shared{run, options, hooks};
   shared.processes = launchedByMpirun() && options.threads == 0;
   shared.replanned.resize(run.model->stageGraph().devices);
+  shared.freezeDepth.resize(run.model->stageGraph().devices);
   auto result =
       shared.processes ? runProcess(shared, argc, argv) : runThreads(shared);
   if (result && result->gathered)

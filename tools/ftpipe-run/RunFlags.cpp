@@ -86,8 +86,10 @@ static field<bool> allowOverBudget(
 static field<std::string> freeze(
     "freeze",
     cl::desc("freeze a growing prefix of the model's layers during the run: "
-             "alpha=X (PipeTransformer's schedule, per epoch) or "
-             "schedule=FILE ('STEP DEPTH' lines); docs/Freezing.md"),
+             "alpha=X (PipeTransformer's schedule, per epoch), "
+             "gradient-norm[,threshold=X][,every=N] (a layer freezes when "
+             "its accumulated gradient norm settles) or schedule=FILE "
+             "('STEP DEPTH' lines); docs/Freezing.md"),
     cl::location(parsed.run.freeze), cl::cat(setupCategory));
 static field<bool> freezeRecompile(
     "freeze-recompile",
