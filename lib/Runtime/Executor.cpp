@@ -482,6 +482,14 @@ DeviceExecutor::update(int64_t k,
     owned.push_back(&live.at(param.name));
     grads.push_back(&sums.at(param.name));
   }
+  std::map<std::string, double> squares;
+  if (config.gradientSquares)
+    for (size_t i = 0; i < names.size(); ++i) {
+      double sum = 0;
+      for (float value : grads[i]->f32Values())
+        sum += double(value) * value;
+      squares[names[i]] = sum;
+    }
   optimizer.step(names, owned, grads);
 
   tied = 0;
@@ -523,6 +531,7 @@ DeviceExecutor::update(int64_t k,
     }
     report.computeSeconds = computeSeconds;
     report.seconds = now() - stepStart;
+    report.gradientSquares = std::move(squares);
     onStep(report);
   }
   stepLosses.erase(k);

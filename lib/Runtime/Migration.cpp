@@ -237,9 +237,28 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
   plan.rest = std::move(*lists);
   plan.config = config;
   plan.config.schedule.split = rest.split;
+  // The parameters the next plan freezes (its manifest) join those the run
+  // froze before it: neither is ever trained again.
+  if (auto *compiled = dynamic_cast<const CompiledModel *>(next.get()))
+    for (const auto &[paramName, parameter] : compiled->manifest().parameters)
+      if (parameter.frozen)
+        plan.config.frozen.insert(paramName);
   shiftSchedule(plan.rest, atStep, rest.microBatches);
   plan.model = std::move(next);
   return std::move(plan);
+}
+
+llvm::Error
+ftpipe::runtime::checkFrozenAtMigration(const PlannedMigration &migration,
+                                        const std::set<std::string> &frozen) {
+  for (const std::string &name : migration.config.frozen)
+    if (!frozen.count(name))
+      return fail("--migrate-to " + migration.directory +
+                  ": the plan freezes '" + name +
+                  "', which the run still trains after step " +
+                  llvm::Twine(migration.atStep) +
+                  " (its backward computes no gradient for it)");
+  return llvm::Error::success();
 }
 
 llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(

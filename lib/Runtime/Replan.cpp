@@ -178,7 +178,8 @@ llvm::Expected<PlanCompile> PlanCompile::start(llvm::StringRef compiler,
                                                llvm::StringRef log) {
   std::vector<std::string> args = {compiler.str(), command.model};
   llvm::append_range(args, command.arguments);
-  args.push_back("--profile=" + profile.str());
+  if (!profile.empty())
+    args.push_back("--profile=" + profile.str());
   args.push_back("-o");
   args.push_back(directory.str());
   std::vector<llvm::StringRef> refs(args.begin(), args.end());
@@ -267,9 +268,7 @@ ReplanControl ftpipe::runtime::exchangeReplanControl(
   return control;
 }
 
-/// Per device, the ops of `model`'s stages on it ("12/30"; "?" for a model
-/// without a manifest).
-static std::string opsPerDevice(const PipelineModel &model) {
+std::string ftpipe::runtime::opsPerDevice(const PipelineModel &model) {
   auto *compiled = dynamic_cast<const CompiledModel *>(&model);
   if (!compiled)
     return "?";

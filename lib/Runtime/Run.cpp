@@ -106,9 +106,7 @@ static llvm::Error prepareMigration(TrainingRun &run,
       {options.compareSimulator, "--compare-simulator"},
       {!options.profilePath.empty(), "--profile-out"},
       {!options.evalDataPath.empty(), "--eval-data"},
-      {run.replicas.replicated(), "replicas"},
-      {!options.freeze.empty() || !run.config.frozen.empty(),
-       "frozen parameters (--freeze, or the manifest's)"}};
+      {run.replicas.replicated(), "replicas"}};
   for (auto [given, what] : refused)
     if (given)
       return fail(llvm::Twine("--migrate-to does not run with ") + what +
@@ -132,12 +130,12 @@ static llvm::Error prepareMigration(TrainingRun &run,
   return llvm::Error::success();
 }
 
-/// --replan: refuses what a run that re-plans cannot do yet, and a plan
-/// whose manifest does not say how it was compiled.
-static llvm::Error checkReplan(const TrainingRun &run,
-                               const RunOptions &options) {
-  if (!options.replan.enabled())
-    return llvm::Error::success();
+/// --replan and --freeze-recompile (`flag`): refuses what a run that
+/// compiles its model again and migrates cannot do yet, and a plan whose
+/// manifest does not say how it was compiled.
+static llvm::Error checkRecompiling(const TrainingRun &run,
+                                    const RunOptions &options,
+                                    llvm::StringRef flag) {
   std::pair<bool, const char *> refused[] = {
       {!options.migrateTo.empty(), "--migrate-to"},
       {!options.resumePath.empty(), "--resume"},
@@ -146,19 +144,33 @@ static llvm::Error checkReplan(const TrainingRun &run,
       {!options.profilePath.empty(), "--profile-out"},
       {!options.evalDataPath.empty(), "--eval-data"},
       {run.replicas.replicated(), "replicas"},
-      {!options.freeze.empty() || !run.config.frozen.empty(),
-       "frozen parameters (--freeze, or the manifest's)"},
       {run.config.schedule.kind == schedule::Kind::Async,
        "the async schedule (it migrates only after a drain)"}};
   for (auto [given, what] : refused)
     if (given)
-      return fail(llvm::Twine("--replan does not run with ") + what + " yet");
+      return fail(flag + " does not run with " + what + " yet");
   auto *compiled = dynamic_cast<const CompiledModel *>(run.model.get());
   if (!compiled || !compiled->manifest().compile)
-    return fail("--replan compiles the model again: it needs a plan whose "
+    return fail(flag +
+                " compiles the model again: it needs a plan whose "
                 "manifest.json records its `compile` command (compile it "
                 "with this version of ftpipe-compile)");
   return llvm::Error::success();
+}
+
+/// --replan and --freeze-recompile: each alone, and what both refuse.
+static llvm::Error checkReplan(const TrainingRun &run,
+                               const RunOptions &options) {
+  if (options.freezeRecompile) {
+    if (options.freeze.empty())
+      return fail("--freeze-recompile needs a --freeze policy");
+    if (options.replan.enabled())
+      return fail("give --replan or --freeze-recompile, not both");
+    return checkRecompiling(run, options, "--freeze-recompile");
+  }
+  if (!options.replan.enabled())
+    return llvm::Error::success();
+  return checkRecompiling(run, options, "--replan");
 }
 
 llvm::Expected<TrainingRun>
@@ -392,7 +404,26 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
     if (!freezing)
       return freezing.takeError();
     run.freezing = std::move(*freezing);
+    if (run.freezing->gradientNorm) {
+      // The rule's state (the last evaluation's norms) is not in a
+      // checkpoint, and its all-reduce is over the plan's devices.
+      if (!options.resumePath.empty())
+        return fail("--freeze gradient-norm does not run with --resume yet "
+                    "(resume with the plan the run migrated to, or with "
+                    "--freeze schedule=FILE)");
+      if (run.replicas.replicated())
+        return fail("--freeze gradient-norm does not run with replicas yet");
+      run.config.gradientSquares = true;
+    }
   }
+  // The next plan may freeze only what the run freezes after the move.
+  if (run.migration)
+    if (llvm::Error error = checkFrozenAtMigration(
+            *run.migration,
+            run.freezing
+                ? run.freezing->frozenAt(options.migrateAt, run.config.frozen)
+                : run.config.frozen))
+      return error;
   // Each process's list, of the run or of its rest when resuming.
   run.processLists = schedule::replicateSchedule(run.schedule, run.replicas);
   if (options.debugSlowProcess >= int64_t(run.processLists.devices.size()))

@@ -13,6 +13,7 @@
 
 #include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/FailureDetector.h"
+#include "FTPipe/Runtime/FreezeRecompile.h"
 #include "FTPipe/Runtime/Gather.h"
 #include "FTPipe/Runtime/MeasuredProfile.h"
 #include "FTPipe/Runtime/MemoryStats.h"
@@ -57,6 +58,9 @@ struct Devices {
     std::vector<std::unique_ptr<StageProgram>> stages;
   };
   std::vector<std::list<Replanned>> replanned;
+  /// With --freeze, per device the policy's depth from its next step on
+  /// (each device's thread writes its own).
+  std::vector<uint32_t> freezeDepth;
 
   /// Ends the process through the hooks (peers wait for this device).
   [[noreturn]] void fatal(const std::string &message) {
@@ -153,9 +157,14 @@ migrateDevice(Devices &shared, Communicator &communicator,
     communicator.abort("device " + std::to_string(d) + " failed: " + message);
     shared.fatal("device " + std::to_string(d) + ": migration: " + message);
   }
+  // What the run froze so far stays frozen under the next plan (its weights
+  // moved, it has no optimizer state).
+  ExecutorConfig config = processConfig(migration.config, shared.options, d);
+  config.frozen.insert(executor.frozen().begin(), executor.frozen().end());
+  config.gradientSquares = shared.run.config.gradientSquares;
   auto next = std::make_unique<DeviceExecutor>(
       communicator, std::move(nextStages), migration.model->placement(),
-      processConfig(migration.config, shared.options, d));
+      std::move(config));
   if (llvm::Error error = next->setWeights(std::move(moved->weights)))
     shared.fatal("device " + std::to_string(d) +
                  ": migration: " + llvm::toString(std::move(error)));
@@ -180,9 +189,10 @@ migrateDevice(Devices &shared, Communicator &communicator,
   return next;
 }
 
-/// Runs device `d`'s list with --replan: step by step, and after each step
-/// the control exchange (Replan.h) with device 0, which measures the
-/// window, compiles a new plan in the background and decides; a Measure
+/// Runs device `d`'s list with --replan or --freeze-recompile: step by step,
+/// and after each step the control exchange (Replan.h) with device 0, which
+/// measures the window (or follows the freeze policy, FreezeRecompile.h),
+/// compiles a new plan in the background and decides; a Measure
 /// gathers every device's timeline to device 0, a Migrate moves every
 /// device to the plan named (`moveTo`).
 static void runReplanning(
@@ -199,28 +209,38 @@ static void runReplanning(
   const PipelineModel *model = run.model.get();
   ExecutorConfig config = run.config;
   std::optional<ReplanCoordinator> coordinator;
-  if (d == 0) {
+  std::optional<FreezeRecompiler> freezer;
+  std::string compiler = options.replanCompiler;
+  if (d == 0 && compiler.empty()) {
+    std::string self =
+        llvm::sys::fs::getMainExecutable(nullptr, (void *)&launchedByMpirun);
+    llvm::SmallString<256> beside(llvm::sys::path::parent_path(self));
+    llvm::sys::path::append(beside, "ftpipe-compile");
+    auto found = llvm::sys::findProgramByName("ftpipe-compile");
+    compiler = llvm::sys::fs::can_execute(beside) || !found ? beside.str().str()
+                                                            : *found;
+  }
+  auto note = [&shared](const std::string &line) {
+    shared.call(shared.hooks.onNote, line);
+  };
+  if (d == 0 && options.freezeRecompile) {
+    FreezeRecompiler::Setup setup;
+    setup.directory = options.replanDir;
+    setup.compiler = compiler;
+    setup.allowOverBudget = options.allowOverBudget;
+    setup.waitForCompile = options.debugReplanWait;
+    setup.note = note;
+    freezer.emplace(std::move(setup));
+  } else if (d == 0) {
     ReplanCoordinator::Setup setup;
     setup.policy = options.replan;
     setup.directory = options.replanDir;
-    setup.compiler = options.replanCompiler;
-    if (setup.compiler.empty()) {
-      std::string self =
-          llvm::sys::fs::getMainExecutable(nullptr, (void *)&launchedByMpirun);
-      llvm::SmallString<256> beside(llvm::sys::path::parent_path(self));
-      llvm::sys::path::append(beside, "ftpipe-compile");
-      auto found = llvm::sys::findProgramByName("ftpipe-compile");
-      setup.compiler = llvm::sys::fs::can_execute(beside) || !found
-                           ? beside.str().str()
-                           : *found;
-    }
+    setup.compiler = compiler;
     if (options.debugSlowProcess >= 0)
       setup.slowdowns[options.debugSlowProcess] = options.debugSlowFactor;
     setup.allowOverBudget = options.allowOverBudget;
     setup.waitForCompile = options.debugReplanWait;
-    setup.note = [&shared](const std::string &line) {
-      shared.call(shared.hooks.onNote, line);
-    };
+    setup.note = note;
     coordinator.emplace(std::move(setup));
   }
   int64_t steps = config.schedule.steps;
@@ -242,6 +262,12 @@ static void runReplanning(
       compute += trace[e].computeSeconds;
     ReplanControl control = exchangeReplanControl(
         communicator, updates, compute, [&](std::vector<double> all) {
+          if (freezer)
+            return freezer->afterStep(
+                updates,
+                run.freezing->frozenWith(shared.freezeDepth[d], config.frozen),
+                shared.freezeDepth[d], run.freezing->layers.size(), *model,
+                config);
           return coordinator->afterStep(updates, all, *model, config);
         });
     if (control.action == ReplanControl::Action::Measure) {
@@ -264,8 +290,13 @@ static void runReplanning(
                                  options.allowOverBudget);
     if (!planned)
       failed(planned.takeError());
-    planned->reason = "--replan";
+    planned->reason = options.freezeRecompile ? "--freeze" : "--replan";
     planned->decision = control.reason;
+    if (run.freezing)
+      if (llvm::Error error = checkFrozenAtMigration(
+              *planned,
+              run.freezing->frozenWith(shared.freezeDepth[d], config.frozen)))
+        failed(std::move(error));
     auto stages = planned->model->loadStages(d);
     if (!stages)
       failed(stages.takeError());
@@ -277,6 +308,8 @@ static void runReplanning(
     position = 0;
     if (coordinator)
       coordinator->migrated(updates);
+    if (freezer)
+      freezer->migrated(updates);
   }
 }
 
@@ -308,8 +341,16 @@ runDevice(Devices &shared, Communicator &communicator,
   // The policy's frozen set (--freeze) at the first step this run does.
   ExecutorConfig config = processConfig(run.config, options, process);
   int64_t firstStep = run.resumed ? run.resumed->updates : 0;
-  if (run.freezing)
-    config.frozen = run.freezing->frozenAt(firstStep, run.config.frozen);
+  // The plan's own frozen parameters, which the policy's prefix joins: the
+  // next plan's after a migration.
+  const std::set<std::string> *planFrozen = &run.config.frozen;
+  std::optional<GradientNormFreezer> gradientNorm;
+  if (run.freezing) {
+    config.frozen = run.freezing->frozenAt(firstStep, *planFrozen);
+    shared.freezeDepth[d] = run.freezing->depths.depthAt(firstStep);
+    if (run.freezing->gradientNorm)
+      gradientNorm.emplace(*run.freezing);
+  }
   auto executor = std::make_unique<DeviceExecutor>(
       communicator, pointers(stages), *placement, config);
   int64_t overhead = residentOverheadBytes();
@@ -368,16 +409,21 @@ runDevice(Devices &shared, Communicator &communicator,
     shared.call(shared.hooks.onStep, d, report);
     if (run.freezing) {
       // From the next step on: the decision at the step boundary.
+      uint32_t &depth = shared.freezeDepth[d];
+      depth = gradientNorm ? gradientNorm->afterStep(communicator, report.step,
+                                                     report.gradientSquares)
+                           : run.freezing->depths.depthAt(report.step + 1);
+      if (gradientNorm && process == 0 && !gradientNorm->evaluation().empty())
+        shared.call(shared.hooks.onNote, gradientNorm->evaluation());
       std::set<std::string> frozen =
-          run.freezing->frozenAt(report.step + 1, run.config.frozen);
+          run.freezing->frozenWith(depth, *planFrozen);
+      frozen.insert(executor->frozen().begin(), executor->frozen().end());
       if (frozen.size() != executor->frozen().size()) {
         if (process == 0)
           shared.call(shared.hooks.onNote,
                       "freeze: from step " + std::to_string(report.step + 1) +
-                          ", " +
-                          std::to_string(
-                              run.freezing->depths.depthAt(report.step + 1)) +
-                          " of " + std::to_string(run.freezing->layers.size()) +
+                          ", " + std::to_string(depth) + " of " +
+                          std::to_string(run.freezing->layers.size()) +
                           " layers frozen (" + std::to_string(frozen.size()) +
                           " parameters)");
         executor->setFrozen(std::move(frozen));
@@ -417,6 +463,7 @@ runDevice(Devices &shared, Communicator &communicator,
     // migration itself held the device's share twice for a moment).
     ftpipe_mem_reset_peak(static_cast<int32_t>(d));
     placement = &migration.model->placement();
+    planFrozen = &migration.config.frozen;
     list = &migration.rest.devices[d];
     current = &migration;
     if (checkpoint)
@@ -431,7 +478,7 @@ runDevice(Devices &shared, Communicator &communicator,
     if (tracing)
       trace.push_back(moved);
   };
-  if (options.replan.enabled()) {
+  if (options.replan.enabled() || options.freezeRecompile) {
     runReplanning(shared, communicator, runPart, moveTo, list, trace);
   } else {
     runPart(*list);
@@ -665,6 +712,7 @@ ftpipe::runtime::runTraining(TrainingRun &run, const RunOptions &options,
   Devices shared{run, options, hooks};
   shared.processes = launchedByMpirun() && options.threads == 0;
   shared.replanned.resize(run.model->stageGraph().devices);
+  shared.freezeDepth.resize(run.model->stageGraph().devices);
   auto result =
       shared.processes ? runProcess(shared, argc, argv) : runThreads(shared);
   if (result && result->gathered)

@@ -9,6 +9,12 @@
 #include "FTPipe/Runtime/PipelineModel.h"
 #include "FTPipe/Support/BoundedInput.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
 using namespace ftpipe::runtime;
 namespace schedule = ftpipe::schedule;
 
@@ -17,12 +23,65 @@ static llvm::Error fail(const llvm::Twine &message) {
 }
 
 std::set<std::string>
-RunFreezing::frozenAt(int64_t step, const std::set<std::string> &base) const {
+RunFreezing::frozenWith(uint32_t depth,
+                        const std::set<std::string> &base) const {
   std::set<std::string> frozen = base;
-  std::set<std::string> prefix =
-      schedule::frozenNames(layers, depths.depthAt(step));
+  std::set<std::string> prefix = schedule::frozenNames(layers, depth);
   frozen.insert(prefix.begin(), prefix.end());
   return frozen;
+}
+
+GradientNormFreezer::GradientNormFreezer(const RunFreezing &freezing)
+    : every(freezing.gradientNorm ? freezing.gradientNorm->every : 1),
+      threshold(freezing.gradientNorm ? freezing.gradientNorm->threshold : 0),
+      accumulated(freezing.layers.size()),
+      rule(uint32_t(freezing.layers.size()),
+           freezing.gradientNorm ? freezing.gradientNorm->threshold : 0,
+           /*maxDepth=*/uint32_t(freezing.layers.size()) - 1) {
+  for (auto [index, names] : llvm::enumerate(freezing.layers))
+    for (const std::string &name : names)
+      layerOf[name] = index;
+}
+
+uint32_t
+GradientNormFreezer::afterStep(Communicator &communicator, int64_t step,
+                               const std::map<std::string, double> &squares) {
+  std::vector<float> perLayer(accumulated.size());
+  for (const auto &[name, square] : squares)
+    if (auto layer = layerOf.find(name); layer != layerOf.end())
+      perLayer[layer->second] += float(square);
+  std::vector<int64_t> everyDevice(communicator.devices());
+  for (int64_t d = 0; d < communicator.devices(); ++d)
+    everyDevice[d] = d;
+  communicator.allReduceSum(everyDevice, step, perLayer.data(),
+                            perLayer.size());
+  for (size_t l = 0; l < perLayer.size(); ++l)
+    accumulated[l] += std::sqrt(double(perLayer[l]));
+  said.clear();
+  if (++accumulatedSteps < every)
+    return rule.depth();
+  uint32_t before = rule.depth();
+  uint32_t depth = rule.evaluate(accumulated);
+  llvm::raw_string_ostream line(said);
+  line << "freeze gradient-norm after step " << step + 1
+       << ": accumulated norm per active layer";
+  for (size_t l = before; l < accumulated.size(); ++l)
+    line << llvm::format(" %.4g", accumulated[l]);
+  if (!previous.empty()) {
+    line << ", change";
+    for (size_t l = before; l < accumulated.size(); ++l)
+      line << llvm::format(" %.1f%%",
+                           previous[l] > 0
+                               ? 100 * std::fabs(accumulated[l] - previous[l]) /
+                                     previous[l]
+                               : 100.0);
+    line << llvm::format(" (threshold %.1f%%)", 100 * threshold);
+  }
+  line << "; " << depth << " of " << accumulated.size() << " layers frozen";
+  previous = accumulated;
+  std::fill(accumulated.begin(), accumulated.end(), 0.0);
+  accumulatedSteps = 0;
+  return depth;
 }
 
 llvm::Expected<RunFreezing>
@@ -43,9 +102,12 @@ ftpipe::runtime::planFreezing(llvm::StringRef spec, const PipelineModel &model,
   uint32_t count = uint32_t(freezing.layers.size());
   switch (policy->kind) {
   case schedule::FreezePolicy::Kind::GradientNorm:
-    return fail("--freeze gradient-norm is not wired into ftpipe-run yet "
-                "(schedule/Freezing.h has the rule): use alpha=X or "
-                "schedule=FILE");
+    if (count < 2)
+      return fail("--freeze gradient-norm: the model has " +
+                  llvm::Twine(count) +
+                  " layer, and the rule keeps the last one learning");
+    freezing.gradientNorm = *policy;
+    return freezing;
   case schedule::FreezePolicy::Kind::Schedule: {
     auto text = support::readBoundedFile(policy->file, "freeze schedule");
     if (!text)

@@ -86,9 +86,17 @@ static field<bool> allowOverBudget(
 static field<std::string> freeze(
     "freeze",
     cl::desc("freeze a growing prefix of the model's layers during the run: "
-             "alpha=X (PipeTransformer's schedule, per epoch) or "
-             "schedule=FILE ('STEP DEPTH' lines); docs/Freezing.md"),
+             "alpha=X (PipeTransformer's schedule, per epoch), "
+             "gradient-norm[,threshold=X][,every=N] (a layer freezes when "
+             "its accumulated gradient norm settles) or schedule=FILE "
+             "('STEP DEPTH' lines); docs/Freezing.md"),
     cl::location(parsed.run.freeze), cl::cat(setupCategory));
+static field<bool> freezeRecompile(
+    "freeze-recompile",
+    cl::desc("when --freeze freezes more, compile the model again with "
+             "them frozen in the background (in --replan-dir) and migrate "
+             "to it, so their backward is gone"),
+    cl::location(parsed.run.freezeRecompile), cl::cat(setupCategory));
 
 //===----------------------------------------------------------------------===//
 // Weights and data

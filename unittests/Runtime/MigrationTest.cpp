@@ -218,4 +218,25 @@ TEST(Migration, PlanRefusesOtherModelsDevicesAndSteps) {
             "last, so from 1 to 5 with --steps 6");
 }
 
+TEST(Migration, FrozenParametersStayFrozenAndTheNextPlanFreezesNoMore) {
+  TinyMlpShape shape;
+  auto current = createTinyMlpModel(shape, {0, 1, 0, 1});
+  ExecutorConfig config = sixSteps();
+  config.frozen = {"layers.0.weight"};
+  auto planned = planMigration(*current, config,
+                               createTinyMlpModel(shape, {1, 1, 0, 0}), "next",
+                               /*atStep=*/3, /*allowOverBudget=*/false);
+  ASSERT_TRUE(bool(planned)) << llvm::toString(planned.takeError());
+  // The current plan's frozen parameters stay frozen under the next one.
+  EXPECT_EQ(planned->config.frozen, config.frozen);
+  EXPECT_FALSE(bool(
+      checkFrozenAtMigration(*planned, {"layers.0.weight", "layers.0.bias"})));
+  llvm::Error trained = checkFrozenAtMigration(*planned, {"layers.0.bias"});
+  ASSERT_TRUE(bool(trained));
+  EXPECT_EQ(llvm::toString(std::move(trained)),
+            "--migrate-to next: the plan freezes 'layers.0.weight', which the "
+            "run still trains after step 3 (its backward computes no "
+            "gradient for it)");
+}
+
 } // namespace

@@ -54,6 +54,9 @@ struct ExecutorConfig {
   /// Parameters never trained (the manifest's `frozen`): no gradient sums,
   /// no optimizer state, no stashed versions; their weights stay as set.
   std::set<std::string> frozen;
+  /// Report each step's gradient sum of squares per parameter
+  /// (StepReport::gradientSquares; --freeze gradient-norm).
+  bool gradientSquares = false;
 };
 
 /// What one device measured in one step (reported at its update).
@@ -65,6 +68,10 @@ struct StepReport {
   /// spent in stage forwards and backwards, not counting the time their
   /// receives waited for a message.
   double seconds = 0, computeSeconds = 0;
+  /// With ExecutorConfig::gradientSquares: per parameter this device owns
+  /// and trains, the sum of squares of the step's gradient (as the
+  /// optimizer takes it).
+  std::map<std::string, double> gradientSquares;
 };
 
 /// Checks a data set against the stages' data inputs: every input present,

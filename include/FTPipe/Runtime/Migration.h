@@ -36,6 +36,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace ftpipe {
 namespace runtime {
@@ -97,7 +98,8 @@ struct PlannedMigration {
   std::unique_ptr<PipelineModel> model;
   /// The run moves after this many updates (1 <= atStep < steps).
   int64_t atStep = 0;
-  /// The run's settings under the next plan (its zero-bubble split).
+  /// The run's settings under the next plan (its zero-bubble split; its
+  /// frozen parameters: the current plan's and the next manifest's).
   ExecutorConfig config;
   /// Every device's list of the rest of the run under the next plan,
   /// counted from the start of the run (shiftSchedule).
@@ -118,6 +120,14 @@ llvm::Expected<PlannedMigration>
 planMigration(const PipelineModel &current, const ExecutorConfig &config,
               std::unique_ptr<PipelineModel> next, llvm::StringRef name,
               int64_t atStep, bool allowOverBudget);
+
+/// Checks that the run trains no parameter `migration`'s plan freezes (its
+/// `config.frozen`: the current plan's frozen parameters and the next
+/// manifest's) once it moves: `frozen` is what the run freezes from the
+/// step after the boundary on (ftpipe-run --freeze's set at that step).
+/// Frozen parameters move by value only, as they have no optimizer state.
+llvm::Error checkFrozenAtMigration(const PlannedMigration &migration,
+                                   const std::set<std::string> &frozen);
 
 /// The same for the plan that ftpipe-compile wrote to `directory`.
 llvm::Expected<PlannedMigration>

@@ -137,8 +137,8 @@ ReplanDecision decideReplan(const PlanPrediction &current,
 /// output in a log file. Training goes on while it runs.
 class PlanCompile {
 public:
-  /// Starts `compiler` with the recorded `command` plus `--profile profile
-  /// -o directory`, its output to `log`.
+  /// Starts `compiler` with the recorded `command` plus `--profile profile`
+  /// (unless empty) and `-o directory`, its output to `log`.
   static llvm::Expected<PlanCompile> start(llvm::StringRef compiler,
                                            const ManifestCompile &command,
                                            llvm::StringRef profile,
@@ -158,6 +158,10 @@ private:
   std::string outputDirectory, logPath;
   double startSeconds = 0;
 };
+
+/// Per device, the ops of `model`'s stages on it ("12/30"; "?" for a model
+/// without a manifest).
+std::string opsPerDevice(const PipelineModel &model);
 
 /// Device 0's word to every device at a step boundary.
 struct ReplanControl {

@@ -163,6 +163,10 @@ struct RunOptions {
   /// A freeze policy during the run (--freeze alpha=X|schedule=FILE,
   /// RunFreezing.h); empty: none.
   std::string freeze;
+  /// --freeze-recompile (FreezeRecompile.h): when the policy freezes more,
+  /// compile the model again with them frozen (in `replanDir`, with
+  /// `replanCompiler`) and migrate to it.
+  bool freezeRecompile = false;
 };
 
 /// A run: what every device's thread or process shares.

@@ -4,7 +4,8 @@
 // frozen parameter set of each step: the model's layers from its parameter
 // names, and the depth per step (alpha: per epoch of the data set; a
 // schedule file as given). The devices apply it at step boundaries
-// (RunDevices.cpp): a parameter frozen from step k is never updated again
+// (RunDevices.cpp; the gradient-norm rule from the gradients they measure,
+// GradientNormFreezer): a parameter frozen from step k is never updated again
 // and its optimizer state is left as it was, as Hugging Face training with
 // requires_grad = False from step k. The compiled backward still computes
 // its gradient until the model is compiled again with the parameter frozen
@@ -15,6 +16,7 @@
 #ifndef FTPIPE_RUNTIME_RUNFREEZING_H
 #define FTPIPE_RUNTIME_RUNFREEZING_H
 
+#include "FTPipe/Runtime/Communicator.h"
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Schedule/Freezing.h"
 
@@ -29,18 +31,61 @@ namespace runtime {
 class PipelineModel;
 
 struct RunFreezing {
-  /// The model's layers (schedule::groupLayers) and the depth per step.
+  /// The model's layers (schedule::groupLayers) and the depth per step
+  /// (alpha and schedule=FILE).
   std::vector<std::vector<std::string>> layers;
   schedule::FreezeSchedule depths;
+  /// gradient-norm: its threshold and evaluation period (`depths` empty:
+  /// the depth is decided during the run, GradientNormFreezer).
+  std::optional<schedule::FreezePolicy> gradientNorm;
   /// The parameters frozen at `step` (0-based): `base` (the manifest's)
   /// and the policy's prefix.
   std::set<std::string> frozenAt(int64_t step,
-                                 const std::set<std::string> &base) const;
+                                 const std::set<std::string> &base) const {
+    return frozenWith(depths.depthAt(step), base);
+  }
+  /// `base` and the first `depth` layers.
+  std::set<std::string> frozenWith(uint32_t depth,
+                                   const std::set<std::string> &base) const;
 };
 
-/// The policy `spec` (`alpha=X` or `schedule=FILE`; the gradient-norm rule
-/// is not wired into ftpipe-run yet and is refused) for `model` trained for
-/// `steps` steps of `microBatches` micro-batches on `data`.
+/// One device's side of `--freeze gradient-norm[,threshold=X][,every=N]`:
+/// after each update, every device adds the sums of squares of its owned
+/// parameters' gradients per layer, all devices sum them
+/// (Communicator::allReduceSum over every device, so each gets the same
+/// bits), and each layer's gradient norm that step is the square root. The
+/// norms accumulate (add up) over `every` steps; then every device runs the
+/// same schedule::GradientNormRule on the same values, so all decide the same
+/// depth: a layer has settled when its accumulated norm changed by less than
+/// `threshold` (relative) since the previous evaluation; the prefix grows by
+/// at most one layer per evaluation, and at least one layer keeps learning.
+class GradientNormFreezer {
+public:
+  explicit GradientNormFreezer(const RunFreezing &freezing);
+  /// After the update of step `step` (0-based), with this device's
+  /// StepReport::gradientSquares; every device calls it at every step (a
+  /// collective). Returns the depth from the next step on.
+  uint32_t afterStep(Communicator &communicator, int64_t step,
+                     const std::map<std::string, double> &squares);
+  uint32_t depth() const { return rule.depth(); }
+  /// After an evaluation, what it saw, for a progress line (empty after
+  /// other steps): the accumulated norm per layer and its change.
+  const std::string &evaluation() const { return said; }
+
+private:
+  int64_t every;
+  double threshold;
+  std::string said;
+  std::vector<double> previous;
+  std::map<std::string, size_t> layerOf;
+  std::vector<double> accumulated;
+  int64_t accumulatedSteps = 0;
+  schedule::GradientNormRule rule;
+};
+
+/// The policy `spec` (`alpha=X`, `gradient-norm[,threshold=X][,every=N]`
+/// or `schedule=FILE`) for `model` trained for `steps` steps of
+/// `microBatches` micro-batches on `data`.
 llvm::Expected<RunFreezing> planFreezing(llvm::StringRef spec,
                                          const PipelineModel &model,
                                          const TensorMap &data, int64_t steps,

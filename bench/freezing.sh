@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# freezing.sh [BUILD] - freezing during fine-tuning (issue 32; not a test),
+# printed in one run:
+#
+#  1. measured: a BERT with 8 layers (bench/models/bert-8-layers.json:
+#     hidden 128, 4 heads, sequences of 64 tokens, micro-batches of 8) on a
+#     synthetic question-answering task (bench/freezing_data.py: the answer
+#     span is marked by two tokens), compiled by `ftpipe-compile
+#     --devices=4` and trained on 4 MPI processes for EPOCHS epochs of
+#     SAMPLES samples (1F1B, 4 micro-batches per step, Adam, lr 1e-3), once
+#     without freezing and once with `--freeze alpha=ALPHA
+#     --freeze-recompile` (PipeTransformer's schedule: after epoch T,
+#     floor(8 (1 - (1 - ALPHA)^T)) layers frozen; each time the prefix
+#     grows, the model is compiled again with it frozen in the background
+#     and the run migrates to that plan). Per epoch: the frozen depth, the
+#     time (the sum of process 0's step times) and the mean loss; then the
+#     re-packed plans (stages per device and ops per device, from the
+#     compile's lines and manifests), the total time and the final loss
+#     (the last epoch's mean) of both, and the speed-up.
+#  2. simulated: BERT-large (24 layers) on 8 x RTX 2080 Ti over PCIe
+#     (ftpipe-opt's Mixed-Pipe with replicas=auto, the report's simulator,
+#     1F1B, M = 8): per epoch of the same alpha schedule, the mini-batch time
+#     of the plan made with the frozen prefix (the pure pipeline on 8
+#     devices and the chosen depth x replicas), against no freezing.
+#
+# Measured times depend on the machine's load: the script prints `uptime`
+# before each run; the simulated part does not. Environment: EPOCHS
+# (default 6), SAMPLES (1024), ALPHA (0.3333), SIM_EPOCHS (6).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${1:-$root/build}/bin"
+epochs="${EPOCHS:-6}" samples="${SAMPLES:-1024}" alpha="${ALPHA:-0.3333}"
+sim_epochs="${SIM_EPOCHS:-6}"
+micro=4 batch=8
+steps=$((epochs * samples / (micro * batch)))
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+echo "== measured: BERT, 8 layers, $epochs epochs of $samples samples, 4 MPI processes"
+"$bin/ftpipe-model-gen" "$root/bench/models/bert-8-layers.json" --loss --quiet \
+  -o "$work/model.mlir"
+(cd "$work" && "$bin/ftpipe-compile" model.mlir --devices=4 -O1 \
+  --schedule=1f1b --microbatches=$micro -o "$work/plan" 2> "$work/compile.log")
+python3 "$root/bench/freezing_data.py" "$work/plan" "$samples" 1 "$work/data.st"
+run=("$bin/ftpipe-run" "$work/plan" --np 4 --data "$work/data.st" --seed 1
+     --steps "$steps" --micro-batches $micro --schedule 1f1b --lr 1e-3)
+echo "no freezing: $(uptime)"
+"${run[@]}" > "$work/base.log" 2>&1
+echo "alpha=$alpha: $(uptime)"
+"${run[@]}" --freeze "alpha=$alpha" --freeze-recompile \
+  --replan-dir "$work/plans" > "$work/frozen.log" 2>&1
+echo "after: $(uptime)"
+python3 - "$work" "$epochs" "$samples" "$micro" "$batch" <<'PY'
+import json, os, re, sys
+work, epochs, samples, micro, batch = sys.argv[1], *map(int, sys.argv[2:])
+per_step = micro * batch
+steps_per_epoch = samples // per_step
+
+def parse(path):
+    steps, notes = {}, []
+    for line in open(path):
+        m = re.match(r"step (\d+) loss ([-0-9.e]+) samples/s ([0-9.e+]+)", line)
+        if m:
+            steps[int(m.group(1))] = (float(m.group(2)), per_step / float(m.group(3)))
+        elif line.startswith(("freeze", "migrated")):
+            notes.append(line.rstrip())
+    return steps, notes
+
+def stages(plan):
+    manifest = json.load(open(os.path.join(plan, "manifest.json")))
+    per_device = {}
+    for stage in manifest["stages"]:
+        per_device[stage["device"]] = per_device.get(stage["device"], 0) + 1
+    frozen = sum(1 for p in manifest["parameters"].values() if p.get("frozen"))
+    return ("stages per device " + "/".join(str(per_device.get(d, 0))
+            for d in range(len(manifest["devices"]) if isinstance(manifest["devices"], list)
+                           else manifest["devices"]))
+            + ", %d frozen parameters, replicas %s" % (frozen, manifest.get("replicas", "none")))
+
+base, _ = parse(os.path.join(work, "base.log"))
+frozen, notes = parse(os.path.join(work, "frozen.log"))
+depth_at = {}
+for note in notes:
+    m = re.match(r"freeze: from step (\d+), (\d+) of", note)
+    if m:
+        depth_at[int(m.group(1))] = int(m.group(2))
+def depth(step):
+    d = 0
+    for s in sorted(depth_at):
+        if s <= step:
+            d = depth_at[s]
+    return d
+print("%5s %6s %12s %12s %12s %12s" % ("epoch", "frozen", "time s", "time s", "loss", "loss"))
+print("%5s %6s %12s %12s %12s %12s" % ("", "layers", "no freezing", "alpha", "no freezing", "alpha"))
+totals = [0.0, 0.0]
+for e in range(epochs):
+    rows = range(e * steps_per_epoch, (e + 1) * steps_per_epoch)
+    t = [sum(run[s][1] for s in rows if s in run) for run in (base, frozen)]
+    l = [sum(run[s][0] for s in rows if s in run) / len(rows) for run in (base, frozen)]
+    totals = [a + b for a, b in zip(totals, t)]
+    print("%5d %6d %12.2f %12.2f %12.4f %12.4f" % (e, depth(e * steps_per_epoch), t[0], t[1], l[0], l[1]))
+print("total: no freezing %.2f s, alpha %.2f s: %.2fx less time" % (totals[0], totals[1], totals[0] / totals[1]))
+print("final loss (last epoch's mean): no freezing %.4f, alpha %.4f" % (
+    sum(base[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch,
+    sum(frozen[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch))
+print("plans: the first: " + stages(os.path.join(work, "plan")))
+for note in notes:
+    if note.startswith("freeze re-compile") or note.startswith("migrated"):
+        print("  " + re.sub(r"/tmp/tmp\.[A-Za-z0-9]+/", "", note))
+plans = os.path.join(work, "plans")
+for name in sorted(os.listdir(plans)) if os.path.isdir(plans) else []:
+    if os.path.exists(os.path.join(plans, name, "manifest.json")):
+        print("  %s: %s" % (name, stages(os.path.join(plans, name))))
+PY
+
+echo "== simulated: BERT-large on 8 x RTX 2080 Ti (PCIe), 1F1B, M = 8, alpha=$alpha"
+"$bin/ftpipe-model-gen" bert-large-uncased --loss --quiet -o "$work/large.mlir"
+printf "%5s %6s %22s %30s %8s\n" epoch frozen "pipeline 8 x 1 ms" "chosen depth x replicas: ms" "vs none"
+none=""
+for ((e = 0; e < sim_epochs; e++)); do
+  depth=$(python3 -c "import math; print(min(24, math.floor(24 * (1 - (1 - $alpha) ** $e) + 1e-9)))")
+  freeze=()
+  if ((depth > 0)); then
+    layers=$(seq -s '|' 0 $((depth - 1)))
+    freeze=(--ftpipe-freeze-params="regex=^bert\\.(embeddings|encoder\\.layer\\.($layers))\\.")
+  fi
+  "$bin/ftpipe-opt" "$work/large.mlir" -o /dev/null "${freeze[@]}" \
+    --ftpipe-annotate-costs=hardware=rtx2080ti-pcie-x8 \
+    --ftpipe-mixed-pipe="devices=8 replicas=auto verbose=true schedule=1f1b microbatches=8" \
+    2> "$work/sim.log" || true
+  python3 - "$work/sim.log" "$e" "$depth" "$none" <<'PY'
+import re, sys
+log, epoch, depth, none = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+rows = re.findall(r"depth +(\d+) x +(\d+) replicas: simulated ([\d.]+) ms per mini-batch.*?(<- chosen)?$",
+                  open(log).read(), re.M)
+pure = next(float(ms) for d, w, ms, c in rows if w == "1")
+chosen = next((d, w, float(ms)) for d, w, ms, c in rows if c)
+ratio = "" if not none else "%.2fx" % (float(none) / chosen[2])
+print("%5d %6d %22.1f %21s: %7.1f %8s" % (epoch, depth, pure, "%s x %s" % chosen[:2], chosen[2], ratio))
+open(log + ".chosen", "w").write(str(chosen[2]))
+PY
+  if [[ -z "$none" ]]; then none=$(cat "$work/sim.log.chosen"); fi
+  cat "$work/sim.log.chosen" >> "$work/sim.chosen"; echo >> "$work/sim.chosen"
+done
+python3 -c "import sys; t = [float(x) for x in open(sys.argv[1]).read().split()]; print('over %d epochs of as many mini-batches: %.1f ms per mini-batch on average against %.1f without freezing: %.2fx less time' % (len(t), sum(t) / len(t), t[0], t[0] * len(t) / sum(t)))" "$work/sim.chosen"

@@ -1,0 +1,83 @@
+//===- FreezeRecompile.h - Compiling again when a run freezes more -*- C++
+//-*-===//
+//
+// `ftpipe-run --freeze ... --freeze-recompile`: when the freeze policy
+// (RunFreezing.h) freezes more than the running plan's manifest does,
+// device 0 compiles the model again with the frozen set (`ftpipe-compile
+// --freeze=@FILE`, the rest of the command the manifest records) in a child
+// process while training goes on with the code compiled before, and when it
+// is ready every device migrates to it at a step boundary (Migration.h), so
+// the backward of the frozen prefix is no longer computed at all and the
+// planner re-balances the stages for the active part. The devices' loop is
+// runReplanning (lib/Runtime/RunDevices.cpp), shared with --replan; this
+// file is device 0's side of it. docs/Freezing.md says what is guaranteed.
+// No MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_RUNTIME_FREEZERECOMPILE_H
+#define FTPIPE_RUNTIME_FREEZERECOMPILE_H
+
+#include "FTPipe/Runtime/Replan.h"
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace ftpipe {
+namespace runtime {
+
+/// `command` (a manifest's `compile`) freezing the parameters named in
+/// `namesFile` instead of what it froze: its --freeze removed,
+/// `--freeze=@namesFile` added.
+ManifestCompile freezeCommand(const ManifestCompile &command,
+                              llvm::StringRef namesFile);
+
+/// Device 0's side of --freeze-recompile: the compile in flight and the
+/// decisions, said in lines for a person (`note`). Every call comes at a
+/// step boundary, after `updates` steps.
+class FreezeRecompiler {
+public:
+  struct Setup {
+    /// Where the frozen-name files and the plans go (created when first
+    /// needed; empty: a new temporary directory) and the compiler to start.
+    std::string directory, compiler;
+    bool allowOverBudget = false;
+    /// Tests: wait for a compile at the step after it started, so that the
+    /// migration's step does not depend on the machine's speed.
+    bool waitForCompile = false;
+    std::function<void(const std::string &)> note;
+  };
+  explicit FreezeRecompiler(Setup setup) : setup(std::move(setup)) {}
+  ~FreezeRecompiler() { finish(); }
+
+  /// After a step of `current` (run with `config`), the run freezing
+  /// `frozen` (`depth` of `layers` layers) from the next step on: when a
+  /// compile finished, proposes to migrate to its plan (when planMigration
+  /// and checkFrozenAtMigration accept it); else, when `frozen` has more
+  /// than the plan's frozen parameters and than the last compile froze,
+  /// starts a compile with `frozen`.
+  ReplanControl afterStep(int64_t updates, const std::set<std::string> &frozen,
+                          uint32_t depth, size_t layers,
+                          const PipelineModel &current,
+                          const ExecutorConfig &config);
+  /// After a Migrate: the run took the plan afterStep proposed.
+  void migrated(int64_t updates);
+  /// Stops a compile still running (the end of the run).
+  void finish();
+
+private:
+  Setup setup;
+  int64_t compiles = 0;
+  std::optional<PlanCompile> compile;
+  /// How many parameters the last compile froze.
+  size_t compiledFrozen = 0;
+  double decidedAt = 0;
+  std::string prefix() const;
+};
+
+} // namespace runtime
+} // namespace ftpipe
+
+#endif // FTPIPE_RUNTIME_FREEZERECOMPILE_H

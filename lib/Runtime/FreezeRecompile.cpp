@@ -1,0 +1,183 @@
+//===- FreezeRecompile.cpp - Compiling again when a run freezes more ------===//
+//
+// FreezeRecompile.h: device 0 compiles the running model again with the
+// policy's frozen set in a child process (PlanCompile) and proposes the
+// migration to the new plan when the compile is done.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FTPipe/Runtime/FreezeRecompile.h"
+
+#include "FTPipe/Runtime/CompiledModel.h"
+#include "FTPipe/Runtime/Migration.h"
+#include "FTPipe/Support/OutputFiles.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+
+using namespace ftpipe;
+using namespace ftpipe::runtime;
+
+ManifestCompile ftpipe::runtime::freezeCommand(const ManifestCompile &command,
+                                               llvm::StringRef namesFile) {
+  ManifestCompile frozen;
+  frozen.model = command.model;
+  const std::vector<std::string> &args = command.arguments;
+  for (size_t i = 0; i < args.size(); ++i) {
+    llvm::StringRef arg = args[i];
+    if (arg.starts_with("-") && arg.ltrim('-').split('=').first == "freeze") {
+      if (!arg.contains('='))
+        ++i;
+      continue;
+    }
+    frozen.arguments.push_back(args[i]);
+  }
+  frozen.arguments.push_back("--freeze=@" + namesFile.str());
+  return frozen;
+}
+
+static double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string FreezeRecompiler::prefix() const {
+  return "freeze re-compile " + std::to_string(compiles);
+}
+
+/// The parameters `model`'s manifest freezes (none without a manifest).
+static size_t manifestFrozen(const PipelineModel &model) {
+  auto *compiled = dynamic_cast<const CompiledModel *>(&model);
+  if (!compiled)
+    return 0;
+  return llvm::count_if(compiled->manifest().parameters,
+                        [](const auto &entry) { return entry.second.frozen; });
+}
+
+/// "X ms per step (predicted), ops per device A/B/C" for a compiled plan.
+static std::string describePlan(const PipelineModel &model,
+                                const ExecutorConfig &config) {
+  std::string text = "ops per device " + opsPerDevice(model);
+  auto *compiled = dynamic_cast<const CompiledModel *>(&model);
+  if (!compiled)
+    return text;
+  auto predicted =
+      predictPlanned(model.stageGraph(), config.schedule, compiled->manifest());
+  if (!predicted) {
+    llvm::consumeError(predicted.takeError());
+    return text;
+  }
+  return llvm::formatv("predicted step {0:f3} ms, {1}", predicted->stepMs, text)
+      .str();
+}
+
+ReplanControl FreezeRecompiler::afterStep(int64_t updates,
+                                          const std::set<std::string> &frozen,
+                                          uint32_t depth, size_t layers,
+                                          const PipelineModel &current,
+                                          const ExecutorConfig &config) {
+  ReplanControl control;
+  auto say = [&](const std::string &what) {
+    setup.note(prefix() + " after step " + std::to_string(updates) + ": " +
+               what);
+  };
+  if (!compile) {
+    if (frozen.size() <= std::max(manifestFrozen(current), compiledFrozen))
+      return control;
+    auto *compiled = dynamic_cast<const CompiledModel *>(&current);
+    if (!compiled || !compiled->manifest().compile)
+      return control;
+    ++compiles;
+    compiledFrozen = frozen.size();
+    if (setup.directory.empty()) {
+      llvm::SmallString<128> made;
+      if (std::error_code ec =
+              llvm::sys::fs::createUniqueDirectory("ftpipe-freeze", made)) {
+        say("no work directory: " + ec.message());
+        return control;
+      }
+      setup.directory = made.str().str();
+    } else if (std::error_code ec =
+                   llvm::sys::fs::create_directories(setup.directory)) {
+      say(setup.directory + ": " + ec.message());
+      return control;
+    }
+    std::string base = setup.directory + "/freeze" + std::to_string(compiles);
+    std::string names = "# frozen by ftpipe-run --freeze after step " +
+                        std::to_string(updates) + "\n";
+    for (const std::string &name : frozen)
+      names += name + "\n";
+    if (llvm::Error error =
+            support::writeFileAtomically(base + ".frozen", names)) {
+      say(base + ".frozen: " + llvm::toString(std::move(error)));
+      return control;
+    }
+    auto started = PlanCompile::start(
+        setup.compiler,
+        freezeCommand(*compiled->manifest().compile, base + ".frozen"),
+        /*profile=*/"", base, base + "-compile.log");
+    if (!started) {
+      say(llvm::toString(started.takeError()) +
+          "; the run goes on under the current plan");
+      return control;
+    }
+    compile = std::move(*started);
+    say(llvm::formatv("{0} of {1} layers frozen ({2} parameters); compiling "
+                      "{3} with them frozen in the background",
+                      depth, layers, frozen.size(), base)
+            .str());
+    return control;
+  }
+  std::optional<llvm::Error> finished = compile->poll(setup.waitForCompile);
+  if (!finished)
+    return control;
+  std::string directory = compile->directory();
+  double seconds = now() - compile->startedAt();
+  compile.reset();
+  auto goOn = [&](const std::string &why) {
+    say(why + "; the run goes on under the current plan");
+    return control;
+  };
+  if (*finished)
+    return goOn(llvm::toString(std::move(*finished)));
+  auto next = CompiledModel::open(directory);
+  if (!next)
+    return goOn(llvm::toString(next.takeError()));
+  std::string after = describePlan(**next, config);
+  auto planned = planMigration(current, config, std::move(*next), directory,
+                               updates, setup.allowOverBudget);
+  if (!planned)
+    return goOn(llvm::toString(planned.takeError()));
+  if (llvm::Error error = checkFrozenAtMigration(*planned, frozen))
+    return goOn(llvm::toString(std::move(error)));
+  control.reason = llvm::formatv("{0} parameters frozen, {1} -> {2}",
+                                 planned->config.frozen.size(),
+                                 describePlan(current, config), after);
+  say(llvm::formatv("plan {0} (compiled in {1:f1} s, {2} parameters frozen) "
+                    "taken: {3} -> {4}",
+                    directory, seconds, planned->config.frozen.size(),
+                    describePlan(current, config), after)
+          .str());
+  decidedAt = now();
+  control.action = ReplanControl::Action::Migrate;
+  control.directory = directory;
+  return control;
+}
+
+void FreezeRecompiler::migrated(int64_t updates) {
+  setup.note(llvm::formatv("{0}: running on the new plan after step {1}, "
+                           "{2:f3} s after the decision",
+                           prefix(), updates, now() - decidedAt)
+                 .str());
+}
+
+void FreezeRecompiler::finish() {
+  if (compile) {
+    compile->stop();
+    setup.note(prefix() + ": the run ended before its compile; stopped it");
+  }
+  compile.reset();
+}
