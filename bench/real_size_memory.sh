@@ -54,7 +54,7 @@ for recompute in true false; do
     python3 - "$work/run.log" "$recompute" "$1${2/none/}" >> "$work/table.md" <<'PY'
 import re, sys
 log, recompute, schedule = sys.argv[1:]
-pattern = re.compile(r"^device (\d+) memory: peak tensor ([0-9.]+) MiB \(predicted ([0-9.]+) MiB, measured / predicted ([0-9.]+)\).*peak resident ([0-9.]+) MiB, fixed overhead ([0-9.]+) MiB; plan ([0-9.]+) MiB, measured / plan ([0-9.]+)")
+pattern = re.compile(r"^device (\d+) memory: peak tensor ([0-9.]+) MiB \(predicted ([0-9.]+) MiB, measured / predicted ([0-9.]+)\).*peak resident ([0-9.]+) MiB, fixed overhead ([0-9.]+) MiB(?: \([0-9.]+ before the first step\))?; plan ([0-9.]+) MiB, measured / plan ([0-9.]+)")
 for line in sorted(open(log)):
     m = pattern.match(line)
     if m:

@@ -49,7 +49,7 @@ static double mib(int64_t bytes) { return double(bytes) / (1 << 20); }
 std::string ftpipe::runtime::formatDeviceMemory(
     int64_t device, const DeviceMemory &memory,
     const std::optional<MemoryPrediction> &predicted,
-    const ResidentMemory &resident, int64_t overheadBytes,
+    const ResidentMemory &resident, const FixedOverhead &overhead,
     std::optional<int64_t> planBytes) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -78,7 +78,10 @@ std::string ftpipe::runtime::formatDeviceMemory(
                      mib(l.atPeak[FTPIPE_MEM_CACHED]),
                      mib(l.atPeak[FTPIPE_MEM_MESSAGES]))
      << llvm::format("; peak resident %.1f MiB, fixed overhead %.1f MiB",
-                     mib(resident.peakBytes), mib(overheadBytes));
+                     mib(resident.peakBytes), mib(overhead.bytes()));
+  if (overhead.afterFirstStepBytes)
+    os << llvm::format(" (%.1f before the first step)",
+                       mib(overhead.beforeBytes));
   if (planBytes)
     os << llvm::format("; plan %.3f MiB, measured / plan %.3f", mib(*planBytes),
                        *planBytes ? double(l.peak) / *planBytes : 0.0);

@@ -353,7 +353,8 @@ runDevice(Devices &shared, Communicator &communicator,
   }
   auto executor = std::make_unique<DeviceExecutor>(
       communicator, pointers(stages), *placement, config);
-  int64_t overhead = residentOverheadBytes();
+  FixedOverhead overhead;
+  overhead.beforeBytes = residentOverheadBytes();
   bool alone = communicator.devices() == 1 || shared.processes;
   TensorMap mine;
   for (const ParameterInfo &param : executor->parameters())
@@ -394,6 +395,8 @@ runDevice(Devices &shared, Communicator &communicator,
   DeviceSummary summary;
   summary.device = process;
   auto onStep = [&](const StepReport &report) {
+    if (!overhead.afterFirstStepBytes)
+      overhead.afterFirstStepBytes = residentOverheadBytes();
     summary.seconds += report.seconds;
     summary.computeSeconds += report.computeSeconds;
     if (shared.detector)

@@ -3,8 +3,7 @@
 // What ftpipe-run reports about memory: per device the peak of its tensor
 // memory (the ledger's, MemoryLedger.h: what would live in GPU memory) with
 // what made it up at that moment, and the process's resident memory (peak
-// and the fixed overhead measured before any weight is loaded: code,
-// libraries, MPI).
+// and the fixed overhead: code, libraries, MPI, the BLAS's work buffer).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +12,7 @@
 
 #include "FTPipe/Runtime/MemoryLedger.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -65,9 +65,22 @@ struct ResidentMemory {
 ResidentMemory readResidentMemory();
 
 /// Resident memory not held by any ledger now: code, libraries, MPI's
-/// buffers, the heap's own overhead. Measured before a run's tensors are
-/// allocated, it is the fixed overhead of the process.
+/// buffers, the BLAS's work buffer, the heap's own overhead.
 int64_t residentOverheadBytes();
+
+/// The fixed overhead of the process: residentOverheadBytes before the
+/// device's weights are adopted, and again after its first step, whose
+/// gemms made the BLAS touch its work buffer (OpenBLAS: one 128 MiB mapping,
+/// resident as far as its widest packed panel; 50 MiB with GPT-2 124M's
+/// head) and ran library code for the first time. Later steps repeat the
+/// same shapes, so the stated overhead is the larger of the two.
+struct FixedOverhead {
+  int64_t beforeBytes = 0;
+  std::optional<int64_t> afterFirstStepBytes;
+  int64_t bytes() const {
+    return std::max(beforeBytes, afterFirstStepBytes.value_or(0));
+  }
+};
 
 /// Makes the C library return every freed block of 1 MiB or more to the
 /// system at once (a fixed mmap threshold), so that resident memory follows
@@ -78,16 +91,17 @@ void returnLargeBlocksToSystem();
 ///   device 1 memory: peak tensor 412.3 MiB (predicted 420.0 MiB, 0.98x) at
 ///   1B3 [runtime 300.1: weights 100.0 gradients 100.0 optimizer 0.0 stash
 ///   0.0 saved 90.0 (3 mb); generated 100.2; cached 12.0; messages 0.0];
-///   peak resident 530.2 MiB, fixed overhead 80.1 MiB; plan 450.0 MiB,
+///   peak resident 530.2 MiB, fixed overhead 80.1 MiB (60.3 before the
+///   first step); plan 450.0 MiB,
 ///   measured / plan 0.916
-/// `predicted` absent: no prediction is printed; `overheadBytes` is the
-/// resident memory measured before the weights were loaded; `planBytes`, the
+/// `predicted` absent: no prediction is printed; `overhead`: the stated
+/// fixed overhead and its part before the first step; `planBytes`, the
 /// plan's figure for the run's setup (schedule::deviceMemory of the
 /// manifest's `device_memory`), absent where the manifest records none.
 std::string formatDeviceMemory(int64_t device, const DeviceMemory &memory,
                                const std::optional<MemoryPrediction> &predicted,
                                const ResidentMemory &resident,
-                               int64_t overheadBytes,
+                               const FixedOverhead &overhead,
                                std::optional<int64_t> planBytes);
 
 } // namespace runtime
