@@ -133,9 +133,10 @@ TEST_P(FreezePrefix, PrefixHasNoBackwardWork) {
   auto after = backwardFlops(func);
   ASSERT_EQ(before.size(), after.size());
   for (auto [b, a] : llvm::zip(before, after)) {
-    if (inPrefix(a.first))
+    if (inPrefix(a.first)) {
       EXPECT_EQ(a.second, 0)
           << "an op of the frozen prefix keeps backward work";
+    }
     EXPECT_LE(a.second, b.second);
   }
   // The whole drop is at least the prefix's share (the first products after
