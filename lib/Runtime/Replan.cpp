@@ -108,13 +108,15 @@ llvm::Expected<PlanPrediction>
 ftpipe::runtime::predictMeasured(const schedule::StageGraph &graph,
                                  const schedule::ScheduleConfig &config,
                                  const MeasuredProfile &profile) {
+  // The times the new plan was priced with (ftpipe-annotate-costs).
+  bool cpuTime = profile.pricesCpuTime();
   std::vector<double> forward(graph.stages()), backward(graph.stages());
   for (const ProfileStage &stage : profile.stages) {
     if (stage.id < 0 || stage.id >= graph.stages())
       return fail("the profile's stage " + llvm::Twine(stage.id) +
                   " is not one of the plan's");
-    forward[stage.id] = stage.forwardMs;
-    backward[stage.id] = stage.backwardMs;
+    forward[stage.id] = stage.measuredForwardMs(cpuTime);
+    backward[stage.id] = stage.measuredBackwardMs(cpuTime);
   }
   return predictStep(graph, config, forward, backward);
 }

@@ -194,13 +194,8 @@ void AnnotateCostsPass::runOnOperation() {
         << modelFunction.getSymName() << " has " << modelEntries.size();
     return signalPassFailure();
   }
-  // A profile of the CPU target prices with its CPU times where every stage
-  // has them: there they are the compute, and unlike wall times they do not
-  // grow with the machine's load.
-  bool cpuTimes = measured.source.target == "cpu" && !measured.stages.empty() &&
-                  llvm::all_of(measured.stages, [](const auto &stage) {
-                    return stage.forwardCpuMs.has_value();
-                  });
+  // A CPU-target profile prices with its stages' CPU times.
+  bool cpuTimes = measured.pricesCpuTime();
   for (const ::ftpipe::runtime::ProfileStage &stage : measured.stages) {
     if (stage.ops.empty()) {
       emitWarning(module.getLoc()) << "profile stage " << stage.id
@@ -220,7 +215,7 @@ void AnnotateCostsPass::runOnOperation() {
     }
     // Times on the reference device at its (possibly slowed) speed.
     double scale = slowdownOf(device) / slowdownOf(stage.device);
-    spread(group, (cpuTimes ? *stage.forwardCpuMs : stage.forwardMs) * scale,
+    spread(group, stage.measuredForwardMs(cpuTimes) * scale,
            stage.backwardOnlyMs(cpuTimes) * scale);
   }
 

@@ -110,6 +110,40 @@ TEST(ReplanTest, PredictsAStepWithTheSimulator) {
   llvm::consumeError(predictStep(graph, config, {1}, {2, 2}).takeError());
 }
 
+TEST(ReplanTest, PricesTheMeasuredPlanAsTheCostModelDoes) {
+  // Wall times say stage 1 is 3x slower (a loaded machine); CPU times say
+  // the stages are even. A CPU-target profile is priced with its CPU
+  // times, as ftpipe-annotate-costs prices the new plan; another target's
+  // with the wall times; a stage without CPU times means wall times.
+  schedule::StageGraph graph = schedule::StageGraph::chain({0, 1});
+  schedule::ScheduleConfig config;
+  config.kind = schedule::Kind::OneFOneB;
+  config.microBatches = 2;
+  MeasuredProfile profile;
+  profile.source.target = "cpu";
+  profile.stages.resize(2);
+  for (int64_t s = 0; s < 2; ++s) {
+    profile.stages[s].id = profile.stages[s].device = s;
+    profile.stages[s].forwardMs = s ? 3 : 1;
+    profile.stages[s].backwardMs = s ? 6 : 2;
+    profile.stages[s].forwardCpuMs = 1;
+    profile.stages[s].backwardCpuMs = 2;
+  }
+  EXPECT_TRUE(profile.pricesCpuTime());
+  auto cpu = predictMeasured(graph, config, profile);
+  ASSERT_TRUE(bool(cpu)) << llvm::toString(cpu.takeError());
+  EXPECT_NEAR(cpu->balance, 1.0, 1e-12);
+  profile.source.target = "cuda";
+  EXPECT_FALSE(profile.pricesCpuTime());
+  auto wall = predictMeasured(graph, config, profile);
+  ASSERT_TRUE(bool(wall));
+  EXPECT_NEAR(wall->balance, 18.0 / 12.0, 1e-9);
+  profile.source.target = "cpu";
+  profile.stages[1].forwardCpuMs.reset();
+  profile.stages[1].backwardCpuMs.reset();
+  EXPECT_FALSE(profile.pricesCpuTime());
+}
+
 TEST(ReplanTest, Decides) {
   PlanPrediction current{10.0, 1.5, {}}, faster{9.0, 1.1, {}},
       slightly{9.8, 1.4, {}};

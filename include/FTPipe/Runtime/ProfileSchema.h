@@ -80,12 +80,19 @@ struct ProfileStage {
   /// before they were measured.
   std::optional<double> forwardCpuMs, backwardCpuMs;
 
+  /// The forward and backward as measured: the wall times, or with
+  /// `cpuTime` the CPU times (MeasuredProfile::pricesCpuTime).
+  double measuredForwardMs(bool cpuTime) const {
+    return cpuTime ? *forwardCpuMs : forwardMs;
+  }
+  double measuredBackwardMs(bool cpuTime) const {
+    return cpuTime ? *backwardCpuMs : backwardMs;
+  }
   /// The backward without the recomputed forward (the cost model's
-  /// `bwd_ms`): backwardMs less forwardMs when the stage recomputes; with
-  /// `cpuTime`, the same of the CPU times.
+  /// `bwd_ms`): the backward less the forward when the stage recomputes.
   double backwardOnlyMs(bool cpuTime = false) const {
-    double forward = cpuTime ? *forwardCpuMs : forwardMs;
-    double backward = cpuTime ? *backwardCpuMs : backwardMs;
+    double forward = measuredForwardMs(cpuTime);
+    double backward = measuredBackwardMs(cpuTime);
     return recomputes.value_or(false) ? std::max(0.0, backward - forward)
                                       : backward;
   }
@@ -116,6 +123,17 @@ struct MeasuredProfile {
   std::vector<ProfileStage> stages;
   std::vector<ProfileProcess> processes;
   std::map<std::string, ProfileTimes> ops;
+
+  /// Whether the stages' CPU times are the ones to price with (the cost
+  /// model, a re-plan's decision): a profile of the CPU target whose stages
+  /// all have them. There the CPU time is the compute; wall times grow with
+  /// the machine's load.
+  bool pricesCpuTime() const {
+    return source.target == "cpu" && !stages.empty() &&
+           std::all_of(stages.begin(), stages.end(), [](const auto &stage) {
+             return stage.forwardCpuMs.has_value();
+           });
+  }
 };
 
 llvm::json::Value toJSON(const ProfileSource &source);

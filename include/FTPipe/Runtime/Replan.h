@@ -104,7 +104,8 @@ llvm::Expected<PlanPrediction> predictStep(
     const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
     llvm::ArrayRef<double> forwardMs, llvm::ArrayRef<double> backwardMs);
 
-/// The running plan priced with what it measured (`profile`'s stages).
+/// The running plan priced with what it measured (`profile`'s stages; their
+/// CPU times where the cost model prices with those, pricesCpuTime).
 llvm::Expected<PlanPrediction>
 predictMeasured(const schedule::StageGraph &graph,
                 const schedule::ScheduleConfig &config,
