@@ -47,7 +47,7 @@ for p in ${PROCESSES:-2 4}; do
       --compare-simulator --trace "$work/trace.json" 2> "$work/run.err" |
       grep -v '^step' || { cat "$work/run.err"; exit 1; }
     grep -E "memory: peak|launcher" "$work/run.err" | sed -E 's/ \[runtime.*//' || true
-    # The last step's timeline, measured and simulated (the trace's
+    # The run's timeline, measured and simulated (the trace's
     # processes 0 and 1, each scaled to its own span).
     python3 "$root/bench/trace_text.py" "$work/trace.json" 120
   done
