@@ -265,6 +265,7 @@ static void runReplanning(
     if (!planned)
       failed(planned.takeError());
     planned->reason = "--replan";
+    planned->decision = control.reason;
     auto stages = planned->model->loadStages(d);
     if (!stages)
       failed(stages.takeError());
@@ -608,10 +609,24 @@ writeRunProfile(const TrainingRun &run, const RunOptions &options,
   return llvm::Error::success();
 }
 
+/// Why device 0 moved to another plan, per move in order.
+static std::vector<std::string> migrationReasons(const Devices &shared) {
+  std::vector<std::string> reasons;
+  if (shared.run.migration)
+    reasons.push_back(shared.run.migration->reason);
+  if (!shared.replanned.empty())
+    for (const Devices::Replanned &moved : shared.replanned[0])
+      reasons.push_back(moved.migration.decision.empty()
+                            ? moved.migration.reason
+                            : moved.migration.reason + ", " +
+                                  moved.migration.decision);
+  return reasons;
+}
+
 /// Device 0's outputs of a finished run.
-static llvm::Error writeOutputs(const TrainingRun &run,
-                                const RunOptions &options,
-                                TrainingResult &result) {
+static llvm::Error writeOutputs(const Devices &shared, TrainingResult &result) {
+  const TrainingRun &run = shared.run;
+  const RunOptions &options = shared.options;
   if (!options.savePath.empty())
     if (llvm::Error error =
             run.saveHF ? writeHFCheckpoint(options.savePath, result.weights,
@@ -630,18 +645,17 @@ static llvm::Error writeOutputs(const TrainingRun &run,
   if (!options.profilePath.empty())
     if (llvm::Error error = writeRunProfile(run, options, result.traces))
       return error;
-  if (!options.tracePath.empty())
+  if (!options.tracePath.empty()) {
+    llvm::json::Value trace =
+        traceToChrome(result.traces, migrationReasons(shared));
+    if (result.timing)
+      trace = traceBesideSimulation(std::move(trace), *result.timing);
     if (llvm::Error error = support::writeFileAtomically(
-            options.tracePath,
-            llvm::formatv("{0:2}\n", result.timing
-                                         ? traceBesideSimulation(
-                                               traceToChrome(result.traces),
-                                               *result.timing)
-                                         : traceToChrome(result.traces))
-                .str()))
+            options.tracePath, llvm::formatv("{0:2}\n", trace).str()))
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      options.tracePath + ": " +
                                          llvm::toString(std::move(error)));
+  }
   return llvm::Error::success();
 }
 
@@ -654,7 +668,7 @@ ftpipe::runtime::runTraining(TrainingRun &run, const RunOptions &options,
   auto result =
       shared.processes ? runProcess(shared, argc, argv) : runThreads(shared);
   if (result && result->gathered)
-    if (llvm::Error error = writeOutputs(run, options, *result))
+    if (llvm::Error error = writeOutputs(shared, *result))
       return std::move(error);
   return result;
 }
