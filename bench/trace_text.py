@@ -1,20 +1,28 @@
 #!/usr/bin/env python3
-"""trace_text.py TRACE [WIDTH] - a Chrome trace's device tracks as text.
+"""trace_text.py [--width N] TRACE... - Chrome traces' device tracks as text.
 
-One line per track of every process in the trace (ftpipe-run --trace; with
---compare-simulator, process 0 is the measured run and process 1 the
-simulator on the same lists): each action's span is filled with its letter
-(F forward, B backward, I and W a split backward's parts, U update), idle
-time is '.', each process scaled to its own span over WIDTH columns
-(default 100), so measured and simulated timelines line up by shape.
+One line per track of every trace given (ftpipe-run --trace FILE; with
+--compare-simulator also FILE.simulated.json, the simulator on the same
+lists): each action's span is filled with its letter (F forward, B
+backward, I and W a split backward's parts, U update), idle time is '.',
+each trace scaled to its own span over N columns (default 100), so measured
+and simulated timelines line up by shape.
 """
 import json
 import sys
 
 
 def main():
-    trace = json.load(open(sys.argv[1]))["traceEvents"]
-    width = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    args = sys.argv[1:]
+    width = 100
+    if args[:1] == ["--width"]:
+        width, args = int(args[1]), args[2:]
+    for path in args:
+        show(path, width)
+
+
+def show(path, width):
+    trace = json.load(open(path))["traceEvents"]
     processes, tracks = {}, {}
     for e in trace:
         if e.get("ph") == "M" and e.get("name") == "process_name":
@@ -31,8 +39,7 @@ def main():
         start = min(e["ts"] for e in events)
         end = max(e["ts"] + e["dur"] for e in events)
         scale = width / max(end - start, 1e-9)
-        print("%s (%.1f ms)" % (processes.get(pid, "process %d" % pid),
-                                (end - start) / 1e3))
+        print("%s (%.1f ms)" % (processes.get(pid, path), (end - start) / 1e3))
         for tid in sorted({e["tid"] for e in events}):
             row = ["."] * width
             for e in events:
@@ -43,7 +50,7 @@ def main():
                 last = max(first + 1, int((e["ts"] + e["dur"] - start) * scale))
                 for c in range(first, min(last, width)):
                     row[c] = letter
-            print("  %-22s |%s|" % (tracks.get((pid, tid), "track %d" % tid),
+            print("  %-30s |%s|" % (tracks.get((pid, tid), "track %d" % tid),
                                     "".join(row)))
 
 

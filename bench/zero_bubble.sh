@@ -47,9 +47,9 @@ for p in ${PROCESSES:-2 4}; do
       --compare-simulator --trace "$work/trace.json" 2> "$work/run.err" |
       grep -v '^step' || { cat "$work/run.err"; exit 1; }
     grep -E "memory: peak|launcher" "$work/run.err" | sed -E 's/ \[runtime.*//' || true
-    # The last step's timeline, measured and simulated (the trace's
-    # processes 0 and 1, each scaled to its own span).
-    python3 "$root/bench/trace_text.py" "$work/trace.json" 120
+    # The run's timeline, measured and simulated (--trace and its
+    # .simulated.json twin, each scaled to its own span).
+    python3 "$root/bench/trace_text.py" --width 120 "$work/trace.json" "$work/trace.json.simulated.json"
   done
   echo "load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 done

@@ -695,17 +695,20 @@ static llvm::Error writeOutputs(const Devices &shared, TrainingResult &result) {
   if (!options.profilePath.empty())
     if (llvm::Error error = writeRunProfile(run, options, result.traces))
       return error;
-  if (!options.tracePath.empty()) {
-    llvm::json::Value trace =
-        traceToChrome(result.traces, migrationReasons(shared));
-    if (result.timing)
-      trace = traceBesideSimulation(std::move(trace), *result.timing);
+  // The measured trace, and the simulated one of the same lists beside it.
+  std::vector<std::pair<std::string, llvm::json::Value>> traces;
+  if (!options.tracePath.empty())
+    traces.emplace_back(options.tracePath,
+                        traceToChrome(result.traces, migrationReasons(shared)));
+  if (!options.tracePath.empty() && result.timing)
+    traces.emplace_back(options.tracePath + ".simulated.json",
+                        simulatedTrace(*result.timing));
+  for (auto &[path, trace] : traces)
     if (llvm::Error error = support::writeFileAtomically(
-            options.tracePath, llvm::formatv("{0:2}\n", trace).str()))
+            path, llvm::formatv("{0:2}\n", trace).str()))
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     options.tracePath + ": " +
+                                     path + ": " +
                                          llvm::toString(std::move(error)));
-  }
   return llvm::Error::success();
 }
 

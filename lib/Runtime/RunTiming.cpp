@@ -137,23 +137,7 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   return timing;
 }
 
-llvm::json::Value
-ftpipe::runtime::traceBesideSimulation(llvm::json::Value measured,
-                                       const RunTiming &timing) {
-  llvm::json::Object *object = measured.getAsObject();
-  llvm::json::Array *events =
-      object ? object->getArray("traceEvents") : nullptr;
-  if (!events)
-    return measured;
-  auto processName = [](int64_t pid, llvm::StringRef name) {
-    return llvm::json::Object{{"ph", "M"},
-                              {"name", "process_name"},
-                              {"pid", pid},
-                              {"args", llvm::json::Object{{"name", name}}}};
-  };
-  events->push_back(processName(0, "measured"));
-  events->push_back(
-      processName(1, "simulated (the same lists, measured stage costs)"));
+llvm::json::Value ftpipe::runtime::simulatedTrace(const RunTiming &timing) {
   // Transfers are free in this simulation: only the devices' tracks.
   schedule::SimResult simulated;
   for (const schedule::SimEvent &event : timing.simulatedEvents)
@@ -164,16 +148,8 @@ ftpipe::runtime::traceBesideSimulation(llvm::json::Value measured,
     processes = std::max({processes, event.device + 1, event.toDevice + 1});
   std::vector<std::string> names;
   for (uint32_t d = 0; d < processes; ++d)
-    names.push_back("process " + std::to_string(d));
-  llvm::json::Value trace = schedule::simulationToChromeTrace(simulated, names);
-  if (const llvm::json::Array *more =
-          trace.getAsObject()->getArray("traceEvents"))
-    for (const llvm::json::Value &event : *more) {
-      llvm::json::Object copy = *event.getAsObject();
-      copy["pid"] = 1;
-      events->push_back(std::move(copy));
-    }
-  return measured;
+    names.push_back("simulated, process " + std::to_string(d));
+  return schedule::simulationToChromeTrace(simulated, names);
 }
 
 std::string ftpipe::runtime::formatRunTiming(const RunTiming &timing) {

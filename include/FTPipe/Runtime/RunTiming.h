@@ -42,12 +42,10 @@ struct RunTiming {
   std::vector<schedule::SimEvent> simulatedEvents;
 };
 
-/// The measured trace (traceToChrome, process 0 "measured") with the
-/// simulated timeline of `timing` beside it (process 1 "simulated": the
-/// same lists on the stage costs measured in the run), so a Chrome /
-/// Perfetto viewer shows one above the other.
-llvm::json::Value traceBesideSimulation(llvm::json::Value measured,
-                                        const RunTiming &timing);
+/// The simulated timeline of `timing` as a Chrome / Perfetto trace in the
+/// measured trace's form (one track per device): ftpipe-run writes it beside
+/// `--trace FILE` as FILE.simulated.json under `--compare-simulator`.
+llvm::json::Value simulatedTrace(const RunTiming &timing);
 
 /// The median of `values` (the upper one of an even count; 0 when empty):
 /// how per-micro-batch times become one figure here and in profiles.

@@ -5,8 +5,9 @@
 // device, tied device groups and messages between any pair of stages
 // included. Greedy list schedulers over (stage x micro-batch x {F, I, W}),
 // one task per device at a time, fed by the stages' F/I/W costs, the
-// messages' transfer times and each device's memory budget, build several
-// candidates; so do ZB-H1 and 1F1B (each W right after its I). Every
+// messages' transfer times and each device's memory budget (near it, a
+// ready W goes first), build several candidates; so do ZB-H1 and 1F1B
+// (each W right after its I). Every
 // candidate is dry-run against the budget and simulated (Simulator.h); the
 // shortest simulated step wins. No MLIR here.
 //
