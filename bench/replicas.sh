@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# replicas.sh [BUILD] - pipeline depth x data-parallel replicas on 4
-# processes, planned and measured (not a test).
+# replicas.sh [BUILD] [MODEL] - pipeline depth x data-parallel replicas on
+# 4 processes, planned and measured (not a test).
 #
-# A small GPT-2 (4 layers, n_embd 256, vocabulary 8192, 4 x 128 tokens per
-# micro-batch), 1F1B with flush, 8 micro-batches per step:
+# MODEL is an ftpipe-model-gen config (default bench/models/gpt2-small-bench.json,
+# a small GPT-2: 4 layers, n_embd 256, vocabulary 8192, 4 x 128 tokens per
+# micro-batch; the issue's real-size run is bench/models/gpt2-124m.json, about
+# 40 s of CPU a step per process there: run it on a quiet machine), 1F1B with
+# flush, MICRO_BATCHES (default 8) micro-batches per step, STEPS (default 6) steps:
 #  1. the planner's table (ftpipe-report replicas=auto) on a description of
 #     4 CPU processes of this machine (written below: a rough 0.05 TFLOP/s,
 #     5 GB/s shared-memory links; the absolute figures follow from it, the
 #     ranking of the options is what the planner acts on);
 #  2. measured: the plan for 4 devices run as 4 x 1, Mixed-Pipe's plan for 2
 #     devices run twice (2 x 2, --replicas 2), the whole model on 1 device
-#     run 4 times (1 x 4), each 6 steps on 4 MPI processes with
+#     run 4 times (1 x 4), each STEPS steps on 4 MPI processes with
 #     --compare-simulator (measured time per micro-batch against the
 #     simulator on the same lists with the stages' measured costs and the
 #     all-reduce priced on the links).
@@ -19,6 +22,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
+model="${2:-$root/bench/models/gpt2-small-bench.json}"
+steps="${STEPS:-6}" micro="${MICRO_BATCHES:-8}"
 bin="$build/bin"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -28,15 +33,15 @@ cat > "$work/cpu4.json" <<'JSON'
 {"name": "cpu-processes-x4", "dtype": "fp32",
  "intra_node": {"gbps": 5, "latency_us": 20},
  "network": {"gbps": 5, "latency_us": 20},
- "devices": [{"name": "cpu", "count": 4, "memory_bytes": 4294967296,
+ "devices": [{"name": "cpu", "count": 4, "memory_bytes": 6442450944,
               "tflops": 0.05, "mem_gbps": 10, "launch_us": 5, "node": 0}]}
 JSON
-"$bin/ftpipe-model-gen" "$root/bench/models/gpt2-small-bench.json" --loss --quiet -o "$work/gpt2.mlir"
+"$bin/ftpipe-model-gen" "$model" --loss --quiet -o "$work/gpt2.mlir"
 "$bin/ftpipe-opt" "$work/gpt2.mlir" -o "$work/costed.mlir" \
   --ftpipe-annotate-costs="hardware=$work/cpu4.json"
-echo "== planned (ftpipe-report replicas=auto, 1F1B, M = 8)"
+echo "== planned (ftpipe-report replicas=auto, 1F1B, M = $micro)"
 "$bin/ftpipe-opt" "$work/costed.mlir" -o /dev/null \
-  --ftpipe-report="replicas=auto schedule=1f1b microbatches=8" |
+  --ftpipe-report="replicas=auto schedule=1f1b microbatches=$micro" |
   sed -n '/^replicas (/,$p'
 
 python_dataset="$root/test/Runtime/Inputs/make-dataset.py"
@@ -44,7 +49,7 @@ for depth in 4 2 1; do
   width=$((4 / depth))
   "$bin/ftpipe-opt" "$work/costed.mlir" -o "$work/plan$depth.mlir" \
     --mlir-print-debuginfo \
-    --ftpipe-mixed-pipe="devices=$depth schedule=1f1b microbatches=8"
+    --ftpipe-mixed-pipe="devices=$depth schedule=1f1b microbatches=$micro"
   "$bin/ftpipe-compile" "$work/plan$depth.mlir" --devices=$depth \
     -o "$work/gpt2-$depth" 2> "$work/compile$depth.log"
   python3 "$python_dataset" "$work/gpt2-$depth" 96 "$work/data$depth.safetensors"
@@ -56,8 +61,8 @@ for depth in 4 2 1; do
   replicas=()
   [ "$width" -gt 1 ] && replicas=(--replicas "$width")
   "$bin/ftpipe-run" "$work/gpt2-$depth" --np 4 "${replicas[@]}" \
-    --data "$work/data$depth.safetensors" --seed 1 --steps 6 \
-    --micro-batches 8 --schedule 1f1b --compare-simulator 2> /dev/null |
+    --data "$work/data$depth.safetensors" --seed 1 --steps "$steps" \
+    --micro-batches "$micro" --schedule 1f1b --compare-simulator 2> /dev/null |
     grep -v '^step'
 done
 echo "load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"

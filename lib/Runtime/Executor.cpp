@@ -596,7 +596,8 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
 }
 
 llvm::json::Value ftpipe::runtime::traceToChrome(
-    const std::vector<std::vector<TraceEvent>> &perDevice) {
+    const std::vector<std::vector<TraceEvent>> &perDevice,
+    llvm::ArrayRef<std::string> migrations) {
   llvm::json::Array out;
   for (size_t d = 0; d < perDevice.size(); ++d) {
     out.push_back(llvm::json::Object{
@@ -605,6 +606,7 @@ llvm::json::Value ftpipe::runtime::traceToChrome(
         {"pid", 0},
         {"tid", static_cast<int64_t>(d)},
         {"args", llvm::json::Object{{"name", "device " + std::to_string(d)}}}});
+    size_t moves = 0;
     for (const TraceEvent &event : perDevice[d]) {
       const Action &action = event.action;
       if (event.migration) {
@@ -616,7 +618,11 @@ llvm::json::Value ftpipe::runtime::traceToChrome(
             {"tid", static_cast<int64_t>(d)},
             {"ts", event.startSeconds * 1e6},
             {"dur", (event.endSeconds - event.startSeconds) * 1e6},
-            {"args", llvm::json::Object{{"step", action.index + 1}}}});
+            {"args", llvm::json::Object{{"step", action.index + 1},
+                                        {"why", moves < migrations.size()
+                                                    ? migrations[moves]
+                                                    : std::string()}}}});
+        ++moves;
         continue;
       }
       bool update = action.kind == ActionKind::Update;

@@ -35,6 +35,9 @@ TensorMap ftpipe::runtime::gatherWeights(
   return all;
 }
 
+// The events travel as their bytes.
+static_assert(std::is_trivially_copyable_v<TraceEvent>);
+
 std::vector<std::vector<TraceEvent>>
 ftpipe::runtime::gatherTraces(Communicator &communicator,
                               std::vector<TraceEvent> mine) {

@@ -365,6 +365,7 @@ ReplanControl ReplanCoordinator::afterStep(int64_t updates,
   decidedAt = now();
   control.action = ReplanControl::Action::Migrate;
   control.directory = directory;
+  control.reason = decision.reason;
   return control;
 }
 

@@ -291,6 +291,7 @@ static void runReplanning(
     if (!planned)
       failed(planned.takeError());
     planned->reason = options.freezeRecompile ? "--freeze" : "--replan";
+    planned->decision = control.reason;
     if (run.freezing)
       if (llvm::Error error = checkFrozenAtMigration(
               *planned,
@@ -655,10 +656,24 @@ writeRunProfile(const TrainingRun &run, const RunOptions &options,
   return llvm::Error::success();
 }
 
+/// Why device 0 moved to another plan, per move in order.
+static std::vector<std::string> migrationReasons(const Devices &shared) {
+  std::vector<std::string> reasons;
+  if (shared.run.migration)
+    reasons.push_back(shared.run.migration->reason);
+  if (!shared.replanned.empty())
+    for (const Devices::Replanned &moved : shared.replanned[0])
+      reasons.push_back(moved.migration.decision.empty()
+                            ? moved.migration.reason
+                            : moved.migration.reason + ", " +
+                                  moved.migration.decision);
+  return reasons;
+}
+
 /// Device 0's outputs of a finished run.
-static llvm::Error writeOutputs(const TrainingRun &run,
-                                const RunOptions &options,
-                                TrainingResult &result) {
+static llvm::Error writeOutputs(const Devices &shared, TrainingResult &result) {
+  const TrainingRun &run = shared.run;
+  const RunOptions &options = shared.options;
   if (!options.savePath.empty())
     if (llvm::Error error =
             run.saveHF ? writeHFCheckpoint(options.savePath, result.weights,
@@ -680,7 +695,9 @@ static llvm::Error writeOutputs(const TrainingRun &run,
   if (!options.tracePath.empty())
     if (llvm::Error error = support::writeFileAtomically(
             options.tracePath,
-            llvm::formatv("{0:2}\n", traceToChrome(result.traces)).str()))
+            llvm::formatv("{0:2}\n", traceToChrome(result.traces,
+                                                   migrationReasons(shared)))
+                .str()))
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      options.tracePath + ": " +
                                          llvm::toString(std::move(error)));
@@ -697,7 +714,7 @@ ftpipe::runtime::runTraining(TrainingRun &run, const RunOptions &options,
   auto result =
       shared.processes ? runProcess(shared, argc, argv) : runThreads(shared);
   if (result && result->gathered)
-    if (llvm::Error error = writeOutputs(run, options, *result))
+    if (llvm::Error error = writeOutputs(shared, *result))
       return std::move(error);
   return result;
 }

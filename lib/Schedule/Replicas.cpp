@@ -72,10 +72,10 @@ llvm::Error ReplicaLayout::verify(int64_t devices, int64_t processes) const {
                 " devices (" + str() + "), the plan has " +
                 llvm::Twine(devices));
   for (int64_t d = 0; d < devices; ++d)
-    if (replicas[d] < 1)
-      return fail("device " + llvm::Twine(d) + " has " +
-                  llvm::Twine(replicas[d]) +
-                  " replicas: every device needs at least one");
+    if (replicas[d] < 1 || replicas[d] > kMaxReplicas)
+      return fail(
+          "device " + llvm::Twine(d) + " has " + llvm::Twine(replicas[d]) +
+          " replicas: every device needs 1 to " + llvm::Twine(kMaxReplicas));
   if (this->processes() != processes)
     return fail("the replicas (" + str() + ") add up to " +
                 llvm::Twine(this->processes()) + " processes, the run has " +
@@ -85,8 +85,7 @@ llvm::Error ReplicaLayout::verify(int64_t devices, int64_t processes) const {
 
 llvm::Expected<ReplicaLayout>
 ftpipe::schedule::parseReplicas(llvm::StringRef text, int64_t devices) {
-  // A bound that keeps the process count far from overflowing.
-  constexpr int64_t kMaxReplicas = 1 << 16;
+  constexpr int64_t kMaxReplicas = ReplicaLayout::kMaxReplicas;
   text = text.trim();
   if (text == "none")
     return ReplicaLayout::none(devices);
@@ -228,5 +227,12 @@ llvm::json::Value ftpipe::schedule::toJSON(const ReplicaLayout &layout) {
 
 bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
                                 ReplicaLayout &layout, llvm::json::Path path) {
-  return llvm::json::fromJSON(value, layout.replicas, path);
+  if (!llvm::json::fromJSON(value, layout.replicas, path))
+    return false;
+  for (auto [d, r] : llvm::enumerate(layout.replicas))
+    if (r < 1 || r > ReplicaLayout::kMaxReplicas) {
+      path.index(d).report("expected a replication factor of 1 to 65536");
+      return false;
+    }
+  return true;
 }

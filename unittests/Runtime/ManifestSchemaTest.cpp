@@ -186,6 +186,12 @@ TEST(ManifestSchema, ReplicasWrittenOnlyWhenGiven) {
   object(text)["replicas"] = json::Array{2, "x"};
   EXPECT_NE(readError(text).find("manifest.replicas[1]"), std::string::npos)
       << readError(text);
+  // So is a factor outside 1 .. 65536 (2^40 processes would never start).
+  object(text)["replicas"] = json::Array{2, int64_t(1) << 40};
+  EXPECT_NE(readError(text).find("expected a replication factor of 1 to "
+                                 "65536 at manifest.replicas[1]"),
+            std::string::npos)
+      << readError(text);
 }
 
 TEST(ManifestSchema, StageTimesAndCompileCommandRoundTrip) {

@@ -77,7 +77,10 @@ TEST(ReplicaLayout, VerifiesAgainstPlanAndProcesses) {
   EXPECT_EQ(outcome(layout.verify(2, 4)),
             "the replicas name 3 devices (1,2,1), the plan has 2");
   EXPECT_EQ(outcome(ReplicaLayout{{1, 0}}.verify(2, 1)),
-            "device 1 has 0 replicas: every device needs at least one");
+            "device 1 has 0 replicas: every device needs 1 to 65536");
+  EXPECT_EQ(outcome(ReplicaLayout{{1, int64_t(1) << 40}}.verify(2, 1)),
+            "device 1 has 1099511627776 replicas: every device needs 1 to "
+            "65536");
 }
 
 TEST(ReplicaLayout, JSONRoundTrip) {

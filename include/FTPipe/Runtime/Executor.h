@@ -102,9 +102,11 @@ struct TraceEvent {
 /// Per device its events, as a Chrome / Perfetto trace in the format of the
 /// simulator's (lib/Partition, simulationToChromeTrace): one track per
 /// device, a complete event per action named "F s2 mb5", "B s2 mb5" or
-/// "U1", stage and micro-batch in `args`, times in microseconds.
+/// "U1", stage and micro-batch in `args`, times in microseconds; a track's
+/// k-th migration gets `migrations[k]` (why it moved) as its `why`.
 llvm::json::Value
-traceToChrome(const std::vector<std::vector<TraceEvent>> &perDevice);
+traceToChrome(const std::vector<std::vector<TraceEvent>> &perDevice,
+              llvm::ArrayRef<std::string> migrations = {});
 
 class DeviceExecutor {
 public:

@@ -92,8 +92,9 @@ migrateState(Communicator &communicator, const ParameterPlacement &from,
 
 /// A plan the run moves to after a given step, and the run's rest under it.
 struct PlannedMigration {
-  /// The next plan (its artifacts directory) and why the run moves.
-  std::string directory, reason;
+  /// The next plan (its artifacts directory) and why the run moves; for a
+  /// re-plan, on device 0, the decision with its prediction (the trace's).
+  std::string directory, reason, decision;
   std::unique_ptr<PipelineModel> model;
   /// The run moves after this many updates (1 <= atStep < steps).
   int64_t atStep = 0;

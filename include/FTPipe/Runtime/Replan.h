@@ -169,6 +169,9 @@ struct ReplanControl {
   Action action = Action::Continue;
   /// Migrate: the next plan's directory.
   std::string directory;
+  /// Migrate, on device 0 only (not sent): the decision, with the predicted
+  /// gain ("taken: predicted step ...").
+  std::string reason;
 };
 
 /// The exchange every device makes after each update of a re-planning run:

@@ -33,7 +33,10 @@ namespace schedule {
 
 /// Per device of a plan, how many processes run it.
 struct ReplicaLayout {
-  /// replicas[d] >= 1 for every device d of the plan.
+  /// The most replicas of a device: a bound that keeps the process count far
+  /// from overflowing (and far beyond any cluster).
+  static constexpr int64_t kMaxReplicas = 1 << 16;
+  /// 1 <= replicas[d] <= kMaxReplicas for every device d of the plan.
   std::vector<int64_t> replicas;
 
   /// Every device once (an unreplicated plan).

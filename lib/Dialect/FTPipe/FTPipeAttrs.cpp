@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
+#include "FTPipe/Schedule/Replicas.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
@@ -202,8 +203,11 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                F64 objectiveMs, ArrayRef<int64_t> memoryBytes,
                                F64 seconds, ArrayRef<bool> recompute,
                                int64_t replicas) {
-  if (replicas < 1)
-    return emitError() << "replicas must be at least 1, got " << replicas;
+  if (replicas < 1 ||
+      replicas > ::ftpipe::schedule::ReplicaLayout::kMaxReplicas)
+    return emitError() << "replicas must be 1 to "
+                       << ::ftpipe::schedule::ReplicaLayout::kMaxReplicas
+                       << ", got " << replicas;
   if (!recompute.empty() && recompute.size() != stageDevice.size())
     return emitError() << "plan has " << stageDevice.size()
                        << " stages but recompute has " << recompute.size()
