@@ -15,8 +15,10 @@
 #     and the run migrates to that plan). Per epoch: the frozen depth, the
 #     time (the sum of process 0's step times) and the mean loss; then the
 #     re-packed plans (stages per device and ops per device, from the
-#     compile's lines and manifests), the total time and the final loss
-#     (the last epoch's mean) of both, and the speed-up.
+#     compile's lines and manifests), the total time, the 4 processes' CPU
+#     time (/usr/bin/time per process: load changes it far less than the
+#     wall time) and the final loss (the last epoch's mean) of both, and the
+#     speed-ups.
 #  2. simulated: BERT-large (24 layers) on 8 x RTX 2080 Ti over PCIe
 #     (ftpipe-opt's Mixed-Pipe with replicas=auto, the report's simulator,
 #     1F1B, M = 8): per epoch of the same alpha schedule, the mini-batch time
@@ -43,13 +45,25 @@ echo "== measured: BERT, 8 layers, $epochs epochs of $samples samples, 4 MPI pro
 (cd "$work" && "$bin/ftpipe-compile" model.mlir --devices=4 -O1 \
   --schedule=1f1b --microbatches=$micro -o "$work/plan" 2> "$work/compile.log")
 python3 "$root/bench/freezing_data.py" "$work/plan" "$samples" 1 "$work/data.st"
-run=("$bin/ftpipe-run" "$work/plan" --np 4 --data "$work/data.st" --seed 1
-     --steps "$steps" --micro-batches $micro --schedule 1f1b --lr 1e-3)
+# Each process under /usr/bin/time: its CPU time (waits sleep, so this is
+# the work done, the background compiles included), which the machine's load
+# changes far less than the wall time.
+run=(mpirun -np 4 --oversubscribe sh -c
+     'exec /usr/bin/time -f "%U %S" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"'
+     "$work/cpu.base" "$bin/ftpipe-run" "$work/plan" --data "$work/data.st"
+     --seed 1 --steps "$steps" --micro-batches $micro --schedule 1f1b
+     --lr 1e-3)
 echo "no freezing: $(uptime)"
 "${run[@]}" > "$work/base.log" 2>&1
 echo "alpha=$alpha: $(uptime)"
+run[7]="$work/cpu.frozen"
+# The background compiles' own CPU time, to tell it from training's.
+printf '#!/bin/sh\nexec /usr/bin/time -a -f "%%U %%S" -o "%s" "%s" "$@"\n' \
+  "$work/cpu.compiles" "$bin/ftpipe-compile" > "$work/compile.sh"
+chmod +x "$work/compile.sh"
 "${run[@]}" --freeze "alpha=$alpha" --freeze-recompile \
-  --replan-dir "$work/plans" > "$work/frozen.log" 2>&1
+  --replan-dir "$work/plans" --replan-compiler "$work/compile.sh" \
+  > "$work/frozen.log" 2>&1
 echo "after: $(uptime)"
 python3 - "$work" "$epochs" "$samples" "$micro" "$batch" <<'PY'
 import json, os, re, sys
@@ -101,6 +115,16 @@ for e in range(epochs):
     totals = [a + b for a, b in zip(totals, t)]
     print("%5d %6d %12.2f %12.2f %12.4f %12.4f" % (e, depth(e * steps_per_epoch), t[0], t[1], l[0], l[1]))
 print("total: no freezing %.2f s, alpha %.2f s: %.2fx less time" % (totals[0], totals[1], totals[0] / totals[1]))
+def cpu(name):
+    return sum(sum(map(float, open(os.path.join(work, "%s.%d" % (name, r))).read().split()[:2]))
+               for r in range(4))
+base_cpu, frozen_cpu = cpu("cpu.base"), cpu("cpu.frozen")
+compiles = [sum(map(float, line.split()[:2])) for line in open(os.path.join(work, "cpu.compiles"))
+            if line.strip()] if os.path.exists(os.path.join(work, "cpu.compiles")) else []
+print("CPU time of the 4 processes (user + system): no freezing %.1f s, alpha %.1f s: %.2fx less; "
+      "of it the %d background compiles %.1f s: training alone %.1f s, %.2fx less" % (
+          base_cpu, frozen_cpu, base_cpu / frozen_cpu, len(compiles), sum(compiles),
+          frozen_cpu - sum(compiles), base_cpu / (frozen_cpu - sum(compiles))))
 print("final loss (last epoch's mean): no freezing %.4f, alpha %.4f" % (
     sum(base[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch,
     sum(frozen[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch))

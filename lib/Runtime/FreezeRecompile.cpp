@@ -153,17 +153,17 @@ ReplanControl FreezeRecompiler::afterStep(int64_t updates,
     return goOn(llvm::toString(planned.takeError()));
   if (llvm::Error error = checkFrozenAtMigration(*planned, frozen))
     return goOn(llvm::toString(std::move(error)));
-  control.reason = llvm::formatv("{0} parameters frozen, {1} -> {2}",
-                                 planned->config.frozen.size(),
-                                 describePlan(current, config), after);
+  std::string taken =
+      llvm::formatv("taken: {0} -> {1}", describePlan(current, config), after);
   say(llvm::formatv("plan {0} (compiled in {1:f1} s, {2} parameters frozen) "
-                    "taken: {3} -> {4}",
-                    directory, seconds, planned->config.frozen.size(),
-                    describePlan(current, config), after)
+                    "{3}",
+                    directory, seconds, planned->config.frozen.size(), taken)
           .str());
   decidedAt = now();
   control.action = ReplanControl::Action::Migrate;
   control.directory = directory;
+  control.reason = llvm::formatv("{0} parameters frozen, {1}",
+                                 planned->config.frozen.size(), taken);
   return control;
 }
 
