@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PartitionProblem.h"
+
 #include "FTPipe/AutoDiff/ReverseMode.h"
 #include "FTPipe/Dialect/FTPipe/FTPipeDialect.h"
 #include "FTPipe/Dialect/FTPipe/StageAttrs.h"
@@ -50,15 +52,6 @@ public:
 /// The stage of an op (every op of a partitioned function has one).
 static int64_t stageOf(Operation *op) {
   return op->getAttrOfType<IntegerAttr>(FTPipeDialect::kStageAttrName).getInt();
-}
-
-/// Constants and empty tensors, and the ops the partitioner replicated
-/// (`ftpipe.replicate`): copied into each stage that reads them.
-static bool isCopiedIntoStages(Operation *op) {
-  if (op->hasAttr(FTPipeDialect::kReplicateAttrName))
-    return true;
-  return op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
-         isMemoryEffectFree(op);
 }
 
 /// Adds to `copies` the ops of `body` that are copied into stages and that

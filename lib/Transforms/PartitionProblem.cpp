@@ -11,6 +11,7 @@
 #include "FTPipe/Partition/Verify.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::ftpipe;
@@ -57,13 +58,69 @@ mlir::ftpipe::loadPlanningInputs(ModuleOp module, StringRef pass,
   return PlanningInputs{*setup, std::move(*problem)};
 }
 
+bool mlir::ftpipe::isCopiedIntoStages(Operation *op) {
+  if (op->hasAttr(FTPipeDialect::kReplicateAttrName))
+    return true;
+  return op->getNumOperands() == 0 && op->getNumRegions() == 0 &&
+         isMemoryEffectFree(op);
+}
+
+/// `plan` without the stages whose every op is copied into its readers (a
+/// stage of constants, which a partitioner may make where such ops cost
+/// nothing): outlined, those stages would be empty and the stage ids would
+/// skip them. Their ops join their first reader's stage (or the first stage),
+/// the later stages move down.
+static partition::Plan dropCopiedOnlyStages(const OpGraph &opGraph,
+                                            partition::Plan plan) {
+  size_t numStages = plan.stageDevice.size();
+  std::vector<bool> kept(numStages, false);
+  for (auto [node, op] : llvm::enumerate(opGraph.ops))
+    if (!plan.replicated(node) && !isCopiedIntoStages(op))
+      kept[plan.nodeStage[node]] = true;
+  if (llvm::all_of(kept, [](bool k) { return k; }) ||
+      llvm::none_of(kept, [](bool k) { return k; }))
+    return plan;
+  std::vector<partition::StageId> renumbered(numStages, 0);
+  partition::StageId next = 0;
+  for (size_t s = 0; s < numStages; ++s)
+    if (kept[s])
+      renumbered[s] = next++;
+  // Readers come after what they read: from the last node back, every
+  // reader's stage is final when its producer is moved.
+  const partition::Graph &graph = opGraph.graph;
+  for (size_t n = plan.nodeStage.size(); n-- > 0;) {
+    partition::StageId &stage = plan.nodeStage[n];
+    if (kept[stage]) {
+      stage = renumbered[stage];
+      continue;
+    }
+    llvm::ArrayRef<partition::NodeId> readers = graph.succs(n);
+    stage = readers.empty() ? 0 : plan.nodeStage[readers.front()];
+    for (partition::NodeId reader : readers)
+      stage = std::min(stage, plan.nodeStage[reader]);
+  }
+  std::vector<partition::DeviceId> stageDevice;
+  std::vector<bool> stageRecompute;
+  for (size_t s = 0; s < numStages; ++s) {
+    if (!kept[s])
+      continue;
+    stageDevice.push_back(plan.stageDevice[s]);
+    if (!plan.stageRecompute.empty())
+      stageRecompute.push_back(plan.stageRecompute[s]);
+  }
+  plan.stageDevice = std::move(stageDevice);
+  plan.stageRecompute = std::move(stageRecompute);
+  return plan;
+}
+
 LogicalResult mlir::ftpipe::commitPlan(ModuleOp module,
                                        const PartitionProblem &problem,
-                                       const partition::Plan &plan,
+                                       const partition::Plan &planned,
                                        StringRef method,
                                        const partition::ObjectiveConfig &config,
                                        double seconds, int64_t replicas) {
   const partition::Graph &graph = problem.opGraph.graph;
+  partition::Plan plan = dropCopiedOnlyStages(problem.opGraph, planned);
   if (llvm::Error error =
           partition::verifyPlan(graph, problem.hardware, plan, config))
     return emitError(module.getLoc())

@@ -59,6 +59,11 @@ LogicalResult commitPlan(ModuleOp module, const PartitionProblem &problem,
                          const partition::ObjectiveConfig &config,
                          double seconds, int64_t replicas = 1);
 
+/// Constants and empty tensors, and the ops the partitioner replicated
+/// (`ftpipe.replicate`): ftpipe-outline-stages copies them into each stage
+/// that reads them, so a stage of only such ops is outlined empty.
+bool isCopiedIntoStages(Operation *op);
+
 /// The block of every op from `ftpipe.block`; emits an error at the first op
 /// without one and fails.
 FailureOr<std::vector<uint32_t>> readBlocks(const OpGraph &opGraph);
