@@ -68,7 +68,9 @@ int main(int argc, char **argv) {
   hooks.onDeviceDone = [](const DeviceSummary &device) {
     llvm::errs() << formatDeviceSummary(device);
   };
-  hooks.onNote = [](const std::string &line) { llvm::errs() << line << "\n"; };
+  // One write per line: under mpirun, a progress line on stdout could
+  // otherwise land between a note and its newline in a merged log.
+  hooks.onNote = [](const std::string &line) { llvm::errs() << line + "\n"; };
   hooks.fatal = [](const std::string &message) { die(message); };
   TrainingResult result = orDie(runTraining(run, options, hooks, &argc, &argv));
   if (result.timing)
