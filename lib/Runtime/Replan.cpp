@@ -173,11 +173,36 @@ static double now() {
       .count();
 }
 
+/// The compile's output directory and log are made under the user's work
+/// directory, and opened by name: a link or a special file planted at either
+/// name would have the compiler write through it (docs/Robustness.md).
+static llvm::Error checkWorkPath(llvm::StringRef path, bool directory) {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status, /*Follow=*/false))
+    return llvm::Error::success(); // not there yet
+  llvm::sys::fs::file_type type = status.type();
+  if (type == llvm::sys::fs::file_type::symlink_file)
+    return fail(path + " is a link: the re-compile does not write through it; "
+                       "move it away");
+  llvm::sys::fs::file_type expected =
+      directory ? llvm::sys::fs::file_type::directory_file
+                : llvm::sys::fs::file_type::regular_file;
+  if (type != expected)
+    return fail(path + " exists and is not a " +
+                (directory ? "directory" : "regular file") +
+                ": the re-compile does not write there; move it away");
+  return llvm::Error::success();
+}
+
 llvm::Expected<PlanCompile> PlanCompile::start(llvm::StringRef compiler,
                                                const ManifestCompile &command,
                                                llvm::StringRef profile,
                                                llvm::StringRef directory,
                                                llvm::StringRef log) {
+  if (llvm::Error error = checkWorkPath(directory, /*directory=*/true))
+    return std::move(error);
+  if (llvm::Error error = checkWorkPath(log, /*directory=*/false))
+    return std::move(error);
   std::vector<std::string> args = {compiler.str(), command.model};
   llvm::append_range(args, command.arguments);
   if (!profile.empty())
