@@ -9,9 +9,10 @@
 # JSON on the preset: its intra-node links and its network between the
 # nodes), runs `ftpipe-mixed-pipe replicas=auto` under SCHEDULE (default
 # 1f1b; M = 8) and prints one row per model and hardware: the pure
-# pipeline's simulated mini-batch (depth P x 1) and objective, the best
-# replicated option's (width > 1), their ratio, and the chosen (depth,
-# width). "-" where no option of that kind fits in memory.
+# pipeline's simulated mini-batch (depth P, every device once) and
+# objective, the best replicated option's (depth and each device's replicas:
+# "4" for all, "1,2,1" per device), their ratio, and the chosen option.
+# "-" where no option of that kind fits in memory.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
@@ -34,7 +35,7 @@ two_nodes rtx2080ti-x16 rtx2080ti-pcie-x8 RTX2080Ti 11811160064 9.415 492.8
 two_nodes v100-x16 v100-nvlink-x8 V100 17179869184 10.99 720
 
 echo "replica planning, schedule $schedule, M = 8, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated D x W: ms (objective ms/mb) | pure / replicated | chosen D x W | planning s |"
+echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | planning s |"
 echo "|---|---|---|---|---|---|---|---|"
 for model in bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl; do
   "$bin/ftpipe-model-gen" "$model" --loss --quiet -o "$work/model.mlir"
@@ -50,20 +51,20 @@ for model in bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl; do
     python3 - "$work/log" "$model" "$(basename "$hardware" .json)" "$devices" "$seconds" <<'PY'
 import re, sys
 log, model, hw, devices, seconds = sys.argv[1:]
-line = re.compile(r"depth +(\d+) x +(\d+) replicas: (?:simulated ([\d.]+) ms per mini-batch"
+line = re.compile(r"depth +(\d+), replicas ([\d,]+): (?:simulated ([\d.]+) ms per mini-batch"
                   r".*objective ([\d.]+) ms per micro-batch)?")
 pure = best = chosen = None
 for text in open(log):
     m = line.search(text)
     if not m:
         continue
-    depth, width = int(m.group(1)), int(m.group(2))
+    depth, replicas = int(m.group(1)), m.group(2)
     if "<- chosen" in text:
-        chosen = f"{depth} x {width}"
+        chosen = f"{depth}, {replicas}"
     if m.group(3) is None:
         continue
-    option = (float(m.group(3)), float(m.group(4)), depth, width)
-    if width == 1:
+    option = (float(m.group(3)), float(m.group(4)), depth, replicas)
+    if replicas == "1":
         pure = option
     elif best is None or option[0] < best[0]:
         best = option
@@ -71,7 +72,7 @@ if chosen is None:
     errors = [t.strip() for t in open(log) if "error" in t]
     chosen = "no plan" + (f" ({errors[0][:80]})" if errors else "")
 cell = lambda o: "-" if o is None else f"{o[0]:.1f} ({o[1]:.2f})"
-best_cell = "-" if best is None else f"{best[2]} x {best[3]}: {cell(best)}"
+best_cell = "-" if best is None else f"{best[2]}, {best[3]}: {cell(best)}"
 ratio = f"{pure[0] / best[0]:.2f}" if pure and best else "-"
 print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {float(seconds):.1f} |")
 PY

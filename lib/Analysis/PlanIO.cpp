@@ -61,7 +61,7 @@ FailureOr<partition::Plan> mlir::ftpipe::readPlan(ModuleOp module,
 void mlir::ftpipe::writePlan(ModuleOp module, const OpGraph &opGraph,
                              const partition::Plan &plan, StringRef method,
                              const partition::PlanMetrics &metrics,
-                             double seconds, int64_t replicas) {
+                             double seconds, ArrayRef<int64_t> replicas) {
   Builder builder(module.getContext());
   for (auto [node, op] : llvm::enumerate(opGraph.ops)) {
     op->setAttr(FTPipeDialect::kStageAttrName,
@@ -86,6 +86,8 @@ void mlir::ftpipe::writePlan(ModuleOp module, const OpGraph &opGraph,
     recompute.push_back(stage.recompute);
   if (llvm::all_of(recompute, [](bool r) { return r; }))
     recompute.clear();
+  if (llvm::all_of(replicas, [](int64_t r) { return r == 1; }))
+    replicas = {};
   module->setAttr(FTPipeDialect::kPlanAttrName,
                   PlanAttr::get(module.getContext(), method, stageDevice,
                                 metrics.asyncMsPerMicroBatch, memory, seconds,

@@ -1,8 +1,9 @@
 //===- ReplicaSearch.cpp - Pipeline depth x data-parallel replicas --------===//
 //
-// Each width's pipeline is planned on its replica-0 devices, its lists are
-// the schedule's for one step (four under async), replicated round-robin
-// (schedule::replicateSchedule) and simulated on all the cluster's links.
+// Each depth's pipeline is planned once on its even layout's replica-0
+// devices; each layout's lists are the schedule's for one step (four under
+// async), replicated round-robin (schedule::replicateSchedule) and simulated
+// on all the cluster's links.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace ftpipe::partition;
 using llvm::Error;
@@ -21,36 +23,93 @@ static Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-Expected<Hardware> ftpipe::partition::pipelineHardware(const Hardware &hw,
-                                                       uint32_t width) {
-  size_t p = hw.numDevices();
-  if (width == 0 || p % width != 0)
+using ftpipe::schedule::ReplicaLayout;
+
+ReplicaLayout ftpipe::partition::evenLayout(uint32_t depth,
+                                            uint32_t processes) {
+  ReplicaLayout layout;
+  for (uint32_t d = 0; d < depth; ++d)
+    layout.replicas.push_back(processes / depth + (d < processes % depth));
+  return layout;
+}
+
+std::string ftpipe::partition::describeLayout(const ReplicaLayout &layout) {
+  if (!layout.replicas.empty() &&
+      llvm::all_equal(llvm::ArrayRef(layout.replicas)))
+    return std::to_string(layout.replicas.front());
+  return layout.str();
+}
+
+Expected<Hardware>
+ftpipe::partition::pipelineHardware(const Hardware &hw,
+                                    const ReplicaLayout &layout) {
+  int64_t p = int64_t(hw.numDevices());
+  if (layout.devices() == 0 || layout.processes() > p)
     return makeError(
-        llvm::formatv("{0} replicas do not divide the {1} devices of '{2}'",
-                      width, p, hw.name()));
+        llvm::formatv("replicas {0} need {1} devices, '{2}' has {3}",
+                      layout.str(), layout.processes(), hw.name(), p));
   std::vector<DeviceId> first;
-  for (size_t d = 0; d < p; d += width) {
-    const Device &lead = hw.device(DeviceId(d));
-    for (size_t j = 1; j < width; ++j) {
-      const Device &other = hw.device(DeviceId(d + j));
+  for (int64_t d = 0; d < layout.devices(); ++d) {
+    std::vector<int64_t> group = layout.group(d);
+    const Device &lead = hw.device(DeviceId(group.front()));
+    for (int64_t process : llvm::drop_begin(group)) {
+      const Device &other = hw.device(DeviceId(process));
       if (other.tflops != lead.tflops || other.memGBps != lead.memGBps ||
           other.launchUs != lead.launchUs ||
           other.memoryBytes != lead.memoryBytes)
         return makeError(llvm::formatv(
             "device {0} ({1}) would replicate device {2} ({3}): replicas "
             "must be alike",
-            d + j, other.name, d, lead.name));
+            process, other.name, group.front(), lead.name));
     }
-    first.push_back(DeviceId(d));
+    first.push_back(DeviceId(group.front()));
   }
   return hw.selectDevices(first);
 }
 
-Expected<ReplicaOption>
-ftpipe::partition::scoreReplicated(const Graph &graph, const Hardware &hw,
-                                   const Plan &plan, uint32_t width,
-                                   const ObjectiveConfig &config) {
-  Expected<Hardware> pipeline = pipelineHardware(hw, width);
+/// The busiest device's time per micro-batch under `layout`: its load over
+/// its replicas plus its all-reduce over M.
+static double busiestMs(llvm::ArrayRef<double> loadMs,
+                        llvm::ArrayRef<uint64_t> gradientBytes,
+                        const ftpipe::schedule::Links &links,
+                        const ReplicaLayout &layout, uint32_t microBatches) {
+  double busiest = 0.0;
+  for (int64_t d = 0; d < layout.devices(); ++d)
+    busiest =
+        std::max(busiest, loadMs[d] / double(layout.replicas[d]) +
+                              ftpipe::schedule::ringAllReduceMs(
+                                  gradientBytes[d], layout.group(d), links) /
+                                  std::max(microBatches, 1u));
+  return busiest;
+}
+
+ReplicaLayout
+ftpipe::partition::spreadByLoad(llvm::ArrayRef<double> loadMs,
+                                llvm::ArrayRef<uint64_t> gradientBytes,
+                                const ftpipe::schedule::Links &links,
+                                uint32_t processes, uint32_t microBatches) {
+  ReplicaLayout layout = ReplicaLayout::none(int64_t(loadMs.size()));
+  while (layout.processes() < int64_t(processes)) {
+    double best = std::numeric_limits<double>::infinity();
+    size_t bestDevice = 0;
+    for (size_t d = 0; d < loadMs.size(); ++d) {
+      ++layout.replicas[d];
+      double ms = busiestMs(loadMs, gradientBytes, links, layout, microBatches);
+      --layout.replicas[d];
+      if (ms < best) {
+        best = ms;
+        bestDevice = d;
+      }
+    }
+    ++layout.replicas[bestDevice];
+  }
+  return layout;
+}
+
+Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
+    const Graph &graph, const Hardware &hw, const Plan &plan,
+    const ReplicaLayout &layout, const ObjectiveConfig &config) {
+  Expected<Hardware> pipeline = pipelineHardware(hw, layout);
   if (!pipeline)
     return pipeline.takeError();
   Expected<PlanMetrics> metrics = evaluatePlan(graph, *pipeline, plan, config);
@@ -61,27 +120,26 @@ ftpipe::partition::scoreReplicated(const Graph &graph, const Hardware &hw,
     return sg.takeError();
 
   uint32_t depth = uint32_t(pipeline->numDevices());
-  schedule::ReplicaLayout layout =
-      schedule::ReplicaLayout::uniform(depth, width);
   schedule::Links links = linksOf(hw);
   ReplicaOption option;
-  option.depth = depth;
-  option.width = width;
+  option.layout = layout;
   option.plan = plan;
   option.feasible = metrics->memoryFits;
   if (!option.feasible)
     option.failure = "does not fit in memory";
   std::vector<uint64_t> gradientBytes;
+  std::vector<double> loads;
   for (const DeviceMetrics &device : metrics->devices) {
     gradientBytes.push_back(device.gradBytes);
+    loads.push_back(device.loadMs);
     option.memoryBytes.push_back(device.memoryBytes);
   }
   for (uint32_t d = 0; d < depth; ++d)
     option.allReduceMs = std::max(
         option.allReduceMs,
         schedule::ringAllReduceMs(gradientBytes[d], layout.group(d), links));
-  option.objectiveMs = metrics->asyncMsPerMicroBatch / width +
-                       option.allReduceMs / config.microBatches;
+  option.objectiveMs =
+      busiestMs(loads, gradientBytes, links, layout, config.microBatches);
 
   // The plan's lists for its pipeline, then one per process.
   schedule::StageGraph topology = sg->topology(depth);
@@ -118,32 +176,18 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
   ReplicaSearchResult search;
   bool found = false;
   std::string reasons;
-  size_t p = hw.numDevices();
-  for (uint32_t width = 1; width <= p; ++width) {
-    if (p % width != 0 || (maxWidth && width > maxWidth))
-      continue;
-    ReplicaOption option;
-    option.depth = uint32_t(p / width);
-    option.width = width;
-    auto infeasible = [&](Error error) {
-      option.failure = llvm::toString(std::move(error));
-    };
-    if (Expected<Hardware> pipeline = pipelineHardware(hw, width); !pipeline) {
-      infeasible(pipeline.takeError());
-    } else if (Expected<Plan> plan = partitioner(*pipeline); !plan) {
-      infeasible(plan.takeError());
-    } else if (Expected<ReplicaOption> scored =
-                   scoreReplicated(graph, hw, *plan, width, config);
-               !scored) {
-      infeasible(scored.takeError());
-    } else {
-      option = std::move(*scored);
-    }
+  uint32_t p = uint32_t(hw.numDevices());
+  auto tooWide = [&](const ReplicaLayout &layout) {
+    return maxWidth && llvm::any_of(layout.replicas, [&](int64_t r) {
+             return r > int64_t(maxWidth);
+           });
+  };
+  auto add = [&](ReplicaOption option) {
     if (!option.feasible)
-      reasons += llvm::formatv("\n  {0} x {1}: {2}", option.depth, option.width,
-                               option.failure)
+      reasons += llvm::formatv("\n  {0} x {1}: {2}", option.depth(),
+                               describeLayout(option.layout), option.failure)
                      .str();
-    // Strictly shorter (beyond rounding) replaces: ties keep the narrower.
+    // Strictly shorter (beyond rounding) replaces: ties keep the earlier.
     if (option.feasible &&
         (!found ||
          option.simulatedMsPerMiniBatch <
@@ -152,6 +196,58 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
       found = true;
     }
     search.options.push_back(std::move(option));
+  };
+  for (uint32_t depth = p; depth >= 1; --depth) {
+    ReplicaLayout even = evenLayout(depth, p);
+    if (tooWide(even))
+      continue;
+    ReplicaOption option;
+    option.layout = even;
+    auto infeasible = [&](Error error) {
+      option.failure = llvm::toString(std::move(error));
+      add(std::move(option));
+    };
+    Expected<Hardware> pipeline = pipelineHardware(hw, even);
+    if (!pipeline) {
+      infeasible(pipeline.takeError());
+      continue;
+    }
+    Expected<Plan> plan = partitioner(*pipeline);
+    if (!plan) {
+      infeasible(plan.takeError());
+      continue;
+    }
+    Expected<ReplicaOption> scored =
+        scoreReplicated(graph, hw, *plan, even, config);
+    if (!scored) {
+      infeasible(scored.takeError());
+      continue;
+    }
+    add(std::move(*scored));
+    // The per-stage layout by the plan's loads on the even layout's devices
+    // (scoreReplicated evaluated the same plan there).
+    Expected<PlanMetrics> metrics =
+        evaluatePlan(graph, *pipeline, *plan, config);
+    if (!metrics)
+      return metrics.takeError();
+    std::vector<double> loads;
+    std::vector<uint64_t> gradientBytes;
+    for (const DeviceMetrics &device : metrics->devices) {
+      loads.push_back(device.loadMs);
+      gradientBytes.push_back(device.gradBytes);
+    }
+    ReplicaLayout spread =
+        spreadByLoad(loads, gradientBytes, linksOf(hw), p, config.microBatches);
+    if (spread.replicas == even.replicas || tooWide(spread))
+      continue;
+    ReplicaOption perStage;
+    perStage.layout = spread;
+    if (Expected<ReplicaOption> again =
+            scoreReplicated(graph, hw, *plan, spread, config))
+      perStage = std::move(*again);
+    else
+      perStage.failure = llvm::toString(again.takeError());
+    add(std::move(perStage));
   }
   if (!found)
     return makeError("no pipeline depth x replicas option is feasible:" +

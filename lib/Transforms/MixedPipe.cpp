@@ -119,8 +119,8 @@ void MixedPipePass::runOnOperation() {
   if (verbose)
     for (const partition::ReplicaOption &option : search->options)
       llvm::errs() << llvm::formatv(
-          "  depth {0,2} x {1,2} replicas: {2}{3}\n", option.depth,
-          option.width,
+          "  depth {0,2}, replicas {1}: {2}{3}\n", option.depth(),
+          partition::describeLayout(option.layout),
           option.feasible
               ? llvm::formatv("simulated {0:f3} ms per mini-batch, all-reduce "
                               "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
@@ -133,7 +133,7 @@ void MixedPipePass::runOnOperation() {
           &option == &search->chosen() ? "  <- chosen" : "");
   const partition::ReplicaOption &chosen = search->chosen();
   llvm::Expected<partition::Hardware> pipeline =
-      partition::pipelineHardware(problem.hardware, chosen.width);
+      partition::pipelineHardware(problem.hardware, chosen.layout);
   if (!pipeline) {
     emitError(module.getLoc()) << llvm::toString(pipeline.takeError());
     return signalPassFailure();
@@ -141,6 +141,7 @@ void MixedPipePass::runOnOperation() {
   // The module holds one pipeline: its plan on its devices.
   problem.hardware = std::move(*pipeline);
   if (failed(commitPlan(module, problem, chosen.plan, "mixed-pipe",
-                        config.objective, stopwatch.seconds(), chosen.width)))
+                        config.objective, stopwatch.seconds(),
+                        chosen.layout.replicas)))
     return signalPassFailure();
 }

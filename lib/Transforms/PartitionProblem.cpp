@@ -113,12 +113,11 @@ static partition::Plan dropCopiedOnlyStages(const OpGraph &opGraph,
   return plan;
 }
 
-LogicalResult mlir::ftpipe::commitPlan(ModuleOp module,
-                                       const PartitionProblem &problem,
-                                       const partition::Plan &planned,
-                                       StringRef method,
-                                       const partition::ObjectiveConfig &config,
-                                       double seconds, int64_t replicas) {
+LogicalResult
+mlir::ftpipe::commitPlan(ModuleOp module, const PartitionProblem &problem,
+                         const partition::Plan &planned, StringRef method,
+                         const partition::ObjectiveConfig &config,
+                         double seconds, ArrayRef<int64_t> replicas) {
   const partition::Graph &graph = problem.opGraph.graph;
   partition::Plan plan = dropCopiedOnlyStages(problem.opGraph, planned);
   if (llvm::Error error =

@@ -52,12 +52,12 @@ FailureOr<PlanningInputs> loadPlanningInputs(ModuleOp module, StringRef pass,
 /// writes it to IR with its metrics: `ftpipe.stage` on every op,
 /// `#ftpipe.plan` and the planned-for hardware on the module. Emits an
 /// error naming the problem and fails when the plan is invalid.
-/// `replicas` is the plan's data-parallel width (`problem.hardware` is then
-/// one pipeline's devices).
+/// `replicas` gives each device its data-parallel replicas
+/// (`problem.hardware` is then the devices of replica 0).
 LogicalResult commitPlan(ModuleOp module, const PartitionProblem &problem,
                          const partition::Plan &plan, StringRef method,
                          const partition::ObjectiveConfig &config,
-                         double seconds, int64_t replicas = 1);
+                         double seconds, ArrayRef<int64_t> replicas = {});
 
 /// Constants and empty tensors, and the ops the partitioner replicated
 /// (`ftpipe.replicate`): ftpipe-outline-stages copies them into each stage

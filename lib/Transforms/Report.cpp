@@ -176,25 +176,27 @@ static void printSchedules(raw_ostream &os, const ReportData &data) {
   }
 }
 
-/// The planning table of replicas=auto: every depth x width tried.
+/// The planning table of replicas=auto: every depth and layout tried.
 static void printReplicas(raw_ostream &os,
                           const partition::ReplicaSearchResult &search,
                           uint32_t microBatches) {
-  os << llvm::formatv("\nreplicas (Mixed-Pipe's plan on depth devices, run "
-                      "width times; M = {0} micro-batches split among them)\n",
+  os << llvm::formatv("\nreplicas (Mixed-Pipe's plan on depth devices, each "
+                      "run on its replicas: one number for all, or one per "
+                      "device; M = {0} micro-batches split among them)\n",
                       microBatches);
-  os << llvm::formatv("{0,5} {1,5} {2,12} {3,12} {4,16} {5,7}  {6}\n", "depth",
-                      "width", "objective_ms", "allreduce_ms",
+  os << llvm::formatv("{0,5} {1,-12} {2,12} {3,12} {4,16} {5,7}  {6}\n",
+                      "depth", "replicas", "objective_ms", "allreduce_ms",
                       "ms_per_minibatch", "idle_%", "");
   for (auto [i, option] : llvm::enumerate(search.options)) {
+    std::string layout = partition::describeLayout(option.layout);
     if (!option.feasible) {
-      os << llvm::formatv("{0,5} {1,5}  infeasible: {2}\n", option.depth,
-                          option.width, option.failure);
+      os << llvm::formatv("{0,5} {1,-12}  infeasible: {2}\n", option.depth(),
+                          layout, option.failure);
       continue;
     }
-    os << llvm::formatv("{0,5} {1,5} {2,12:f3} {3,12:f3} {4,16:f3} {5,7:f1}  "
-                        "{6}\n",
-                        option.depth, option.width, option.objectiveMs,
+    os << llvm::formatv("{0,5} {1,-12} {2,12:f3} {3,12:f3} {4,16:f3} "
+                        "{5,7:f1}  {6}\n",
+                        option.depth(), layout, option.objectiveMs,
                         option.allReduceMs, option.simulatedMsPerMiniBatch,
                         100.0 * option.idleFraction,
                         i == search.best ? "chosen" : "");
@@ -345,10 +347,11 @@ static llvm::json::Value replicasToJSON(const ReportData &data) {
     return nullptr;
   llvm::json::Array rows;
   for (auto [i, option] : llvm::enumerate(data.replicaSearch->options)) {
-    llvm::json::Object row{{"depth", int64_t(option.depth)},
-                           {"width", int64_t(option.width)},
-                           {"feasible", option.feasible},
-                           {"chosen", i == data.replicaSearch->best}};
+    llvm::json::Object row{
+        {"depth", int64_t(option.depth())},
+        {"replicas", llvm::json::Array(option.layout.replicas)},
+        {"feasible", option.feasible},
+        {"chosen", i == data.replicaSearch->best}};
     if (option.feasible) {
       row["objective_ms_per_microbatch"] = option.objectiveMs;
       row["allreduce_ms"] = option.allReduceMs;

@@ -7,25 +7,28 @@
 //  - as one pipeline of depth 4 a mini-batch takes (M + p - 1)(F + B) =
 //    7 x 3 = 21 ms; four replicas of the whole chain, one micro-batch each,
 //    take F + B = 4 x 3 = 12 ms, and the all-reduce of 16 bytes costs
-//    nothing (two pipelines of depth 2 lie between, by a plan of Mixed-Pipe's
-//    choosing): the four replicas win, and the module keeps one pipeline (one
-//    device, the hardware of replica 0) with replicas = 4;
+//    nothing (depth 3, its device with two ops alone replicated, and two
+//    pipelines of depth 2 lie between, by plans of Mixed-Pipe's choosing):
+//    the four replicas win, and the module keeps one pipeline (one device,
+//    the hardware of replica 0) with replicas = [4];
 //  - the same chain with 1000 bytes of weights per op on devices of 2500
 //    bytes (SGD: weights and gradients, 2000 bytes an op) fits only one op
 //    per device: the pure pipeline of depth 4 stays, without `replicas`.
 
-// VERBOSE: depth  4 x  1 replicas: simulated 21.000 ms per mini-batch
-// VERBOSE: depth  2 x  2 replicas: simulated {{[0-9.]+}} ms per mini-batch
-// VERBOSE: depth  1 x  4 replicas: simulated 12.000 ms per mini-batch{{.*}}<- chosen
+// VERBOSE: depth  4, replicas 1: simulated 21.000 ms per mini-batch
+// VERBOSE: depth  3, replicas 2,1,1: simulated {{[0-9.]+}} ms per mini-batch
+// VERBOSE: depth  2, replicas 2: simulated {{[0-9.]+}} ms per mini-batch
+// VERBOSE: depth  1, replicas 4: simulated 12.000 ms per mini-batch{{.*}}<- chosen
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-NOT: name = "g1"
-// CHECK-SAME: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [0], recompute = [false], replicas = 4,
+// CHECK-SAME: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [0], recompute = [false], replicas = [4],
 // CHECK-LABEL: func.func @chain
 
-// VERBOSE: depth  4 x  1 replicas: simulated 21.000 ms per mini-batch{{.*}}<- chosen
-// VERBOSE: depth  2 x  2 replicas: infeasible: mixed-pipe found no plan that fits in memory
-// VERBOSE: depth  1 x  4 replicas: infeasible: mixed-pipe found no plan that fits in memory
+// VERBOSE: depth  4, replicas 1: simulated 21.000 ms per mini-batch{{.*}}<- chosen
+// VERBOSE: depth  3, replicas 2,1,1: infeasible: mixed-pipe found no plan that fits in memory
+// VERBOSE: depth  2, replicas 2: infeasible: mixed-pipe found no plan that fits in memory
+// VERBOSE: depth  1, replicas 4: infeasible: mixed-pipe found no plan that fits in memory
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-SAME: name = "g3"
@@ -80,3 +83,4 @@ module attributes {
     return %d : tensor<250xf32>
   }
 }
+

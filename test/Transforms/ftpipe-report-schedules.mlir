@@ -74,8 +74,8 @@
 // replicas=auto: the two devices as a pipeline of 2 (1F1B: 15 ms) or as 2
 // replicas of the whole model, each running 2 of the 4 micro-batches
 // through both ops (2 x 6 ms) and all-reducing 8 bytes: chosen.
-// REPLICAS: replicas (Mixed-Pipe's plan on depth devices, run width times; M = 4
-// REPLICAS-NEXT: depth width objective_ms allreduce_ms ms_per_minibatch idle_%
+// REPLICAS: replicas (Mixed-Pipe's plan on depth devices, each run on its replicas: one number for all, or one per device; M = 4
+// REPLICAS-NEXT: depth replicas objective_ms allreduce_ms ms_per_minibatch idle_%
 // REPLICAS-NEXT: 2 1 3.000 0.000 15.000 20.0 {{$}}
 // REPLICAS-NEXT: 1 2 3.000 0.000 12.000 0.0 chosen
 // REPLICAS-JSON: "replica_options": [
@@ -83,7 +83,9 @@
 // REPLICAS-JSON-NEXT: "depth": 2,
 // REPLICAS-JSON: "chosen": true,
 // REPLICAS-JSON-NEXT: "depth": 1,
-// REPLICAS-JSON: "width": 2
+// REPLICAS-JSON: "replicas": [
+// REPLICAS-JSON-NEXT: 2
+// REPLICAS-JSON-NEXT: ]
 // zb-auto within each device's memory: on devices of 6000 bytes (8 of them
 // the weight and its gradient), ZB-H1's lists need 8008 and 9008 bytes and
 // zb-auto's fastest (13 ms, 6008 and 9008 bytes on the 1 MB devices above)

@@ -82,8 +82,8 @@ cl::opt<std::string> replicas(
     cl::cat(category), "replicas",
     cl::desc("Processes per device that ftpipe-run starts: none, W (every "
              "device) or one factor per device, e.g. 1,2,1 (manifest.json's "
-             "replicas); auto: Mixed-Pipe chooses the pipeline's depth D and "
-             "width W, D x W = --devices"),
+             "replicas); auto: Mixed-Pipe chooses the pipeline's depth and "
+             "each device's replicas, adding up to --devices"),
     cl::init("none"));
 cl::opt<std::string>
     hardware(cl::cat(category), "hardware",
@@ -623,21 +623,22 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   if (!forwardOnly && !hasEntryPoints(*module))
     if (failed(buildStagePrograms(*module, *setup, memory, stages, progress)))
       return failure();
-  // With --replicas=auto the plan is one of D x W = --devices pipelines.
+  // With --replicas=auto the plan's devices and their replicas add up to
+  // --devices.
   if (auto plan = (*module)->getAttrOfType<ft::PlanAttr>("ftpipe.plan");
-      plan && plan.getReplicas() > 1) {
+      plan && !plan.getReplicas().empty()) {
+    ::ftpipe::schedule::ReplicaLayout planned;
+    planned.replicas.assign(plan.getReplicas().begin(),
+                            plan.getReplicas().end());
     if (layout->replicated())
       return progress.fail("--replicas=" + replicas +
-                           " but the plan is one "
-                           "of " +
-                           std::to_string(plan.getReplicas()) +
-                           " identical pipelines");
+                           " but the plan has its own replicas " +
+                           planned.str());
     FailureOr<::ftpipe::partition::Hardware> hw = ft::readHardware(*module);
     if (failed(hw))
       return progress.fail();
     devices = hw->numDevices();
-    layout =
-        ::ftpipe::schedule::ReplicaLayout::uniform(devices, plan.getReplicas());
+    layout = std::move(planned);
   }
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {

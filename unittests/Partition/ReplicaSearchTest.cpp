@@ -1,11 +1,13 @@
 //===- ReplicaSearchTest.cpp - Depth x replicas chosen by simulation ------===//
 //
-// searchReplicas on random graphs: every width dividing P is tried, the
-// chosen option is the simulated best of the feasible ones, and each
-// option's figures are those scoreReplicated gives its plan. And on chains
-// with known answers: a model that fits on one device and whose weights are
-// small runs fastest as replicas; one whose weights fill every device stays
-// a pure pipeline; slow links between replicas price the all-reduce.
+// searchReplicas on random graphs: every depth is tried with its even
+// layout, the chosen option is the simulated best of the feasible ones, and
+// each option's figures are those scoreReplicated gives its plan. And on
+// chains with known answers: a model that fits on one device and whose
+// weights are small runs fastest as replicas; one whose weights fill every
+// device stays a pure pipeline; slow links between replicas price the
+// all-reduce; a bottleneck stage that cannot be cut is replicated alone
+// (PipeDream's per-stage replication).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +31,22 @@ llvm::Expected<Plan> greedyPlan(const Graph &graph, const Hardware &pipeline,
   if (!result)
     return result.takeError();
   return std::move(result->plan);
+}
+
+/// W when every device of the option has W replicas, else 0.
+uint32_t widthOf(const ReplicaOption &option) {
+  const std::vector<int64_t> &r = option.layout.replicas;
+  return llvm::all_equal(llvm::ArrayRef(r)) ? uint32_t(r.front()) : 0;
+}
+
+/// The option of the even layout of `depth`.
+const ReplicaOption &evenOption(const ReplicaSearchResult &result,
+                                uint32_t depth, uint32_t processes) {
+  for (const ReplicaOption &option : result.options)
+    if (option.layout.replicas == evenLayout(depth, processes).replicas)
+      return option;
+  ADD_FAILURE() << "no option of depth " << depth;
+  return result.options.front();
 }
 
 /// A chain of `n` layers, each reading a weight of `paramBytes`.
@@ -63,35 +81,39 @@ TEST_P(ReplicaSearchProperties, ChoosesTheSimulatedBestOfThoseTried) {
       unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
         return greedyPlan(g, pipeline, config);
       }));
-  // Widths 1, 2, 4, 8, in order, each with depth 8 / width.
-  ASSERT_EQ(result.options.size(), 4u);
-  for (auto [i, option] : llvm::enumerate(result.options)) {
-    EXPECT_EQ(option.width, 1u << i);
-    EXPECT_EQ(option.depth * option.width, 8u);
+  // Depths 8 down to 1, each with its even layout first; every layout
+  // runs on the 8 processes.
+  uint32_t depth = 9;
+  for (const ReplicaOption &option : result.options) {
+    EXPECT_EQ(option.layout.processes(), 8);
+    EXPECT_LE(option.depth(), depth);
+    if (option.depth() < depth)
+      EXPECT_EQ(option.layout.replicas, evenLayout(option.depth(), 8).replicas);
+    depth = option.depth();
   }
+  EXPECT_EQ(depth, 1u);
   const ReplicaOption &best = result.chosen();
   ASSERT_TRUE(best.feasible);
   for (const ReplicaOption &option : result.options) {
     if (!option.feasible)
       continue;
     EXPECT_LE(best.simulatedMsPerMiniBatch, option.simulatedMsPerMiniBatch)
-        << best.depth << " x " << best.width << " against " << option.depth
-        << " x " << option.width;
+        << describeLayout(best.layout) << " against "
+        << describeLayout(option.layout);
     // The figures are those of the option's plan scored on its own.
     ReplicaOption again =
-        unwrap(scoreReplicated(g, hw, option.plan, option.width, config));
+        unwrap(scoreReplicated(g, hw, option.plan, option.layout, config));
     EXPECT_EQ(again.simulatedMsPerMiniBatch, option.simulatedMsPerMiniBatch);
     EXPECT_EQ(again.objectiveMs, option.objectiveMs);
     // No replicated run beats the busiest replica's share of the compute.
-    Hardware pipeline = unwrap(pipelineHardware(hw, option.width));
+    Hardware pipeline = unwrap(pipelineHardware(hw, option.layout));
     PlanMetrics m = unwrap(evaluatePlan(g, pipeline, option.plan, config));
-    double busiest = 0;
-    for (const DeviceMetrics &d : m.devices)
-      busiest = std::max(busiest, d.computeMs);
-    uint32_t perReplica =
-        (config.microBatches + option.width - 1) / option.width;
-    EXPECT_GE(option.simulatedMsPerMiniBatch,
-              busiest * perReplica * (1 - 1e-9));
+    for (auto [d, device] : llvm::enumerate(m.devices)) {
+      int64_t r = option.layout.replicas[d];
+      uint32_t perReplica = (config.microBatches + r - 1) / r;
+      EXPECT_GE(option.simulatedMsPerMiniBatch,
+                device.computeMs * perReplica * (1 - 1e-9));
+    }
   }
 }
 
@@ -116,11 +138,11 @@ TEST(ReplicaSearch, SmallWeightsRunAsReplicas) {
       }));
   for (const ReplicaOption &option : result.options)
     EXPECT_TRUE(option.feasible) << option.failure;
-  EXPECT_GT(result.chosen().width, 1u);
+  EXPECT_TRUE(result.chosen().layout.replicated());
   EXPECT_LT(result.chosen().simulatedMsPerMiniBatch,
             result.options.front().simulatedMsPerMiniBatch);
   // Data parallel over 4: 2 micro-batches of 24 ms each per replica.
-  EXPECT_NEAR(result.options.back().simulatedMsPerMiniBatch, 48.0, 0.5);
+  EXPECT_NEAR(evenOption(result, 1, 4).simulatedMsPerMiniBatch, 48.0, 0.5);
 }
 
 TEST(ReplicaSearch, WeightsThatNeedEveryDeviceStayAPipeline) {
@@ -134,9 +156,9 @@ TEST(ReplicaSearch, WeightsThatNeedEveryDeviceStayAPipeline) {
       unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
         return greedyPlan(g, pipeline, config);
       }));
-  EXPECT_EQ(result.chosen().width, 1u);
+  EXPECT_FALSE(result.chosen().layout.replicated());
   for (const ReplicaOption &option : result.options)
-    if (option.width > 1) {
+    if (option.layout.replicated()) {
       EXPECT_FALSE(option.feasible);
       EXPECT_FALSE(option.failure.empty());
     }
@@ -156,9 +178,9 @@ TEST(ReplicaSearch, SlowLinksPriceTheAllReduce) {
   };
   ReplicaSearchResult fast = plan(uniformHardware(4, 1000.0, 1.0));
   ReplicaSearchResult slow = plan(uniformHardware(4, 1.0, 1.0));
-  const ReplicaOption &fastWide = fast.options.back(),
-                      &slowWide = slow.options.back();
-  ASSERT_EQ(slowWide.width, 4u);
+  const ReplicaOption &fastWide = evenOption(fast, 1, 4),
+                      &slowWide = evenOption(slow, 1, 4);
+  ASSERT_EQ(widthOf(slowWide), 4u);
   // Ring: 2 (r - 1) steps of 400 MB / 4 over a 1 GB/s link (1e6 bytes/ms).
   EXPECT_NEAR(slowWide.allReduceMs, 6 * 100.0 + 6 * 1e-3, 1e-6);
   EXPECT_NEAR(slowWide.objectiveMs,
@@ -167,8 +189,8 @@ TEST(ReplicaSearch, SlowLinksPriceTheAllReduce) {
               1e-6);
   EXPECT_GE(slowWide.simulatedMsPerMiniBatch,
             fastWide.simulatedMsPerMiniBatch + 600.0 - 1.0);
-  EXPECT_EQ(fast.chosen().width, 4u);
-  EXPECT_LT(slow.chosen().width, 4u);
+  EXPECT_EQ(widthOf(fast.chosen()), 4u);
+  EXPECT_NE(widthOf(slow.chosen()), 4u);
 }
 
 TEST(ReplicaSearch, PipelineHardwareTakesReplicaZeroOfEachDevice) {
@@ -180,15 +202,67 @@ TEST(ReplicaSearch, PipelineHardwareTakesReplicaZeroOfEachDevice) {
   spec.intraNode = {1.0, 0.0};
   spec.network = {1.0, 0.0};
   Hardware hw = unwrap(Hardware::create(spec));
-  Hardware pipeline = unwrap(pipelineHardware(hw, 2));
+  Hardware pipeline = unwrap(pipelineHardware(hw, evenLayout(2, 4)));
   ASSERT_EQ(pipeline.numDevices(), 2u);
   EXPECT_EQ(pipeline.device(0).name, "big");
   EXPECT_EQ(pipeline.device(1).name, "small");
+  // 1,1,2: the plan's devices on big, big and the two small ones.
+  ftpipe::schedule::ReplicaLayout perDevice;
+  perDevice.replicas = {1, 1, 2};
+  pipeline = unwrap(pipelineHardware(hw, perDevice));
+  ASSERT_EQ(pipeline.numDevices(), 3u);
+  EXPECT_EQ(pipeline.device(1).name, "big");
+  EXPECT_EQ(pipeline.device(2).name, "small");
   // Width 4 would replicate a big device on small ones.
-  std::string error = message(pipelineHardware(hw, 4).takeError());
+  std::string error =
+      message(pipelineHardware(hw, evenLayout(1, 4)).takeError());
   EXPECT_NE(error.find("replicas must be alike"), std::string::npos) << error;
-  error = message(pipelineHardware(hw, 3).takeError());
-  EXPECT_NE(error.find("do not divide"), std::string::npos) << error;
+  error = message(pipelineHardware(hw, evenLayout(2, 6)).takeError());
+  EXPECT_NE(error.find("need 6 devices"), std::string::npos) << error;
+}
+
+TEST(ReplicaSearch, EvenLayouts) {
+  EXPECT_EQ(evenLayout(3, 8).replicas, (std::vector<int64_t>{3, 3, 2}));
+  EXPECT_EQ(evenLayout(4, 8).replicas, (std::vector<int64_t>{2, 2, 2, 2}));
+  EXPECT_EQ(describeLayout(evenLayout(4, 8)), "2");
+  EXPECT_EQ(describeLayout(evenLayout(3, 8)), "3,3,2");
+}
+
+TEST(ReplicaSearch, ABottleneckStageIsReplicatedAlone) {
+  // Three layers, the middle one 4 times the others' work, each with
+  // weights that fill most of a device: each device holds one layer (SGD:
+  // weights and gradients), so only depth 3 fits, on 4 devices. The even
+  // layout 2,1,1 replicates the first layer, still waiting for the middle
+  // one; PipeDream's rule gives the spare device to the middle: 1,2,1.
+  GraphBuilder b;
+  double work[] = {1.0, 4.0, 1.0};
+  for (int i = 0; i < 3; ++i) {
+    NodeId node = b.addNode("layer" + std::to_string(i), "test.op",
+                            {work[i], 2 * work[i], 0, 1000});
+    b.addParamUse(node, b.addParam("w" + std::to_string(i), 1'000'000));
+  }
+  for (int i = 0; i + 1 < 3; ++i)
+    b.addValue(NodeId(i), 1000, {NodeId(i + 1)}, true);
+  Graph g = unwrap(b.build());
+  Hardware hw = uniformHardware(4, 100.0, 1.0, 3'000'000);
+  ObjectiveConfig config;
+  config.schedule = Kind::OneFOneB;
+  config.optimizer = Optimizer::SGD;
+  config.microBatches = 8;
+  ReplicaSearchResult result =
+      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
+        return greedyPlan(g, pipeline, config);
+      }));
+  const ReplicaOption &chosen = result.chosen();
+  ASSERT_TRUE(chosen.feasible) << chosen.failure;
+  EXPECT_EQ(chosen.layout.replicas, (std::vector<int64_t>{1, 2, 1}));
+  const ReplicaOption &even = evenOption(result, 3, 4);
+  ASSERT_TRUE(even.feasible) << even.failure;
+  // The middle layer's 8 x 12 ms halved, against the whole of it.
+  EXPECT_LT(chosen.simulatedMsPerMiniBatch, 0.7 * even.simulatedMsPerMiniBatch);
+  for (const ReplicaOption &option : result.options)
+    if (option.depth() < 3)
+      EXPECT_FALSE(option.feasible) << describeLayout(option.layout);
 }
 
 } // namespace

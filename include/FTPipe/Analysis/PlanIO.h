@@ -32,12 +32,12 @@ FailureOr<partition::Plan> readPlan(ModuleOp module, const OpGraph &opGraph);
 /// removed from the others), and `ftpipe.plan` with
 /// `method`, the async time per micro-batch and the memory of every device
 /// from `metrics`, the partitioning time in seconds, and which stages
-/// recompute (from `metrics`; the list is left out when all do), and the
-/// number of identical pipelines it runs as (`replicas`).
+/// recompute (from `metrics`; the list is left out when all do), and each
+/// device's replicas (`replicas`; left out when empty or all 1).
 void writePlan(ModuleOp module, const OpGraph &opGraph,
                const partition::Plan &plan, StringRef method,
                const partition::PlanMetrics &metrics, double seconds,
-               int64_t replicas = 1);
+               ArrayRef<int64_t> replicas = {});
 
 /// The hardware recorded on the module by ftpipe-annotate-costs; emits an
 /// error and fails when there is none or it is incomplete.

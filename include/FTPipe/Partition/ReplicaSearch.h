@@ -1,18 +1,21 @@
 //===- ReplicaSearch.h - Pipeline depth x replicas --------------*- C++ -*-===//
 //
-// `replicas=auto`: for a cluster of P devices, every way to run w identical
-// pipelines of depth d = P / w (PipeDream-2BW's w x d, each plan device
-// replicated w times; schedule::ReplicaLayout::uniform). For each width the
-// caller's partitioner plans the pipeline on d devices: plan device i runs on
-// hardware device i x w, its replicas on the next w - 1 devices (as
-// ReplicaLayout numbers processes). Each option is priced by the objective
-// (the pipeline's async time per micro-batch over w, plus its slowest ring
-// all-reduce of a device's gradients over its replicas' links, once per
+// `replicas=auto`: for a cluster of P devices, every pipeline depth d from P
+// down to 1, each plan device run on r_i processes with r_0 + ... + r_{d-1}
+// = P (schedule::ReplicaLayout numbers them device by device). For each depth
+// the caller's partitioner plans the pipeline once, on the devices that run
+// replica 0 of each plan device when the P processes are spread evenly
+// (evenLayout: PipeDream-2BW's w identical pipelines where d divides P), and
+// two layouts are tried: that even one, and PipeDream's per-stage
+// replication, where each process beyond the d goes to the device whose
+// time per micro-batch it lowers most (spreadByLoad). Each option is priced by
+// the objective (the busiest device's load per micro-batch over its
+// replicas plus its ring all-reduce of gradients over them, once per
 // mini-batch of M micro-batches) and by the simulator (the plan's lists,
 // replicated round-robin, the all-reduce at the update), and the feasible
-// option with the shortest simulated mini-batch wins (ties: the narrower).
-// Memory is checked per replica as for the plan's device (a replica holds
-// no more). No MLIR here.
+// option with the shortest simulated mini-batch wins (ties: the deeper, then
+// the even layout). Memory is checked per replica as for the plan's device
+// (a replica holds no more). No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,7 @@
 
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Partition/Simulator.h"
+#include "FTPipe/Schedule/Replicas.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -30,19 +34,23 @@
 namespace ftpipe {
 namespace partition {
 
-/// One (depth, width) tried.
+/// One layout tried.
 struct ReplicaOption {
-  uint32_t depth = 0, width = 0;
+  /// The plan's devices and each one's replicas.
+  schedule::ReplicaLayout layout;
+  /// The plan is on `layout`'s devices: depth() of them.
+  uint32_t depth() const { return uint32_t(layout.devices()); }
   /// The pipeline was planned, fits in memory and simulated.
   bool feasible = false;
   /// Why not, when infeasible.
   std::string failure;
-  /// The plan on the pipeline's d devices (pipelineHardware).
+  /// The plan on the pipeline's devices (pipelineHardware).
   Plan plan;
-  /// Objective per micro-batch: the plan's async time / width plus the
-  /// slowest device's gradient all-reduce / M.
+  /// Objective per micro-batch: the largest of each device's load over its
+  /// replicas plus its gradient all-reduce / M.
   double objectiveMs = 0.0;
-  /// The slowest device's ring all-reduce of its gradients (0 for width 1).
+  /// The slowest device's ring all-reduce of its gradients (0 without
+  /// replicas).
   double allReduceMs = 0.0;
   /// Simulated mini-batch of M micro-batches with the replicas, and the
   /// processes' idle share.
@@ -51,7 +59,7 @@ struct ReplicaOption {
   std::vector<uint64_t> memoryBytes;
 };
 
-/// Every option tried, in increasing width, and the chosen one.
+/// Every option tried, deepest first, and the chosen one.
 struct ReplicaSearchResult {
   std::vector<ReplicaOption> options;
   /// Index of the best feasible option in `options`.
@@ -63,26 +71,45 @@ struct ReplicaSearchResult {
 using ReplicaPartitioner =
     llvm::function_ref<llvm::Expected<Plan>(const Hardware &pipeline)>;
 
-/// The devices that run replica 0 of each plan device when `hw`'s devices
-/// run `width` identical pipelines: 0, w, 2w, ... Fails when width does not
-/// divide the device count, or when a replica's device differs from its
+/// `processes` over `depth` plan devices as evenly as possible, the first
+/// devices taking one more: 8 over 3 is 3,3,2; 8 over 4 is 2,2,2,2.
+schedule::ReplicaLayout evenLayout(uint32_t depth, uint32_t processes);
+
+/// "W" when every device has W replicas, else the factors ("3,3,2").
+std::string describeLayout(const schedule::ReplicaLayout &layout);
+
+/// The devices that run replica 0 of each plan device when `hw`'s first
+/// layout.processes() devices run `layout`: 0, r_0, r_0 + r_1, ... Fails
+/// when `hw` has fewer devices, or when a replica's device differs from its
 /// replica 0's (speed, bandwidth, launch time or memory): replicas must
 /// compute alike.
-llvm::Expected<Hardware> pipelineHardware(const Hardware &hw, uint32_t width);
+llvm::Expected<Hardware>
+pipelineHardware(const Hardware &hw, const schedule::ReplicaLayout &layout);
 
-/// Scores `plan`, made on pipelineHardware(hw, width), run `width` times on
-/// all of `hw` under `config` (its schedule and M; the async schedule is
-/// simulated over 4 steps). Fails as buildStageGraph and the simulator do.
-llvm::Expected<ReplicaOption> scoreReplicated(const Graph &graph,
-                                              const Hardware &hw,
-                                              const Plan &plan, uint32_t width,
-                                              const ObjectiveConfig &config);
+/// PipeDream's per-stage replication of a plan whose devices have the
+/// given loads (ms per micro-batch) and gradient bytes: starting from one
+/// process each, every further process up to `processes` goes to the device
+/// where one more replica leaves the smallest busiest time, a device's time
+/// being its load over its replicas plus its ring all-reduce over them
+/// (on `links`, processes numbered as ReplicaLayout does) over M.
+schedule::ReplicaLayout spreadByLoad(llvm::ArrayRef<double> loadMs,
+                                     llvm::ArrayRef<uint64_t> gradientBytes,
+                                     const schedule::Links &links,
+                                     uint32_t processes, uint32_t microBatches);
 
-/// Tries every width w that divides `hw`'s device count (at most
-/// `maxWidth`, 0: any), planning each pipeline with `partitioner`; an
-/// option whose pipeline cannot be planned, does not fit or runs on unlike
-/// replicas is kept as infeasible with the reason. Fails when no option is
-/// feasible (naming each reason).
+/// Scores `plan`, made on pipelineHardware(hw, layout), run as `layout` on
+/// `hw` under `config` (its schedule and M; the async schedule is simulated
+/// over 4 steps). Fails as buildStageGraph and the simulator do.
+llvm::Expected<ReplicaOption>
+scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
+                const schedule::ReplicaLayout &layout,
+                const ObjectiveConfig &config);
+
+/// Tries every depth from `hw`'s device count down to 1 (with at most
+/// `maxWidth` replicas of a device, 0: any), planning each pipeline with
+/// `partitioner`; an option whose pipeline cannot be planned, does not fit
+/// or runs on unlike replicas is kept as infeasible with the reason. Fails
+/// when no option is feasible (naming each reason).
 llvm::Expected<ReplicaSearchResult>
 searchReplicas(const Graph &graph, const Hardware &hw,
                const ObjectiveConfig &config, ReplicaPartitioner partitioner,

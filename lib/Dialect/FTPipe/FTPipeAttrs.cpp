@@ -202,12 +202,16 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                StringRef method, ArrayRef<int64_t> stageDevice,
                                F64 objectiveMs, ArrayRef<int64_t> memoryBytes,
                                F64 seconds, ArrayRef<bool> recompute,
-                               int64_t replicas) {
-  if (replicas < 1 ||
-      replicas > ::ftpipe::schedule::ReplicaLayout::kMaxReplicas)
-    return emitError() << "replicas must be 1 to "
-                       << ::ftpipe::schedule::ReplicaLayout::kMaxReplicas
-                       << ", got " << replicas;
+                               ArrayRef<int64_t> replicas) {
+  if (!replicas.empty() && replicas.size() != memoryBytes.size())
+    return emitError() << "plan has " << memoryBytes.size()
+                       << " devices but replicas has " << replicas.size()
+                       << " entries";
+  for (auto [device, count] : llvm::enumerate(replicas))
+    if (count < 1 || count > ::ftpipe::schedule::ReplicaLayout::kMaxReplicas)
+      return emitError() << "replicas of device " << device << " must be 1 to "
+                         << ::ftpipe::schedule::ReplicaLayout::kMaxReplicas
+                         << ", got " << count;
   if (!recompute.empty() && recompute.size() != stageDevice.size())
     return emitError() << "plan has " << stageDevice.size()
                        << " stages but recompute has " << recompute.size()

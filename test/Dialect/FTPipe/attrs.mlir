@@ -51,14 +51,17 @@ func.func private @per_stage_recompute() attributes {p = #ftpipe.plan<method = "
 // CHECK-SAME: p = #ftpipe.plan<method = "hand", stage_device = [0], objective_ms = 1.0, memory_bytes = [0]>}
 func.func private @empty_recompute() attributes {p = #ftpipe.plan<method = "hand", stage_device = [0], recompute = [], objective_ms = 1.0, memory_bytes = [0]>}
 
-// A plan run as identical pipelines keeps its width; a width of 1 (one
-// pipeline) prints as none.
+// A plan keeps each device's replicas: two identical pipelines, or the
+// middle device alone twice; without the list every device runs once.
 // CHECK-LABEL: func.func private @replicated
-// CHECK-SAME: p = #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1], replicas = 2, objective_ms = 1.0, memory_bytes = [0, 0]>}
-func.func private @replicated() attributes {p = #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1], replicas = 2, objective_ms = 1.0, memory_bytes = [0, 0]>}
+// CHECK-SAME: p = #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1], replicas = [2, 2], objective_ms = 1.0, memory_bytes = [0, 0]>}
+func.func private @replicated() attributes {p = #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1], replicas = [2, 2], objective_ms = 1.0, memory_bytes = [0, 0]>}
+// CHECK-LABEL: func.func private @per_device
+// CHECK-SAME: replicas = [1, 2, 1],
+func.func private @per_device() attributes {p = #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1, 2], replicas = [1, 2, 1], objective_ms = 1.0, memory_bytes = [0, 0, 0]>}
 // CHECK-LABEL: func.func private @one_pipeline
 // CHECK-SAME: p = #ftpipe.plan<method = "hand", stage_device = [0], objective_ms = 1.0, memory_bytes = [0]>}
-func.func private @one_pipeline() attributes {p = #ftpipe.plan<method = "hand", stage_device = [0], replicas = 1, objective_ms = 1.0, memory_bytes = [0]>}
+func.func private @one_pipeline() attributes {p = #ftpipe.plan<method = "hand", stage_device = [0], objective_ms = 1.0, memory_bytes = [0]>}
 
 // A training setup prints each value as the passes' options spell it.
 // CHECK-LABEL: func.func private @training_setup

@@ -84,15 +84,21 @@ func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device =
 
 // -----
 
-// Tests that a plan runs as at least one pipeline.
-// expected-error @+1 {{replicas must be 1 to 65536, got 0}}
-func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device = [0], replicas = 0, objective_ms = 1.0, memory_bytes = [0]>}
+// Tests that every device of a plan runs at least once.
+// expected-error @+1 {{replicas of device 1 must be 1 to 65536, got 0}}
+func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device = [0, 1], replicas = [2, 0], objective_ms = 1.0, memory_bytes = [0, 0]>}
 
 // -----
 
 // Tests that a plan's replicas stay within the runtime's bound.
-// expected-error @+1 {{replicas must be 1 to 65536, got 1099511627776}}
-func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device = [0], replicas = 1099511627776, objective_ms = 1.0, memory_bytes = [0]>}
+// expected-error @+1 {{replicas of device 0 must be 1 to 65536, got 1099511627776}}
+func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device = [0], replicas = [1099511627776], objective_ms = 1.0, memory_bytes = [0]>}
+
+// -----
+
+// Tests that a plan's replicas name each of its devices.
+// expected-error @+1 {{plan has 2 devices but replicas has 1 entries}}
+func.func private @f() attributes {p = #ftpipe.plan<method = "x", stage_device = [0, 1], replicas = [2], objective_ms = 1.0, memory_bytes = [0, 0]>}
 
 // -----
 

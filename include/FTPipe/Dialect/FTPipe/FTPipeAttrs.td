@@ -152,10 +152,12 @@ def FTPipe_PlanAttr : FTPipe_Attr<"Plan", "plan"> {
     every stage recomputes, FTPipe's setup; otherwise it has one entry per
     stage. `PlanAttr::recomputes(stage)` reads it either way.
 
-    `replicas` is the number of identical pipelines the plan runs as
-    (data-parallel width, chosen by `replicas=auto`; docs/Replicas.md): each
-    device of the plan runs on that many processes. Printed only when above
-    1; the plan's figures are those of one pipeline.
+    `replicas` gives each device of the plan its number of data-parallel
+    replicas (processes running it, chosen by `replicas=auto`;
+    docs/Replicas.md): `[2, 2]` is two identical pipelines (2BW), `[1, 2, 1]`
+    replicates the middle device alone (PipeDream). Left out, every device
+    runs once; otherwise it has one entry per device (as `memory_bytes`).
+    The plan's figures are those of one replica of each device.
 
     ```mlir
     #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1, 1, 0],
@@ -170,11 +172,11 @@ def FTPipe_PlanAttr : FTPipe_Attr<"Plan", "plan"> {
     ArrayRefParameter<"int64_t", "bytes needed on each device">:$memory_bytes,
     FTPipe_DefaultF64Parameter<"seconds spent partitioning", "0.0">:$seconds,
     FTPipe_BoolArrayParameter<"per stage: recompute the forward (empty: all)">:$recompute,
-    DefaultValuedParameter<"int64_t", "1", "identical pipelines (data-parallel width)">:$replicas);
+    OptionalArrayRefParameter<"int64_t", "per device: its replicas (empty: one each)">:$replicas);
   let assemblyFormat = [{
     `<` `method` `=` $method `,` `stage_device` `=` `[` $stage_device `]` `,`
     (`recompute` `=` `[` $recompute^ `]` `,`)?
-    (`replicas` `=` $replicas^ `,`)?
+    (`replicas` `=` `[` $replicas^ `]` `,`)?
     `objective_ms` `=` $objective_ms `,`
     `memory_bytes` `=` `[` $memory_bytes `]`
     (`,` `seconds` `=` $seconds^)? `>`
