@@ -8,11 +8,10 @@
 # wall and CPU time (user, all threads). Compare the CPU per op across depths;
 # wall times depend on the machine's load.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 builds=("${1:-$root/build}")
 [ $# -ge 2 ] && builds+=("$2")
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+bench_work
 for layers in 4 8 16; do
   cat > "$work/g$layers.json" <<JSON
 {"activation_function": "gelu_new", "layer_norm_epsilon": 1e-05,

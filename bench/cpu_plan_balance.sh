@@ -26,20 +26,12 @@
 # process's median step (wall time: it depends on the load, printed before
 # each run) and the losses.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
 model="${3:-$root/bench/models/gpt2-124m.json}"
 plans="${4:-default cpu replanned}"
 bin="$build/bin"
-if [ -n "${2:-}" ]; then
-  work="$2"
-  mkdir -p "$work"
-else
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-load() { cut -d' ' -f1-3 /proc/loadavg; }
+bench_work "${2:-}"
 setup="devices=2 schedule=1f1b microbatches=4 optimizer=adamw"
 
 echo "date $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(load)"
@@ -49,27 +41,10 @@ if [ ! -f "$work/cpu.json" ]; then
   "$bin/ftpipe-devices" --cpu --json --devices 2 > "$work/cpu.json"
 fi
 
-# plan NAME PIPELINE-OPTIONS: partition, report, compile, run.
+# plan NAME PIPELINE-OPTIONS: partition, report, compile, run (common.sh).
 plan() {
-  local name="$1" options="$2"
-  echo "== plan '$name', load $(load)"
-  "$bin/ftpipe-opt" "$work/model.mlir" \
-    --ftpipe-partition-pipeline="$setup $options quiet=true" \
-    -o "$work/$name.mlir"
-  "$bin/ftpipe-opt" "$work/$name.mlir" \
-    --ftpipe-report="json=$work/$name-report.json" -o /dev/null > /dev/null
-  [ -f "$work/$name/manifest.json" ] ||
-    "$bin/ftpipe-compile" "$work/$name.mlir" --devices=2 -o "$work/$name" \
-      2> "$work/$name-compile.log"
-  [ -f "$work/zeros.safetensors" ] ||
-    python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/$name" 16 \
-      "$work/zeros.safetensors"
-  echo "== run '$name', load $(load)"
-  "$bin/ftpipe-run" "$work/$name" --np 2 --data "$work/zeros.safetensors" \
-    --steps "${STEPS:-3}" --micro-batches 4 --schedule 1f1b --lr 1e-3 \
-    --weight-decay 0.01 --profile-out "$work/$name-profile.json" \
-    --timeout 1200 --failure-timeout 600 > "$work/$name-run.log" 2>&1
-  grep '^step' "$work/$name-run.log" | cut -c1-120 || true
+  plan_and_run "$1" "$2" "${STEPS:-3}" --micro-batches 4 --schedule 1f1b \
+    --lr 1e-3 --weight-decay 0.01
 }
 
 for name in $plans; do

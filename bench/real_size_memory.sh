@@ -15,24 +15,17 @@
 # load average is printed before each run; the memory figures do not depend
 # on it, the times do.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
 steps="${2:-2}"
 bin="$build/bin"
-if [ -n "${3:-}" ]; then
-  work="$3"
-  mkdir -p "$work"
-else
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+bench_work "${3:-}"
 
 "$bin/ftpipe-model-gen" "$root/bench/models/gpt2-124m.json" --loss --quiet \
   -o "$work/gpt2.mlir"
 for recompute in true false; do
   [ -f "$work/rc-$recompute/manifest.json" ] && continue
-  echo "== compile, recompute=$recompute, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "== compile, recompute=$recompute, load $(load)"
   /usr/bin/time -f "ftpipe-compile: wall %e s, CPU %U s user + %S s system" \
     "$bin/ftpipe-compile" "$work/gpt2.mlir" --devices=2 \
     --recompute=$recompute -o "$work/rc-$recompute" 2>&1 |
@@ -45,7 +38,7 @@ printf '\n| recompute | schedule | device | peak tensor MiB | predicted MiB | me
 for recompute in true false; do
   for setup in "gpipe none" "1f1b none" "async stash"; do
     set -- $setup
-    echo "== run, recompute=$recompute, $1 $2, load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "== run, recompute=$recompute, $1 $2, load $(load)"
     "$bin/ftpipe-run" "$work/rc-$recompute" --np 2 \
       --data "$work/zeros.safetensors" --steps "$steps" --micro-batches 4 \
       --schedule "$1" --stashing "$2" --timeout 1200 --failure-timeout 600 \

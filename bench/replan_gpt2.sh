@@ -22,14 +22,12 @@
 # compile). Timings depend on the machine's load: the script prints `uptime`
 # first and the load before each table.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 model="${1:-gpt2-tiny}"
 bin="${2:-$root/build}/bin"
 steps="${STEPS:-6}" warmup="${WARMUP:-2}" micro="${MICRO_BATCHES:-4}"
 replan_steps="${REPLAN_STEPS:-1000}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+bench_work
 echo "load: $(uptime)"
 
 "$bin/ftpipe-model-gen" "$model" --loss --quiet -o "$work/m.mlir"
@@ -60,7 +58,7 @@ scenario() {
   run "$w/b" "$@" --steps "$steps" --profile-out "$w/b.json" \
     --profile-warmup "$warmup" > /dev/null 2>&1
   run "$w/b" "$@" --steps "$steps" --compare-simulator > "$w/b.timing" 2>&1
-  echo "== $name ${*:-(no slowdown)}, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "== $name ${*:-(no slowdown)}, load $(load)"
   python3 - "$work" "$w" <<'PY'
 import json, re, statistics, sys
 work, w = sys.argv[1], sys.argv[2]

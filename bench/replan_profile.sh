@@ -26,20 +26,12 @@
 # of the slowdown only when re-planned). Times depend on the load, printed
 # before each run.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
 steps="${2:-4}"
 model="${4:-$root/bench/models/gpt2-124m.json}"
 bin="$build/bin"
-if [ -n "${3:-}" ]; then
-  work="$3"
-  mkdir -p "$work"
-else
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-load() { cut -d' ' -f1-3 /proc/loadavg; }
+bench_work "${3:-}"
 setup="devices=2 schedule=1f1b microbatches=4"
 
 "$bin/ftpipe-model-gen" "$model" --loss --quiet -o "$work/model.mlir"
@@ -47,26 +39,11 @@ echo "== measure the CPU, load $(load)"
 "$bin/ftpipe-devices" --cpu --json --devices 2 > "$work/cpu.json"
 
 # plan NAME PIPELINE-OPTIONS [RUN-OPTIONS...]: partition, report, compile,
-# run with a profile.
+# run with a profile (common.sh).
 plan() {
   local name="$1" options="$2"
   shift 2
-  echo "== plan '$name', load $(load)"
-  "$bin/ftpipe-opt" "$work/model.mlir" \
-    --ftpipe-partition-pipeline="$setup $options quiet=true" \
-    -o "$work/$name.mlir"
-  "$bin/ftpipe-opt" "$work/$name.mlir" \
-    --ftpipe-report="json=$work/$name-report.json" -o /dev/null > /dev/null
-  "$bin/ftpipe-compile" "$work/$name.mlir" --devices=2 -o "$work/$name" \
-    2> "$work/$name-compile.log"
-  [ -f "$work/zeros.safetensors" ] ||
-    python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/$name" 16 \
-      "$work/zeros.safetensors"
-  echo "== run '$name', load $(load)"
-  "$bin/ftpipe-run" "$work/$name" --np 2 --data "$work/zeros.safetensors" \
-    --steps "$steps" --profile-out "$work/$name-profile.json" \
-    --timeout 1200 --failure-timeout 600 "$@" 2> "$work/$name-run.log" |
-    grep '^step' || true
+  plan_and_run "$name" "$options" "$steps" "$@"
 }
 
 plan default ""

@@ -14,12 +14,11 @@
 # "4" for all, "1,2,1" per device), their ratio, and the chosen option.
 # "-" where no option of that kind fits in memory.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
 schedule="${2:-1f1b}"
 bin="$build/bin"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+bench_work
 
 # Two nodes of 8 preset GPUs (the values of lib/Partition/Hardware.cpp's
 # presets: sustained TFLOP/s and GB/s, 5 us launches).

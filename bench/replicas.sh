@@ -20,14 +20,12 @@
 # The load average is printed: with other work on the machine the measured
 # times are not the schedules'.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
 model="${2:-$root/bench/models/gpt2-small-bench.json}"
 steps="${STEPS:-6}" micro="${MICRO_BATCHES:-8}"
 bin="$build/bin"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+bench_work
 
 cat > "$work/cpu4.json" <<'JSON'
 {"name": "cpu-processes-x4", "dtype": "fp32",
@@ -54,7 +52,7 @@ for depth in 4 2 1; do
     -o "$work/gpt2-$depth" 2> "$work/compile$depth.log"
   python3 "$python_dataset" "$work/gpt2-$depth" 96 "$work/data$depth.safetensors"
 done
-echo "== measured on this machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== measured on this machine: $(nproc) cores, load $(load)"
 for depth in 4 2 1; do
   width=$((4 / depth))
   echo "-- $depth x $width"
@@ -65,4 +63,4 @@ for depth in 4 2 1; do
     --micro-batches "$micro" --schedule 1f1b --compare-simulator 2> /dev/null |
     grep -v '^step'
 done
-echo "load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load after the runs: $(load)"

@@ -11,12 +11,10 @@
 # their ratio, and the runtime's own overhead. One process per core: run it
 # on a quiet machine with at least 2 cores.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
 bin="$build/bin"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+bench_work
 
 cat > "$work/bert-bench.json" <<'JSON'
 {"model_type": "bert", "hidden_act": "gelu", "hidden_size": 256,
@@ -31,7 +29,7 @@ JSON
 "$bin/ftpipe-compile" "$work/plan.mlir" --devices=2 -o "$work/bert" 2> "$work/compile.log"
 python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/bert" 64 "$work/data.safetensors"
 PYTHONPATH="$root/tools/ftpipe-compile" python3 -c "import ftpipe_manifest, sys; s = ftpipe_manifest.stages(ftpipe_manifest.load(sys.argv[1])); print('plan: stages on devices', [s[i]['device'] for i in sorted(s)])" "$work/bert"
-echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) cores, load $(load)"
 for schedule in gpipe 1f1b async zb-h1 zb-auto; do
   echo "== $schedule"
   "$bin/ftpipe-run" "$work/bert" --np 2 --data "$work/data.safetensors" --seed 1 \

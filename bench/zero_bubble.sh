@@ -18,13 +18,11 @@
 # load's more than the schedules'. Simulated figures for the paper's models:
 # bench/zero_bubble_planned.sh.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
 steps="${STEPS:-6}"
 bin="$build/bin"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+bench_work
 
 "$bin/ftpipe-model-gen" "$root/bench/models/gpt2-small-bench.json" --loss --quiet -o "$work/gpt2.mlir"
 for p in ${PROCESSES:-2 4}; do
@@ -40,7 +38,7 @@ for p in ${PROCESSES:-2 4}; do
   PYTHONPATH="$root/tools/ftpipe-compile" python3 -c "import ftpipe_manifest, sys; s = ftpipe_manifest.stages(ftpipe_manifest.load(sys.argv[1])); print('plan: stages on devices', [s[i]['device'] for i in sorted(s)])" "$work/gpt2-$p"
   echo "== measured on this machine: $(nproc) cores"
   for schedule in 1f1b zb-h1 zb-auto; do
-    echo "-- $schedule (load before $(cut -d' ' -f1-3 /proc/loadavg))"
+    echo "-- $schedule (load before $(load))"
     /usr/bin/time -f "process 0 launcher: %e s wall, %U s user" \
       "$bin/ftpipe-run" "$work/gpt2-$p" --np "$p" --data "$work/data$p.safetensors" --seed 1 \
       --steps "$steps" --micro-batches 8 --schedule "$schedule" \
@@ -51,5 +49,5 @@ for p in ${PROCESSES:-2 4}; do
     # .simulated.json twin, each scaled to its own span).
     python3 "$root/bench/trace_text.py" --width 120 "$work/trace.json" "$work/trace.json.simulated.json"
   done
-  echo "load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "load after the runs: $(load)"
 done

@@ -15,12 +15,11 @@
 # zb-auto; then zb-auto without a memory bound (the same plan on devices of
 # 1 TiB: its fastest lists regardless of memory) and what those need.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
 hardware="${2:-rtx2080ti-pcie-x8}"
 bin="$build/bin"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+bench_work
 
 row() { # MODEL OPTIMIZER METHOD M PARTITION-PASS [PASS-OPTION]
   local model=$1 optimizer=$2 method=$3 m=$4 pass=$5 extra=${6:-}
@@ -56,7 +55,7 @@ print("| %s | %s | %s | %s | %s | %s | %.1f (%.1f %%) | %.1f | %.2f | %.3f | %s 
 PY
 }
 
-echo "hardware $hardware; simulated (load $(cut -d' ' -f1-3 /proc/loadavg) does not matter)"
+echo "hardware $hardware; simulated (load $(load) does not matter)"
 echo "| model | plan | M | 1F1B ms (idle) | ZB-H1 ms (idle) | zb-auto ms (idle) | ZB-H1 bound ms (idle) | async ms | zb-auto / async | zb-auto / 1F1B | max GiB 1F1B / ZB-H1 / zb-auto | zb-auto unbounded ms (idle), max GiB |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 "$bin/ftpipe-model-gen" t5-3b --quiet -o "$work/t5-3b.mlir"
