@@ -147,7 +147,8 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
                                  config.schedule == Kind::Async ? 4 : 1,
                                  schedule::isZeroBubble(config.schedule)
                                      ? sg->splitStages()
-                                     : std::vector<bool>()};
+                                     : std::vector<bool>(),
+                                 layout.replicas};
   Expected<schedule::Schedule> steps =
       config.schedule == Kind::ZeroBubbleAuto
           ? schedule::generateZeroBubbleAuto(topology, *sg, linksOf(*pipeline),

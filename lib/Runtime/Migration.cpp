@@ -210,6 +210,8 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
   schedule::ScheduleConfig rest = config.schedule;
   rest.steps = steps - atStep;
   rest.split.clear();
+  // The next plan's own layout: none (a run with replicas is refused above).
+  rest.replicas.clear();
   // Compiled plans record their memory and which stages split.
   if (auto *compiled = dynamic_cast<const CompiledModel *>(next.get())) {
     schedule::TrainingSetup setup;

@@ -239,6 +239,20 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   for (auto [seconds, flag] : timeouts)
     if (llvm::Error error = checkTimeout(seconds, flag))
       return std::move(error);
+  if (!options.replicas.empty()) {
+    auto layout = schedule::parseReplicas(options.replicas, graph.devices);
+    if (!layout)
+      return layout.takeError();
+    run.replicas = std::move(*layout);
+  } else {
+    run.replicas = manifest && manifest->replicas
+                       ? *manifest->replicas
+                       : schedule::ReplicaLayout::none(graph.devices);
+  }
+  // A replicated device's 1F1B keeps its replicas' pipelines full
+  // (ScheduleConfig::replicas).
+  if (run.replicas.replicated())
+    run.config.schedule.replicas = run.replicas.replicas;
   // The schedule's own lists, or those of --schedule-file.
   auto lists = [&]() -> llvm::Expected<schedule::Schedule> {
     if (boundedLists) {
@@ -267,16 +281,6 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   if (auto checked = schedule::dryRun(graph, run.config.schedule, run.schedule);
       !checked)
     return checked.takeError();
-  if (!options.replicas.empty()) {
-    auto layout = schedule::parseReplicas(options.replicas, graph.devices);
-    if (!layout)
-      return layout.takeError();
-    run.replicas = std::move(*layout);
-  } else {
-    run.replicas = manifest && manifest->replicas
-                       ? *manifest->replicas
-                       : schedule::ReplicaLayout::none(graph.devices);
-  }
   if (llvm::Error error = prepareMigration(run, options))
     return std::move(error);
   if (llvm::Error error = checkReplan(run, options))

@@ -371,12 +371,46 @@ static llvm::Error checkConfig(const StageGraph &graph,
       static_cast<int64_t>(config.split.size()) != graph.stages())
     return fail("the split list names " + llvm::Twine(config.split.size()) +
                 " stages, the stage graph has " + llvm::Twine(graph.stages()));
+  if (!config.replicas.empty() &&
+      static_cast<int64_t>(config.replicas.size()) != graph.devices)
+    return fail("the replicas name " + llvm::Twine(config.replicas.size()) +
+                " devices, the stage graph has " + llvm::Twine(graph.devices));
+  if (llvm::any_of(config.replicas, [](int64_t r) { return r < 1; }))
+    return fail("every device runs on at least one process");
   return llvm::Error::success();
 }
 
+/// Per stage, the micro-batches 1F1B starts before its first backward: the
+/// processes on its longest path to a last stage, its own included
+/// (ScheduleConfig::replicas); height + 1 without replicas or under async.
+static std::vector<int64_t> inFlightLimits(const StageGraph &graph,
+                                           const ScheduleConfig &config) {
+  std::vector<int64_t> heights = graph.heights();
+  std::vector<int64_t> limit(graph.stages());
+  if (config.replicas.empty() || config.kind == Kind::Async) {
+    for (int64_t s = 0; s < graph.stages(); ++s)
+      limit[s] = heights[s] + 1;
+    return limit;
+  }
+  // By increasing height every consumer comes first.
+  std::vector<int64_t> order(graph.stages());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(
+      order, [&](int64_t a, int64_t b) { return heights[a] < heights[b]; });
+  std::vector<std::vector<int64_t>> consumers = graph.consumers();
+  for (int64_t s : order) {
+    int64_t below = 0;
+    for (int64_t c : consumers[s])
+      below = std::max(below, limit[c]);
+    limit[s] = config.replicas[graph.device[s]] + below;
+  }
+  return limit;
+}
+
 /// One stage's own order of forwards and backwards (B, or I when it
-/// splits; no W).
-static std::vector<Action> stageOrder(int64_t stage, int64_t height,
+/// splits; no W), starting `limit` forwards before the first backward
+/// under 1F1B.
+static std::vector<Action> stageOrder(int64_t stage, int64_t limit,
                                       const ScheduleConfig &config) {
   std::vector<Action> order;
   auto backward = [&](int64_t mb) {
@@ -384,7 +418,7 @@ static std::vector<Action> stageOrder(int64_t stage, int64_t height,
                                 : Action::backward(stage, mb);
   };
   auto oneFOneB = [&](int64_t first, int64_t count) {
-    int64_t warmup = std::min(count, height + 1);
+    int64_t warmup = std::min(count, limit);
     for (int64_t i = 0; i < warmup; ++i)
       order.push_back(Action::forward(stage, first + i));
     for (int64_t i = 0; i < count; ++i) {
@@ -414,10 +448,10 @@ static std::vector<Action> stageOrder(int64_t stage, int64_t height,
 std::vector<std::vector<Action>>
 ftpipe::schedule::stageOrders(const StageGraph &graph,
                               const ScheduleConfig &config) {
-  std::vector<int64_t> heights = graph.heights();
+  std::vector<int64_t> limits = inFlightLimits(graph, config);
   std::vector<std::vector<Action>> orders;
   for (int64_t s = 0; s < graph.stages(); ++s)
-    orders.push_back(stageOrder(s, heights[s], config));
+    orders.push_back(stageOrder(s, limits[s], config));
   return orders;
 }
 

@@ -136,11 +136,14 @@ TEST(ReplicateSchedule, RandomGraphsSplitAndNeverDeadlock) {
     ScheduleConfig config{static_cast<Kind>(rng() % 4),
                           static_cast<int64_t>(1 + rng() % 6),
                           static_cast<int64_t>(1 + rng() % 3)};
-    llvm::Expected<Schedule> schedule = generate(graph, config);
-    ASSERT_TRUE(static_cast<bool>(schedule)) << "trial " << trial;
     ReplicaLayout layout;
     for (int64_t d = 0; d < graph.devices; ++d)
       layout.replicas.push_back(1 + rng() % 3);
+    // The plan's lists made for the layout (more in flight) or without.
+    if (trial % 2)
+      config.replicas = layout.replicas;
+    llvm::Expected<Schedule> schedule = generate(graph, config);
+    ASSERT_TRUE(static_cast<bool>(schedule)) << "trial " << trial;
     Schedule lists = replicateSchedule(*schedule, layout);
     ASSERT_EQ(static_cast<int64_t>(lists.devices.size()), layout.processes());
     for (int64_t d = 0; d < graph.devices; ++d) {
@@ -182,6 +185,44 @@ TEST(ReplicateSchedule, RandomGraphsSplitAndNeverDeadlock) {
         << "trial " << trial << " layout " << layout.str() << "\n"
         << lists.str();
   }
+}
+
+TEST(ReplicateSchedule, OneFOneBKeepsEachReplicasPipelineFull) {
+  // 2 devices x 2 replicas, 1F1B, M = 8. Made for the layout, device 0's
+  // list starts 4 forwards (the processes on its path), so each of its
+  // replicas has 2 in flight, as a 2-stage 1F1B pipeline; made without, each
+  // replica would wait for its one micro-batch to come back.
+  StageGraph graph = StageGraph::chain({0, 1});
+  ReplicaLayout layout = ReplicaLayout::uniform(2, 2);
+  ScheduleConfig config{Kind::OneFOneB, 8, 1};
+  config.replicas = layout.replicas;
+  llvm::Expected<Schedule> plan = generate(graph, config);
+  ASSERT_TRUE(static_cast<bool>(plan));
+  Schedule lists = replicateSchedule(*plan, layout);
+  auto head = [&](int64_t process, size_t n) {
+    std::string text;
+    for (size_t i = 0; i < n; ++i)
+      text += (i ? " " : "") + lists.devices[process][i].str();
+    return text;
+  };
+  EXPECT_EQ(head(0, 4), "0F0 0F2 0B0 0F4");
+  EXPECT_EQ(head(1, 4), "0F1 0F3 0B1 0F5");
+  EXPECT_EQ(head(2, 4), "1F0 1B0 1F2 1B2");
+  EXPECT_EQ(outcome(dryRunReplicated(graph, layout, lists)), "success");
+  config.replicas.clear();
+  llvm::Expected<Schedule> without = generate(graph, config);
+  ASSERT_TRUE(static_cast<bool>(without));
+  EXPECT_EQ(replicateSchedule(*without, layout).devices[0][1].str(), "0B0");
+}
+
+TEST(ReplicateSchedule, ReplicasMustNameEveryDevice) {
+  ScheduleConfig config{Kind::OneFOneB, 4, 1};
+  config.replicas = {2};
+  llvm::Expected<Schedule> lists = generate(StageGraph::chain({0, 1}), config);
+  ASSERT_FALSE(static_cast<bool>(lists));
+  EXPECT_NE(
+      llvm::toString(lists.takeError()).find("the replicas name 1 devices"),
+      std::string::npos);
 }
 
 } // namespace

@@ -109,6 +109,15 @@ struct ScheduleConfig {
   /// and W (a stage that does not split keeps its full B); empty: every
   /// stage splits. Other kinds: must be empty.
   std::vector<bool> split;
+  /// Per device, the processes that run it (ReplicaLayout's factors; empty:
+  /// one each). A synchronous 1F1B stage then starts as many micro-batches
+  /// before its first backward as there are processes on its longest path
+  /// to the end (its own device's included), not stages: PipeDream's NOAM,
+  /// so that each replica, which keeps every r-th micro-batch of its
+  /// device's list (replicateSchedule), still has its pipeline full. Without
+  /// replicas that is the stage's height + 1, as before. Async keeps the
+  /// stage count (its staleness is the stage's depth).
+  std::vector<int64_t> replicas;
 
   /// Whether stage s runs I and W rather than B.
   bool splits(int64_t stage) const {
