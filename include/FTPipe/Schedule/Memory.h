@@ -123,8 +123,9 @@ DeviceMemory deviceMemory(const DeviceMemoryInputs &inputs,
 /// stages, and whole copies of the
 /// device's weights per older version, one version per step of M
 /// micro-batches. With the compiled inputs (runtime::compiledMemoryInputs)
-/// it bounds the runtime's peak tensor memory: the manifest's `counted`
-/// figure, ftpipe-run's over-budget refusal and its plan figure.
+/// it bounds the runtime's peak tensor memory for any list of the kind,
+/// each term at its maximum; replayedMemory (MemoryReplay.h), the plan's
+/// figure, is tighter where the lists can be built, and falls back on it.
 DeviceMemory runtimeMemory(const DeviceMemoryInputs &inputs,
                            const TrainingSetup &setup);
 
