@@ -162,10 +162,8 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
                             {"budget_bytes", int64_t(inputs.budgetBytes)}};
   if (inputs.frozenParamBytes)
     object["frozen_param_bytes"] = int64_t(inputs.frozenParamBytes);
-  if (inputs.updateWorkingBytes)
-    object["update_working_bytes"] = int64_t(inputs.updateWorkingBytes);
-  if (inputs.largestParamBytes)
-    object["largest_param_bytes"] = int64_t(inputs.largestParamBytes);
+  object["update_working_bytes"] = int64_t(inputs.updateWorkingBytes);
+  object["largest_param_bytes"] = int64_t(inputs.largestParamBytes);
   return object;
 }
 
