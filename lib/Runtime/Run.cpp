@@ -214,8 +214,7 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
     if (llvm::Error error = checkRunMemory(*manifest, setup))
       return std::move(error);
   if (manifest)
-    for (const schedule::DeviceMemory &memory :
-         plannedMemory(*manifest, setup))
+    for (const schedule::DeviceMemory &memory : plannedMemory(*manifest, setup))
       run.planBytes.push_back(int64_t(memory.totalBytes()));
   run.config.schedule = {setup.schedule, setup.microBatches, options.steps};
   // Zero-bubble: I and W where the compiled stage splits (the tiny MLP's
