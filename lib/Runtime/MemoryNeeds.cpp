@@ -104,7 +104,23 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
                   memory->backwardPeakBytes, memory->inputPeakBytes,
                   memory->weightPeakBytes});
   }
+  // An update's scratch: the largest tied parameter a device owns (its
+  // copies' gradients arrive there) and trained parameter it holds.
+  std::vector<uint64_t> tied(inputs.size(), 0), largest(inputs.size(), 0);
+  for (const auto &[name, param] : manifest.parameters) {
+    if (param.frozen || param.devices.empty())
+      continue;
+    uint64_t bytes = uint64_t(bytesOf(param.tensor));
+    for (int64_t device : param.devices)
+      if (device >= 0 && device < int64_t(largest.size()))
+        largest[device] = std::max(largest[device], bytes);
+    int64_t owner = param.devices.front();
+    if (param.devices.size() > 1 && owner >= 0 && owner < int64_t(tied.size()))
+      tied[owner] = std::max(tied[owner], bytes);
+  }
   for (auto [device, planned] : llvm::enumerate(inputs)) {
+    planned.updateWorkingBytes = uint64_t(generated[device]) + tied[device];
+    planned.largestParamBytes = largest[device];
     if (planned.stages.size() != needs[device].size())
       return fail("the plan puts " + llvm::Twine(planned.stages.size()) +
                   " stages on device " + llvm::Twine(device) +

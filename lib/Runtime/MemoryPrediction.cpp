@@ -1,22 +1,19 @@
 //===- MemoryPrediction.cpp - A device's memory from its action list -----===//
 //
 // DeviceExecutor::predictMemory: replays the device's actions with byte
-// counts instead of tensors, following the executor's own rules (Executor.cpp)
-// for what lives between actions, so a runtime that starts keeping a buffer
-// the rules do not name shows up as a measured peak above the prediction
+// counts instead of tensors (schedule::replayMemory: the executor's rules,
+// Executor.cpp, for what lives between actions) with the compiled stages'
+// needs, so a runtime that starts keeping a buffer the rules do not name
+// shows up as a measured peak above the prediction
 // (test/Runtime/memory-as-predicted.test).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/Executor.h"
-
-#include "llvm/ADT/STLExtras.h"
-
-#include <set>
+#include "FTPipe/Schedule/MemoryReplay.h"
 
 using namespace ftpipe::runtime;
 using ftpipe::schedule::Action;
-using ftpipe::schedule::ActionKind;
 
 static int64_t bytesOf(const ParameterInfo &param) {
   int64_t count = 1;
@@ -60,120 +57,46 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
       updateScratch = std::max(updateScratch, bytes);
   }
 
-  int64_t version = this->version, sumSets = 0, stashCount = 0;
-  bool stateAllocated = optimizer.stateBytes() > 0;
-  std::set<int64_t> stepsWithSums;
-  std::map<std::pair<int64_t, int64_t>, int64_t> inFlight;
-  std::set<int64_t> stashedVersions;
-  int64_t saved = 0;
-  // Split backwards: the W buffers of the micro-batches whose I ran and
-  // whose W did not.
-  int64_t weightSaved = 0, waitingWeight = 0;
-
-  MemoryPrediction best;
-  best.peakBytes = -1;
-  auto held = [&]() {
-    HeldBytes h;
-    h.weights = weightBytes;
-    h.gradients = sumSets * trainedBytes;
-    h.optimizer = stateAllocated ? stateBytes : 0;
-    h.stash = stashCount * trainedBytes;
-    h.saved = saved;
-    h.savedMicroBatches = static_cast<int64_t>(inFlight.size());
-    h.weightSaved = weightSaved;
-    h.weightSavedMicroBatches = waitingWeight;
-    return h;
-  };
-  // An action's messages are charged while it runs: a receiver takes them
-  // as soon as it gets to them, and MPI completes small sends at once.
-  auto consider = [&](const Action &action, int64_t transient,
-                      int64_t message) {
-    HeldBytes h = held();
-    int64_t total = h.total() + transient + message + generated;
-    if (total > best.peakBytes) {
-      best.peakBytes = total;
-      best.peakAction = action.str();
-      best.held = h;
-      best.generatedBytes = generated;
-      best.messageBytes = message;
-      best.transientBytes = transient;
-    }
-  };
-
-  for (const Action &action : actions) {
-    switch (action.kind) {
-    case ActionKind::InputBackward: {
-      // The W buffers are copied out while the generated code's results
-      // are alive; the saved values go (zero-bubble kinds keep no stash).
-      const StageMemory &stage = needs[action.stage];
-      consider(action, stage.dataBytes + stage.weightSavedBytes,
-               stage.backwardSendBytes);
-      if (inFlight.erase({action.stage, action.index}))
-        saved -= stage.savedBytes;
-      weightSaved += stage.weightSavedBytes;
-      ++waitingWeight;
-      break;
-    }
-    case ActionKind::WeightBackward: {
-      const StageMemory &stage = needs[action.stage];
-      int64_t step = action.index / config.schedule.microBatches;
-      if (stepsWithSums.insert(step).second)
-        ++sumSets;
-      consider(action, stage.dataBytes, 0);
-      weightSaved -= stage.weightSavedBytes;
-      --waitingWeight;
-      break;
-    }
-    case ActionKind::Forward: {
-      const StageMemory &stage = needs[action.stage];
-      inFlight[{action.stage, action.index}] = version;
-      // The saved values are copied out while the generated code's
-      // results are alive.
-      consider(action, stage.dataBytes + stage.savedBytes,
-               stage.forwardSendBytes);
-      saved += stage.savedBytes;
-      break;
-    }
-    case ActionKind::Backward: {
-      const StageMemory &stage = needs[action.stage];
-      int64_t step = action.index / config.schedule.microBatches;
-      if (stepsWithSums.insert(step).second)
-        ++sumSets;
-      consider(action, stage.dataBytes, stage.backwardSendBytes);
-      auto it = inFlight.find({action.stage, action.index});
-      if (it == inFlight.end())
-        break;
-      int64_t used = it->second;
-      inFlight.erase(it);
-      saved -= stage.savedBytes;
-      if (used != version && stashedVersions.count(used) &&
-          llvm::none_of(inFlight, [&](const auto &entry) {
-            return entry.second == used;
-          })) {
-        stashedVersions.erase(used);
-        --stashCount;
-      }
-      break;
-    }
-    case ActionKind::Update: {
-      if (config.stashing != schedule::WeightVersions::None &&
-          llvm::any_of(
-              inFlight,
-              [&](const auto &entry) { return entry.second == version; }) &&
-          stashedVersions.insert(version).second)
-        ++stashCount;
-      if (stepsWithSums.insert(action.index).second)
-        ++sumSets;
-      stateAllocated = stateAllocated || stateBytes > 0;
-      consider(action, updateScratch, 0);
-      stepsWithSums.erase(action.index);
-      --sumSets;
-      ++version;
-      break;
-    }
-    }
+  schedule::ReplayDevice device;
+  for (const auto &[id, stage] : needs) {
+    // The saved values and W buffers are copied out while the generated
+    // code's results are alive; a W sends nothing.
+    schedule::ReplayStage &replay = device.stages[id];
+    replay.kept = stage.savedBytes;
+    replay.weightBuffer = stage.weightSavedBytes;
+    replay.forward = stage.dataBytes + stage.savedBytes;
+    replay.backward = stage.dataBytes;
+    replay.input = stage.dataBytes + stage.weightSavedBytes;
+    replay.weight = stage.dataBytes;
+    replay.forwardMessages = stage.forwardSendBytes;
+    replay.backwardMessages = stage.backwardSendBytes;
   }
-  if (best.peakBytes < 0)
+  device.weights = weightBytes;
+  device.trained = trainedBytes;
+  device.optimizer = stateBytes;
+  device.update = updateScratch;
+  device.resident = generated;
+  device.microBatches = config.schedule.microBatches;
+  device.versions = config.stashing;
+  device.firstVersion = version;
+  device.stateAllocated = optimizer.stateBytes() > 0;
+  std::optional<schedule::ReplayPeak> peak =
+      schedule::replayMemory(actions, device);
+  if (!peak)
     return std::nullopt;
+  MemoryPrediction best;
+  best.peakBytes = peak->bytes;
+  best.peakAction = actions[peak->action].str();
+  best.held.weights = peak->held.weights;
+  best.held.gradients = peak->held.gradients;
+  best.held.optimizer = peak->held.optimizer;
+  best.held.stash = peak->held.stash;
+  best.held.saved = peak->held.kept;
+  best.held.savedMicroBatches = peak->held.keptMicroBatches;
+  best.held.weightSaved = peak->held.weightBuffers;
+  best.held.weightSavedMicroBatches = peak->held.weightBufferMicroBatches;
+  best.generatedBytes = generated;
+  best.messageBytes = peak->messages;
+  best.transientBytes = peak->running;
   return best;
 }

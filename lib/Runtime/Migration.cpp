@@ -222,10 +222,9 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
     if (!allowOverBudget)
       if (llvm::Error error = checkRunMemory(compiled->manifest(), setup))
         return refuse(llvm::toString(std::move(error)));
-    for (const schedule::DeviceMemoryInputs &inputs :
-         compiled->manifest().deviceMemory)
-      plan.planBytes.push_back(
-          int64_t(schedule::runtimeMemory(inputs, setup).totalBytes()));
+    for (const schedule::DeviceMemory &memory :
+         plannedMemory(compiled->manifest(), setup))
+      plan.planBytes.push_back(int64_t(memory.totalBytes()));
     if (schedule::isZeroBubble(rest.kind))
       rest.split = splitStages(compiled->manifest());
   }

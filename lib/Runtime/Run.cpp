@@ -214,9 +214,8 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
     if (llvm::Error error = checkRunMemory(*manifest, setup))
       return std::move(error);
   if (manifest)
-    for (const schedule::DeviceMemoryInputs &inputs : manifest->deviceMemory)
-      run.planBytes.push_back(
-          int64_t(schedule::runtimeMemory(inputs, setup).totalBytes()));
+    for (const schedule::DeviceMemory &memory : plannedMemory(*manifest, setup))
+      run.planBytes.push_back(int64_t(memory.totalBytes()));
   run.config.schedule = {setup.schedule, setup.microBatches, options.steps};
   // Zero-bubble: I and W where the compiled stage splits (the tiny MLP's
   // stages all do).

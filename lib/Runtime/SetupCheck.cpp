@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/SetupCheck.h"
+#include "FTPipe/Schedule/MemoryReplay.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -20,11 +21,19 @@ std::string ftpipe::runtime::describeSetup(const schedule::TrainingSetup &s) {
       .str();
 }
 
+std::vector<schedule::DeviceMemory>
+ftpipe::runtime::plannedMemory(const ArtifactManifest &manifest,
+                               const schedule::TrainingSetup &run) {
+  if (manifest.deviceMemory.empty())
+    return {};
+  return schedule::replayedMemory(manifest.stageGraph(), manifest.deviceMemory,
+                                  run);
+}
+
 llvm::Error
 ftpipe::runtime::checkRunMemory(const ArtifactManifest &manifest,
                                 const schedule::TrainingSetup &run) {
-  for (auto [device, inputs] : llvm::enumerate(manifest.deviceMemory)) {
-    schedule::DeviceMemory memory = schedule::runtimeMemory(inputs, run);
+  for (auto [device, memory] : llvm::enumerate(plannedMemory(manifest, run))) {
     if (memory.fits())
       continue;
     std::string planned =

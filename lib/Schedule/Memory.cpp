@@ -162,6 +162,8 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
                             {"budget_bytes", int64_t(inputs.budgetBytes)}};
   if (inputs.frozenParamBytes)
     object["frozen_param_bytes"] = int64_t(inputs.frozenParamBytes);
+  object["update_working_bytes"] = int64_t(inputs.updateWorkingBytes);
+  object["largest_param_bytes"] = int64_t(inputs.largestParamBytes);
   return object;
 }
 
@@ -268,6 +270,21 @@ bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
       return false;
     inputs.paramBytesByHeight.push_back(b);
   }
+  // Older manifests: an update adds the largest working set and scratch as
+  // large as all trained bytes.
+  inputs.updateWorkingBytes = inputs.largestParamBytes = 0;
+  for (uint64_t bytes : inputs.paramBytesByHeight)
+    inputs.largestParamBytes += bytes;
+  for (const DeviceMemoryInputs::Stage &stage : inputs.stages)
+    inputs.updateWorkingBytes =
+        std::max(inputs.updateWorkingBytes, stage.recomputePeakBytes);
+  inputs.updateWorkingBytes += inputs.largestParamBytes;
+  for (auto [name, out] :
+       {std::pair("update_working_bytes", &inputs.updateWorkingBytes),
+        std::pair("largest_param_bytes", &inputs.largestParamBytes)})
+    if (const llvm::json::Value *bytes = object->get(name))
+      if (!readBytes(*bytes, *out, path.field(name)))
+        return false;
   return true;
 }
 

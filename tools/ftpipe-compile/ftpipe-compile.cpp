@@ -29,6 +29,7 @@
 #include "FTPipe/Runtime/ArtifactManifest.h"
 #include "FTPipe/Runtime/MemoryNeeds.h"
 #include "FTPipe/Schedule/Memory.h"
+#include "FTPipe/Schedule/MemoryReplay.h"
 #include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Target/HostObject.h"
 #include "FTPipe/Transforms/FreezeParameters.h"
@@ -480,16 +481,23 @@ LogicalResult compileDevice(const DialectRegistry &registry,
 }
 
 /// Sets the manifest's `device_memory`: per device what the plan counts for
-/// `setup` by the runtime's rules (schedule::runtimeMemory) and what it fixes.
+/// `setup` and what it fixes; by the runtime's rules for any list of the
+/// kind (schedule::runtimeMemory) or, given the stages, replayed over the
+/// kind's lists (schedule::replayedMemory, as ftpipe-run counts it).
 void setDeviceMemory(
     ::ftpipe::runtime::ManifestFile &manifest,
     llvm::ArrayRef<::ftpipe::schedule::DeviceMemoryInputs> memory,
-    const ::ftpipe::schedule::TrainingSetup &setup) {
+    const ::ftpipe::schedule::TrainingSetup &setup,
+    const ::ftpipe::schedule::StageGraph *graph = nullptr) {
+  std::vector<::ftpipe::schedule::DeviceMemory> counted;
+  if (graph)
+    counted = ::ftpipe::schedule::replayedMemory(*graph, memory, setup);
+  else
+    for (const ::ftpipe::schedule::DeviceMemoryInputs &inputs : memory)
+      counted.push_back(::ftpipe::schedule::runtimeMemory(inputs, setup));
   manifest.deviceMemory.clear();
   for (auto [device, inputs] : llvm::enumerate(memory))
-    manifest.deviceMemory.push_back(
-        {int64_t(device), ::ftpipe::schedule::runtimeMemory(inputs, setup),
-         inputs});
+    manifest.deviceMemory.push_back({int64_t(device), counted[device], inputs});
 }
 
 LogicalResult writeManifest(const ::ftpipe::runtime::ManifestFile &manifest,
@@ -532,7 +540,8 @@ recordCompiledMemory(::ftpipe::runtime::ManifestFile manifest,
   if (llvm::Error error =
           ::ftpipe::runtime::compiledMemoryInputs(*read, peakOf, memory))
     return progress.fail(llvm::toString(std::move(error)));
-  setDeviceMemory(manifest, memory, setup);
+  ::ftpipe::schedule::StageGraph graph = read->stageGraph();
+  setDeviceMemory(manifest, memory, setup, &graph);
   if (failed(writeManifest(manifest, progress)))
     return failure();
   progress.done();

@@ -74,8 +74,10 @@ std::optional<StageMemory> splitMemory(StageMemory memory,
 /// allocator's cache, the micro-batch's data slices and the backward's
 /// messages; a split backward's parts' peaks included), and sets a split
 /// stage's W buffer (what its input part returns for its weight part) and
-/// what its weight part adds while it runs (the same peak and data). Fails
-/// naming what does not match the manifest or lacks a peak.
+/// what its weight part adds while it runs (the same peak and data); and
+/// per device what an update adds (the same peak, and the largest tied
+/// parameter it owns) and its largest trained parameter. Fails naming what
+/// does not match the manifest or lacks a peak.
 llvm::Error
 compiledMemoryInputs(const ArtifactManifest &manifest, PeakLookup peakOf,
                      std::vector<schedule::DeviceMemoryInputs> &inputs);

@@ -185,7 +185,7 @@ struct TrainingRun {
   std::optional<CheckpointSetup> checkpoint;
   std::optional<LoadedCheckpoint> resumed;
   /// Per device, the plan's memory for the settled setup
-  /// (schedule::runtimeMemory of the manifest's `device_memory`; empty:
+  /// (runtime::plannedMemory of the manifest's `device_memory`; empty:
   /// none recorded).
   std::vector<int64_t> planBytes;
   /// With RunOptions::evalDataPath: the held-out set and its lists.

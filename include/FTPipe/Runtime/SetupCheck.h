@@ -4,8 +4,8 @@
 // plan fixes about each device's memory. A run may use another setup (more
 // micro-batches in flight, more weight versions, an optimizer with more
 // state); before it starts, the runtime counts each device's memory for the
-// run's setup with the planner's own formula (schedule::deviceMemory) and
-// refuses a setup that does not fit. No MLIR here.
+// run's setup by replaying the plan's lists for it (schedule::replayedMemory)
+// and refuses a setup that does not fit. No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,12 +17,19 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace ftpipe {
 namespace runtime {
 
 /// "schedule=async microbatches=8 optimizer=adam stashing=none".
 std::string describeSetup(const schedule::TrainingSetup &setup);
+
+/// Per device, what the plan counts for `run` (schedule::replayedMemory of
+/// the manifest's stages and `device_memory`); empty when not recorded.
+std::vector<schedule::DeviceMemory>
+plannedMemory(const ArtifactManifest &manifest,
+              const schedule::TrainingSetup &run);
 
 /// Fails when a device needs more memory under `run` than its budget,
 /// naming the device, the bytes needed (with their breakdown), the budget and

@@ -86,6 +86,13 @@ struct DeviceMemoryInputs {
   /// paramBytesByHeight): stored once, with no gradient, optimizer state or
   /// stashed version.
   uint64_t frozenParamBytes = 0;
+  /// Bytes an update adds while it runs (counted by replayedMemory): the
+  /// generated code's cache and, on the owner of a tied parameter, a copy's
+  /// incoming gradient; and the largest trained parameter the device holds
+  /// (Adafactor's update of it works in doubles: twice its bytes more).
+  /// Manifests written before they were recorded: the largest working set
+  /// and all trained bytes.
+  uint64_t updateWorkingBytes = 0, largestParamBytes = 0;
   /// Bytes kept free (CUDA context, workspace).
   uint64_t reservedBytes = 0;
   /// The device's memory.
@@ -116,8 +123,9 @@ DeviceMemory deviceMemory(const DeviceMemoryInputs &inputs,
 /// stages, and whole copies of the
 /// device's weights per older version, one version per step of M
 /// micro-batches. With the compiled inputs (runtime::compiledMemoryInputs)
-/// it bounds the runtime's peak tensor memory: the manifest's `counted`
-/// figure, ftpipe-run's over-budget refusal and its plan figure.
+/// it bounds the runtime's peak tensor memory for any list of the kind,
+/// each term at its maximum; replayedMemory (MemoryReplay.h), the plan's
+/// figure, is tighter where the lists can be built, and falls back on it.
 DeviceMemory runtimeMemory(const DeviceMemoryInputs &inputs,
                            const TrainingSetup &setup);
 
