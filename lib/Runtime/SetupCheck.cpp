@@ -26,8 +26,10 @@ ftpipe::runtime::plannedMemory(const ArtifactManifest &manifest,
                                const schedule::TrainingSetup &run) {
   if (manifest.deviceMemory.empty())
     return {};
-  return schedule::replayedMemory(manifest.stageGraph(), manifest.deviceMemory,
-                                  run);
+  return schedule::replayedMemory(
+      manifest.stageGraph(), manifest.deviceMemory, run,
+      manifest.replicas ? llvm::ArrayRef(manifest.replicas->replicas)
+                        : llvm::ArrayRef<int64_t>());
 }
 
 llvm::Error

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Schedule/MemoryReplay.h"
+#include "FTPipe/Schedule/Replicas.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -114,7 +115,8 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
 std::vector<DeviceMemory>
 ftpipe::schedule::replayedMemory(const StageGraph &graph,
                                  llvm::ArrayRef<DeviceMemoryInputs> inputs,
-                                 const TrainingSetup &setup) {
+                                 const TrainingSetup &setup,
+                                 llvm::ArrayRef<int64_t> replicas) {
   std::vector<DeviceMemory> bound;
   for (const DeviceMemoryInputs &device : inputs)
     bound.push_back(runtimeMemory(device, setup));
@@ -135,11 +137,19 @@ ftpipe::schedule::replayedMemory(const StageGraph &graph,
   config.kind = setup.schedule;
   config.microBatches = m;
   config.steps = setup.schedule == Kind::Async ? 3 + (highest + m) / m : 2;
-  llvm::Expected<Schedule> lists = generate(graph, config);
-  if (!lists) {
-    llvm::consumeError(lists.takeError());
+  ReplicaLayout layout = ReplicaLayout::none(graph.devices);
+  if (llvm::any_of(replicas, [](int64_t r) { return r > 1; })) {
+    if (int64_t(replicas.size()) != graph.devices)
+      return bound;
+    layout.replicas.assign(replicas.begin(), replicas.end());
+    config.replicas = layout.replicas;
+  }
+  llvm::Expected<Schedule> plan = generate(graph, config);
+  if (!plan) {
+    llvm::consumeError(plan.takeError());
     return bound;
   }
+  Schedule lists = replicateSchedule(*plan, layout);
 
   std::vector<DeviceMemory> replayed;
   std::vector<size_t> next(inputs.size(), 0);
@@ -170,7 +180,16 @@ ftpipe::schedule::replayedMemory(const StageGraph &graph,
       replay.update += 2 * int64_t(device.largestParamBytes);
     replay.microBatches = m;
     replay.versions = setup.weightVersions;
-    std::optional<ReplayPeak> peak = replayMemory(lists->devices[d], replay);
+    // The busiest of the device's replicas.
+    std::optional<ReplayPeak> peak;
+    for (int64_t j = 0; j < layout.replicas[d]; ++j) {
+      std::optional<ReplayPeak> own =
+          replayMemory(lists.devices[layout.process(d, j)], replay);
+      if (!own)
+        return bound;
+      if (!peak || own->bytes > peak->bytes)
+        peak = own;
+    }
     if (!peak || next[d] != device.stages.size())
       return bound;
     memory.gradientBytes = uint64_t(peak->held.gradients);

@@ -491,7 +491,10 @@ void setDeviceMemory(
     const ::ftpipe::schedule::StageGraph *graph = nullptr) {
   std::vector<::ftpipe::schedule::DeviceMemory> counted;
   if (graph)
-    counted = ::ftpipe::schedule::replayedMemory(*graph, memory, setup);
+    counted = ::ftpipe::schedule::replayedMemory(
+        *graph, memory, setup,
+        manifest.replicas ? llvm::ArrayRef(manifest.replicas->replicas)
+                          : llvm::ArrayRef<int64_t>());
   else
     for (const ::ftpipe::schedule::DeviceMemoryInputs &inputs : memory)
       counted.push_back(::ftpipe::schedule::runtimeMemory(inputs, setup));

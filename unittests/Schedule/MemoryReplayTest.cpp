@@ -145,6 +145,34 @@ TEST(MemoryReplay, ReplayBoundsTighterThanEachTermsMaximum) {
   }
 }
 
+TEST(MemoryReplay, ReplicasCountTheirOwnLists) {
+  // A chain of stages on devices 0 and 1, device 1 run twice under 1F1B
+  // with M = 8: made for the layout, device 0 starts 3 micro-batches
+  // before its first backward (its own process and device 1's two), where
+  // the plan alone starts 2; each of device 1's replicas holds what the
+  // plan's device 1 holds.
+  StageGraph graph = StageGraph::chain({0, 1});
+  DeviceMemoryInputs first, second;
+  for (DeviceMemoryInputs *inputs : {&first, &second}) {
+    DeviceMemoryInputs::Stage stage;
+    stage.keptBytesPerMicroBatch = 10000;
+    inputs->stages.push_back(stage);
+    inputs->paramBytesByHeight = {0, 0};
+    inputs->budgetBytes = uint64_t(1) << 30;
+  }
+  first.stages[0].height = 1;
+  std::vector<DeviceMemoryInputs> inputs = {first, second};
+  TrainingSetup setup;
+  setup.schedule = Kind::OneFOneB;
+  setup.microBatches = 8;
+  std::vector<DeviceMemory> plain = replayedMemory(graph, inputs, setup);
+  std::vector<DeviceMemory> replicated =
+      replayedMemory(graph, inputs, setup, {1, 2});
+  ASSERT_EQ(replicated.size(), 2u);
+  EXPECT_EQ(replicated[0].activationBytes, plain[0].activationBytes + 10000);
+  EXPECT_EQ(replicated[1].activationBytes, plain[1].activationBytes);
+}
+
 TEST(MemoryReplay, ZeroBubbleAutoKeepsTheBoundForAnyList) {
   StageGraph graph = StageGraph::chain({0, 1, 0});
   std::vector<DeviceMemoryInputs> inputs = {device(2), device(1)};

@@ -99,11 +99,14 @@ std::optional<ReplayPeak> replayMemory(llvm::ArrayRef<Action> actions,
 /// (DeviceMemoryInputs::largestParamBytes; twice under Adafactor). The
 /// activations part holds the kept bytes, W buffers and the running task's.
 /// Where the lists cannot be built here (zb-auto, built from costs within
-/// budgets) it is runtimeMemory's bound for any list of the kind.
+/// budgets) it is runtimeMemory's bound for any list of the kind. With
+/// `replicas` (per device, as ReplicaLayout; empty: none) the lists are made
+/// for the layout and each device's figure is its busiest replica's.
 std::vector<DeviceMemory>
 replayedMemory(const StageGraph &graph,
                llvm::ArrayRef<DeviceMemoryInputs> inputs,
-               const TrainingSetup &setup);
+               const TrainingSetup &setup,
+               llvm::ArrayRef<int64_t> replicas = {});
 
 } // namespace schedule
 } // namespace ftpipe
