@@ -20,8 +20,8 @@ int main(void) {
   memset(mapped, 1, n);
   for (int r = 0; r < 3; r++) {
     double t = cpuSeconds();
-    char *fresh = mmap(0, n, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *fresh =
+        mmap(0, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     memset(fresh, 0, n);
     double first = cpuSeconds() - t;
     t = cpuSeconds();
