@@ -37,6 +37,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools", "ftpipe-compile"))
 sys.path.insert(0, os.path.join(HERE, "..", "tools", "ftpipe-reference"))
+import hf_reference  # noqa: E402
 import run_artifacts  # noqa: E402
 
 
@@ -75,7 +76,6 @@ def reference_data(model, config):
     (PyTorch's initialisation, one micro-batch)."""
     import tempfile
     from safetensors.numpy import load_file
-    import hf_reference
 
     with tempfile.TemporaryDirectory() as work:
         w, i, o = (os.path.join(work, n) for n in ("w", "i", "o"))

@@ -14,7 +14,11 @@ loops, copies (memrefCopy, memcpy/memmove), memset outside the kernel, the
 optimizer, the rest of the runtime and everything else; prints each kind's
 share of the samples. The kernel's samples are split by the user-space
 function that entered it. With --pid (and `-F pid,...`), only that process's
-samples (one MPI process of `ftpipe-run --np N`). Not a test.
+samples (one MPI process of `ftpipe-run --np N`). With --until SYM, the
+samples after the last one whose stack holds SYM are left out too (a
+benchmark that runs PyTorch after the compiled code: --until stage). With
+--hz F (perf's -F) and --per N, each kind's CPU milliseconds per N (e.g.
+micro-batches run) are printed beside its share. Not a test.
 """
 import argparse
 import collections
@@ -44,11 +48,19 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--from", dest="start", default="stage")
     parser.add_argument("--pid", type=int)
+    parser.add_argument("--until")
+    parser.add_argument("--hz", type=float)
+    parser.add_argument("--per", type=float, default=1.0)
     opts = parser.parse_args()
     line = re.compile(r"^\s*[0-9a-f]+ (.*) \((.*)\)$")
     kinds, entered = collections.Counter(), collections.Counter()
     started, total = False, 0
-    for sample in sys.stdin.read().split("\n\n"):
+    samples = sys.stdin.read().split("\n\n")
+    if opts.until:
+        last = max((i for i, s in enumerate(samples) if opts.until in s),
+                   default=len(samples) - 1)
+        samples = samples[:last + 1]
+    for sample in samples:
         lines = sample.strip().split("\n")
         if opts.pid is not None and lines[0].split()[:1] != [str(opts.pid)]:
             continue
@@ -67,11 +79,16 @@ def main():
             user = next((f for f, d in frames if "kallsyms" not in d), "?")
             entered[re.sub(r"\+0x[0-9a-f]+$", "", user)[:60]] += 1
     print(f"{total} samples")
+
+    def ms(count):
+        if not opts.hz:
+            return ""
+        return f"  {1e3 * count / opts.hz / opts.per:8.1f} ms"
     for name, count in kinds.most_common():
-        print(f"  {100 * count / total:5.1f} %  {name}")
+        print(f"  {100 * count / total:5.1f} %{ms(count)}  {name}")
     print("the kernel, entered from:")
     for name, count in entered.most_common(6):
-        print(f"  {100 * count / total:5.1f} %  {name}")
+        print(f"  {100 * count / total:5.1f} %{ms(count)}  {name}")
 
 
 if __name__ == "__main__":

@@ -127,6 +127,8 @@ void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
   // (and the recorded peak) stay as they are.
   if (options.outlineLayers)
     pm.addPass(createOutlineLayersPass());
+  // Strided copies (slices) as loops, not the runtime's element-wise copy.
+  pm.addNestedPass<func::FuncOp>(createStridedCopiesToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createLoopLocalityPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Allocations go to FTPipeCPUKernels' cache (HostAllocator.h).

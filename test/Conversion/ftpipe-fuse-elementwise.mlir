@@ -121,3 +121,83 @@ func.func @contraction_then_transpose(%x: tensor<8x16xf32>, %dy: tensor<8x4xf32>
   %t = linalg.transpose ins(%g : tensor<16x4xf32>) outs(%o : tensor<4x16xf32>) permutation = [1, 0]
   return %t : tensor<4x16xf32>
 }
+
+// -----
+
+// A contraction from a zero fill whose only use is an add, read transposed,
+// accumulates into the add's other operand and writes the transposed layout
+// (the tied embedding's gradient: transpose(x^T @ dy) + the scatter's): no
+// fill, no separate add.
+// CHECK-DAG: #[[XT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG: #[[DY:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d1, d0)>
+// CHECK-LABEL: func.func @contraction_then_transposed_add
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>, %[[G:.*]]: tensor<8x4xf32>, %[[D:.*]]: tensor<4x16xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[XT]], #[[DY]], #[[OUT]]]
+// CHECK-SAME: ins(%[[X]], %[[G]] : tensor<8x16xf32>, tensor<8x4xf32>) outs(%[[D]] : tensor<4x16xf32>)
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @contraction_then_transposed_add(%x: tensor<8x16xf32>, %dy: tensor<8x4xf32>, %d: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<16x4xf32>) -> tensor<16x4xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>,
+                                        affine_map<(m, n, k) -> (k, n)>,
+                                        affine_map<(m, n, k) -> (m, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : tensor<8x16xf32>, tensor<8x4xf32>) outs(%init : tensor<16x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<16x4xf32>
+  %o = tensor.empty() : tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                        affine_map<(i, j) -> (j, i)>,
+                                        affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%d, %g : tensor<4x16xf32>, tensor<16x4xf32>) outs(%o : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
+
+// -----
+
+// A fill of anything but zero would be added twice: no fold.
+// CHECK-LABEL: func.func @contraction_from_nonzero_fill_then_add
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: arith.mulf
+// CHECK: linalg.generic
+// CHECK: arith.addf
+func.func @contraction_from_nonzero_fill_then_add(%x: tensor<8x16xf32>, %dy: tensor<8x4xf32>, %d: tensor<16x4xf32>) -> tensor<16x4xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<16x4xf32>
+  %init = linalg.fill ins(%one : f32) outs(%e : tensor<16x4xf32>) -> tensor<16x4xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>,
+                                        affine_map<(m, n, k) -> (k, n)>,
+                                        affine_map<(m, n, k) -> (m, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %dy : tensor<8x16xf32>, tensor<8x4xf32>) outs(%init : tensor<16x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<16x4xf32>
+  %o = tensor.empty() : tensor<16x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                        affine_map<(i, j) -> (i, j)>,
+                                        affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%g, %d : tensor<16x4xf32>, tensor<16x4xf32>) outs(%o : tensor<16x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<16x4xf32>
+  return %r : tensor<16x4xf32>
+}

@@ -208,7 +208,8 @@ static const char *const kPipelines[] = {
     "func.func(ftpipe-copy-globals-to-heap,ftpipe-map-parallel-loops-to-gpu),"
     "ftpipe-merge-gpu-modules",
     "ftpipe-lower-cuda",
-    "func.func(ftpipe-loop-locality,ftpipe-approximate-math)",
+    "func.func(ftpipe-strided-copies-to-loops,ftpipe-loop-locality,"
+    "ftpipe-approximate-math)",
     "ftpipe-stage-programs-pipeline{devices=2 method=seq-greedy},"
     "ftpipe-lower-cpu{outline-layers=1}",
     "ftpipe-outline-layers{min-ops=2},"
