@@ -105,14 +105,14 @@ static llvm::Error prepareMigration(TrainingRun &run,
       {!options.scheduleFile.empty(), "--schedule-file"},
       {options.compareSimulator, "--compare-simulator"},
       {!options.profilePath.empty(), "--profile-out"},
-      {!options.evalDataPath.empty(), "--eval-data"},
-      {run.replicas.replicated(), "replicas"}};
+      {!options.evalDataPath.empty(), "--eval-data"}};
   for (auto [given, what] : refused)
     if (given)
       return fail(llvm::Twine("--migrate-to does not run with ") + what +
                   " yet");
-  auto planned = planMigration(*run.model, run.config, options.migrateTo,
-                               options.migrateAt, options.allowOverBudget);
+  auto planned =
+      planMigration(*run.model, run.replicas, run.config, options.migrateTo,
+                    options.migrateAt, options.allowOverBudget);
   if (!planned)
     return planned.takeError();
   run.migration = std::move(*planned);
@@ -161,6 +161,8 @@ static llvm::Error checkRecompiling(const TrainingRun &run,
 /// --replan and --freeze-recompile: each alone, and what both refuse.
 static llvm::Error checkReplan(const TrainingRun &run,
                                const RunOptions &options) {
+  if (!options.freezeRecompileArgs.empty() && !options.freezeRecompile)
+    return fail("--freeze-recompile-args needs --freeze-recompile");
   if (options.freezeRecompile) {
     if (options.freeze.empty())
       return fail("--freeze-recompile needs a --freeze policy");
@@ -411,7 +413,8 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
         return fail("--freeze gradient-norm does not run with --resume yet "
                     "(resume with the plan the run migrated to, or with "
                     "--freeze schedule=FILE)");
-      if (run.replicas.replicated())
+      if (run.replicas.replicated() ||
+          (run.migration && run.migration->replicas.replicated()))
         return fail("--freeze gradient-norm does not run with replicas yet");
       run.config.gradientSquares = true;
     }
