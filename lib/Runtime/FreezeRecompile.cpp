@@ -92,12 +92,10 @@ static std::string describePlan(const PipelineModel &model,
       .str();
 }
 
-ReplanControl FreezeRecompiler::afterStep(int64_t updates,
-                                          const std::set<std::string> &frozen,
-                                          uint32_t depth, size_t layers,
-                                          const PipelineModel &current,
-                                          const schedule::ReplicaLayout &replicas,
-                                          const ExecutorConfig &config) {
+ReplanControl FreezeRecompiler::afterStep(
+    int64_t updates, const std::set<std::string> &frozen, uint32_t depth,
+    size_t layers, const PipelineModel &current,
+    const schedule::ReplicaLayout &replicas, const ExecutorConfig &config) {
   ReplanControl control;
   auto say = [&](const std::string &what) {
     setup.note(prefix() + " after step " + std::to_string(updates) + ": " +
@@ -178,9 +176,8 @@ ReplanControl FreezeRecompiler::afterStep(int64_t updates,
     return goOn(llvm::toString(planned.takeError()));
   if (llvm::Error error = checkFrozenAtMigration(*planned, frozen))
     return goOn(llvm::toString(std::move(error)));
-  std::string taken =
-      llvm::formatv("taken: {0} -> {1}",
-                    describePlan(current, replicas, config), after);
+  std::string taken = llvm::formatv(
+      "taken: {0} -> {1}", describePlan(current, replicas, config), after);
   say(llvm::formatv("plan {0} (compiled in {1:f1} s, {2} parameters frozen) "
                     "{3}",
                     directory, seconds, planned->config.frozen.size(), taken)

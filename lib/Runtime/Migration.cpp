@@ -108,12 +108,14 @@ static std::string image(const std::string &name, const Tensor &tensor,
   return serializeSafetensors(one, {{kKindKey, kind}});
 }
 
-llvm::Expected<DeviceState> ftpipe::runtime::migrateState(
-    Communicator &communicator, ProcessPlacement from, ProcessPlacement to,
-    DeviceState current, MigrationTraffic *traffic,
-    const std::function<void()> &afterSending) {
+llvm::Expected<DeviceState>
+ftpipe::runtime::migrateState(Communicator &communicator, ProcessPlacement from,
+                              ProcessPlacement to, DeviceState current,
+                              MigrationTraffic *traffic,
+                              const std::function<void()> &afterSending) {
   int64_t self = communicator.device(), devices = communicator.devices();
-  if (from.replicas.processes() != devices || to.replicas.processes() != devices)
+  if (from.replicas.processes() != devices ||
+      to.replicas.processes() != devices)
     return fail("the plans run as " + llvm::Twine(from.replicas.processes()) +
                 " and " + llvm::Twine(to.replicas.processes()) +
                 " processes, the run has " + llvm::Twine(devices));
@@ -299,8 +301,8 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
   // start of the run as the routing counts it.
   plan.rest = schedule::replicateSchedule(*lists, nextReplicas);
   if (nextReplicas.replicated())
-    if (llvm::Error error = schedule::dryRunReplicated(
-            next->stageGraph(), nextReplicas, plan.rest))
+    if (llvm::Error error = schedule::dryRunReplicated(next->stageGraph(),
+                                                       nextReplicas, plan.rest))
       return refuse(llvm::toString(std::move(error)));
   plan.replicas = std::move(nextReplicas);
   plan.model = std::move(next);
@@ -328,6 +330,6 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
   if (!opened)
     return fail("--migrate-to " + directory + ": " +
                 llvm::toString(opened.takeError()));
-  return planMigration(current, replicas, config, std::move(*opened),
-                       directory, atStep, allowOverBudget);
+  return planMigration(current, replicas, config, std::move(*opened), directory,
+                       atStep, allowOverBudget);
 }

@@ -407,12 +407,18 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
       return freezing.takeError();
     run.freezing = std::move(*freezing);
     if (run.freezing->gradientNorm) {
-      // The rule's state (the last evaluation's norms) is not in a
-      // checkpoint, and its all-reduce is over the plan's devices.
-      if (!options.resumePath.empty())
-        return fail("--freeze gradient-norm does not run with --resume yet "
-                    "(resume with the plan the run migrated to, or with "
-                    "--freeze schedule=FILE)");
+      // A resumed run continues the rule from the checkpoint's state; the
+      // rule's all-reduce is over the plan's devices.
+      if (run.resumed) {
+        if (run.resumed->freezePolicy.kind() == llvm::json::Value::Null)
+          return fail(run.resumed->directory +
+                      ": no gradient-norm state (written by a run without "
+                      "--freeze gradient-norm); resume with --freeze "
+                      "schedule=FILE at the depths its log shows");
+        GradientNormFreezer freezer(*run.freezing);
+        if (llvm::Error error = freezer.restore(run.resumed->freezePolicy))
+          return prefixed(run.resumed->directory, std::move(error));
+      }
       if (run.replicas.replicated() ||
           (run.migration && run.migration->replicas.replicated()))
         return fail("--freeze gradient-norm does not run with replicas yet");

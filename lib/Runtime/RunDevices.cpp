@@ -181,12 +181,11 @@ migrateDevice(Devices &shared, PlanEndpoint &endpoint,
                     std::to_string(migration.atStep) + ", paused");
     std::this_thread::sleep_for(std::chrono::seconds(60));
   };
-  auto moved = migrateState(communicator, from,
-                            {migration.model->placement(), migration.replicas},
-                            captureState(executor), &traffic,
-                            shared.options.debugMigrationPause
-                                ? std::function<void()>(pause)
-                                : std::function<void()>());
+  auto moved = migrateState(
+      communicator, from, {migration.model->placement(), migration.replicas},
+      captureState(executor), &traffic,
+      shared.options.debugMigrationPause ? std::function<void()>(pause)
+                                         : std::function<void()>());
   if (!moved) {
     std::string message = llvm::toString(moved.takeError());
     communicator.abort("device " + std::to_string(d) + " failed: " + message);
@@ -390,10 +389,19 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
   const std::set<std::string> *planFrozen = &run.config.frozen;
   std::optional<GradientNormFreezer> gradientNorm;
   if (run.freezing) {
-    config.frozen = run.freezing->frozenAt(firstStep, *planFrozen);
-    shared.freezeDepth[process] = run.freezing->depths.depthAt(firstStep);
-    if (run.freezing->gradientNorm)
+    uint32_t depth = run.freezing->depths.depthAt(firstStep);
+    if (run.freezing->gradientNorm) {
+      // Resumed: the rule goes on from the checkpoint's state (planTraining
+      // checked it).
       gradientNorm.emplace(*run.freezing);
+      if (run.resumed)
+        if (llvm::Error error =
+                gradientNorm->restore(run.resumed->freezePolicy))
+          shared.fatal(llvm::toString(std::move(error)));
+      depth = gradientNorm->depth();
+    }
+    config.frozen = run.freezing->frozenWith(depth, *planFrozen);
+    shared.freezeDepth[process] = depth;
   }
   auto executor = std::make_unique<DeviceExecutor>(
       endpoint.device(), pointers(stages), *placement, config);
@@ -408,11 +416,18 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
     run.weights.clear();
   if (llvm::Error error = executor->setWeights(std::move(mine)))
     shared.fatal(llvm::toString(std::move(error)));
-  if (run.resumed)
-    if (llvm::Error error = executor->resume(run.resumed->updates,
-                                             run.resumed->optimizerState[d]))
+  if (run.resumed) {
+    // A checkpoint written at the step a policy froze more still holds the
+    // optimizer state of what it froze, which is never used again.
+    TensorMap state;
+    for (const auto &[name, tensor] : run.resumed->optimizerState[d])
+      if (!executor->frozen().count(
+              llvm::StringRef(name).rsplit('.').first.str()))
+        state.emplace(name, tensor);
+    if (llvm::Error error = executor->resume(run.resumed->updates, state))
       shared.fatal(run.resumed->directory + ": " +
                    llvm::toString(std::move(error)));
+  }
   if (run.resumed && process == 0)
     shared.call(shared.hooks.onNote,
                 "resuming " + run.resumed->directory + " after " +
@@ -445,23 +460,28 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
     summary.computeSeconds += report.computeSeconds;
     if (shared.detector)
       shared.detector->setCompletedStep(report.step);
+    // The gradient-norm rule sees this step's gradients (a collective)
+    // before the checkpoint, which records its state.
+    std::optional<uint32_t> normDepth;
+    if (gradientNorm)
+      normDepth = gradientNorm->afterStep(endpoint.device(), report.step,
+                                          report.gradientSquares);
     // Replicas 0 write the checkpoints (replicas hold the same weights).
     if (checkpoint && endpoint.replica() == 0 &&
         (report.step + 1) % *options.checkpointEvery == 0)
-      if (llvm::Error error =
-              saveCheckpoint(endpoint.device(), *checkpoint, executor->updates(),
-                             ownedWeights(*executor, *placement, d),
-                             executor->optimizerState()))
+      if (llvm::Error error = saveCheckpoint(
+              endpoint.device(), *checkpoint, executor->updates(),
+              ownedWeights(*executor, *placement, d),
+              executor->optimizerState(),
+              gradientNorm ? gradientNorm->state() : nullptr))
         shared.fatal("device " + std::to_string(d) +
                      ": checkpoint: " + llvm::toString(std::move(error)));
     shared.call(shared.hooks.onStep, d, report);
     if (run.freezing) {
       // From the next step on: the decision at the step boundary.
       uint32_t &depth = shared.freezeDepth[process];
-      depth = gradientNorm ? gradientNorm->afterStep(endpoint.device(),
-                                                     report.step,
-                                                     report.gradientSquares)
-                           : run.freezing->depths.depthAt(report.step + 1);
+      depth = normDepth ? *normDepth
+                        : run.freezing->depths.depthAt(report.step + 1);
       if (gradientNorm && process == 0 && !gradientNorm->evaluation().empty())
         shared.call(shared.hooks.onNote, gradientNorm->evaluation());
       std::set<std::string> frozen =
@@ -508,9 +528,9 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
     d = migration.replicas.replicaOf(process).first;
     int32_t chargedBefore = ftpipe_mem_thread_device();
     ftpipe_mem_set_thread_device(static_cast<int32_t>(d));
-    executor = migrateDevice(shared, endpoint, *executor,
-                             {*placement, *replicas}, migration,
-                             pointers(next));
+    executor =
+        migrateDevice(shared, endpoint, *executor, {*placement, *replicas},
+                      migration, pointers(next));
     ftpipe_mem_set_thread_device(chargedBefore);
     // The memory line is the next plan's: its peak from here on (the
     // migration itself held the device's share twice for a moment).
@@ -615,9 +635,8 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
   // Replicas 0 (of the plan the run ended under) gather the weights: the
   // others hold the same.
   if (endpoint.replica() == 0)
-    result.weights =
-        gatherWeights(endpoint.device(), run.model->parameters(),
-                      finalPlacement(shared, process), owned);
+    result.weights = gatherWeights(endpoint.device(), run.model->parameters(),
+                                   finalPlacement(shared, process), owned);
   communicator->barrier(1);
   if (detector)
     detector->finish();

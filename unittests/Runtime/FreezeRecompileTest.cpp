@@ -41,10 +41,10 @@ TEST(FreezeRecompile, AddsTheExtraArgumentsLast) {
   recorded.arguments = {"--devices=4", "-O1"};
   // --freeze-recompile-args: after the recorded ones, so that a repeated
   // flag (--devices) wins; runs of spaces separate nothing.
-  EXPECT_EQ(freezeCommand(recorded, "f", " --replicas=2  --devices=2 ")
-                .arguments,
-            (std::vector<std::string>{"--devices=4", "-O1", "--freeze=@f",
-                                      "--replicas=2", "--devices=2"}));
+  EXPECT_EQ(
+      freezeCommand(recorded, "f", " --replicas=2  --devices=2 ").arguments,
+      (std::vector<std::string>{"--devices=4", "-O1", "--freeze=@f",
+                                "--replicas=2", "--devices=2"}));
 }
 
 } // namespace

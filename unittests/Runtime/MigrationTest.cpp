@@ -109,7 +109,8 @@ TEST(Migration, PartitionRefusesStateItDoesNotOwnAndOtherModels) {
   ParameterPlacement other = kTo;
   other.erase("c");
   other["d"] = {0};
-  auto otherModel = partitionState(0, kFromThree, {other, kThree}, stateBefore(0));
+  auto otherModel =
+      partitionState(0, kFromThree, {other, kThree}, stateBefore(0));
   ASSERT_FALSE(bool(otherModel));
   EXPECT_EQ(llvm::toString(otherModel.takeError()),
             "parameter 'c' is not in the next plan");
@@ -125,8 +126,7 @@ TEST(Migration, EveryDeviceEndsWithItsNewShareBitForBit) {
   for (int64_t d = 0; d < devices; ++d)
     threads.emplace_back([&, d] {
       auto moved = migrateState(mailbox.endpoint(d), kFromThree, kToThree,
-                                stateBefore(d),
-                                &traffic[d]);
+                                stateBefore(d), &traffic[d]);
       if (moved)
         after[d] = std::move(*moved);
       else
@@ -317,8 +317,8 @@ TEST(Migration, PlanRefusesOtherModelsDevicesAndSteps) {
   TinyMlpShape shape;
   auto current = createTinyMlpModel(shape, {0, 1, 0, 1});
   auto refusal = [&](std::unique_ptr<PipelineModel> next, int64_t atStep) {
-    auto planned = planMigration(*current, kTwo, sixSteps(), std::move(next), "next",
-                                 atStep, false);
+    auto planned = planMigration(*current, kTwo, sixSteps(), std::move(next),
+                                 "next", atStep, false);
     return planned ? std::string() : llvm::toString(planned.takeError());
   };
   EXPECT_EQ(refusal(createTinyMlpModel(shape, {0, 1, 2, 1}), 3),

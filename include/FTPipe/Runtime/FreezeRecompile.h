@@ -33,8 +33,7 @@ namespace runtime {
 /// `--freeze=@namesFile` added, then `extra` (ftpipe-compile arguments
 /// separated by spaces, --freeze-recompile-args; a later flag wins).
 ManifestCompile freezeCommand(const ManifestCompile &command,
-                              llvm::StringRef namesFile,
-                              llvm::StringRef extra);
+                              llvm::StringRef namesFile, llvm::StringRef extra);
 
 /// Device 0's side of --freeze-recompile: the compile in flight and the
 /// decisions, said in lines for a person (`note`). Every call comes at a
