@@ -33,7 +33,7 @@
 # none: the re-compiles keep 4 devices without replicas, as before).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="${1:-$root/build}/bin"
+bin="$(cd "${1:-$root/build}" && pwd)/bin"
 epochs="${EPOCHS:-6}" samples="${SAMPLES:-1024}" alpha="${ALPHA:-0.3333}"
 sim_epochs="${SIM_EPOCHS:-6}" repack="${REPACK:-auto}"
 micro=4 batch=8
