@@ -168,7 +168,7 @@ ReplanControl FreezeRecompiler::afterStep(
   if (nextReplicas.replicated() && !setup.replicasAllowed)
     return goOn("the plan has replicas " + nextReplicas.str() +
                 ", which this run cannot move to (replicas run as MPI "
-                "processes, and not with --freeze gradient-norm yet)");
+                "processes)");
   std::string after = describePlan(**next, nextReplicas, config);
   auto planned = planMigration(current, replicas, config, std::move(*next),
                                directory, updates, setup.allowOverBudget);

@@ -407,8 +407,7 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
       return freezing.takeError();
     run.freezing = std::move(*freezing);
     if (run.freezing->gradientNorm) {
-      // A resumed run continues the rule from the checkpoint's state; the
-      // rule's all-reduce is over the plan's devices.
+      // A resumed run continues the rule from the checkpoint's state.
       if (run.resumed) {
         if (run.resumed->freezePolicy.kind() == llvm::json::Value::Null)
           return fail(run.resumed->directory +
@@ -419,9 +418,6 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
         if (llvm::Error error = freezer.restore(run.resumed->freezePolicy))
           return prefixed(run.resumed->directory, std::move(error));
       }
-      if (run.replicas.replicated() ||
-          (run.migration && run.migration->replicas.replicated()))
-        return fail("--freeze gradient-norm does not run with replicas yet");
       run.config.gradientSquares = true;
     }
   }

@@ -268,7 +268,7 @@ static void runReplanning(
     setup.allowOverBudget = options.allowOverBudget;
     setup.waitForCompile = options.debugReplanWait;
     setup.extraArguments = options.freezeRecompileArgs;
-    setup.replicasAllowed = shared.processes && !run.config.gradientSquares;
+    setup.replicasAllowed = shared.processes;
     setup.note = note;
     freezer.emplace(std::move(setup));
   } else if (d == 0) {
@@ -460,12 +460,15 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
     summary.computeSeconds += report.computeSeconds;
     if (shared.detector)
       shared.detector->setCompletedStep(report.step);
-    // The gradient-norm rule sees this step's gradients (a collective)
-    // before the checkpoint, which records its state.
+    // The gradient-norm rule sees this step's gradients (a collective of
+    // all processes; a device's replicas hold the same sums, its first
+    // gives them) before the checkpoint, which records its state.
     std::optional<uint32_t> normDepth;
     if (gradientNorm)
-      normDepth = gradientNorm->afterStep(endpoint.device(), report.step,
-                                          report.gradientSquares);
+      normDepth = gradientNorm->afterStep(
+          endpoint.process(), report.step,
+          endpoint.replica() == 0 ? report.gradientSquares
+                                  : std::map<std::string, double>());
     // Replicas 0 write the checkpoints (replicas hold the same weights).
     if (checkpoint && endpoint.replica() == 0 &&
         (report.step + 1) % *options.checkpointEvery == 0)

@@ -50,8 +50,7 @@ public:
     bool waitForCompile = false;
     /// --freeze-recompile-args (freezeCommand).
     std::string extraArguments;
-    /// Whether the run may move to a plan with replicas (MPI processes,
-    /// and no --freeze gradient-norm: its all-reduce is the plan's).
+    /// Whether the run may move to a plan with replicas (MPI processes).
     bool replicasAllowed = false;
     std::function<void(const std::string &)> note;
   };

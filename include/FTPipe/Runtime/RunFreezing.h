@@ -65,8 +65,10 @@ class GradientNormFreezer {
 public:
   explicit GradientNormFreezer(const RunFreezing &freezing);
   /// After the update of step `step` (0-based), with this device's
-  /// StepReport::gradientSquares; every device calls it at every step (a
-  /// collective). Returns the depth from the next step on.
+  /// StepReport::gradientSquares; every process of `communicator` (one end
+  /// per process) calls it at every step (a collective; of a replicated
+  /// device's processes, one gives the squares and the others none).
+  /// Returns the depth from the next step on.
   uint32_t afterStep(Communicator &communicator, int64_t step,
                      const std::map<std::string, double> &squares);
   uint32_t depth() const { return rule.depth(); }
