@@ -75,15 +75,28 @@ ftpipe::runtime::partitionState(int64_t self, ProcessPlacement from,
     }
     return result;
   };
+  // Copies `value` to every destination `self` gives it to, the last one
+  // taking it (a device's share is not held twice for nothing).
+  auto handOver = [&](const std::vector<std::pair<int64_t, int64_t>> &routes,
+                      Tensor &value,
+                      llvm::function_ref<TensorMap &(int64_t)> into,
+                      const std::string &name) {
+    std::vector<int64_t> mine;
+    for (auto [destination, source] : routes)
+      if (source == self)
+        mine.push_back(destination);
+    for (size_t i = 0; i < mine.size(); ++i)
+      into(mine[i])[name] = i + 1 == mine.size() ? std::move(value) : value;
+  };
   std::map<int64_t, DeviceState> out;
   for (auto &[name, value] : current.weights) {
     if (!from.parameters.count(name))
       return fail(who + " holds '" + name + "', not a parameter of the plan");
     if (from.parameters.at(name).front() != device)
       continue;
-    for (auto [destination, source] : sources(name, false))
-      if (source == self)
-        out[destination].weights[name] = value;
+    handOver(
+        sources(name, false), value,
+        [&](int64_t to) -> TensorMap & { return out[to].weights; }, name);
   }
   for (auto &[name, value] : current.optimizerState) {
     llvm::StringRef param = parameterOfState(name);
@@ -91,9 +104,10 @@ ftpipe::runtime::partitionState(int64_t self, ProcessPlacement from,
     if (it == from.parameters.end() || it->second.front() != device)
       return fail(who + " holds optimizer state '" + name +
                   "' of a parameter it does not own");
-    for (auto [destination, source] : sources(param.str(), true))
-      if (source == self)
-        out[destination].optimizerState[name] = value;
+    handOver(
+        sources(param.str(), true), value,
+        [&](int64_t to) -> TensorMap & { return out[to].optimizerState; },
+        name);
   }
   for (auto &[destination, state] : out)
     state.updates = current.updates;
