@@ -9,13 +9,15 @@
 #     --devices=4` and trained on 4 MPI processes for EPOCHS epochs of
 #     SAMPLES samples (1F1B, 4 micro-batches per step, Adam, lr 1e-3), once
 #     without freezing and once with `--freeze alpha=ALPHA
-#     --freeze-recompile` (PipeTransformer's schedule: after epoch T,
-#     floor(8 (1 - (1 - ALPHA)^T)) layers frozen; each time the prefix
-#     grows, the model is compiled again with it frozen in the background
-#     and the run migrates to that plan). Per epoch: the frozen depth, the
+#     --freeze-recompile --freeze-recompile-args=--replicas=REPACK`
+#     (PipeTransformer's schedule: after epoch T, floor(8 (1 - (1 -
+#     ALPHA)^T)) layers frozen; each time the prefix grows, the model is
+#     compiled again with it frozen in the background, the planner choosing
+#     depth x replicas of the 4 devices with REPACK=auto, and the run
+#     migrates to that plan). Per epoch: the frozen depth, the
 #     time (the sum of process 0's step times) and the mean loss; then the
-#     re-packed plans (stages per device and ops per device, from the
-#     compile's lines and manifests), the total time, the 4 processes' CPU
+#     re-packed plans (stages per device, replicas and ops per device, from
+#     the compile's lines and manifests), the total time, the 4 processes' CPU
 #     time (/usr/bin/time per process: load changes it far less than the
 #     wall time) and the final loss (the last epoch's mean) of both, and the
 #     speed-ups.
@@ -27,12 +29,13 @@
 #
 # Measured times depend on the machine's load: the script prints `uptime`
 # before each run; the simulated part does not. Environment: EPOCHS
-# (default 6), SAMPLES (1024), ALPHA (0.3333), SIM_EPOCHS (6).
+# (default 6), SAMPLES (1024), ALPHA (0.3333), SIM_EPOCHS (6), REPACK (auto;
+# none: the re-compiles keep 4 devices without replicas, as before).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="${1:-$root/build}/bin"
+bin="$(cd "${1:-$root/build}" && pwd)/bin"
 epochs="${EPOCHS:-6}" samples="${SAMPLES:-1024}" alpha="${ALPHA:-0.3333}"
-sim_epochs="${SIM_EPOCHS:-6}"
+sim_epochs="${SIM_EPOCHS:-6}" repack="${REPACK:-auto}"
 micro=4 batch=8
 steps=$((epochs * samples / (micro * batch)))
 work="$(mktemp -d)"
@@ -55,13 +58,14 @@ run=(mpirun -np 4 --oversubscribe sh -c
      --lr 1e-3)
 echo "no freezing: $(uptime)"
 "${run[@]}" > "$work/base.log" 2>&1
-echo "alpha=$alpha: $(uptime)"
+echo "alpha=$alpha, re-packing replicas=$repack: $(uptime)"
 run[7]="$work/cpu.frozen"
 # The background compiles' own CPU time, to tell it from training's.
 printf '#!/bin/sh\nexec /usr/bin/time -a -f "%%U %%S" -o "%s" "%s" "$@"\n' \
   "$work/cpu.compiles" "$bin/ftpipe-compile" > "$work/compile.sh"
 chmod +x "$work/compile.sh"
 "${run[@]}" --freeze "alpha=$alpha" --freeze-recompile \
+  --freeze-recompile-args="--replicas=$repack" \
   --replan-dir "$work/plans" --replan-compiler "$work/compile.sh" \
   > "$work/frozen.log" 2>&1
 echo "after: $(uptime)"

@@ -177,7 +177,8 @@ llvm::Error ftpipe::runtime::checkCheckpointDirectory(llvm::StringRef path) {
 static llvm::Error commit(const CheckpointSetup &setup, int64_t updates,
                           support::OutputDirectory &root,
                           support::OutputDirectory &partial,
-                          const std::vector<FileRecord> &records) {
+                          const std::vector<FileRecord> &records,
+                          const llvm::json::Value &freezePolicy) {
   llvm::json::Array files;
   for (const FileRecord &record : records)
     files.push_back(recordJson(record));
@@ -195,6 +196,8 @@ static llvm::Error commit(const CheckpointSetup &setup, int64_t updates,
       {"plan", llvm::json::Object(setup.identity.plan)},
       {"training", llvm::json::Object(setup.identity.training)},
       {"files", std::move(files)}};
+  if (freezePolicy.kind() != llvm::json::Value::Null)
+    manifest["freeze_policy"] = freezePolicy;
   // Leftovers of an earlier attempt at this step (a killed writer): files
   // a checkpoint writes go; anything else is not ours and stops the commit.
   llvm::Expected<std::vector<std::string>> names = partial.entries();
@@ -247,11 +250,10 @@ static llvm::Error commit(const CheckpointSetup &setup, int64_t updates,
   return llvm::Error::success();
 }
 
-llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
-                                            const CheckpointSetup &setup,
-                                            int64_t updates,
-                                            const TensorMap &ownedWeights,
-                                            const TensorMap &optimizerState) {
+llvm::Error ftpipe::runtime::saveCheckpoint(
+    Communicator &communicator, const CheckpointSetup &setup, int64_t updates,
+    const TensorMap &ownedWeights, const TensorMap &optimizerState,
+    const llvm::json::Value &freezePolicy) {
   int64_t self = communicator.device();
   // Every device may create the partial directory at once: one that has
   // no marker yet is adopted, a link or another user's directory refused.
@@ -333,7 +335,7 @@ llvm::Error ftpipe::runtime::saveCheckpoint(Communicator &communicator,
       mine.push_back(std::move(*record));
     }
   }
-  return commit(setup, updates, *root, *partial, mine);
+  return commit(setup, updates, *root, *partial, mine, freezePolicy);
 }
 
 //===----------------------------------------------------------------------===//
@@ -507,6 +509,8 @@ ftpipe::runtime::loadCheckpoint(llvm::StringRef where,
   loaded.directory = directory;
   loaded.updates = *updates;
   loaded.optimizerState.resize(devices);
+  if (const llvm::json::Value *policy = manifest->get("freeze_policy"))
+    loaded.freezePolicy = *policy;
   std::vector<bool> haveWeights(devices), haveState(devices);
   for (const llvm::json::Value &value : *files) {
     std::optional<FileRecord> record = parseRecord(value);

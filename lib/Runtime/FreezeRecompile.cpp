@@ -21,7 +21,8 @@ using namespace ftpipe;
 using namespace ftpipe::runtime;
 
 ManifestCompile ftpipe::runtime::freezeCommand(const ManifestCompile &command,
-                                               llvm::StringRef namesFile) {
+                                               llvm::StringRef namesFile,
+                                               llvm::StringRef extra) {
   ManifestCompile frozen;
   frozen.model = command.model;
   const std::vector<std::string> &args = command.arguments;
@@ -35,6 +36,10 @@ ManifestCompile ftpipe::runtime::freezeCommand(const ManifestCompile &command,
     frozen.arguments.push_back(args[i]);
   }
   frozen.arguments.push_back("--freeze=@" + namesFile.str());
+  llvm::SmallVector<llvm::StringRef> added;
+  extra.split(added, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef arg : added)
+    frozen.arguments.push_back(arg.str());
   return frozen;
 }
 
@@ -57,11 +62,24 @@ static size_t manifestFrozen(const PipelineModel &model) {
                         [](const auto &entry) { return entry.second.frozen; });
 }
 
-/// "X ms per step (predicted), ops per device A/B/C" for a compiled plan.
+/// The processes each device of `model` runs as: its manifest's replicas.
+static schedule::ReplicaLayout replicasOf(const PipelineModel &model) {
+  auto *compiled = dynamic_cast<const CompiledModel *>(&model);
+  return compiled && compiled->manifest().replicas
+             ? *compiled->manifest().replicas
+             : schedule::ReplicaLayout::none(model.stageGraph().devices);
+}
+
+/// "predicted step X ms, ops per device A/B/C" for a compiled plan run as
+/// `replicas` ("replicas 2,2, ops per device A/B": the prediction is the
+/// unreplicated pipeline's, so it is left out).
 static std::string describePlan(const PipelineModel &model,
+                                const schedule::ReplicaLayout &replicas,
                                 const ExecutorConfig &config) {
   std::string text = "ops per device " + opsPerDevice(model);
   auto *compiled = dynamic_cast<const CompiledModel *>(&model);
+  if (replicas.replicated())
+    return "replicas " + replicas.str() + ", " + text;
   if (!compiled)
     return text;
   auto predicted =
@@ -74,11 +92,10 @@ static std::string describePlan(const PipelineModel &model,
       .str();
 }
 
-ReplanControl FreezeRecompiler::afterStep(int64_t updates,
-                                          const std::set<std::string> &frozen,
-                                          uint32_t depth, size_t layers,
-                                          const PipelineModel &current,
-                                          const ExecutorConfig &config) {
+ReplanControl FreezeRecompiler::afterStep(
+    int64_t updates, const std::set<std::string> &frozen, uint32_t depth,
+    size_t layers, const PipelineModel &current,
+    const schedule::ReplicaLayout &replicas, const ExecutorConfig &config) {
   ReplanControl control;
   auto say = [&](const std::string &what) {
     setup.note(prefix() + " after step " + std::to_string(updates) + ": " +
@@ -117,7 +134,8 @@ ReplanControl FreezeRecompiler::afterStep(int64_t updates,
     }
     auto started = PlanCompile::start(
         setup.compiler,
-        freezeCommand(*compiled->manifest().compile, base + ".frozen"),
+        freezeCommand(*compiled->manifest().compile, base + ".frozen",
+                      setup.extraArguments),
         /*profile=*/"", base, base + "-compile.log");
     if (!started) {
       say(llvm::toString(started.takeError()) +
@@ -146,15 +164,20 @@ ReplanControl FreezeRecompiler::afterStep(int64_t updates,
   auto next = CompiledModel::open(directory);
   if (!next)
     return goOn(llvm::toString(next.takeError()));
-  std::string after = describePlan(**next, config);
-  auto planned = planMigration(current, config, std::move(*next), directory,
-                               updates, setup.allowOverBudget);
+  schedule::ReplicaLayout nextReplicas = replicasOf(**next);
+  if (nextReplicas.replicated() && !setup.replicasAllowed)
+    return goOn("the plan has replicas " + nextReplicas.str() +
+                ", which this run cannot move to (replicas run as MPI "
+                "processes)");
+  std::string after = describePlan(**next, nextReplicas, config);
+  auto planned = planMigration(current, replicas, config, std::move(*next),
+                               directory, updates, setup.allowOverBudget);
   if (!planned)
     return goOn(llvm::toString(planned.takeError()));
   if (llvm::Error error = checkFrozenAtMigration(*planned, frozen))
     return goOn(llvm::toString(std::move(error)));
-  std::string taken =
-      llvm::formatv("taken: {0} -> {1}", describePlan(current, config), after);
+  std::string taken = llvm::formatv(
+      "taken: {0} -> {1}", describePlan(current, replicas, config), after);
   say(llvm::formatv("plan {0} (compiled in {1:f1} s, {2} parameters frozen) "
                     "{3}",
                     directory, seconds, planned->config.frozen.size(), taken)

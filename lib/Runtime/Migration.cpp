@@ -40,39 +40,76 @@ static llvm::StringRef parameterOfState(llvm::StringRef stateName) {
 }
 
 llvm::Expected<std::map<int64_t, DeviceState>>
-ftpipe::runtime::partitionState(int64_t self, const ParameterPlacement &from,
-                                const ParameterPlacement &to,
-                                DeviceState current) {
-  for (const auto &[name, holders] : from)
-    if (!to.count(name))
+ftpipe::runtime::partitionState(int64_t self, ProcessPlacement from,
+                                ProcessPlacement to, DeviceState current) {
+  for (const auto &[name, holders] : from.parameters)
+    if (!to.parameters.count(name))
       return fail("parameter '" + name + "' is not in the next plan");
-  for (const auto &[name, holders] : to)
-    if (!from.count(name))
+  for (const auto &[name, holders] : to.parameters)
+    if (!from.parameters.count(name))
       return fail("parameter '" + name + "' is not in the current plan");
-  auto ownedNow = [&](llvm::StringRef name) {
-    auto it = from.find(name.str());
-    return it != from.end() && it->second.front() == self;
+  // The device whose replica process `self` runs, as messages name it.
+  int64_t device = from.replicas.replicaOf(self).first;
+  std::string who = from.replicas.replicated()
+                        ? "process " + std::to_string(self)
+                        : "device " + std::to_string(self);
+  // The processes that get `name`'s value (its holders' under `to`, or its
+  // owner's alone), each with the process that gives it: the destination
+  // itself when it runs a replica of the old owner, else one of the old
+  // owner's replicas.
+  auto sources = [&](const std::string &name, bool ownerOnly) {
+    int64_t owner = from.parameters.at(name).front();
+    int64_t ownerReplicas = from.replicas.replicas[owner];
+    std::vector<std::pair<int64_t, int64_t>> result;
+    for (int64_t holder : to.parameters.at(name)) {
+      for (int64_t j = 0; j < to.replicas.replicas[holder]; ++j) {
+        int64_t destination = to.replicas.process(holder, j);
+        int64_t source =
+            from.replicas.replicaOf(destination).first == owner
+                ? destination
+                : from.replicas.process(owner, destination % ownerReplicas);
+        result.push_back({destination, source});
+      }
+      if (ownerOnly)
+        break;
+    }
+    return result;
+  };
+  // Copies `value` to every destination `self` gives it to, the last one
+  // taking it (a device's share is not held twice for nothing).
+  auto handOver = [&](const std::vector<std::pair<int64_t, int64_t>> &routes,
+                      Tensor &value,
+                      llvm::function_ref<TensorMap &(int64_t)> into,
+                      const std::string &name) {
+    std::vector<int64_t> mine;
+    for (auto [destination, source] : routes)
+      if (source == self)
+        mine.push_back(destination);
+    for (size_t i = 0; i < mine.size(); ++i)
+      into(mine[i])[name] = i + 1 == mine.size() ? std::move(value) : value;
   };
   std::map<int64_t, DeviceState> out;
   for (auto &[name, value] : current.weights) {
-    if (!from.count(name))
-      return fail("device " + llvm::Twine(self) + " holds '" + name +
-                  "', not a parameter of the plan");
-    if (!ownedNow(name))
+    if (!from.parameters.count(name))
+      return fail(who + " holds '" + name + "', not a parameter of the plan");
+    if (from.parameters.at(name).front() != device)
       continue;
-    const std::vector<int64_t> &holders = to.at(name);
-    for (size_t h = 0; h < holders.size(); ++h)
-      out[holders[h]].weights[name] =
-          h + 1 == holders.size() ? std::move(value) : value;
+    handOver(
+        sources(name, false), value,
+        [&](int64_t to) -> TensorMap & { return out[to].weights; }, name);
   }
   for (auto &[name, value] : current.optimizerState) {
     llvm::StringRef param = parameterOfState(name);
-    if (!ownedNow(param))
-      return fail("device " + llvm::Twine(self) + " holds optimizer state '" +
-                  name + "' of a parameter it does not own");
-    out[to.at(param.str()).front()].optimizerState[name] = std::move(value);
+    auto it = from.parameters.find(param.str());
+    if (it == from.parameters.end() || it->second.front() != device)
+      return fail(who + " holds optimizer state '" + name +
+                  "' of a parameter it does not own");
+    handOver(
+        sources(param.str(), true), value,
+        [&](int64_t to) -> TensorMap & { return out[to].optimizerState; },
+        name);
   }
-  for (auto &[device, state] : out)
+  for (auto &[destination, state] : out)
     state.updates = current.updates;
   return std::move(out);
 }
@@ -85,11 +122,17 @@ static std::string image(const std::string &name, const Tensor &tensor,
   return serializeSafetensors(one, {{kKindKey, kind}});
 }
 
-llvm::Expected<DeviceState> ftpipe::runtime::migrateState(
-    Communicator &communicator, const ParameterPlacement &from,
-    const ParameterPlacement &to, DeviceState current,
-    MigrationTraffic *traffic, const std::function<void()> &afterSending) {
+llvm::Expected<DeviceState>
+ftpipe::runtime::migrateState(Communicator &communicator, ProcessPlacement from,
+                              ProcessPlacement to, DeviceState current,
+                              MigrationTraffic *traffic,
+                              const std::function<void()> &afterSending) {
   int64_t self = communicator.device(), devices = communicator.devices();
+  if (from.replicas.processes() != devices ||
+      to.replicas.processes() != devices)
+    return fail("the plans run as " + llvm::Twine(from.replicas.processes()) +
+                " and " + llvm::Twine(to.replicas.processes()) +
+                " processes, the run has " + llvm::Twine(devices));
   int64_t updates = current.updates;
   auto parts = partitionState(self, from, to, std::move(current));
   if (!parts)
@@ -138,7 +181,7 @@ llvm::Expected<DeviceState> ftpipe::runtime::migrateState(
     int64_t count = 0;
     communicator.recv(peer, headerTag, 0, &count, sizeof(count));
     // A parameter's value and at most a few optimizer slots each.
-    if (count < 0 || count > 8 * int64_t(to.size()))
+    if (count < 0 || count > 8 * int64_t(to.parameters.size()))
       return fail("device " + llvm::Twine(peer) + " announced " +
                   llvm::Twine(count) + " tensors");
     std::vector<int64_t> sizes(count);
@@ -170,10 +213,19 @@ llvm::Expected<DeviceState> ftpipe::runtime::migrateState(
   return std::move(next);
 }
 
+/// "4 processes (2 devices, replicas 2,2)", or "N devices" unreplicated.
+static std::string describeProcesses(const schedule::ReplicaLayout &layout) {
+  if (!layout.replicated())
+    return std::to_string(layout.devices()) + " devices";
+  return std::to_string(layout.processes()) + " processes (" +
+         std::to_string(layout.devices()) + " devices, replicas " +
+         layout.str() + ")";
+}
+
 llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
-    const PipelineModel &current, const ExecutorConfig &config,
-    std::unique_ptr<PipelineModel> next, llvm::StringRef name, int64_t atStep,
-    bool allowOverBudget) {
+    const PipelineModel &current, const schedule::ReplicaLayout &replicas,
+    const ExecutorConfig &config, std::unique_ptr<PipelineModel> next,
+    llvm::StringRef name, int64_t atStep, bool allowOverBudget) {
   auto refuse = [&](const llvm::Twine &why) {
     return fail("--migrate-to " + name + ": " + why);
   };
@@ -183,10 +235,25 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
                 ": the run migrates after a step and before its last, so "
                 "from 1 to " +
                 llvm::Twine(steps - 1) + " with --steps " + llvm::Twine(steps));
-  if (next->stageGraph().devices != current.stageGraph().devices)
-    return refuse("the plan has " + llvm::Twine(next->stageGraph().devices) +
-                  " devices, the run " +
-                  llvm::Twine(current.stageGraph().devices));
+  auto *nextCompiled = dynamic_cast<const CompiledModel *>(next.get());
+  schedule::ReplicaLayout nextReplicas =
+      nextCompiled && nextCompiled->manifest().replicas
+          ? *nextCompiled->manifest().replicas
+          : schedule::ReplicaLayout::none(next->stageGraph().devices);
+  if (nextReplicas.processes() != replicas.processes()) {
+    if (!nextReplicas.replicated() && !replicas.replicated())
+      return refuse("the plan has " + llvm::Twine(next->stageGraph().devices) +
+                    " devices, the run " +
+                    llvm::Twine(current.stageGraph().devices));
+    return refuse("the plan runs as " + describeProcesses(nextReplicas) +
+                  ", the run as " + describeProcesses(replicas));
+  }
+  schedule::Kind kind = config.schedule.kind;
+  if ((nextReplicas.replicated() || replicas.replicated()) &&
+      kind != schedule::Kind::GPipe && kind != schedule::Kind::OneFOneB)
+    return refuse("a migration to or from replicas runs with the gpipe and "
+                  "1f1b schedules only, not " +
+                  schedule::nameOf(kind) + " yet");
   if (llvm::Error error =
           validateWeights(current.parameters(), next->randomWeights(0)))
     return refuse("not a plan of the running model: " +
@@ -210,23 +277,25 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
   schedule::ScheduleConfig rest = config.schedule;
   rest.steps = steps - atStep;
   rest.split.clear();
-  // The next plan's own layout: none (a run with replicas is refused above).
+  // 1F1B's lists made for the next plan's own layout.
   rest.replicas.clear();
+  if (nextReplicas.replicated())
+    rest.replicas = nextReplicas.replicas;
   // Compiled plans record their memory and which stages split.
-  if (auto *compiled = dynamic_cast<const CompiledModel *>(next.get())) {
+  if (nextCompiled) {
+    const ArtifactManifest &manifest = nextCompiled->manifest();
     schedule::TrainingSetup setup;
     setup.schedule = config.schedule.kind;
     setup.microBatches = config.schedule.microBatches;
     setup.optimizer = config.optimizer.kind;
     setup.weightVersions = config.stashing;
     if (!allowOverBudget)
-      if (llvm::Error error = checkRunMemory(compiled->manifest(), setup))
+      if (llvm::Error error = checkRunMemory(manifest, setup))
         return refuse(llvm::toString(std::move(error)));
-    for (const schedule::DeviceMemory &memory :
-         plannedMemory(compiled->manifest(), setup))
+    for (const schedule::DeviceMemory &memory : plannedMemory(manifest, setup))
       plan.planBytes.push_back(int64_t(memory.totalBytes()));
     if (schedule::isZeroBubble(rest.kind))
-      rest.split = splitStages(compiled->manifest());
+      rest.split = splitStages(manifest);
   }
   auto lists =
       generateRunSchedule(next->stageGraph(), rest, next->plannedCosts());
@@ -235,16 +304,25 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
   if (auto checked = schedule::dryRun(next->stageGraph(), rest, *lists);
       !checked)
     return refuse(llvm::toString(checked.takeError()));
-  plan.rest = std::move(*lists);
   plan.config = config;
   plan.config.schedule.split = rest.split;
+  plan.config.schedule.replicas = rest.replicas;
   // The parameters the next plan freezes (its manifest) join those the run
   // froze before it: neither is ever trained again.
-  if (auto *compiled = dynamic_cast<const CompiledModel *>(next.get()))
-    for (const auto &[paramName, parameter] : compiled->manifest().parameters)
+  if (nextCompiled)
+    for (const auto &[paramName, parameter] :
+         nextCompiled->manifest().parameters)
       if (parameter.frozen)
         plan.config.frozen.insert(paramName);
-  shiftSchedule(plan.rest, atStep, rest.microBatches);
+  shiftSchedule(*lists, atStep, rest.microBatches);
+  // Each process's list: micro-batch m on replica m mod r, counted from the
+  // start of the run as the routing counts it.
+  plan.rest = schedule::replicateSchedule(*lists, nextReplicas);
+  if (nextReplicas.replicated())
+    if (llvm::Error error = schedule::dryRunReplicated(next->stageGraph(),
+                                                       nextReplicas, plan.rest))
+      return refuse(llvm::toString(std::move(error)));
+  plan.replicas = std::move(nextReplicas);
   plan.model = std::move(next);
   return std::move(plan);
 }
@@ -263,12 +341,13 @@ ftpipe::runtime::checkFrozenAtMigration(const PlannedMigration &migration,
 }
 
 llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
-    const PipelineModel &current, const ExecutorConfig &config,
-    llvm::StringRef directory, int64_t atStep, bool allowOverBudget) {
+    const PipelineModel &current, const schedule::ReplicaLayout &replicas,
+    const ExecutorConfig &config, llvm::StringRef directory, int64_t atStep,
+    bool allowOverBudget) {
   auto opened = CompiledModel::open(directory);
   if (!opened)
     return fail("--migrate-to " + directory + ": " +
                 llvm::toString(opened.takeError()));
-  return planMigration(current, config, std::move(*opened), directory, atStep,
-                       allowOverBudget);
+  return planMigration(current, replicas, config, std::move(*opened), directory,
+                       atStep, allowOverBudget);
 }

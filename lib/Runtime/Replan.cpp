@@ -376,10 +376,17 @@ ReplanControl ReplanCoordinator::afterStep(int64_t updates,
     return goOn(llvm::toString(after.takeError()));
   std::string ops = opsPerDevice(current) + " -> " + opsPerDevice(**next);
   std::string unusable;
-  auto planned = planMigration(current, config, std::move(*next), directory,
-                               updates, setup.allowOverBudget);
+  // Re-planning measures and moves between unreplicated plans only.
+  bool replicated = (*next)->manifest().replicas &&
+                    (*next)->manifest().replicas->replicated();
+  auto planned = planMigration(
+      current, schedule::ReplicaLayout::none(current.stageGraph().devices),
+      config, std::move(*next), directory, updates, setup.allowOverBudget);
   if (!planned)
     unusable = llvm::toString(planned.takeError());
+  else if (replicated)
+    unusable = "the plan has replicas (re-planning moves between plans "
+               "without replicas only)";
   ReplanDecision decision =
       decideReplan(*before, *after, setup.policy.threshold, unusable);
   setup.note(llvm::formatv("{0} after step {1}: plan {2} (compiled in {3:f1} "

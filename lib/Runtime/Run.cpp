@@ -105,14 +105,14 @@ static llvm::Error prepareMigration(TrainingRun &run,
       {!options.scheduleFile.empty(), "--schedule-file"},
       {options.compareSimulator, "--compare-simulator"},
       {!options.profilePath.empty(), "--profile-out"},
-      {!options.evalDataPath.empty(), "--eval-data"},
-      {run.replicas.replicated(), "replicas"}};
+      {!options.evalDataPath.empty(), "--eval-data"}};
   for (auto [given, what] : refused)
     if (given)
       return fail(llvm::Twine("--migrate-to does not run with ") + what +
                   " yet");
-  auto planned = planMigration(*run.model, run.config, options.migrateTo,
-                               options.migrateAt, options.allowOverBudget);
+  auto planned =
+      planMigration(*run.model, run.replicas, run.config, options.migrateTo,
+                    options.migrateAt, options.allowOverBudget);
   if (!planned)
     return planned.takeError();
   run.migration = std::move(*planned);
@@ -161,6 +161,8 @@ static llvm::Error checkRecompiling(const TrainingRun &run,
 /// --replan and --freeze-recompile: each alone, and what both refuse.
 static llvm::Error checkReplan(const TrainingRun &run,
                                const RunOptions &options) {
+  if (!options.freezeRecompileArgs.empty() && !options.freezeRecompile)
+    return fail("--freeze-recompile-args needs --freeze-recompile");
   if (options.freezeRecompile) {
     if (options.freeze.empty())
       return fail("--freeze-recompile needs a --freeze policy");
@@ -408,14 +410,17 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
       return freezing.takeError();
     run.freezing = std::move(*freezing);
     if (run.freezing->gradientNorm) {
-      // The rule's state (the last evaluation's norms) is not in a
-      // checkpoint, and its all-reduce is over the plan's devices.
-      if (!options.resumePath.empty())
-        return fail("--freeze gradient-norm does not run with --resume yet "
-                    "(resume with the plan the run migrated to, or with "
-                    "--freeze schedule=FILE)");
-      if (run.replicas.replicated())
-        return fail("--freeze gradient-norm does not run with replicas yet");
+      // A resumed run continues the rule from the checkpoint's state.
+      if (run.resumed) {
+        if (run.resumed->freezePolicy.kind() == llvm::json::Value::Null)
+          return fail(run.resumed->directory +
+                      ": no gradient-norm state (written by a run without "
+                      "--freeze gradient-norm); resume with --freeze "
+                      "schedule=FILE at the depths its log shows");
+        GradientNormFreezer freezer(*run.freezing);
+        if (llvm::Error error = freezer.restore(run.resumed->freezePolicy))
+          return prefixed(run.resumed->directory, std::move(error));
+      }
       run.config.gradientSquares = true;
     }
   }

@@ -50,7 +50,7 @@ struct Devices {
   FailureDetector *detector = nullptr;
   /// Held while a hook runs.
   std::mutex hookMutex;
-  /// With --replan, per device the plans it moved to and their stages, the
+  /// With --replan, per process the plans it moved to and their stages, the
   /// last one the run's final plan (each device's thread writes its own; a
   /// list, so that the executor's pointers into them stay valid).
   struct Replanned {
@@ -58,7 +58,7 @@ struct Devices {
     std::vector<std::unique_ptr<StageProgram>> stages;
   };
   std::vector<std::list<Replanned>> replanned;
-  /// With --freeze, per device the policy's depth from its next step on
+  /// With --freeze, per process the policy's depth from its next step on
   /// (each device's thread writes its own).
   std::vector<uint32_t> freezeDepth;
 
@@ -79,6 +79,38 @@ struct Devices {
     std::lock_guard<std::mutex> lock(hookMutex);
     hook(args...);
   }
+};
+/// A process's end of the run as a device of the plan it runs now: the
+/// process's communicator, seen through a ReplicaCommunicator while that
+/// plan is replicated. A migration to another layout adds a view; earlier
+/// views stay alive, as executors made before it refer to them.
+class PlanEndpoint {
+public:
+  PlanEndpoint(Communicator &processes, const schedule::ReplicaLayout &layout)
+      : processes(processes) {
+    use(layout);
+  }
+  /// The plan's device this process runs (its replica's view).
+  Communicator &device() { return *current; }
+  /// The run's communicator, one end per process.
+  Communicator &process() { return processes; }
+  /// This process's replica of its device (0 unreplicated).
+  int64_t replica() const { return replicated ? replicated->replica() : 0; }
+  /// From now on the process runs under `layout`.
+  void use(const schedule::ReplicaLayout &layout) {
+    replicated = nullptr;
+    current = &processes;
+    if (!layout.replicated())
+      return;
+    replicated = &views.emplace_back(processes, layout);
+    current = replicated;
+  }
+
+private:
+  Communicator &processes;
+  std::list<ReplicaCommunicator> views;
+  ReplicaCommunicator *replicated = nullptr;
+  Communicator *current = nullptr;
 };
 } // namespace
 
@@ -118,26 +150,28 @@ static ExecutorConfig processConfig(ExecutorConfig config,
 /// and the end of an MPI run are 0 and 1.
 static constexpr int64_t kMigrationBarrier = 2;
 
-/// The placement device `d` ends the run with: the next plan's when it
+/// The placement process `p` ends the run with: the next plan's when it
 /// migrated.
 static const ParameterPlacement &finalPlacement(const Devices &shared,
-                                                int64_t d) {
-  if (d < int64_t(shared.replanned.size()) && !shared.replanned[d].empty())
-    return shared.replanned[d].back().migration.model->placement();
+                                                int64_t p) {
+  if (p < int64_t(shared.replanned.size()) && !shared.replanned[p].empty())
+    return shared.replanned[p].back().migration.model->placement();
   return shared.run.migration ? shared.run.migration->model->placement()
                               : shared.run.model->placement();
 }
 
-/// Moves device `d` from placement `from` to `migration`'s plan at the step
-/// boundary where `executor` stopped (Migration.h): returns the executor
-/// over `nextStages` with the state handed over, and says on device 0 what
-/// moved and how long it took.
+/// Moves this process from `from` to `migration`'s plan at the step
+/// boundary where `executor` stopped (Migration.h): `endpoint` then runs
+/// under the next plan's replicas, and the executor returned over
+/// `nextStages` has the state handed over; process 0 says what moved and
+/// how long it took.
 static std::unique_ptr<DeviceExecutor>
-migrateDevice(Devices &shared, Communicator &communicator,
-              const DeviceExecutor &executor, const ParameterPlacement &from,
+migrateDevice(Devices &shared, PlanEndpoint &endpoint,
+              const DeviceExecutor &executor, ProcessPlacement from,
               const PlannedMigration &migration,
               std::vector<StageProgram *> nextStages) {
   TrainingRun &run = shared.run;
+  Communicator &communicator = endpoint.process();
   int64_t d = communicator.device();
   double start = now();
   MigrationTraffic traffic;
@@ -147,11 +181,11 @@ migrateDevice(Devices &shared, Communicator &communicator,
                     std::to_string(migration.atStep) + ", paused");
     std::this_thread::sleep_for(std::chrono::seconds(60));
   };
-  auto moved = migrateState(communicator, from, migration.model->placement(),
-                            captureState(executor), &traffic,
-                            shared.options.debugMigrationPause
-                                ? std::function<void()>(pause)
-                                : std::function<void()>());
+  auto moved = migrateState(
+      communicator, from, {migration.model->placement(), migration.replicas},
+      captureState(executor), &traffic,
+      shared.options.debugMigrationPause ? std::function<void()>(pause)
+                                         : std::function<void()>());
   if (!moved) {
     std::string message = llvm::toString(moved.takeError());
     communicator.abort("device " + std::to_string(d) + " failed: " + message);
@@ -162,8 +196,9 @@ migrateDevice(Devices &shared, Communicator &communicator,
   ExecutorConfig config = processConfig(migration.config, shared.options, d);
   config.frozen.insert(executor.frozen().begin(), executor.frozen().end());
   config.gradientSquares = shared.run.config.gradientSquares;
+  endpoint.use(migration.replicas);
   auto next = std::make_unique<DeviceExecutor>(
-      communicator, std::move(nextStages), migration.model->placement(),
+      endpoint.device(), std::move(nextStages), migration.model->placement(),
       std::move(config));
   if (llvm::Error error = next->setWeights(std::move(moved->weights)))
     shared.fatal("device " + std::to_string(d) +
@@ -196,7 +231,7 @@ migrateDevice(Devices &shared, Communicator &communicator,
 /// gathers every device's timeline to device 0, a Migrate moves every
 /// device to the plan named (`moveTo`).
 static void runReplanning(
-    Devices &shared, Communicator &communicator,
+    Devices &shared, PlanEndpoint &endpoint,
     llvm::function_ref<void(llvm::ArrayRef<schedule::Action>)> runPart,
     llvm::function_ref<void(const PlannedMigration &,
                             std::vector<std::unique_ptr<StageProgram>> &)>
@@ -205,8 +240,11 @@ static void runReplanning(
     const std::vector<TraceEvent> &trace) {
   TrainingRun &run = shared.run;
   const RunOptions &options = shared.options;
+  // The control exchange is the processes': every replica takes part.
+  Communicator &communicator = endpoint.process();
   int64_t d = communicator.device();
   const PipelineModel *model = run.model.get();
+  const schedule::ReplicaLayout *replicas = &run.replicas;
   ExecutorConfig config = run.config;
   std::optional<ReplanCoordinator> coordinator;
   std::optional<FreezeRecompiler> freezer;
@@ -229,6 +267,8 @@ static void runReplanning(
     setup.compiler = compiler;
     setup.allowOverBudget = options.allowOverBudget;
     setup.waitForCompile = options.debugReplanWait;
+    setup.extraArguments = options.freezeRecompileArgs;
+    setup.replicasAllowed = shared.processes;
     setup.note = note;
     freezer.emplace(std::move(setup));
   } else if (d == 0) {
@@ -267,7 +307,7 @@ static void runReplanning(
                 updates,
                 run.freezing->frozenWith(shared.freezeDepth[d], config.frozen),
                 shared.freezeDepth[d], run.freezing->layers.size(), *model,
-                config);
+                *replicas, config);
           return coordinator->afterStep(updates, all, *model, config);
         });
     if (control.action == ReplanControl::Action::Measure) {
@@ -286,8 +326,8 @@ static void runReplanning(
       communicator.abort(message);
       shared.fatal(message);
     };
-    auto planned = planMigration(*model, config, control.directory, updates,
-                                 options.allowOverBudget);
+    auto planned = planMigration(*model, *replicas, config, control.directory,
+                                 updates, options.allowOverBudget);
     if (!planned)
       failed(planned.takeError());
     planned->reason = options.freezeRecompile ? "--freeze" : "--replan";
@@ -297,13 +337,15 @@ static void runReplanning(
               *planned,
               run.freezing->frozenWith(shared.freezeDepth[d], config.frozen)))
         failed(std::move(error));
-    auto stages = planned->model->loadStages(d);
+    auto stages =
+        planned->model->loadStages(planned->replicas.replicaOf(d).first);
     if (!stages)
       failed(stages.takeError());
     auto &moved = shared.replanned[d];
     moved.push_back({std::move(*planned), std::move(*stages)});
     moveTo(moved.back().migration, moved.back().stages);
     model = moved.back().migration.model.get();
+    replicas = &moved.back().migration.replicas;
     config = moved.back().migration.config;
     position = 0;
     if (coordinator)
@@ -313,24 +355,24 @@ static void runReplanning(
   }
 }
 
-/// Runs device `d`'s part with its stage programs (over a
+/// Runs this process's part with its device's stage programs (over a
 /// ReplicaCommunicator, one replica's part), and when the run migrates, the
-/// rest with `nextStages`; returns its owned final weights and, when
-/// recording, its timeline.
+/// rest with `nextStages` (as the device and replica the next plan gives
+/// the process: `endpoint` follows); returns its device's owned final
+/// weights and, when recording, its timeline.
 static TensorMap
-runDevice(Devices &shared, Communicator &communicator,
+runDevice(Devices &shared, PlanEndpoint &endpoint,
           std::vector<std::unique_ptr<StageProgram>> stages,
           std::vector<std::unique_ptr<StageProgram>> nextStages,
           std::vector<TraceEvent> &trace) {
   TrainingRun &run = shared.run;
   const RunOptions &options = shared.options;
-  int64_t d = communicator.device();
-  auto *replicated = dynamic_cast<ReplicaCommunicator *>(&communicator);
-  int64_t process = replicated ? replicated->perProcess().device() : d;
+  // The plan device this process runs: another after a migration to
+  // another replica layout.
+  int64_t d = endpoint.device().device();
+  int64_t process = endpoint.process().device();
   const std::vector<schedule::Action> *list =
       &run.processLists.devices[process];
-  // Replicas 0 write the checkpoints (replicas hold the same weights).
-  bool writer = !replicated || replicated->replica() == 0;
   auto pointers = [](std::vector<std::unique_ptr<StageProgram>> &programs) {
     std::vector<StageProgram *> result;
     for (auto &program : programs)
@@ -338,6 +380,7 @@ runDevice(Devices &shared, Communicator &communicator,
     return result;
   };
   const ParameterPlacement *placement = &run.model->placement();
+  const schedule::ReplicaLayout *replicas = &run.replicas;
   // The policy's frozen set (--freeze) at the first step this run does.
   ExecutorConfig config = processConfig(run.config, options, process);
   int64_t firstStep = run.resumed ? run.resumed->updates : 0;
@@ -346,16 +389,25 @@ runDevice(Devices &shared, Communicator &communicator,
   const std::set<std::string> *planFrozen = &run.config.frozen;
   std::optional<GradientNormFreezer> gradientNorm;
   if (run.freezing) {
-    config.frozen = run.freezing->frozenAt(firstStep, *planFrozen);
-    shared.freezeDepth[d] = run.freezing->depths.depthAt(firstStep);
-    if (run.freezing->gradientNorm)
+    uint32_t depth = run.freezing->depths.depthAt(firstStep);
+    if (run.freezing->gradientNorm) {
+      // Resumed: the rule goes on from the checkpoint's state (planTraining
+      // checked it).
       gradientNorm.emplace(*run.freezing);
+      if (run.resumed)
+        if (llvm::Error error =
+                gradientNorm->restore(run.resumed->freezePolicy))
+          shared.fatal(llvm::toString(std::move(error)));
+      depth = gradientNorm->depth();
+    }
+    config.frozen = run.freezing->frozenWith(depth, *planFrozen);
+    shared.freezeDepth[process] = depth;
   }
   auto executor = std::make_unique<DeviceExecutor>(
-      communicator, pointers(stages), *placement, config);
+      endpoint.device(), pointers(stages), *placement, config);
   FixedOverhead overhead;
   overhead.beforeBytes = residentOverheadBytes();
-  bool alone = communicator.devices() == 1 || shared.processes;
+  bool alone = endpoint.process().devices() == 1 || shared.processes;
   TensorMap mine;
   for (const ParameterInfo &param : executor->parameters())
     mine[param.name] = alone ? std::move(run.weights.at(param.name))
@@ -364,11 +416,18 @@ runDevice(Devices &shared, Communicator &communicator,
     run.weights.clear();
   if (llvm::Error error = executor->setWeights(std::move(mine)))
     shared.fatal(llvm::toString(std::move(error)));
-  if (run.resumed)
-    if (llvm::Error error = executor->resume(run.resumed->updates,
-                                             run.resumed->optimizerState[d]))
+  if (run.resumed) {
+    // A checkpoint written at the step a policy froze more still holds the
+    // optimizer state of what it froze, which is never used again.
+    TensorMap state;
+    for (const auto &[name, tensor] : run.resumed->optimizerState[d])
+      if (!executor->frozen().count(
+              llvm::StringRef(name).rsplit('.').first.str()))
+        state.emplace(name, tensor);
+    if (llvm::Error error = executor->resume(run.resumed->updates, state))
       shared.fatal(run.resumed->directory + ": " +
                    llvm::toString(std::move(error)));
+  }
   if (run.resumed && process == 0)
     shared.call(shared.hooks.onNote,
                 "resuming " + run.resumed->directory + " after " +
@@ -401,21 +460,31 @@ runDevice(Devices &shared, Communicator &communicator,
     summary.computeSeconds += report.computeSeconds;
     if (shared.detector)
       shared.detector->setCompletedStep(report.step);
-    if (checkpoint && writer &&
+    // The gradient-norm rule sees this step's gradients (a collective of
+    // all processes; a device's replicas hold the same sums, its first
+    // gives them) before the checkpoint, which records its state.
+    std::optional<uint32_t> normDepth;
+    if (gradientNorm)
+      normDepth = gradientNorm->afterStep(
+          endpoint.process(), report.step,
+          endpoint.replica() == 0 ? report.gradientSquares
+                                  : std::map<std::string, double>());
+    // Replicas 0 write the checkpoints (replicas hold the same weights).
+    if (checkpoint && endpoint.replica() == 0 &&
         (report.step + 1) % *options.checkpointEvery == 0)
-      if (llvm::Error error =
-              saveCheckpoint(communicator, *checkpoint, executor->updates(),
-                             ownedWeights(*executor, *placement, d),
-                             executor->optimizerState()))
+      if (llvm::Error error = saveCheckpoint(
+              endpoint.device(), *checkpoint, executor->updates(),
+              ownedWeights(*executor, *placement, d),
+              executor->optimizerState(),
+              gradientNorm ? gradientNorm->state() : nullptr))
         shared.fatal("device " + std::to_string(d) +
                      ": checkpoint: " + llvm::toString(std::move(error)));
     shared.call(shared.hooks.onStep, d, report);
     if (run.freezing) {
       // From the next step on: the decision at the step boundary.
-      uint32_t &depth = shared.freezeDepth[d];
-      depth = gradientNorm ? gradientNorm->afterStep(communicator, report.step,
-                                                     report.gradientSquares)
-                           : run.freezing->depths.depthAt(report.step + 1);
+      uint32_t &depth = shared.freezeDepth[process];
+      depth = normDepth ? *normDepth
+                        : run.freezing->depths.depthAt(report.step + 1);
       if (gradientNorm && process == 0 && !gradientNorm->evaluation().empty())
         shared.call(shared.hooks.onNote, gradientNorm->evaluation());
       std::set<std::string> frozen =
@@ -441,7 +510,8 @@ runDevice(Devices &shared, Communicator &communicator,
     double partStart = now();
     if (llvm::Error error = executor->run(actions, onStep)) {
       std::string message = llvm::toString(std::move(error));
-      communicator.abort("device " + std::to_string(d) + " failed: " + message);
+      endpoint.process().abort("device " + std::to_string(d) +
+                               " failed: " + message);
       shared.fatal("device " + std::to_string(d) + ": " + message);
     }
     for (TraceEvent event : executor->trace()) {
@@ -456,18 +526,22 @@ runDevice(Devices &shared, Communicator &communicator,
   auto moveTo = [&](const PlannedMigration &migration,
                     std::vector<std::unique_ptr<StageProgram>> &next) {
     double migrationStart = now();
-    // What arrives is the device's (run() charges the same way).
+    // What arrives is the device's under the next plan (run() charges the
+    // same way).
+    d = migration.replicas.replicaOf(process).first;
     int32_t chargedBefore = ftpipe_mem_thread_device();
     ftpipe_mem_set_thread_device(static_cast<int32_t>(d));
-    executor = migrateDevice(shared, communicator, *executor, *placement,
-                             migration, pointers(next));
+    executor =
+        migrateDevice(shared, endpoint, *executor, {*placement, *replicas},
+                      migration, pointers(next));
     ftpipe_mem_set_thread_device(chargedBefore);
     // The memory line is the next plan's: its peak from here on (the
     // migration itself held the device's share twice for a moment).
     ftpipe_mem_reset_peak(static_cast<int32_t>(d));
     placement = &migration.model->placement();
+    replicas = &migration.replicas;
     planFrozen = &migration.config.frozen;
-    list = &migration.rest.devices[d];
+    list = &migration.rest.devices[process];
     current = &migration;
     if (checkpoint)
       checkpoint->identity =
@@ -482,7 +556,7 @@ runDevice(Devices &shared, Communicator &communicator,
       trace.push_back(moved);
   };
   if (options.replan.enabled() || options.freezeRecompile) {
-    runReplanning(shared, communicator, runPart, moveTo, list, trace);
+    runReplanning(shared, endpoint, runPart, moveTo, list, trace);
   } else {
     runPart(*list);
     if (run.migration) {
@@ -538,17 +612,15 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
   }
   // A replica runs as its plan device; the barrier, the failure detector
   // and the timelines stay per process.
-  std::optional<ReplicaCommunicator> replicated;
-  if (replicas.replicated())
-    replicated.emplace(*communicator, replicas);
-  Communicator &device =
-      replicated ? static_cast<Communicator &>(*replicated) : *communicator;
-  auto stages = run.model->loadStages(device.device());
+  PlanEndpoint endpoint(*communicator, replicas);
+  int64_t process = communicator->device();
+  auto stages = run.model->loadStages(endpoint.device().device());
   if (!stages)
     shared.fatal(llvm::toString(stages.takeError()));
   std::vector<std::unique_ptr<StageProgram>> nextStages;
   if (run.migration) {
-    auto loaded = run.migration->model->loadStages(device.device());
+    auto loaded = run.migration->model->loadStages(
+        run.migration->replicas.replicaOf(process).first);
     if (!loaded)
       shared.fatal(llvm::toString(loaded.takeError()));
     nextStages = std::move(*loaded);
@@ -556,18 +628,18 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
   // Start together, so the processes' timelines line up.
   communicator->barrier(0);
   std::vector<TraceEvent> trace;
-  TensorMap owned = runDevice(shared, device, std::move(*stages),
+  TensorMap owned = runDevice(shared, endpoint, std::move(*stages),
                               std::move(nextStages), trace);
   TrainingResult result;
   if (recordsTimelines(options))
     result.traces = gatherTraces(*communicator, std::move(trace));
   else
     result.traces.assign(1, {});
-  // Replicas 0 gather the weights: the others hold the same.
-  if (!replicated || replicated->replica() == 0)
-    result.weights =
-        gatherWeights(device, run.model->parameters(),
-                      finalPlacement(shared, device.device()), owned);
+  // Replicas 0 (of the plan the run ended under) gather the weights: the
+  // others hold the same.
+  if (endpoint.replica() == 0)
+    result.weights = gatherWeights(endpoint.device(), run.model->parameters(),
+                                   finalPlacement(shared, process), owned);
   communicator->barrier(1);
   if (detector)
     detector->finish();
@@ -581,12 +653,14 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
 static llvm::Expected<TrainingResult> runThreads(Devices &shared) {
   TrainingRun &run = shared.run;
   int64_t planned = run.model->stageGraph().devices;
-  if (run.replicas.replicated())
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "replicas " + run.replicas.str() +
-            " run as MPI processes: start with --np " +
-            std::to_string(run.replicas.processes()));
+  for (const schedule::ReplicaLayout *layout :
+       {&run.replicas, run.migration ? &run.migration->replicas : nullptr})
+    if (layout && layout->replicated())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "replicas " + layout->str() +
+              " run as MPI processes: start with --np " +
+              std::to_string(layout->processes()));
   int64_t devices = shared.options.threads ? shared.options.threads : planned;
   if (devices != planned)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -615,7 +689,8 @@ static llvm::Expected<TrainingResult> runThreads(Devices &shared) {
   std::vector<std::thread> threads;
   for (int64_t d = 0; d < devices; ++d)
     threads.emplace_back([&, d] {
-      owned[d] = runDevice(shared, mailbox.endpoint(d), std::move(stages[d]),
+      PlanEndpoint endpoint(mailbox.endpoint(d), run.replicas);
+      owned[d] = runDevice(shared, endpoint, std::move(stages[d]),
                            std::move(nextStages[d]), result.traces[d]);
     });
   for (std::thread &thread : threads)
@@ -717,8 +792,8 @@ ftpipe::runtime::runTraining(TrainingRun &run, const RunOptions &options,
                              const RunHooks &hooks, int *argc, char ***argv) {
   Devices shared{run, options, hooks};
   shared.processes = launchedByMpirun() && options.threads == 0;
-  shared.replanned.resize(run.model->stageGraph().devices);
-  shared.freezeDepth.resize(run.model->stageGraph().devices);
+  shared.replanned.resize(run.replicas.processes());
+  shared.freezeDepth.resize(run.replicas.processes());
   auto result =
       shared.processes ? runProcess(shared, argc, argv) : runThreads(shared);
   if (result && result->gathered)

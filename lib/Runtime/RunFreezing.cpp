@@ -84,6 +84,59 @@ GradientNormFreezer::afterStep(Communicator &communicator, int64_t step,
   return depth;
 }
 
+llvm::json::Value GradientNormFreezer::state() const {
+  return llvm::json::Object{{"depth", int64_t(rule.depth())},
+                            {"every", every},
+                            {"last_norms", llvm::json::Array(rule.lastNorms())},
+                            {"accumulated", llvm::json::Array(accumulated)},
+                            {"accumulated_steps", accumulatedSteps}};
+}
+
+llvm::Error GradientNormFreezer::restore(const llvm::json::Value &state) {
+  auto refuse = [](const llvm::Twine &why) {
+    return fail("the checkpoint's gradient-norm state: " + why);
+  };
+  const llvm::json::Object *object = state.getAsObject();
+  if (!object)
+    return refuse("not an object");
+  auto numbers =
+      [&](llvm::StringRef key) -> std::optional<std::vector<double>> {
+    const llvm::json::Array *array = object->getArray(key);
+    if (!array)
+      return std::nullopt;
+    std::vector<double> values;
+    for (const llvm::json::Value &value : *array) {
+      std::optional<double> number = value.getAsNumber();
+      if (!number || !std::isfinite(*number) || *number < 0)
+        return std::nullopt;
+      values.push_back(*number);
+    }
+    return values;
+  };
+  std::optional<int64_t> depth = object->getInteger("depth");
+  std::optional<int64_t> period = object->getInteger("every");
+  std::optional<int64_t> steps = object->getInteger("accumulated_steps");
+  std::optional<std::vector<double>> norms = numbers("last_norms");
+  std::optional<std::vector<double>> sums = numbers("accumulated");
+  if (!depth || *depth < 0 || !period || !steps || !norms || !sums)
+    return refuse("malformed");
+  if (*period != every)
+    return refuse("evaluated every " + llvm::Twine(*period) +
+                  " steps, --freeze gradient-norm says every " +
+                  llvm::Twine(every));
+  if (sums->size() != accumulated.size() || *steps < 0 || *steps >= every)
+    return refuse("accumulated over " + llvm::Twine(sums->size()) +
+                  " layers and " + llvm::Twine(*steps) + " steps, not " +
+                  llvm::Twine(accumulated.size()) + " layers and fewer than " +
+                  llvm::Twine(every));
+  if (llvm::Error error = rule.restore(*norms, uint32_t(*depth)))
+    return refuse(llvm::toString(std::move(error)));
+  previous = std::move(*norms);
+  accumulated = std::move(*sums);
+  accumulatedSteps = *steps;
+  return llvm::Error::success();
+}
+
 llvm::Expected<RunFreezing>
 ftpipe::runtime::planFreezing(llvm::StringRef spec, const PipelineModel &model,
                               const TensorMap &data, int64_t steps,

@@ -102,6 +102,19 @@ uint32_t GradientNormRule::evaluate(llvm::ArrayRef<double> norms) {
   return frozen;
 }
 
+llvm::Error GradientNormRule::restore(std::vector<double> norms,
+                                      uint32_t depth) {
+  if (!norms.empty() && norms.size() != layers)
+    return fail("gradient-norm state: " + llvm::Twine(norms.size()) +
+                " norms for " + llvm::Twine(layers) + " layers");
+  if (depth > maxDepth)
+    return fail("gradient-norm state: depth " + llvm::Twine(depth) + " above " +
+                llvm::Twine(maxDepth));
+  previous = std::move(norms);
+  frozen = depth;
+  return llvm::Error::success();
+}
+
 llvm::Expected<FreezePolicy>
 ftpipe::schedule::parseFreezePolicy(llvm::StringRef spec) {
   FreezePolicy policy;

@@ -97,6 +97,12 @@ static field<bool> freezeRecompile(
              "them frozen in the background (in --replan-dir) and migrate "
              "to it, so their backward is gone"),
     cl::location(parsed.run.freezeRecompile), cl::cat(setupCategory));
+static field<std::string> freezeRecompileArgs(
+    "freeze-recompile-args",
+    cl::desc("ftpipe-compile arguments (separated by spaces) added to every "
+             "freeze re-compile's command, e.g. --replicas=auto: the planner "
+             "may give the devices the frozen prefix frees to replicas"),
+    cl::location(parsed.run.freezeRecompileArgs), cl::cat(setupCategory));
 
 //===----------------------------------------------------------------------===//
 // Weights and data

@@ -37,6 +37,9 @@ std::vector<float> valuesOf(const Tensor &tensor) {
 /// on 2 (a placement's first holder owns), b.weight on 0, c on 2 alone.
 const ParameterPlacement kFrom = {{"a", {0}}, {"b.weight", {1}}, {"c", {1, 2}}};
 const ParameterPlacement kTo = {{"a", {0, 2}}, {"b.weight", {0}}, {"c", {2}}};
+/// Both plans unreplicated: device d is process d.
+const schedule::ReplicaLayout kThree = schedule::ReplicaLayout::none(3);
+const ProcessPlacement kFromThree = {kFrom, kThree}, kToThree = {kTo, kThree};
 
 /// Device `d`'s state under kFrom: its weights, and AdamW-like state of the
 /// parameters it owns (values that say whose they are).
@@ -67,7 +70,7 @@ std::vector<std::string> names(const TensorMap &tensors) {
 }
 
 TEST(Migration, PartitionSendsWeightsToHoldersAndStateToOwners) {
-  auto parts = partitionState(1, kFrom, kTo, stateBefore(1));
+  auto parts = partitionState(1, kFromThree, kToThree, stateBefore(1));
   ASSERT_TRUE(bool(parts)) << llvm::toString(parts.takeError());
   // Device 1 owned b.weight and c: b.weight (and its state) go to 0, c (and
   // its state) to 2; device 1 keeps nothing.
@@ -81,12 +84,12 @@ TEST(Migration, PartitionSendsWeightsToHoldersAndStateToOwners) {
             (std::vector<std::string>{"c.exp_avg", "c.exp_avg_sq"}));
   EXPECT_EQ(parts->at(2).updates, 5);
   // A copy sends nothing: device 2 held c as a copy.
-  auto copy = partitionState(2, kFrom, kTo, stateBefore(2));
+  auto copy = partitionState(2, kFromThree, kToThree, stateBefore(2));
   ASSERT_TRUE(bool(copy));
   EXPECT_TRUE(copy->empty());
   // Device 0 owned a and still does: it keeps the value and the state, and
   // sends the value alone to the new copy on 2.
-  auto owner = partitionState(0, kFrom, kTo, stateBefore(0));
+  auto owner = partitionState(0, kFromThree, kToThree, stateBefore(0));
   ASSERT_TRUE(bool(owner));
   EXPECT_EQ(names(owner->at(0).weights), std::vector<std::string>{"a"});
   EXPECT_EQ(names(owner->at(0).optimizerState),
@@ -98,7 +101,7 @@ TEST(Migration, PartitionSendsWeightsToHoldersAndStateToOwners) {
 TEST(Migration, PartitionRefusesStateItDoesNotOwnAndOtherModels) {
   DeviceState foreign = stateBefore(2);
   foreign.optimizerState["c.exp_avg"] = filled(2, 0);
-  auto refused = partitionState(2, kFrom, kTo, foreign);
+  auto refused = partitionState(2, kFromThree, kToThree, foreign);
   ASSERT_FALSE(bool(refused));
   EXPECT_EQ(llvm::toString(refused.takeError()),
             "device 2 holds optimizer state 'c.exp_avg' of a parameter it "
@@ -106,7 +109,8 @@ TEST(Migration, PartitionRefusesStateItDoesNotOwnAndOtherModels) {
   ParameterPlacement other = kTo;
   other.erase("c");
   other["d"] = {0};
-  auto otherModel = partitionState(0, kFrom, other, stateBefore(0));
+  auto otherModel =
+      partitionState(0, kFromThree, {other, kThree}, stateBefore(0));
   ASSERT_FALSE(bool(otherModel));
   EXPECT_EQ(llvm::toString(otherModel.takeError()),
             "parameter 'c' is not in the next plan");
@@ -121,8 +125,8 @@ TEST(Migration, EveryDeviceEndsWithItsNewShareBitForBit) {
   std::vector<std::thread> threads;
   for (int64_t d = 0; d < devices; ++d)
     threads.emplace_back([&, d] {
-      auto moved = migrateState(mailbox.endpoint(d), kFrom, kTo, stateBefore(d),
-                                &traffic[d]);
+      auto moved = migrateState(mailbox.endpoint(d), kFromThree, kToThree,
+                                stateBefore(d), &traffic[d]);
       if (moved)
         after[d] = std::move(*moved);
       else
@@ -168,6 +172,118 @@ TEST(Migration, EveryDeviceEndsWithItsNewShareBitForBit) {
             traffic[0].bytesReceived + traffic[2].bytesReceived);
 }
 
+/// Process `p`'s state under `plan`: the weights of the parameters its
+/// device holds and the optimizer state of those it owns, each value a
+/// function of the parameter's name alone (replicas hold the same).
+DeviceState stateUnder(ProcessPlacement plan, int64_t p) {
+  DeviceState state;
+  state.updates = 7;
+  int64_t device = plan.replicas.replicaOf(p).first;
+  for (const auto &[name, holders] : plan.parameters) {
+    if (std::find(holders.begin(), holders.end(), device) == holders.end())
+      continue;
+    float seed = float(name.front());
+    state.weights[name] = filled(3, seed);
+    if (holders.front() == device)
+      state.optimizerState[name + ".exp_avg"] = filled(3, 100 * seed);
+  }
+  return state;
+}
+
+/// Runs migrateState on every process of `from` as threads; each process's
+/// result, or its error.
+std::vector<DeviceState> migrateAll(ProcessPlacement from, ProcessPlacement to,
+                                    std::vector<MigrationTraffic> &traffic) {
+  int64_t processes = from.replicas.processes();
+  LocalMailbox mailbox(processes, /*timeoutSeconds=*/10);
+  std::vector<DeviceState> after(processes);
+  traffic.assign(processes, {});
+  std::vector<std::thread> threads;
+  for (int64_t p = 0; p < processes; ++p)
+    threads.emplace_back([&, p] {
+      auto moved = migrateState(mailbox.endpoint(p), from, to,
+                                stateUnder(from, p), &traffic[p]);
+      if (moved)
+        after[p] = std::move(*moved);
+      else
+        ADD_FAILURE() << "process " << p << ": "
+                      << llvm::toString(moved.takeError());
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(mailbox.pending(), 0u);
+  return after;
+}
+
+void expectSameState(const DeviceState &actual, const DeviceState &expected,
+                     int64_t p) {
+  EXPECT_EQ(actual.updates, expected.updates) << "process " << p;
+  EXPECT_EQ(names(actual.weights), names(expected.weights)) << "process " << p;
+  EXPECT_EQ(names(actual.optimizerState), names(expected.optimizerState))
+      << "process " << p;
+  for (const auto &[name, value] : expected.weights)
+    if (actual.weights.count(name))
+      EXPECT_EQ(valuesOf(actual.weights.at(name)), valuesOf(value)) << name;
+  for (const auto &[name, value] : expected.optimizerState)
+    if (actual.optimizerState.count(name))
+      EXPECT_EQ(valuesOf(actual.optimizerState.at(name)), valuesOf(value))
+          << name;
+}
+
+TEST(Migration, ToReplicasAndBackEveryReplicaGetsItsCopy) {
+  // 4 devices once (a; b; c tied between 2 and 3; d) and 2 devices twice
+  // (device 0 on processes 0 and 1 holds a and a copy of c; device 1 on 2
+  // and 3 owns b, c and d), on 4 processes.
+  const ParameterPlacement four = {
+      {"a", {0}}, {"b", {1}}, {"c", {2, 3}}, {"d", {3}}};
+  const ParameterPlacement two = {
+      {"a", {0}}, {"b", {1}}, {"c", {1, 0}}, {"d", {1}}};
+  const schedule::ReplicaLayout none = schedule::ReplicaLayout::none(4),
+                                twice = schedule::ReplicaLayout::uniform(2, 2);
+  ProcessPlacement pipeline = {four, none}, replicated = {two, twice};
+  std::vector<MigrationTraffic> traffic;
+  std::vector<DeviceState> there = migrateAll(pipeline, replicated, traffic);
+  for (int64_t p = 0; p < 4; ++p)
+    expectSameState(there[p], stateUnder(replicated, p), p);
+  // Process 0 kept a (and its state) and sent them to process 1, the other
+  // replica of device 0; process 1 sent b with its state to 2 and 3.
+  EXPECT_EQ(traffic[0].tensorsSent, 2);
+  EXPECT_EQ(traffic[1].tensorsSent, 4);
+  EXPECT_EQ(traffic[1].tensorsReceived, 3); // a, its state and c from 2
+  // And back: each process ends with its first state. A process that ran a
+  // replica of the old owner keeps its copy (2 and 3 keep c and d), and the
+  // old owner's replicas share the sending: b goes to process 1 from device
+  // 1's replica 1 mod 2, process 3.
+  std::vector<DeviceState> back = migrateAll(replicated, pipeline, traffic);
+  for (int64_t p = 0; p < 4; ++p)
+    expectSameState(back[p], stateUnder(pipeline, p), p);
+  EXPECT_EQ(traffic[2].tensorsSent, 0);
+  EXPECT_EQ(traffic[3].tensorsSent, 2);
+  // Another replica layout of as many processes: 2,1,1 on three devices.
+  const ParameterPlacement three = {
+      {"a", {0}}, {"b", {1}}, {"c", {2, 0}}, {"d", {2}}};
+  const schedule::ReplicaLayout mixed = *schedule::parseReplicas("2,1,1", 3);
+  std::vector<DeviceState> between =
+      migrateAll(replicated, {three, mixed}, traffic);
+  for (int64_t p = 0; p < 4; ++p)
+    expectSameState(between[p], stateUnder({three, mixed}, p), p);
+}
+
+TEST(Migration, RefusesLayoutsOfOtherProcessCounts) {
+  const ParameterPlacement two = {{"a", {0}}, {"b", {1}}};
+  const schedule::ReplicaLayout none = schedule::ReplicaLayout::none(2),
+                                twice = schedule::ReplicaLayout::uniform(2, 2);
+  LocalMailbox mailbox(2, /*timeoutSeconds=*/10);
+  auto moved = migrateState(mailbox.endpoint(0), {two, none}, {two, twice},
+                            stateUnder({two, none}, 0));
+  ASSERT_FALSE(bool(moved));
+  EXPECT_EQ(llvm::toString(moved.takeError()),
+            "the plans run as 2 and 4 processes, the run has 2");
+}
+
+/// The tiny MLP plans below: two devices, unreplicated.
+const schedule::ReplicaLayout kTwo = schedule::ReplicaLayout::none(2);
+
 /// A run of 6 steps of 2 micro-batches under 1F1B.
 ExecutorConfig sixSteps() {
   ExecutorConfig config;
@@ -178,7 +294,7 @@ ExecutorConfig sixSteps() {
 TEST(Migration, PlanGeneratesTheRestUnderTheNextPlan) {
   TinyMlpShape shape;
   auto current = createTinyMlpModel(shape, {0, 1, 0, 1});
-  auto planned = planMigration(*current, sixSteps(),
+  auto planned = planMigration(*current, kTwo, sixSteps(),
                                createTinyMlpModel(shape, {1, 1, 0, 0}), "next",
                                /*atStep=*/4, /*allowOverBudget=*/false);
   ASSERT_TRUE(bool(planned)) << llvm::toString(planned.takeError());
@@ -201,8 +317,8 @@ TEST(Migration, PlanRefusesOtherModelsDevicesAndSteps) {
   TinyMlpShape shape;
   auto current = createTinyMlpModel(shape, {0, 1, 0, 1});
   auto refusal = [&](std::unique_ptr<PipelineModel> next, int64_t atStep) {
-    auto planned = planMigration(*current, sixSteps(), std::move(next), "next",
-                                 atStep, false);
+    auto planned = planMigration(*current, kTwo, sixSteps(), std::move(next),
+                                 "next", atStep, false);
     return planned ? std::string() : llvm::toString(planned.takeError());
   };
   EXPECT_EQ(refusal(createTinyMlpModel(shape, {0, 1, 2, 1}), 3),
@@ -223,7 +339,7 @@ TEST(Migration, FrozenParametersStayFrozenAndTheNextPlanFreezesNoMore) {
   auto current = createTinyMlpModel(shape, {0, 1, 0, 1});
   ExecutorConfig config = sixSteps();
   config.frozen = {"layers.0.weight"};
-  auto planned = planMigration(*current, config,
+  auto planned = planMigration(*current, kTwo, config,
                                createTinyMlpModel(shape, {1, 1, 0, 0}), "next",
                                /*atStep=*/3, /*allowOverBudget=*/false);
   ASSERT_TRUE(bool(planned)) << llvm::toString(planned.takeError());

@@ -81,6 +81,42 @@ TEST(Freezing, GradientNormRuleStopsAtAnUnsettledLayer) {
   EXPECT_EQ(rule.evaluate({5, 5, 2.02, 1}), 4u);
 }
 
+TEST(Freezing, GradientNormRuleRestoredDecidesAsTheOriginal) {
+  // A rule restored from another's depth and last norms (a checkpoint)
+  // decides every later evaluation as the original does.
+  std::mt19937 random(5);
+  for (int trial = 0; trial < 100; ++trial) {
+    GradientNormRule original(6, 0.1, 5, 2);
+    std::vector<double> norms(6, 1.0);
+    auto next = [&] {
+      for (double &norm : norms)
+        norm *= std::uniform_real_distribution<double>(0.85, 1.15)(random);
+      return norms;
+    };
+    int split = random() % 10;
+    for (int evaluation = 0; evaluation < split; ++evaluation)
+      original.evaluate(next());
+    GradientNormRule restored(6, 0.1, 5, 2);
+    ASSERT_FALSE(
+        bool(restored.restore(std::vector<double>(original.lastNorms().begin(),
+                                                  original.lastNorms().end()),
+                              original.depth())));
+    for (int evaluation = split; evaluation < 20; ++evaluation) {
+      std::vector<double> now = next();
+      EXPECT_EQ(restored.evaluate(now), original.evaluate(now));
+    }
+  }
+  GradientNormRule rule(3, 0.1, 2);
+  llvm::Error layers = rule.restore({1, 2}, 0);
+  ASSERT_TRUE(bool(layers));
+  EXPECT_EQ(llvm::toString(std::move(layers)),
+            "gradient-norm state: 2 norms for 3 layers");
+  llvm::Error deep = rule.restore({1, 2, 3}, 3);
+  ASSERT_TRUE(bool(deep));
+  EXPECT_EQ(llvm::toString(std::move(deep)),
+            "gradient-norm state: depth 3 above 2");
+}
+
 TEST(Freezing, ScheduleFilesAndTheirErrors) {
   llvm::Expected<FreezeSchedule> schedule =
       parseFreezeSchedule("# step depth\n0 0\n\n10 2  # two\n25 5\n", 6);

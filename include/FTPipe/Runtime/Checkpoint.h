@@ -81,11 +81,14 @@ llvm::Error checkCheckpointDirectory(llvm::StringRef path);
 /// Device `communicator.device()`'s part of the checkpoint after `updates`
 /// updates: writes its files, and on device 0 gathers every device's file
 /// records and commits the checkpoint. Every device calls it at the same
-/// update.
+/// update. `freezePolicy`, when not null, is the state of the run's freeze
+/// policy (the same on every device; device 0's is written, as the
+/// manifest's `freeze_policy`).
 llvm::Error saveCheckpoint(Communicator &communicator,
                            const CheckpointSetup &setup, int64_t updates,
                            const TensorMap &ownedWeights,
-                           const TensorMap &optimizerState);
+                           const TensorMap &optimizerState,
+                           const llvm::json::Value &freezePolicy = nullptr);
 
 /// A verified checkpoint.
 struct LoadedCheckpoint {
@@ -97,6 +100,8 @@ struct LoadedCheckpoint {
   TensorMap weights;
   /// Per device, the optimizer state of the parameters it owns.
   std::vector<TensorMap> optimizerState;
+  /// The freeze policy's state (`freeze_policy`; null: none recorded).
+  llvm::json::Value freezePolicy = nullptr;
 };
 
 /// The checkpoint at `path`: a `steps-<k>` directory, or a checkpoint

@@ -30,9 +30,10 @@ namespace runtime {
 
 /// `command` (a manifest's `compile`) freezing the parameters named in
 /// `namesFile` instead of what it froze: its --freeze removed,
-/// `--freeze=@namesFile` added.
+/// `--freeze=@namesFile` added, then `extra` (ftpipe-compile arguments
+/// separated by spaces, --freeze-recompile-args; a later flag wins).
 ManifestCompile freezeCommand(const ManifestCompile &command,
-                              llvm::StringRef namesFile);
+                              llvm::StringRef namesFile, llvm::StringRef extra);
 
 /// Device 0's side of --freeze-recompile: the compile in flight and the
 /// decisions, said in lines for a person (`note`). Every call comes at a
@@ -47,12 +48,17 @@ public:
     /// Tests: wait for a compile at the step after it started, so that the
     /// migration's step does not depend on the machine's speed.
     bool waitForCompile = false;
+    /// --freeze-recompile-args (freezeCommand).
+    std::string extraArguments;
+    /// Whether the run may move to a plan with replicas (MPI processes).
+    bool replicasAllowed = false;
     std::function<void(const std::string &)> note;
   };
   explicit FreezeRecompiler(Setup setup) : setup(std::move(setup)) {}
   ~FreezeRecompiler() { finish(); }
 
-  /// After a step of `current` (run with `config`), the run freezing
+  /// After a step of `current` (run as `replicas` with `config`), the run
+  /// freezing
   /// `frozen` (`depth` of `layers` layers) from the next step on: when a
   /// compile finished, proposes to migrate to its plan (when planMigration
   /// and checkFrozenAtMigration accept it); else, when `frozen` has more
@@ -61,6 +67,7 @@ public:
   ReplanControl afterStep(int64_t updates, const std::set<std::string> &frozen,
                           uint32_t depth, size_t layers,
                           const PipelineModel &current,
+                          const schedule::ReplicaLayout &replicas,
                           const ExecutorConfig &config);
   /// After a Migrate: the run took the plan afterStep proposed.
   void migrated(int64_t updates);

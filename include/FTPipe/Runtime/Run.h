@@ -167,6 +167,10 @@ struct RunOptions {
   /// compile the model again with them frozen (in `replanDir`, with
   /// `replanCompiler`) and migrate to it.
   bool freezeRecompile = false;
+  /// --freeze-recompile-args: ftpipe-compile arguments (separated by
+  /// spaces) added after the recorded command of every freeze re-compile,
+  /// e.g. "--replicas=auto" (a later flag wins over the recorded one).
+  std::string freezeRecompileArgs;
 };
 
 /// A run: what every device's thread or process shares.

@@ -20,6 +20,8 @@
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Schedule/Freezing.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <optional>
 #include <set>
 #include <string>
@@ -63,11 +65,19 @@ class GradientNormFreezer {
 public:
   explicit GradientNormFreezer(const RunFreezing &freezing);
   /// After the update of step `step` (0-based), with this device's
-  /// StepReport::gradientSquares; every device calls it at every step (a
-  /// collective). Returns the depth from the next step on.
+  /// StepReport::gradientSquares; every process of `communicator` (one end
+  /// per process) calls it at every step (a collective; of a replicated
+  /// device's processes, one gives the squares and the others none).
+  /// Returns the depth from the next step on.
   uint32_t afterStep(Communicator &communicator, int64_t step,
                      const std::map<std::string, double> &squares);
   uint32_t depth() const { return rule.depth(); }
+  /// The rule's state after the last afterStep, for a checkpoint: the
+  /// depth, the last evaluation's norms and what accumulated since.
+  llvm::json::Value state() const;
+  /// Continues from a checkpoint's state(); refuses one of another model
+  /// or period.
+  llvm::Error restore(const llvm::json::Value &state);
   /// After an evaluation, what it saw, for a progress line (empty after
   /// other steps): the accumulated norm per layer and its change.
   const std::string &evaluation() const { return said; }

@@ -63,6 +63,12 @@ public:
   /// One evaluation; returns the new depth. `norms` has one entry per layer.
   uint32_t evaluate(llvm::ArrayRef<double> norms);
   uint32_t depth() const { return frozen; }
+  /// The norms of the last evaluation (empty before the first).
+  llvm::ArrayRef<double> lastNorms() const { return previous; }
+  /// Continues a rule that had evaluated to `depth` with `norms` last (a
+  /// resumed run); refuses norms of another layer count or a depth above
+  /// the rule's bound.
+  llvm::Error restore(std::vector<double> norms, uint32_t depth);
 
 private:
   uint32_t layers, maxDepth, maxStep;
