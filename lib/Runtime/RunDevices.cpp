@@ -11,6 +11,7 @@
 
 #include "FTPipe/Runtime/Run.h"
 
+#include "FTPipe/Runtime/ActivationCache.h"
 #include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/FailureDetector.h"
 #include "FTPipe/Runtime/FreezeRecompile.h"
@@ -388,6 +389,30 @@ runDevice(Devices &shared, Communicator &communicator,
     evaluator.emplace(*run.evaluation, d);
     evaluate(executor->updates());
   }
+  // --activation-cache: planned for the plan and the frozen set in force,
+  // emptied when the stages it covers change (ActivationCache.h).
+  std::optional<ActivationCache> activationCache;
+  if (options.activationCacheMiB >= 0)
+    activationCache.emplace(options.activationCacheMiB << 20,
+                            options.activationCacheDir, process);
+  const PipelineModel *cacheModel = run.model.get();
+  std::optional<std::map<int64_t, std::set<SendKey>>> cacheCovers;
+  auto planCache = [&](const PipelineModel &model) {
+    if (!activationCache)
+      return;
+    ActivationCachePlan plan = planActivationCache(
+        model, executor->frozen(), run.data, executor->updates(),
+        run.config.schedule.steps, run.config.schedule.microBatches);
+    if (&model != cacheModel || plan.covered() != cacheCovers) {
+      activationCache->clear();
+      if (process == 0)
+        shared.call(shared.hooks.onNote, plan.describe());
+    }
+    cacheModel = &model;
+    cacheCovers = plan.covered();
+    executor->setActivationCache(useOn(plan, d, &*activationCache));
+  };
+  planCache(*run.model);
   bool tracing = recordsTimelines(options);
   executor->recordTrace(tracing);
   // Checkpoints name the plan they were written under.
@@ -430,6 +455,7 @@ runDevice(Devices &shared, Communicator &communicator,
                           " layers frozen (" + std::to_string(frozen.size()) +
                           " parameters)");
         executor->setFrozen(std::move(frozen));
+        planCache(*cacheModel);
       }
     }
     if (evaluator)
@@ -473,6 +499,7 @@ runDevice(Devices &shared, Communicator &communicator,
       checkpoint->identity =
           identifyRun(*migration.model, migration.config, run.data);
     executor->recordTrace(tracing);
+    planCache(*migration.model);
     TraceEvent moved;
     moved.action = schedule::Action::update(migration.atStep - 1);
     moved.migration = true;
@@ -498,6 +525,9 @@ runDevice(Devices &shared, Communicator &communicator,
   summary.memory = formatDeviceMemory(process, executor->memory(),
                                       executor->predictMemory(*list),
                                       readResidentMemory(), overhead, planned);
+  if (activationCache && activationCache->stats().forwards > 0)
+    summary.memory += "\ndevice " + std::to_string(process) + " " +
+                      activationCache->stats().describe();
   shared.call(shared.hooks.onDeviceDone, summary);
   return ownedWeights(*executor, *placement, d);
 }

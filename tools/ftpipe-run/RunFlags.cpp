@@ -97,6 +97,20 @@ static field<bool> freezeRecompile(
              "them frozen in the background (in --replan-dir) and migrate "
              "to it, so their backward is gone"),
     cl::location(parsed.run.freezeRecompile), cl::cat(setupCategory));
+static field<int64_t> activationCache(
+    "activation-cache",
+    cl::desc("replay the outputs of stages with only frozen parameters "
+             "(compiled frozen) for samples seen before, keeping up to this "
+             "many MiB per device in memory and the rest in a file; "
+             "docs/Freezing.md"),
+    cl::value_desc("MiB"), cl::location(parsed.run.activationCacheMiB),
+    cl::cat(setupCategory));
+static field<std::string> activationCacheDir(
+    "activation-cache-dir",
+    cl::desc("where --activation-cache keeps what does not fit in memory "
+             "(default: the system's temporary directory)"),
+    cl::value_desc("dir"), cl::location(parsed.run.activationCacheDir),
+    cl::cat(setupCategory));
 
 //===----------------------------------------------------------------------===//
 // Weights and data

@@ -167,6 +167,12 @@ struct RunOptions {
   /// compile the model again with them frozen (in `replanDir`, with
   /// `replanCompiler`) and migrate to it.
   bool freezeRecompile = false;
+  /// --activation-cache=MiB (ActivationCache.h): each device keeps the
+  /// cached stages' outputs in up to this much host memory, the rest in a
+  /// file under --activation-cache-dir (empty: the system's temporary
+  /// directory); -1: no cache.
+  int64_t activationCacheMiB = -1;
+  std::string activationCacheDir;
 };
 
 /// A run: what every device's thread or process shares.
