@@ -76,10 +76,10 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
     bool allFrozen = llvm::all_of(forward.arguments, [&](const EntryValue &v) {
       return v.kind != EntryValue::Kind::Param || frozen.count(v.name);
     });
-    cached[s] = s != manifest.lossStage && allFrozen &&
-                backwardDoesNothing(manifest, stage, frozen) &&
-                llvm::all_of(graph.producers[s],
-                             [&](int64_t p) { return cached[p]; });
+    cached[s] =
+        s != manifest.lossStage && allFrozen &&
+        backwardDoesNothing(manifest, stage, frozen) &&
+        llvm::all_of(graph.producers[s], [&](int64_t p) { return cached[p]; });
   }
   // The receiving stage of each forward message: (from, to, tag) -> stage.
   std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> receiver;
@@ -129,10 +129,9 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
     plan.why = "the model is not compiled artifacts";
     return plan;
   }
-  return planActivationCache(compiled->manifest(), frozen,
-                             data.begin()->second.shape.front(),
-                             model.microBatchSize(), updates * microBatches,
-                             steps * microBatches);
+  return planActivationCache(
+      compiled->manifest(), frozen, data.begin()->second.shape.front(),
+      model.microBatchSize(), updates * microBatches, steps * microBatches);
 }
 
 std::map<int64_t, std::set<SendKey>> ActivationCachePlan::covered() const {
@@ -173,10 +172,10 @@ std::string ActivationCachePlan::describe() const {
     devices.insert(stage.device);
   }
   for (int64_t device : devices) {
-    bytes += (bytes.empty() ? "" : ", ") +
-             llvm::formatv("{0:f2} MB on device {1}", bytesOn(device) / 1e6,
-                           device)
-                 .str();
+    bytes +=
+        (bytes.empty() ? "" : ", ") +
+        llvm::formatv("{0:f2} MB on device {1}", bytesOn(device) / 1e6, device)
+            .str();
     if (std::optional<double> ms = savedMsOn(device))
       saved += (saved.empty() ? "" : ", ") +
                llvm::formatv("{0:f1} ms on device {1}", *ms, device).str();
@@ -281,8 +280,8 @@ llvm::Error ActivationCache::store(Key key, std::vector<Message> messages) {
 }
 
 llvm::Error ActivationCache::replay(
-    Key key, llvm::function_ref<void(int64_t, int64_t, const void *, size_t)>
-                 send) {
+    Key key,
+    llvm::function_ref<void(int64_t, int64_t, const void *, size_t)> send) {
   auto it = entries.find(key);
   if (it == entries.end())
     return fail(llvm::formatv("the activation cache holds nothing for stage "

@@ -59,10 +59,10 @@ llvm::Error DeviceExecutor::cachedForward(StageProgram &stage, int64_t mb) {
   llvm::Error error = llvm::Error::success();
   if (cache.contains(key)) {
     timed([&] {
-      error = cache.replay(key, [&](int64_t peer, int64_t tag, const void *data,
-                                    size_t bytes) {
-        transport.send(peer, tag, mb, data, bytes);
-      });
+      error = cache.replay(
+          key, [&](int64_t peer, int64_t tag, const void *data, size_t bytes) {
+            transport.send(peer, tag, mb, data, bytes);
+          });
     });
     stats.replayCpuSeconds += threadCpuSeconds() - cpuStart;
     return error;

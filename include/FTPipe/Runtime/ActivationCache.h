@@ -1,5 +1,4 @@
-//===- ActivationCache.h - The frozen prefix's outputs across epochs -*- C++
-//-*-===//
+//===- ActivationCache.h - The frozen prefix's cached outputs --*- C++ -*-===//
 //
 // ftpipe-run --activation-cache (docs/Freezing.md, "The activation cache"):
 // a stage whose parameters are all frozen, whose producers are all such
@@ -129,11 +128,10 @@ public:
   /// the file).
   llvm::Error store(Key key, std::vector<Message> messages);
   /// Calls `send` for each message stored under `key`, in order.
-  llvm::Error
-  replay(Key key,
-         llvm::function_ref<void(int64_t peer, int64_t tag, const void *data,
-                                 size_t bytes)>
-             send);
+  llvm::Error replay(Key key,
+                     llvm::function_ref<void(int64_t peer, int64_t tag,
+                                             const void *data, size_t bytes)>
+                         send);
   /// Forgets every entry (the cached stages' outputs changed).
   void clear();
 
@@ -178,11 +176,11 @@ class PipelineModel;
 /// planActivationCache for `model` (nothing for a model that is not
 /// compiled artifacts) on `data`, from update `updates` to update `steps`
 /// of `microBatches` micro-batches.
-ActivationCachePlan planActivationCache(const PipelineModel &model,
-                                        const std::set<std::string> &frozen,
-                                        const std::map<std::string, Tensor> &data,
-                                        int64_t updates,
-                                        int64_t steps, int64_t microBatches);
+ActivationCachePlan
+planActivationCache(const PipelineModel &model,
+                    const std::set<std::string> &frozen,
+                    const std::map<std::string, Tensor> &data, int64_t updates,
+                    int64_t steps, int64_t microBatches);
 
 /// `plan`'s use on `device` with `cache`.
 ActivationCacheUse useOn(const ActivationCachePlan &plan, int64_t device,
