@@ -33,23 +33,19 @@ static int64_t bytesOf(const ManifestTensor &tensor) {
   return elements * static_cast<int64_t>(dtypeBytes(tensor.type));
 }
 
-/// Whether `stage`'s backward (whole or split) does nothing a run sees with
-/// `frozen` frozen: no transfer, no gradient of a trained parameter.
+/// Whether `stage`'s backward does nothing a run sees with `frozen` frozen:
+/// no transfer, no gradient of a trained parameter.
 static bool backwardDoesNothing(const ArtifactManifest &manifest,
                                 const ManifestStage &stage,
                                 const std::set<std::string> &frozen) {
-  for (const std::string *name :
-       {&stage.backward, &stage.backwardInput, &stage.backwardWeight}) {
-    if (name->empty())
-      continue;
-    const EntryPoint &entry = manifest.entryPoints.at(*name);
-    if (!entry.transfers.empty())
-      return false;
-    for (const EntryValue &result : entry.results)
-      if (result.kind == EntryValue::Kind::Grad && !frozen.count(result.name))
-        return false;
-  }
-  return true;
+  if (stage.backward.empty())
+    return true;
+  const EntryPoint &entry = manifest.entryPoints.at(stage.backward);
+  return entry.transfers.empty() &&
+         llvm::none_of(entry.results, [&](const EntryValue &result) {
+           return result.kind == EntryValue::Kind::Grad &&
+                  !frozen.count(result.name);
+         });
 }
 
 ActivationCachePlan ftpipe::runtime::planActivationCache(
@@ -76,8 +72,9 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
     bool allFrozen = llvm::all_of(forward.arguments, [&](const EntryValue &v) {
       return v.kind != EntryValue::Kind::Param || frozen.count(v.name);
     });
+    // A split backward's input part would want the forward's values.
     cached[s] =
-        s != manifest.lossStage && allFrozen &&
+        s != manifest.lossStage && !stage.splits() && allFrozen &&
         backwardDoesNothing(manifest, stage, frozen) &&
         llvm::all_of(graph.producers[s], [&](int64_t p) { return cached[p]; });
   }

@@ -14,11 +14,6 @@
 using namespace ftpipe::runtime;
 
 llvm::Error DeviceExecutor::inputBackward(int64_t stage, int64_t mb) {
-  // A cached stage's backward does nothing (ActivationCache.h).
-  if (activationCache.covers(stage)) {
-    inFlight.erase({stage, mb});
-    return llvm::Error::success();
-  }
   auto found =
       kept(inFlight, stage, mb, "the input part of the backward", "forward");
   if (!found)
@@ -47,10 +42,6 @@ llvm::Error DeviceExecutor::inputBackward(int64_t stage, int64_t mb) {
 }
 
 llvm::Error DeviceExecutor::weightBackward(int64_t stage, int64_t mb) {
-  if (activationCache.covers(stage)) {
-    waitingWeight.erase({stage, mb});
-    return llvm::Error::success();
-  }
   auto found = kept(waitingWeight, stage, mb, "the weight part of the backward",
                     "input part");
   if (!found)

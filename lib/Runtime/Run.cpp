@@ -361,6 +361,10 @@ static llvm::Error prepareCheckpoints(TrainingRun &run,
 /// --activation-cache and --activation-cache-dir (ActivationCache.h).
 static llvm::Error checkActivationCache(const TrainingRun &run,
                                         const RunOptions &options) {
+  if (options.activationCacheMiB < -1)
+    return fail("--activation-cache " +
+                llvm::Twine(options.activationCacheMiB) +
+                ": give the MiB of host memory, 0 or more");
   if (options.activationCacheMiB < 0) {
     if (!options.activationCacheDir.empty())
       return fail("--activation-cache-dir needs --activation-cache");

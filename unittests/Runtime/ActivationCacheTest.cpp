@@ -129,6 +129,10 @@ TEST(ActivationCachePlan, NeedsFrozenProducers) {
   ActivationCachePlan plan =
       planActivationCache(chain({1}), {"p1"}, 24, 2, 0, 48);
   EXPECT_TRUE(plan.stages.empty());
+  // A stage whose backward splits (zero-bubble I and W) is not cached.
+  ArtifactManifest split = chain({0});
+  split.stages[0].backwardInput = "bi0";
+  EXPECT_TRUE(planActivationCache(split, {"p0"}, 24, 2, 0, 48).stages.empty());
   // The loss stage is never cached.
   plan = planActivationCache(chain({0, 1, 2, 3}), {"p0", "p1", "p2", "p3"}, 24,
                              2, 0, 48);

@@ -81,8 +81,9 @@ struct ActivationCachePlan {
 
 /// The stages of `manifest`'s plan that are cached with `frozen` frozen: a
 /// stage that does not compute the loss, whose parameters are all in
-/// `frozen`, whose backward has no transfer and returns no gradient of a
-/// parameter not in `frozen`, and whose producers are all cached. With
+/// `frozen`, whose backward does not split and has no transfer and returns
+/// no gradient of a parameter not in `frozen`, and whose producers are all
+/// cached. With
 /// `samples` samples of `microBatchSize` per micro-batch, from micro-batch
 /// `first` to `end`.
 ActivationCachePlan planActivationCache(const ArtifactManifest &manifest,
