@@ -33,7 +33,7 @@
 # (1024).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="${1:-$root/build}/bin"
+bin="$(cd "${1:-$root/build}" && pwd)/bin"
 epochs="${EPOCHS:-6}" samples="${SAMPLES:-1024}" alpha="${ALPHA:-0.3333}"
 sim_epochs="${SIM_EPOCHS:-6}" cache_mib="${CACHE_MIB:-1024}"
 micro=4 batch=8
