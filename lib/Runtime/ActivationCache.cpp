@@ -138,6 +138,15 @@ std::map<int64_t, std::set<SendKey>> ActivationCachePlan::covered() const {
   return result;
 }
 
+int64_t ftpipe::runtime::cacheHorizon(const schedule::FreezeSchedule *depths,
+                                      int64_t step, int64_t steps) {
+  if (depths)
+    for (int64_t later = step + 1; later < steps; ++later)
+      if (depths->depthAt(later) != depths->depthAt(step))
+        return later;
+  return steps;
+}
+
 int64_t ActivationCachePlan::bytesOn(int64_t device) const {
   int64_t bytes = 0;
   for (const CachedStage &stage : stages)

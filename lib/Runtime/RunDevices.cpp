@@ -398,11 +398,17 @@ runDevice(Devices &shared, Communicator &communicator,
   const PipelineModel *cacheModel = run.model.get();
   std::optional<std::map<int64_t, std::set<SendKey>>> cacheCovers;
   auto planCache = [&](const PipelineModel &model) {
-    if (!activationCache)
+    int64_t updates = executor->updates(), steps = run.config.schedule.steps;
+    if (!activationCache || updates >= steps)
       return;
+    // A plan --freeze-recompile replaces empties the cache.
+    const schedule::FreezeSchedule *moves =
+        options.freezeRecompile && !run.freezing->gradientNorm
+            ? &run.freezing->depths
+            : nullptr;
     ActivationCachePlan plan = planActivationCache(
-        model, executor->frozen(), run.data, executor->updates(),
-        run.config.schedule.steps, run.config.schedule.microBatches);
+        model, executor->frozen(), run.data, updates,
+        cacheHorizon(moves, updates, steps), run.config.schedule.microBatches);
     if (&model != cacheModel || plan.covered() != cacheCovers) {
       activationCache->clear();
       if (process == 0)

@@ -170,6 +170,15 @@ TEST(ActivationCachePlan, StoresOnlyWhatIsReadAgain) {
   EXPECT_FALSE(use.readAgain(2));
 }
 
+TEST(ActivationCachePlan, HorizonEndsAtTheNextDepth) {
+  ftpipe::schedule::FreezeSchedule depths;
+  depths.points = {{3, 1}, {8, 2}};
+  EXPECT_EQ(cacheHorizon(nullptr, 4, 12), 12);
+  EXPECT_EQ(cacheHorizon(&depths, 0, 12), 3);
+  EXPECT_EQ(cacheHorizon(&depths, 4, 12), 8);
+  EXPECT_EQ(cacheHorizon(&depths, 8, 12), 12);
+}
+
 std::vector<ActivationCache::Message> messages(char first, size_t bytes) {
   std::vector<ActivationCache::Message> result(2);
   result[0] = {1, 0, std::vector<char>(bytes, first)};

@@ -27,6 +27,7 @@
 
 #include "FTPipe/Runtime/ArtifactManifest.h"
 #include "FTPipe/Runtime/Tensor.h"
+#include "FTPipe/Schedule/Freezing.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
@@ -182,6 +183,15 @@ planActivationCache(const PipelineModel &model,
                     const std::set<std::string> &frozen,
                     const std::map<std::string, Tensor> &data, int64_t updates,
                     int64_t steps, int64_t microBatches);
+
+/// The step up to which a cache filled at step `step` is read: `steps` (the
+/// run's end), or, when the run compiles the model again as it freezes more
+/// (--freeze-recompile, which moves to another plan and empties the cache),
+/// the first step after `step` whose depth in `depths` (a policy known in
+/// advance) differs from `step`'s: outputs not read again before then are
+/// not stored.
+int64_t cacheHorizon(const schedule::FreezeSchedule *depths, int64_t step,
+                     int64_t steps);
 
 /// `plan`'s use on `device` with `cache`.
 ActivationCacheUse useOn(const ActivationCachePlan &plan, int64_t device,
