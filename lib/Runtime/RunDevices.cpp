@@ -416,7 +416,12 @@ runDevice(Devices &shared, Communicator &communicator,
     }
     cacheModel = &model;
     cacheCovers = plan.covered();
-    executor->setActivationCache(useOn(plan, d, &*activationCache));
+    ActivationCacheUse use = useOn(plan, d, &*activationCache);
+    // A re-compile with more frozen is under way: its plan will empty the
+    // cache, so replay what it holds but store nothing more.
+    if (options.freezeRecompile && executor->frozen() != *planFrozen)
+      use.end = 0;
+    executor->setActivationCache(std::move(use));
   };
   planCache(*run.model);
   bool tracing = recordsTimelines(options);
