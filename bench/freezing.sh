@@ -8,13 +8,16 @@
 #     span is marked by two tokens), compiled by `ftpipe-compile
 #     --devices=4` and trained on 4 MPI processes for EPOCHS epochs of
 #     SAMPLES samples (1F1B, 4 micro-batches per step, Adam, lr 1e-3), once
-#     without freezing and once with `--freeze alpha=ALPHA
+#     without freezing, once with `--freeze alpha=ALPHA
 #     --freeze-recompile --freeze-recompile-args=--replicas=REPACK`
 #     (PipeTransformer's schedule: after epoch T, floor(8 (1 - (1 -
 #     ALPHA)^T)) layers frozen; each time the prefix grows, the model is
 #     compiled again with it frozen in the background, the planner choosing
 #     depth x replicas of the 4 devices with REPACK=auto, and the run
-#     migrates to that plan). Per epoch: the frozen depth, the
+#     migrates to that plan), and once more with `--activation-cache
+#     CACHE_MIB` and without replicas (the cache does not run with them:
+#     stages of only frozen parameters replayed from the cache for samples
+#     seen before; docs/Freezing.md). Per epoch: the frozen depth, the
 #     time (the sum of process 0's step times) and the mean loss; then the
 #     re-packed plans (stages per device, replicas and ops per device, from
 #     the compile's lines and manifests), the total time, the 4 processes' CPU
@@ -30,12 +33,14 @@
 # Measured times depend on the machine's load: the script prints `uptime`
 # before each run; the simulated part does not. Environment: EPOCHS
 # (default 6), SAMPLES (1024), ALPHA (0.3333), SIM_EPOCHS (6), REPACK (auto;
-# none: the re-compiles keep 4 devices without replicas, as before).
+# none: the re-compiles keep 4 devices without replicas, as before),
+# CACHE_MIB (1024).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$(cd "${1:-$root/build}" && pwd)/bin"
 epochs="${EPOCHS:-6}" samples="${SAMPLES:-1024}" alpha="${ALPHA:-0.3333}"
 sim_epochs="${SIM_EPOCHS:-6}" repack="${REPACK:-auto}"
+cache_mib="${CACHE_MIB:-1024}"
 micro=4 batch=8
 steps=$((epochs * samples / (micro * batch)))
 work="$(mktemp -d)"
@@ -68,6 +73,15 @@ chmod +x "$work/compile.sh"
   --freeze-recompile-args="--replicas=$repack" \
   --replan-dir "$work/plans" --replan-compiler "$work/compile.sh" \
   > "$work/frozen.log" 2>&1
+echo "alpha=$alpha with --activation-cache $cache_mib: $(uptime)"
+run[7]="$work/cpu.cached"
+printf '#!/bin/sh\nexec /usr/bin/time -a -f "%%U %%S" -o "%s" "%s" "$@"\n' \
+  "$work/cpu.compiles-cached" "$bin/ftpipe-compile" > "$work/compile-cached.sh"
+chmod +x "$work/compile-cached.sh"
+"${run[@]}" --freeze "alpha=$alpha" --freeze-recompile \
+  --replan-dir "$work/plans-cached" --replan-compiler "$work/compile-cached.sh" \
+  --freeze-recompile-args="--replicas=none" \
+  --activation-cache "$cache_mib" > "$work/cached.log" 2>&1
 echo "after: $(uptime)"
 python3 - "$work" "$epochs" "$samples" "$micro" "$batch" <<'PY'
 import json, os, re, sys
@@ -81,7 +95,7 @@ def parse(path):
         m = re.match(r"step (\d+) loss ([-0-9.e]+) samples/s ([0-9.e+]+)", line)
         if m:
             steps[int(m.group(1))] = (float(m.group(2)), per_step / float(m.group(3)))
-        elif line.startswith(("freeze", "migrated")):
+        elif line.startswith(("freeze", "migrated", "activation cache")) or "activation cache:" in line:
             notes.append(line.rstrip())
     return steps, notes
 
@@ -98,6 +112,7 @@ def stages(plan):
 
 base, _ = parse(os.path.join(work, "base.log"))
 frozen, notes = parse(os.path.join(work, "frozen.log"))
+cached, cache_notes = parse(os.path.join(work, "cached.log"))
 depth_at = {}
 for note in notes:
     m = re.match(r"freeze: from step (\d+), (\d+) of", note)
@@ -109,16 +124,17 @@ def depth(step):
         if s <= step:
             d = depth_at[s]
     return d
-print("%5s %6s %12s %12s %12s %12s" % ("epoch", "frozen", "time s", "time s", "loss", "loss"))
-print("%5s %6s %12s %12s %12s %12s" % ("", "layers", "no freezing", "alpha", "no freezing", "alpha"))
-totals = [0.0, 0.0]
+print("%5s %6s %12s %12s %12s %12s %12s %12s" % ("epoch", "frozen", "time s", "time s", "time s", "loss", "loss", "loss"))
+print("%5s %6s %12s %12s %12s %12s %12s %12s" % ("", "layers", "no freezing", "alpha", "alpha+cache", "no freezing", "alpha", "alpha+cache"))
+totals = [0.0, 0.0, 0.0]
 for e in range(epochs):
     rows = range(e * steps_per_epoch, (e + 1) * steps_per_epoch)
-    t = [sum(run[s][1] for s in rows if s in run) for run in (base, frozen)]
-    l = [sum(run[s][0] for s in rows if s in run) / len(rows) for run in (base, frozen)]
+    t = [sum(run[s][1] for s in rows if s in run) for run in (base, frozen, cached)]
+    l = [sum(run[s][0] for s in rows if s in run) / len(rows) for run in (base, frozen, cached)]
     totals = [a + b for a, b in zip(totals, t)]
-    print("%5d %6d %12.2f %12.2f %12.4f %12.4f" % (e, depth(e * steps_per_epoch), t[0], t[1], l[0], l[1]))
-print("total: no freezing %.2f s, alpha %.2f s: %.2fx less time" % (totals[0], totals[1], totals[0] / totals[1]))
+    print("%5d %6d %12.2f %12.2f %12.2f %12.4f %12.4f %12.4f" % (e, depth(e * steps_per_epoch), *t, *l))
+print("total: no freezing %.2f s, alpha %.2f s: %.2fx less time; alpha with the activation cache %.2f s: %.2fx less" % (
+    totals[0], totals[1], totals[0] / totals[1], totals[2], totals[0] / totals[2]))
 def cpu(name):
     return sum(sum(map(float, open(os.path.join(work, "%s.%d" % (name, r))).read().split()[:2]))
                for r in range(4))
@@ -129,9 +145,19 @@ print("CPU time of the 4 processes (user + system): no freezing %.1f s, alpha %.
       "of it the %d background compiles %.1f s: training alone %.1f s, %.2fx less" % (
           base_cpu, frozen_cpu, base_cpu / frozen_cpu, len(compiles), sum(compiles),
           frozen_cpu - sum(compiles), base_cpu / (frozen_cpu - sum(compiles))))
-print("final loss (last epoch's mean): no freezing %.4f, alpha %.4f" % (
+cached_cpu = cpu("cpu.cached")
+compiles_cached = [sum(map(float, line.split()[:2])) for line in open(os.path.join(work, "cpu.compiles-cached"))
+                   if line.strip()] if os.path.exists(os.path.join(work, "cpu.compiles-cached")) else []
+print("CPU time with the activation cache: %.1f s, of it the %d background compiles %.1f s: training alone %.1f s "
+      "(alpha without the cache: %.1f s)" % (cached_cpu, len(compiles_cached), sum(compiles_cached),
+                                              cached_cpu - sum(compiles_cached), frozen_cpu - sum(compiles)))
+for note in cache_notes:
+    if "activation cache" in note:
+        print("  " + note)
+print("final loss (last epoch's mean): no freezing %.4f, alpha %.4f, alpha with the cache %.4f" % (
     sum(base[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch,
-    sum(frozen[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch))
+    sum(frozen[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch,
+    sum(cached[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch))
 print("plans: the first: " + stages(os.path.join(work, "plan")))
 for note in notes:
     if note.startswith("freeze re-compile") or note.startswith("migrated"):

@@ -346,6 +346,8 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
   if (!stageProgram)
     return fail("device " + llvm::Twine(communicator.device()) +
                 " has no program for stage " + llvm::Twine(stage));
+  if (!evaluating && activationCache.covers(stage))
+    return cachedForward(*stageProgram, mb);
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
   StageProgram::ForwardResult result;
@@ -370,6 +372,12 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
 }
 
 llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
+  // A cached stage's backward does nothing (ActivationCache.h); a forward
+  // run before the cache covered the stage kept its values.
+  if (activationCache.covers(stage)) {
+    inFlight.erase({stage, mb});
+    return llvm::Error::success();
+  }
   auto found = kept(inFlight, stage, mb, "the backward", "forward");
   if (!found)
     return found.takeError();

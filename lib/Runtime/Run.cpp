@@ -19,6 +19,7 @@
 #include "FTPipe/Support/OutputFiles.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FileSystem.h"
 
 using namespace ftpipe;
 using namespace ftpipe::runtime;
@@ -362,6 +363,28 @@ static llvm::Error prepareCheckpoints(TrainingRun &run,
   return llvm::Error::success();
 }
 
+/// --activation-cache and --activation-cache-dir (ActivationCache.h).
+static llvm::Error checkActivationCache(const TrainingRun &run,
+                                        const RunOptions &options) {
+  if (options.activationCacheMiB < -1)
+    return fail("--activation-cache " +
+                llvm::Twine(options.activationCacheMiB) +
+                ": give the MiB of host memory, 0 or more");
+  if (options.activationCacheMiB < 0) {
+    if (!options.activationCacheDir.empty())
+      return fail("--activation-cache-dir needs --activation-cache");
+    return llvm::Error::success();
+  }
+  // A replica's producer and consumer would each decide hits alone.
+  if (run.replicas.replicated())
+    return fail("--activation-cache does not run with replicas yet");
+  if (!options.activationCacheDir.empty() &&
+      !llvm::sys::fs::is_directory(options.activationCacheDir))
+    return fail("--activation-cache-dir " + options.activationCacheDir +
+                ": not a directory");
+  return llvm::Error::success();
+}
+
 llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
                                           const ModelOptions &model,
                                           const RunOptions &options) {
@@ -424,6 +447,8 @@ llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
       run.config.gradientSquares = true;
     }
   }
+  if (llvm::Error error = checkActivationCache(run, options))
+    return error;
   // The next plan may freeze only what the run freezes after the move.
   if (run.migration)
     if (llvm::Error error = checkFrozenAtMigration(

@@ -11,6 +11,7 @@
 
 #include "FTPipe/Runtime/Run.h"
 
+#include "FTPipe/Runtime/ActivationCache.h"
 #include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/FailureDetector.h"
 #include "FTPipe/Runtime/FreezeRecompile.h"
@@ -447,6 +448,55 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
     evaluator.emplace(*run.evaluation, d);
     evaluate(executor->updates());
   }
+  // --activation-cache: planned for the plan and the frozen set in force,
+  // emptied when the stages it covers change (ActivationCache.h).
+  std::optional<ActivationCache> activationCache;
+  if (options.activationCacheMiB >= 0)
+    activationCache.emplace(options.activationCacheMiB << 20,
+                            options.activationCacheDir, process);
+  const PipelineModel *cacheModel = run.model.get();
+  bool cacheStopped = false;
+  std::optional<std::map<int64_t, std::set<SendKey>>> cacheCovers;
+  auto planCache = [&](const PipelineModel &model) {
+    int64_t updates = executor->updates(), steps = run.config.schedule.steps;
+    if (!activationCache || updates >= steps)
+      return;
+    // A plan with replicas (a re-packing move): replicas of a producer and
+    // its consumer would decide hits alone, so the cache stops.
+    if (replicas->replicated()) {
+      if (process == 0 && !cacheStopped)
+        shared.call(shared.hooks.onNote,
+                    "activation cache: off from here on (the plan has "
+                    "replicas " +
+                        replicas->str() + ")");
+      cacheStopped = true;
+      activationCache->clear();
+      executor->setActivationCache(ActivationCacheUse());
+      return;
+    }
+    // A plan --freeze-recompile replaces empties the cache.
+    const schedule::FreezeSchedule *moves =
+        options.freezeRecompile && !run.freezing->gradientNorm
+            ? &run.freezing->depths
+            : nullptr;
+    ActivationCachePlan plan = planActivationCache(
+        model, executor->frozen(), run.data, updates,
+        cacheHorizon(moves, updates, steps), run.config.schedule.microBatches);
+    if (&model != cacheModel || plan.covered() != cacheCovers) {
+      activationCache->clear();
+      if (process == 0)
+        shared.call(shared.hooks.onNote, plan.describe());
+    }
+    cacheModel = &model;
+    cacheCovers = plan.covered();
+    ActivationCacheUse use = useOn(plan, d, &*activationCache);
+    // A re-compile with more frozen is under way: its plan will empty the
+    // cache, so replay what it holds but store nothing more.
+    if (options.freezeRecompile && executor->frozen() != *planFrozen)
+      use.end = 0;
+    executor->setActivationCache(std::move(use));
+  };
+  planCache(*run.model);
   bool tracing = recordsTimelines(options);
   executor->recordTrace(tracing);
   // Checkpoints name the plan they were written under.
@@ -499,6 +549,7 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
                           " layers frozen (" + std::to_string(frozen.size()) +
                           " parameters)");
         executor->setFrozen(std::move(frozen));
+        planCache(*cacheModel);
       }
     }
     if (evaluator)
@@ -547,6 +598,7 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
       checkpoint->identity =
           identifyRun(*migration.model, migration.config, run.data);
     executor->recordTrace(tracing);
+    planCache(*migration.model);
     TraceEvent moved;
     moved.action = schedule::Action::update(migration.atStep - 1);
     moved.migration = true;
@@ -572,6 +624,9 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
   summary.memory = formatDeviceMemory(process, executor->memory(),
                                       executor->predictMemory(*list),
                                       readResidentMemory(), overhead, planned);
+  if (activationCache && activationCache->stats().forwards > 0)
+    summary.memory += "\ndevice " + std::to_string(process) + " " +
+                      activationCache->stats().describe();
   shared.call(shared.hooks.onDeviceDone, summary);
   return ownedWeights(*executor, *placement, d);
 }

@@ -103,6 +103,20 @@ static field<std::string> freezeRecompileArgs(
              "freeze re-compile's command, e.g. --replicas=auto: the planner "
              "may give the devices the frozen prefix frees to replicas"),
     cl::location(parsed.run.freezeRecompileArgs), cl::cat(setupCategory));
+static field<int64_t> activationCache(
+    "activation-cache",
+    cl::desc("replay the outputs of stages with only frozen parameters "
+             "(compiled frozen) for samples seen before, keeping up to this "
+             "many MiB per device in memory and the rest in a file; "
+             "docs/Freezing.md"),
+    cl::value_desc("MiB"), cl::location(parsed.run.activationCacheMiB),
+    cl::cat(setupCategory));
+static field<std::string> activationCacheDir(
+    "activation-cache-dir",
+    cl::desc("where --activation-cache keeps what does not fit in memory "
+             "(default: the system's temporary directory)"),
+    cl::value_desc("dir"), cl::location(parsed.run.activationCacheDir),
+    cl::cat(setupCategory));
 
 //===----------------------------------------------------------------------===//
 // Weights and data

@@ -19,6 +19,7 @@
 #ifndef FTPIPE_RUNTIME_EXECUTOR_H
 #define FTPIPE_RUNTIME_EXECUTOR_H
 
+#include "FTPipe/Runtime/ActivationCache.h"
 #include "FTPipe/Runtime/Communicator.h"
 #include "FTPipe/Runtime/EvaluationMetrics.h"
 #include "FTPipe/Runtime/MemoryStats.h"
@@ -160,6 +161,13 @@ public:
     config.frozen = std::move(names);
   }
   const std::set<std::string> &frozen() const { return config.frozen; }
+  /// Replays the cached stages' forwards from `use`'s cache where it holds
+  /// the micro-batch's samples, and skips their backwards
+  /// (ActivationCache.h; ExecutorActivationCache.cpp). Call at a step
+  /// boundary.
+  void setActivationCache(ActivationCacheUse use) {
+    activationCache = std::move(use);
+  }
   /// Whether parameter `name` is frozen (ExecutorConfig::frozen).
   bool isFrozen(llvm::StringRef name) const {
     return config.frozen.count(name.str()) != 0;
@@ -195,6 +203,9 @@ public:
 private:
   llvm::Error forward(int64_t stage, int64_t mb);
   llvm::Error backward(int64_t stage, int64_t mb);
+  /// The forward of a stage the activation cache covers: replayed on a hit,
+  /// else run with its replayed sends recorded.
+  llvm::Error cachedForward(StageProgram &stage, int64_t mb);
   /// A split backward's parts (ExecutorSplitBackward.cpp): I keeps what its
   /// W reads until the W runs.
   llvm::Error inputBackward(int64_t stage, int64_t mb);
@@ -219,6 +230,7 @@ private:
   TensorMap trainedWeights() const;
   std::vector<const Tensor *> dataOf(const StageProgram &stage, int64_t mb,
                                      std::vector<Tensor> &storage) const;
+  ActivationCacheUse activationCache;
 
   Communicator &communicator;
   std::vector<StageProgram *> stages;

@@ -171,6 +171,12 @@ struct RunOptions {
   /// spaces) added after the recorded command of every freeze re-compile,
   /// e.g. "--replicas=auto" (a later flag wins over the recorded one).
   std::string freezeRecompileArgs;
+  /// --activation-cache=MiB (ActivationCache.h): each device keeps the
+  /// cached stages' outputs in up to this much host memory, the rest in a
+  /// file under --activation-cache-dir (empty: the system's temporary
+  /// directory); -1: no cache.
+  int64_t activationCacheMiB = -1;
+  std::string activationCacheDir;
 };
 
 /// A run: what every device's thread or process shares.

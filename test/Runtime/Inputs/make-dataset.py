@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-# make-dataset.py DIR SAMPLES OUT - a data set for the artifacts in DIR with
-# the standard library only: every data input of DIR/manifest.json with a
-# leading dimension of SAMPLES instead of the micro-batch's, all zeros (token
-# 0, position 0: valid for every tiny model), in the safetensors format.
+# make-dataset.py DIR SAMPLES OUT [--varied] - a data set for the artifacts
+# in DIR with the standard library only: every data input of
+# DIR/manifest.json with a leading dimension of SAMPLES instead of the
+# micro-batch's, all zeros (token 0, position 0: valid for every tiny model),
+# in the safetensors format. With --varied, an input with an `index_bound`
+# holds (7 i + 3 j) mod bound at element j of sample i instead, so samples
+# differ.
 import json
 import os
 import struct
@@ -16,6 +19,8 @@ SIZES = {"i32": ("I32", 4), "i64": ("I64", 8), "f32": ("F32", 4),
          "f64": ("F64", 8), "i1": ("BOOL", 1)}
 manifest = ftpipe_manifest.load(sys.argv[1])
 samples = int(sys.argv[2])
+varied = sys.argv[4:] == ["--varied"]
+FORMATS = {"I32": "<i", "I64": "<q"}
 header, blobs, offset = {}, [], 0
 for name, tensor in sorted(manifest["inputs"].items()):
     dtype, size = SIZES[tensor["dtype"]]
@@ -25,7 +30,14 @@ for name, tensor in sorted(manifest["inputs"].items()):
         count *= d
     header[name] = {"dtype": dtype, "shape": shape,
                     "data_offsets": [offset, offset + count * size]}
-    blobs.append(bytes(count * size))
+    bound = tensor.get("index_bound")
+    if varied and bound and dtype in FORMATS:
+        per = count // samples
+        blobs.append(b"".join(struct.pack(FORMATS[dtype],
+                                          (7 * (k // per) + 3 * (k % per)) % bound)
+                              for k in range(count)))
+    else:
+        blobs.append(bytes(count * size))
     offset += count * size
 text = json.dumps(header).encode()
 text += b" " * (-len(text) % 8)
