@@ -121,7 +121,7 @@ TEST_F(AttributesTest, PlanSaysWhichStagesRecompute) {
   SmallVector<int64_t> memory = {10, 20};
   auto perStage = PlanAttr::get(&context, "auto", stageDevice, 1.5, memory,
                                 0.25, ArrayRef<bool>{true, false, false},
-                                /*replicas=*/1);
+                                /*replicas=*/ArrayRef<int64_t>{});
   auto parsed = dyn_cast_or_null<PlanAttr>(roundTrip(perStage));
   ASSERT_TRUE(parsed);
   EXPECT_EQ(parsed, perStage);
@@ -130,7 +130,7 @@ TEST_F(AttributesTest, PlanSaysWhichStagesRecompute) {
   EXPECT_FALSE(parsed.recomputes(2));
   // Without a list, every stage recomputes (FTPipe's setup).
   auto all = PlanAttr::get(&context, "seq-dp", stageDevice, 1.5, memory, 0.0,
-                           ArrayRef<bool>{}, /*replicas=*/1);
+                           ArrayRef<bool>{}, /*replicas=*/ArrayRef<int64_t>{});
   auto parsedAll = dyn_cast_or_null<PlanAttr>(roundTrip(all));
   ASSERT_TRUE(parsedAll);
   EXPECT_TRUE(parsedAll.getRecompute().empty());
