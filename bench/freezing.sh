@@ -64,20 +64,23 @@ run=(mpirun -np 4 --oversubscribe sh -c
 echo "no freezing: $(uptime)"
 "${run[@]}" > "$work/base.log" 2>&1
 echo "alpha=$alpha, re-packing replicas=$repack: $(uptime)"
+# timed_compiler NAME: writes $work/compile-NAME.sh, ftpipe-compile under
+# /usr/bin/time adding each background compile's own CPU time to
+# $work/cpu.compiles-NAME, to tell it from training's.
+timed_compiler() {
+  printf '#!/bin/sh\nexec /usr/bin/time -a -f "%%U %%S" -o "%s" "%s" "$@"\n' \
+    "$work/cpu.compiles-$1" "$bin/ftpipe-compile" > "$work/compile-$1.sh"
+  chmod +x "$work/compile-$1.sh"
+}
 run[7]="$work/cpu.frozen"
-# The background compiles' own CPU time, to tell it from training's.
-printf '#!/bin/sh\nexec /usr/bin/time -a -f "%%U %%S" -o "%s" "%s" "$@"\n' \
-  "$work/cpu.compiles" "$bin/ftpipe-compile" > "$work/compile.sh"
-chmod +x "$work/compile.sh"
+timed_compiler frozen
 "${run[@]}" --freeze "alpha=$alpha" --freeze-recompile \
   --freeze-recompile-args="--replicas=$repack" \
-  --replan-dir "$work/plans" --replan-compiler "$work/compile.sh" \
+  --replan-dir "$work/plans" --replan-compiler "$work/compile-frozen.sh" \
   > "$work/frozen.log" 2>&1
 echo "alpha=$alpha with --activation-cache $cache_mib: $(uptime)"
 run[7]="$work/cpu.cached"
-printf '#!/bin/sh\nexec /usr/bin/time -a -f "%%U %%S" -o "%s" "%s" "$@"\n' \
-  "$work/cpu.compiles-cached" "$bin/ftpipe-compile" > "$work/compile-cached.sh"
-chmod +x "$work/compile-cached.sh"
+timed_compiler cached
 "${run[@]}" --freeze "alpha=$alpha" --freeze-recompile \
   --replan-dir "$work/plans-cached" --replan-compiler "$work/compile-cached.sh" \
   --freeze-recompile-args="--replicas=none" \
@@ -139,15 +142,17 @@ def cpu(name):
     return sum(sum(map(float, open(os.path.join(work, "%s.%d" % (name, r))).read().split()[:2]))
                for r in range(4))
 base_cpu, frozen_cpu = cpu("cpu.base"), cpu("cpu.frozen")
-compiles = [sum(map(float, line.split()[:2])) for line in open(os.path.join(work, "cpu.compiles"))
-            if line.strip()] if os.path.exists(os.path.join(work, "cpu.compiles")) else []
+def compile_cpu(name):
+    path = os.path.join(work, "cpu.compiles-" + name)
+    return [sum(map(float, line.split()[:2])) for line in open(path)
+            if line.strip()] if os.path.exists(path) else []
+compiles = compile_cpu("frozen")
 print("CPU time of the 4 processes (user + system): no freezing %.1f s, alpha %.1f s: %.2fx less; "
       "of it the %d background compiles %.1f s: training alone %.1f s, %.2fx less" % (
           base_cpu, frozen_cpu, base_cpu / frozen_cpu, len(compiles), sum(compiles),
           frozen_cpu - sum(compiles), base_cpu / (frozen_cpu - sum(compiles))))
 cached_cpu = cpu("cpu.cached")
-compiles_cached = [sum(map(float, line.split()[:2])) for line in open(os.path.join(work, "cpu.compiles-cached"))
-                   if line.strip()] if os.path.exists(os.path.join(work, "cpu.compiles-cached")) else []
+compiles_cached = compile_cpu("cached")
 print("CPU time with the activation cache: %.1f s, of it the %d background compiles %.1f s: training alone %.1f s "
       "(alpha without the cache: %.1f s)" % (cached_cpu, len(compiles_cached), sum(compiles_cached),
                                               cached_cpu - sum(compiles_cached), frozen_cpu - sum(compiles)))
