@@ -1,6 +1,7 @@
 //===- CpuRates.cpp - Measured rates of this machine's cores --------------===//
 
 #include "FTPipe/Runtime/CpuRates.h"
+#include "FTPipe/Support/ThreadCpuTime.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -11,18 +12,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <ctime>
 
 using namespace ftpipe::runtime;
-
-/// The calling thread's CPU time in seconds: unlike wall time it does not
-/// count the time the thread waits for a core, so the rates hold on a
-/// loaded machine (OpenBLAS runs on the calling thread: one BLAS thread).
-static double now() {
-  timespec time;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time);
-  return double(time.tv_sec) + 1e-9 * double(time.tv_nsec);
-}
+// Rates are timed in the calling thread's CPU time (OpenBLAS runs on the
+// calling thread), so they hold on a loaded machine.
+using ftpipe::support::threadCpuSeconds;
 
 std::vector<GemmShape> ftpipe::runtime::gpt2GemmShapes() {
   // 512 tokens x 768 features: the fused q/k/v projection, the attention
@@ -81,11 +75,11 @@ ftpipe::runtime::measureCpuRates(llvm::ArrayRef<GemmShape> shapes,
     double flops = 2.0 * m * n * k, best = 1e300;
     for (int r = 0; r < std::max(1, repetitions); ++r) {
       int64_t calls = 0;
-      double start = now(), elapsed = 0;
+      double start = threadCpuSeconds(), elapsed = 0;
       do {
         call();
         ++calls;
-        elapsed = now() - start;
+        elapsed = threadCpuSeconds() - start;
       } while (elapsed < seconds / std::max(1, repetitions));
       best = std::min(best, elapsed / calls);
     }
@@ -99,9 +93,9 @@ ftpipe::runtime::measureCpuRates(llvm::ArrayRef<GemmShape> shapes,
   std::vector<char> from(copyBytes, 1), to(copyBytes, 0);
   double best = 1e300;
   for (int r = 0; r < std::max(1, repetitions); ++r) {
-    double start = now();
+    double start = threadCpuSeconds();
     std::memcpy(to.data(), from.data(), copyBytes);
-    best = std::min(best, now() - start);
+    best = std::min(best, threadCpuSeconds() - start);
     std::swap(from, to);
   }
   rates.copyGBps = 2.0 * double(copyBytes) / best / 1e9;
@@ -110,11 +104,11 @@ ftpipe::runtime::measureCpuRates(llvm::ArrayRef<GemmShape> shapes,
   double callBest = 1e300;
   for (int r = 0; r < std::max(1, repetitions); ++r) {
     constexpr int kCalls = 10000;
-    double start = now();
+    double start = threadCpuSeconds();
     for (int i = 0; i < kCalls; ++i)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f,
                   &one, 1, &one, 1, 0.0f, &out, 1);
-    callBest = std::min(callBest, (now() - start) / kCalls);
+    callBest = std::min(callBest, (threadCpuSeconds() - start) / kCalls);
   }
   rates.callUs = callBest * 1e6;
   return rates;

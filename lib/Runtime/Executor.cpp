@@ -3,6 +3,7 @@
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/DataValues.h"
 #include "FTPipe/Runtime/Replicas.h"
+#include "FTPipe/Support/ThreadCpuTime.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -12,13 +13,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <set>
 #include <thread>
 
 using namespace ftpipe::runtime;
 using ftpipe::schedule::Action;
 using ftpipe::schedule::ActionKind;
+using ftpipe::support::threadCpuSeconds;
 
 static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -38,13 +39,6 @@ static double now() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-/// The calling thread's CPU time in seconds (TraceEvent::cpuSeconds).
-static double threadCpuSeconds() {
-  timespec time;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time);
-  return double(time.tv_sec) + 1e-9 * double(time.tv_nsec);
 }
 
 llvm::Error

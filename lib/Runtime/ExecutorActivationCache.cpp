@@ -10,10 +10,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/Executor.h"
-
-#include <ctime>
+#include "FTPipe/Support/ThreadCpuTime.h"
 
 using namespace ftpipe::runtime;
+using ftpipe::support::threadCpuSeconds;
 
 namespace {
 /// The stage code's transport during a cached stage's forward: passes
@@ -42,13 +42,6 @@ private:
   const std::set<SendKey> &replayed;
 };
 } // namespace
-
-/// The calling thread's CPU time in seconds.
-static double threadCpuSeconds() {
-  timespec time;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time);
-  return double(time.tv_sec) + 1e-9 * double(time.tv_nsec);
-}
 
 llvm::Error DeviceExecutor::cachedForward(StageProgram &stage, int64_t mb) {
   ActivationCache &cache = *activationCache.cache;

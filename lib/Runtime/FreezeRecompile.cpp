@@ -149,28 +149,26 @@ ReplanControl FreezeRecompiler::afterStep(
             .str());
     return control;
   }
-  std::optional<llvm::Error> finished = compile->poll(setup.waitForCompile);
+  auto finished = compile->finish(setup.waitForCompile);
   if (!finished)
     return control;
-  std::string directory = compile->directory();
-  double seconds = now() - compile->startedAt();
   compile.reset();
   auto goOn = [&](const std::string &why) {
     say(why + "; the run goes on under the current plan");
     return control;
   };
-  if (*finished)
-    return goOn(llvm::toString(std::move(*finished)));
-  auto next = CompiledModel::open(directory);
-  if (!next)
-    return goOn(llvm::toString(next.takeError()));
-  schedule::ReplicaLayout nextReplicas = replicasOf(**next);
+  if (!*finished)
+    return goOn(llvm::toString(finished->takeError()));
+  std::string directory = (*finished)->directory;
+  double seconds = (*finished)->seconds;
+  std::unique_ptr<CompiledModel> &next = (*finished)->model;
+  schedule::ReplicaLayout nextReplicas = replicasOf(*next);
   if (nextReplicas.replicated() && !setup.replicasAllowed)
     return goOn("the plan has replicas " + nextReplicas.str() +
                 ", which this run cannot move to (replicas run as MPI "
                 "processes)");
-  std::string after = describePlan(**next, nextReplicas, config);
-  auto planned = planMigration(current, replicas, config, std::move(*next),
+  std::string after = describePlan(*next, nextReplicas, config);
+  auto planned = planMigration(current, replicas, config, std::move(next),
                                directory, updates, setup.allowOverBudget);
   if (!planned)
     return goOn(llvm::toString(planned.takeError()));

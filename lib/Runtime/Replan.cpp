@@ -248,6 +248,20 @@ std::optional<llvm::Error> PlanCompile::poll(bool wait) {
               " (log " + logPath + ")");
 }
 
+std::optional<llvm::Expected<PlanCompile::Plan>>
+PlanCompile::finish(bool wait) {
+  std::optional<llvm::Error> finished = poll(wait);
+  if (!finished)
+    return std::nullopt;
+  if (*finished)
+    return llvm::Expected<Plan>(std::move(*finished));
+  auto model = CompiledModel::open(outputDirectory);
+  if (!model)
+    return llvm::Expected<Plan>(model.takeError());
+  return llvm::Expected<Plan>(
+      Plan{std::move(*model), outputDirectory, now() - startSeconds});
+}
+
 void PlanCompile::stop() {
   if (process.Pid > 0)
     ::kill(process.Pid, SIGTERM);
@@ -348,11 +362,9 @@ ReplanControl ReplanCoordinator::afterStep(int64_t updates,
       control.action = ReplanControl::Action::Measure;
     return control;
   }
-  std::optional<llvm::Error> finished = compile->poll(setup.waitForCompile);
+  auto finished = compile->finish(setup.waitForCompile);
   if (!finished)
     return control;
-  std::string directory = compile->directory();
-  double compileSeconds = now() - compile->startedAt();
   compile.reset();
   state.compiling = false;
   // A plan not taken is not tried again until the balance drifts further.
@@ -362,26 +374,26 @@ ReplanControl ReplanCoordinator::afterStep(int64_t updates,
                why + "; the run goes on under the current plan");
     return control;
   };
-  if (*finished)
-    return goOn(llvm::toString(std::move(*finished)));
-  auto next = CompiledModel::open(directory);
-  if (!next)
-    return goOn(llvm::toString(next.takeError()));
+  if (!*finished)
+    return goOn(llvm::toString(finished->takeError()));
+  std::string directory = (*finished)->directory;
+  double compileSeconds = (*finished)->seconds;
+  std::unique_ptr<CompiledModel> &next = (*finished)->model;
   auto before = predictMeasured(current.stageGraph(), config.schedule, profile);
   if (!before)
     return goOn("the current plan: " + llvm::toString(before.takeError()));
-  auto after = predictPlanned((*next)->stageGraph(), config.schedule,
-                              (*next)->manifest());
+  auto after =
+      predictPlanned(next->stageGraph(), config.schedule, next->manifest());
   if (!after)
     return goOn(llvm::toString(after.takeError()));
-  std::string ops = opsPerDevice(current) + " -> " + opsPerDevice(**next);
+  std::string ops = opsPerDevice(current) + " -> " + opsPerDevice(*next);
   std::string unusable;
   // Re-planning measures and moves between unreplicated plans only.
-  bool replicated = (*next)->manifest().replicas &&
-                    (*next)->manifest().replicas->replicated();
+  bool replicated =
+      next->manifest().replicas && next->manifest().replicas->replicated();
   auto planned = planMigration(
       current, schedule::ReplicaLayout::none(current.stageGraph().devices),
-      config, std::move(*next), directory, updates, setup.allowOverBudget);
+      config, std::move(next), directory, updates, setup.allowOverBudget);
   if (!planned)
     unusable = llvm::toString(planned.takeError());
   else if (replicated)

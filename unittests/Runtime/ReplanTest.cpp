@@ -220,4 +220,18 @@ TEST(ReplanTest, AFailedCompileSaysWhy) {
   llvm::consumeError(missing.takeError());
 }
 
+TEST(ReplanTest, ACompileThatLeavesNoPlanSaysSoAtItsEnd) {
+  ManifestCompile command{"/no/such/model.mlir", {"--devices=2"}};
+  std::string log = ::testing::TempDir() + "/replan-test-true.log";
+  std::string directory = ::testing::TempDir() + "/replan-no-plan";
+  // `true` exits 0 without writing a plan: finishing it fails on the plan.
+  auto started = PlanCompile::start("/bin/true", command, "", directory, log);
+  ASSERT_TRUE(bool(started)) << llvm::toString(started.takeError());
+  auto finished = started->finish(/*wait=*/true);
+  ASSERT_TRUE(finished.has_value());
+  ASSERT_FALSE(bool(*finished));
+  std::string message = llvm::toString(finished->takeError());
+  EXPECT_NE(message.find("manifest.json"), std::string::npos) << message;
+}
+
 } // namespace

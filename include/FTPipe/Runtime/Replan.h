@@ -20,6 +20,7 @@
 
 #include "FTPipe/Runtime/ArtifactManifest.h"
 #include "FTPipe/Runtime/Communicator.h"
+#include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/PipelineModel.h"
 #include "FTPipe/Runtime/ProfileSchema.h"
@@ -148,11 +149,19 @@ public:
   /// Unset while it runs (`wait`: waits for its end); then success, or
   /// why it failed (its exit status and the last lines of its log).
   std::optional<llvm::Error> poll(bool wait = false);
+  /// A finished compile's plan, opened, with where it is and how long the
+  /// compile took.
+  struct Plan {
+    std::unique_ptr<CompiledModel> model;
+    std::string directory;
+    double seconds = 0;
+  };
+  /// `poll`, then the plan opened: unset while the compile runs; why it
+  /// failed, or why its plan does not open.
+  std::optional<llvm::Expected<Plan>> finish(bool wait = false);
   /// Ends it (SIGTERM) and waits for it: a run that ends does not wait for
   /// a plan it can no longer use.
   void stop();
-  const std::string &directory() const { return outputDirectory; }
-  double startedAt() const { return startSeconds; }
 
 private:
   llvm::sys::ProcessInfo process;
