@@ -22,7 +22,8 @@ using namespace ftpipe::runtime;
 
 ManifestCompile ftpipe::runtime::freezeCommand(const ManifestCompile &command,
                                                llvm::StringRef namesFile,
-                                               llvm::StringRef extra) {
+                                               llvm::StringRef extra,
+                                               bool repack) {
   ManifestCompile frozen;
   frozen.model = command.model;
   const std::vector<std::string> &args = command.arguments;
@@ -36,6 +37,8 @@ ManifestCompile ftpipe::runtime::freezeCommand(const ManifestCompile &command,
     frozen.arguments.push_back(args[i]);
   }
   frozen.arguments.push_back("--freeze=@" + namesFile.str());
+  if (repack)
+    frozen.arguments.push_back("--replicas=auto");
   llvm::SmallVector<llvm::StringRef> added;
   extra.split(added, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (llvm::StringRef arg : added)
@@ -135,7 +138,9 @@ ReplanControl FreezeRecompiler::afterStep(
     auto started = PlanCompile::start(
         setup.compiler,
         freezeCommand(*compiled->manifest().compile, base + ".frozen",
-                      setup.extraArguments),
+                      setup.extraArguments,
+                      setup.repack &&
+                          compiled->manifest().compile->plansReplicas),
         /*profile=*/"", base, base + "-compile.log");
     if (!started) {
       say(llvm::toString(started.takeError()) +

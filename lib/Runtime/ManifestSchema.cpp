@@ -432,14 +432,16 @@ bool ftpipe::runtime::fromJSON(const json::Value &value, ManifestLoss &loss,
 
 json::Value ftpipe::runtime::toJSON(const ManifestCompile &compile) {
   return json::Object{{"model", compile.model},
-                      {"arguments", compile.arguments}};
+                      {"arguments", compile.arguments},
+                      {"plans_replicas", compile.plansReplicas}};
 }
 
 bool ftpipe::runtime::fromJSON(const json::Value &value,
                                ManifestCompile &compile, json::Path path) {
   json::ObjectMapper mapper(value, path);
   return mapper && mapper.map("model", compile.model) &&
-         mapper.map("arguments", compile.arguments);
+         mapper.map("arguments", compile.arguments) &&
+         mapper.mapOptional("plans_replicas", compile.plansReplicas);
 }
 
 json::Value ftpipe::runtime::toJSON(const ManifestDeviceMemory &memory) {

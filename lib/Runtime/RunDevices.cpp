@@ -270,6 +270,9 @@ static void runReplanning(
     setup.waitForCompile = options.debugReplanWait;
     setup.extraArguments = options.freezeRecompileArgs;
     setup.replicasAllowed = shared.processes;
+    schedule::Kind kind = config.schedule.kind;
+    setup.repack = shared.processes && (kind == schedule::Kind::GPipe ||
+                                        kind == schedule::Kind::OneFOneB);
     setup.note = note;
     freezer.emplace(std::move(setup));
   } else if (d == 0) {

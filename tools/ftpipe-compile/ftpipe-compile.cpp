@@ -609,10 +609,13 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveSetup(*module);
   if (failed(setup))
     return progress.fail();
-  if (replicas == "auto" &&
-      (forwardOnly || (*module)->hasAttr("ftpipe.plan") ||
-       hasEntryPoints(*module) || method == ft::PartitionMethod::SeqDP ||
-       method == ft::PartitionMethod::SeqGreedy))
+  // Mixed-Pipe partitions the model here: then --replicas=auto may plan
+  // replicas (recorded for a re-compile: the manifest's plans_replicas).
+  compileCommand.plansReplicas =
+      !forwardOnly && !(*module)->hasAttr("ftpipe.plan") &&
+      !hasEntryPoints(*module) && method != ft::PartitionMethod::SeqDP &&
+      method != ft::PartitionMethod::SeqGreedy;
+  if (replicas == "auto" && !compileCommand.plansReplicas)
     return progress.fail("--replicas=auto plans with Mixed-Pipe (--method=auto "
                          "or mixed-pipe), and this model is not partitioned "
                          "here (it has a plan already, or --forward-only)");

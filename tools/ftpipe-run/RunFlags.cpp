@@ -100,8 +100,10 @@ static field<bool> freezeRecompile(
 static field<std::string> freezeRecompileArgs(
     "freeze-recompile-args",
     cl::desc("ftpipe-compile arguments (separated by spaces) added to every "
-             "freeze re-compile's command, e.g. --replicas=auto: the planner "
-             "may give the devices the frozen prefix frees to replicas"),
+             "freeze re-compile's command; under MPI a re-compile already "
+             "asks --replicas=auto where ftpipe-compile partitioned the "
+             "model (the planner may give the devices the frozen prefix "
+             "frees to replicas): --replicas=none here keeps one pipeline"),
     cl::location(parsed.run.freezeRecompileArgs), cl::cat(setupCategory));
 static field<int64_t> activationCache(
     "activation-cache",

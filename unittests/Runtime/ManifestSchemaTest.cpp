@@ -214,6 +214,11 @@ TEST(ManifestSchema, StageTimesAndCompileCommandRoundTrip) {
   EXPECT_EQ(read.compile->model, "/models/m.mlir");
   EXPECT_EQ(read.compile->arguments,
             (std::vector<std::string>{"--devices=2", "-O0"}));
+  EXPECT_FALSE(read.compile->plansReplicas);
+  file.compile->plansReplicas = true;
+  ManifestFile planned;
+  ASSERT_TRUE(fromJSON(written(file), planned, root));
+  EXPECT_TRUE(planned.compile->plansReplicas);
   llvm::Expected<ArtifactManifest> manifest = readWrittenManifest(text);
   ASSERT_TRUE(bool(manifest)) << llvm::toString(manifest.takeError());
   ASSERT_TRUE(manifest->compile.has_value());

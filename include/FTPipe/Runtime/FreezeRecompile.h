@@ -30,10 +30,14 @@ namespace runtime {
 
 /// `command` (a manifest's `compile`) freezing the parameters named in
 /// `namesFile` instead of what it froze: its --freeze removed,
-/// `--freeze=@namesFile` added, then `extra` (ftpipe-compile arguments
-/// separated by spaces, --freeze-recompile-args; a later flag wins).
+/// `--freeze=@namesFile` added, `--replicas=auto` where `repack` (re-packing:
+/// the planner may give the devices the frozen prefix frees to replicas),
+/// then `extra` (ftpipe-compile arguments separated by spaces,
+/// --freeze-recompile-args; a later flag wins, so `--replicas=none` there
+/// keeps the plans unreplicated).
 ManifestCompile freezeCommand(const ManifestCompile &command,
-                              llvm::StringRef namesFile, llvm::StringRef extra);
+                              llvm::StringRef namesFile, llvm::StringRef extra,
+                              bool repack);
 
 /// Device 0's side of --freeze-recompile: the compile in flight and the
 /// decisions, said in lines for a person (`note`). Every call comes at a
@@ -52,6 +56,10 @@ public:
     std::string extraArguments;
     /// Whether the run may move to a plan with replicas (MPI processes).
     bool replicasAllowed = false;
+    /// Whether re-compiles of a plan ftpipe-compile partitioned re-pack
+    /// (freezeCommand; the manifest's `compile.plans_replicas`): MPI
+    /// processes under GPipe or 1F1B, the schedules that move to replicas.
+    bool repack = false;
     std::function<void(const std::string &)> note;
   };
   explicit FreezeRecompiler(Setup setup) : setup(std::move(setup)) {}

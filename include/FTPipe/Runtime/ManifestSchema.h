@@ -168,6 +168,10 @@ struct ManifestDeviceMemory {
 struct ManifestCompile {
   std::string model;
   std::vector<std::string> arguments;
+  /// Whether this compile partitioned the model with Mixed-Pipe (no plan in
+  /// its IR, method auto or mixed-pipe), so that the same command with
+  /// `--replicas=auto` plans replicas (`plans_replicas`; freeze re-packing).
+  bool plansReplicas = false;
 };
 
 /// The whole file. `compile`, `training`, `device_memory`, `replicas`,
