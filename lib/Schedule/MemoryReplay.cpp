@@ -9,10 +9,12 @@
 
 #include "FTPipe/Schedule/MemoryReplay.h"
 #include "FTPipe/Schedule/Replicas.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 using namespace ftpipe::schedule;
@@ -112,11 +114,9 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
   return peak;
 }
 
-std::vector<DeviceMemory>
-ftpipe::schedule::replayedMemory(const StageGraph &graph,
-                                 llvm::ArrayRef<DeviceMemoryInputs> inputs,
-                                 const TrainingSetup &setup,
-                                 llvm::ArrayRef<int64_t> replicas) {
+std::vector<DeviceMemory> ftpipe::schedule::replayedMemory(
+    const StageGraph &graph, llvm::ArrayRef<DeviceMemoryInputs> inputs,
+    const TrainingSetup &setup, llvm::ArrayRef<int64_t> replicas) {
   std::vector<DeviceMemory> bound;
   for (const DeviceMemoryInputs &device : inputs)
     bound.push_back(runtimeMemory(device, setup));
@@ -144,7 +144,19 @@ ftpipe::schedule::replayedMemory(const StageGraph &graph,
     layout.replicas.assign(replicas.begin(), replicas.end());
     config.replicas = layout.replicas;
   }
-  llvm::Expected<Schedule> plan = generate(graph, config);
+  // zb-h1 within 1F1B's peak, as ftpipe-run builds its lists.
+  std::optional<StageMemory> stageBytes;
+  if (setup.schedule == Kind::ZeroBubbleH1) {
+    llvm::Expected<ZeroBubbleLimits> limits =
+        zeroBubbleLimits(graph, inputs, setup);
+    if (!limits) {
+      llvm::consumeError(limits.takeError());
+      return bound;
+    }
+    stageBytes = std::move(limits->memory);
+  }
+  llvm::Expected<Schedule> plan =
+      generate(graph, config, stageBytes ? &*stageBytes : nullptr);
   if (!plan) {
     llvm::consumeError(plan.takeError());
     return bound;
