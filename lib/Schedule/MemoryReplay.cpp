@@ -114,9 +114,11 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
   return peak;
 }
 
-std::vector<DeviceMemory> ftpipe::schedule::replayedMemory(
-    const StageGraph &graph, llvm::ArrayRef<DeviceMemoryInputs> inputs,
-    const TrainingSetup &setup, llvm::ArrayRef<int64_t> replicas) {
+std::vector<DeviceMemory>
+ftpipe::schedule::replayedMemory(const StageGraph &graph,
+                                 llvm::ArrayRef<DeviceMemoryInputs> inputs,
+                                 const TrainingSetup &setup,
+                                 llvm::ArrayRef<int64_t> replicas) {
   std::vector<DeviceMemory> bound;
   for (const DeviceMemoryInputs &device : inputs)
     bound.push_back(runtimeMemory(device, setup));

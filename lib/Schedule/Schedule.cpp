@@ -286,9 +286,7 @@ public:
 
   void run(const Action &action, int64_t device, int64_t round) {
     auto bytesOf = [&](const std::vector<uint64_t> StageMemory::*field) {
-      return memory && !(memory->*field).empty()
-                 ? int64_t((memory->*field)[action.stage])
-                 : int64_t(0);
+      return stageBytes(action, field);
     };
     int64_t activations = bytesOf(&StageMemory::activationBytes);
     int64_t weightBuffer = bytesOf(&StageMemory::weightBufferBytes);
@@ -337,9 +335,7 @@ public:
   /// counts them).
   int64_t peakIf(const Action &action, int64_t device) const {
     auto bytesOf = [&](const std::vector<uint64_t> StageMemory::*field) {
-      return memory && !(memory->*field).empty()
-                 ? int64_t((memory->*field)[action.stage])
-                 : int64_t(0);
+      return stageBytes(action, field);
     };
     switch (action.kind) {
     case ActionKind::Forward:
@@ -359,6 +355,14 @@ public:
   }
 
   int64_t componentOf(int64_t device) const { return component[device]; }
+
+  /// `action`'s stage's bytes of `field` (0 without memory or that field).
+  int64_t stageBytes(const Action &action,
+                     const std::vector<uint64_t> StageMemory::*field) const {
+    return memory && !(memory->*field).empty()
+               ? int64_t((memory->*field)[action.stage])
+               : int64_t(0);
+  }
   DryRunResult result(int64_t rounds) const {
     DryRunResult result;
     result.rounds = rounds;
