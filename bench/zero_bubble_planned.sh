@@ -8,7 +8,8 @@
 # Seq-Pipe greedy) on 8 x RTX 2080 Ti by default, M = 8 and 16 (each plan
 # made for its M), with recomputation (FTPipe's default). Per plan, from
 # ftpipe-report's JSON: the simulated mini-batch and idle share of 1F1B with
-# flush, ZB-H1 and zb-auto (its fastest lists within each device's memory,
+# flush, ZB-H1 (within each device's 1F1B peak, as ftpipe-run builds it) and
+# zb-auto (its fastest lists within each device's memory,
 # schedule::zeroBubbleLimits), the ZB paper's ZB-H1 bound
 # M(F+B+W) + (p-1)(F+B-W) from the busiest device's F, B and W, the async
 # time per mini-batch, and the largest device's memory under 1F1B, ZB-H1 and

@@ -7,6 +7,8 @@
 
 #include "FTPipe/Partition/Simulator.h"
 
+#include "FTPipe/Partition/ZeroBubbleLists.h"
+
 #include <algorithm>
 
 using namespace ftpipe::partition;
@@ -39,6 +41,23 @@ std::vector<std::string> ftpipe::partition::deviceNames(const Hardware &hw) {
 Expected<SimResult> ftpipe::partition::simulate(const StageGraph &stages,
                                                 const Hardware &hw,
                                                 const SimulatorConfig &config) {
+  // zb-h1 runs the lists that keep each device within its 1F1B peak, as
+  // ftpipe-run's do (on a plan that uses every device).
+  std::vector<bool> used(hw.numDevices(), false);
+  for (uint32_t d : stages.device)
+    if (d < used.size())
+      used[d] = true;
+  if (config.kind == schedule::Kind::ZeroBubbleH1 &&
+      config.orders.devices.empty() && config.replicas.replicas.empty() &&
+      llvm::all_of(used, [](bool u) { return u; })) {
+    Expected<schedule::Schedule> lists = zeroBubbleH1Lists(
+        stages, int64_t(hw.numDevices()), config.microBatches, config.split);
+    if (!lists)
+      return lists.takeError();
+    SimulatorConfig withLists = config;
+    withLists.orders = std::move(*lists);
+    return schedule::simulate(stages, linksOf(hw), withLists);
+  }
   return schedule::simulate(stages, linksOf(hw), config);
 }
 

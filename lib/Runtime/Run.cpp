@@ -269,9 +269,19 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
             " (--allow-over-budget runs the fastest lists regardless)");
       return bounded;
     }
-    if (options.scheduleFile.empty())
+    if (options.scheduleFile.empty()) {
+      // zb-h1 keeps each device within its peak under 1F1B (the manifest's
+      // stage bytes).
+      schedule::ZeroBubbleLimits limits;
+      if (manifest && setup.schedule == schedule::Kind::ZeroBubbleH1) {
+        auto found = runLimits(*manifest, graph, setup);
+        if (!found)
+          return found.takeError();
+        limits = std::move(*found);
+      }
       return generateRunSchedule(graph, run.config.schedule,
-                                 run.model->plannedCosts());
+                                 run.model->plannedCosts(), limits);
+    }
     auto text = support::readBoundedFile(options.scheduleFile, "schedule file");
     if (!text)
       return text.takeError();

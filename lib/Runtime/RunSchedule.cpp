@@ -32,6 +32,11 @@ runtime::generateRunSchedule(const schedule::StageGraph &graph,
                              const schedule::ScheduleConfig &config,
                              const std::optional<StageCosts> &costs,
                              const schedule::ZeroBubbleLimits &limits) {
+  // zb-h1 keeps each device within 1F1B's peak when the stages' bytes are
+  // known (the manifest's device memory).
+  if (config.kind == schedule::Kind::ZeroBubbleH1 &&
+      !limits.memory.activationBytes.empty())
+    return schedule::generate(graph, config, &limits.memory);
   if (config.kind != schedule::Kind::ZeroBubbleAuto)
     return schedule::generate(graph, config);
   if (llvm::Error error = graph.validate())

@@ -42,7 +42,7 @@ uint32_t ftpipe::schedule::microBatchesInFlight(uint32_t height, Kind schedule,
     return height + 1;
   case Kind::OneFOneB:
   case Kind::ZeroBubbleH1:
-    // zb-h1 keeps 1F1B's order (its W buffers: stageActivationBytes).
+    // zb-h1 keeps 1F1B's order, within 1F1B's peak (schedule::generate).
     return std::min(height + 1, microBatches);
   case Kind::GPipe:
   case Kind::ZeroBubbleAuto:
@@ -73,7 +73,9 @@ uint64_t ftpipe::schedule::stageActivationBytes(uint32_t inFlight,
                                                 Kind schedule,
                                                 uint32_t microBatches) {
   uint64_t activations = uint64_t(inFlight) * kept;
-  if (!isZeroBubble(schedule) || weightBuffer == 0)
+  // zb-h1's lists keep each device within its 1F1B peak: its W buffers fit
+  // in what 1F1B leaves free or its stages run whole.
+  if (schedule != Kind::ZeroBubbleAuto || weightBuffer == 0)
     return activations;
   // During its I a micro-batch holds both its activations and its W buffer.
   uint64_t m = std::max(microBatches, inFlight);

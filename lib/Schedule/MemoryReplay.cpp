@@ -9,10 +9,12 @@
 
 #include "FTPipe/Schedule/MemoryReplay.h"
 #include "FTPipe/Schedule/Replicas.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 using namespace ftpipe::schedule;
@@ -144,7 +146,19 @@ ftpipe::schedule::replayedMemory(const StageGraph &graph,
     layout.replicas.assign(replicas.begin(), replicas.end());
     config.replicas = layout.replicas;
   }
-  llvm::Expected<Schedule> plan = generate(graph, config);
+  // zb-h1 within 1F1B's peak, as ftpipe-run builds its lists.
+  std::optional<StageMemory> stageBytes;
+  if (setup.schedule == Kind::ZeroBubbleH1) {
+    llvm::Expected<ZeroBubbleLimits> limits =
+        zeroBubbleLimits(graph, inputs, setup);
+    if (!limits) {
+      llvm::consumeError(limits.takeError());
+      return bound;
+    }
+    stageBytes = std::move(limits->memory);
+  }
+  llvm::Expected<Schedule> plan =
+      generate(graph, config, stageBytes ? &*stageBytes : nullptr);
   if (!plan) {
     llvm::consumeError(plan.takeError());
     return bound;

@@ -286,9 +286,7 @@ public:
 
   void run(const Action &action, int64_t device, int64_t round) {
     auto bytesOf = [&](const std::vector<uint64_t> StageMemory::*field) {
-      return memory && !(memory->*field).empty()
-                 ? int64_t((memory->*field)[action.stage])
-                 : int64_t(0);
+      return stageBytes(action, field);
     };
     int64_t activations = bytesOf(&StageMemory::activationBytes);
     int64_t weightBuffer = bytesOf(&StageMemory::weightBufferBytes);
@@ -333,7 +331,38 @@ public:
     peakAt(0);
   }
 
+  /// The bytes `device` would hold at once while running `action` (as run()
+  /// counts them).
+  int64_t peakIf(const Action &action, int64_t device) const {
+    auto bytesOf = [&](const std::vector<uint64_t> StageMemory::*field) {
+      return stageBytes(action, field);
+    };
+    switch (action.kind) {
+    case ActionKind::Forward:
+      return bytes[device] + bytesOf(&StageMemory::activationBytes) +
+             bytesOf(&StageMemory::workingBytes);
+    case ActionKind::Backward:
+      return bytes[device] + bytesOf(&StageMemory::workingBytes);
+    case ActionKind::InputBackward:
+      return bytes[device] + bytesOf(&StageMemory::weightBufferBytes) +
+             bytesOf(&StageMemory::workingBytes);
+    case ActionKind::WeightBackward:
+      return bytes[device] + bytesOf(&StageMemory::weightWorkingBytes);
+    case ActionKind::Update:
+      return bytes[device];
+    }
+    return bytes[device];
+  }
+
   int64_t componentOf(int64_t device) const { return component[device]; }
+
+  /// `action`'s stage's bytes of `field` (0 without memory or that field).
+  int64_t stageBytes(const Action &action,
+                     const std::vector<uint64_t> StageMemory::*field) const {
+    return memory && !(memory->*field).empty()
+               ? int64_t((memory->*field)[action.stage])
+               : int64_t(0);
+  }
   DryRunResult result(int64_t rounds) const {
     DryRunResult result;
     result.rounds = rounds;
@@ -556,9 +585,15 @@ static llvm::Expected<Schedule> interleave(const StageGraph &graph,
 /// ZB-H1: each device walks its 1F1B list (I for B on the stages that
 /// split); in a round where the list's next action may not run, it runs its
 /// oldest W instead. The lists' forwards and backwards keep 1F1B's order,
-/// so each device holds the activations 1F1B holds.
-static llvm::Expected<Schedule> zeroBubbleH1(const StageGraph &graph,
-                                             const ScheduleConfig &config) {
+/// so each device holds the activations 1F1B holds. With `bound` (bytes per
+/// device, counted with `memory`), a device also runs its oldest W before a
+/// listed action that would lift it above its bound, and runs a W in an
+/// idle round only where the W itself stays within it (or the W must run
+/// before the update).
+static llvm::Expected<Schedule>
+zeroBubbleH1(const StageGraph &graph, const ScheduleConfig &config,
+             const StageMemory *memory = nullptr,
+             const std::vector<uint64_t> *bound = nullptr) {
   ScheduleConfig oneFOneB{Kind::OneFOneB, config.microBatches, config.steps};
   llvm::Expected<Schedule> lists = interleave(graph, oneFOneB);
   if (!lists)
@@ -568,7 +603,10 @@ static llvm::Expected<Schedule> zeroBubbleH1(const StageGraph &graph,
       if (action.kind == ActionKind::Backward && config.splits(action.stage))
         action.kind = ActionKind::InputBackward;
 
-  ExecutionState state(graph, config);
+  ExecutionState state(graph, config, memory);
+  auto fits = [&](const Action &action, int64_t d) {
+    return !bound || state.peakIf(action, d) <= int64_t((*bound)[d]);
+  };
   Schedule schedule;
   schedule.devices.resize(graph.devices);
   std::vector<size_t> next(graph.devices, 0);
@@ -587,12 +625,16 @@ static llvm::Expected<Schedule> zeroBubbleH1(const StageGraph &graph,
     std::vector<std::tuple<int64_t, Action, bool>> chosen;
     for (int64_t d = 0; d < graph.devices; ++d) {
       const Action *action = head(d);
-      if (action && (action->kind == ActionKind::Update
+      bool ready =
+          action && (action->kind == ActionKind::Update
                          ? updates[state.componentOf(d)] == action->index
-                         : !state.waitsFor(*action, d, round)))
+                         : !state.waitsFor(*action, d, round));
+      if (ready && (weights[d].empty() || fits(*action, d)))
         chosen.emplace_back(d, *action, true);
       else if (!weights[d].empty() &&
-               !state.waitsFor(weights[d].front(), d, round))
+               !state.waitsFor(weights[d].front(), d, round) &&
+               (ready || !action || action->kind == ActionKind::Update ||
+                fits(weights[d].front(), d)))
         chosen.emplace_back(d, weights[d].front(), false);
     }
     if (chosen.empty())
@@ -612,9 +654,64 @@ static llvm::Expected<Schedule> zeroBubbleH1(const StageGraph &graph,
   return schedule;
 }
 
+/// ZB-H1 within 1F1B's memory: each device's bound is its peak under 1F1B
+/// with flush; its waiting Ws run before a listed action would pass it. The
+/// stages that split start as `config` says; while the dry run still puts a
+/// device above its bound (an I whose own W buffer does not fit), the split
+/// stage of that device with the largest W buffer runs its backward whole
+/// (B) instead. A device without split stages runs its 1F1B
+/// list (zb-h1 keeps each device's order of forwards and backwards) and so
+/// holds what it holds under 1F1B at every point: the loop ends with every
+/// device at or below its 1F1B peak.
+static llvm::Expected<Schedule>
+zeroBubbleH1WithinOneFOneB(const StageGraph &graph,
+                           const ScheduleConfig &config,
+                           const StageMemory &memory) {
+  ScheduleConfig oneFOneB{Kind::OneFOneB, config.microBatches, config.steps};
+  llvm::Expected<Schedule> oneFLists = interleave(graph, oneFOneB);
+  if (!oneFLists)
+    return oneFLists.takeError();
+  llvm::Expected<DryRunResult> bound =
+      dryRun(graph, oneFOneB, *oneFLists, &memory);
+  if (!bound)
+    return bound.takeError();
+  ScheduleConfig within = config;
+  within.split.resize(graph.stages());
+  for (int64_t s = 0; s < graph.stages(); ++s)
+    within.split[s] = config.splits(s);
+  while (true) {
+    llvm::Expected<Schedule> lists =
+        zeroBubbleH1(graph, within, &memory, &bound->peakBytes);
+    if (!lists)
+      return lists.takeError();
+    llvm::Expected<DryRunResult> dry = dryRun(graph, within, *lists, &memory);
+    if (!dry)
+      return dry.takeError();
+    bool over = false;
+    for (int64_t d = 0; d < graph.devices; ++d) {
+      if (dry->peakBytes[d] <= bound->peakBytes[d])
+        continue;
+      std::optional<int64_t> largest;
+      for (int64_t s = 0; s < graph.stages(); ++s)
+        if (graph.device[s] == d && within.split[s] &&
+            (!largest ||
+             memory.weightBufferBytes[s] > memory.weightBufferBytes[*largest]))
+          largest = s;
+      if (!largest) // cannot be: the device runs its 1F1B list
+        return fail("zb-h1: device " + llvm::Twine(d) +
+                    " runs its 1F1B list above 1F1B's peak");
+      within.split[*largest] = false;
+      over = true;
+    }
+    if (!over)
+      return lists;
+  }
+}
+
 llvm::Expected<Schedule>
 ftpipe::schedule::generate(const StageGraph &graph,
-                           const ScheduleConfig &config) {
+                           const ScheduleConfig &config,
+                           const StageMemory *memory) {
   if (llvm::Error error = checkConfig(graph, config))
     return std::move(error);
   if (config.kind == Kind::ZeroBubbleAuto)
@@ -622,7 +719,8 @@ ftpipe::schedule::generate(const StageGraph &graph,
                 "(schedule::generateZeroBubbleAuto), not from the stage "
                 "graph alone");
   if (config.kind == Kind::ZeroBubbleH1)
-    return zeroBubbleH1(graph, config);
+    return memory ? zeroBubbleH1WithinOneFOneB(graph, config, *memory)
+                  : zeroBubbleH1(graph, config);
   return interleave(graph, config);
 }
 
@@ -688,6 +786,36 @@ static llvm::Error checkLists(const StageGraph &graph,
   return llvm::Error::success();
 }
 
+/// `config` with the stages that split but that the lists run whole (B, no
+/// I or W: zb-h1 within 1F1B's memory) marked as not splitting. A stage that
+/// runs both B and I is refused.
+static llvm::Expected<ScheduleConfig> asListed(const StageGraph &graph,
+                                               const ScheduleConfig &config,
+                                               const Schedule &schedule) {
+  if (!isZeroBubble(config.kind))
+    return config;
+  std::vector<bool> whole(graph.stages(), false), split(graph.stages(), false);
+  for (const std::vector<Action> &actions : schedule.devices)
+    for (const Action &action : actions) {
+      if (action.stage < 0 || action.stage >= graph.stages())
+        continue; // checkLists names it
+      if (action.kind == ActionKind::Backward)
+        whole[action.stage] = true;
+      else if (action.kind == ActionKind::InputBackward ||
+               action.kind == ActionKind::WeightBackward)
+        split[action.stage] = true;
+    }
+  ScheduleConfig listed = config;
+  listed.split.resize(graph.stages());
+  for (int64_t s = 0; s < graph.stages(); ++s) {
+    if (config.splits(s) && whole[s] && split[s])
+      return fail("the lists run stage " + llvm::Twine(s) +
+                  "'s backward both whole (B) and split (I and W)");
+    listed.split[s] = config.splits(s) && !whole[s];
+  }
+  return listed;
+}
+
 llvm::Expected<DryRunResult>
 ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
                          const Schedule &schedule, const StageMemory *memory) {
@@ -709,10 +837,13 @@ ftpipe::schedule::dryRun(const StageGraph &graph, const ScheduleConfig &config,
                  !sized(memory->weightWorkingBytes, true)))
     return fail("the stage memory does not give bytes for each of the " +
                 llvm::Twine(graph.stages()) + " stages");
-  if (llvm::Error error = checkLists(graph, config, schedule))
+  llvm::Expected<ScheduleConfig> listed = asListed(graph, config, schedule);
+  if (!listed)
+    return listed.takeError();
+  if (llvm::Error error = checkLists(graph, *listed, schedule))
     return std::move(error);
 
-  ExecutionState state(graph, config, memory);
+  ExecutionState state(graph, *listed, memory);
   std::vector<size_t> next(graph.devices, 0);
   size_t remaining = 0;
   for (const auto &actions : schedule.devices)

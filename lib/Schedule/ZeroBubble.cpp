@@ -311,6 +311,14 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
     candidates.push_back(std::move(*lists));
   else
     return lists.takeError();
+  // ZB-H1 within 1F1B's memory, when the stages' bytes are known.
+  if (!limits.memory.activationBytes.empty() &&
+      !limits.memory.weightBufferBytes.empty()) {
+    if (llvm::Expected<Schedule> lists = generate(graph, h1, &limits.memory))
+      candidates.push_back(std::move(*lists));
+    else
+      return lists.takeError();
+  }
   // 1F1B's lists as generate() builds them (every W right after its I: what
   // fits whenever 1F1B with its W buffers does), and as the simulator runs
   // 1F1B (when that order runs dry).

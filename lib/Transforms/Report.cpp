@@ -11,6 +11,7 @@
 #include "FTPipe/Partition/Recomputation.h"
 #include "FTPipe/Partition/ReplicaSearch.h"
 #include "FTPipe/Partition/Simulator.h"
+#include "FTPipe/Partition/ZeroBubbleLists.h"
 #include "FTPipe/Schedule/ZeroBubble.h"
 #include "FTPipe/Transforms/Passes.h"
 
@@ -585,6 +586,18 @@ void ReportPass::runOnOperation() {
     else
       llvm::consumeError(lists.takeError());
   }
+  // zb-h1 within 1F1B's memory (as ftpipe-run and the planner run it).
+  std::optional<::ftpipe::schedule::Schedule> boundedH1;
+  {
+    llvm::Expected<::ftpipe::schedule::Schedule> lists =
+        partition::zeroBubbleH1Lists(data.stages, int64_t(hw->numDevices()),
+                                     data.config.microBatches,
+                                     data.stages.splitStages());
+    if (lists)
+      boundedH1 = std::move(*lists);
+    else
+      llvm::consumeError(lists.takeError());
+  }
   // Every schedule side by side: simulated, and each device's memory by the
   // plan's formula for it.
   using ::ftpipe::schedule::Kind;
@@ -598,6 +611,7 @@ void ReportPass::runOnOperation() {
                                                                : nullptr;
     const ::ftpipe::schedule::Schedule *lists =
         kind == Kind::ZeroBubbleAuto && boundedZeroBubble ? &*boundedZeroBubble
+        : kind == Kind::ZeroBubbleH1 && boundedH1         ? &*boundedH1
                                                           : nullptr;
     llvm::Expected<partition::SimResult> zeroBubble =
         sim ? partition::SimResult() : simulateWith(kind, false, lists);
@@ -676,6 +690,9 @@ void ReportPass::runOnOperation() {
         data.config.schedule == ::ftpipe::schedule::Kind::ZeroBubbleAuto &&
                 boundedZeroBubble
             ? &*boundedZeroBubble
+        : data.config.schedule == ::ftpipe::schedule::Kind::ZeroBubbleH1 &&
+                boundedH1
+            ? &*boundedH1
             : nullptr);
     if (!timeline)
       return fail(timeline.takeError());

@@ -35,7 +35,8 @@ std::optional<StageCosts> plannedCosts(const ArtifactManifest &manifest);
 /// The lists of `config` on `graph`. zb-auto schedules `costs` over free
 /// transfers (the manifest records no message times), or equal costs
 /// (F = I = W = 1) without them, each device within `limits` (none: no
-/// bound).
+/// bound); zb-h1 keeps each device within its 1F1B peak when `limits` gives
+/// the stages' bytes (schedule::generate).
 llvm::Expected<schedule::Schedule>
 generateRunSchedule(const schedule::StageGraph &graph,
                     const schedule::ScheduleConfig &config,

@@ -40,12 +40,13 @@ uint32_t extraWeightVersions(uint32_t inFlight, Kind schedule,
 
 /// The most bytes one stage keeps at once for micro-batches whose forward
 /// ran and whose backward is not done: `inFlight` x `kept` (activations
-/// until B or I), and under the zero-bubble kinds also the W buffers of
-/// micro-batches whose I ran and whose W did not. A step's W all run before
-/// its update, so at most M micro-batches hold either at once (M + 1 while
-/// an I holds both), at most `inFlight` of them activations:
-/// max(kept + M x wbuf, inFlight x kept + (M + 1 - inFlight) x wbuf)
-/// (activations and W buffers together; W buffers in the device's
+/// until B or I), and under zb-auto also the W buffers of micro-batches
+/// whose I ran and whose W did not (zb-h1's lists keep each device within
+/// its 1F1B peak given the stages' bytes, schedule::generate: 1F1B's count). A
+/// step's W all run before its update, so at most M micro-batches hold either
+/// at once (M + 1 while an I holds both), at most `inFlight` of them
+/// activations: max(kept + M x wbuf, inFlight x kept + (M + 1 - inFlight) x
+/// wbuf) (activations and W buffers together; W buffers in the device's
 /// activationBytes).
 uint64_t stageActivationBytes(uint32_t inFlight, uint64_t kept,
                               uint64_t weightBuffer, Kind schedule,

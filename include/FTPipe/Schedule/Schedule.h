@@ -158,7 +158,13 @@ llvm::Expected<Schedule> parseSchedule(llvm::StringRef text);
 ///    each W runs in a round in which the list's next action may not (its
 ///    device's first idle slot; the oldest W first), before the update.
 ///    The forwards and backwards keep 1F1B's order, so each device holds
-///    the activations 1F1B holds.
+///    the activations 1F1B holds. With `memory`, no device holds more bytes
+///    at once than under 1F1B with flush (the dry run's count): where a
+///    device's I and W buffers would lift it above that, its split stages,
+///    those with the largest W buffer first, run their backward whole (B).
+///    Under recomputation a W buffer (each weight op's input and output
+///    gradient) is larger than a micro-batch in flight (the stage's
+///    inputs), so few stages keep I and W there.
 /// zb-auto needs stage costs: generateZeroBubbleAuto (ZeroBubble.h); here
 /// it is refused.
 /// A device's update k follows the backwards of step k of all its stages;
@@ -167,7 +173,8 @@ llvm::Expected<Schedule> parseSchedule(llvm::StringRef text);
 /// schedule would: of its stages' next actions that are ready, a backward
 /// before a forward, then the older micro-batch, then the lower stage.
 llvm::Expected<Schedule> generate(const StageGraph &graph,
-                                  const ScheduleConfig &config);
+                                  const ScheduleConfig &config,
+                                  const StageMemory *memory = nullptr);
 
 /// Per stage, its own order of forwards and backwards (the per-stage orders
 /// that `generate` interleaves per device; the simulator walks them too).
@@ -199,9 +206,11 @@ struct DryRunResult {
 /// device's B, I and W of step k, together with the updates k of its tied
 /// devices. Fails when some list is stuck (a deadlock: names each device's
 /// waiting action and what it waits for), or when the lists miss, repeat or
-/// misplace an action of the run that `config` describes: B on a stage that
-/// splits, I or W on one that does not, a W before its I or after its
-/// step's update. With `memory`, reports peak bytes per device.
+/// misplace an action of the run that `config` describes: I or W on a stage
+/// that does not split, a W before its I or after its step's update, a
+/// stage run both whole (B) and split (a stage that splits may run whole in
+/// every micro-batch: zb-h1 within 1F1B's memory). With `memory`, reports
+/// peak bytes per device.
 llvm::Expected<DryRunResult> dryRun(const StageGraph &graph,
                                     const ScheduleConfig &config,
                                     const Schedule &schedule,
