@@ -67,25 +67,45 @@ ftpipe::partition::pipelineHardware(const Hardware &hw,
   return hw.selectDevices(first);
 }
 
+std::vector<DeviceGradients>
+ftpipe::partition::deviceGradients(const StageGraph &sg,
+                                   const PlanMetrics &metrics) {
+  std::vector<DeviceGradients> devices(metrics.devices.size());
+  // Backwards run against the topological order; the lowest stage's last
+  // backward ends first.
+  std::vector<uint32_t> order(sg.topoOrder.rbegin(), sg.topoOrder.rend());
+  llvm::stable_sort(order, [&](uint32_t a, uint32_t b) {
+    return sg.height[a] < sg.height[b];
+  });
+  for (uint32_t s : order) {
+    DeviceGradients &device = devices[sg.device[s]];
+    device.lastBackwardMs.push_back(sg.bwdMs[s] + sg.recomputeMs[s]);
+    device.bytes.push_back(metrics.stages[s].gradBytes);
+  }
+  return devices;
+}
+
 /// The busiest device's time per micro-batch under `layout`: its load over
-/// its replicas plus its all-reduce over M.
+/// its replicas plus, over M, the all-reduce its stages' last backwards
+/// leave exposed.
 static double busiestMs(llvm::ArrayRef<double> loadMs,
-                        llvm::ArrayRef<uint64_t> gradientBytes,
+                        llvm::ArrayRef<DeviceGradients> gradients,
                         const ftpipe::schedule::Links &links,
                         const ReplicaLayout &layout, uint32_t microBatches) {
   double busiest = 0.0;
   for (int64_t d = 0; d < layout.devices(); ++d)
     busiest =
         std::max(busiest, loadMs[d] / double(layout.replicas[d]) +
-                              ftpipe::schedule::ringAllReduceMs(
-                                  gradientBytes[d], layout.group(d), links) /
+                              ftpipe::schedule::exposedAllReduceMs(
+                                  gradients[d].lastBackwardMs,
+                                  gradients[d].bytes, layout.group(d), links) /
                                   std::max(microBatches, 1u));
   return busiest;
 }
 
 ReplicaLayout
 ftpipe::partition::spreadByLoad(llvm::ArrayRef<double> loadMs,
-                                llvm::ArrayRef<uint64_t> gradientBytes,
+                                llvm::ArrayRef<DeviceGradients> gradients,
                                 const ftpipe::schedule::Links &links,
                                 uint32_t processes, uint32_t microBatches) {
   ReplicaLayout layout = ReplicaLayout::none(int64_t(loadMs.size()));
@@ -94,7 +114,7 @@ ftpipe::partition::spreadByLoad(llvm::ArrayRef<double> loadMs,
     size_t bestDevice = 0;
     for (size_t d = 0; d < loadMs.size(); ++d) {
       ++layout.replicas[d];
-      double ms = busiestMs(loadMs, gradientBytes, links, layout, microBatches);
+      double ms = busiestMs(loadMs, gradients, links, layout, microBatches);
       --layout.replicas[d];
       if (ms < best) {
         best = ms;
@@ -127,19 +147,18 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   option.feasible = metrics->memoryFits;
   if (!option.feasible)
     option.failure = "does not fit in memory";
-  std::vector<uint64_t> gradientBytes;
   std::vector<double> loads;
   for (const DeviceMetrics &device : metrics->devices) {
-    gradientBytes.push_back(device.gradBytes);
     loads.push_back(device.loadMs);
     option.memoryBytes.push_back(device.memoryBytes);
   }
   for (uint32_t d = 0; d < depth; ++d)
-    option.allReduceMs = std::max(
-        option.allReduceMs,
-        schedule::ringAllReduceMs(gradientBytes[d], layout.group(d), links));
-  option.objectiveMs =
-      busiestMs(loads, gradientBytes, links, layout, config.microBatches);
+    option.allReduceMs =
+        std::max(option.allReduceMs,
+                 schedule::ringAllReduceMs(metrics->devices[d].gradBytes,
+                                           layout.group(d), links));
+  option.objectiveMs = busiestMs(loads, deviceGradients(*sg, *metrics), links,
+                                 layout, config.microBatches);
 
   // The plan's lists for its pipeline, then one per process.
   schedule::StageGraph topology = sg->topology(depth);
@@ -162,7 +181,8 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   sim.recordEvents = false;
   sim.orders = schedule::replicateSchedule(*steps, layout);
   sim.replicas = layout;
-  sim.gradientBytes = std::move(gradientBytes);
+  for (const StageMetrics &stage : metrics->stages)
+    sim.stageGradientBytes.push_back(stage.gradBytes);
   Expected<SimResult> result = schedule::simulate(*sg, links, sim);
   if (!result)
     return result.takeError();
@@ -231,14 +251,14 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
         evaluatePlan(graph, *pipeline, *plan, config);
     if (!metrics)
       return metrics.takeError();
+    Expected<StageGraph> sg = buildStageGraph(graph, *pipeline, *plan, config);
+    if (!sg)
+      return sg.takeError();
     std::vector<double> loads;
-    std::vector<uint64_t> gradientBytes;
-    for (const DeviceMetrics &device : metrics->devices) {
+    for (const DeviceMetrics &device : metrics->devices)
       loads.push_back(device.loadMs);
-      gradientBytes.push_back(device.gradBytes);
-    }
-    ReplicaLayout spread =
-        spreadByLoad(loads, gradientBytes, linksOf(hw), p, config.microBatches);
+    ReplicaLayout spread = spreadByLoad(loads, deviceGradients(*sg, *metrics),
+                                        linksOf(hw), p, config.microBatches);
     if (spread.replicas == even.replicas || tooWide(spread))
       continue;
     ReplicaOption perStage;

@@ -10,9 +10,11 @@
 // replication, where each process beyond the d goes to the device whose
 // time per micro-batch it lowers most (spreadByLoad). Each option is priced by
 // the objective (the busiest device's load per micro-batch over its
-// replicas plus its ring all-reduce of gradients over them, once per
-// mini-batch of M micro-batches) and by the simulator (the plan's lists,
-// replicated round-robin, the all-reduce at the update), and the feasible
+// replicas plus, once per mini-batch of M micro-batches, what its stages'
+// ring all-reduces of gradients over them leave exposed when each starts as
+// the stage's last backward ends: schedule::exposedAllReduceMs) and by the
+// simulator (the plan's lists, replicated round-robin, each stage's
+// all-reduce from its last backward on every replica), and the feasible
 // option with the shortest simulated mini-batch wins (ties: the deeper, then
 // the even layout). Memory is checked per replica as for the plan's device
 // (a replica holds no more). No MLIR here.
@@ -47,7 +49,7 @@ struct ReplicaOption {
   /// The plan on the pipeline's devices (pipelineHardware).
   Plan plan;
   /// Objective per micro-batch: the largest of each device's load over its
-  /// replicas plus its gradient all-reduce / M.
+  /// replicas plus its exposed gradient all-reduce / M.
   double objectiveMs = 0.0;
   /// The slowest device's ring all-reduce of its gradients (0 without
   /// replicas).
@@ -66,6 +68,19 @@ struct ReplicaSearchResult {
   size_t best = 0;
   const ReplicaOption &chosen() const { return options[best]; }
 };
+
+/// A plan device's gradients as its replicas all-reduce them: per stage on
+/// the device, in the order their last backwards end (lowest height first),
+/// that backward's time (with recomputation) and the stage's gradient bytes
+/// (StageMetrics::gradBytes).
+struct DeviceGradients {
+  std::vector<double> lastBackwardMs;
+  std::vector<uint64_t> bytes;
+};
+
+/// Per device of `metrics` (evaluatePlan of the plan `sg` was built from).
+std::vector<DeviceGradients> deviceGradients(const StageGraph &sg,
+                                             const PlanMetrics &metrics);
 
 /// Plans a pipeline on the given hardware (its devices all used or not).
 using ReplicaPartitioner =
@@ -87,13 +102,14 @@ llvm::Expected<Hardware>
 pipelineHardware(const Hardware &hw, const schedule::ReplicaLayout &layout);
 
 /// PipeDream's per-stage replication of a plan whose devices have the
-/// given loads (ms per micro-batch) and gradient bytes: starting from one
+/// given loads (ms per micro-batch) and gradients: starting from one
 /// process each, every further process up to `processes` goes to the device
 /// where one more replica leaves the smallest busiest time, a device's time
-/// being its load over its replicas plus its ring all-reduce over them
-/// (on `links`, processes numbered as ReplicaLayout does) over M.
+/// being its load over its replicas plus its exposed all-reduce over them
+/// (exposedAllReduceMs on `links`, processes numbered as ReplicaLayout does)
+/// over M.
 schedule::ReplicaLayout spreadByLoad(llvm::ArrayRef<double> loadMs,
-                                     llvm::ArrayRef<uint64_t> gradientBytes,
+                                     llvm::ArrayRef<DeviceGradients> gradients,
                                      const schedule::Links &links,
                                      uint32_t processes, uint32_t microBatches);
 
