@@ -40,6 +40,13 @@ std::string ftpipe::partition::describeLayout(const ReplicaLayout &layout) {
   return layout.str();
 }
 
+std::string ftpipe::partition::describeOption(const ReplicaOption &option) {
+  std::string text = describeLayout(option.layout);
+  if (option.cutParts)
+    text += " (cut in " + std::to_string(option.cutParts) + ")";
+  return text;
+}
+
 Expected<Hardware>
 ftpipe::partition::pipelineHardware(const Hardware &hw,
                                     const ReplicaLayout &layout) {
@@ -124,6 +131,54 @@ ftpipe::partition::spreadByLoad(llvm::ArrayRef<double> loadMs,
     ++layout.replicas[bestDevice];
   }
   return layout;
+}
+
+Plan ftpipe::partition::cutForOverlap(const Graph &graph, const Plan &plan,
+                                      const ReplicaLayout &layout,
+                                      uint32_t parts) {
+  Plan cut = plan;
+  std::vector<std::vector<NodeId>> stageNodes(plan.numStages());
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    if (!plan.replicated(n))
+      stageNodes[plan.nodeStage[n]].push_back(n);
+  std::vector<uint32_t> stagesOn(layout.replicas.size(), 0);
+  for (DeviceId d : plan.stageDevice)
+    if (d < stagesOn.size())
+      ++stagesOn[d];
+  for (StageId s = 0; s < plan.numStages(); ++s) {
+    DeviceId d = plan.stageDevice[s];
+    const std::vector<NodeId> &nodes = stageNodes[s];
+    if (d >= stagesOn.size() || layout.replicas[d] < 2 || stagesOn[d] != 1 ||
+        nodes.size() < parts || parts < 2)
+      continue;
+    double total = 0.0;
+    for (NodeId n : nodes)
+      total += graph.cost(n).bwdMs;
+    // Node i goes to part floor(parts x (backward before it) / total); a
+    // stage whose parts would not all get a node stays whole.
+    std::vector<uint32_t> partOf;
+    std::vector<size_t> sizes(parts, 0);
+    double before = 0.0;
+    for (NodeId n : nodes) {
+      uint32_t part =
+          total > 0 ? std::min(parts - 1, uint32_t(parts * before / total)) : 0;
+      partOf.push_back(part);
+      ++sizes[part];
+      before += graph.cost(n).bwdMs;
+    }
+    if (llvm::is_contained(sizes, 0))
+      continue;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (partOf[i] > 0)
+        cut.nodeStage[nodes[i]] =
+            StageId(cut.stageDevice.size() + partOf[i] - 1);
+    for (uint32_t extra = 1; extra < parts; ++extra) {
+      cut.stageDevice.push_back(d);
+      if (!cut.stageRecompute.empty())
+        cut.stageRecompute.push_back(plan.stageRecompute[s]);
+    }
+  }
+  return cut;
 }
 
 Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
@@ -218,6 +273,27 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     }
     search.options.push_back(std::move(option));
   };
+  // The layout's one-stage replicated devices cut in 2 and 4, when the
+  // uncut option pays for an all-reduce; a cut that does not score (its
+  // plan breaks a forwarding chain) is left out.
+  auto tryCuts = [&](const Plan &plan, const ReplicaLayout &layout) {
+    const ReplicaOption &uncut = search.options.back();
+    if (!uncut.feasible || uncut.allReduceMs <= 0.0)
+      return;
+    for (uint32_t parts : {2u, 4u}) {
+      Plan cut = cutForOverlap(graph, plan, layout, parts);
+      if (cut.numStages() == plan.numStages())
+        return;
+      Expected<ReplicaOption> scored =
+          scoreReplicated(graph, hw, cut, layout, config);
+      if (!scored) {
+        llvm::consumeError(scored.takeError());
+        continue;
+      }
+      scored->cutParts = parts;
+      add(std::move(*scored));
+    }
+  };
   for (uint32_t depth = p; depth >= 1; --depth) {
     ReplicaLayout even = evenLayout(depth, p);
     if (tooWide(even))
@@ -245,6 +321,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
       continue;
     }
     add(std::move(*scored));
+    tryCuts(*plan, even);
     // The per-stage layout by the plan's loads on the even layout's devices
     // (scoreReplicated evaluated the same plan there).
     Expected<PlanMetrics> metrics =
@@ -269,6 +346,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     else
       perStage.failure = llvm::toString(again.takeError());
     add(std::move(perStage));
+    tryCuts(*plan, spread);
   }
   if (!found)
     return makeError("no pipeline depth x replicas option is feasible:" +

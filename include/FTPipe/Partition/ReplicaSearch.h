@@ -16,8 +16,12 @@
 // simulator (the plan's lists, replicated round-robin, each stage's
 // all-reduce from its last backward on every replica), and the feasible
 // option with the shortest simulated mini-batch wins (ties: the deeper, then
-// the even layout). Memory is checked per replica as for the plan's device
-// (a replica holds no more). No MLIR here.
+// the even layout). A layout whose replicated devices each hold one stage
+// and pay for an all-reduce is also tried with those stages cut in 2 and 4
+// on their devices (cutForOverlap): a one-stage device's all-reduce starts
+// only when its whole backward has ended, a cut one's first part while the
+// rest of the backward runs. Memory is checked per replica as for the plan's
+// device (a replica holds no more). No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +63,9 @@ struct ReplicaOption {
   double simulatedMsPerMiniBatch = 0.0, idleFraction = 0.0;
   /// Per plan device, its memory under the schedule (every replica's).
   std::vector<uint64_t> memoryBytes;
+  /// Into how many stages each replicated device of one stage was cut
+  /// (cutForOverlap; 0: the partitioner's plan as it is).
+  uint32_t cutParts = 0;
 };
 
 /// Every option tried, deepest first, and the chosen one.
@@ -92,6 +99,9 @@ schedule::ReplicaLayout evenLayout(uint32_t depth, uint32_t processes);
 
 /// "W" when every device has W replicas, else the factors ("3,3,2").
 std::string describeLayout(const schedule::ReplicaLayout &layout);
+/// The option's layout (describeLayout), and " (cut in N)" when its
+/// one-stage replicated devices were cut (ReplicaOption::cutParts).
+std::string describeOption(const ReplicaOption &option);
 
 /// The devices that run replica 0 of each plan device when `hw`'s first
 /// layout.processes() devices run `layout`: 0, r_0, r_0 + r_1, ... Fails
@@ -112,6 +122,17 @@ schedule::ReplicaLayout spreadByLoad(llvm::ArrayRef<double> loadMs,
                                      llvm::ArrayRef<DeviceGradients> gradients,
                                      const schedule::Links &links,
                                      uint32_t processes, uint32_t microBatches);
+
+/// `plan` with each device that `layout` replicates and that holds one stage
+/// cut into `parts` stages on that device, along the nodes' topological
+/// order at about equal shares of its backward time (the later nodes in the
+/// new, higher-numbered stages), so that the replicas' all-reduce of a later
+/// part's gradients overlaps the earlier parts' backwards. Replicated nodes
+/// (Plan::nodeReplicated) stay where they are and count in no part. Returns
+/// `plan` unchanged when no device can be cut (no replicated device of one
+/// stage, or fewer nodes than parts).
+Plan cutForOverlap(const Graph &graph, const Plan &plan,
+                   const schedule::ReplicaLayout &layout, uint32_t parts);
 
 /// Scores `plan`, made on pipelineHardware(hw, layout), run as `layout` on
 /// `hw` under `config` (its schedule and M; the async schedule is simulated
