@@ -50,7 +50,7 @@ for model in bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl; do
     python3 - "$work/log" "$model" "$(basename "$hardware" .json)" "$devices" "$seconds" <<'PY'
 import re, sys
 log, model, hw, devices, seconds = sys.argv[1:]
-line = re.compile(r"depth +(\d+), replicas ([\d,]+): (?:simulated ([\d.]+) ms per mini-batch"
+line = re.compile(r"depth +(\d+), replicas ([\d,]+(?: \(cut in \d+\))?): (?:simulated ([\d.]+) ms per mini-batch"
                   r".*objective ([\d.]+) ms per micro-batch)?")
 pure = best = chosen = None
 for text in open(log):

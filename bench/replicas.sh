@@ -7,10 +7,15 @@
 # micro-batch; the issue's real-size run is bench/models/gpt2-124m.json, about
 # 40 s of CPU a step per process there: run it on a quiet machine), 1F1B with
 # flush, MICRO_BATCHES (default 8) micro-batches per step, STEPS (default 6) steps:
+#  0. the runtime's all-reduce among the 4 processes, measured
+#     (ftpipe-bench-allreduce: ALLREDUCE_MIB, default 64, of floats, the
+#     median of 5) and given as the description's link rate, so that the
+#     planner prices the replicas' gradient all-reduce as this machine runs
+#     it (ALLREDUCE_GBPS=RATE gives a rate measured before instead);
 #  1. the planner's table (ftpipe-report replicas=auto) on a description of
 #     4 CPU processes of this machine (written below: a rough 0.05 TFLOP/s,
-#     5 GB/s shared-memory links; the absolute figures follow from it, the
-#     ranking of the options is what the planner acts on);
+#     the measured all-reduce's links; the absolute figures follow from it,
+#     the ranking of the options is what the planner acts on);
 #  2. measured: the plan for 4 devices run as 4 x 1, Mixed-Pipe's plan for 2
 #     devices run twice (2 x 2, --replicas 2), the whole model on 1 device
 #     run 4 times (1 x 4), each STEPS steps on 4 MPI processes with
@@ -27,10 +32,19 @@ steps="${STEPS:-6}" micro="${MICRO_BATCHES:-8}"
 bin="$build/bin"
 bench_work
 
-cat > "$work/cpu4.json" <<'JSON'
+gbps="${ALLREDUCE_GBPS:-}"
+if [ -z "$gbps" ]; then
+  echo "== the all-reduce among 4 processes (load $(load))"
+  measured=$(mpirun -np 4 --oversubscribe "$bin/ftpipe-bench-allreduce" \
+    "${ALLREDUCE_MIB:-64}" 5)
+  echo "$measured"
+  gbps=$(echo "$measured" | sed -n 's/.*ring link rate \([0-9.]*\) GB\/s.*/\1/p')
+fi
+echo "links of the description: $gbps GB/s"
+cat > "$work/cpu4.json" <<JSON
 {"name": "cpu-processes-x4", "dtype": "fp32",
- "intra_node": {"gbps": 5, "latency_us": 20},
- "network": {"gbps": 5, "latency_us": 20},
+ "intra_node": {"gbps": $gbps, "latency_us": 20},
+ "network": {"gbps": $gbps, "latency_us": 20},
  "devices": [{"name": "cpu", "count": 4, "memory_bytes": 6442450944,
               "tflops": 0.05, "mem_gbps": 10, "launch_us": 5, "node": 0}]}
 JSON

@@ -4,7 +4,8 @@
 One line per track of every trace given (ftpipe-run --trace FILE; with
 --compare-simulator also FILE.simulated.json, the simulator on the same
 lists): each action's span is filled with its letter (F forward, B
-backward, I and W a split backward's parts, U update), idle time is '.',
+backward, I and W a split backward's parts, U update, R a replicated
+device's all-reduce of one stage's gradients), idle time is '.',
 each trace scaled to its own span over N columns (default 100), so measured
 and simulated timelines line up by shape.
 """
@@ -45,7 +46,8 @@ def show(path, width):
             for e in events:
                 if e["tid"] != tid:
                     continue
-                letter = e["name"][0] if e["name"][0] in "FBIWU" else "?"
+                letter = ("R" if e["name"].startswith("AR ") else
+                          e["name"][0] if e["name"][0] in "FBIWU" else "?")
                 first = int((e["ts"] - start) * scale)
                 last = max(first + 1, int((e["ts"] + e["dur"] - start) * scale))
                 for c in range(first, min(last, width)):

@@ -30,8 +30,8 @@ static Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-json::Value ftpipe::partition::graphToJSON(const Graph &graph,
-                                           const Plan *plan) {
+json::Value ftpipe::partition::graphToJSON(const Graph &graph, const Plan *plan,
+                                           llvm::ArrayRef<int64_t> replicas) {
   assert((!plan || plan->nodeStage.size() == graph.numNodes()) &&
          "plan does not match graph");
   json::Array nodes, edges, values, params;
@@ -93,6 +93,8 @@ json::Value ftpipe::partition::graphToJSON(const Graph &graph,
     for (DeviceId d : plan->stageDevice)
       stageDevice.push_back(int64_t(d));
     root["stage_device"] = std::move(stageDevice);
+    if (llvm::any_of(replicas, [](int64_t r) { return r != 1; }))
+      root["replicas"] = json::Array(replicas);
   }
   return std::move(root);
 }
@@ -351,12 +353,29 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
   Expected<Graph> graph = b.build();
   if (!graph)
     return makeError("graph: " + llvm::toString(graph.takeError()));
-  GraphWithPlan result{std::move(*graph), std::nullopt};
+  GraphWithPlan result{std::move(*graph), std::nullopt, {}};
+
+  // The replicas of the plan's devices.
+  const json::Array *replicas = rd.array(*obj, "replicas", false);
+  if (rd.failed)
+    return fail();
+  if (replicas)
+    for (size_t d = 0; d < replicas->size(); ++d) {
+      int64_t r = 0;
+      if (!rd.integer((*replicas)[d], r, path.field("replicas").index(d)))
+        return fail();
+      if (r < 1)
+        return makeError(llvm::formatv("graph: replicas[{0}] is {1}", d, r));
+      result.replicas.push_back(r);
+    }
 
   // The plan, when every node has one.
   size_t placed = llvm::count_if(nodeStage, [](int64_t s) { return s >= 0; });
-  if (placed == 0)
+  if (placed == 0) {
+    if (replicas)
+      return makeError("graph: replicas without a plan");
     return std::move(result);
+  }
   if (placed != nodeStage.size())
     return makeError(
         llvm::formatv("graph: {0} of {1} nodes have a stage; give all or none",
@@ -410,6 +429,14 @@ ftpipe::partition::graphFromJSON(const json::Value &value) {
     plan.nodeReplicated = std::move(nodeReplicated);
   if (llvm::is_contained(nodeForwarded, true))
     plan.nodeForwarded = std::move(nodeForwarded);
+  if (replicas) {
+    DeviceId devices =
+        *std::max_element(plan.stageDevice.begin(), plan.stageDevice.end()) + 1;
+    if (result.replicas.size() < devices)
+      return makeError(
+          llvm::formatv("graph: replicas name {0} devices, the plan uses {1}",
+                        result.replicas.size(), devices));
+  }
   result.plan = std::move(plan);
   return std::move(result);
 }

@@ -513,7 +513,10 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
   Expected<NodeStages> stagesOf = NodeStages::create(graph, plan);
   if (!stagesOf)
     return stagesOf.takeError();
+  // Its gradient is the tallest reader's there to all-reduce: the one
+  // whose backward, upstream of the others, completes it.
   std::vector<uint32_t> seen(numDevices, ~0u), tallest(numDevices, 0);
+  std::vector<StageId> tallestStage(numDevices, 0);
   std::vector<DeviceId> devs;
   for (ParamId p = 0; p < graph.numParams(); ++p) {
     devs.clear();
@@ -523,9 +526,11 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
         if (seen[d] != p) {
           seen[d] = p;
           tallest[d] = sg.height[s];
+          tallestStage[d] = s;
           devs.push_back(d);
-        } else {
-          tallest[d] = std::max(tallest[d], sg.height[s]);
+        } else if (sg.height[s] > tallest[d]) {
+          tallest[d] = sg.height[s];
+          tallestStage[d] = s;
         }
       }
     for (DeviceId d : devs) {
@@ -533,6 +538,7 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
         m.memoryInputs[d].frozenParamBytes += graph.paramBytes(p);
         continue;
       }
+      m.stages[tallestStage[d]].gradBytes += graph.paramBytes(p);
       std::vector<uint64_t> &byHeight = m.memoryInputs[d].paramBytesByHeight;
       if (byHeight.size() <= tallest[d])
         byHeight.resize(tallest[d] + 1, 0);

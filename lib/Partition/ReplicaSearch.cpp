@@ -40,6 +40,13 @@ std::string ftpipe::partition::describeLayout(const ReplicaLayout &layout) {
   return layout.str();
 }
 
+std::string ftpipe::partition::describeOption(const ReplicaOption &option) {
+  std::string text = describeLayout(option.layout);
+  if (option.cutParts)
+    text += " (cut in " + std::to_string(option.cutParts) + ")";
+  return text;
+}
+
 Expected<Hardware>
 ftpipe::partition::pipelineHardware(const Hardware &hw,
                                     const ReplicaLayout &layout) {
@@ -67,25 +74,45 @@ ftpipe::partition::pipelineHardware(const Hardware &hw,
   return hw.selectDevices(first);
 }
 
+std::vector<DeviceGradients>
+ftpipe::partition::deviceGradients(const StageGraph &sg,
+                                   const PlanMetrics &metrics) {
+  std::vector<DeviceGradients> devices(metrics.devices.size());
+  // Backwards run against the topological order; the lowest stage's last
+  // backward ends first.
+  std::vector<uint32_t> order(sg.topoOrder.rbegin(), sg.topoOrder.rend());
+  llvm::stable_sort(order, [&](uint32_t a, uint32_t b) {
+    return sg.height[a] < sg.height[b];
+  });
+  for (uint32_t s : order) {
+    DeviceGradients &device = devices[sg.device[s]];
+    device.lastBackwardMs.push_back(sg.bwdMs[s] + sg.recomputeMs[s]);
+    device.bytes.push_back(metrics.stages[s].gradBytes);
+  }
+  return devices;
+}
+
 /// The busiest device's time per micro-batch under `layout`: its load over
-/// its replicas plus its all-reduce over M.
+/// its replicas plus, over M, the all-reduce its stages' last backwards
+/// leave exposed.
 static double busiestMs(llvm::ArrayRef<double> loadMs,
-                        llvm::ArrayRef<uint64_t> gradientBytes,
+                        llvm::ArrayRef<DeviceGradients> gradients,
                         const ftpipe::schedule::Links &links,
                         const ReplicaLayout &layout, uint32_t microBatches) {
   double busiest = 0.0;
   for (int64_t d = 0; d < layout.devices(); ++d)
     busiest =
         std::max(busiest, loadMs[d] / double(layout.replicas[d]) +
-                              ftpipe::schedule::ringAllReduceMs(
-                                  gradientBytes[d], layout.group(d), links) /
+                              ftpipe::schedule::exposedAllReduceMs(
+                                  gradients[d].lastBackwardMs,
+                                  gradients[d].bytes, layout.group(d), links) /
                                   std::max(microBatches, 1u));
   return busiest;
 }
 
 ReplicaLayout
 ftpipe::partition::spreadByLoad(llvm::ArrayRef<double> loadMs,
-                                llvm::ArrayRef<uint64_t> gradientBytes,
+                                llvm::ArrayRef<DeviceGradients> gradients,
                                 const ftpipe::schedule::Links &links,
                                 uint32_t processes, uint32_t microBatches) {
   ReplicaLayout layout = ReplicaLayout::none(int64_t(loadMs.size()));
@@ -94,7 +121,7 @@ ftpipe::partition::spreadByLoad(llvm::ArrayRef<double> loadMs,
     size_t bestDevice = 0;
     for (size_t d = 0; d < loadMs.size(); ++d) {
       ++layout.replicas[d];
-      double ms = busiestMs(loadMs, gradientBytes, links, layout, microBatches);
+      double ms = busiestMs(loadMs, gradients, links, layout, microBatches);
       --layout.replicas[d];
       if (ms < best) {
         best = ms;
@@ -104,6 +131,54 @@ ftpipe::partition::spreadByLoad(llvm::ArrayRef<double> loadMs,
     ++layout.replicas[bestDevice];
   }
   return layout;
+}
+
+Plan ftpipe::partition::cutForOverlap(const Graph &graph, const Plan &plan,
+                                      const ReplicaLayout &layout,
+                                      uint32_t parts) {
+  Plan cut = plan;
+  std::vector<std::vector<NodeId>> stageNodes(plan.numStages());
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    if (!plan.replicated(n))
+      stageNodes[plan.nodeStage[n]].push_back(n);
+  std::vector<uint32_t> stagesOn(layout.replicas.size(), 0);
+  for (DeviceId d : plan.stageDevice)
+    if (d < stagesOn.size())
+      ++stagesOn[d];
+  for (StageId s = 0; s < plan.numStages(); ++s) {
+    DeviceId d = plan.stageDevice[s];
+    const std::vector<NodeId> &nodes = stageNodes[s];
+    if (d >= stagesOn.size() || layout.replicas[d] < 2 || stagesOn[d] != 1 ||
+        nodes.size() < parts || parts < 2)
+      continue;
+    double total = 0.0;
+    for (NodeId n : nodes)
+      total += graph.cost(n).bwdMs;
+    // Node i goes to part floor(parts x (backward before it) / total); a
+    // stage whose parts would not all get a node stays whole.
+    std::vector<uint32_t> partOf;
+    std::vector<size_t> sizes(parts, 0);
+    double before = 0.0;
+    for (NodeId n : nodes) {
+      uint32_t part =
+          total > 0 ? std::min(parts - 1, uint32_t(parts * before / total)) : 0;
+      partOf.push_back(part);
+      ++sizes[part];
+      before += graph.cost(n).bwdMs;
+    }
+    if (llvm::is_contained(sizes, 0))
+      continue;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (partOf[i] > 0)
+        cut.nodeStage[nodes[i]] =
+            StageId(cut.stageDevice.size() + partOf[i] - 1);
+    for (uint32_t extra = 1; extra < parts; ++extra) {
+      cut.stageDevice.push_back(d);
+      if (!cut.stageRecompute.empty())
+        cut.stageRecompute.push_back(plan.stageRecompute[s]);
+    }
+  }
+  return cut;
 }
 
 Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
@@ -127,19 +202,18 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   option.feasible = metrics->memoryFits;
   if (!option.feasible)
     option.failure = "does not fit in memory";
-  std::vector<uint64_t> gradientBytes;
   std::vector<double> loads;
   for (const DeviceMetrics &device : metrics->devices) {
-    gradientBytes.push_back(device.gradBytes);
     loads.push_back(device.loadMs);
     option.memoryBytes.push_back(device.memoryBytes);
   }
   for (uint32_t d = 0; d < depth; ++d)
-    option.allReduceMs = std::max(
-        option.allReduceMs,
-        schedule::ringAllReduceMs(gradientBytes[d], layout.group(d), links));
-  option.objectiveMs =
-      busiestMs(loads, gradientBytes, links, layout, config.microBatches);
+    option.allReduceMs =
+        std::max(option.allReduceMs,
+                 schedule::ringAllReduceMs(metrics->devices[d].gradBytes,
+                                           layout.group(d), links));
+  option.objectiveMs = busiestMs(loads, deviceGradients(*sg, *metrics), links,
+                                 layout, config.microBatches);
 
   // The plan's lists for its pipeline, then one per process.
   schedule::StageGraph topology = sg->topology(depth);
@@ -162,7 +236,8 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   sim.recordEvents = false;
   sim.orders = schedule::replicateSchedule(*steps, layout);
   sim.replicas = layout;
-  sim.gradientBytes = std::move(gradientBytes);
+  for (const StageMetrics &stage : metrics->stages)
+    sim.stageGradientBytes.push_back(stage.gradBytes);
   Expected<SimResult> result = schedule::simulate(*sg, links, sim);
   if (!result)
     return result.takeError();
@@ -198,6 +273,27 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     }
     search.options.push_back(std::move(option));
   };
+  // The layout's one-stage replicated devices cut in 2 and 4, when the
+  // uncut option pays for an all-reduce; a cut that does not score (its
+  // plan breaks a forwarding chain) is left out.
+  auto tryCuts = [&](const Plan &plan, const ReplicaLayout &layout) {
+    const ReplicaOption &uncut = search.options.back();
+    if (!uncut.feasible || uncut.allReduceMs <= 0.0)
+      return;
+    for (uint32_t parts : {2u, 4u}) {
+      Plan cut = cutForOverlap(graph, plan, layout, parts);
+      if (cut.numStages() == plan.numStages())
+        return;
+      Expected<ReplicaOption> scored =
+          scoreReplicated(graph, hw, cut, layout, config);
+      if (!scored) {
+        llvm::consumeError(scored.takeError());
+        continue;
+      }
+      scored->cutParts = parts;
+      add(std::move(*scored));
+    }
+  };
   for (uint32_t depth = p; depth >= 1; --depth) {
     ReplicaLayout even = evenLayout(depth, p);
     if (tooWide(even))
@@ -225,20 +321,21 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
       continue;
     }
     add(std::move(*scored));
+    tryCuts(*plan, even);
     // The per-stage layout by the plan's loads on the even layout's devices
     // (scoreReplicated evaluated the same plan there).
     Expected<PlanMetrics> metrics =
         evaluatePlan(graph, *pipeline, *plan, config);
     if (!metrics)
       return metrics.takeError();
+    Expected<StageGraph> sg = buildStageGraph(graph, *pipeline, *plan, config);
+    if (!sg)
+      return sg.takeError();
     std::vector<double> loads;
-    std::vector<uint64_t> gradientBytes;
-    for (const DeviceMetrics &device : metrics->devices) {
+    for (const DeviceMetrics &device : metrics->devices)
       loads.push_back(device.loadMs);
-      gradientBytes.push_back(device.gradBytes);
-    }
-    ReplicaLayout spread =
-        spreadByLoad(loads, gradientBytes, linksOf(hw), p, config.microBatches);
+    ReplicaLayout spread = spreadByLoad(loads, deviceGradients(*sg, *metrics),
+                                        linksOf(hw), p, config.microBatches);
     if (spread.replicas == even.replicas || tooWide(spread))
       continue;
     ReplicaOption perStage;
@@ -249,6 +346,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     else
       perStage.failure = llvm::toString(again.takeError());
     add(std::move(perStage));
+    tryCuts(*plan, spread);
   }
   if (!found)
     return makeError("no pipeline depth x replicas option is feasible:" +

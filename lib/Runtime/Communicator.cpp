@@ -71,3 +71,23 @@ void Communicator::allReduceSum(const std::vector<int64_t> &group,
     send(group[m], tagOf(RuntimeTag::AllReduceResult), generation, values,
          bytes);
 }
+
+int64_t Communicator::startAllReduceSum(const std::vector<int64_t> &group,
+                                        int64_t generation, float *values,
+                                        size_t count) {
+  deferred.push_back({nextHandle, {group, generation, values, count}});
+  return nextHandle++;
+}
+
+void Communicator::finishAllReduce(int64_t handle) {
+  for (auto it = deferred.begin(); it != deferred.end(); ++it)
+    if (it->first == handle) {
+      DeferredAllReduce started = std::move(it->second);
+      deferred.erase(it);
+      allReduceSum(started.group, started.generation, started.values,
+                   started.count);
+      return;
+    }
+  reportFailure("device " + std::to_string(device()) +
+                ": finishes an all-reduce it never started");
+}

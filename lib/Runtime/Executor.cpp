@@ -2,7 +2,7 @@
 
 #include "FTPipe/Runtime/Executor.h"
 #include "FTPipe/Runtime/DataValues.h"
-#include "FTPipe/Runtime/Replicas.h"
+#include "FTPipe/Runtime/ReplicaReductions.h"
 #include "FTPipe/Support/ThreadCpuTime.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -438,10 +438,11 @@ DeviceExecutor::update(int64_t k,
     stepGradients->second = zeroGradients();
   TensorMap sums = std::move(stepGradients->second);
   gradients.erase(stepGradients);
-  // A replicated device's replicas each summed their own micro-batches.
+  // A replicated device's replicas each summed their own micro-batches:
+  // the stages' all-reduces started as their backwards ended.
   auto *replicated = dynamic_cast<ReplicaCommunicator *>(&communicator);
-  if (replicated)
-    replicated->reduceGradients(k, sums);
+  if (reductions)
+    reductions->finish(k, sums);
   float scale = 1.0f / static_cast<float>(config.schedule.microBatches);
   for (auto &[name, grad] : sums)
     for (float &g : grad.f32Values())
@@ -542,6 +543,21 @@ DeviceExecutor::update(int64_t k,
   return llvm::Error::success();
 }
 
+void DeviceExecutor::startReductions(llvm::ArrayRef<Action> actions) {
+  auto *replicated = dynamic_cast<ReplicaCommunicator *>(&communicator);
+  if (!replicated || replicated->replicas() < 2)
+    return;
+  if (!reductions) {
+    std::map<int64_t, std::vector<std::string>> stageParams;
+    for (StageProgram *stage : stages)
+      for (const ParameterInfo &param : stage->parameters())
+        stageParams[stage->stage()].push_back(param.name);
+    reductions = std::make_unique<ReplicaReductions>(
+        *replicated, stageParams, gradients, config.schedule.microBatches);
+  }
+  reductions->plan(actions);
+}
+
 llvm::Error
 DeviceExecutor::run(llvm::ArrayRef<Action> actions,
                     const std::function<void(const StepReport &)> &onStep) {
@@ -559,7 +575,8 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
   stepStart = now();
   double runStart = stepStart;
   events.clear();
-  for (const Action &action : actions) {
+  startReductions(actions);
+  for (auto [index, action] : llvm::enumerate(actions)) {
     double actionStart = now(), cpuStart = threadCpuSeconds(),
            computeBefore = computeSeconds, waitedBefore = waitedSeconds;
     HeldBytes heldBefore = held();
@@ -586,6 +603,8 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
       ftpipe_mem_set_thread_device(chargedBefore);
       return error;
     }
+    if (reductions)
+      reductions->ran(index);
     FTPipeMemLedger ledger;
     ftpipe_mem_read(device, &ledger);
     if (ledger.peak > seenPeak) {

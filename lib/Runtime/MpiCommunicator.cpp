@@ -6,7 +6,9 @@
 // until its message arrives, the timeout passes or abort() is called.
 // MPI is called only from the thread that created the communicator.
 // allReduceSum runs MPI_Iallreduce on a communicator of the group's
-// processes (made at the group's first all-reduce), polled the same way.
+// processes (made at the group's first all-reduce), polled the same way;
+// startAllReduceSum starts it and finishAllReduce polls it, so several may
+// be in flight (the replicas' stage-by-stage gradient sums).
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,33 +139,66 @@ public:
 
   void allReduceSum(const std::vector<int64_t> &group, int64_t generation,
                     float *values, size_t count) override {
-    if (group.size() < 2)
-      return;
+    finishAllReduce(startAllReduceSum(group, generation, values, count));
+  }
+
+  int64_t startAllReduceSum(const std::vector<int64_t> &group,
+                            int64_t generation, float *values,
+                            size_t count) override {
+    Reduction reduction;
+    reduction.members = group.size();
+    reduction.generation = generation;
+    reduction.values = values;
+    reduction.count = count;
+    int64_t handle = nextReduction++;
+    if (group.size() < 2) {
+      reductions.emplace(handle, std::move(reduction));
+      return handle;
+    }
     for (int64_t member : group)
       checkPeer(member);
-    MPI_Comm comm = groupCommunicator(group, generation);
-    std::string what =
+    reduction.comm = groupCommunicator(group, generation);
+    reduction.what =
         "all-reduce " + std::to_string(generation) + " among devices";
     for (int64_t member : group)
-      what += (member == group.front() ? " " : ", ") + std::to_string(member);
-    clock::time_point deadline =
-        clock::now() + std::chrono::duration_cast<clock::duration>(
-                           std::chrono::duration<double>(timeout()));
+      reduction.what +=
+          (member == group.front() ? " " : ", ") + std::to_string(member);
     // In pieces that MPI's int counts address.
-    constexpr size_t kPiece = size_t(1) << 30;
     for (size_t start = 0; start < count; start += kPiece) {
       int piece = static_cast<int>(std::min(kPiece, count - start));
       MPI_Request request;
       MPI_Iallreduce(MPI_IN_PLACE, values + start, piece, MPI_FLOAT, MPI_SUM,
-                     comm, &request);
-      waitFor(request, what, deadline);
-      // Beyond two members MPI may add in another order on each: the
-      // first member's sum becomes everyone's, so replicas stay identical.
-      if (group.size() > 2) {
-        MPI_Ibcast(values + start, piece, MPI_FLOAT, 0, comm, &request);
-        waitFor(request, what, deadline);
-      }
+                     reduction.comm, &request);
+      reduction.requests.push_back(request);
     }
+    reductions.emplace(handle, std::move(reduction));
+    return handle;
+  }
+
+  void finishAllReduce(int64_t handle) override {
+    auto found = reductions.find(handle);
+    if (found == reductions.end())
+      reportFailure("device " + std::to_string(self) +
+                    ": finishes an all-reduce it never started");
+    Reduction reduction = std::move(found->second);
+    reductions.erase(found);
+    if (reduction.members < 2)
+      return;
+    clock::time_point deadline =
+        clock::now() + std::chrono::duration_cast<clock::duration>(
+                           std::chrono::duration<double>(timeout()));
+    for (MPI_Request &request : reduction.requests)
+      waitFor(request, reduction.what, deadline);
+    // Beyond two members MPI may add in another order on each: the first
+    // member's sum becomes everyone's, so replicas stay identical.
+    if (reduction.members > 2)
+      for (size_t start = 0; start < reduction.count; start += kPiece) {
+        int piece = static_cast<int>(std::min(kPiece, reduction.count - start));
+        MPI_Request request;
+        MPI_Ibcast(reduction.values + start, piece, MPI_FLOAT, 0,
+                   reduction.comm, &request);
+        waitFor(request, reduction.what, deadline);
+      }
   }
 
 private:
@@ -293,6 +328,20 @@ private:
   std::list<Pending> sends;
   std::map<Key, MessageBytes> arrivedEarly;
   std::map<std::vector<int64_t>, MPI_Comm> groups;
+  /// All-reduces started and not finished.
+  struct Reduction {
+    size_t members = 0;
+    int64_t generation = 0;
+    float *values = nullptr;
+    size_t count = 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::vector<MPI_Request> requests;
+    std::string what;
+  };
+  std::map<int64_t, Reduction> reductions;
+  int64_t nextReduction = 0;
+  /// The largest piece one MPI call reduces (its counts are ints).
+  static constexpr size_t kPiece = size_t(1) << 30;
   std::atomic<bool> aborted{false};
   std::mutex abortMutex;
   std::string abortReason;

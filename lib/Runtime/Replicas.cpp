@@ -37,25 +37,14 @@ void ReplicaCommunicator::recv(int64_t peer, int64_t tag, int64_t microbatch,
   processes.recv(route(peer, tag, microbatch), tag, microbatch, data, bytes);
 }
 
-void ReplicaCommunicator::reduceGradients(
-    int64_t step, std::map<std::string, Tensor> &gradients) {
-  if (replicas() < 2)
-    return;
-  size_t total = 0;
-  for (auto &entry : gradients)
-    total += entry.second.f32Values().size();
-  std::vector<float> flat;
-  flat.reserve(total);
-  for (auto &entry : gradients) {
-    llvm::ArrayRef<float> values = entry.second.f32Values();
-    flat.insert(flat.end(), values.begin(), values.end());
-  }
-  processes.allReduceSum(layout.group(planDevice), step, flat.data(),
-                         flat.size());
-  size_t at = 0;
-  for (auto &entry : gradients)
-    for (float &value : entry.second.f32Values())
-      value = flat[at++];
+int64_t ReplicaCommunicator::startReduction(int64_t step, float *values,
+                                            size_t count) {
+  return processes.startAllReduceSum(layout.group(planDevice), step, values,
+                                     count);
+}
+
+void ReplicaCommunicator::finishReduction(int64_t handle) {
+  processes.finishAllReduce(handle);
 }
 
 void ReplicaCommunicator::gatherLosses(int64_t step,

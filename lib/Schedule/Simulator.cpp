@@ -35,11 +35,6 @@ Error SimulatorConfig::validate() const {
   if (!replicas.replicas.empty() && orders.devices.empty())
     return makeError("simulator: replicas need the lists (orders) of "
                      "replicateSchedule");
-  if (!gradientBytes.empty() &&
-      gradientBytes.size() != replicas.replicas.size())
-    return makeError(llvm::formatv(
-        "simulator: gradient bytes of {0} devices, the replicas name {1}",
-        gradientBytes.size(), replicas.replicas.size()));
   return Error::success();
 }
 
@@ -62,6 +57,19 @@ double ftpipe::schedule::ringAllReduceMs(uint64_t bytes,
     slowest = std::max(slowest, links.transferMs(bytes / r, 1, size_t(group[j]),
                                                  size_t(group[(j + 1) % r])));
   return 2.0 * double(r - 1) * slowest;
+}
+
+double
+ftpipe::schedule::exposedAllReduceMs(llvm::ArrayRef<double> lastBackwardMs,
+                                     llvm::ArrayRef<uint64_t> gradientBytes,
+                                     llvm::ArrayRef<int64_t> group,
+                                     const Links &links) {
+  double ended = 0.0, reduced = 0.0;
+  for (auto [ms, bytes] : llvm::zip_equal(lastBackwardMs, gradientBytes)) {
+    ended += ms;
+    reduced = std::max(ended, reduced) + ringAllReduceMs(bytes, group, links);
+  }
+  return std::max(0.0, reduced - ended);
 }
 
 llvm::ArrayRef<StageEdge> TimedStageGraph::outEdges(uint32_t s) const {
@@ -136,7 +144,7 @@ std::string SimEvent::label() const {
                          stage, peer, microBatch)
         .str();
   case Kind::AllReduce:
-    return llvm::formatv("AR d{0} U{1}", stage, microBatch).str();
+    return llvm::formatv("AR s{0} U{1}", stage, microBatch).str();
   }
   llvm_unreachable("unknown event kind");
 }
@@ -192,8 +200,8 @@ private:
     TaskEnd,
     Arrival,
     PassedGradient,
-    /// A replicated device's all-reduce ended (`task`: its index in
-    /// allReduces).
+    /// A replicated device's replicas may leave an update (`task`: its
+    /// index in joinedUpdates).
     AllReduceEnd
   };
 
@@ -236,10 +244,16 @@ private:
     return DeviceId(config.replicas.process(
         sg.device[s], config.replicas.replicaFor(sg.device[s], m)));
   }
-  /// Process d reached update k of its replicated device at time t: the
-  /// all-reduce starts once every replica has.
+  /// Process d reached update k of its replicated device at time t: once
+  /// every replica has, they leave it when its all-reduces are done.
   void reachUpdate(DeviceId d, uint32_t k, double t);
   void endAllReduce(uint32_t index, double t);
+  /// Per replicated device and update, one all-reduce per stage of the
+  /// device, and which of the processes' tasks ready them (the last
+  /// backward of the stage before the update in each replica's order).
+  void planReductions();
+  /// Reduction `index` starts at t, or when its group's ring is free.
+  void startReduction(uint32_t index, double t);
 
   const TimedStageGraph &sg;
   const Links &links;
@@ -264,9 +278,26 @@ private:
   std::vector<size_t> orderPos;
   std::vector<char> deviceBusy;
   /// Replicated devices: per (plan device, step), the processes that have
-  /// reached the update; and the all-reduces running.
+  /// reached the update; and the replicas of updates all have reached.
   std::map<std::pair<int64_t, uint32_t>, std::vector<DeviceId>> atUpdate;
-  std::vector<std::vector<DeviceId>> allReduces;
+  std::vector<std::vector<DeviceId>> joinedUpdates;
+  /// One stage's gradient all-reduce for one update of its device.
+  struct Reduction {
+    int64_t device = 0;
+    StageId stage = 0;
+    uint32_t step = 0;
+    /// Replicas whose last backward of the stage before the update is yet
+    /// to end.
+    uint32_t pending = 0;
+    bool started = false;
+    double endMs = 0.0;
+  };
+  std::vector<Reduction> reductions;
+  /// Per (plan device, step), its reductions; per task, the reduction its
+  /// end readies (~0u: none); per plan device, when its ring is free.
+  std::map<std::pair<int64_t, uint32_t>, std::vector<uint32_t>> reductionsOf;
+  std::vector<uint32_t> readies;
+  std::vector<double> ringFree;
   std::vector<double> linkFree;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue;
   uint64_t nextOrder = 0;
@@ -353,6 +384,9 @@ void Simulation::finishTask(uint32_t task, double t) {
   uint8_t part = task % 3;
   finishedAt[task] = t;
   deviceBusy[deviceOf(s, m)] = 0;
+  if (!readies.empty() && readies[task] != ~0u &&
+      --reductions[readies[task]].pending == 0)
+    startReduction(readies[task], t);
   if (part == kWeight)
     return;
   if (part == kForward) {
@@ -424,6 +458,67 @@ void Simulation::dispatch(DeviceId d, double t) {
   start(d, best, m, part, t);
 }
 
+void Simulation::planReductions() {
+  const ReplicaLayout &layout = config.replicas;
+  std::vector<std::vector<StageId>> stagesOn(layout.replicas.size());
+  for (StageId s : sg.topoOrder)
+    stagesOn[sg.device[s]].push_back(s);
+  readies.assign(size_t(sg.numStages()) * K * 3, ~0u);
+  ringFree.assign(layout.replicas.size(), 0.0);
+  for (DeviceId d = 0; d < lists.size(); ++d) {
+    int64_t device = layout.replicaOf(d).first;
+    if (layout.replicas[device] < 2)
+      continue;
+    // Per stage, its last backward (B, or W when split) since the update
+    // before.
+    std::vector<uint32_t> last(sg.numStages(), ~0u);
+    for (const Task &task : lists[d]) {
+      if (task.part != kUpdate) {
+        if (task.part == (splits[task.stage] ? kWeight : kBackward))
+          last[task.stage] = taskId(task.stage, task.microBatch, task.part);
+        continue;
+      }
+      std::vector<uint32_t> &ofUpdate = reductionsOf[{device, task.microBatch}];
+      if (ofUpdate.empty())
+        for (StageId s : stagesOn[device]) {
+          ofUpdate.push_back(uint32_t(reductions.size()));
+          reductions.push_back({device, s, task.microBatch});
+        }
+      for (uint32_t index : ofUpdate) {
+        uint32_t &closer = last[reductions[index].stage];
+        if (closer == ~0u)
+          continue;
+        readies[closer] = index;
+        ++reductions[index].pending;
+        closer = ~0u;
+      }
+    }
+  }
+}
+
+void Simulation::startReduction(uint32_t index, double t) {
+  Reduction &reduction = reductions[index];
+  std::vector<int64_t> group = config.replicas.group(reduction.device);
+  uint64_t bytes = config.stageGradientBytes.empty()
+                       ? 0
+                       : config.stageGradientBytes[reduction.stage];
+  double start = std::max(t, ringFree[reduction.device]);
+  reduction.started = true;
+  reduction.endMs = start + ringAllReduceMs(bytes, group, links);
+  ringFree[reduction.device] = reduction.endMs;
+  if (config.recordEvents)
+    for (int64_t member : group) {
+      SimEvent ev;
+      ev.kind = SimEvent::Kind::AllReduce;
+      ev.stage = reduction.stage;
+      ev.microBatch = reduction.step;
+      ev.device = ev.toDevice = uint32_t(member);
+      ev.startMs = start;
+      ev.endMs = reduction.endMs;
+      result.events.push_back(ev);
+    }
+}
+
 void Simulation::reachUpdate(DeviceId d, uint32_t k, double t) {
   int64_t device = config.replicas.replicaOf(d).first;
   std::vector<DeviceId> &arrived = atUpdate[{device, k}];
@@ -431,29 +526,22 @@ void Simulation::reachUpdate(DeviceId d, uint32_t k, double t) {
   arrived.push_back(d);
   if (int64_t(arrived.size()) < config.replicas.replicas[device])
     return;
-  uint64_t bytes =
-      config.gradientBytes.empty() ? 0 : config.gradientBytes[device];
-  double duration =
-      ringAllReduceMs(bytes, config.replicas.group(device), links);
-  allReduces.push_back(std::move(arrived));
+  // Every replica has ended its backwards: what is not reducing yet (a
+  // stage no replica ran since the update before) starts now.
+  double end = t;
+  for (uint32_t index : reductionsOf[{device, k}]) {
+    if (!reductions[index].started)
+      startReduction(index, t);
+    end = std::max(end, reductions[index].endMs);
+  }
+  joinedUpdates.push_back(std::move(arrived));
   atUpdate.erase({device, k});
-  queue.push({t + duration, nextOrder++, uint32_t(allReduces.size() - 1),
+  queue.push({end, nextOrder++, uint32_t(joinedUpdates.size() - 1),
               EventKind::AllReduceEnd});
-  if (config.recordEvents)
-    for (DeviceId member : allReduces.back()) {
-      SimEvent ev;
-      ev.kind = SimEvent::Kind::AllReduce;
-      ev.stage = uint32_t(device);
-      ev.microBatch = k;
-      ev.device = ev.toDevice = member;
-      ev.startMs = t;
-      ev.endMs = t + duration;
-      result.events.push_back(ev);
-    }
 }
 
 void Simulation::endAllReduce(uint32_t index, double t) {
-  for (DeviceId member : allReduces[index]) {
+  for (DeviceId member : joinedUpdates[index]) {
     deviceBusy[member] = 0;
     ++orderPos[member];
   }
@@ -549,6 +637,8 @@ Expected<SimResult> Simulation::run() {
       depsLeft[taskId(s, m, kWeight)] = 1; // its I
     }
   }
+  if (byDevice && !config.replicas.replicas.empty())
+    planReductions();
   pos.assign(S, 0);
   orderPos.assign(P, 0);
   deviceBusy.assign(P, 0);
@@ -842,6 +932,11 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
   for (const StageEdge &e : sg.edges)
     if (e.src >= S || e.dst >= S)
       return makeError("simulator: stage edge names a missing stage");
+  if (!config.stageGradientBytes.empty() &&
+      config.stageGradientBytes.size() != S)
+    return makeError(llvm::formatv(
+        "simulator: gradient bytes of {0} stages, the stage graph has {1}",
+        config.stageGradientBytes.size(), S));
   if (config.orders.devices.empty() && isZeroBubble(config.kind)) {
     // Zero-bubble W go where a device is idle: the per-device lists, not
     // per-stage orders, say when. zb-auto's come from the stages' costs

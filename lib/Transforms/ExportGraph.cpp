@@ -52,10 +52,11 @@ void ExportGraphPass::runOnOperation() {
       openOutput(file, module.getLoc());
   if (!output)
     return signalPassFailure();
-  bool hasPlan = module->hasAttr(FTPipeDialect::kPlanAttrName);
+  auto planAttr = module->getAttrOfType<PlanAttr>(FTPipeDialect::kPlanAttrName);
   output->os() << llvm::formatv(
-      "{0:2}\n",
-      partition::graphToJSON(opGraph->graph, hasPlan ? &*plan : nullptr));
+      "{0:2}\n", partition::graphToJSON(
+                     opGraph->graph, planAttr ? &*plan : nullptr,
+                     planAttr ? planAttr.getReplicas() : ArrayRef<int64_t>()));
   output->keep();
   markAllAnalysesPreserved();
 }

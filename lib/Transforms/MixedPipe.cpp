@@ -120,7 +120,7 @@ void MixedPipePass::runOnOperation() {
     for (const partition::ReplicaOption &option : search->options)
       llvm::errs() << llvm::formatv(
           "  depth {0,2}, replicas {1}: {2}{3}\n", option.depth(),
-          partition::describeLayout(option.layout),
+          partition::describeOption(option),
           option.feasible
               ? llvm::formatv("simulated {0:f3} ms per mini-batch, all-reduce "
                               "{1:f3} ms, idle {2:p}, objective {3:f3} ms "

@@ -189,7 +189,7 @@ static void printReplicas(raw_ostream &os,
                       "depth", "replicas", "objective_ms", "allreduce_ms",
                       "ms_per_minibatch", "idle_%", "");
   for (auto [i, option] : llvm::enumerate(search.options)) {
-    std::string layout = partition::describeLayout(option.layout);
+    std::string layout = partition::describeOption(option);
     if (!option.feasible) {
       os << llvm::formatv("{0,5} {1,-12}  infeasible: {2}\n", option.depth(),
                           layout, option.failure);
@@ -353,6 +353,8 @@ static llvm::json::Value replicasToJSON(const ReportData &data) {
         {"replicas", llvm::json::Array(option.layout.replicas)},
         {"feasible", option.feasible},
         {"chosen", i == data.replicaSearch->best}};
+    if (option.cutParts)
+      row["cut_parts"] = int64_t(option.cutParts);
     if (option.feasible) {
       row["objective_ms_per_microbatch"] = option.objectiveMs;
       row["allreduce_ms"] = option.allReduceMs;

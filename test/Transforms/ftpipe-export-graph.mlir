@@ -5,7 +5,8 @@
 // Tests the exported schema on a planned graph: nodes carry their costs,
 // scopes, stages and devices; a value used by two ops of another stage is
 // one value with two consumers but two edges; a tied weight is one param
-// with two readers; the IR is not changed.
+// with two readers; a plan without replicas has no `replicas`; the IR is
+// not changed.
 
 // CHECK: "edges": [
 // CHECK-DAG: "bytes": 64,{{[[:space:]]*}}"dst": 1,{{[[:space:]]*}}"src": 0
@@ -32,6 +33,7 @@
 // CHECK-NEXT: 0,
 // CHECK-NEXT: 2
 // CHECK-NEXT: ]
+// CHECK-NOT: "replicas"
 // CHECK: "values": [
 
 // The file holds the last split's graph; the IR is printed unchanged.
@@ -51,6 +53,32 @@ module attributes {
     %b = tosa.abs %a {ftpipe.stage = 1, ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 1.0, param_bytes = 0, act_bytes = 64, out_bytes = 64>} : (tensor<16xf32>) -> tensor<16xf32> loc("Model/Head[0]")
     %c = tosa.mul %a, %e {shift = 0 : i8, ftpipe.stage = 1, ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 1.0, param_bytes = 64, act_bytes = 128, out_bytes = 64>} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc("Model/Head[1]")
     return %b, %c : tensor<16xf32>, tensor<16xf32>
+  }
+}
+
+// -----
+
+// Tests that a replicated plan's layout (issue 28: device 0 run twice)
+// exports as `replicas`, one factor per plan device.
+// CHECK: "scope": "Model/Replicated"
+// CHECK: "replicas": [
+// CHECK-NEXT: 2,
+// CHECK-NEXT: 1
+// CHECK-NEXT: ],
+// CHECK-NEXT: "stage_device": [
+// CHECK-NEXT: 0,
+// CHECK-NEXT: 1
+module attributes {
+  ftpipe.hardware = #ftpipe.hardware<name = "three", devices = [
+    <name = "g0", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "g1", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>],
+    links = [<src = 0, dst = 1, gbps = 1.0, latency_us = 0.0>]>,
+  ftpipe.plan = #ftpipe.plan<method = "hand", stage_device = [0, 1], replicas = [2, 1], objective_ms = 1.0, memory_bytes = [0, 0]>
+} {
+  func.func @replicated(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %a = tosa.abs %x {ftpipe.stage = 0, ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 1.0, param_bytes = 0, act_bytes = 16, out_bytes = 16>} : (tensor<4xf32>) -> tensor<4xf32> loc("Model/Replicated")
+    %b = tosa.abs %a {ftpipe.stage = 1, ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 1.0, param_bytes = 0, act_bytes = 16, out_bytes = 16>} : (tensor<4xf32>) -> tensor<4xf32> loc("Model/Head")
+    return %b : tensor<4xf32>
   }
 }
 

@@ -88,6 +88,40 @@ TEST(GraphIO, ReplicatedNodesRoundTrip) {
             std::string::npos);
 }
 
+// A plan's replica layout (issue 28) travels as `replicas`, one factor per
+// plan device; all ones are no replicas and are left out; refusals name
+// the field.
+TEST(GraphIO, ReplicasRoundTrip) {
+  Graph g = chain(4, 1, 1, 8);
+  Plan plan{{0, 0, 1, 1}, {0, 1}};
+  llvm::json::Value json = graphToJSON(g, &plan, {2, 1});
+  EXPECT_EQ(*json.getAsObject()->get("replicas"),
+            llvm::json::Value(llvm::json::Array({2, 1})));
+  GraphWithPlan back = unwrap(graphFromJSON(json));
+  ASSERT_TRUE(back.plan.has_value());
+  EXPECT_EQ(back.replicas, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(graphToJSON(back.graph, &*back.plan, back.replicas), json);
+  EXPECT_FALSE(graphToJSON(g, &plan, {1, 1}).getAsObject()->get("replicas"));
+  EXPECT_TRUE(unwrap(graphFromJSON(graphToJSON(g, &plan))).replicas.empty());
+
+  auto error = [&](llvm::json::Value replicas) {
+    llvm::json::Value bad = graphToJSON(g, &plan, {2, 1});
+    (*bad.getAsObject())["replicas"] = std::move(replicas);
+    llvm::Expected<GraphWithPlan> read = graphFromJSON(bad);
+    return read ? std::string("read") : llvm::toString(read.takeError());
+  };
+  EXPECT_EQ(error(llvm::json::Array({2})),
+            "graph: replicas name 1 devices, the plan uses 2");
+  EXPECT_EQ(error(llvm::json::Array({2, 0})), "graph: replicas[1] is 0");
+  EXPECT_NE(error(llvm::json::Array({"2", 1})).find("graph.replicas[0]"),
+            std::string::npos);
+  llvm::json::Value unplanned = graphToJSON(g);
+  (*unplanned.getAsObject())["replicas"] = llvm::json::Array({2});
+  llvm::Expected<GraphWithPlan> read = graphFromJSON(unplanned);
+  ASSERT_FALSE(bool(read));
+  EXPECT_EQ(llvm::toString(read.takeError()), "graph: replicas without a plan");
+}
+
 TEST(GraphIO, WithoutPlanEveryNodeSaysMinusOne) {
   Graph g = chain(3, 1, 1, 8);
   llvm::json::Value json = graphToJSON(g);

@@ -18,6 +18,7 @@
 
 using namespace ftpipe::partition;
 using namespace ftpipe::partition::test;
+using ftpipe::schedule::ReplicaLayout;
 
 namespace {
 
@@ -191,6 +192,53 @@ TEST(ReplicaSearch, SlowLinksPriceTheAllReduce) {
             fastWide.simulatedMsPerMiniBatch + 600.0 - 1.0);
   EXPECT_EQ(widthOf(fast.chosen()), 4u);
   EXPECT_NE(widthOf(slow.chosen()), 4u);
+}
+
+TEST(ReplicaSearch, CutForOverlapSplitsOneStageReplicatedDevices) {
+  Graph g = layers(8, 1.0, 2.0, 1000, 2'000'000);
+  Plan whole = Plan::singleStage(8);
+  Plan cut = cutForOverlap(g, whole, ReplicaLayout{{2}}, 4);
+  // Equal backward shares, the later nodes in the new stages, all on the
+  // device.
+  EXPECT_EQ(cut.nodeStage, (std::vector<StageId>{0, 0, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(cut.stageDevice, (std::vector<DeviceId>{0, 0, 0, 0}));
+  // Not replicated, fewer nodes than parts, or several stages: unchanged.
+  EXPECT_EQ(cutForOverlap(g, whole, ReplicaLayout{{1}}, 4), whole);
+  EXPECT_EQ(cutForOverlap(g, whole, ReplicaLayout{{2}}, 9), whole);
+  EXPECT_EQ(cutForOverlap(g, cut, ReplicaLayout{{2}}, 2), cut);
+}
+
+TEST(ReplicaSearch, OneStageReplicasAreCutSoTheirAllReduceOverlaps) {
+  // 8 layers of 1 + 2 ms with 2 MB of weights each on 2 devices at 1 GB/s,
+  // GPipe, M = 4. The pure pipeline of depth 2 takes about (4 + 1) x 12 =
+  // 60 ms; the whole model twice, 2 x 24 ms, plus its 16 ms all-reduce
+  // after the whole backward, 64; cut in 4 stages on the device, the
+  // all-reduce of each 4 MB part runs while the earlier parts' backwards
+  // do, and the step ends about 4 ms after the backward.
+  Graph g = layers(8, 1.0, 2.0, 1000, 2'000'000);
+  ObjectiveConfig config;
+  config.schedule = Kind::GPipe;
+  config.microBatches = 4;
+  ReplicaSearchResult result = unwrap(searchReplicas(
+      g, uniformHardware(2, 1.0), config, [&](const Hardware &pipeline) {
+        return greedyPlan(g, pipeline, config);
+      }));
+  const ReplicaOption &uncut = evenOption(result, 1, 2);
+  const ReplicaOption *pure = nullptr, *cut = nullptr;
+  for (const ReplicaOption &option : result.options) {
+    if (option.depth() == 2)
+      pure = &option;
+    if (option.cutParts == 4)
+      cut = &option;
+  }
+  ASSERT_TRUE(pure && cut && uncut.feasible && cut->feasible);
+  EXPECT_EQ(uncut.cutParts, 0u);
+  EXPECT_EQ(cut->plan.numStages(), 4u);
+  EXPECT_EQ(describeOption(*cut), "2 (cut in 4)");
+  EXPECT_GT(uncut.simulatedMsPerMiniBatch, pure->simulatedMsPerMiniBatch);
+  EXPECT_LT(cut->simulatedMsPerMiniBatch, pure->simulatedMsPerMiniBatch);
+  EXPECT_LT(cut->objectiveMs, uncut.objectiveMs);
+  EXPECT_EQ(result.chosen().cutParts, 4u);
 }
 
 TEST(ReplicaSearch, PipelineHardwareTakesReplicaZeroOfEachDevice) {

@@ -117,7 +117,7 @@ inline void waitForNothing(Communicator &self) {
 }
 
 /// Empty messages without a buffer, as a replica whose device has no
-/// gradients sends them (ReplicaCommunicator::reduceGradients): a send and
+/// gradients sends them (ReplicaCommunicator::startReduction): a send and
 /// a receive of 0 bytes from nullptr around the ring, and an all-reduce of
 /// 0 values at nullptr within all devices. memcpy with nullptr is undefined
 /// even for 0 bytes, so this fails under UBSan (the sanitizer build) when a

@@ -2,9 +2,11 @@
 //
 // The simulator on replicateSchedule's lists: a device replicated twice
 // halves its work per step and adds the ring all-reduce at the update (by
-// hand: 2 (r - 1) / r x bytes over the link); transfers and tasks go to the
-// replica m mod r; random graphs, placements and layouts run to the end
-// with one all-reduce per replica and step; refusals.
+// hand: 2 (r - 1) / r x bytes over the link); a device of two stages
+// all-reduces the later stage's gradients while the earlier one's last
+// backward runs; transfers and tasks go to the replica m mod r; random
+// graphs, placements and layouts run to the end with one all-reduce per
+// replica, stage and step; refusals.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +17,9 @@
 
 #include "gtest/gtest.h"
 
+#include <map>
 #include <random>
+#include <string>
 
 using namespace ftpipe::schedule;
 
@@ -67,7 +71,7 @@ TEST(SimulatorReplicas, TwiceHalvesTheStepPlusTheAllReduce) {
 
   SimulatorConfig config =
       replicatedConfig(graph, Kind::GPipe, 4, 1, ReplicaLayout{{2}});
-  config.gradientBytes = {2000000};
+  config.stageGradientBytes = {2000000};
   SimResult two = unwrap(simulate(sg, Links::uniform(2, 1.0, 0.0), config));
   EXPECT_NEAR(two.makespanMs, 8.0, 1e-9);
   int allReduces = 0;
@@ -76,14 +80,53 @@ TEST(SimulatorReplicas, TwiceHalvesTheStepPlusTheAllReduce) {
       ++allReduces;
       EXPECT_NEAR(event.startMs, 6.0, 1e-9);
       EXPECT_NEAR(event.endMs, 8.0, 1e-9);
-      EXPECT_EQ(event.label(), "AR d0 U0");
+      EXPECT_EQ(event.label(), "AR s0 U0");
     }
   EXPECT_EQ(allReduces, 2);
   // Without gradient bytes the all-reduce only synchronizes.
-  config.gradientBytes.clear();
+  config.stageGradientBytes.clear();
   EXPECT_NEAR(
       unwrap(simulate(sg, Links::uniform(2, 1.0, 0.0), config)).makespanMs, 6.0,
       1e-9);
+}
+
+// Two stages on one device, replicated twice, GPipe with 2 micro-batches:
+// each replica runs F s0 (0-1), F s1 (1-2), B s1 (2-4), B s0 (4-6). Stage
+// 1's all-reduce (2 MB of gradients: 2 ms on 1 GB/s) starts when its
+// backward ends, at 4, and runs during stage 0's; stage 0's follows, 6-8:
+// the update ends at 8, not at 6 + 2 + 2 as one all-reduce at the update.
+TEST(SimulatorReplicas, StagesAllReduceWhileTheBackwardGoesOn) {
+  StageGraph graph = StageGraph::chain({0, 0});
+  TimedStageGraph sg =
+      TimedStageGraph::withCosts(graph, {1.0, 1.0}, {1.0, 1.0}, {1.0, 1.0},
+                                 /*edgeBytes=*/0);
+  SimulatorConfig config =
+      replicatedConfig(graph, Kind::GPipe, 2, 1, ReplicaLayout{{2}});
+  config.stageGradientBytes = {2000000, 2000000};
+  Links links = Links::uniform(2, 1.0, 0.0);
+  SimResult result = unwrap(simulate(sg, links, config));
+  EXPECT_NEAR(result.makespanMs, 8.0, 1e-9);
+  std::map<std::string, std::pair<double, double>> reduced;
+  for (const SimEvent &event : result.events)
+    if (event.kind == SimEvent::Kind::AllReduce)
+      reduced[event.label()] = {event.startMs, event.endMs};
+  ASSERT_EQ(reduced.size(), 2u);
+  EXPECT_NEAR(reduced["AR s1 U0"].first, 4.0, 1e-9);
+  EXPECT_NEAR(reduced["AR s1 U0"].second, 6.0, 1e-9);
+  EXPECT_NEAR(reduced["AR s0 U0"].first, 6.0, 1e-9);
+  EXPECT_NEAR(reduced["AR s0 U0"].second, 8.0, 1e-9);
+  // The objective's closed form: stage 1's backward, then stage 0's, each
+  // 2 ms; 2 ms of stage 0's all-reduce are left after the last backward.
+  EXPECT_NEAR(exposedAllReduceMs({2.0, 2.0}, {2000000, 2000000}, {0, 1}, links),
+              2.0, 1e-12);
+  // One stage's all-reduce is all exposed; a long one ahead delays the next.
+  EXPECT_NEAR(exposedAllReduceMs({2.0}, {2000000}, {0, 1}, links), 2.0, 1e-12);
+  EXPECT_NEAR(exposedAllReduceMs({2.0, 1.0}, {6000000, 0}, {0, 1}, links), 5.0,
+              1e-12);
+  // All the gradients in the stage whose backward ends first: hidden but
+  // for what outlasts stage 0's backward.
+  EXPECT_NEAR(exposedAllReduceMs({2.0, 2.0}, {2000000, 0}, {0, 1}, links), 0.0,
+              1e-12);
 }
 
 // 2 stages x 2 replicas: micro-batch m's tasks run on replica m mod 2 of
@@ -119,7 +162,7 @@ TEST(SimulatorReplicas, RoutesMicroBatchesRoundRobin) {
 
 // Random stage graphs, placements, schedules and layouts: the replicated
 // lists simulate to the end, with one all-reduce per replica of a
-// replicated device and step.
+// replicated device, stage of it and step.
 TEST(SimulatorReplicas, RandomGraphsRunToTheEnd) {
   std::mt19937 rng(2828);
   for (int trial = 0; trial < 200; ++trial) {
@@ -138,14 +181,16 @@ TEST(SimulatorReplicas, RandomGraphsRunToTheEnd) {
     TimedStageGraph sg =
         TimedStageGraph::withCosts(graph, fwd, input, weight, 1000);
     SimulatorConfig config = replicatedConfig(graph, kind, M, steps, layout);
-    config.gradientBytes.assign(graph.devices, 4000);
+    config.stageGradientBytes.assign(size_t(graph.stages()), 4000);
     llvm::Expected<SimResult> result = simulate(
         sg, Links::uniform(size_t(layout.processes()), 1.0, 1.0), config);
     ASSERT_TRUE(static_cast<bool>(result))
         << "trial " << trial << ": " << llvm::toString(result.takeError());
     int64_t expected = 0;
-    for (int64_t r : layout.replicas)
+    for (int64_t s = 0; s < graph.stages(); ++s) {
+      int64_t r = layout.replicas[size_t(graph.device[size_t(s)])];
       expected += r > 1 ? r * steps : 0;
+    }
     int64_t allReduces = 0;
     for (const SimEvent &event : result->events)
       allReduces += event.kind == SimEvent::Kind::AllReduce;
@@ -169,10 +214,10 @@ TEST(SimulatorReplicas, Refusals) {
           simulate(sg, Links::uniform(2, 1.0, 0.0), config).takeError()),
       "simulator: the replicas (2,1) make 3 processes, the hardware has 2 "
       "devices");
-  config.gradientBytes = {1, 2, 3};
+  config.stageGradientBytes = {1, 2, 3};
   EXPECT_EQ(llvm::toString(
                 simulate(sg, Links::uniform(3, 1.0, 0.0), config).takeError()),
-            "simulator: gradient bytes of 3 devices, the replicas name 2");
+            "simulator: gradient bytes of 3 stages, the stage graph has 2");
 }
 
 } // namespace

@@ -22,16 +22,21 @@ namespace ftpipe {
 namespace partition {
 
 /// A graph read from JSON, with the plan it carried if every node had a
-/// `stage` and a `device`.
+/// `stage` and a `device`, and its devices' replicas (`replicas`, one
+/// factor per plan device; empty: none).
 struct GraphWithPlan {
   Graph graph;
   std::optional<Plan> plan;
+  std::vector<int64_t> replicas;
 };
 
 /// Serializes the graph; when `plan` is given, each node also gets its
-/// `stage` and `device`, otherwise both are -1. `plan` must match the graph
-/// (checked by assert only: verify it first).
-llvm::json::Value graphToJSON(const Graph &graph, const Plan *plan = nullptr);
+/// `stage` and `device`, otherwise both are -1, and `replicas` (each plan
+/// device's, as `#ftpipe.plan` holds them) is written as `replicas` unless
+/// every factor is 1. `plan` must match the graph (checked by assert only:
+/// verify it first).
+llvm::json::Value graphToJSON(const Graph &graph, const Plan *plan = nullptr,
+                              llvm::ArrayRef<int64_t> replicas = {});
 
 /// Parses a graph. Fails with a message naming the path of the bad field
 /// (e.g. "expected a number at graph.nodes[3].fwd_ms") or the builder's

@@ -194,6 +194,10 @@ struct StageMetrics {
   uint64_t sentBytes = 0, receivedBytes = 0;
   uint32_t inFlight = 0;
   uint64_t activationBytes = 0;
+  /// Gradients of the trained parameters whose tallest reader on the
+  /// device is this stage (each parameter once per device): what a
+  /// replicated device all-reduces when the stage's last backward ends.
+  uint64_t gradBytes = 0;
   /// Whether the stage recomputes its forward before its backward.
   bool recompute = false;
 };

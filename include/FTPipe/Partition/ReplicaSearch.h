@@ -10,12 +10,18 @@
 // replication, where each process beyond the d goes to the device whose
 // time per micro-batch it lowers most (spreadByLoad). Each option is priced by
 // the objective (the busiest device's load per micro-batch over its
-// replicas plus its ring all-reduce of gradients over them, once per
-// mini-batch of M micro-batches) and by the simulator (the plan's lists,
-// replicated round-robin, the all-reduce at the update), and the feasible
+// replicas plus, once per mini-batch of M micro-batches, what its stages'
+// ring all-reduces of gradients over them leave exposed when each starts as
+// the stage's last backward ends: schedule::exposedAllReduceMs) and by the
+// simulator (the plan's lists, replicated round-robin, each stage's
+// all-reduce from its last backward on every replica), and the feasible
 // option with the shortest simulated mini-batch wins (ties: the deeper, then
-// the even layout). Memory is checked per replica as for the plan's device
-// (a replica holds no more). No MLIR here.
+// the even layout). A layout whose replicated devices each hold one stage
+// and pay for an all-reduce is also tried with those stages cut in 2 and 4
+// on their devices (cutForOverlap): a one-stage device's all-reduce starts
+// only when its whole backward has ended, a cut one's first part while the
+// rest of the backward runs. Memory is checked per replica as for the plan's
+// device (a replica holds no more). No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +53,7 @@ struct ReplicaOption {
   /// The plan on the pipeline's devices (pipelineHardware).
   Plan plan;
   /// Objective per micro-batch: the largest of each device's load over its
-  /// replicas plus its gradient all-reduce / M.
+  /// replicas plus its exposed gradient all-reduce / M.
   double objectiveMs = 0.0;
   /// The slowest device's ring all-reduce of its gradients (0 without
   /// replicas).
@@ -57,6 +63,9 @@ struct ReplicaOption {
   double simulatedMsPerMiniBatch = 0.0, idleFraction = 0.0;
   /// Per plan device, its memory under the schedule (every replica's).
   std::vector<uint64_t> memoryBytes;
+  /// Into how many stages each replicated device of one stage was cut
+  /// (cutForOverlap; 0: the partitioner's plan as it is).
+  uint32_t cutParts = 0;
 };
 
 /// Every option tried, deepest first, and the chosen one.
@@ -66,6 +75,19 @@ struct ReplicaSearchResult {
   size_t best = 0;
   const ReplicaOption &chosen() const { return options[best]; }
 };
+
+/// A plan device's gradients as its replicas all-reduce them: per stage on
+/// the device, in the order their last backwards end (lowest height first),
+/// that backward's time (with recomputation) and the stage's gradient bytes
+/// (StageMetrics::gradBytes).
+struct DeviceGradients {
+  std::vector<double> lastBackwardMs;
+  std::vector<uint64_t> bytes;
+};
+
+/// Per device of `metrics` (evaluatePlan of the plan `sg` was built from).
+std::vector<DeviceGradients> deviceGradients(const StageGraph &sg,
+                                             const PlanMetrics &metrics);
 
 /// Plans a pipeline on the given hardware (its devices all used or not).
 using ReplicaPartitioner =
@@ -77,6 +99,9 @@ schedule::ReplicaLayout evenLayout(uint32_t depth, uint32_t processes);
 
 /// "W" when every device has W replicas, else the factors ("3,3,2").
 std::string describeLayout(const schedule::ReplicaLayout &layout);
+/// The option's layout (describeLayout), and " (cut in N)" when its
+/// one-stage replicated devices were cut (ReplicaOption::cutParts).
+std::string describeOption(const ReplicaOption &option);
 
 /// The devices that run replica 0 of each plan device when `hw`'s first
 /// layout.processes() devices run `layout`: 0, r_0, r_0 + r_1, ... Fails
@@ -87,15 +112,27 @@ llvm::Expected<Hardware>
 pipelineHardware(const Hardware &hw, const schedule::ReplicaLayout &layout);
 
 /// PipeDream's per-stage replication of a plan whose devices have the
-/// given loads (ms per micro-batch) and gradient bytes: starting from one
+/// given loads (ms per micro-batch) and gradients: starting from one
 /// process each, every further process up to `processes` goes to the device
 /// where one more replica leaves the smallest busiest time, a device's time
-/// being its load over its replicas plus its ring all-reduce over them
-/// (on `links`, processes numbered as ReplicaLayout does) over M.
+/// being its load over its replicas plus its exposed all-reduce over them
+/// (exposedAllReduceMs on `links`, processes numbered as ReplicaLayout does)
+/// over M.
 schedule::ReplicaLayout spreadByLoad(llvm::ArrayRef<double> loadMs,
-                                     llvm::ArrayRef<uint64_t> gradientBytes,
+                                     llvm::ArrayRef<DeviceGradients> gradients,
                                      const schedule::Links &links,
                                      uint32_t processes, uint32_t microBatches);
+
+/// `plan` with each device that `layout` replicates and that holds one stage
+/// cut into `parts` stages on that device, along the nodes' topological
+/// order at about equal shares of its backward time (the later nodes in the
+/// new, higher-numbered stages), so that the replicas' all-reduce of a later
+/// part's gradients overlaps the earlier parts' backwards. Replicated nodes
+/// (Plan::nodeReplicated) stay where they are and count in no part. Returns
+/// `plan` unchanged when no device can be cut (no replicated device of one
+/// stage, or fewer nodes than parts).
+Plan cutForOverlap(const Graph &graph, const Plan &plan,
+                   const schedule::ReplicaLayout &layout, uint32_t parts);
 
 /// Scores `plan`, made on pipelineHardware(hw, layout), run as `layout` on
 /// `hw` under `config` (its schedule and M; the async schedule is simulated

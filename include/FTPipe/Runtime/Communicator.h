@@ -55,9 +55,30 @@ public:
   /// (No LLVM types here: the stage ABI library includes this header.)
   virtual void allReduceSum(const std::vector<int64_t> &group,
                             int64_t generation, float *values, size_t count);
+  /// allReduceSum in two halves, so that work goes on while it runs: starts
+  /// it and returns its handle; finishAllReduce(handle) waits until it is
+  /// done. `values` must stay put and untouched in between. Several may be
+  /// in flight; every member starts and finishes the group's in the same
+  /// order. By default the whole sum runs in finishAllReduce; MPI starts it
+  /// (MPI_Iallreduce) at once.
+  virtual int64_t startAllReduceSum(const std::vector<int64_t> &group,
+                                    int64_t generation, float *values,
+                                    size_t count);
+  virtual void finishAllReduce(int64_t handle);
 
 protected:
   double timeoutSeconds = 60;
+
+private:
+  /// Started all-reduces that finishAllReduce runs (the default).
+  struct DeferredAllReduce {
+    std::vector<int64_t> group;
+    int64_t generation = 0;
+    float *values = nullptr;
+    size_t count = 0;
+  };
+  std::vector<std::pair<int64_t, DeferredAllReduce>> deferred;
+  int64_t nextHandle = 0;
 };
 
 } // namespace runtime

@@ -114,6 +114,8 @@ llvm::json::Value
 traceToChrome(const std::vector<std::vector<TraceEvent>> &perDevice,
               llvm::ArrayRef<std::string> migrations = {});
 
+class ReplicaReductions;
+
 class DeviceExecutor {
 public:
   DeviceExecutor(Communicator &communicator, std::vector<StageProgram *> stages,
@@ -213,6 +215,9 @@ private:
   /// Runs a stage's code, counting its time as compute but for the time its
   /// receives waited (and stretching it by config.slowdown).
   void timed(llvm::function_ref<void()> code);
+  /// Over a ReplicaCommunicator with replicas: plans the stages'
+  /// all-reduces of `actions` (ReplicaReductions).
+  void startReductions(llvm::ArrayRef<schedule::Action> actions);
   llvm::Error update(int64_t k,
                      const std::function<void(const StepReport &)> &onStep);
   StageProgram *program(int64_t stage) const;
@@ -289,6 +294,9 @@ private:
   /// Forwards transfers to the communicator, timing the receives.
   class WaitTimer;
   std::unique_ptr<WaitTimer> waitTimer;
+  /// A replicated device's gradient all-reduces, stage by stage (made at
+  /// the first run over a ReplicaCommunicator with replicas).
+  std::unique_ptr<ReplicaReductions> reductions;
   /// waitTimer as the Transport it is.
   Transport *timedTransport() const;
 };

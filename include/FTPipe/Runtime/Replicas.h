@@ -8,7 +8,8 @@
 // so stage code compiled for the plan runs unchanged. The runtime's own
 // messages (checkpoint records, gathering the weights, the barrier) go to
 // the peer's replica 0: only replicas 0 take part in them. Besides, the
-// replicas of a device sum their gradients (reduceGradients) and the
+// replicas of a device sum their gradients (startReduction and
+// finishReduction, stage by stage: ReplicaReductions.h) and the
 // tied-parameter exchange addresses replicas (sendTied, recvTied).
 //
 //===----------------------------------------------------------------------===//
@@ -46,9 +47,12 @@ public:
   /// The run's communicator (one end per process).
   Communicator &perProcess() { return processes; }
 
-  /// Sums the gradients of update `step` over this device's replicas, all
-  /// tensors (f32) in one all-reduce.
-  void reduceGradients(int64_t step, std::map<std::string, Tensor> &gradients);
+  /// Starts summing `count` floats of update `step`'s gradients at
+  /// `values` over this device's replicas (Communicator::startAllReduceSum
+  /// on the device's processes); finishReduction waits for it
+  /// (ReplicaReductions, stage by stage).
+  int64_t startReduction(int64_t step, float *values, size_t count);
+  void finishReduction(int64_t handle);
   /// The losses of step `step`'s micro-batches: the device's first replica
   /// gets every replica's (appended to its own), the others none, so the
   /// step's mean loss is reported once, over the whole step.

@@ -24,9 +24,11 @@
 // budget) unless lists are given. Recomputation lengthens every backward (B or
 // I). The optimizer step is not modelled. With replicas (Replicas.h) and the
 // lists of replicateSchedule, micro-batch m of a stage runs on its device's
-// replica m mod r, and each update of a replicated device is its replicas'
-// gradient all-reduce (ringAllReduceMs) on all of them at once. No MLIR
-// here: the planner (lib/Partition) and the runtime use it.
+// replica m mod r, each stage's gradient all-reduce (ringAllReduceMs) starts
+// when its last backward of the step has ended on every replica, overlapping
+// the rest of the backward, and each update of a replicated device waits for
+// its all-reduces. No MLIR here: the planner (lib/Partition) and the runtime
+// use it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,6 +107,18 @@ struct Links {
 double ringAllReduceMs(uint64_t bytes, llvm::ArrayRef<int64_t> group,
                        const Links &links);
 
+/// The all-reduce time a device's replicas wait for at the update when each
+/// stage's all-reduce starts as its last backward ends (as the simulator
+/// runs them): the device's stages in the order their last backwards run,
+/// each `lastBackwardMs` long back to back, the all-reduce of
+/// `gradientBytes[i]` (ringAllReduceMs over `group`) starting when the i-th
+/// ends and the one before it is done. Returns the time from the end of the
+/// last backward to the end of the last all-reduce: the whole all-reduce
+/// for one stage, less what the later stages' backwards hide for several.
+double exposedAllReduceMs(llvm::ArrayRef<double> lastBackwardMs,
+                          llvm::ArrayRef<uint64_t> gradientBytes,
+                          llvm::ArrayRef<int64_t> group, const Links &links);
+
 /// Stages with their costs and the traffic between them: what the simulator
 /// runs. Times are on the stage's own device.
 struct TimedStageGraph {
@@ -166,14 +180,19 @@ struct SimulatorConfig {
   /// With orders: the stage graph's devices replicated (empty: not). The
   /// links and the orders are then per process (replicateSchedule's
   /// lists), stage s's task of micro-batch m is on process
-  /// replicas.process(device[s], m mod r), and an update U(k) in the order
-  /// of a replicated device is its replicas' all-reduce of
-  /// gradientBytes[device] (ringAllReduceMs over the group), starting when
-  /// the last replica reaches it and keeping all of them busy.
+  /// replicas.process(device[s], m mod r). A replicated device's gradients
+  /// are all-reduced stage by stage, overlapped with the rest of the
+  /// backward: stage s's all-reduce for update U(k) (ringAllReduceMs of
+  /// stageGradientBytes[s] over the group) starts once every replica has
+  /// ended its last backward of s (B, or W when split) before U(k) in its
+  /// order, and after the group's previous all-reduce (one at a time on the
+  /// group's ring); U(k) waits, on every replica, for all of its device's.
   ReplicaLayout replicas;
-  /// Per device of the stage graph, the bytes of its parameters' gradients
-  /// (empty: the all-reduces take no time, they only synchronize).
-  std::vector<uint64_t> gradientBytes;
+  /// Per stage, the bytes of the gradients its all-reduce carries: each
+  /// trained parameter once per device, with the reader stage there whose
+  /// backward completes it (empty: the all-reduces take no time, they only
+  /// synchronize).
+  std::vector<uint64_t> stageGradientBytes;
 
   llvm::Error validate() const;
 };
@@ -186,8 +205,8 @@ struct SimEvent {
     InputBackward,
     WeightBackward,
     Transfer,
-    /// A replicated device's gradient all-reduce at update `microBatch`
-    /// (`stage` is the device of the stage graph).
+    /// A replicated device's all-reduce of stage `stage`'s gradients for
+    /// update `microBatch`, on each member process (`device`).
     AllReduce
   };
   Kind kind = Kind::Forward;
