@@ -103,8 +103,9 @@ void mlir::ftpipe::addHostToLLVMStages(
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
-  // The C-interface wrappers only move descriptors: compiled as they are.
-  pm.addPass(createPlainCWrappersPass());
+  // Glue (C-interface wrappers, entry points, stage functions of calls):
+  // compiled as it is.
+  pm.addPass(createPlainGluePass());
   pm.addPass(createConvertIndexToLLVMPass());
   if (beforeReconcile)
     beforeReconcile(pm);

@@ -167,19 +167,32 @@ def DropAnnotationsPass : Pass<"ftpipe-drop-annotations", "ModuleOp"> {
   }];
 }
 
-def PlainCWrappersPass : Pass<"ftpipe-plain-c-wrappers", "ModuleOp"> {
-  let summary = "Compiles the C-interface wrappers without optimisation";
+def PlainGluePass : Pass<"ftpipe-plain-glue", "ModuleOp"> {
+  let summary = "Compiles loop-free functions (glue) without optimisation";
   let description = [{
-    Marks every `_mlir_ciface_` function with a body (the wrappers that
-    `convert-func-to-llvm` makes for `llvm.emit_c_interface`) `optnone` and
-    `noinline`. A wrapper unpacks and packs the memref descriptors of its
-    function's arguments and results around one call, in one basic block
-    of several instructions per memref; for a stage of GPT-2 124M (hundreds
-    of buffers) LLVM's instruction selection and post-RA scheduling, which
-    grow faster than a block's size, took about 5 s of CPU per wrapper, and
-    0.24 s marked so. The callee, not inlined, is optimised as before. Run
-    after `convert-func-to-llvm`; the CPU and CUDA lowerings do.
+    Marks every function of the module with a body, no loop (its blocks'
+    control flow has no cycle) and at least `min-ops` operations `optnone`
+    and `noinline`. Such a function is glue: a `_mlir_ciface_` wrapper
+    (unpacks and packs the memref descriptors of its function's arguments
+    and results around one call), an entry point (receives, calls its
+    stage function, sends, returns its saved values) or a stage function
+    whose compute is in outlined layers, BLAS and runtime calls. Each of
+    its instructions runs at most once per call, so optimising it saves
+    little, while LLVM's instruction selection and post-RA list scheduling
+    grow faster than a basic block's size: a stage of GPT-2 124M passes
+    and returns hundreds of descriptors, in blocks of thousands of
+    instructions. Without recomputation (the CPU default) device 1 of
+    GPT-2 124M on 2 devices spent 32 s of CPU in `llc`, 21 s of it in
+    post-RA scheduling, 6 s with its glue marked (docs/Compile.md, "Compile
+    time"). Functions with loops, and the functions they call, are
+    optimised as before. Only the module's own functions are looked at (not
+    the kernels of a nested `gpu.module`). Run after
+    `convert-func-to-llvm`; the CPU and CUDA lowerings do.
   }];
+  let options = [
+    Option<"minOps", "min-ops", "unsigned", /*default=*/"100",
+           "Mark loop-free functions of at least this many operations">,
+  ];
   let dependentDialects = ["LLVM::LLVMDialect"];
 }
 
