@@ -464,17 +464,26 @@ def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
     every function with a body into runs of consecutive ops from the same
     layer (their location's scope up to its first indexed module, e.g.
     `.../ModuleList[h]/GPT2Block[3]`; ops without one, e.g. constants, join
-    the run they sit in) and moves each run of at least `min-ops` ops into a
-    private function called in its place: its arguments are the values it
-    reads from outside, its results the values read after it. Constants,
-    and `memref.cast`, `memref.collapse_shape` and `memref.expand_shape` of
-    one buffer, are made again on the side that reads them, so the calls
-    pass and return the buffers themselves (each memref a call passes is a
-    descriptor of several words; an unranked one is copied to memory).
+    the run they sit in, but those before the first layer, e.g. the
+    embeddings or a backward's head, make a run of their own) and moves
+    each run that computes (holds an op other than glue: calls, constants
+    and the memref dialect's ops without regions), or of at least `min-ops`
+    ops, into a private function called in its place: its arguments are the
+    values it reads from outside, its results the values read after it.
+    Constants, and `memref.cast`, `memref.collapse_shape` and
+    `memref.expand_shape` of one buffer, are made again on the side that
+    reads them, so the calls pass and return the buffers themselves (each
+    memref a call passes is a descriptor of several words; an unranked one
+    is copied to memory).
     Functions with identical bodies (the same layer code for different
     layers' weights) are merged into one, and the outlined functions are
     marked `no_inline`, so LLVM compiles each distinct layer's code once, in
     a small function. A function with fewer than two runs stays whole.
+    What stays is glue without loops, which `ftpipe-plain-glue` has LLVM
+    compile as it is (its size grows with the layers: the descriptors of
+    every layer's weights and saved values): short runs of glue, and the
+    glue after the last op that computes (a backward's copies of its
+    results) when at least `min-ops` long.
 
     The CPU lowering runs it on buffers, after `ftpipe-early-deallocation`
     and `ftpipe-record-peak-memory`: the ops and their order stay, so the
@@ -486,7 +495,7 @@ def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
   }];
   let options = [
     Option<"minOps", "min-ops", "unsigned", /*default=*/"16",
-           "Outline runs of at least this many ops">,
+           "Outline runs of glue of at least this many ops">,
   ];
   let dependentDialects = ["func::FuncDialect"];
 }
