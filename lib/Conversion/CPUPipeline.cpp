@@ -103,8 +103,9 @@ void mlir::ftpipe::addHostToLLVMStages(
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
-  // The C-interface wrappers only move descriptors: compiled as they are.
-  pm.addPass(createPlainCWrappersPass());
+  // Glue (C-interface wrappers, entry points, stage functions of calls):
+  // compiled as it is.
+  pm.addPass(createPlainGluePass());
   pm.addPass(createConvertIndexToLLVMPass());
   if (beforeReconcile)
     beforeReconcile(pm);
@@ -122,13 +123,14 @@ void mlir::ftpipe::buildCPULoweringPipeline(OpPassManager &pm,
   // recorded in the artifact for the runtime's memory prediction.
   pm.addNestedPass<func::FuncOp>(createEarlyDeallocationPass());
   pm.addPass(createRecordPeakMemoryPass());
+  // Strided copies (slices) as loops, not the runtime's element-wise copy
+  // (before the outlining, which moves every loop out of the glue).
+  pm.addNestedPass<func::FuncOp>(createStridedCopiesToLoopsPass());
   // Each distinct layer's code once, in a function of its own: cut from the
   // placed allocations and deallocations, so the buffers alive at each point
   // (and the recorded peak) stay as they are.
   if (options.outlineLayers)
     pm.addPass(createOutlineLayersPass());
-  // Strided copies (slices) as loops, not the runtime's element-wise copy.
-  pm.addNestedPass<func::FuncOp>(createStridedCopiesToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createLoopLocalityPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Allocations go to FTPipeCPUKernels' cache (HostAllocator.h).

@@ -1,17 +1,18 @@
 //===- OutlineLayers.cpp - One function per repeated layer ----------------===//
 //
 // ftpipe-outline-layers: cuts each function into runs of ops of one layer
-// (by location scope), moves the runs into private functions, merges the
-// functions whose bodies are identical and keeps LLVM from inlining them
-// back, so each distinct layer's code is optimised once and in a small
-// function (docs/Compile.md, "Compile time"). The CPU lowering runs it on
-// buffers whose deallocations are placed: the ops, their order and so the
-// buffers alive at each point stay as they were.
+// (by location scope) and the runs before and after the layers, moves them
+// into private functions, merges the functions whose bodies are identical
+// and keeps LLVM from inlining them back, so each distinct layer's code is
+// optimised once and in a small function (docs/Compile.md, "Compile time"). The
+// CPU lowering runs it on buffers whose deallocations are placed: the ops,
+// their order and so the buffers alive at each point stay as they were.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Conversion/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -90,6 +91,17 @@ static bool isRematerialized(Operation *op) {
   return isa<memref::CastOp, memref::CollapseShapeOp, memref::ExpandShapeOp>(
              op) &&
          op->getNumOperands() == 1;
+}
+
+/// Whether `op` is glue: a call, a constant or an op of the memref dialect
+/// without regions (allocations, deallocations, views, contiguous copies:
+/// the CPU lowering has made the strided ones loops before). Anything else
+/// computes, in loops once lowered; a run that holds such an op is outlined
+/// whatever its size, so that the function left is glue.
+static bool isGlue(Operation *op) {
+  return op->getNumRegions() == 0 &&
+         (isa<func::CallOp>(op) || op->hasTrait<OpTrait::ConstantLike>() ||
+          isa<memref::MemRefDialect>(op->getDialect()));
 }
 
 /// Moves `ops` (consecutive, in one block) into a new private function
@@ -216,17 +228,29 @@ void OutlineLayersPass::runOnOperation() {
     if (function.isExternal())
       continue;
     Block &block = function.getBody().front();
-    // Runs of ops of one layer; ops of none join the run they sit in.
+    // Runs of ops of one layer; ops of none join the run they sit in, but
+    // those before the first layer (embeddings; a backward's head) make a
+    // run of their own, and the glue after the last op that computes
+    // (copies of a backward's results), at least min-ops long, stays: the
+    // function keeps glue without loops, which ftpipe-plain-glue has
+    // compiled as it is.
     SmallVector<SmallVector<Operation *>> runs;
     StringRef current;
     for (Operation &op : block.without_terminator()) {
       StringRef layer = layerOf(&op);
-      if (!layer.empty() && layer != current) {
+      if (runs.empty() || (!layer.empty() && layer != current)) {
         runs.emplace_back();
         current = layer;
       }
-      if (!runs.empty())
-        runs.back().push_back(&op);
+      runs.back().push_back(&op);
+    }
+    if (!runs.empty()) {
+      SmallVector<Operation *> &last = runs.back();
+      auto glue = std::find_if_not(last.rbegin(), last.rend(), isGlue).base();
+      if (last.end() - glue >= minOps)
+        last.erase(glue, last.end());
+      if (last.empty())
+        runs.pop_back();
     }
     // A function of one layer is as small as it gets (and an entry point's
     // wrapper, whose ops all carry its location, would only gain a call).
@@ -237,7 +261,7 @@ void OutlineLayersPass::runOnOperation() {
       // Leading constants stay: other runs may read them.
       while (!run.empty() && run.front()->hasTrait<OpTrait::ConstantLike>())
         run = run.drop_front();
-      if (run.size() < minOps)
+      if (run.size() < minOps && llvm::all_of(run, isGlue))
         continue;
       std::string name =
           (function.getSymName() + "_layer" + Twine(part++)).str();

@@ -200,7 +200,7 @@ static const char *const kPipelines[] = {
     "ftpipe-lower-transfers",
     "func.func(ftpipe-clamp-gather-indices),ftpipe-outline-stages,"
     "ftpipe-differentiate,ftpipe-split-devices,ftpipe-lower-transfers,"
-    "ftpipe-lower-cpu,ftpipe-plain-c-wrappers",
+    "ftpipe-lower-cpu,ftpipe-plain-glue",
     "ftpipe-stage-programs-pipeline{devices=2 method=seq-greedy},"
     "ftpipe-check-lowerable,ftpipe-drop-annotations,ftpipe-linalg-to-blas,"
     "func.func(ftpipe-fuse-elementwise)",

@@ -167,19 +167,32 @@ def DropAnnotationsPass : Pass<"ftpipe-drop-annotations", "ModuleOp"> {
   }];
 }
 
-def PlainCWrappersPass : Pass<"ftpipe-plain-c-wrappers", "ModuleOp"> {
-  let summary = "Compiles the C-interface wrappers without optimisation";
+def PlainGluePass : Pass<"ftpipe-plain-glue", "ModuleOp"> {
+  let summary = "Compiles loop-free functions (glue) without optimisation";
   let description = [{
-    Marks every `_mlir_ciface_` function with a body (the wrappers that
-    `convert-func-to-llvm` makes for `llvm.emit_c_interface`) `optnone` and
-    `noinline`. A wrapper unpacks and packs the memref descriptors of its
-    function's arguments and results around one call, in one basic block
-    of several instructions per memref; for a stage of GPT-2 124M (hundreds
-    of buffers) LLVM's instruction selection and post-RA scheduling, which
-    grow faster than a block's size, took about 5 s of CPU per wrapper, and
-    0.24 s marked so. The callee, not inlined, is optimised as before. Run
-    after `convert-func-to-llvm`; the CPU and CUDA lowerings do.
+    Marks every function of the module with a body, no loop (its blocks'
+    control flow has no cycle) and at least `min-ops` operations `optnone`
+    and `noinline`. Such a function is glue: a `_mlir_ciface_` wrapper
+    (unpacks and packs the memref descriptors of its function's arguments
+    and results around one call), an entry point (receives, calls its
+    stage function, sends, returns its saved values) or a stage function
+    whose compute is in outlined layers, BLAS and runtime calls. Each of
+    its instructions runs at most once per call, so optimising it saves
+    little, while LLVM's instruction selection and post-RA list scheduling
+    grow faster than a basic block's size: a stage of GPT-2 124M passes
+    and returns hundreds of descriptors, in blocks of thousands of
+    instructions. Without recomputation (the CPU default) device 1 of
+    GPT-2 124M on 2 devices spent 32 s of CPU in `llc`, 21 s of it in
+    post-RA scheduling, 6 s with its glue marked (docs/Compile.md, "Compile
+    time"). Functions with loops, and the functions they call, are
+    optimised as before. Only the module's own functions are looked at (not
+    the kernels of a nested `gpu.module`). Run after
+    `convert-func-to-llvm`; the CPU and CUDA lowerings do.
   }];
+  let options = [
+    Option<"minOps", "min-ops", "unsigned", /*default=*/"100",
+           "Mark loop-free functions of at least this many operations">,
+  ];
   let dependentDialects = ["LLVM::LLVMDialect"];
 }
 
@@ -451,17 +464,26 @@ def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
     every function with a body into runs of consecutive ops from the same
     layer (their location's scope up to its first indexed module, e.g.
     `.../ModuleList[h]/GPT2Block[3]`; ops without one, e.g. constants, join
-    the run they sit in) and moves each run of at least `min-ops` ops into a
-    private function called in its place: its arguments are the values it
-    reads from outside, its results the values read after it. Constants,
-    and `memref.cast`, `memref.collapse_shape` and `memref.expand_shape` of
-    one buffer, are made again on the side that reads them, so the calls
-    pass and return the buffers themselves (each memref a call passes is a
-    descriptor of several words; an unranked one is copied to memory).
+    the run they sit in, but those before the first layer, e.g. the
+    embeddings or a backward's head, make a run of their own) and moves
+    each run that computes (holds an op other than glue: calls, constants
+    and the memref dialect's ops without regions), or of at least `min-ops`
+    ops, into a private function called in its place: its arguments are the
+    values it reads from outside, its results the values read after it.
+    Constants, and `memref.cast`, `memref.collapse_shape` and
+    `memref.expand_shape` of one buffer, are made again on the side that
+    reads them, so the calls pass and return the buffers themselves (each
+    memref a call passes is a descriptor of several words; an unranked one
+    is copied to memory).
     Functions with identical bodies (the same layer code for different
     layers' weights) are merged into one, and the outlined functions are
     marked `no_inline`, so LLVM compiles each distinct layer's code once, in
     a small function. A function with fewer than two runs stays whole.
+    What stays is glue without loops, which `ftpipe-plain-glue` has LLVM
+    compile as it is (its size grows with the layers: the descriptors of
+    every layer's weights and saved values): short runs of glue, and the
+    glue after the last op that computes (a backward's copies of its
+    results) when at least `min-ops` long.
 
     The CPU lowering runs it on buffers, after `ftpipe-early-deallocation`
     and `ftpipe-record-peak-memory`: the ops and their order stay, so the
@@ -473,7 +495,7 @@ def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
   }];
   let options = [
     Option<"minOps", "min-ops", "unsigned", /*default=*/"16",
-           "Outline runs of at least this many ops">,
+           "Outline runs of glue of at least this many ops">,
   ];
   let dependentDialects = ["func::FuncDialect"];
 }
