@@ -13,7 +13,9 @@
 # PyTorch eager in one process, torch.distributed.pipelining GPipe and 1F1B
 # over 2 processes (gloo, blocks split evenly; TORCH_MODES, default "gpipe
 # 1f1b"), and ftpipe-run on its own plan under SCHEDULES (default "gpipe
-# 1f1b async": async with weight stashing). PEER_ARGS go to every
+# 1f1b zb-h1 zb-auto async": the zero-bubble schedules split each backward
+# into its input and weight parts and are synchronous and exact; async runs
+# with weight stashing). PEER_ARGS go to every
 # bench/peer.py run (e.g. "--lr 2e-3", which the check below catches:
 # test/Reference/peer-benchmark.test). Prints one table: the last step's
 # time, the speed-up over eager, each process's peak resident memory
@@ -30,7 +32,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
 config="${2:-$root/bench/models/gpt2-124m.json}"
 steps="${3:-${STEPS:-3}}"
-schedules="${SCHEDULES-gpipe 1f1b async}"
+schedules="${SCHEDULES-gpipe 1f1b zb-h1 zb-auto async}"
 torch_modes="${TORCH_MODES-gpipe 1f1b}"
 python="${PEER_PYTHON:-/work/venv-ref/bin/python}"
 bin="$build/bin"

@@ -59,12 +59,22 @@ std::vector<int64_t> descriptorOf(const void *data,
 /// (`_mlir_memref_to_llvm_free`: HostAllocator.h on the CPU, managed memory
 /// on CUDA).
 using BufferFree = void (*)(void *);
+/// How the runtime takes over such a buffer (`ftpipe_host_adopt`,
+/// HostAllocator.h); non-zero when it did.
+using BufferAdopt = int (*)(void *);
+
+/// The artifact's functions for the buffers its entry points return.
+struct ResultBuffers {
+  BufferFree release = nullptr;
+  /// Null: every kept result is copied.
+  BufferAdopt adopt = nullptr;
+};
 
 /// One entry point, prepared for libffi.
 class EntryCall {
 public:
-  EntryCall(const EntryPoint &entry, void *function, BufferFree freeBuffer)
-      : entry(entry), function(function), freeBuffer(freeBuffer) {
+  EntryCall(const EntryPoint &entry, void *function, ResultBuffers buffers)
+      : entry(entry), function(function), buffers(buffers) {
     bool hasResults = !entry.results.empty();
     if (hasResults)
       types.push_back(&ffi_type_pointer);
@@ -87,12 +97,19 @@ public:
   /// Receives result i's bytes (contiguous, shaped as the manifest says)
   /// while the buffer the generated code allocated is still alive.
   using ResultSink = llvm::function_ref<void(size_t, const char *)>;
+  /// Which results to keep, and where result i goes as a tensor.
+  using KeepFilter = llvm::function_ref<bool(const EntryValue &)>;
+  using KeptSink = llvm::function_ref<void(size_t, Tensor)>;
 
   /// Calls the entry point: `tensors[i]` is argument i's data (null for
-  /// the micro-batch). Hands each result to `sink`, then frees the buffers
-  /// the generated code allocated with the artifact's own function.
+  /// the micro-batch). Hands each result that `keep` selects to `kept` as a
+  /// tensor (over the generated code's buffer itself where the buffer
+  /// holds that result alone and the artifact lets the runtime adopt it,
+  /// else a copy) and every other one to `sink`, then frees the buffers the
+  /// generated code allocated with the artifact's own function.
   llvm::Error call(int64_t mb, llvm::ArrayRef<const Tensor *> tensors,
-                   ResultSink sink) const {
+                   ResultSink sink, KeepFilter keep = {},
+                   KeptSink kept = {}) const {
     std::vector<std::vector<int64_t>> descriptors;
     std::vector<void *> pointers;
     descriptors.reserve(tensors.size());
@@ -143,7 +160,7 @@ public:
     // may share a buffer), and on every exit, a refused result included.
     // Constants (memref.global) carry a marker instead of a heap pointer;
     // arguments returned as they are stay the caller's.
-    std::map<void *, size_t> lastUse;
+    std::map<void *, size_t> lastUse, uses;
     const int64_t *words = results.data();
     for (auto [index, result] : llvm::enumerate(entry.results)) {
       auto *allocated = reinterpret_cast<void *>(words[0]);
@@ -152,13 +169,15 @@ public:
         auto *at = static_cast<const char *>(allocated);
         return at >= range.first && at < range.second;
       });
-      if (allocated && !global && !argument)
+      if (allocated && !global && !argument) {
         lastUse[allocated] = index;
+        ++uses[allocated];
+      }
       words += 3 + 2 * result.tensor.shape.size();
     }
     auto freeRest = llvm::make_scope_exit([&] {
       for (auto [allocated, index] : lastUse)
-        freeBuffer(allocated);
+        buffers.release(allocated);
     });
     words = results.data();
     for (auto [index, result] : llvm::enumerate(entry.results)) {
@@ -175,11 +194,31 @@ public:
           return fail(entry.name + ": a result is not contiguous");
         expected *= result.tensor.shape[d];
       }
-      sink(index, aligned + offset * dtypeBytes(result.tensor.type));
+      char *data = aligned + offset * dtypeBytes(result.tensor.type);
       words += 3 + 2 * rank;
       auto last = lastUse.find(allocated);
+      if (keep && keep(result)) {
+        // The buffer itself, where nothing else reads it and the data is
+        // aligned as the runtime's own tensors are (64 bytes).
+        if (buffers.adopt && last != lastUse.end() && uses[allocated] == 1 &&
+            reinterpret_cast<uintptr_t>(data) % 64 == 0 &&
+            buffers.adopt(allocated)) {
+          lastUse.erase(last);
+          Tensor value(result.tensor.type, result.tensor.shape, {});
+          value.bytes = TensorBytes::adopt(
+              data, value.elements() * dtypeBytes(value.type), buffers.release,
+              allocated);
+          kept(index, std::move(value));
+          continue;
+        }
+        Tensor value(result.tensor.type, result.tensor.shape);
+        std::memcpy(value.bytes.data(), data, value.bytes.size());
+        kept(index, std::move(value));
+      } else if (sink) {
+        sink(index, data);
+      }
       if (last != lastUse.end() && last->second == index) {
-        freeBuffer(allocated);
+        buffers.release(allocated);
         lastUse.erase(last);
       }
     }
@@ -190,7 +229,7 @@ public:
 
 private:
   void *function;
-  BufferFree freeBuffer;
+  ResultBuffers buffers;
   std::vector<ffi_type *> types;
   size_t resultWords = 0;
   ffi_cif cif;
@@ -202,12 +241,11 @@ class CompiledStage : public StageProgram {
 public:
   CompiledStage(int64_t id, const EntryPoint &forward,
                 const EntryPoint *backward, void *forwardFunction,
-                void *backwardFunction, BufferFree freeBuffer,
+                void *backwardFunction, ResultBuffers buffers,
                 std::optional<StageMemory> needs)
-      : id(id), forwardCall(forward, forwardFunction, freeBuffer),
-        needs(needs) {
+      : id(id), forwardCall(forward, forwardFunction, buffers), needs(needs) {
     if (backward)
-      backwardCall.emplace(*backward, backwardFunction, freeBuffer);
+      backwardCall.emplace(*backward, backwardFunction, buffers);
     for (const EntryPoint *entry : {&forward, backward}) {
       if (!entry)
         continue;
@@ -257,15 +295,14 @@ public:
     ForwardResult out;
     const std::vector<EntryValue> &results = forwardCall.entry.results;
     check(forwardCall.call(
-        mb, arguments(forwardCall.entry, params, data, {}),
-        [&](size_t i, const char *bytes) {
+        mb, arguments(forwardCall.entry, params, data, {}), /*sink=*/{},
+        [](const EntryValue &result) {
+          return result.kind == EntryValue::Kind::Loss ||
+                 result.kind == EntryValue::Kind::Metric ||
+                 result.kind == EntryValue::Kind::Saved;
+        },
+        [&](size_t i, Tensor value) {
           const EntryValue &result = results[i];
-          if (result.kind != EntryValue::Kind::Loss &&
-              result.kind != EntryValue::Kind::Metric &&
-              result.kind != EntryValue::Kind::Saved)
-            return;
-          Tensor value(result.tensor.type, result.tensor.shape);
-          std::memcpy(value.bytes.data(), bytes, value.bytes.size());
           if (result.kind == EntryValue::Kind::Loss) {
             out.loss = readScalar(value);
             return;
@@ -293,9 +330,9 @@ public:
   /// version 2).
   void setSplit(const EntryPoint &input, void *inputFunction,
                 const EntryPoint &weight, void *weightFunction,
-                BufferFree freeBuffer) {
-    inputCall.emplace(input, inputFunction, freeBuffer);
-    weightCall.emplace(weight, weightFunction, freeBuffer);
+                ResultBuffers buffers) {
+    inputCall.emplace(input, inputFunction, buffers);
+    weightCall.emplace(weight, weightFunction, buffers);
   }
   bool splitsBackward() const override { return inputCall.has_value(); }
 
@@ -306,13 +343,12 @@ public:
     std::vector<Tensor> weightSaved;
     const std::vector<EntryValue> &results = inputCall->entry.results;
     check(inputCall->call(
-        mb, arguments(inputCall->entry, params, data, saved),
-        [&](size_t i, const char *bytes) {
+        mb, arguments(inputCall->entry, params, data, saved), /*sink=*/{},
+        [](const EntryValue &result) {
+          return result.kind == EntryValue::Kind::WeightSaved;
+        },
+        [&](size_t i, Tensor value) {
           const EntryValue &result = results[i];
-          if (result.kind != EntryValue::Kind::WeightSaved)
-            return;
-          Tensor value(result.tensor.type, result.tensor.shape);
-          std::memcpy(value.bytes.data(), bytes, value.bytes.size());
           if (weightSaved.size() <= size_t(result.saved))
             weightSaved.resize(result.saved + 1);
           weightSaved[result.saved] = std::move(value);
@@ -541,9 +577,12 @@ CompiledModel::loadStages(int64_t device) {
       return std::move(error);
     return function->address;
   };
-  auto freeBuffer = reinterpret_cast<BufferFree>(
+  ResultBuffers buffers;
+  buffers.release = reinterpret_cast<BufferFree>(
       dlsym(libraries[device], "_mlir_memref_to_llvm_free"));
-  if (!freeBuffer)
+  buffers.adopt = reinterpret_cast<BufferAdopt>(
+      dlsym(libraries[device], "ftpipe_host_adopt"));
+  if (!buffers.release)
     return fail(path + " does not export _mlir_memref_to_llvm_free: it was "
                        "not made by this version of ftpipe-compile");
   if (llvm::Error error = checkAllocatorBinding(libraries[device], path))
@@ -574,9 +613,8 @@ CompiledModel::loadStages(int64_t device) {
     if (needs && stage.splits())
       needs = splitMemory(*needs, info.entryPoints.at(stage.backwardInput),
                           info.entryPoints.at(stage.backwardWeight), peakOf);
-    auto program =
-        std::make_unique<CompiledStage>(s, forwardEntry, &backwardEntry,
-                                        *forward, *backward, freeBuffer, needs);
+    auto program = std::make_unique<CompiledStage>(
+        s, forwardEntry, &backwardEntry, *forward, *backward, buffers, needs);
     if (stage.splits()) {
       llvm::Expected<void *> input = symbol(stage.backwardInput);
       if (!input)
@@ -586,7 +624,7 @@ CompiledModel::loadStages(int64_t device) {
         return weight.takeError();
       program->setSplit(info.entryPoints.at(stage.backwardInput), *input,
                         info.entryPoints.at(stage.backwardWeight), *weight,
-                        freeBuffer);
+                        buffers);
     }
     if (llvm::Error error = program->ready())
       return std::move(error);

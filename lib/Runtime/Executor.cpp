@@ -164,8 +164,9 @@ llvm::Error DeviceExecutor::setWeights(TensorMap weights) {
     return error;
   live = std::move(weights);
   for (auto &entry : live)
-    ledgerRecharge(entry.second.bytes.data(),
-                   static_cast<int32_t>(communicator.device()));
+    if (!entry.second.bytes.adopted())
+      ledgerRecharge(entry.second.bytes.data(),
+                     static_cast<int32_t>(communicator.device()));
   return llvm::Error::success();
 }
 

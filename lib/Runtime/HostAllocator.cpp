@@ -71,7 +71,7 @@ public:
       if (cacheable)
         ++fresh;
     }
-    live[block] = {rounded, device, cacheable};
+    live[block] = {rounded, device, cacheable, /*adopted=*/false};
     pool.liveBytes += rounded;
     pool.peakLiveBytes = std::max(pool.peakLiveBytes, pool.liveBytes);
     ftpipe_mem_charge(device, FTPIPE_MEM_GENERATED,
@@ -89,8 +89,11 @@ public:
         Live info = entry->second;
         live.erase(entry);
         Pool &pool = pools[info.device];
-        pool.liveBytes -= info.bytes;
-        ftpipe_mem_charge(info.device, FTPIPE_MEM_GENERATED,
+        if (!info.adopted)
+          pool.liveBytes -= info.bytes;
+        ftpipe_mem_charge(info.device,
+                          info.adopted ? FTPIPE_MEM_RUNTIME
+                                       : FTPIPE_MEM_GENERATED,
                           -static_cast<int64_t>(info.bytes));
         if (info.cacheable && pool.liveBytes + pool.cachedBytes + info.bytes <=
                                   pool.peakLiveBytes) {
@@ -103,6 +106,21 @@ public:
       }
     }
     std::free(block);
+  }
+
+  bool adopt(void *block) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto entry = live.find(block);
+    if (entry == live.end() || entry->second.adopted)
+      return false;
+    Live &info = entry->second;
+    info.adopted = true;
+    pools[info.device].liveBytes -= info.bytes;
+    ftpipe_mem_charge(info.device, FTPIPE_MEM_GENERATED,
+                      -static_cast<int64_t>(info.bytes));
+    ftpipe_mem_charge(info.device, FTPIPE_MEM_RUNTIME,
+                      static_cast<int64_t>(info.bytes));
+    return true;
   }
 
   void stats(int64_t *reusedOut, int64_t *freshOut, int64_t *cachedOut) {
@@ -128,6 +146,9 @@ private:
     size_t bytes;
     int32_t device;
     bool cacheable;
+    /// Kept by the runtime (ftpipe_host_adopt): charged as its bytes, not
+    /// among the pool's live ones.
+    bool adopted;
   };
 
   static void *system(size_t alignment, size_t size) {
@@ -212,6 +233,10 @@ extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
 
 extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
   hostCache().release(ptr);
+}
+
+extern "C" int ftpipe_host_adopt(void *block) {
+  return hostCache().adopt(block) ? 1 : 0;
 }
 
 extern "C" void ftpipe_host_alloc_stats(int64_t *reused, int64_t *fresh,

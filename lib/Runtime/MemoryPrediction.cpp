@@ -59,14 +59,16 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
 
   schedule::ReplayDevice device;
   for (const auto &[id, stage] : needs) {
-    // The saved values and W buffers are copied out while the generated
-    // code's results are alive; a W sends nothing.
+    // The saved values and W buffers stay in the buffers the generated code
+    // returned them in (adopted, CompiledModel.cpp: no copy beside them,
+    // and within the entry point's recorded peak while it runs); a W sends
+    // nothing.
     schedule::ReplayStage &replay = device.stages[id];
     replay.kept = stage.savedBytes;
     replay.weightBuffer = stage.weightSavedBytes;
-    replay.forward = stage.dataBytes + stage.savedBytes;
+    replay.forward = stage.dataBytes;
     replay.backward = stage.dataBytes;
-    replay.input = stage.dataBytes + stage.weightSavedBytes;
+    replay.input = stage.dataBytes;
     replay.weight = stage.dataBytes;
     replay.forwardMessages = stage.forwardSendBytes;
     replay.backwardMessages = stage.backwardSendBytes;

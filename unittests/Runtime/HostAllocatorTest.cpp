@@ -1,12 +1,14 @@
 //===- HostAllocatorTest.cpp - The buffer cache of CPU artifacts ----------===//
 //
 // Blocks come back for the same size (or resized for another one), are
-// aligned, small ones bypass the cache, and the cache never holds more than
-// the largest live total.
+// aligned, small ones bypass the cache, the cache never holds more than the
+// largest live total, and a block the runtime adopts is charged as its own
+// and leaves that bound alone.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/HostAllocator.h"
+#include "FTPipe/Runtime/MemoryLedger.h"
 
 #include "gtest/gtest.h"
 
@@ -165,6 +167,47 @@ TEST_F(HostAllocatorTest, CacheNeverExceedsThePeakLiveTotal) {
   EXPECT_EQ(stats().cached, int64_t(64 * kMiB));
   ftpipe_host_cache_release();
   EXPECT_EQ(stats().cached, 0);
+}
+
+FTPipeMemLedger ledger(int32_t device) {
+  FTPipeMemLedger state;
+  ftpipe_mem_read(device, &state);
+  return state;
+}
+
+TEST_F(HostAllocatorTest, AnAdoptedBlockIsTheRuntimesAndLeavesTheBound) {
+  // A device of its own, so the ledger starts empty.
+  constexpr int32_t device = 201;
+  ftpipe_mem_set_thread_device(device);
+  void *saved = _mlir_memref_to_llvm_alloc(4 * kMiB);
+  EXPECT_EQ(ledger(device).now[FTPIPE_MEM_GENERATED], int64_t(4 * kMiB));
+  ASSERT_EQ(ftpipe_host_adopt(saved), 1);
+  EXPECT_EQ(ledger(device).now[FTPIPE_MEM_GENERATED], 0);
+  EXPECT_EQ(ledger(device).now[FTPIPE_MEM_RUNTIME], int64_t(4 * kMiB));
+  // Adopted once; a pointer the allocator never handed out is refused.
+  EXPECT_EQ(ftpipe_host_adopt(saved), 0);
+  int local = 0;
+  EXPECT_EQ(ftpipe_host_adopt(&local), 0);
+
+  // The next micro-batch's buffer: the generated code's peak stays 4 MiB,
+  // so once both are freed the cache keeps 4 MiB, not the 8 handed out.
+  void *next = _mlir_memref_to_llvm_alloc(4 * kMiB);
+  _mlir_memref_to_llvm_free(next);
+  EXPECT_EQ(stats().cached, int64_t(4 * kMiB));
+  _mlir_memref_to_llvm_free(saved);
+  EXPECT_EQ(stats().cached, int64_t(4 * kMiB));
+  EXPECT_EQ(ledger(device).now[FTPIPE_MEM_RUNTIME], 0);
+  EXPECT_EQ(ledger(device).now[FTPIPE_MEM_CACHED], int64_t(4 * kMiB));
+
+  // Where the bound has room, the freed adopted block is kept for reuse.
+  ftpipe_host_cache_release();
+  void *kept = _mlir_memref_to_llvm_alloc(3 * kMiB);
+  ASSERT_EQ(ftpipe_host_adopt(kept), 1);
+  _mlir_memref_to_llvm_free(kept);
+  EXPECT_EQ(stats().cached, int64_t(3 * kMiB));
+  EXPECT_EQ(_mlir_memref_to_llvm_alloc(3 * kMiB), kept);
+  _mlir_memref_to_llvm_free(kept);
+  ftpipe_mem_set_thread_device(-1);
 }
 
 } // namespace

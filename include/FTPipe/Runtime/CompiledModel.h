@@ -7,7 +7,9 @@
 // entry points through libffi (their arity is the manifest's, known only at
 // run time). Arguments are passed as memref descriptors over the runtime's
 // tensors, without copies; results come back in buffers that the generated
-// code allocated, which are copied into tensors and freed.
+// code allocated: saved values (and losses, metrics, W buffers) stay in
+// them, adopted by the runtime's tensors (ftpipe_host_adopt,
+// HostAllocator.h), gradients are added from them, and the rest is freed.
 //
 //===----------------------------------------------------------------------===//
 

@@ -36,6 +36,15 @@ FTPIPE_HOST_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
                                                             size_t size);
 FTPIPE_HOST_EXPORT void _mlir_memref_to_llvm_free(void *ptr);
 
+/* The runtime keeps a block an entry point returned (a saved value) instead
+ * of copying it: from now on it is charged as the runtime's
+ * (FTPIPE_MEM_RUNTIME) and no longer counts among the generated code's live
+ * bytes, so the cache's bound stays the generated code's own peak. Freed
+ * with _mlir_memref_to_llvm_free as before, it is kept in the cache where
+ * that bound allows, for the next micro-batch's buffers. Returns 0 for a
+ * pointer this allocator did not hand out (nothing changes then). */
+FTPIPE_HOST_EXPORT int ftpipe_host_adopt(void *block);
+
 /* Counters for tests and benchmarks: allocations served from the cache and
  * from the system, and the bytes cached now. */
 FTPIPE_HOST_EXPORT void ftpipe_host_alloc_stats(int64_t *reused, int64_t *fresh,

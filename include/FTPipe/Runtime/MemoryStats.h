@@ -53,7 +53,7 @@ struct MemoryPrediction {
   /// Of the peak: the generated code's buffers and the allocator's cache
   /// (at most the largest peak of the device's entry points), the
   /// messages in flight, and what the action itself adds (data slices,
-  /// copies of saved values, update scratch).
+  /// update scratch).
   int64_t generatedBytes = 0, messageBytes = 0, transientBytes = 0;
 };
 
