@@ -4,7 +4,8 @@
 // least kCachedFrom bytes are rounded up to whole pages and, once freed, kept
 // in a free list per rounded size and device, from which a request takes the
 // smallest block that holds it (up to kMaxSlack times its size, shrunk to
-// the request), or, where the cache is full, the largest block resized;
+// the request), or, where the cache is full, the block nearest its size
+// resized, and evictions trim the largest block by what must go;
 // smaller blocks go straight to the system (and back). Every
 // block is in the live table, for the ledger's charges.
 //
@@ -55,11 +56,12 @@ public:
     if (free != pool.cache.end() && free->first <= rounded * kMaxSlack)
       block = takeCached(pool, device, free, rounded);
     // Live and cached bytes together stay within the largest live total:
-    // a new block first evicts what the cache holds beyond it. The largest
-    // kept block, the first to go, is resized to the request instead.
+    // a new block first evicts what the cache holds beyond it. Where the
+    // cache is full, the kept block nearest the request in size is resized
+    // to it instead: the fewest pages go back to the system or come fresh.
     if (!block && cacheable && !pool.cache.empty() &&
         pool.liveBytes + rounded + pool.cachedBytes > pool.peakLiveBytes)
-      block = takeCached(pool, device, std::prev(pool.cache.end()), rounded);
+      block = takeCached(pool, device, closest(pool, rounded), rounded);
     if (block) {
       evict(pool, device, pool.liveBytes + rounded);
       ++reused;
@@ -187,12 +189,29 @@ private:
     return nullptr;
   }
 
-  /// Frees `pool`'s cached blocks, largest first, until `wanted` live bytes
-  /// fit beside the cache within the peak (or the cache is empty). Called
-  /// with the mutex held.
+  /// The kept block nearest `rounded` bytes in size. Called with the mutex
+  /// held and the cache not empty.
+  static std::map<size_t, std::vector<void *>>::iterator
+  closest(Pool &pool, size_t rounded) {
+    auto above = pool.cache.lower_bound(rounded);
+    if (above == pool.cache.begin())
+      return above;
+    auto below = std::prev(above);
+    if (above == pool.cache.end() ||
+        rounded - below->first < above->first - rounded)
+      return below;
+    return above;
+  }
+
+  /// Gives back `pool`'s cached bytes, from the largest block, until
+  /// `wanted` live bytes fit beside the cache within the peak (or the cache
+  /// is empty): a block that keeps at least kCachedFrom bytes is trimmed by
+  /// what must go (realloc keeps the pages of the rest), a smaller one
+  /// freed. Called with the mutex held.
   static void evict(Pool &pool, int32_t device, size_t wanted) {
     while (!pool.cache.empty() &&
            wanted + pool.cachedBytes > pool.peakLiveBytes) {
+      size_t excess = wanted + pool.cachedBytes - pool.peakLiveBytes;
       auto largest = std::prev(pool.cache.end());
       void *block = largest->second.back();
       largest->second.pop_back();
@@ -202,6 +221,18 @@ private:
       pool.cachedBytes -= bytes;
       ftpipe_mem_charge(device, FTPIPE_MEM_CACHED,
                         -static_cast<int64_t>(bytes));
+      size_t left = bytes > excess ? (bytes - excess) / kPage * kPage : 0;
+      if (left >= kCachedFrom) {
+        void *trimmed = std::realloc(block, left);
+        if (trimmed && reinterpret_cast<uintptr_t>(trimmed) % kPage == 0) {
+          pool.cache[left].push_back(trimmed);
+          pool.cachedBytes += left;
+          ftpipe_mem_charge(device, FTPIPE_MEM_CACHED,
+                            static_cast<int64_t>(left));
+          continue;
+        }
+        block = trimmed ? trimmed : block;
+      }
       std::free(block);
     }
   }

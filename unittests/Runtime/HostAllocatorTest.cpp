@@ -101,9 +101,10 @@ TEST_F(HostAllocatorTest, ALargerBlockIsShrunkToTheRequest) {
   _mlir_memref_to_llvm_free(small);
 }
 
-TEST_F(HostAllocatorTest, AFullCacheResizesItsLargestBlock) {
+TEST_F(HostAllocatorTest, AFullCacheResizesItsNearestBlockAndTrimsTheRest) {
   // Two blocks live at once set the bound; a larger request must evict, and
-  // takes the largest kept block (grown) instead of mapping a fresh one.
+  // takes the kept block nearest its size (grown) instead of mapping a
+  // fresh one.
   void *a = _mlir_memref_to_llvm_alloc(4 * kMiB);
   void *b = _mlir_memref_to_llvm_alloc(3 * kMiB);
   _mlir_memref_to_llvm_free(a);
@@ -117,9 +118,28 @@ TEST_F(HostAllocatorTest, AFullCacheResizesItsLargestBlock) {
   Stats after = stats();
   EXPECT_EQ(after.reused - before.reused, 1);
   EXPECT_EQ(after.fresh, before.fresh);
-  // The 3 MiB block no longer fits beside it within the 7 MiB bound.
-  EXPECT_EQ(after.cached, 0);
+  // Within the 7 MiB bound the 3 MiB block keeps 1 MiB of its pages.
+  EXPECT_EQ(after.cached, int64_t(kMiB));
   _mlir_memref_to_llvm_free(larger);
+}
+
+TEST_F(HostAllocatorTest, TheNearestBlockNotTheLargestServesAFullCache) {
+  // Kept: 8 MiB and 2 MiB, the bound 10 MiB. A 3 MiB request grows the
+  // 2 MiB block by a MiB and trims a MiB off the 8 MiB one, where taking
+  // the largest would have given 5 MiB of its pages back.
+  void *a = _mlir_memref_to_llvm_alloc(8 * kMiB);
+  void *b = _mlir_memref_to_llvm_alloc(2 * kMiB);
+  _mlir_memref_to_llvm_free(a);
+  _mlir_memref_to_llvm_free(b);
+  ASSERT_EQ(stats().cached, int64_t(10 * kMiB));
+  void *c = _mlir_memref_to_llvm_alloc(3 * kMiB);
+  EXPECT_EQ(stats().cached, int64_t(7 * kMiB));
+  // The trimmed block keeps its place: a 7 MiB request gets it as it is.
+  void *d = _mlir_memref_to_llvm_alloc(7 * kMiB);
+  EXPECT_EQ(d, a);
+  EXPECT_EQ(stats().cached, 0);
+  _mlir_memref_to_llvm_free(c);
+  _mlir_memref_to_llvm_free(d);
 }
 
 TEST_F(HostAllocatorTest, Alignment) {

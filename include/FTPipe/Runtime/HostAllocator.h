@@ -8,9 +8,9 @@
  * without the cache glibc returns every block above its mmap threshold (at
  * most 32 MiB) to the kernel, which then zeroes fresh pages on the next
  * step. Live and cached bytes together never exceed the largest total that
- * was live at once (a new block first evicts cached ones, or takes the
- * largest one resized), so the cache costs no memory beyond the generated
- * code's own peak.
+ * was live at once (a new block first trims or evicts cached ones, or takes
+ * the one nearest its size resized), so the cache costs no memory beyond the
+ * generated code's own peak.
  * Every block is charged to the allocating thread's device in its memory
  * ledger (MemoryLedger.h): live blocks as generated, kept ones as cached.
  *
