@@ -120,7 +120,8 @@ static llvm::Error prepareMigration(TrainingRun &run,
   run.migration->reason = "--migrate-at " + std::to_string(options.migrateAt);
   schedule::ScheduleConfig before = run.config.schedule;
   before.steps = options.migrateAt;
-  auto lists = runSchedule(*run.model, before);
+  auto lists = runSchedule(*run.model, before,
+                           run.listsBudget ? &*run.listsBudget : nullptr);
   if (!lists)
     return lists.takeError();
   if (auto checked = schedule::dryRun(run.model->stageGraph(), before, *lists);
@@ -257,6 +258,7 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   // The schedule's own lists, or those of --schedule-file.
   auto lists = [&]() -> llvm::Expected<schedule::Schedule> {
     if (boundedLists) {
+      run.listsBudget = setup;
       auto bounded = runSchedule(graph, manifest, run.config.schedule, &setup);
       if (!bounded)
         return llvm::createStringError(
@@ -342,7 +344,8 @@ static llvm::Error prepareCheckpoints(TrainingRun &run,
     const schedule::StageGraph &graph = run.model->stageGraph();
     schedule::ScheduleConfig rest = run.config.schedule;
     rest.steps = options.steps - done;
-    auto lists = runSchedule(*run.model, rest);
+    auto lists = runSchedule(*run.model, rest,
+                             run.listsBudget ? &*run.listsBudget : nullptr);
     if (!lists)
       return lists.takeError();
     if (auto checked = schedule::dryRun(graph, rest, *lists); !checked)
