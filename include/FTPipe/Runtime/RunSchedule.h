@@ -3,7 +3,8 @@
 // What ftpipe-run executes: schedule::generate's lists, and for zb-auto
 // (which needs stage costs) generateZeroBubbleAuto's. Zero-bubble kinds split
 // the backwards of the stages whose programs have input and weight parts
-// (contract version 2); the others keep their whole backward.
+// (contract version 2); the others keep their whole backward. runSchedule is
+// the one maker of a run's lists for a plan (its manifest's costs and bytes).
 //
 //===----------------------------------------------------------------------===//
 
