@@ -297,8 +297,7 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
     if (schedule::isZeroBubble(rest.kind))
       rest.split = splitStages(manifest);
   }
-  auto lists =
-      generateRunSchedule(next->stageGraph(), rest, next->plannedCosts());
+  auto lists = runSchedule(*next, rest);
   if (!lists)
     return refuse(llvm::toString(lists.takeError()));
   if (auto checked = schedule::dryRun(next->stageGraph(), rest, *lists);

@@ -76,13 +76,14 @@ bool ftpipe::runtime::replanDue(const ReplanPolicy &policy, int64_t updates,
 
 llvm::Expected<PlanPrediction> ftpipe::runtime::predictStep(
     const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
-    llvm::ArrayRef<double> forwardMs, llvm::ArrayRef<double> backwardMs) {
+    llvm::ArrayRef<double> forwardMs, llvm::ArrayRef<double> backwardMs,
+    const ArtifactManifest *manifest) {
   size_t stages = graph.stages();
   if (forwardMs.size() != stages || backwardMs.size() != stages)
     return fail("a time per stage is needed");
   schedule::ScheduleConfig one = config;
   one.steps = 1;
-  auto lists = generateRunSchedule(graph, one);
+  auto lists = runSchedule(graph, manifest, one);
   if (!lists)
     return lists.takeError();
   schedule::TimedStageGraph timed = schedule::TimedStageGraph::withCosts(
@@ -104,10 +105,9 @@ llvm::Expected<PlanPrediction> ftpipe::runtime::predictStep(
   return prediction;
 }
 
-llvm::Expected<PlanPrediction>
-ftpipe::runtime::predictMeasured(const schedule::StageGraph &graph,
-                                 const schedule::ScheduleConfig &config,
-                                 const MeasuredProfile &profile) {
+llvm::Expected<PlanPrediction> ftpipe::runtime::predictMeasured(
+    const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
+    const MeasuredProfile &profile, const ArtifactManifest *manifest) {
   // The times the new plan was priced with (ftpipe-annotate-costs).
   bool cpuTime = profile.pricesCpuTime();
   std::vector<double> forward(graph.stages()), backward(graph.stages());
@@ -118,7 +118,7 @@ ftpipe::runtime::predictMeasured(const schedule::StageGraph &graph,
     forward[stage.id] = stage.measuredForwardMs(cpuTime);
     backward[stage.id] = stage.measuredBackwardMs(cpuTime);
   }
-  return predictStep(graph, config, forward, backward);
+  return predictStep(graph, config, forward, backward, manifest);
 }
 
 llvm::Expected<PlanPrediction>
@@ -138,7 +138,7 @@ ftpipe::runtime::predictPlanned(const schedule::StageGraph &graph,
   planned.split.clear();
   if (schedule::isZeroBubble(config.kind))
     planned.split = splitStages(manifest);
-  return predictStep(graph, planned, forward, backward);
+  return predictStep(graph, planned, forward, backward, &manifest);
 }
 
 ReplanDecision ftpipe::runtime::decideReplan(const PlanPrediction &current,
@@ -379,7 +379,9 @@ ReplanControl ReplanCoordinator::afterStep(int64_t updates,
   std::string directory = (*finished)->directory;
   double compileSeconds = (*finished)->seconds;
   std::unique_ptr<CompiledModel> &next = (*finished)->model;
-  auto before = predictMeasured(current.stageGraph(), config.schedule, profile);
+  auto *compiled = dynamic_cast<const CompiledModel *>(&current);
+  auto before = predictMeasured(current.stageGraph(), config.schedule, profile,
+                                compiled ? &compiled->manifest() : nullptr);
   if (!before)
     return goOn("the current plan: " + llvm::toString(before.takeError()));
   auto after =

@@ -120,8 +120,8 @@ static llvm::Error prepareMigration(TrainingRun &run,
   run.migration->reason = "--migrate-at " + std::to_string(options.migrateAt);
   schedule::ScheduleConfig before = run.config.schedule;
   before.steps = options.migrateAt;
-  auto lists = generateRunSchedule(run.model->stageGraph(), before,
-                                   run.model->plannedCosts());
+  auto lists = runSchedule(*run.model, before,
+                           run.listsBudget ? &*run.listsBudget : nullptr);
   if (!lists)
     return lists.takeError();
   if (auto checked = schedule::dryRun(run.model->stageGraph(), before, *lists);
@@ -258,30 +258,16 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   // The schedule's own lists, or those of --schedule-file.
   auto lists = [&]() -> llvm::Expected<schedule::Schedule> {
     if (boundedLists) {
-      auto limits = runLimits(*manifest, graph, setup);
-      if (!limits)
-        return limits.takeError();
-      auto bounded = generateRunSchedule(graph, run.config.schedule,
-                                         run.model->plannedCosts(), *limits);
+      run.listsBudget = setup;
+      auto bounded = runSchedule(graph, manifest, run.config.schedule, &setup);
       if (!bounded)
         return llvm::createStringError(
             llvm::toString(bounded.takeError()) +
             " (--allow-over-budget runs the fastest lists regardless)");
       return bounded;
     }
-    if (options.scheduleFile.empty()) {
-      // zb-h1 keeps each device within its peak under 1F1B (the manifest's
-      // stage bytes).
-      schedule::ZeroBubbleLimits limits;
-      if (manifest && setup.schedule == schedule::Kind::ZeroBubbleH1) {
-        auto found = runLimits(*manifest, graph, setup);
-        if (!found)
-          return found.takeError();
-        limits = std::move(*found);
-      }
-      return generateRunSchedule(graph, run.config.schedule,
-                                 run.model->plannedCosts(), limits);
-    }
+    if (options.scheduleFile.empty())
+      return runSchedule(graph, manifest, run.config.schedule);
     auto text = support::readBoundedFile(options.scheduleFile, "schedule file");
     if (!text)
       return text.takeError();
@@ -358,7 +344,8 @@ static llvm::Error prepareCheckpoints(TrainingRun &run,
     const schedule::StageGraph &graph = run.model->stageGraph();
     schedule::ScheduleConfig rest = run.config.schedule;
     rest.steps = options.steps - done;
-    auto lists = generateRunSchedule(graph, rest, run.model->plannedCosts());
+    auto lists = runSchedule(*run.model, rest,
+                             run.listsBudget ? &*run.listsBudget : nullptr);
     if (!lists)
       return lists.takeError();
     if (auto checked = schedule::dryRun(graph, rest, *lists); !checked)

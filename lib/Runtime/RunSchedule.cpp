@@ -1,6 +1,7 @@
 //===- RunSchedule.cpp - The action lists a run executes ------------------===//
 
 #include "FTPipe/Runtime/RunSchedule.h"
+#include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Schedule/TorchCsv.h"
 
 using namespace ftpipe;
@@ -57,13 +58,42 @@ runtime::generateRunSchedule(const schedule::StageGraph &graph,
       limits);
 }
 
-llvm::Expected<schedule::ZeroBubbleLimits>
-runtime::runLimits(const ArtifactManifest &manifest,
-                   const schedule::StageGraph &graph,
-                   const schedule::TrainingSetup &setup) {
-  if (manifest.deviceMemory.empty())
-    return schedule::ZeroBubbleLimits();
-  return schedule::zeroBubbleLimits(graph, manifest.deviceMemory, setup);
+llvm::Expected<schedule::Schedule>
+runtime::runSchedule(const schedule::StageGraph &graph,
+                     const ArtifactManifest *manifest,
+                     const schedule::ScheduleConfig &config,
+                     const schedule::TrainingSetup *budget) {
+  std::optional<StageCosts> costs;
+  schedule::ZeroBubbleLimits limits;
+  if (manifest) {
+    costs = plannedCosts(*manifest);
+    bool bounded = config.kind == schedule::Kind::ZeroBubbleH1 ||
+                   (config.kind == schedule::Kind::ZeroBubbleAuto && budget);
+    if (bounded && !manifest->deviceMemory.empty()) {
+      // The stages' bytes do not depend on the setup; the budgets do.
+      schedule::TrainingSetup setup;
+      if (budget)
+        setup = *budget;
+      setup.schedule = config.kind;
+      setup.microBatches = config.microBatches;
+      auto found =
+          schedule::zeroBubbleLimits(graph, manifest->deviceMemory, setup);
+      if (!found)
+        return found.takeError();
+      limits = std::move(*found);
+    }
+  }
+  return generateRunSchedule(graph, config, costs, limits);
+}
+
+llvm::Expected<schedule::Schedule>
+runtime::runSchedule(const PipelineModel &model,
+                     const schedule::ScheduleConfig &config,
+                     const schedule::TrainingSetup *budget) {
+  auto *compiled = dynamic_cast<const CompiledModel *>(&model);
+  return runSchedule(model.stageGraph(),
+                     compiled ? &compiled->manifest() : nullptr, config,
+                     budget);
 }
 
 llvm::Expected<schedule::Schedule>

@@ -33,9 +33,6 @@ public:
 
   const ArtifactManifest &manifest() const { return info; }
   const schedule::StageGraph &stageGraph() const override { return graph; }
-  std::optional<StageCosts> plannedCosts() const override {
-    return runtime::plannedCosts(info);
-  }
   const ParameterPlacement &placement() const override { return holders; }
   const std::vector<ParameterInfo> &parameters() const override {
     return params;

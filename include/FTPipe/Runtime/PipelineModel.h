@@ -37,10 +37,6 @@ public:
   /// The stage programs of `device`, ready to run on the calling process.
   virtual llvm::Expected<std::vector<std::unique_ptr<StageProgram>>>
   loadStages(int64_t device) = 0;
-  /// The planner's stage times (zb-auto schedules with them), if known.
-  virtual std::optional<StageCosts> plannedCosts() const {
-    return std::nullopt;
-  }
 };
 
 } // namespace runtime

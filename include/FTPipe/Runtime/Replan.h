@@ -100,17 +100,20 @@ struct PlanPrediction {
 
 /// Simulates one step of `config`'s schedule over `graph` with per-stage
 /// forward and backward times (ms per micro-batch; free transfers, as
-/// --compare-simulator does).
-llvm::Expected<PlanPrediction> predictStep(
-    const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
-    llvm::ArrayRef<double> forwardMs, llvm::ArrayRef<double> backwardMs);
+/// --compare-simulator does): the lists the run executes on the plan
+/// (runSchedule, with the plan's `manifest` when it is compiled).
+llvm::Expected<PlanPrediction>
+predictStep(const schedule::StageGraph &graph,
+            const schedule::ScheduleConfig &config,
+            llvm::ArrayRef<double> forwardMs, llvm::ArrayRef<double> backwardMs,
+            const ArtifactManifest *manifest = nullptr);
 
 /// The running plan priced with what it measured (`profile`'s stages; their
-/// CPU times where the cost model prices with those, pricesCpuTime).
-llvm::Expected<PlanPrediction>
-predictMeasured(const schedule::StageGraph &graph,
-                const schedule::ScheduleConfig &config,
-                const MeasuredProfile &profile);
+/// CPU times where the cost model prices with those, pricesCpuTime);
+/// `manifest` as predictStep's.
+llvm::Expected<PlanPrediction> predictMeasured(
+    const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
+    const MeasuredProfile &profile, const ArtifactManifest *manifest = nullptr);
 
 /// A compiled plan priced with its manifest's stage times (`forward_ms`,
 /// `backward_ms`: the planner's, from the measured profile it was compiled

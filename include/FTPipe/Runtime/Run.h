@@ -186,6 +186,10 @@ struct TrainingRun {
   ExecutorConfig config;
   /// The lists the devices run: the whole run, or its rest when resuming.
   schedule::Schedule schedule;
+  /// zb-auto's lists kept within the devices' budgets under this setup
+  /// (without --allow-over-budget; runSchedule): those of --resume and of
+  /// the steps before a migration too.
+  std::optional<schedule::TrainingSetup> listsBudget;
   /// Processes per device (RunOptions::replicas settled), and per process
   /// its list: `schedule` split among the replicas (replicateSchedule;
   /// loadTraining fills it, `schedule`'s lists when nothing is replicated).

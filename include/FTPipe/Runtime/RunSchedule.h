@@ -3,7 +3,8 @@
 // What ftpipe-run executes: schedule::generate's lists, and for zb-auto
 // (which needs stage costs) generateZeroBubbleAuto's. Zero-bubble kinds split
 // the backwards of the stages whose programs have input and weight parts
-// (contract version 2); the others keep their whole backward.
+// (contract version 2); the others keep their whole backward. runSchedule is
+// the one maker of a run's lists for a plan (its manifest's costs and bytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,8 @@
 
 namespace ftpipe {
 namespace runtime {
+
+class PipelineModel;
 
 /// Per stage, whether the manifest lists a split backward for it.
 std::vector<bool> splitStages(const ArtifactManifest &manifest);
@@ -43,12 +46,25 @@ generateRunSchedule(const schedule::StageGraph &graph,
                     const std::optional<StageCosts> &costs = std::nullopt,
                     const schedule::ZeroBubbleLimits &limits = {});
 
-/// zb-auto's bound for a run of `setup` from the manifest's `device_memory`
-/// (schedule::zeroBubbleLimits, as the planner's report bounds its lists);
-/// no bound when the manifest records no device memory.
-llvm::Expected<schedule::ZeroBubbleLimits>
-runLimits(const ArtifactManifest &manifest, const schedule::StageGraph &graph,
-          const schedule::TrainingSetup &setup);
+/// The lists a run of `config` executes on a plan: its stage `graph` and,
+/// for a compiled plan, its `manifest` (nullptr: none). The one maker of
+/// them: ftpipe-run's start, --resume, a migration's lists before and after
+/// its step, a re-plan's predictions. generateRunSchedule with the
+/// manifest's planned costs and, where it records its `device_memory`, the
+/// stages' bytes (schedule::zeroBubbleLimits): zb-h1 keeps each device
+/// within its 1F1B peak; zb-auto keeps each device within its budget under
+/// `*budget` (ftpipe-run's start without --allow-over-budget), and without
+/// `budget` schedules over unbounded memory.
+llvm::Expected<schedule::Schedule>
+runSchedule(const schedule::StageGraph &graph, const ArtifactManifest *manifest,
+            const schedule::ScheduleConfig &config,
+            const schedule::TrainingSetup *budget = nullptr);
+
+/// runSchedule on `model`'s stage graph and, when it is compiled, its
+/// manifest.
+llvm::Expected<schedule::Schedule>
+runSchedule(const PipelineModel &model, const schedule::ScheduleConfig &config,
+            const schedule::TrainingSetup *budget = nullptr);
 
 /// Lists read from torch.distributed.pipelining's CSV (TorchCsv.h: one step,
 /// rank r as device r, torch's stage index as ours), repeated for each of
