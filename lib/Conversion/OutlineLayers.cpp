@@ -101,7 +101,7 @@ static bool isRematerialized(Operation *op) {
 static bool isGlue(Operation *op) {
   return op->getNumRegions() == 0 &&
          (isa<func::CallOp>(op) || op->hasTrait<OpTrait::ConstantLike>() ||
-          isa<memref::MemRefDialect>(op->getDialect()));
+          isa_and_nonnull<memref::MemRefDialect>(op->getDialect()));
 }
 
 /// Moves `ops` (consecutive, in one block) into a new private function
