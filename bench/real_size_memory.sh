@@ -7,10 +7,11 @@
 # vocabulary 50257, micro-batch 4 x 128) for 2 devices with and without
 # recomputation, records each compile's wall and CPU time, then trains
 # STEPS (default 2) steps of 4 micro-batches with AdamW on 2 MPI processes
-# under GPipe, 1F1B and async with stashing and with 2BW, and prints one table: per
-# device, the peak tensor memory, ftpipe-run's prediction from the action
-# list, their ratio, the plan's figure (manifest.json's `device_memory` for
-# the run's setup, the bound ftpipe-run refuses over-budget runs by) and the
+# under GPipe, 1F1B, async with stashing and with 2BW, and zb-h1, and prints
+# one table: per device, the peak tensor memory, ftpipe-run's prediction
+# from the action list, their ratio, the plan's figure (manifest.json's
+# `device_memory` for the run's setup, the bound ftpipe-run refuses
+# over-budget runs by) and the
 # measured / plan ratio, the peak resident memory and the fixed overhead. The
 # load average is printed before each run; the memory figures do not depend
 # on it, the times do.
@@ -36,7 +37,8 @@ python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/rc-true" 16 \
 
 printf '\n| recompute | schedule | device | peak tensor MiB | predicted MiB | measured / predicted | plan MiB | measured / plan | peak resident MiB | fixed overhead MiB |\n|---|---|---|---|---|---|---|---|---|---|\n' > "$work/table.md"
 for recompute in true false; do
-  for setup in "gpipe none" "1f1b none" "async stash" "async 2bw"; do
+  for setup in "gpipe none" "1f1b none" "async stash" "async 2bw" \
+    "zb-h1 none"; do
     set -- $setup
     echo "== run, recompute=$recompute, $1 $2, load $(load)"
     "$bin/ftpipe-run" "$work/rc-$recompute" --np 2 \

@@ -57,6 +57,10 @@ void mlir::ftpipe::addTensorToBufferStages(OpPassManager &pm,
   pm.addPass(createTrapComputedIndicesPass());
   pm.addPass(createDropAnnotationsPass());
   pm.addPass(createLowerTransfersPass());
+  // Stage functions into their entry points: the deallocation pipeline's
+  // alias checks through a call with hundreds of operands grew with the cube
+  // of the layers.
+  pm.addPass(createInlineSingleCallsPass());
   OpPassManager &tosa = pm.nest<func::FuncOp>();
   tosa.addPass(tosa::createTosaToLinalgNamed());
   tosa.addPass(tosa::createTosaToLinalg());

@@ -202,7 +202,8 @@ static const char *const kPipelines[] = {
     "ftpipe-differentiate,ftpipe-split-devices,ftpipe-lower-transfers,"
     "ftpipe-lower-cpu,ftpipe-plain-glue",
     "ftpipe-stage-programs-pipeline{devices=2 method=seq-greedy},"
-    "ftpipe-check-lowerable,ftpipe-drop-annotations,ftpipe-linalg-to-blas,"
+    "ftpipe-check-lowerable,ftpipe-drop-annotations,ftpipe-inline-single-calls,"
+    "ftpipe-linalg-to-blas,"
     "func.func(ftpipe-fuse-elementwise)",
     "ftpipe-lower-cpu{blas=0}",
     "func.func(ftpipe-copy-globals-to-heap,ftpipe-map-parallel-loops-to-gpu),"

@@ -500,6 +500,27 @@ def OutlineLayersPass : Pass<"ftpipe-outline-layers", "ModuleOp"> {
   let dependentDialects = ["func::FuncDialect"];
 }
 
+def InlineSingleCallsPass : Pass<"ftpipe-inline-single-calls", "ModuleOp"> {
+  let summary = "Inlines each private function that one call calls";
+  let description = [{
+    Inlines every private function of one block whose only use in the
+    module is one `func.call` from another function, and erases it: after
+    `ftpipe-outline-stages`, each stage function and its entry point. The
+    CPU and CUDA lowerings run it before bufferization. Upstream's
+    `buffer-deallocation-simplification` takes each result of a call to
+    alias each of its operands, and an entry point that calls its stage
+    function passes and returns hundreds of buffers (the layers' weights
+    and saved values): deciding its `bufferization.dealloc` took time that
+    grew with the cube of the layers per device (device 1 of a GPT-2 of
+    16 layers: 0.4 to 1.0 s of CPU in each of its four entry points, 8
+    layers 0.04 to 0.09 s; docs/Compile.md, "Compile time"). Inlined,
+    the results are the stage's own allocations, which the simplification
+    tells apart one by one. Functions called from several places, or with
+    several blocks, stay.
+  }];
+  let dependentDialects = ["func::FuncDialect"];
+}
+
 def LowerTransfersPass : Pass<"ftpipe-lower-transfers", "ModuleOp"> {
   let summary = "Turns ftpipe.send/recv into calls of the runtime's C ABI";
   let description = [{
