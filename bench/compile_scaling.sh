@@ -2,17 +2,21 @@
 # compile_scaling.sh [BUILD] [OTHER_BUILD] - ftpipe-compile's CPU time against
 # the number of layers (not a test; issue 25).
 #
-# GPT-2 of width 256 (4 heads, vocabulary 8192, micro-batch 4 x 128) with 4,
-# 8 and 16 layers, compiled for 2 devices; prints per build the model's ops
-# (lines of tosa/tensor/arith/linalg/math ops in the generated IR) and the
-# wall and CPU time (user, all threads). Compare the CPU per op across depths;
-# wall times depend on the machine's load.
+# GPT-2 of width 256 (4 heads, vocabulary 8192, micro-batch 4 x 128) with
+# LAYERS layers (default "4 8 16"), compiled for 2 devices; prints per
+# build and depth the model's ops (lines of tosa/tensor/arith/linalg/math
+# ops in the generated IR), the wall and CPU time (user + system, all
+# threads and the linker) and the CPU per op, then per build the ratio of
+# the largest CPU per op to the smallest (1.00: flat in the layers). Wall
+# times depend on the machine's load, CPU times much less; the load average
+# is printed before each compile.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 builds=("${1:-$root/build}")
 [ $# -ge 2 ] && builds+=("$2")
 bench_work
-for layers in 4 8 16; do
+declare -A perOp
+for layers in ${LAYERS:-4 8 16}; do
   cat > "$work/g$layers.json" <<JSON
 {"activation_function": "gelu_new", "layer_norm_epsilon": 1e-05,
  "model_type": "gpt2", "n_embd": 256, "n_head": 4, "n_inner": null,
@@ -24,8 +28,20 @@ JSON
   ops=$(grep -cE '^ +%[^ ]+ = (tosa|tensor|arith|linalg|math)\.' \
     "$work/g$layers.mlir")
   for build in "${builds[@]}"; do
-    /usr/bin/time -f "$build: layers $layers, ops $ops: wall %e s, CPU %U s" \
+    before="$(load)"
+    /usr/bin/time -f "%e %U %S" -o "$work/time" \
       "$build/bin/ftpipe-compile" "$work/g$layers.mlir" --devices=2 \
-      -o "$work/out" 2>&1 | grep 'wall'
+      -o "$work/out" 2> /dev/null
+    read -r wall user sys < "$work/time"
+    ms=$(echo "($user + $sys) * 1000 / $ops" | bc -l)
+    perOp["$build"]+="$ms "
+    printf '%s: layers %d, ops %d: wall %s s, CPU %s + %s s, %.1f ms per op (load %s)\n' \
+      "$build" "$layers" "$ops" "$wall" "$user" "$sys" "$ms" "$before"
+    rm -rf "$work/out"
   done
+done
+for build in "${builds[@]}"; do
+  echo "${perOp[$build]}" | tr ' ' '\n' | grep . | sort -g |
+    awk -v build="$build" 'NR == 1 { low = $1 } { high = $1 }
+      END { printf "%s: CPU per op, largest / smallest %.2f\n", build, high / low }'
 done
