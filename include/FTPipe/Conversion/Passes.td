@@ -175,7 +175,8 @@ def PlainGluePass : Pass<"ftpipe-plain-glue", "ModuleOp"> {
     and `noinline`. Such a function is glue: a `_mlir_ciface_` wrapper
     (unpacks and packs the memref descriptors of its function's arguments
     and results around one call), an entry point (receives, calls its
-    stage function, sends, returns its saved values) or a stage function
+    stage function or, inlined, the stage's outlined layers, sends,
+    returns its saved values) or a stage function
     whose compute is in outlined layers, BLAS and runtime calls. Each of
     its instructions runs at most once per call, so optimising it saves
     little, while LLVM's instruction selection and post-RA list scheduling
