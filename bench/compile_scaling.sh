@@ -6,8 +6,9 @@
 # LAYERS layers (default "4 8 16"), compiled for 2 devices; prints per
 # build and depth the model's ops (lines of tosa/tensor/arith/linalg/math
 # ops in the generated IR), the wall and CPU time (user + system, all
-# threads and the linker) and the CPU per op, then per build the ratio of
-# the largest CPU per op to the smallest (1.00: flat in the layers). Wall
+# threads and the linker) and the CPU per op, then per build the CPU per op
+# of the deepest model over the shallowest's (above 1: grows with the
+# layers) and the largest over the smallest (1.00: flat). Wall
 # times depend on the machine's load, CPU times much less; the load average
 # is printed before each compile.
 set -euo pipefail
@@ -41,7 +42,8 @@ JSON
   done
 done
 for build in "${builds[@]}"; do
-  echo "${perOp[$build]}" | tr ' ' '\n' | grep . | sort -g |
-    awk -v build="$build" 'NR == 1 { low = $1 } { high = $1 }
-      END { printf "%s: CPU per op, largest / smallest %.2f\n", build, high / low }'
+  echo "${perOp[$build]}" | tr ' ' '\n' | grep . |
+    awk -v build="$build" 'NR == 1 { first = $1; low = $1; high = $1 }
+      { last = $1; low = $1 < low ? $1 : low; high = $1 > high ? $1 : high }
+      END { printf "%s: CPU per op, deepest / shallowest %.2f, largest / smallest %.2f\n", build, last / first, high / low }'
 done
