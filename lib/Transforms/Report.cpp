@@ -12,6 +12,7 @@
 #include "FTPipe/Partition/ReplicaSearch.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/ZeroBubbleLists.h"
+#include "FTPipe/Schedule/StepBound.h"
 #include "FTPipe/Schedule/ZeroBubble.h"
 #include "FTPipe/Transforms/Passes.h"
 
@@ -69,6 +70,8 @@ struct ReportData {
   std::vector<ScheduleFigures> schedules;
   /// The ZB paper's ZB-H1 step from the busiest device's F, B and W.
   ::ftpipe::schedule::ZeroBubbleH1Bound zeroBubbleBound;
+  /// No synchronous step of the plan's costs is shorter.
+  ::ftpipe::schedule::StepLowerBound stepBound;
   /// With replicas=auto: the depth x replicas options planned.
   std::optional<partition::ReplicaSearchResult> replicaSearch;
   /// The simulated async time per micro-batch (the objective's schedule in
@@ -316,6 +319,12 @@ static void printTable(raw_ostream &os, const ReportData &data,
                       "{5:f3} ms)\n",
                       zb.msPerMiniBatch, 100.0 * zb.idleFraction, zb.device,
                       zb.forwardMs, zb.inputMs, zb.weightMs);
+  const ::ftpipe::schedule::StepLowerBound &step = data.stepBound;
+  os << llvm::formatv("sync step lower bound      : {0:f3} ms (device {1}: "
+                      "{2:f3} ms of work, {3:f3} ms of fill and drain; any "
+                      "schedule, messages free, memory unbounded)\n",
+                      step.msPerMiniBatch, step.device, step.busyMs,
+                      step.msPerMiniBatch - step.busyMs);
   os << llvm::formatv("memory                     : {0}\n",
                       m.memoryFits ? "fits on every device"
                                    : "DOES NOT FIT (see OVER BUDGET above)");
@@ -446,6 +455,10 @@ static llvm::json::Value toJSON(const ReportData &data,
            {"forward_ms", data.zeroBubbleBound.forwardMs},
            {"input_ms", data.zeroBubbleBound.inputMs},
            {"weight_ms", data.zeroBubbleBound.weightMs}}},
+      {"step_lower_bound",
+       llvm::json::Object{{"ms_per_minibatch", data.stepBound.msPerMiniBatch},
+                          {"device", int64_t(data.stepBound.device)},
+                          {"busy_ms", data.stepBound.busyMs}}},
       {"replica_options", replicasToJSON(data)},
       {"partition_seconds", data.partitionSeconds}};
 }
@@ -641,6 +654,8 @@ void ReportPass::runOnOperation() {
     data.schedules.push_back(std::move(row));
   }
   data.zeroBubbleBound = ::ftpipe::schedule::zeroBubbleH1Bound(
+      data.stages, data.stages.splitStages(), data.config.microBatches);
+  data.stepBound = ::ftpipe::schedule::stepLowerBound(
       data.stages, data.stages.splitStages(), data.config.microBatches);
 
   if (replicas != "none" && replicas != "auto") {
