@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <queue>
 
 using namespace ftpipe::schedule;
@@ -57,55 +58,125 @@ static double preemptiveBound(std::vector<Job> jobs) {
   return bound;
 }
 
-StepLowerBound ftpipe::schedule::stepLowerBound(const TimedStageGraph &sg,
-                                                const std::vector<bool> &split,
-                                                uint32_t microBatches) {
+namespace {
+/// Per stage, its tasks' lengths and whether it splits.
+struct StageTasks {
+  std::vector<double> f, b, w;
+  std::vector<bool> splits;
+};
+} // namespace
+
+static StageTasks stageTasks(const TimedStageGraph &sg,
+                             const std::vector<bool> &split) {
   size_t S = sg.numStages();
   bool parts = sg.inputMs.size() == S && sg.weightMs.size() == S;
-  std::vector<double> f(S), b(S), w(S, 0.0);
-  std::vector<bool> splits(S);
+  StageTasks t;
   for (size_t s = 0; s < S; ++s) {
-    splits[s] = parts && (split.empty() || split[s]);
-    f[s] = sg.fwdMs[s];
-    b[s] = (splits[s] ? sg.inputMs[s] : sg.bwdMs[s]) + sg.recomputeMs[s];
-    w[s] = splits[s] ? sg.weightMs[s] : 0.0;
+    bool splits = parts && (split.empty() || split[s]);
+    t.splits.push_back(splits);
+    t.f.push_back(sg.fwdMs[s]);
+    t.b.push_back((splits ? sg.inputMs[s] : sg.bwdMs[s]) + sg.recomputeMs[s]);
+    t.w.push_back(splits ? sg.weightMs[s] : 0.0);
   }
-  // As the simulator runs them: a consumer's forward waits for its
-  // producer's to end, or only to start when the edge carries nothing but
-  // values the producer passes on; a producer's backward waits for its
-  // consumer's when a gradient of a value the producer made comes back.
-  auto forwardLag = [&](const StageEdge &e) {
-    return e.passTensors < e.fwdTensors ? f[e.src] : 0.0;
-  };
-  auto holdsUp = [](const StageEdge &e) {
-    return e.bwdTensors > e.passGradTensors + e.firstHopGradTensors ||
-           e.firstHopGradTensors > 0;
-  };
-  std::vector<double> headF(S, 0.0), headB(S, 0.0), tailF(S, 0.0),
-      tailB(S, 0.0);
-  for (uint32_t s : sg.topoOrder)
-    for (const StageEdge &e : sg.edges)
-      if (e.dst == s)
-        headF[s] = std::max(headF[s], headF[e.src] + forwardLag(e));
-  for (uint32_t s : llvm::reverse(sg.topoOrder)) {
-    headB[s] = headF[s] + f[s];
-    for (const StageEdge &e : sg.outEdges(s))
-      if (holdsUp(e))
-        headB[s] = std::max(headB[s], headB[e.dst] + b[e.dst]);
-  }
-  for (uint32_t s : sg.topoOrder) {
-    tailB[s] = w[s];
-    for (const StageEdge &e : sg.edges)
-      if (e.dst == s && holdsUp(e))
-        tailB[s] = std::max(tailB[s], b[e.src] + tailB[e.src]);
-  }
-  for (uint32_t s : llvm::reverse(sg.topoOrder)) {
-    tailF[s] = b[s] + tailB[s];
-    for (const StageEdge &e : sg.outEdges(s))
-      tailF[s] =
-          std::max(tailF[s], forwardLag(e) - f[s] + f[e.dst] + tailF[e.dst]);
-  }
+  return t;
+}
 
+// As the simulator runs them: a consumer's forward waits for the values
+// its producer made (sent when the producer's forward ends) and those it
+// passes on (sent when it starts); a producer's backward waits for the
+// gradients of values it made (sent when the consumer's backward ends), not
+// for those of values it passes on. Each message takes at least its link
+// time (none without `links`).
+namespace {
+struct Lags {
+  const TimedStageGraph &sg;
+  const StageTasks &t;
+  const Links *links;
+
+  double transfer(uint64_t bytes, uint32_t tensors, uint32_t from,
+                  uint32_t to) const {
+    return links ? links->transferMs(bytes, tensors, sg.device[from],
+                                     sg.device[to])
+                 : 0.0;
+  }
+  /// From the start of e.src's forward to the earliest start of e.dst's.
+  double forward(const StageEdge &e) const {
+    double lag = 0.0;
+    if (e.passTensors < e.fwdTensors)
+      lag = t.f[e.src] + transfer(e.fwdBytes - e.passBytes,
+                                  e.fwdTensors - e.passTensors, e.src, e.dst);
+    if (e.passTensors > 0)
+      lag = std::max(lag, transfer(e.passBytes, e.passTensors, e.src, e.dst));
+    return lag;
+  }
+  /// From the start of e.dst's backward (input part) to the earliest start
+  /// of e.src's; nullopt when e.src's does not wait for it.
+  std::optional<double> backward(const StageEdge &e) const {
+    uint32_t forwarded = e.passGradTensors + e.firstHopGradTensors;
+    std::optional<double> lag;
+    if (e.bwdTensors > forwarded)
+      lag = t.b[e.dst] +
+            transfer(e.bwdBytes - e.passGradBytes - e.firstHopGradBytes,
+                     e.bwdTensors - forwarded, e.dst, e.src);
+    if (e.firstHopGradTensors > 0)
+      lag =
+          std::max(lag.value_or(0.0),
+                   t.b[e.dst] + transfer(e.firstHopGradBytes,
+                                         e.firstHopGradTensors, e.dst, e.src));
+    return lag;
+  }
+};
+} // namespace
+
+static StagePaths pathsOf(const TimedStageGraph &sg, const StageTasks &t,
+                          const Links *links) {
+  Lags lags{sg, t, links};
+  size_t S = sg.numStages();
+  StagePaths paths;
+  std::vector<double> &headF = paths.forwardHeadMs,
+                      &headB = paths.backwardHeadMs,
+                      &tailF = paths.forwardTailMs,
+                      &tailB = paths.backwardTailMs;
+  headF.assign(S, 0.0);
+  headB.assign(S, 0.0);
+  tailF.assign(S, 0.0);
+  tailB.assign(S, 0.0);
+  for (uint32_t s : sg.topoOrder) {
+    tailB[s] = t.w[s];
+    for (const StageEdge &e : sg.edges)
+      if (e.dst == s) {
+        headF[s] = std::max(headF[s], headF[e.src] + lags.forward(e));
+        if (std::optional<double> lag = lags.backward(e))
+          tailB[s] =
+              std::max(tailB[s], *lag - t.b[s] + t.b[e.src] + tailB[e.src]);
+      }
+  }
+  for (uint32_t s : llvm::reverse(sg.topoOrder)) {
+    headB[s] = headF[s] + t.f[s];
+    tailF[s] = t.b[s] + tailB[s];
+    for (const StageEdge &e : sg.outEdges(s)) {
+      if (std::optional<double> lag = lags.backward(e))
+        headB[s] = std::max(headB[s], headB[e.dst] + *lag);
+      tailF[s] = std::max(tailF[s],
+                          lags.forward(e) - t.f[s] + t.f[e.dst] + tailF[e.dst]);
+    }
+  }
+  return paths;
+}
+
+StagePaths ftpipe::schedule::stagePaths(const TimedStageGraph &sg,
+                                        const std::vector<bool> &split,
+                                        const Links *links) {
+  return pathsOf(sg, stageTasks(sg, split), links);
+}
+
+StepLowerBound ftpipe::schedule::stepLowerBound(const TimedStageGraph &sg,
+                                                const std::vector<bool> &split,
+                                                uint32_t microBatches,
+                                                const Links *links) {
+  size_t S = sg.numStages();
+  StageTasks t = stageTasks(sg, split);
+  StagePaths paths = pathsOf(sg, t, links);
   std::vector<std::vector<Job>> jobs;
   std::vector<double> busy;
   for (size_t s = 0; s < S; ++s) {
@@ -115,12 +186,14 @@ StepLowerBound ftpipe::schedule::stepLowerBound(const TimedStageGraph &sg,
       busy.resize(d + 1, 0.0);
     }
     for (uint32_t m = 0; m < microBatches; ++m) {
-      jobs[d].push_back({headF[s], f[s], tailF[s]});
-      jobs[d].push_back({headB[s], b[s], tailB[s]});
-      if (splits[s])
-        jobs[d].push_back({headB[s] + b[s], w[s], 0.0});
+      jobs[d].push_back(
+          {paths.forwardHeadMs[s], t.f[s], paths.forwardTailMs[s]});
+      jobs[d].push_back(
+          {paths.backwardHeadMs[s], t.b[s], paths.backwardTailMs[s]});
+      if (t.splits[s])
+        jobs[d].push_back({paths.backwardHeadMs[s] + t.b[s], t.w[s], 0.0});
     }
-    busy[d] += microBatches * (f[s] + b[s] + w[s]);
+    busy[d] += microBatches * (t.f[s] + t.b[s] + t.w[s]);
   }
   StepLowerBound bound;
   for (auto [d, onDevice] : llvm::enumerate(jobs)) {

@@ -322,7 +322,7 @@ static void printTable(raw_ostream &os, const ReportData &data,
   const ::ftpipe::schedule::StepLowerBound &step = data.stepBound;
   os << llvm::formatv("sync step lower bound      : {0:f3} ms (device {1}: "
                       "{2:f3} ms of work, {3:f3} ms of fill and drain; any "
-                      "schedule, messages free, memory unbounded)\n",
+                      "schedule, memory unbounded)\n",
                       step.msPerMiniBatch, step.device, step.busyMs,
                       step.msPerMiniBatch - step.busyMs);
   os << llvm::formatv("memory                     : {0}\n",
@@ -655,8 +655,10 @@ void ReportPass::runOnOperation() {
   }
   data.zeroBubbleBound = ::ftpipe::schedule::zeroBubbleH1Bound(
       data.stages, data.stages.splitStages(), data.config.microBatches);
+  ::ftpipe::schedule::Links links = partition::linksOf(*hw);
   data.stepBound = ::ftpipe::schedule::stepLowerBound(
-      data.stages, data.stages.splitStages(), data.config.microBatches);
+      data.stages, data.stages.splitStages(), data.config.microBatches,
+      &links);
 
   if (replicas != "none" && replicas != "auto") {
     emitError(module.getLoc())

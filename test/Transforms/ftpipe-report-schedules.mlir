@@ -33,7 +33,7 @@
 //    work), which zb-auto reaches.
 
 // CHECK: setup: zero-bubble ZB-H1 (split backward) schedule, sgd, {{.*}} M = 4
-// CHECK: sync step lower bound : 13.000 ms (device 1: 12.000 ms of work, 1.000 ms of fill and drain; any schedule, messages free, memory unbounded)
+// CHECK: sync step lower bound : 13.000 ms (device 1: 12.000 ms of work, 1.000 ms of fill and drain; any schedule, memory unbounded)
 // CHECK: schedule ms_per_minibatch idle_% max_memory_GiB memory_GiB per device
 // CHECK-NEXT: gpipe 15.000 20.0
 // CHECK-NEXT: 1f1b 15.000 20.0

@@ -5,9 +5,9 @@
 // work with the fill before it and the drain after it that the stage DAG
 // forces (each task's earliest start and least remaining time after it,
 // from the dependencies alone), relaxed to a preemptive one-device problem
-// that Jackson's rule solves exactly. Messages are free and memory is
-// unbounded, so the bound holds for every link and budget; the simulator's
-// step of any list is at least this long. No MLIR here.
+// that Jackson's rule solves exactly. Memory is unbounded and each message
+// takes its link time without contention (or nothing, without links), so
+// the simulator's step of any list is at least this long. No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,11 +31,25 @@ struct StepLowerBound {
 };
 
 /// The bound for `stages` (its costs and edges; `split` says which stages
-/// split, as ScheduleConfig::split, empty: all that have I and W costs) and
-/// M = `microBatches`.
+/// split, as ScheduleConfig::split, empty: all that have I and W costs),
+/// M = `microBatches` and messages over `links` (null: free).
 StepLowerBound stepLowerBound(const TimedStageGraph &stages,
                               const std::vector<bool> &split,
-                              uint32_t microBatches);
+                              uint32_t microBatches,
+                              const Links *links = nullptr);
+
+/// Per stage, from the dependencies alone (the same for every
+/// micro-batch): the earliest start of its forward and of its input part
+/// (or whole backward when it does not split), and the least time the step
+/// still needs once each ends (a W's is 0). The heads and tails of
+/// stepLowerBound; zb-auto's list scheduler reads them too.
+struct StagePaths {
+  std::vector<double> forwardHeadMs, backwardHeadMs;
+  std::vector<double> forwardTailMs, backwardTailMs;
+};
+StagePaths stagePaths(const TimedStageGraph &stages,
+                      const std::vector<bool> &split,
+                      const Links *links = nullptr);
 
 } // namespace schedule
 } // namespace ftpipe
