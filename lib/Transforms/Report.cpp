@@ -571,13 +571,35 @@ void ReportPass::runOnOperation() {
       sim.orders = *lists;
     return partition::simulate(data.stages, *hw, sim);
   };
+  // GPipe and 1F1B as ftpipe-run runs them: the lists schedule::generate
+  // builds (runtime::runSchedule's), not the simulator's own per-stage
+  // orders; the simulator's when there are no lists (a device without a
+  // stage).
+  auto runtimeLists = [&](::ftpipe::schedule::Kind kind)
+      -> std::optional<::ftpipe::schedule::Schedule> {
+    llvm::Expected<::ftpipe::schedule::Schedule> lists =
+        ::ftpipe::schedule::generate(
+            data.stages.topology(int64_t(hw->numDevices())),
+            {kind, int64_t(data.config.microBatches), 1});
+    if (!lists) {
+      llvm::consumeError(lists.takeError());
+      return std::nullopt;
+    }
+    return std::move(*lists);
+  };
+  std::optional<::ftpipe::schedule::Schedule> gpipeLists =
+      runtimeLists(::ftpipe::schedule::Kind::GPipe);
+  std::optional<::ftpipe::schedule::Schedule> oneFOneBLists =
+      runtimeLists(::ftpipe::schedule::Kind::OneFOneB);
   llvm::Expected<partition::SimResult> gpipe =
-      simulateWith(::ftpipe::schedule::Kind::GPipe, false);
+      simulateWith(::ftpipe::schedule::Kind::GPipe, false,
+                   gpipeLists ? &*gpipeLists : nullptr);
   if (!gpipe)
     return fail(gpipe.takeError());
   data.gpipe = std::move(*gpipe);
   llvm::Expected<partition::SimResult> oneFOneB =
-      simulateWith(::ftpipe::schedule::Kind::OneFOneB, false);
+      simulateWith(::ftpipe::schedule::Kind::OneFOneB, false,
+                   oneFOneBLists ? &*oneFOneBLists : nullptr);
   if (!oneFOneB)
     return fail(oneFOneB.takeError());
   data.oneFOneB = std::move(*oneFOneB);
@@ -712,6 +734,11 @@ void ReportPass::runOnOperation() {
         : data.config.schedule == ::ftpipe::schedule::Kind::ZeroBubbleH1 &&
                 boundedH1
             ? &*boundedH1
+        : data.config.schedule == ::ftpipe::schedule::Kind::GPipe && gpipeLists
+            ? &*gpipeLists
+        : data.config.schedule == ::ftpipe::schedule::Kind::OneFOneB &&
+                oneFOneBLists
+            ? &*oneFOneBLists
             : nullptr);
     if (!timeline)
       return fail(timeline.takeError());
