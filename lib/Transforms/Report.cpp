@@ -679,8 +679,7 @@ void ReportPass::runOnOperation() {
       data.stages, data.stages.splitStages(), data.config.microBatches);
   ::ftpipe::schedule::Links links = partition::linksOf(*hw);
   data.stepBound = ::ftpipe::schedule::stepLowerBound(
-      data.stages, data.stages.splitStages(), data.config.microBatches,
-      &links);
+      data.stages, data.stages.splitStages(), data.config.microBatches, &links);
 
   if (replicas != "none" && replicas != "auto") {
     emitError(module.getLoc())

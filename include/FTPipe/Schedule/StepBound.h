@@ -38,19 +38,6 @@ StepLowerBound stepLowerBound(const TimedStageGraph &stages,
                               uint32_t microBatches,
                               const Links *links = nullptr);
 
-/// Per stage, from the dependencies alone (the same for every
-/// micro-batch): the earliest start of its forward and of its input part
-/// (or whole backward when it does not split), and the least time the step
-/// still needs once each ends (a W's is 0). The heads and tails of
-/// stepLowerBound; zb-auto's list scheduler reads them too.
-struct StagePaths {
-  std::vector<double> forwardHeadMs, backwardHeadMs;
-  std::vector<double> forwardTailMs, backwardTailMs;
-};
-StagePaths stagePaths(const TimedStageGraph &stages,
-                      const std::vector<bool> &split,
-                      const Links *links = nullptr);
-
 } // namespace schedule
 } // namespace ftpipe
 
