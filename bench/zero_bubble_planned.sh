@@ -12,9 +12,13 @@
 # zb-auto (its fastest lists within each device's memory,
 # schedule::zeroBubbleLimits), the ZB paper's ZB-H1 bound
 # M(F+B+W) + (p-1)(F+B-W) from the busiest device's F, B and W, the async
-# time per mini-batch, and the largest device's memory under 1F1B, ZB-H1 and
-# zb-auto; then zb-auto without a memory bound (the same plan on devices of
-# 1 TiB: its fastest lists regardless of memory) and what those need.
+# time per mini-batch, the step no synchronous schedule beats
+# (schedule::stepLowerBound: the plan's fill and drain, memory unbounded)
+# and zb-auto's step against the async time and that bound, and the largest
+# device's memory under 1F1B, ZB-H1 and zb-auto; then zb-auto without a
+# memory bound (the same plan on devices of 1 TiB: its fastest lists
+# regardless of memory) and what those need. 1F1B is the lists ftpipe-run
+# runs (schedule::generate), as the report shows it since 2026-11-27.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
@@ -45,11 +49,14 @@ def ms(r): return "%.1f (%.1f %%)" % (r["ms_per_minibatch"], 100 * r["idle_fract
 def peak(r): return "%.2f%s" % (max(r["memory_bytes"]) / GiB, "" if r["memory_fits"] else " over")
 one, h1, auto, asy = rows["1f1b"], rows["zb-h1"], rows["zb-auto"], rows["async"]
 bound = b["zb_h1_bound"]
+step = b["step_lower_bound"]["ms_per_minibatch"]
 free_auto = {r["schedule"]: r for r in f["schedules"]}["zb-auto"]
-print("| %s | %s | %s | %s | %s | %s | %.1f (%.1f %%) | %.1f | %.2f | %.3f | %s / %s / %s | %s, %.2f GiB |" % (
+print("| %s | %s | %s | %s | %s | %s | %.1f (%.1f %%) | %.1f | %.1f (%.2f) | %.2f | %.3f | %.3f | %s / %s / %s | %s, %.2f GiB |" % (
     model, method, m, ms(one), ms(h1), ms(auto),
     bound["ms_per_minibatch"], 100 * bound["idle_fraction"],
-    asy["ms_per_minibatch"], auto["ms_per_minibatch"] / asy["ms_per_minibatch"],
+    asy["ms_per_minibatch"], step, step / asy["ms_per_minibatch"],
+    auto["ms_per_minibatch"] / asy["ms_per_minibatch"],
+    auto["ms_per_minibatch"] / step,
     auto["ms_per_minibatch"] / one["ms_per_minibatch"],
     peak(one), peak(h1), peak(auto),
     ms(free_auto), max(free_auto["memory_bytes"]) / GiB))
@@ -57,8 +64,8 @@ PY
 }
 
 echo "hardware $hardware; simulated (load $(load) does not matter)"
-echo "| model | plan | M | 1F1B ms (idle) | ZB-H1 ms (idle) | zb-auto ms (idle) | ZB-H1 bound ms (idle) | async ms | zb-auto / async | zb-auto / 1F1B | max GiB 1F1B / ZB-H1 / zb-auto | zb-auto unbounded ms (idle), max GiB |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | plan | M | 1F1B ms (idle) | ZB-H1 ms (idle) | zb-auto ms (idle) | ZB-H1 bound ms (idle) | async ms | sync step bound ms (/ async) | zb-auto / async | zb-auto / bound | zb-auto / 1F1B | max GiB 1F1B / ZB-H1 / zb-auto | zb-auto unbounded ms (idle), max GiB |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 "$bin/ftpipe-model-gen" t5-3b --quiet -o "$work/t5-3b.mlir"
 for m in 8 16; do
   row t5-3b adafactor auto-partition "$m" auto-partition

@@ -12,6 +12,7 @@
 #include "FTPipe/Partition/ReplicaSearch.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/ZeroBubbleLists.h"
+#include "FTPipe/Schedule/StepBound.h"
 #include "FTPipe/Schedule/ZeroBubble.h"
 #include "FTPipe/Transforms/Passes.h"
 
@@ -69,6 +70,8 @@ struct ReportData {
   std::vector<ScheduleFigures> schedules;
   /// The ZB paper's ZB-H1 step from the busiest device's F, B and W.
   ::ftpipe::schedule::ZeroBubbleH1Bound zeroBubbleBound;
+  /// No synchronous step of the plan's costs is shorter.
+  ::ftpipe::schedule::StepLowerBound stepBound;
   /// With replicas=auto: the depth x replicas options planned.
   std::optional<partition::ReplicaSearchResult> replicaSearch;
   /// The simulated async time per micro-batch (the objective's schedule in
@@ -316,6 +319,12 @@ static void printTable(raw_ostream &os, const ReportData &data,
                       "{5:f3} ms)\n",
                       zb.msPerMiniBatch, 100.0 * zb.idleFraction, zb.device,
                       zb.forwardMs, zb.inputMs, zb.weightMs);
+  const ::ftpipe::schedule::StepLowerBound &step = data.stepBound;
+  os << llvm::formatv("sync step lower bound      : {0:f3} ms (device {1}: "
+                      "{2:f3} ms of work, {3:f3} ms of fill and drain; any "
+                      "schedule, memory unbounded)\n",
+                      step.msPerMiniBatch, step.device, step.busyMs,
+                      step.msPerMiniBatch - step.busyMs);
   os << llvm::formatv("memory                     : {0}\n",
                       m.memoryFits ? "fits on every device"
                                    : "DOES NOT FIT (see OVER BUDGET above)");
@@ -446,6 +455,10 @@ static llvm::json::Value toJSON(const ReportData &data,
            {"forward_ms", data.zeroBubbleBound.forwardMs},
            {"input_ms", data.zeroBubbleBound.inputMs},
            {"weight_ms", data.zeroBubbleBound.weightMs}}},
+      {"step_lower_bound",
+       llvm::json::Object{{"ms_per_minibatch", data.stepBound.msPerMiniBatch},
+                          {"device", int64_t(data.stepBound.device)},
+                          {"busy_ms", data.stepBound.busyMs}}},
       {"replica_options", replicasToJSON(data)},
       {"partition_seconds", data.partitionSeconds}};
 }
@@ -558,13 +571,35 @@ void ReportPass::runOnOperation() {
       sim.orders = *lists;
     return partition::simulate(data.stages, *hw, sim);
   };
+  // GPipe and 1F1B as ftpipe-run runs them: the lists schedule::generate
+  // builds (runtime::runSchedule's), not the simulator's own per-stage
+  // orders; the simulator's when there are no lists (a device without a
+  // stage).
+  auto runtimeLists = [&](::ftpipe::schedule::Kind kind)
+      -> std::optional<::ftpipe::schedule::Schedule> {
+    llvm::Expected<::ftpipe::schedule::Schedule> lists =
+        ::ftpipe::schedule::generate(
+            data.stages.topology(int64_t(hw->numDevices())),
+            {kind, int64_t(data.config.microBatches), 1});
+    if (!lists) {
+      llvm::consumeError(lists.takeError());
+      return std::nullopt;
+    }
+    return std::move(*lists);
+  };
+  std::optional<::ftpipe::schedule::Schedule> gpipeLists =
+      runtimeLists(::ftpipe::schedule::Kind::GPipe);
+  std::optional<::ftpipe::schedule::Schedule> oneFOneBLists =
+      runtimeLists(::ftpipe::schedule::Kind::OneFOneB);
   llvm::Expected<partition::SimResult> gpipe =
-      simulateWith(::ftpipe::schedule::Kind::GPipe, false);
+      simulateWith(::ftpipe::schedule::Kind::GPipe, false,
+                   gpipeLists ? &*gpipeLists : nullptr);
   if (!gpipe)
     return fail(gpipe.takeError());
   data.gpipe = std::move(*gpipe);
   llvm::Expected<partition::SimResult> oneFOneB =
-      simulateWith(::ftpipe::schedule::Kind::OneFOneB, false);
+      simulateWith(::ftpipe::schedule::Kind::OneFOneB, false,
+                   oneFOneBLists ? &*oneFOneBLists : nullptr);
   if (!oneFOneB)
     return fail(oneFOneB.takeError());
   data.oneFOneB = std::move(*oneFOneB);
@@ -642,6 +677,9 @@ void ReportPass::runOnOperation() {
   }
   data.zeroBubbleBound = ::ftpipe::schedule::zeroBubbleH1Bound(
       data.stages, data.stages.splitStages(), data.config.microBatches);
+  ::ftpipe::schedule::Links links = partition::linksOf(*hw);
+  data.stepBound = ::ftpipe::schedule::stepLowerBound(
+      data.stages, data.stages.splitStages(), data.config.microBatches, &links);
 
   if (replicas != "none" && replicas != "auto") {
     emitError(module.getLoc())
@@ -695,6 +733,11 @@ void ReportPass::runOnOperation() {
         : data.config.schedule == ::ftpipe::schedule::Kind::ZeroBubbleH1 &&
                 boundedH1
             ? &*boundedH1
+        : data.config.schedule == ::ftpipe::schedule::Kind::GPipe && gpipeLists
+            ? &*gpipeLists
+        : data.config.schedule == ::ftpipe::schedule::Kind::OneFOneB &&
+                oneFOneBLists
+            ? &*oneFOneBLists
             : nullptr);
     if (!timeline)
       return fail(timeline.takeError());

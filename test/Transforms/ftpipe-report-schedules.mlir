@@ -28,13 +28,17 @@
 //    so ZB-H1 within 1F1B's memory runs each stage's backward whole (B):
 //    1F1B's lists and bytes, which are also the plan's figure under zb-h1.
 //    Deferring every W (zb-h1 before 2026-11-27) held 8000 and 9000 bytes.
+//  - no synchronous step is shorter than 13 ms (the step lower bound: device
+//    1 waits F = 1 ms for its first forward, then has M (F + I + W) = 12 ms of
+//    work), which zb-auto reaches.
 
 // CHECK: setup: zero-bubble ZB-H1 (split backward) schedule, sgd, {{.*}} M = 4
+// CHECK: sync step lower bound : 13.000 ms (device 1: 12.000 ms of work, 1.000 ms of fill and drain; any schedule, memory unbounded)
 // CHECK: schedule ms_per_minibatch idle_% max_memory_GiB memory_GiB per device
 // CHECK-NEXT: gpipe 15.000 20.0
 // CHECK-NEXT: 1f1b 15.000 20.0
 // CHECK-NEXT: zb-h1 15.000 20.0
-// CHECK-NEXT: zb-auto {{1[0-3]\.[0-9]+}}
+// CHECK-NEXT: zb-auto 13.000
 // CHECK-NEXT: async
 
 // The plan's own figures (what the partitioners' memory check counts) are
@@ -66,6 +70,10 @@
 // JSON-NEXT: ],
 // JSON: "ms_per_minibatch": 15.0000{{[0-9]*}},
 // JSON-NEXT: "schedule": "zb-h1"
+// JSON: "step_lower_bound": {
+// JSON-NEXT: "busy_ms": 12,
+// JSON-NEXT: "device": 1,
+// JSON-NEXT: "ms_per_minibatch": 13
 
 // zb-auto, not bound to 1F1B's memory, defers Ws (no slower than ZB-H1
 // deferring every W: 13 ms).
