@@ -13,6 +13,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 using namespace ftpipe::partition;
@@ -246,6 +247,40 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   return option;
 }
 
+/// ReplicaSearchResult's bounds for `graph` on `hw`'s devices.
+static void setBounds(const Graph &graph, const Hardware &hw,
+                      const ObjectiveConfig &config,
+                      ReplicaSearchResult &search) {
+  uint32_t p = uint32_t(hw.numDevices());
+  // Recomputation counts only when the config makes every stage recompute
+  // (under recompute=auto a plan may choose not to).
+  bool recomputes =
+      config.recompute && llvm::none_of(search.options, [](const auto &o) {
+        return !o.plan.stageRecompute.empty();
+      });
+  for (NodeId n = 0; n < graph.numNodes(); ++n) {
+    const NodeCost &c = graph.cost(n);
+    search.computeMs += c.fwdMs + c.bwdMs + (recomputes ? c.fwdMs : 0.0);
+  }
+  uint64_t memory = 0;
+  for (const Device &device : hw.devices())
+    memory = std::max(memory, device.memoryBytes);
+  double state = double(graph.totalParamBytes()) *
+                 (2 + optimizerStateFactor(config.optimizer));
+  search.minDepth = std::max<uint32_t>(
+      1, uint32_t(std::ceil(state / double(std::max<uint64_t>(memory, 1)))));
+  search.pureBoundMs = chainBoundMs(
+      search.computeMs, std::vector<int64_t>(p, 1), config.microBatches);
+  search.gradientBytes = graph.totalParamBytes();
+  if (p >= 2)
+    search.allReduceTwoMs = ftpipe::schedule::ringAllReduceMs(
+        search.gradientBytes, std::vector<int64_t>{0, 1}, linksOf(hw));
+  search.replicatedBound.ms = std::numeric_limits<double>::infinity();
+  if (search.minDepth < p)
+    search.replicatedBound = lowestChainBound(search.computeMs, search.minDepth,
+                                              p, config.microBatches);
+}
+
 Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
     ReplicaPartitioner partitioner, uint32_t maxWidth) {
@@ -351,5 +386,6 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
   if (!found)
     return makeError("no pipeline depth x replicas option is feasible:" +
                      reasons);
+  setBounds(graph, hw, config, search);
   return search;
 }

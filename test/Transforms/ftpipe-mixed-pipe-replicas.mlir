@@ -14,11 +14,17 @@
 //  - the same chain with 1000 bytes of weights per op on devices of 2500
 //    bytes (SGD: weights and gradients, 2000 bytes an op) fits only one op
 //    per device: the pure pipeline of depth 4 stays, without `replicas`.
+// The bound line (ReplicaBound.h): compute C = 4 x 3 = 12 ms per
+// micro-batch; the pure pipeline's C / (1 - (3/4)^4) = 17.554 ms, the
+// replicated one's C (one micro-batch per replica); with 4000 bytes of
+// weights and gradients on 2500-byte devices, at least 4 devices: no
+// replicated layout.
 
 // VERBOSE: depth  4, replicas 1: simulated 21.000 ms per mini-batch
 // VERBOSE: depth  3, replicas 2,1,1: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  2, replicas 2: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  1, replicas 4: simulated 12.000 ms per mini-batch{{.*}}<- chosen
+// VERBOSE: bound (chain, compute only): pure pipeline 17.554 ms per mini-batch, replicated 12.000 ms (depth 1, replicas 4); compute 12.000 ms per micro-batch, at least 1 devices
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-NOT: name = "g1"
@@ -29,6 +35,7 @@
 // VERBOSE: depth  3, replicas 2,1,1: infeasible: mixed-pipe found no plan that fits in memory
 // VERBOSE: depth  2, replicas 2: infeasible: mixed-pipe found no plan that fits in memory
 // VERBOSE: depth  1, replicas 4: infeasible: mixed-pipe found no plan that fits in memory
+// VERBOSE: bound (chain, compute only): pure pipeline 17.554 ms per mini-batch, replicated - (none fits); compute 12.000 ms per micro-batch, at least 4 devices
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-SAME: name = "g3"

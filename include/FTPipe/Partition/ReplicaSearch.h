@@ -29,6 +29,7 @@
 #define FTPIPE_PARTITION_REPLICASEARCH_H
 
 #include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/ReplicaBound.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Schedule/Replicas.h"
 
@@ -74,6 +75,22 @@ struct ReplicaSearchResult {
   /// Index of the best feasible option in `options`.
   size_t best = 0;
   const ReplicaOption &chosen() const { return options[best]; }
+  /// The model's compute per micro-batch (f + b of every node, + f when the
+  /// config recomputes every stage and no plan chose per stage) and the fewest
+  /// devices whose memory its weights, gradients and optimizer state need
+  /// (ReplicaBound.h).
+  double computeMs = 0.0;
+  uint32_t minDepth = 1;
+  /// The chain bound over every replicated layout (lowestChainBound), and
+  /// over the pure pipeline of every device (chainBoundMs); `replicatedBound`
+  /// is infinite when no layout with a replica has minDepth devices.
+  ChainBound replicatedBound;
+  double pureBoundMs = 0.0;
+  /// The model's gradient bytes (every parameter's) and their ring
+  /// all-reduce over 2 processes (0 and 1) on the hardware's links: what
+  /// replicating it costs against computeMs x M.
+  uint64_t gradientBytes = 0;
+  double allReduceTwoMs = 0.0;
 };
 
 /// A plan device's gradients as its replicas all-reduce them: per stage on
