@@ -182,6 +182,44 @@ Plan ftpipe::partition::cutForOverlap(const Graph &graph, const Plan &plan,
   return cut;
 }
 
+/// ReplicaOption::sharedCoresMs: per node with fewer cores than processes,
+/// its processes' busy time (`busyMs`, per process, over the simulated run;
+/// `perMiniBatch` scales it to one mini-batch) plus each replica's share of
+/// its device's all-reduces, over the node's cores.
+static double sharedCoresMs(const Hardware &hw, const ReplicaLayout &layout,
+                            const StageGraph &sg,
+                            llvm::ArrayRef<StageMetrics> stages,
+                            const ftpipe::schedule::Links &links,
+                            llvm::ArrayRef<double> busyMs,
+                            double perMiniBatch) {
+  std::vector<double> allReduceMs(size_t(layout.devices()), 0.0);
+  for (size_t s = 0; s < stages.size(); ++s) {
+    uint32_t d = sg.device[s];
+    if (layout.replicas[d] > 1)
+      allReduceMs[d] += ftpipe::schedule::ringAllReduceMs(
+          stages[s].gradBytes, layout.group(d), links);
+  }
+  std::vector<double> work;
+  std::vector<uint32_t> processes;
+  for (int64_t d = 0; d < layout.devices(); ++d)
+    for (int64_t process : layout.group(d)) {
+      uint32_t node = hw.device(DeviceId(process)).node;
+      if (node >= work.size()) {
+        work.resize(node + 1, 0.0);
+        processes.resize(node + 1, 0);
+      }
+      work[node] += busyMs[size_t(process)] * perMiniBatch + allReduceMs[d];
+      ++processes[node];
+    }
+  double longest = 0.0;
+  for (uint32_t node = 0; node < work.size(); ++node) {
+    uint32_t cores = hw.nodeCores(node);
+    if (cores > 0 && processes[node] > cores)
+      longest = std::max(longest, work[node] / double(cores));
+  }
+  return longest;
+}
+
 Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
     const Graph &graph, const Hardware &hw, const Plan &plan,
     const ReplicaLayout &layout, const ObjectiveConfig &config) {
@@ -242,8 +280,12 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   Expected<SimResult> result = schedule::simulate(*sg, links, sim);
   if (!result)
     return result.takeError();
-  option.simulatedMsPerMiniBatch = result->msPerMiniBatch;
   option.idleFraction = result->idleFraction;
+  option.sharedCoresMs = sharedCoresMs(
+      hw, layout, *sg, metrics->stages, links, result->deviceBusyMs,
+      double(config.microBatches) / double(std::max(result->microBatches, 1u)));
+  option.simulatedMsPerMiniBatch =
+      std::max(result->msPerMiniBatch, option.sharedCoresMs);
   return option;
 }
 

@@ -126,10 +126,15 @@ void MixedPipePass::runOnOperation() {
           option.feasible
               ? llvm::formatv("simulated {0:f3} ms per mini-batch, all-reduce "
                               "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
-                              "per micro-batch",
+                              "per micro-batch{4}",
                               option.simulatedMsPerMiniBatch,
                               option.allReduceMs, option.idleFraction,
-                              option.objectiveMs)
+                              option.objectiveMs,
+                              option.sharedCoresMs > 0
+                                  ? llvm::formatv(", shared cores {0:f3} ms",
+                                                  option.sharedCoresMs)
+                                        .str()
+                                  : std::string())
                     .str()
               : "infeasible: " + option.failure,
           &option == &search->chosen() ? "  <- chosen" : "");

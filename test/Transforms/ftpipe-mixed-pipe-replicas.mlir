@@ -91,3 +91,45 @@ module attributes {
   }
 }
 
+
+// -----
+
+// The first chain on four processes that share 2 cores (node_cores = [2]):
+// whatever the layout, the 4 micro-batches' 48 ms of compute take 24 ms on
+// 2 cores, so the four replicas (12 ms simulated at full speed each) gain
+// nothing over the pipeline (21 ms simulated, its bubbles the other
+// processes' turn), and the deeper option, tried first, stays.
+
+// VERBOSE: depth  4, replicas 1: simulated 24.000 ms per mini-batch{{.*}}, shared cores 24.000 ms  <- chosen
+// VERBOSE: depth  1, replicas 4: simulated 24.000 ms per mini-batch{{.*}}, shared cores 24.000 ms
+// VERBOSE-NOT: <- chosen
+// VERBOSE: bound (chain
+
+// CHECK: ftpipe.hardware = #ftpipe.hardware<name = "shared", devices = [<name = "c0"
+// CHECK-SAME: node_cores = [2]
+// CHECK-SAME: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [{{[0-3], [0-3], [0-3], [0-3]}}]
+// CHECK-NOT: replicas
+// CHECK-LABEL: func.func @chain
+
+module attributes {
+  ftpipe.hardware = #ftpipe.hardware<name = "shared", devices = [
+    <name = "c0", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "c1", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "c2", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "c3", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>],
+    links = [<src = 0, dst = 1, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 1, dst = 2, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 2, dst = 3, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 0, dst = 2, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 0, dst = 3, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 1, dst = 3, gbps = 1000000.0, latency_us = 0.0>],
+    node_cores = [2]>
+} {
+  func.func @chain(%w0: tensor<1xf32> {ftpipe.param}, %w1: tensor<1xf32> {ftpipe.param}, %w2: tensor<1xf32> {ftpipe.param}, %w3: tensor<1xf32> {ftpipe.param}, %x: tensor<250xf32>) -> tensor<250xf32> {
+    %a = tosa.add %x, %w0 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %b = tosa.add %a, %w1 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %c = tosa.add %b, %w2 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %d = tosa.add %c, %w3 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    return %d : tensor<250xf32>
+  }
+}

@@ -60,8 +60,14 @@ struct ReplicaOption {
   /// replicas).
   double allReduceMs = 0.0;
   /// Simulated mini-batch of M micro-batches with the replicas, and the
-  /// processes' idle share.
+  /// processes' idle share. The mini-batch is at least `sharedCoresMs`.
   double simulatedMsPerMiniBatch = 0.0, idleFraction = 0.0;
+  /// Where a node has fewer cores than processes (HardwareSpec::nodeCores),
+  /// the largest node's work per mini-batch over its cores: its processes'
+  /// simulated compute plus, per replica, its device's gradient all-reduces
+  /// (a CPU's cores run them too); 0 elsewhere. The simulator runs every
+  /// process at full speed at once; shared cores cannot.
+  double sharedCoresMs = 0.0;
   /// Per plan device, its memory under the schedule (every replica's).
   std::vector<uint64_t> memoryBytes;
   /// Into how many stages each replicated device of one stage was cut
@@ -153,7 +159,8 @@ Plan cutForOverlap(const Graph &graph, const Plan &plan,
 
 /// Scores `plan`, made on pipelineHardware(hw, layout), run as `layout` on
 /// `hw` under `config` (its schedule and M; the async schedule is simulated
-/// over 4 steps). Fails as buildStageGraph and the simulator do.
+/// over 4 steps; ReplicaOption::sharedCoresMs where `hw`'s nodes share
+/// cores). Fails as buildStageGraph and the simulator do.
 llvm::Expected<ReplicaOption>
 scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
                 const schedule::ReplicaLayout &layout,
