@@ -23,7 +23,7 @@
 #     run 4 times (1 x 4), each STEPS steps on 4 MPI processes with
 #     --compare-simulator (measured time per micro-batch against the
 #     simulator on the same lists with the stages' measured costs and the
-#     all-reduce priced on the links).
+#     all-reduce priced at the measured rate: --allreduce-gbps).
 # The load average is printed: with other work on the machine the measured
 # times are not the schedules'.
 set -euo pipefail
@@ -77,7 +77,8 @@ for depth in 4 2 1; do
   [ "$width" -gt 1 ] && replicas=(--replicas "$width")
   "$bin/ftpipe-run" "$work/gpt2-$depth" --np 4 "${replicas[@]}" \
     --data "$work/data$depth.safetensors" --seed 1 --steps "$steps" \
-    --micro-batches "$micro" --schedule 1f1b --compare-simulator 2> /dev/null |
+    --micro-batches "$micro" --schedule 1f1b --compare-simulator \
+    --allreduce-gbps "$gbps" 2> /dev/null |
     grep -v '^step'
 done
 echo "load after the runs: $(load)"
