@@ -14,14 +14,16 @@
 #     it (ALLREDUCE_GBPS=RATE gives a rate measured before instead);
 #  1. the planner's table (ftpipe-report replicas=auto) on a description of
 #     4 CPU processes of this machine (written below: a rough 0.05 TFLOP/s,
-#     the measured all-reduce's links; the absolute figures follow from it,
-#     the ranking of the options is what the planner acts on);
+#     the measured all-reduce's links, and the machine's cores as the node's
+#     node_cores: 4 processes on 2 cores compute 2 at a time, so a
+#     mini-batch takes at least its work over the cores; the absolute figures
+#     follow from it, the ranking of the options is what the planner acts on);
 #  2. measured: the plan for 4 devices run as 4 x 1, Mixed-Pipe's plan for 2
 #     devices run twice (2 x 2, --replicas 2), the whole model on 1 device
 #     run 4 times (1 x 4), each STEPS steps on 4 MPI processes with
 #     --compare-simulator (measured time per micro-batch against the
 #     simulator on the same lists with the stages' measured costs and the
-#     all-reduce priced on the links).
+#     all-reduce priced at the measured rate: --allreduce-gbps).
 # The load average is printed: with other work on the machine the measured
 # times are not the schedules'.
 set -euo pipefail
@@ -41,8 +43,9 @@ if [ -z "$gbps" ]; then
   gbps=$(echo "$measured" | sed -n 's/.*ring link rate \([0-9.]*\) GB\/s.*/\1/p')
 fi
 echo "links of the description: $gbps GB/s"
+cores=$(nproc)
 cat > "$work/cpu4.json" <<JSON
-{"name": "cpu-processes-x4", "dtype": "fp32",
+{"name": "cpu-processes-x4", "dtype": "fp32", "node_cores": [$cores],
  "intra_node": {"gbps": $gbps, "latency_us": 20},
  "network": {"gbps": $gbps, "latency_us": 20},
  "devices": [{"name": "cpu", "count": 4, "memory_bytes": 6442450944,
@@ -74,7 +77,8 @@ for depth in 4 2 1; do
   [ "$width" -gt 1 ] && replicas=(--replicas "$width")
   "$bin/ftpipe-run" "$work/gpt2-$depth" --np 4 "${replicas[@]}" \
     --data "$work/data$depth.safetensors" --seed 1 --steps "$steps" \
-    --micro-batches "$micro" --schedule 1f1b --compare-simulator 2> /dev/null |
+    --micro-batches "$micro" --schedule 1f1b --compare-simulator \
+    --allreduce-gbps "$gbps" 2> /dev/null |
     grep -v '^step'
 done
 echo "load after the runs: $(load)"

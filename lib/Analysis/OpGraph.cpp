@@ -214,7 +214,9 @@ mlir::ftpipe::getHardwareAttr(MLIRContext *context,
           LinkAttr::get(context, src, dst, forward.GBps, forward.latencyUs));
     }
   }
-  return HardwareAttr::get(context, hardware.name(), devices, links);
+  SmallVector<int64_t> nodeCores(hardware.spec().nodeCores.begin(),
+                                 hardware.spec().nodeCores.end());
+  return HardwareAttr::get(context, hardware.name(), devices, links, nodeCores);
 }
 
 FailureOr<partition::Hardware>
@@ -232,6 +234,8 @@ mlir::ftpipe::getHardware(HardwareAttr attr,
     d.node = device.getNode();
     spec.devices.push_back(d);
   }
+  for (int64_t cores : attr.getNodeCores())
+    spec.nodeCores.push_back(uint32_t(cores));
   for (LinkAttr link : attr.getLinks()) {
     partition::Link l;
     l.src = link.getSrc();

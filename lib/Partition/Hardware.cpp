@@ -436,6 +436,24 @@ ftpipe::partition::hardwareFromJSON(const llvm::json::Value &json) {
       }
     }
   }
+  if (const llvm::json::Value *cores = obj->get("node_cores")) {
+    const llvm::json::Array *arr = cores->getAsArray();
+    llvm::json::Path cp = path.field("node_cores");
+    if (!arr) {
+      cp.report("expected an array");
+      return r.error();
+    }
+    spec.nodeCores.clear();
+    for (size_t i = 0; i < arr->size(); ++i) {
+      std::optional<int64_t> n = (*arr)[i].getAsInteger();
+      if (!n || *n < 0 || *n > int64_t(kMaxDevices)) {
+        static_assert(kMaxDevices == 256, "update the message");
+        cp.index(i).report("expected an integer in [0, 256]");
+        return r.error();
+      }
+      spec.nodeCores.push_back(uint32_t(*n));
+    }
+  }
   if (const llvm::json::Value *links = obj->get("links")) {
     const llvm::json::Array *arr = links->getAsArray();
     llvm::json::Path lp = path.field("links");
@@ -491,12 +509,15 @@ llvm::json::Value ftpipe::partition::hardwareToJSON(const Hardware &hw) {
   auto params = [](const LinkParams &p) {
     return llvm::json::Object{{"gbps", p.GBps}, {"latency_us", p.latencyUs}};
   };
-  return llvm::json::Object{{"name", spec.name},
-                            {"dtype", spec.dtype},
-                            {"devices", std::move(devices)},
-                            {"links", std::move(links)},
-                            {"intra_node", params(spec.intraNode)},
-                            {"network", params(spec.network)}};
+  llvm::json::Object json{{"name", spec.name},
+                          {"dtype", spec.dtype},
+                          {"devices", std::move(devices)},
+                          {"links", std::move(links)},
+                          {"intra_node", params(spec.intraNode)},
+                          {"network", params(spec.network)}};
+  if (!spec.nodeCores.empty())
+    json["node_cores"] = llvm::json::Array(spec.nodeCores);
+  return json;
 }
 
 Expected<Hardware>

@@ -13,6 +13,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 using namespace ftpipe::partition;
@@ -181,6 +182,44 @@ Plan ftpipe::partition::cutForOverlap(const Graph &graph, const Plan &plan,
   return cut;
 }
 
+/// ReplicaOption::sharedCoresMs: per node with fewer cores than processes,
+/// its processes' busy time (`busyMs`, per process, over the simulated run;
+/// `perMiniBatch` scales it to one mini-batch) plus each replica's share of
+/// its device's all-reduces, over the node's cores.
+static double sharedCoresMs(const Hardware &hw, const ReplicaLayout &layout,
+                            const StageGraph &sg,
+                            llvm::ArrayRef<StageMetrics> stages,
+                            const ftpipe::schedule::Links &links,
+                            llvm::ArrayRef<double> busyMs,
+                            double perMiniBatch) {
+  std::vector<double> allReduceMs(size_t(layout.devices()), 0.0);
+  for (size_t s = 0; s < stages.size(); ++s) {
+    uint32_t d = sg.device[s];
+    if (layout.replicas[d] > 1)
+      allReduceMs[d] += ftpipe::schedule::ringAllReduceMs(
+          stages[s].gradBytes, layout.group(d), links);
+  }
+  std::vector<double> work;
+  std::vector<uint32_t> processes;
+  for (int64_t d = 0; d < layout.devices(); ++d)
+    for (int64_t process : layout.group(d)) {
+      uint32_t node = hw.device(DeviceId(process)).node;
+      if (node >= work.size()) {
+        work.resize(node + 1, 0.0);
+        processes.resize(node + 1, 0);
+      }
+      work[node] += busyMs[size_t(process)] * perMiniBatch + allReduceMs[d];
+      ++processes[node];
+    }
+  double longest = 0.0;
+  for (uint32_t node = 0; node < work.size(); ++node) {
+    uint32_t cores = hw.nodeCores(node);
+    if (cores > 0 && processes[node] > cores)
+      longest = std::max(longest, work[node] / double(cores));
+  }
+  return longest;
+}
+
 Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
     const Graph &graph, const Hardware &hw, const Plan &plan,
     const ReplicaLayout &layout, const ObjectiveConfig &config) {
@@ -241,9 +280,47 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   Expected<SimResult> result = schedule::simulate(*sg, links, sim);
   if (!result)
     return result.takeError();
-  option.simulatedMsPerMiniBatch = result->msPerMiniBatch;
   option.idleFraction = result->idleFraction;
+  option.sharedCoresMs = sharedCoresMs(
+      hw, layout, *sg, metrics->stages, links, result->deviceBusyMs,
+      double(config.microBatches) / double(std::max(result->microBatches, 1u)));
+  option.simulatedMsPerMiniBatch =
+      std::max(result->msPerMiniBatch, option.sharedCoresMs);
   return option;
+}
+
+/// ReplicaSearchResult's bounds for `graph` on `hw`'s devices.
+static void setBounds(const Graph &graph, const Hardware &hw,
+                      const ObjectiveConfig &config,
+                      ReplicaSearchResult &search) {
+  uint32_t p = uint32_t(hw.numDevices());
+  // Recomputation counts only when the config makes every stage recompute
+  // (under recompute=auto a plan may choose not to).
+  bool recomputes =
+      config.recompute && llvm::none_of(search.options, [](const auto &o) {
+        return !o.plan.stageRecompute.empty();
+      });
+  for (NodeId n = 0; n < graph.numNodes(); ++n) {
+    const NodeCost &c = graph.cost(n);
+    search.computeMs += c.fwdMs + c.bwdMs + (recomputes ? c.fwdMs : 0.0);
+  }
+  uint64_t memory = 0;
+  for (const Device &device : hw.devices())
+    memory = std::max(memory, device.memoryBytes);
+  double state = double(graph.totalParamBytes()) *
+                 (2 + optimizerStateFactor(config.optimizer));
+  search.minDepth = std::max<uint32_t>(
+      1, uint32_t(std::ceil(state / double(std::max<uint64_t>(memory, 1)))));
+  search.pureBoundMs = chainBoundMs(
+      search.computeMs, std::vector<int64_t>(p, 1), config.microBatches);
+  search.gradientBytes = graph.totalParamBytes();
+  if (p >= 2)
+    search.allReduceTwoMs = ftpipe::schedule::ringAllReduceMs(
+        search.gradientBytes, std::vector<int64_t>{0, 1}, linksOf(hw));
+  search.replicatedBound.ms = std::numeric_limits<double>::infinity();
+  if (search.minDepth < p)
+    search.replicatedBound = lowestChainBound(search.computeMs, search.minDepth,
+                                              p, config.microBatches);
 }
 
 Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
@@ -351,5 +428,6 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
   if (!found)
     return makeError("no pipeline depth x replicas option is feasible:" +
                      reasons);
+  setBounds(graph, hw, config, search);
   return search;
 }

@@ -283,6 +283,10 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
     return std::move(error);
   if (llvm::Error error = checkReplan(run, options))
     return std::move(error);
+  if (options.allReduceGBps != 0 &&
+      (!(options.allReduceGBps > 0) || !options.compareSimulator))
+    return fail("--allreduce-gbps prices --compare-simulator's all-reduces: "
+                "give a positive rate, with --compare-simulator");
   return std::move(run);
 }
 

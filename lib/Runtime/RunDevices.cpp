@@ -818,9 +818,13 @@ static llvm::Error writeOutputs(const Devices &shared, TrainingResult &result) {
                                           {{"format", "pt"}}))
       return error;
   if (options.compareSimulator) {
+    const schedule::StageGraph &graph = run.model->stageGraph();
     auto timing =
-        compareWithSimulator(run.model->stageGraph(), run.config.schedule,
-                             run.processLists, result.traces, run.replicas);
+        compareWithSimulator(graph, run.config.schedule, run.processLists,
+                             result.traces, run.replicas,
+                             stageGradientBytes(graph, run.model->placement(),
+                                                run.model->parameters()),
+                             options.allReduceGBps);
     if (!timing)
       return timing.takeError();
     result.timing = std::move(*timing);

@@ -3,9 +3,11 @@
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Schedule/Simulator.h"
 
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace ftpipe;
 using namespace ftpipe::runtime;
@@ -19,16 +21,47 @@ double ftpipe::runtime::median(std::vector<double> values) {
   return values[middle];
 }
 
+std::vector<uint64_t>
+ftpipe::runtime::stageGradientBytes(const schedule::StageGraph &graph,
+                                    const ParameterPlacement &placement,
+                                    llvm::ArrayRef<ParameterInfo> parameters) {
+  std::vector<uint64_t> bytes(size_t(graph.stages()), 0);
+  // Each device's lowest stage.
+  std::map<int64_t, int64_t> lowest;
+  for (int64_t s = graph.stages() - 1; s >= 0; --s)
+    lowest[graph.device[s]] = s;
+  for (const ParameterInfo &param : parameters) {
+    auto readers = placement.find(param.name);
+    if (readers == placement.end())
+      continue;
+    // The replicas all-reduce gradients as floats (ReplicaReductions).
+    uint64_t size = sizeof(float);
+    for (int64_t extent : param.shape)
+      size *= uint64_t(extent);
+    for (int64_t device : readers->second)
+      if (auto stage = lowest.find(device); stage != lowest.end())
+        bytes[size_t(stage->second)] += size;
+  }
+  return bytes;
+}
+
 llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
     const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
     const schedule::Schedule &lists,
     const std::vector<std::vector<TraceEvent>> &traces,
-    const schedule::ReplicaLayout &replicas) {
+    const schedule::ReplicaLayout &replicas,
+    llvm::ArrayRef<uint64_t> gradientBytes, double allReduceGBps) {
   int64_t processes =
       replicas.replicas.empty() ? graph.devices : replicas.processes();
   if (traces.size() != size_t(processes))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "timing: a timeline per device is needed");
+  if (!(allReduceGBps >= 0) ||
+      (allReduceGBps > 0 && gradientBytes.size() != size_t(graph.stages())))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "timing: an all-reduce rate must be positive (or 0: free) and come "
+        "with each stage's gradient bytes");
   RunTiming timing;
   timing.microBatches = config.microBatches * config.steps;
   int64_t stages = graph.stages();
@@ -125,12 +158,25 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   simulator.kind = config.kind;
   simulator.microBatches = config.microBatches;
   simulator.orders = lists;
-  if (replicas.replicated())
+  // The transfers carry no bytes: free on any link; the links' rate prices
+  // the all-reduces alone.
+  double linkGBps = 1e15;
+  if (replicas.replicated()) {
     simulator.replicas = replicas;
+    if (allReduceGBps > 0) {
+      simulator.stageGradientBytes.assign(gradientBytes.begin(),
+                                          gradientBytes.end());
+      linkGBps = allReduceGBps;
+      timing.allReduceGBps = allReduceGBps;
+    }
+  }
   llvm::Expected<schedule::SimResult> result = schedule::simulate(
-      simulated, schedule::Links::uniform(processes, 1e15, 0.0), simulator);
+      simulated, schedule::Links::uniform(processes, linkGBps, 0.0), simulator);
   if (!result)
     return result.takeError();
+  for (const schedule::SimEvent &event : result->events)
+    if (event.kind == schedule::SimEvent::Kind::AllReduce)
+      timing.simulatedAllReduceMs += event.endMs - event.startMs;
   timing.simulatedMs = result->makespanMs;
   timing.simulatedIdle = result->idleFraction;
   timing.simulatedEvents = std::move(result->events);
@@ -161,13 +207,20 @@ std::string ftpipe::runtime::formatRunTiming(const RunTiming &timing) {
              "timing: {0} micro-batches\n"
              "  measured:  {1:F3} ms per micro-batch, idle {2:F3}\n"
              "  simulated: {3:F3} ms per micro-batch, idle {4:F3} (the same "
-             "lists, per-stage costs measured in this run, free transfers)\n"
+             "lists, per-stage costs measured in this run, free transfers{8})\n"
              "  measured / simulated: {5:F3}\n"
              "  runtime overhead (outside stage code and waits, busiest "
              "device): updates {6:F1}%, bookkeeping {7:F1}% of the run\n",
              timing.microBatches, perMeasured, timing.measuredIdle,
              perSimulated, timing.simulatedIdle,
              perSimulated > 0 ? perMeasured / perSimulated : 0.0,
-             100 * timing.updateShare, 100 * timing.bookkeepingShare)
+             100 * timing.updateShare, 100 * timing.bookkeepingShare,
+             timing.allReduceGBps > 0
+                 ? llvm::formatv(", all-reduces at {0} GB/s: {1:F3} ms over "
+                                 "the processes",
+                                 llvm::format("%g", timing.allReduceGBps),
+                                 timing.simulatedAllReduceMs)
+                       .str()
+                 : std::string())
       .str();
 }

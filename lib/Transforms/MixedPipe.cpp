@@ -16,6 +16,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 #define DEBUG_TYPE "ftpipe-mixed-pipe"
 
 namespace mlir {
@@ -124,13 +126,35 @@ void MixedPipePass::runOnOperation() {
           option.feasible
               ? llvm::formatv("simulated {0:f3} ms per mini-batch, all-reduce "
                               "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
-                              "per micro-batch",
+                              "per micro-batch{4}",
                               option.simulatedMsPerMiniBatch,
                               option.allReduceMs, option.idleFraction,
-                              option.objectiveMs)
+                              option.objectiveMs,
+                              option.sharedCoresMs > 0
+                                  ? llvm::formatv(", shared cores {0:f3} ms",
+                                                  option.sharedCoresMs)
+                                        .str()
+                                  : std::string())
                     .str()
               : "infeasible: " + option.failure,
           &option == &search->chosen() ? "  <- chosen" : "");
+  if (verbose)
+    llvm::errs() << llvm::formatv(
+        "  bound (chain, compute only): pure pipeline {0:f3} ms per "
+        "mini-batch, replicated {1}; compute {2:f3} ms per micro-batch, at "
+        "least "
+        "{3} devices, gradients {4:f3} GiB, all-reduce over 2 {5:f3} ms\n",
+        search->pureBoundMs,
+        std::isfinite(search->replicatedBound.ms)
+            ? llvm::formatv("{0:f3} ms (depth {1}, replicas {2})",
+                            search->replicatedBound.ms,
+                            search->replicatedBound.layout.devices(),
+                            search->replicatedBound.layout.str())
+                  .str()
+            : std::string("- (none fits)"),
+        search->computeMs, search->minDepth,
+        double(search->gradientBytes) / double(1ull << 30),
+        search->allReduceTwoMs);
   const partition::ReplicaOption &chosen = search->chosen();
   llvm::Expected<partition::Hardware> pipeline =
       partition::pipelineHardware(problem.hardware, chosen.layout);

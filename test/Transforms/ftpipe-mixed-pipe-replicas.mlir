@@ -14,11 +14,17 @@
 //  - the same chain with 1000 bytes of weights per op on devices of 2500
 //    bytes (SGD: weights and gradients, 2000 bytes an op) fits only one op
 //    per device: the pure pipeline of depth 4 stays, without `replicas`.
+// The bound line (ReplicaBound.h): compute C = 4 x 3 = 12 ms per
+// micro-batch; the pure pipeline's C / (1 - (3/4)^4) = 17.554 ms, the
+// replicated one's C (one micro-batch per replica); with 4000 bytes of
+// weights and gradients on 2500-byte devices, at least 4 devices: no
+// replicated layout.
 
 // VERBOSE: depth  4, replicas 1: simulated 21.000 ms per mini-batch
 // VERBOSE: depth  3, replicas 2,1,1: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  2, replicas 2: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  1, replicas 4: simulated 12.000 ms per mini-batch{{.*}}<- chosen
+// VERBOSE: bound (chain, compute only): pure pipeline 17.554 ms per mini-batch, replicated 12.000 ms (depth 1, replicas 4); compute 12.000 ms per micro-batch, at least 1 devices
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-NOT: name = "g1"
@@ -29,6 +35,7 @@
 // VERBOSE: depth  3, replicas 2,1,1: infeasible: mixed-pipe found no plan that fits in memory
 // VERBOSE: depth  2, replicas 2: infeasible: mixed-pipe found no plan that fits in memory
 // VERBOSE: depth  1, replicas 4: infeasible: mixed-pipe found no plan that fits in memory
+// VERBOSE: bound (chain, compute only): pure pipeline 17.554 ms per mini-batch, replicated - (none fits); compute 12.000 ms per micro-batch, at least 4 devices
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-SAME: name = "g3"
@@ -84,3 +91,45 @@ module attributes {
   }
 }
 
+
+// -----
+
+// The first chain on four processes that share 2 cores (node_cores = [2]):
+// whatever the layout, the 4 micro-batches' 48 ms of compute take 24 ms on
+// 2 cores, so the four replicas (12 ms simulated at full speed each) gain
+// nothing over the pipeline (21 ms simulated, its bubbles the other
+// processes' turn), and the deeper option, tried first, stays.
+
+// VERBOSE: depth  4, replicas 1: simulated 24.000 ms per mini-batch{{.*}}, shared cores 24.000 ms  <- chosen
+// VERBOSE: depth  1, replicas 4: simulated 24.000 ms per mini-batch{{.*}}, shared cores 24.000 ms
+// VERBOSE-NOT: <- chosen
+// VERBOSE: bound (chain
+
+// CHECK: ftpipe.hardware = #ftpipe.hardware<name = "shared", devices = [<name = "c0"
+// CHECK-SAME: node_cores = [2]
+// CHECK-SAME: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [{{[0-3], [0-3], [0-3], [0-3]}}]
+// CHECK-NOT: replicas
+// CHECK-LABEL: func.func @chain
+
+module attributes {
+  ftpipe.hardware = #ftpipe.hardware<name = "shared", devices = [
+    <name = "c0", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "c1", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "c2", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>,
+    <name = "c3", memory_bytes = 1000000, tflops = 1.0, mem_gbps = 1.0, launch_us = 0.0, node = 0>],
+    links = [<src = 0, dst = 1, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 1, dst = 2, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 2, dst = 3, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 0, dst = 2, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 0, dst = 3, gbps = 1000000.0, latency_us = 0.0>,
+             <src = 1, dst = 3, gbps = 1000000.0, latency_us = 0.0>],
+    node_cores = [2]>
+} {
+  func.func @chain(%w0: tensor<1xf32> {ftpipe.param}, %w1: tensor<1xf32> {ftpipe.param}, %w2: tensor<1xf32> {ftpipe.param}, %w3: tensor<1xf32> {ftpipe.param}, %x: tensor<250xf32>) -> tensor<250xf32> {
+    %a = tosa.add %x, %w0 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %b = tosa.add %a, %w1 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %c = tosa.add %b, %w2 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    %d = tosa.add %c, %w3 {ftpipe.cost = #ftpipe.cost<fwd_ms = 1.0, bwd_ms = 2.0, param_bytes = 4, act_bytes = 1000, out_bytes = 1000>} : (tensor<250xf32>, tensor<1xf32>) -> tensor<250xf32>
+    return %d : tensor<250xf32>
+  }
+}

@@ -78,7 +78,8 @@ hardwareFromGpus(llvm::ArrayRef<runtime::GpuProperties> gpus) {
 /// the measured `rates` as its sustained figures (no efficiency applied:
 /// they are measured) and an equal share of the memory; a message between
 /// two is copied into shared memory and out (half the copy bandwidth)
-/// unless --link-gbps says otherwise.
+/// unless --link-gbps says otherwise; with more devices than cores, the
+/// node's `node_cores` is the cores.
 static llvm::Expected<partition::Hardware>
 hardwareFromCpu(const runtime::CpuRates &rates, unsigned devices) {
   partition::HardwareSpec spec;
@@ -96,6 +97,9 @@ hardwareFromCpu(const runtime::CpuRates &rates, unsigned devices) {
   spec.intraNode = {linkGBps.getNumOccurrences() ? linkGBps
                                                  : rates.copyGBps / 2,
                     linkLatencyUs};
+  // More processes than cores share them.
+  if (rates.cores > 0 && int64_t(devices) > rates.cores)
+    spec.nodeCores = {uint32_t(rates.cores)};
   return partition::Hardware::create(std::move(spec));
 }
 

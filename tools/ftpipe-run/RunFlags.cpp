@@ -245,6 +245,12 @@ static field<bool> compareSimulator(
              "lists and per-stage costs measured in the run, and the "
              "runtime's overhead"),
     cl::location(parsed.run.compareSimulator), cl::cat(timelineCategory));
+static field<double> allReduceGBps(
+    "allreduce-gbps",
+    cl::desc("--compare-simulator on replicas: price the gradient "
+             "all-reduces at this ring link rate in GB/s "
+             "(ftpipe-bench-allreduce measures it; default 0: free)"),
+    cl::location(parsed.run.allReduceGBps), cl::cat(timelineCategory));
 
 // Measured profiles, injected slowdowns and moves between plans
 // (docs/CostModel.md "Measured profiles", docs/Migration.md).

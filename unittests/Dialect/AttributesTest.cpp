@@ -74,12 +74,18 @@ TEST_F(AttributesTest, HardwareRoundTripsDevicesAndLinks) {
   auto gpu =
       DeviceSpecAttr::get(&context, "gpu", 11000000000, 13.4, 616.0, 5.0, 0);
   auto link = LinkAttr::get(&context, 0, 1, 12.0, 10.0);
-  auto hw = HardwareAttr::get(&context, "pair", {gpu, gpu}, {link});
+  auto hw = HardwareAttr::get(&context, "pair", {gpu, gpu}, {link}, {});
   auto parsed = dyn_cast_or_null<HardwareAttr>(roundTrip(hw));
   ASSERT_TRUE(parsed);
   EXPECT_EQ(parsed, hw);
   ASSERT_EQ(parsed.getDevices().size(), 2u);
   EXPECT_EQ(parsed.getLinks()[0].getGbps(), 12.0);
+  EXPECT_TRUE(parsed.getNodeCores().empty());
+  // Two processes sharing one core.
+  auto shared = HardwareAttr::get(&context, "pair", {gpu, gpu}, {link}, {1});
+  auto back = dyn_cast_or_null<HardwareAttr>(roundTrip(shared));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back.getNodeCores(), ArrayRef<int64_t>{1});
 }
 
 TEST_F(AttributesTest, CheckedBuildersReportBadFields) {
@@ -108,10 +114,14 @@ TEST_F(AttributesTest, CheckedBuildersReportBadFields) {
 
   auto gpu = DeviceSpecAttr::get(&context, "gpu", 1, 1.0, 1.0, 0.0, 0);
   auto far = LinkAttr::get(&context, 0, 5, 1.0, 0.0);
-  EXPECT_FALSE(HardwareAttr::getChecked(emit, &context, StringRef("hw"),
-                                        ArrayRef<DeviceSpecAttr>{gpu},
-                                        ArrayRef<LinkAttr>{far}));
+  EXPECT_FALSE(HardwareAttr::getChecked(
+      emit, &context, StringRef("hw"), ArrayRef<DeviceSpecAttr>{gpu},
+      ArrayRef<LinkAttr>{far}, ArrayRef<int64_t>{}));
   EXPECT_EQ(message, "link 0 <-> 5 names a device outside 0..0");
+  EXPECT_FALSE(HardwareAttr::getChecked(
+      emit, &context, StringRef("hw"), ArrayRef<DeviceSpecAttr>{gpu},
+      ArrayRef<LinkAttr>{}, ArrayRef<int64_t>{-1}));
+  EXPECT_EQ(message, "hardware 'hw': node_cores must be in [0, 1], got -1");
 }
 
 } // namespace

@@ -124,6 +124,39 @@ std::string parseError(const char *text) {
   return llvm::toString(hw.takeError());
 }
 
+TEST(Hardware, NodeCoresRoundTripAndRefusals) {
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(R"({
+    "name": "cpu", "intra_node": {"gbps": 1, "latency_us": 20},
+    "node_cores": [2],
+    "devices": [{"name": "cpu", "count": 4, "memory_bytes": 1000,
+                 "tflops": 0.05, "mem_gbps": 10, "node": 0}]})");
+  ASSERT_TRUE(bool(json));
+  llvm::Expected<Hardware> hw = hardwareFromJSON(*json);
+  ASSERT_TRUE(bool(hw)) << llvm::toString(hw.takeError());
+  EXPECT_EQ(hw->nodeCores(0), 2u);
+  EXPECT_EQ(hw->nodeCores(1), 0u); // no such node: every device its own
+  llvm::Expected<Hardware> back = hardwareFromJSON(hardwareToJSON(*hw));
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->spec().nodeCores, std::vector<uint32_t>{2});
+  // Selecting devices keeps the nodes' cores.
+  llvm::Expected<Hardware> two = hw->selectDevices({1, 3});
+  ASSERT_TRUE(bool(two));
+  EXPECT_EQ(two->nodeCores(0), 2u);
+  // Presets leave it out.
+  EXPECT_EQ(hardwareToJSON(*getHardwarePreset("v100-nvlink-x8"))
+                .getAsObject()
+                ->get("node_cores"),
+            nullptr);
+  EXPECT_NE(parseError(R"({"devices": [{"memory_bytes": 1, "tflops": 1,
+                          "mem_gbps": 1}], "node_cores": [-1]})")
+                .find("node_cores[0]"),
+            std::string::npos);
+  EXPECT_NE(parseError(R"({"devices": [{"memory_bytes": 1, "tflops": 1,
+                          "mem_gbps": 1}], "node_cores": 2})")
+                .find("node_cores"),
+            std::string::npos);
+}
+
 TEST(Hardware, JSONErrorsNameTheField) {
   EXPECT_NE(parseError(R"({"devices": [{"memory_bytes": 1, "tflops": "x",
                           "mem_gbps": 1}]})")

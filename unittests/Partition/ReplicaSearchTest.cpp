@@ -115,6 +115,30 @@ TEST_P(ReplicaSearchProperties, ChoosesTheSimulatedBestOfThoseTried) {
       EXPECT_GE(option.simulatedMsPerMiniBatch,
                 device.computeMs * perReplica * (1 - 1e-9));
     }
+    // A chain's replicated options are no faster than the chain bound
+    // (ReplicaBound.h): their transfers and all-reduces only add.
+    if (family == GraphFamily::Chain && option.layout.replicated()) {
+      EXPECT_GE(option.simulatedMsPerMiniBatch,
+                result.replicatedBound.ms * (1 - 1e-9))
+          << describeOption(option);
+    }
+  }
+  // Never slower than the plan without replicas (replicas=none's: the same
+  // partitioner on every device, each once), where it can be scored (a
+  // plan that leaves a device empty cannot).
+  llvm::Expected<Plan> pure = greedyPlan(g, hw, config);
+  ASSERT_TRUE(static_cast<bool>(pure)) << llvm::toString(pure.takeError());
+  llvm::Expected<ReplicaOption> none = scoreReplicated(
+      g, hw, *pure, ftpipe::schedule::ReplicaLayout::none(8), config);
+  if (!none) {
+    llvm::consumeError(none.takeError());
+    return;
+  }
+  if (none->feasible) {
+    EXPECT_LE(best.simulatedMsPerMiniBatch, none->simulatedMsPerMiniBatch);
+  }
+  if (family == GraphFamily::Chain) {
+    EXPECT_LE(result.pureBoundMs, none->simulatedMsPerMiniBatch * (1 + 1e-9));
   }
 }
 

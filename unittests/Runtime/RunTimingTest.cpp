@@ -114,3 +114,64 @@ TEST(RunTiming, SplitBackwardsGiveTheSimulatorTheirCosts) {
 }
 
 } // namespace
+
+namespace {
+
+/// One stage on one device run twice (F 1 ms, B 2 ms, 2 micro-batches of
+/// GPipe, one each): the simulated step is 3 ms with free all-reduces, and
+/// 3 + 2 ms with 2 MB of gradients ring all-reduced over the 2 replicas at
+/// 1 GB/s (2 (2 - 1) / 2 x 2e6 bytes / 1e9 B/s = 2 ms on each process).
+TEST(RunTiming, ReplicasAllReducesArePricedAtTheGivenRate) {
+  schedule::StageGraph graph = schedule::StageGraph::chain({0});
+  schedule::ScheduleConfig config{schedule::Kind::GPipe, 2, 1};
+  auto lists = schedule::generate(graph, config);
+  ASSERT_TRUE(bool(lists)) << llvm::toString(lists.takeError());
+  schedule::ReplicaLayout layout{{2}};
+  schedule::Schedule processLists = schedule::replicateSchedule(*lists, layout);
+  std::vector<std::vector<TraceEvent>> traces = {
+      {event(Action::forward(0, 0), 0, 1, 1),
+       event(Action::backward(0, 0), 1, 3, 2),
+       event(Action::update(0), 3, 5, 0)},
+      {event(Action::forward(0, 1), 0, 1, 1),
+       event(Action::backward(0, 1), 1, 3, 2),
+       event(Action::update(0), 3, 5, 0)}};
+  auto free = compareWithSimulator(graph, config, processLists, traces, layout);
+  ASSERT_TRUE(bool(free)) << llvm::toString(free.takeError());
+  EXPECT_NEAR(free->simulatedMs, 3.0, 1e-6);
+  EXPECT_EQ(free->allReduceGBps, 0.0);
+  EXPECT_EQ(formatRunTiming(*free).find("all-reduces at"), std::string::npos);
+
+  std::vector<uint64_t> bytes = {2000000};
+  auto priced = compareWithSimulator(graph, config, processLists, traces,
+                                     layout, bytes, 1.0);
+  ASSERT_TRUE(bool(priced)) << llvm::toString(priced.takeError());
+  EXPECT_NEAR(priced->simulatedMs, 5.0, 1e-6);
+  EXPECT_NEAR(priced->simulatedAllReduceMs, 4.0, 1e-6);
+  EXPECT_NEAR(priced->measuredMs, 5.0, 1e-12);
+  EXPECT_NE(formatRunTiming(*priced).find(
+                "all-reduces at 1 GB/s: 4.000 ms over the processes"),
+            std::string::npos)
+      << formatRunTiming(*priced);
+
+  // A rate without the stages' bytes, or a negative one, is refused.
+  EXPECT_FALSE(bool(compareWithSimulator(graph, config, processLists, traces,
+                                         layout, {}, 1.0)));
+  auto negative = compareWithSimulator(graph, config, processLists, traces,
+                                       layout, bytes, -1.0);
+  ASSERT_FALSE(bool(negative));
+  EXPECT_NE(llvm::toString(negative.takeError()).find("must be positive"),
+            std::string::npos);
+}
+
+/// Each parameter's float bytes once per device that reads it, with the
+/// device's lowest stage.
+TEST(RunTiming, StageGradientBytesGoToEachReadersLowestStage) {
+  schedule::StageGraph graph = schedule::StageGraph::chain({0, 1, 0});
+  ParameterPlacement placement = {{"tied", {0, 1}}, {"head", {0}}};
+  std::vector<ParameterInfo> parameters = {{"tied", {10, 10}, DType::BF16},
+                                           {"head", {5}, DType::F32}};
+  EXPECT_EQ(stageGradientBytes(graph, placement, parameters),
+            (std::vector<uint64_t>{420, 400, 0}));
+}
+
+} // namespace

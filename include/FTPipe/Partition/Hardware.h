@@ -94,6 +94,11 @@ struct HardwareSpec {
   std::vector<Link> links;
   LinkParams intraNode;
   LinkParams network;
+  /// Per node (by Device::node), how many of its devices can compute at
+  /// once: processes sharing a CPU's cores (4 MPI processes on 2 cores: 2).
+  /// 0, or a node past the end: every device its own (GPUs). The replica
+  /// search bounds a node's mini-batch by its devices' work over its cores.
+  std::vector<uint32_t> nodeCores;
 };
 
 /// A validated HardwareSpec with a dense link table.
@@ -117,6 +122,12 @@ public:
   const Device &device(DeviceId d) const { return hwSpec.devices[d]; }
   /// All devices, indexed by DeviceId.
   llvm::ArrayRef<Device> devices() const { return hwSpec.devices; }
+
+  /// How many devices of `node` can compute at once (HardwareSpec::nodeCores;
+  /// 0: all of them).
+  uint32_t nodeCores(uint32_t node) const {
+    return node < hwSpec.nodeCores.size() ? hwSpec.nodeCores[node] : 0;
+  }
 
   /// Link between two distinct devices (explicit, or the default class).
   const LinkParams &link(DeviceId from, DeviceId to) const {

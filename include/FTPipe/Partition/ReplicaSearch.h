@@ -29,6 +29,7 @@
 #define FTPIPE_PARTITION_REPLICASEARCH_H
 
 #include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/ReplicaBound.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Schedule/Replicas.h"
 
@@ -59,8 +60,14 @@ struct ReplicaOption {
   /// replicas).
   double allReduceMs = 0.0;
   /// Simulated mini-batch of M micro-batches with the replicas, and the
-  /// processes' idle share.
+  /// processes' idle share. The mini-batch is at least `sharedCoresMs`.
   double simulatedMsPerMiniBatch = 0.0, idleFraction = 0.0;
+  /// Where a node has fewer cores than processes (HardwareSpec::nodeCores),
+  /// the largest node's work per mini-batch over its cores: its processes'
+  /// simulated compute plus, per replica, its device's gradient all-reduces
+  /// (a CPU's cores run them too); 0 elsewhere. The simulator runs every
+  /// process at full speed at once; shared cores cannot.
+  double sharedCoresMs = 0.0;
   /// Per plan device, its memory under the schedule (every replica's).
   std::vector<uint64_t> memoryBytes;
   /// Into how many stages each replicated device of one stage was cut
@@ -74,6 +81,22 @@ struct ReplicaSearchResult {
   /// Index of the best feasible option in `options`.
   size_t best = 0;
   const ReplicaOption &chosen() const { return options[best]; }
+  /// The model's compute per micro-batch (f + b of every node, + f when the
+  /// config recomputes every stage and no plan chose per stage) and the fewest
+  /// devices whose memory its weights, gradients and optimizer state need
+  /// (ReplicaBound.h).
+  double computeMs = 0.0;
+  uint32_t minDepth = 1;
+  /// The chain bound over every replicated layout (lowestChainBound), and
+  /// over the pure pipeline of every device (chainBoundMs); `replicatedBound`
+  /// is infinite when no layout with a replica has minDepth devices.
+  ChainBound replicatedBound;
+  double pureBoundMs = 0.0;
+  /// The model's gradient bytes (every parameter's) and their ring
+  /// all-reduce over 2 processes (0 and 1) on the hardware's links: what
+  /// replicating it costs against computeMs x M.
+  uint64_t gradientBytes = 0;
+  double allReduceTwoMs = 0.0;
 };
 
 /// A plan device's gradients as its replicas all-reduce them: per stage on
@@ -136,7 +159,8 @@ Plan cutForOverlap(const Graph &graph, const Plan &plan,
 
 /// Scores `plan`, made on pipelineHardware(hw, layout), run as `layout` on
 /// `hw` under `config` (its schedule and M; the async schedule is simulated
-/// over 4 steps). Fails as buildStageGraph and the simulator do.
+/// over 4 steps; ReplicaOption::sharedCoresMs where `hw`'s nodes share
+/// cores). Fails as buildStageGraph and the simulator do.
 llvm::Expected<ReplicaOption>
 scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
                 const schedule::ReplicaLayout &layout,

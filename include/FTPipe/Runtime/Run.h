@@ -127,6 +127,10 @@ struct RunOptions {
   /// Compare the timelines with the simulator (--compare-simulator):
   /// records them, and refuses to resume.
   bool compareSimulator = false;
+  /// With compareSimulator on a replicated run: the ring link rate in GB/s
+  /// at which the simulator prices the gradient all-reduces
+  /// (--allreduce-gbps; ftpipe-bench-allreduce measures it; 0: free).
+  double allReduceGBps = 0;
   /// Write the run's measured profile here (--profile-out,
   /// MeasuredProfile.h; empty: nowhere), leaving out the first
   /// `profileWarmup` steps (--profile-warmup; at most steps - 1): records

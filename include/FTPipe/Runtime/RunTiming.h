@@ -6,7 +6,11 @@
 // measured in the run (the median over its micro-batches of the time spent
 // in the stage's code, waits for messages excluded). Transfers are modelled
 // as free (the devices share one machine's memory); their real cost shows in
-// the measured waits. The runtime's own overhead is the time a device spends
+// the measured waits. A replicated run's gradient all-reduces are free too,
+// or, given the ring link rate of the processes' all-reduce
+// (ftpipe-bench-allreduce), priced as the planner prices them: each stage's
+// gradient bytes, ring all-reduced over its device's replicas when its last
+// backward has ended. The runtime's own overhead is the time a device spends
 // neither in stage code nor waiting for a message: optimizer updates (and
 // their tied-gradient exchange) and bookkeeping (data slices, gradient sums,
 // copies of results, the loop between actions).
@@ -40,7 +44,22 @@ struct RunTiming {
   std::vector<double> stageForwardMs, stageBackwardMs;
   /// The simulated timeline (per process, as the simulator records it).
   std::vector<schedule::SimEvent> simulatedEvents;
+  /// The ring link rate the all-reduces were priced at (GB/s; 0: free), and
+  /// the simulated all-reduces' time summed over processes.
+  double allReduceGBps = 0, simulatedAllReduceMs = 0;
 };
+
+/// Per stage of `graph`, the bytes of gradients its device's replicas
+/// all-reduce with it: each parameter's (`parameters`' shapes, as floats)
+/// once per device that reads it (`placement`), with that device's lowest
+/// stage (the runtime reduces a parameter with the last of its readers in
+/// its device's order, highest stage first; readers per stage are not known
+/// here, so a parameter that only a device's higher stage reads is counted
+/// with its lowest).
+std::vector<uint64_t>
+stageGradientBytes(const schedule::StageGraph &graph,
+                   const ParameterPlacement &placement,
+                   llvm::ArrayRef<ParameterInfo> parameters);
 
 /// The simulated timeline of `timing` as a Chrome / Perfetto trace in the
 /// measured trace's form (one track per device): ftpipe-run writes it beside
@@ -53,15 +72,18 @@ double median(std::vector<double> values);
 
 /// Compares the run described by `graph`, `config` and `lists` (as
 /// generated, with updates) with its timelines. A replicated run (Replicas.h)
-/// gives its per-process lists and timelines and its `replicas`; the
-/// simulated all-reduces are free like the transfers (their measured time is
-/// in the updates).
-llvm::Expected<RunTiming>
-compareWithSimulator(const schedule::StageGraph &graph,
-                     const schedule::ScheduleConfig &config,
-                     const schedule::Schedule &lists,
-                     const std::vector<std::vector<TraceEvent>> &traces,
-                     const schedule::ReplicaLayout &replicas = {});
+/// gives its per-process lists and timelines and its `replicas`; its
+/// simulated all-reduces of `gradientBytes` (per stage: stageGradientBytes)
+/// take the ring all-reduce's time on links of `allReduceGBps` (ms = 2 (r -
+/// 1) / r x bytes over the rate), or nothing when the rate is 0 (their
+/// measured time is then in the updates). Fails on a negative rate, or a
+/// rate without one byte count per stage.
+llvm::Expected<RunTiming> compareWithSimulator(
+    const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
+    const schedule::Schedule &lists,
+    const std::vector<std::vector<TraceEvent>> &traces,
+    const schedule::ReplicaLayout &replicas = {},
+    llvm::ArrayRef<uint64_t> gradientBytes = {}, double allReduceGBps = 0);
 
 /// Lines for a person: measured and simulated time per micro-batch, idle
 /// shares, their ratio, and the overhead.

@@ -155,10 +155,15 @@ LogicalResult LinkAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult HardwareAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    StringRef name,
                                    ArrayRef<DeviceSpecAttr> devices,
-                                   ArrayRef<LinkAttr> links) {
+                                   ArrayRef<LinkAttr> links,
+                                   ArrayRef<int64_t> nodeCores) {
   int64_t numDevices = devices.size();
   if (numDevices == 0)
     return emitError() << "hardware '" << name << "' has no devices";
+  for (int64_t cores : nodeCores)
+    if (cores < 0 || cores > numDevices)
+      return emitError() << "hardware '" << name << "': node_cores must be in "
+                         << "[0, " << numDevices << "], got " << cores;
   llvm::DenseSet<std::pair<int64_t, int64_t>> seen;
   for (LinkAttr link : links) {
     if (link.getSrc() >= numDevices || link.getDst() >= numDevices)

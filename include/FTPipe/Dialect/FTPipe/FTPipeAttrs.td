@@ -115,7 +115,9 @@ def FTPipe_HardwareAttr : FTPipe_Attr<"Hardware", "hardware"> {
   let summary = "A cluster: devices and the links between them";
   let description = [{
     The hardware a plan is made for. Devices are numbered by their position in
-    `devices`; `links` name devices by that number.
+    `devices`; `links` name devices by that number. `node_cores[n]`, when
+    given, says how many devices of node `n` can compute at once (processes
+    sharing a CPU's cores; 0 or left out: all of them, as GPUs).
 
     ```mlir
     #ftpipe.hardware<name = "two-gpus",
@@ -129,10 +131,13 @@ def FTPipe_HardwareAttr : FTPipe_Attr<"Hardware", "hardware"> {
   let parameters = (ins
     StringRefParameter<"cluster name">:$name,
     ArrayRefParameter<"::mlir::ftpipe::DeviceSpecAttr", "devices">:$devices,
-    OptionalArrayRefParameter<"::mlir::ftpipe::LinkAttr", "links">:$links);
+    OptionalArrayRefParameter<"::mlir::ftpipe::LinkAttr", "links">:$links,
+    OptionalArrayRefParameter<"int64_t",
+        "per node: devices that compute at once (empty: all)">:$node_cores);
   let assemblyFormat = [{
     `<` `name` `=` $name `,` `devices` `=` `[` $devices `]`
-    (`,` `links` `=` `[` $links^ `]`)? `>`
+    (`,` `links` `=` `[` $links^ `]`)?
+    (`,` `node_cores` `=` `[` $node_cores^ `]`)? `>`
   }];
 }
 

@@ -1,0 +1,53 @@
+//===- ReplicaBound.h - How fast any replicated chain could be --*- C++ -*-===//
+//
+// A lower bound on the mini-batch of any layout with a replica, against
+// which `replicas=auto`'s best option is judged (bench/replica_planning.sh).
+// It assumes the plan devices form a chain (every micro-batch runs the
+// devices one after another, forward then backward) and prices nothing but
+// compute: transfers between devices and the replicas' all-reduces are
+// free, stages may be cut anywhere and balanced at will. A device run on
+// r replicas of a mini-batch of M micro-batches has a replica with m =
+// ceil(M / r) of them; its first task waits for the forwards of the devices
+// before it (one micro-batch), its last is followed by their backwards, so
+// T >= m_k c_k + (c_0 + ... + c_{k-1}) for device k doing c_k ms per
+// micro-batch. The shortest T with c_0 + ... + c_{D-1} = C is
+// C / (1 - prod_k (1 - 1 / m_k)) (independent of the devices' order).
+// The depth is at least what the weights, gradients and optimizer state
+// need of one device's memory. Devices that hold stages apart (Mixed-Pipe's
+// embedding with the tied head) or interleave them are not chains: they can
+// beat it, but transfers are then not free either. No MLIR here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_PARTITION_REPLICABOUND_H
+#define FTPIPE_PARTITION_REPLICABOUND_H
+
+#include "FTPipe/Schedule/Replicas.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+
+namespace ftpipe {
+namespace partition {
+
+/// The chain bound of one layout: C / (1 - prod_k (1 - 1 / ceil(M / r_k))).
+double chainBoundMs(double computeMs, llvm::ArrayRef<int64_t> replicas,
+                    uint32_t microBatches);
+
+/// The lowest chainBoundMs over every layout of `processes` processes on
+/// at least `minDepth` plan devices, and the layout that gives it.
+struct ChainBound {
+  double ms = 0.0;
+  schedule::ReplicaLayout layout;
+};
+
+/// Over the layouts with at least one device on 2 or more replicas.
+/// Requires 1 <= minDepth < processes.
+ChainBound lowestChainBound(double computeMs, uint32_t minDepth,
+                            uint32_t processes, uint32_t microBatches);
+
+} // namespace partition
+} // namespace ftpipe
+
+#endif // FTPIPE_PARTITION_REPLICABOUND_H
