@@ -33,21 +33,6 @@ static int64_t bytesOf(const ManifestTensor &tensor) {
   return elements * static_cast<int64_t>(dtypeBytes(tensor.type));
 }
 
-/// Whether `stage`'s backward does nothing a run sees with `frozen` frozen:
-/// no transfer, no gradient of a trained parameter.
-static bool backwardDoesNothing(const ArtifactManifest &manifest,
-                                const ManifestStage &stage,
-                                const std::set<std::string> &frozen) {
-  if (stage.backward.empty())
-    return true;
-  const EntryPoint &entry = manifest.entryPoints.at(stage.backward);
-  return entry.transfers.empty() &&
-         llvm::none_of(entry.results, [&](const EntryValue &result) {
-           return result.kind == EntryValue::Kind::Grad &&
-                  !frozen.count(result.name);
-         });
-}
-
 ActivationCachePlan ftpipe::runtime::planActivationCache(
     const ArtifactManifest &manifest, const std::set<std::string> &frozen,
     int64_t samples, int64_t microBatchSize, int64_t first, int64_t end) {
@@ -59,25 +44,13 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
   int64_t window = std::max<int64_t>(0, end - first);
   plan.replays = std::max<int64_t>(0, window - plan.period);
   plan.stores = std::min(plan.period, plan.replays);
-  schedule::StageGraph graph = manifest.stageGraph();
-  // Stages in the order they run, so producers come first.
+  // The stages whose backward the run skips (SkippedBackwards.h): their
+  // forwards keep nothing for a backward.
+  std::set<int64_t> cached = frozenClosure(manifest, frozen);
   std::vector<int64_t> order = manifest.stageOrder;
   if (order.empty())
-    for (int64_t s = 0; s < graph.stages(); ++s)
+    for (int64_t s = 0; s < int64_t(manifest.stages.size()); ++s)
       order.push_back(s);
-  std::vector<bool> cached(graph.stages(), false);
-  for (int64_t s : order) {
-    const ManifestStage &stage = manifest.stages[s];
-    const EntryPoint &forward = manifest.entryPoints.at(stage.forward);
-    bool allFrozen = llvm::all_of(forward.arguments, [&](const EntryValue &v) {
-      return v.kind != EntryValue::Kind::Param || frozen.count(v.name);
-    });
-    // A split backward's input part would want the forward's values.
-    cached[s] =
-        s != manifest.lossStage && !stage.splits() && allFrozen &&
-        backwardDoesNothing(manifest, stage, frozen) &&
-        llvm::all_of(graph.producers[s], [&](int64_t p) { return cached[p]; });
-  }
   // The receiving stage of each forward message: (from, to, tag) -> stage.
   std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> receiver;
   for (const ManifestStage &stage : manifest.stages)
@@ -86,7 +59,7 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
       if (!transfer.send)
         receiver[{transfer.peer, stage.device, transfer.tag}] = stage.id;
   for (int64_t s : order) {
-    if (!cached[s])
+    if (!cached.count(s))
       continue;
     const ManifestStage &stage = manifest.stages[s];
     CachedStage entry;
@@ -96,7 +69,7 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
     for (const ManifestTransfer &transfer :
          manifest.entryPoints.at(stage.forward).transfers) {
       auto to = receiver.find({stage.device, transfer.peer, transfer.tag});
-      if (!transfer.send || (to != receiver.end() && cached[to->second]))
+      if (!transfer.send || (to != receiver.end() && cached.count(to->second)))
         continue;
       entry.replayed.insert({transfer.peer, transfer.tag});
       entry.bytes += bytesOf(transfer.tensor);
@@ -104,8 +77,7 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
     plan.stages.push_back(std::move(entry));
   }
   if (plan.stages.empty())
-    plan.why = "no stage has only frozen parameters, frozen producers and a "
-               "backward compiled with them frozen";
+    plan.why = "no stage has only frozen parameters and frozen producers";
   else if (plan.replays == 0) {
     plan.why = llvm::formatv("no samples come again before the run ends (a "
                              "micro-batch's samples come again every {0} "

@@ -499,7 +499,25 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
       use.end = 0;
     executor->setActivationCache(std::move(use));
   };
-  planCache(*run.model);
+  // The backwards a frozen prefix does not need (SkippedBackwards.h), and
+  // the cache of those stages: for the plan and the frozen set in force.
+  const PipelineModel *runningModel = run.model.get();
+  std::set<int64_t> skippedStages;
+  auto planFrozenWork = [&](const PipelineModel &model) {
+    runningModel = &model;
+    auto *compiled = dynamic_cast<const CompiledModel *>(&model);
+    if (compiled && !options.keepFrozenBackwards) {
+      SkippedBackwards skip = planSkippedBackwards(
+          compiled->manifest(), executor->frozen(),
+          executor->updates() * run.config.schedule.microBatches);
+      if (process == 0 && skip.stages != skippedStages)
+        shared.call(shared.hooks.onNote, skip.describe(executor->updates()));
+      skippedStages = skip.stages;
+      executor->setSkippedBackwards(std::move(skip));
+    }
+    planCache(model);
+  };
+  planFrozenWork(*run.model);
   bool tracing = recordsTimelines(options);
   executor->recordTrace(tracing);
   // Checkpoints name the plan they were written under.
@@ -552,7 +570,7 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
                           " layers frozen (" + std::to_string(frozen.size()) +
                           " parameters)");
         executor->setFrozen(std::move(frozen));
-        planCache(*cacheModel);
+        planFrozenWork(*runningModel);
       }
     }
     if (evaluator)
@@ -601,7 +619,7 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
       checkpoint->identity =
           identifyRun(*migration.model, migration.config, run.data);
     executor->recordTrace(tracing);
-    planCache(*migration.model);
+    planFrozenWork(*migration.model);
     TraceEvent moved;
     moved.action = schedule::Action::update(migration.atStep - 1);
     moved.migration = true;

@@ -1,9 +1,10 @@
 //===- ActivationCacheTest.cpp - The frozen prefix's cached outputs -------===//
 //
-// planActivationCache on hand-made manifests (which stages are cached, which
-// of their sends a hit replays, how many micro-batches are stored and
-// replayed), the keys of micro-batches, and ActivationCache's store and
-// replay in memory and in its file. The run with MPI processes against
+// planSkippedBackwards and planActivationCache on hand-made manifests (which
+// stages' backwards are skipped and which sends to them dropped, which stages
+// are cached, which of their sends a hit replays, how many micro-batches are
+// stored and replayed), the keys of micro-batches, and ActivationCache's
+// store and replay in memory and in its file. The run with MPI processes against
 // Hugging Face is test/Reference/train-activation-cache.test.
 //
 //===----------------------------------------------------------------------===//
@@ -102,16 +103,51 @@ TEST(ActivationCachePlan, CachesTheFrozenStageCompiledFrozen) {
   EXPECT_EQ(plan.savedMsOn(0), 36 * 1.5);
 }
 
-TEST(ActivationCachePlan, NotAStageFrozenOnlyDuringTheRun) {
-  // p0 frozen by the run, but the code still computes and sends gradients.
+TEST(SkippedBackwards, TheFrozenOnlyClosure) {
+  // p0 and p1 frozen by the run in code that still differentiates them:
+  // stages 0 and 1 skip their backwards, stage 2 does not send stage 1 its
+  // input gradient (tag 3).
+  SkippedBackwards skipped = planSkippedBackwards(chain({}), {"p0", "p1"}, 8);
+  EXPECT_EQ(skipped.stages, (std::set<int64_t>{0, 1}));
+  EXPECT_EQ(skipped.droppedSends,
+            (std::map<int64_t, std::set<SendKey>>{{2, {{1, 3}}}}));
+  // From micro-batch 8 on, decided by the micro-batch on every device.
+  EXPECT_FALSE(skipped.skips(0, 7));
+  EXPECT_TRUE(skipped.skips(0, 8));
+  EXPECT_FALSE(skipped.skips(2, 8));
+  EXPECT_EQ(skipped.dropped(2, 7), nullptr);
+  ASSERT_NE(skipped.dropped(2, 8), nullptr);
+  EXPECT_EQ(skipped.dropped(1, 8), nullptr);
+  // Compiled frozen: nothing to drop (stage 1 sends stage 0 nothing).
+  skipped = planSkippedBackwards(chain({0}), {"p0"}, 0);
+  EXPECT_EQ(skipped.stages, (std::set<int64_t>{0}));
+  EXPECT_TRUE(skipped.droppedSends.empty());
+  // A frozen stage after a trained one, the loss stage, or nothing frozen:
+  // no skip.
+  EXPECT_TRUE(planSkippedBackwards(chain({}), {"p1"}, 0).stages.empty());
+  EXPECT_EQ(
+      planSkippedBackwards(chain({}), {"p0", "p1", "p2", "p3"}, 0).stages,
+      (std::set<int64_t>{0, 1, 2}));
+  EXPECT_TRUE(planSkippedBackwards(chain({}), {}, 0).stages.empty());
+  EXPECT_NE(planSkippedBackwards(chain({}), {"p0", "p1"}, 12)
+                .describe(3)
+                .find("from step 3, the backwards of stages 0, 1 are skipped"),
+            std::string::npos);
+}
+
+TEST(ActivationCachePlan, CachesAStageFrozenOnlyDuringTheRun) {
+  // p0 frozen by the run, but the code still computes and sends gradients:
+  // its backward is skipped (SkippedBackwards.h), so it is cached.
   ActivationCachePlan plan =
       planActivationCache(chain({}), {"p0"}, 24, 2, 0, 48);
+  ASSERT_EQ(plan.stages.size(), 1u);
+  EXPECT_EQ(plan.stages[0].replayed, (std::set<SendKey>{{1, 0}, {2, 10}}));
+  // A parameter frozen in the code but trained by the run is not cached
+  // (the executor would refuse such a plan anyway).
+  plan = planActivationCache(chain({0}), {}, 24, 2, 0, 48);
   EXPECT_TRUE(plan.stages.empty());
   EXPECT_NE(plan.why.find("no stage has only frozen parameters"),
             std::string::npos);
-  // A parameter frozen in the code but trained by the run is not cached
-  // either (the executor would refuse such a plan anyway).
-  EXPECT_TRUE(planActivationCache(chain({0}), {}, 24, 2, 0, 48).stages.empty());
 }
 
 TEST(ActivationCachePlan, ReplaysOnlyWhatLeavesTheCachedStages) {
@@ -129,10 +165,12 @@ TEST(ActivationCachePlan, NeedsFrozenProducers) {
   ActivationCachePlan plan =
       planActivationCache(chain({1}), {"p1"}, 24, 2, 0, 48);
   EXPECT_TRUE(plan.stages.empty());
-  // A stage whose backward splits (zero-bubble I and W) is not cached.
+  // A stage whose backward splits (zero-bubble I and W) is cached too: its
+  // I and W are skipped.
   ArtifactManifest split = chain({0});
   split.stages[0].backwardInput = "bi0";
-  EXPECT_TRUE(planActivationCache(split, {"p0"}, 24, 2, 0, 48).stages.empty());
+  EXPECT_EQ(planActivationCache(split, {"p0"}, 24, 2, 0, 48).stages.size(),
+            1u);
   // The loss stage is never cached.
   plan = planActivationCache(chain({0, 1, 2, 3}), {"p0", "p1", "p2", "p3"}, 24,
                              2, 0, 48);

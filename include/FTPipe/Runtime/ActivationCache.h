@@ -26,6 +26,7 @@
 #define FTPIPE_RUNTIME_ACTIVATIONCACHE_H
 
 #include "FTPipe/Runtime/ArtifactManifest.h"
+#include "FTPipe/Runtime/SkippedBackwards.h"
 #include "FTPipe/Runtime/Tensor.h"
 #include "FTPipe/Schedule/Freezing.h"
 
@@ -42,9 +43,6 @@
 
 namespace ftpipe {
 namespace runtime {
-
-/// A forward's send as the stage code makes it: (peer device, tag).
-using SendKey = std::pair<int64_t, int64_t>;
 
 /// A stage whose forward the cache replays.
 struct CachedStage {
