@@ -38,9 +38,8 @@ llvm::Error DeviceExecutor::inputBackward(int64_t stage, int64_t mb) {
   std::vector<Tensor> weightSaved;
   withoutDroppedSends(stage, mb, [&] {
     timed([&] {
-      weightSaved =
-          stageProgram->backwardInput(mb, paramsOf(*stageProgram, live), data,
-                                      std::move(it->second.saved));
+      weightSaved = stageProgram->backwardInput(
+          mb, paramsOf(*stageProgram, live), data, std::move(it->second.saved));
     });
   });
   waitingWeight[{stage, mb}] = {it->second.version, std::move(weightSaved)};

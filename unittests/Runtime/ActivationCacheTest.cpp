@@ -4,8 +4,8 @@
 // stages' backwards are skipped and which sends to them dropped, which stages
 // are cached, which of their sends a hit replays, how many micro-batches are
 // stored and replayed), the keys of micro-batches, and ActivationCache's
-// store and replay in memory and in its file. The run with MPI processes against
-// Hugging Face is test/Reference/train-activation-cache.test.
+// store and replay in memory and in its file. The run with MPI processes
+// against Hugging Face is test/Reference/train-activation-cache.test.
 //
 //===----------------------------------------------------------------------===//
 
@@ -125,9 +125,8 @@ TEST(SkippedBackwards, TheFrozenOnlyClosure) {
   // A frozen stage after a trained one, the loss stage, or nothing frozen:
   // no skip.
   EXPECT_TRUE(planSkippedBackwards(chain({}), {"p1"}, 0).stages.empty());
-  EXPECT_EQ(
-      planSkippedBackwards(chain({}), {"p0", "p1", "p2", "p3"}, 0).stages,
-      (std::set<int64_t>{0, 1, 2}));
+  EXPECT_EQ(planSkippedBackwards(chain({}), {"p0", "p1", "p2", "p3"}, 0).stages,
+            (std::set<int64_t>{0, 1, 2}));
   EXPECT_TRUE(planSkippedBackwards(chain({}), {}, 0).stages.empty());
   EXPECT_NE(planSkippedBackwards(chain({}), {"p0", "p1"}, 12)
                 .describe(3)
@@ -169,8 +168,7 @@ TEST(ActivationCachePlan, NeedsFrozenProducers) {
   // I and W are skipped.
   ArtifactManifest split = chain({0});
   split.stages[0].backwardInput = "bi0";
-  EXPECT_EQ(planActivationCache(split, {"p0"}, 24, 2, 0, 48).stages.size(),
-            1u);
+  EXPECT_EQ(planActivationCache(split, {"p0"}, 24, 2, 0, 48).stages.size(), 1u);
   // The loss stage is never cached.
   plan = planActivationCache(chain({0, 1, 2, 3}), {"p0", "p1", "p2", "p3"}, 24,
                              2, 0, 48);

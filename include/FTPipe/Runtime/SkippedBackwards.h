@@ -1,4 +1,5 @@
-//===- SkippedBackwards.h - Backwards a frozen prefix does not need -*- C++ -*-===//
+//===- SkippedBackwards.h - Backwards a frozen prefix does not need -*- C++
+//-*-===//
 //
 // When a run freezes a prefix (ftpipe-run --freeze, docs/Freezing.md), a
 // stage whose parameters are all frozen and whose producers are all such
