@@ -69,12 +69,15 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
     for (const ManifestTransfer &transfer :
          manifest.entryPoints.at(stage.forward).transfers) {
       auto to = receiver.find({stage.device, transfer.peer, transfer.tag});
+      if (transfer.send && to != receiver.end())
+        entry.receivers[{transfer.peer, transfer.tag}] = to->second;
       if (!transfer.send || (to != receiver.end() && cached.count(to->second)))
         continue;
       entry.replayed.insert({transfer.peer, transfer.tag});
       entry.bytes += bytesOf(transfer.tensor);
     }
     plan.stages.push_back(std::move(entry));
+    plan.since[s] = first;
   }
   if (plan.stages.empty())
     plan.why = "no stage has only frozen parameters and frozen producers";
@@ -84,8 +87,29 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
                              "micro-batches, {1} are left)",
                              plan.period, window);
     plan.stages.clear();
+    plan.since.clear();
   }
   return plan;
+}
+
+bool ftpipe::runtime::keepAcrossFreeze(
+    ActivationCachePlan &plan, const std::map<int64_t, int64_t> &since) {
+  if (!llvm::all_of(since, [&](const auto &entry) {
+        return plan.since.count(entry.first) != 0;
+      }))
+    return false;
+  for (const auto &[stage, first] : since)
+    plan.since[stage] = first;
+  return true;
+}
+
+bool ActivationCacheUse::replays(int64_t stage, SendKey send,
+                                 int64_t mb) const {
+  auto to = receivers.at(stage).find(send);
+  if (to == receivers.at(stage).end())
+    return true;
+  auto cachedFrom = since.find(to->second);
+  return cachedFrom == since.end() || mb < cachedFrom->second + period;
 }
 
 ActivationCachePlan ftpipe::runtime::planActivationCache(
@@ -310,9 +334,12 @@ ActivationCacheUse ftpipe::runtime::useOn(const ActivationCachePlan &plan,
   use.microBatchSize = plan.microBatchSize;
   use.period = plan.period;
   use.end = plan.end;
+  use.since = plan.since;
   for (const CachedStage &stage : plan.stages)
-    if (stage.device == device)
+    if (stage.device == device) {
       use.stages[stage.stage] = stage.replayed;
+      use.receivers[stage.stage] = stage.receivers;
+    }
   if (!use.stages.empty())
     use.cache = cache;
   return use;

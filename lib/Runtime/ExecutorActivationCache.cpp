@@ -54,7 +54,8 @@ llvm::Error DeviceExecutor::cachedForward(StageProgram &stage, int64_t mb) {
     timed([&] {
       error = cache.replay(
           key, [&](int64_t peer, int64_t tag, const void *data, size_t bytes) {
-            transport.send(peer, tag, mb, data, bytes);
+            if (activationCache.replays(stage.stage(), {peer, tag}, mb))
+              transport.send(peer, tag, mb, data, bytes);
           });
     });
     stats.replayCpuSeconds += threadCpuSeconds() - cpuStart;

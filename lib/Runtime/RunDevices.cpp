@@ -460,6 +460,7 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
   const PipelineModel *cacheModel = run.model.get();
   bool cacheStopped = false;
   std::optional<std::map<int64_t, std::set<SendKey>>> cacheCovers;
+  std::map<int64_t, int64_t> cacheSince;
   auto planCache = [&](const PipelineModel &model) {
     int64_t updates = executor->updates(), steps = run.config.schedule.steps;
     if (!activationCache || updates >= steps)
@@ -485,13 +486,22 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
     ActivationCachePlan plan = planActivationCache(
         model, executor->frozen(), run.data, updates,
         cacheHorizon(moves, updates, steps), run.config.schedule.microBatches);
-    if (&model != cacheModel || plan.covered() != cacheCovers) {
+    // Under the same plan the cache goes on as the frozen set grows, unless
+    // the run compiles again as it freezes more (the next plan empties it).
+    bool samePlan = &model == cacheModel,
+         changed = !samePlan || plan.covered() != cacheCovers;
+    bool kept = samePlan && (!changed || !options.freezeRecompile) &&
+                keepAcrossFreeze(plan, cacheSince);
+    if (changed && !kept)
       activationCache->clear();
-      if (process == 0)
-        shared.call(shared.hooks.onNote, plan.describe());
-    }
+    if (changed && process == 0)
+      shared.call(shared.hooks.onNote,
+                  plan.describe() + (kept && !cacheSince.empty()
+                                         ? "; keeps what it holds"
+                                         : ""));
     cacheModel = &model;
     cacheCovers = plan.covered();
+    cacheSince = plan.since;
     ActivationCacheUse use = useOn(plan, d, &*activationCache);
     // A re-compile with more frozen is under way: its plan will empty the
     // cache, so replay what it holds but store nothing more.

@@ -159,6 +159,30 @@ TEST(ActivationCachePlan, ReplaysOnlyWhatLeavesTheCachedStages) {
   EXPECT_EQ(plan.covered().size(), 2u);
 }
 
+TEST(ActivationCachePlan, KeptAcrossADeeperFreeze) {
+  // Stage 0 cached from micro-batch 8; the run freezes p1 from micro-batch
+  // 20 under the same plan: stage 0 keeps its start, stage 1 starts at 20.
+  ActivationCachePlan before =
+      planActivationCache(chain({}), {"p0"}, 24, 2, 8, 48);
+  EXPECT_EQ(before.since, (std::map<int64_t, int64_t>{{0, 8}}));
+  ActivationCachePlan plan =
+      planActivationCache(chain({}), {"p0", "p1"}, 24, 2, 20, 48);
+  ASSERT_TRUE(keepAcrossFreeze(plan, before.since));
+  EXPECT_EQ(plan.since, (std::map<int64_t, int64_t>{{0, 8}, {1, 20}}));
+  ActivationCache cache(0, "", 0);
+  ActivationCacheUse use = useOn(plan, 0, &cache);
+  // Stage 0's stored message to stage 1 (tag 0) is sent while stage 1 runs
+  // its forward (it holds micro-batches from 20 + 12 on), then not; its
+  // message to stage 2 (not cached) always.
+  EXPECT_TRUE(use.replays(0, {1, 0}, 31));
+  EXPECT_FALSE(use.replays(0, {1, 0}, 32));
+  EXPECT_TRUE(use.replays(0, {2, 10}, 40));
+  // A stage cached before and not now: the cache cannot go on.
+  ActivationCachePlan shallower =
+      planActivationCache(chain({}), {"p0"}, 24, 2, 20, 48);
+  EXPECT_FALSE(keepAcrossFreeze(shallower, plan.since));
+}
+
 TEST(ActivationCachePlan, NeedsFrozenProducers) {
   // Stage 1 compiled frozen, but its producer stage 0 trains.
   ActivationCachePlan plan =
