@@ -273,6 +273,8 @@ static void runReplanning(
     schedule::Kind kind = config.schedule.kind;
     setup.repack = shared.processes && (kind == schedule::Kind::GPipe ||
                                         kind == schedule::Kind::OneFOneB);
+    setup.processes = communicator.devices();
+    setup.cores = std::max(1u, std::thread::hardware_concurrency());
     setup.note = note;
     freezer.emplace(std::move(setup));
   } else if (d == 0) {

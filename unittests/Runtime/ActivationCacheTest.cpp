@@ -3,13 +3,15 @@
 // planSkippedBackwards and planActivationCache on hand-made manifests (which
 // stages' backwards are skipped and which sends to them dropped, which stages
 // are cached, which of their sends a hit replays, how many micro-batches are
-// stored and replayed), the keys of micro-batches, and ActivationCache's
-// store and replay in memory and in its file. The run with MPI processes
-// against Hugging Face is test/Reference/train-activation-cache.test.
+// stored and replayed), the keys of micro-batches, ActivationCache's store
+// and replay in memory and in its file, and priceFreezeRecompile (whether
+// compiling again pays once those backwards are skipped). The run with MPI
+// processes against Hugging Face is test/Reference/train-activation-cache.test.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/ActivationCache.h"
+#include "FTPipe/Runtime/FreezeRecompile.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -181,6 +183,39 @@ TEST(ActivationCachePlan, KeptAcrossADeeperFreeze) {
   ActivationCachePlan shallower =
       planActivationCache(chain({}), {"p0"}, 24, 2, 20, 48);
   EXPECT_FALSE(keepAcrossFreeze(shallower, plan.since));
+}
+
+TEST(FreezeRecompilePrice, AgainstTheLastCompile) {
+  // The chain, 1.5 ms forwards and 3 ms backwards, stage 0 frozen (its
+  // backward skipped): 4 x 1.5 + 3 x 3 = 15 ms of work a micro-batch, 60 a
+  // step of 4; at best 15 ms a step on 4 devices, 30 on 2 cores.
+  ArtifactManifest manifest = chain({});
+  for (ManifestStage &stage : manifest.stages)
+    stage.backwardMs = 3.0;
+  ftpipe::schedule::ScheduleConfig config;
+  config.kind = ftpipe::schedule::Kind::OneFOneB;
+  config.microBatches = 4;
+  RecompilePrice price =
+      priceFreezeRecompile(manifest, config, {"p0"}, 100, std::nullopt, 4, 8);
+  EXPECT_TRUE(price.pays);
+  EXPECT_EQ(price.why, "no compile measured yet");
+  price = priceFreezeRecompile(manifest, config, {"p0"}, 100, 1.0, 4, 8);
+  EXPECT_TRUE(price.pays) << price.why;
+  EXPECT_NE(price.why.find("a re-compile at best 15.000 ms (60.000 ms of "
+                           "work over 4 devices)"),
+            std::string::npos)
+      << price.why;
+  // Fewer steps left: the same saving a step, not enough in all.
+  EXPECT_FALSE(
+      priceFreezeRecompile(manifest, config, {"p0"}, 1, 1.0, 4, 8).pays);
+  // On 2 cores the devices' idle time is the others' compute: at best the
+  // work over the cores, which the running plan is close to.
+  price = priceFreezeRecompile(manifest, config, {"p0"}, 100, 1.0, 4, 2);
+  EXPECT_FALSE(price.pays) << price.why;
+  EXPECT_NE(price.why.find("at best 30.000 ms (60.000 ms of work over 2 "
+                           "cores)"),
+            std::string::npos)
+      << price.why;
 }
 
 TEST(ActivationCachePlan, NeedsFrozenProducers) {
