@@ -81,14 +81,13 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
   }
   if (plan.stages.empty())
     plan.why = "no stage has only frozen parameters and frozen producers";
-  else if (plan.replays == 0) {
+  else if (plan.replays == 0)
+    // The stages stay covered: they store nothing, and a cache kept across
+    // a deeper freeze (keepAcrossFreeze) still replays what it holds.
     plan.why = llvm::formatv("no samples come again before the run ends (a "
                              "micro-batch's samples come again every {0} "
                              "micro-batches, {1} are left)",
                              plan.period, window);
-    plan.stages.clear();
-    plan.since.clear();
-  }
   return plan;
 }
 
@@ -164,7 +163,7 @@ std::optional<double> ActivationCachePlan::savedMsOn(int64_t device) const {
 }
 
 std::string ActivationCachePlan::describe() const {
-  if (stages.empty())
+  if (stages.empty() || replays == 0)
     return "activation cache: nothing cached: " + why;
   std::string list, bytes, saved;
   std::set<int64_t> devices;

@@ -61,8 +61,11 @@ llvm::Error DeviceExecutor::cachedForward(StageProgram &stage, int64_t mb) {
     stats.replayCpuSeconds += threadCpuSeconds() - cpuStart;
     return error;
   }
-  RecordingTransport recorder(transport,
-                              activationCache.stages.at(stage.stage()));
+  // Recorded only when the samples come again before the run ends.
+  bool storing = activationCache.readAgain(mb);
+  static const std::set<SendKey> none;
+  RecordingTransport recorder(
+      transport, storing ? activationCache.stages.at(stage.stage()) : none);
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(stage, mb, storage);
   setThreadTransport(&recorder);
@@ -70,7 +73,7 @@ llvm::Error DeviceExecutor::cachedForward(StageProgram &stage, int64_t mb) {
   setThreadTransport(&transport);
   stats.forwardCpuSeconds += threadCpuSeconds() - cpuStart;
   ++stats.forwards;
-  if (!activationCache.readAgain(mb))
+  if (!storing)
     return llvm::Error::success();
   return cache.store(key, std::move(recorder.messages));
 }

@@ -657,7 +657,8 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
   summary.memory = formatDeviceMemory(process, executor->memory(),
                                       executor->predictMemory(*list),
                                       readResidentMemory(), overhead, planned);
-  if (activationCache && activationCache->stats().forwards > 0)
+  if (activationCache &&
+      activationCache->stats().stored + activationCache->stats().replayed > 0)
     summary.memory += "\ndevice " + std::to_string(process) + " " +
                       activationCache->stats().describe();
   shared.call(shared.hooks.onDeviceDone, summary);
