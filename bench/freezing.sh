@@ -187,7 +187,9 @@ for ((e = 0; e < sim_epochs; e++)); do
   python3 - "$work/sim.log" "$e" "$depth" "$none" <<'PY'
 import re, sys
 log, epoch, depth, none = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-rows = re.findall(r"depth +(\d+) x +(\d+) replicas: simulated ([\d.]+) ms per mini-batch.*?(<- chosen)?$",
+# "depth  8, replicas 1: simulated 7.076 ms per mini-batch, ..." (replicas
+# per stage, or one factor; a one-stage device may be "(cut in N)").
+rows = re.findall(r"depth +(\d+), replicas ([\d,]+)(?: \(cut in \d+\))?: simulated ([\d.]+) ms per mini-batch.*?(<- chosen)?$",
                   open(log).read(), re.M)
 pure = next(float(ms) for d, w, ms, c in rows if w == "1")
 chosen = next((d, w, float(ms)) for d, w, ms, c in rows if c)
