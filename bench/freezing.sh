@@ -7,23 +7,23 @@
 #     synthetic question-answering task (bench/freezing_data.py: the answer
 #     span is marked by two tokens), compiled by `ftpipe-compile
 #     --devices=4` and trained on 4 MPI processes for EPOCHS epochs of
-#     SAMPLES samples (1F1B, 4 micro-batches per step, Adam, lr 1e-3), once
-#     without freezing, once with `--freeze alpha=ALPHA
-#     --freeze-recompile --freeze-recompile-args=--replicas=REPACK`
-#     (PipeTransformer's schedule: after epoch T, floor(8 (1 - (1 -
-#     ALPHA)^T)) layers frozen; each time the prefix grows, the model is
-#     compiled again with it frozen in the background, the planner choosing
-#     depth x replicas of the 4 devices with REPACK=auto, and the run
-#     migrates to that plan), and once more with `--activation-cache
-#     CACHE_MIB` and without replicas (the cache does not run with them:
-#     stages of only frozen parameters replayed from the cache for samples
-#     seen before; docs/Freezing.md). Per epoch: the frozen depth, the
-#     time (the sum of process 0's step times) and the mean loss; then the
-#     re-packed plans (stages per device, replicas and ops per device, from
-#     the compile's lines and manifests), the total time, the 4 processes' CPU
-#     time (/usr/bin/time per process: load changes it far less than the
-#     wall time) and the final loss (the last epoch's mean) of both, and the
-#     speed-ups.
+#     SAMPLES samples (1F1B, 4 micro-batches per step, Adam, lr 1e-3) three
+#     times: without freezing; with `--freeze alpha=ALPHA --activation-cache
+#     CACHE_MIB` (PipeTransformer's schedule: after epoch T, floor(8 (1 - (1
+#     - ALPHA)^T)) layers frozen; no re-compile: the frozen prefix's stages
+#     skip their backwards in the code compiled before and the cache replays
+#     their outputs for samples seen before, kept as the prefix grows); and
+#     with `--freeze alpha=ALPHA --freeze-recompile
+#     --freeze-recompile-args=--replicas=REPACK` (each time the prefix grows
+#     the run prices a re-compile against the steps left, and where it pays
+#     compiles the model again with the prefix frozen in the background, the
+#     planner choosing depth x replicas of the 4 devices with REPACK=auto,
+#     and migrates to that plan). Per epoch: the frozen depth, the time (the
+#     sum of process 0's step times) and the mean loss of each; then the
+#     total time, the 4 processes' CPU time (/usr/bin/time per process: load
+#     changes it far less than the wall time; the background compiles' own
+#     apart), the final loss (the last epoch's mean), the speed-ups, the
+#     cache's lines and the re-compile decisions and plans.
 #  2. simulated: BERT-large (24 layers) on 8 x RTX 2080 Ti over PCIe
 #     (ftpipe-opt's Mixed-Pipe with replicas=auto, the report's simulator,
 #     1F1B, M = 8): per epoch of the same alpha schedule, the mini-batch time
@@ -33,8 +33,7 @@
 # Measured times depend on the machine's load: the script prints `uptime`
 # before each run; the simulated part does not. Environment: EPOCHS
 # (default 6), SAMPLES (1024), ALPHA (0.3333), SIM_EPOCHS (6), REPACK (auto;
-# none: the re-compiles keep 4 devices without replicas, as before),
-# CACHE_MIB (1024).
+# none: the re-compiles keep 4 devices without replicas), CACHE_MIB (1024).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$(cd "${1:-$root/build}" && pwd)/bin"
@@ -63,7 +62,10 @@ run=(mpirun -np 4 --oversubscribe sh -c
      --lr 1e-3)
 echo "no freezing: $(uptime)"
 "${run[@]}" > "$work/base.log" 2>&1
-echo "alpha=$alpha, re-packing replicas=$repack: $(uptime)"
+echo "alpha=$alpha, skipped backwards and --activation-cache $cache_mib, no re-compile: $(uptime)"
+run[7]="$work/cpu.cached"
+"${run[@]}" --freeze "alpha=$alpha" --activation-cache "$cache_mib" \
+  > "$work/cached.log" 2>&1
 # timed_compiler NAME: writes $work/compile-NAME.sh, ftpipe-compile under
 # /usr/bin/time adding each background compile's own CPU time to
 # $work/cpu.compiles-NAME, to tell it from training's.
@@ -72,19 +74,13 @@ timed_compiler() {
     "$work/cpu.compiles-$1" "$bin/ftpipe-compile" > "$work/compile-$1.sh"
   chmod +x "$work/compile-$1.sh"
 }
+echo "alpha=$alpha, --freeze-recompile (where it pays), re-packing replicas=$repack: $(uptime)"
 run[7]="$work/cpu.frozen"
 timed_compiler frozen
 "${run[@]}" --freeze "alpha=$alpha" --freeze-recompile \
   --freeze-recompile-args="--replicas=$repack" \
   --replan-dir "$work/plans" --replan-compiler "$work/compile-frozen.sh" \
   > "$work/frozen.log" 2>&1
-echo "alpha=$alpha with --activation-cache $cache_mib: $(uptime)"
-run[7]="$work/cpu.cached"
-timed_compiler cached
-"${run[@]}" --freeze "alpha=$alpha" --freeze-recompile \
-  --replan-dir "$work/plans-cached" --replan-compiler "$work/compile-cached.sh" \
-  --freeze-recompile-args="--replicas=none" \
-  --activation-cache "$cache_mib" > "$work/cached.log" 2>&1
 echo "after: $(uptime)"
 python3 - "$work" "$epochs" "$samples" "$micro" "$batch" <<'PY'
 import json, os, re, sys
@@ -98,7 +94,7 @@ def parse(path):
         m = re.match(r"step (\d+) loss ([-0-9.e]+) samples/s ([0-9.e+]+)", line)
         if m:
             steps[int(m.group(1))] = (float(m.group(2)), per_step / float(m.group(3)))
-        elif line.startswith(("freeze", "migrated", "activation cache")) or "activation cache:" in line:
+        elif line.startswith(("freeze", "frozen", "migrated", "activation cache")) or "activation cache:" in line:
             notes.append(line.rstrip())
     return steps, notes
 
@@ -127,45 +123,45 @@ def depth(step):
         if s <= step:
             d = depth_at[s]
     return d
+names = ("no freezing", "skip+cache", "re-compile")
 print("%5s %6s %12s %12s %12s %12s %12s %12s" % ("epoch", "frozen", "time s", "time s", "time s", "loss", "loss", "loss"))
-print("%5s %6s %12s %12s %12s %12s %12s %12s" % ("", "layers", "no freezing", "alpha", "alpha+cache", "no freezing", "alpha", "alpha+cache"))
+print("%5s %6s %12s %12s %12s %12s %12s %12s" % ("", "layers", *names, *names))
 totals = [0.0, 0.0, 0.0]
+runs = (base, cached, frozen)
 for e in range(epochs):
     rows = range(e * steps_per_epoch, (e + 1) * steps_per_epoch)
-    t = [sum(run[s][1] for s in rows if s in run) for run in (base, frozen, cached)]
-    l = [sum(run[s][0] for s in rows if s in run) / len(rows) for run in (base, frozen, cached)]
+    t = [sum(run[s][1] for s in rows if s in run) for run in runs]
+    l = [sum(run[s][0] for s in rows if s in run) / len(rows) for run in runs]
     totals = [a + b for a, b in zip(totals, t)]
     print("%5d %6d %12.2f %12.2f %12.2f %12.4f %12.4f %12.4f" % (e, depth(e * steps_per_epoch), *t, *l))
-print("total: no freezing %.2f s, alpha %.2f s: %.2fx less time; alpha with the activation cache %.2f s: %.2fx less" % (
-    totals[0], totals[1], totals[0] / totals[1], totals[2], totals[0] / totals[2]))
+print("total time (process 0's steps): no freezing %.2f s; skipped backwards + cache %.2f s: %.2fx less; "
+      "with re-compiles %.2f s: %.2fx less" % (
+          totals[0], totals[1], totals[0] / totals[1], totals[2], totals[0] / totals[2]))
 def cpu(name):
     return sum(sum(map(float, open(os.path.join(work, "%s.%d" % (name, r))).read().split()[:2]))
                for r in range(4))
-base_cpu, frozen_cpu = cpu("cpu.base"), cpu("cpu.frozen")
 def compile_cpu(name):
     path = os.path.join(work, "cpu.compiles-" + name)
     return [sum(map(float, line.split()[:2])) for line in open(path)
             if line.strip()] if os.path.exists(path) else []
+base_cpu, cached_cpu, frozen_cpu = cpu("cpu.base"), cpu("cpu.cached"), cpu("cpu.frozen")
 compiles = compile_cpu("frozen")
-print("CPU time of the 4 processes (user + system): no freezing %.1f s, alpha %.1f s: %.2fx less; "
-      "of it the %d background compiles %.1f s: training alone %.1f s, %.2fx less" % (
-          base_cpu, frozen_cpu, base_cpu / frozen_cpu, len(compiles), sum(compiles),
-          frozen_cpu - sum(compiles), base_cpu / (frozen_cpu - sum(compiles))))
-cached_cpu = cpu("cpu.cached")
-compiles_cached = compile_cpu("cached")
-print("CPU time with the activation cache: %.1f s, of it the %d background compiles %.1f s: training alone %.1f s "
-      "(alpha without the cache: %.1f s)" % (cached_cpu, len(compiles_cached), sum(compiles_cached),
-                                              cached_cpu - sum(compiles_cached), frozen_cpu - sum(compiles)))
+print("CPU time of the 4 processes (user + system): no freezing %.1f s; skipped backwards + cache %.1f s: "
+      "%.2fx less; with re-compiles %.1f s: %.2fx less, of it the %d background compiles %.1f s "
+      "(training alone %.1f s, %.2fx less)" % (
+          base_cpu, cached_cpu, base_cpu / cached_cpu, frozen_cpu, base_cpu / frozen_cpu,
+          len(compiles), sum(compiles), frozen_cpu - sum(compiles),
+          base_cpu / (frozen_cpu - sum(compiles))))
+def final(run):
+    return sum(run[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch
+print("final loss (last epoch's mean): no freezing %.4f, skipped backwards + cache %.4f, with re-compiles %.4f" % (
+    final(base), final(cached), final(frozen)))
 for note in cache_notes:
-    if "activation cache" in note:
+    if "activation cache" in note or note.startswith("frozen backwards"):
         print("  " + note)
-print("final loss (last epoch's mean): no freezing %.4f, alpha %.4f, alpha with the cache %.4f" % (
-    sum(base[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch,
-    sum(frozen[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch,
-    sum(cached[s][0] for s in range((epochs - 1) * steps_per_epoch, epochs * steps_per_epoch)) / steps_per_epoch))
 print("plans: the first: " + stages(os.path.join(work, "plan")))
 for note in notes:
-    if note.startswith("freeze re-compile") or note.startswith("migrated"):
+    if note.startswith(("freeze re-compile", "freeze: not compiling", "migrated")):
         print("  " + re.sub(r"/tmp/tmp\.[A-Za-z0-9]+/", "", note))
 plans = os.path.join(work, "plans")
 for name in sorted(os.listdir(plans)) if os.path.isdir(plans) else []:
@@ -191,7 +187,9 @@ for ((e = 0; e < sim_epochs; e++)); do
   python3 - "$work/sim.log" "$e" "$depth" "$none" <<'PY'
 import re, sys
 log, epoch, depth, none = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-rows = re.findall(r"depth +(\d+) x +(\d+) replicas: simulated ([\d.]+) ms per mini-batch.*?(<- chosen)?$",
+# "depth  8, replicas 1: simulated 7.076 ms per mini-batch, ..." (replicas
+# per stage, or one factor; a one-stage device may be "(cut in N)").
+rows = re.findall(r"depth +(\d+), replicas ([\d,]+)(?: \(cut in \d+\))?: simulated ([\d.]+) ms per mini-batch.*?(<- chosen)?$",
                   open(log).read(), re.M)
 pure = next(float(ms) for d, w, ms, c in rows if w == "1")
 chosen = next((d, w, float(ms)) for d, w, ms, c in rows if c)

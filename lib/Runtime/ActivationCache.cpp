@@ -33,21 +33,6 @@ static int64_t bytesOf(const ManifestTensor &tensor) {
   return elements * static_cast<int64_t>(dtypeBytes(tensor.type));
 }
 
-/// Whether `stage`'s backward does nothing a run sees with `frozen` frozen:
-/// no transfer, no gradient of a trained parameter.
-static bool backwardDoesNothing(const ArtifactManifest &manifest,
-                                const ManifestStage &stage,
-                                const std::set<std::string> &frozen) {
-  if (stage.backward.empty())
-    return true;
-  const EntryPoint &entry = manifest.entryPoints.at(stage.backward);
-  return entry.transfers.empty() &&
-         llvm::none_of(entry.results, [&](const EntryValue &result) {
-           return result.kind == EntryValue::Kind::Grad &&
-                  !frozen.count(result.name);
-         });
-}
-
 ActivationCachePlan ftpipe::runtime::planActivationCache(
     const ArtifactManifest &manifest, const std::set<std::string> &frozen,
     int64_t samples, int64_t microBatchSize, int64_t first, int64_t end) {
@@ -59,25 +44,13 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
   int64_t window = std::max<int64_t>(0, end - first);
   plan.replays = std::max<int64_t>(0, window - plan.period);
   plan.stores = std::min(plan.period, plan.replays);
-  schedule::StageGraph graph = manifest.stageGraph();
-  // Stages in the order they run, so producers come first.
+  // The stages whose backward the run skips (SkippedBackwards.h): their
+  // forwards keep nothing for a backward.
+  std::set<int64_t> cached = frozenClosure(manifest, frozen);
   std::vector<int64_t> order = manifest.stageOrder;
   if (order.empty())
-    for (int64_t s = 0; s < graph.stages(); ++s)
+    for (int64_t s = 0; s < int64_t(manifest.stages.size()); ++s)
       order.push_back(s);
-  std::vector<bool> cached(graph.stages(), false);
-  for (int64_t s : order) {
-    const ManifestStage &stage = manifest.stages[s];
-    const EntryPoint &forward = manifest.entryPoints.at(stage.forward);
-    bool allFrozen = llvm::all_of(forward.arguments, [&](const EntryValue &v) {
-      return v.kind != EntryValue::Kind::Param || frozen.count(v.name);
-    });
-    // A split backward's input part would want the forward's values.
-    cached[s] =
-        s != manifest.lossStage && !stage.splits() && allFrozen &&
-        backwardDoesNothing(manifest, stage, frozen) &&
-        llvm::all_of(graph.producers[s], [&](int64_t p) { return cached[p]; });
-  }
   // The receiving stage of each forward message: (from, to, tag) -> stage.
   std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> receiver;
   for (const ManifestStage &stage : manifest.stages)
@@ -86,7 +59,7 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
       if (!transfer.send)
         receiver[{transfer.peer, stage.device, transfer.tag}] = stage.id;
   for (int64_t s : order) {
-    if (!cached[s])
+    if (!cached.count(s))
       continue;
     const ManifestStage &stage = manifest.stages[s];
     CachedStage entry;
@@ -96,24 +69,46 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
     for (const ManifestTransfer &transfer :
          manifest.entryPoints.at(stage.forward).transfers) {
       auto to = receiver.find({stage.device, transfer.peer, transfer.tag});
-      if (!transfer.send || (to != receiver.end() && cached[to->second]))
+      if (transfer.send && to != receiver.end())
+        entry.receivers[{transfer.peer, transfer.tag}] = to->second;
+      if (!transfer.send || (to != receiver.end() && cached.count(to->second)))
         continue;
       entry.replayed.insert({transfer.peer, transfer.tag});
       entry.bytes += bytesOf(transfer.tensor);
     }
     plan.stages.push_back(std::move(entry));
+    plan.since[s] = first;
   }
   if (plan.stages.empty())
-    plan.why = "no stage has only frozen parameters, frozen producers and a "
-               "backward compiled with them frozen";
-  else if (plan.replays == 0) {
+    plan.why = "no stage has only frozen parameters and frozen producers";
+  else if (plan.replays == 0)
+    // The stages stay covered: they store nothing, and a cache kept across
+    // a deeper freeze (keepAcrossFreeze) still replays what it holds.
     plan.why = llvm::formatv("no samples come again before the run ends (a "
                              "micro-batch's samples come again every {0} "
                              "micro-batches, {1} are left)",
                              plan.period, window);
-    plan.stages.clear();
-  }
   return plan;
+}
+
+bool ftpipe::runtime::keepAcrossFreeze(
+    ActivationCachePlan &plan, const std::map<int64_t, int64_t> &since) {
+  if (!llvm::all_of(since, [&](const auto &entry) {
+        return plan.since.count(entry.first) != 0;
+      }))
+    return false;
+  for (const auto &[stage, first] : since)
+    plan.since[stage] = first;
+  return true;
+}
+
+bool ActivationCacheUse::replays(int64_t stage, SendKey send,
+                                 int64_t mb) const {
+  auto to = receivers.at(stage).find(send);
+  if (to == receivers.at(stage).end())
+    return true;
+  auto cachedFrom = since.find(to->second);
+  return cachedFrom == since.end() || mb < cachedFrom->second + period;
 }
 
 ActivationCachePlan ftpipe::runtime::planActivationCache(
@@ -168,7 +163,7 @@ std::optional<double> ActivationCachePlan::savedMsOn(int64_t device) const {
 }
 
 std::string ActivationCachePlan::describe() const {
-  if (stages.empty())
+  if (stages.empty() || replays == 0)
     return "activation cache: nothing cached: " + why;
   std::string list, bytes, saved;
   std::set<int64_t> devices;
@@ -338,9 +333,12 @@ ActivationCacheUse ftpipe::runtime::useOn(const ActivationCachePlan &plan,
   use.microBatchSize = plan.microBatchSize;
   use.period = plan.period;
   use.end = plan.end;
+  use.since = plan.since;
   for (const CachedStage &stage : plan.stages)
-    if (stage.device == device)
+    if (stage.device == device) {
       use.stages[stage.stage] = stage.replayed;
+      use.receivers[stage.stage] = stage.receivers;
+    }
   if (!use.stages.empty())
     use.cache = cache;
   return use;

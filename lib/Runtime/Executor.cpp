@@ -362,14 +362,53 @@ llvm::Error DeviceExecutor::forward(int64_t stage, int64_t mb) {
                               llvm::format("%g", *result.loss)));
   if (result.loss)
     stepLosses[mb / config.schedule.microBatches].push_back(*result.loss);
-  inFlight[{stage, mb}] = {version, std::move(result.saved)};
+  // A stage whose backward is skipped keeps nothing for it.
+  if (!skipped.skips(stage, mb))
+    inFlight[{stage, mb}] = {version, std::move(result.saved)};
   return llvm::Error::success();
 }
 
+namespace {
+/// The stage code's transport during a backward whose sends to skipped
+/// stages are dropped (SkippedBackwards.h): passes the others on.
+class DroppingTransport : public Transport {
+public:
+  DroppingTransport(Transport &inner, const std::set<SendKey> &dropped)
+      : inner(inner), dropped(dropped) {}
+  int64_t device() const override { return inner.device(); }
+  void send(int64_t peer, int64_t tag, int64_t microbatch, const void *data,
+            size_t bytes) override {
+    if (!dropped.count({peer, tag}))
+      inner.send(peer, tag, microbatch, data, bytes);
+  }
+  void recv(int64_t peer, int64_t tag, int64_t microbatch, void *data,
+            size_t bytes) override {
+    inner.recv(peer, tag, microbatch, data, bytes);
+  }
+
+private:
+  Transport &inner;
+  const std::set<SendKey> &dropped;
+};
+} // namespace
+
+void DeviceExecutor::withoutDroppedSends(int64_t stage, int64_t mb,
+                                         llvm::function_ref<void()> code) {
+  const std::set<SendKey> *dropped = skipped.dropped(stage, mb);
+  if (!dropped) {
+    code();
+    return;
+  }
+  DroppingTransport dropping(*timedTransport(), *dropped);
+  setThreadTransport(&dropping);
+  code();
+  setThreadTransport(timedTransport());
+}
+
 llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
-  // A cached stage's backward does nothing (ActivationCache.h); a forward
-  // run before the cache covered the stage kept its values.
-  if (activationCache.covers(stage)) {
+  // A skipped backward (SkippedBackwards.h; the activation cache's stages
+  // among them); a forward run before the skip kept its values.
+  if (skipped.skips(stage, mb)) {
     inFlight.erase({stage, mb});
     return llvm::Error::success();
   }
@@ -386,9 +425,11 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
   std::vector<Tensor *> sums = gradientSums(*stageProgram, mb);
-  timed([&] {
-    stageProgram->backward(mb, paramsOf(*stageProgram, weights), data,
-                           std::move(it->second.saved), sums);
+  withoutDroppedSends(stage, mb, [&] {
+    timed([&] {
+      stageProgram->backward(mb, paramsOf(*stageProgram, weights), data,
+                             std::move(it->second.saved), sums);
+    });
   });
   inFlight.erase(it);
   // Drop a stashed version no micro-batch in flight uses any more.
@@ -622,6 +663,9 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
       // A device slowed down on purpose (--debug-slow) stands for a slower
       // one: its stage code's CPU time counts the factor as its wall time
       // does (timed()).
+      event.skipped = action.kind != ActionKind::Forward &&
+                      action.kind != ActionKind::Update &&
+                      skipped.skips(action.stage, action.index);
       event.cpuSeconds =
           (threadCpuSeconds() - cpuStart) *
           (action.kind == ActionKind::Update ? 1.0
@@ -678,6 +722,8 @@ llvm::json::Value ftpipe::runtime::traceToChrome(
           update ? llvm::json::Object{{"step", action.index}}
                  : llvm::json::Object{{"stage", action.stage},
                                       {"microbatch", action.index}};
+      if (event.skipped)
+        args["skipped"] = true;
       out.push_back(llvm::json::Object{
           {"name", name},
           {"cat", update                               ? "update"

@@ -54,14 +54,18 @@ llvm::Error DeviceExecutor::cachedForward(StageProgram &stage, int64_t mb) {
     timed([&] {
       error = cache.replay(
           key, [&](int64_t peer, int64_t tag, const void *data, size_t bytes) {
-            transport.send(peer, tag, mb, data, bytes);
+            if (activationCache.replays(stage.stage(), {peer, tag}, mb))
+              transport.send(peer, tag, mb, data, bytes);
           });
     });
     stats.replayCpuSeconds += threadCpuSeconds() - cpuStart;
     return error;
   }
-  RecordingTransport recorder(transport,
-                              activationCache.stages.at(stage.stage()));
+  // Recorded only when the samples come again before the run ends.
+  bool storing = activationCache.readAgain(mb);
+  static const std::set<SendKey> none;
+  RecordingTransport recorder(
+      transport, storing ? activationCache.stages.at(stage.stage()) : none);
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(stage, mb, storage);
   setThreadTransport(&recorder);
@@ -69,7 +73,7 @@ llvm::Error DeviceExecutor::cachedForward(StageProgram &stage, int64_t mb) {
   setThreadTransport(&transport);
   stats.forwardCpuSeconds += threadCpuSeconds() - cpuStart;
   ++stats.forwards;
-  if (!activationCache.readAgain(mb))
+  if (!storing)
     return llvm::Error::success();
   return cache.store(key, std::move(recorder.messages));
 }

@@ -14,6 +14,10 @@
 using namespace ftpipe::runtime;
 
 llvm::Error DeviceExecutor::inputBackward(int64_t stage, int64_t mb) {
+  if (skipped.skips(stage, mb)) { // SkippedBackwards.h
+    inFlight.erase({stage, mb});
+    return llvm::Error::success();
+  }
   auto found =
       kept(inFlight, stage, mb, "the input part of the backward", "forward");
   if (!found)
@@ -32,9 +36,11 @@ llvm::Error DeviceExecutor::inputBackward(int64_t stage, int64_t mb) {
   std::vector<Tensor> storage;
   std::vector<const Tensor *> data = dataOf(*stageProgram, mb, storage);
   std::vector<Tensor> weightSaved;
-  timed([&] {
-    weightSaved = stageProgram->backwardInput(
-        mb, paramsOf(*stageProgram, live), data, std::move(it->second.saved));
+  withoutDroppedSends(stage, mb, [&] {
+    timed([&] {
+      weightSaved = stageProgram->backwardInput(
+          mb, paramsOf(*stageProgram, live), data, std::move(it->second.saved));
+    });
   });
   waitingWeight[{stage, mb}] = {it->second.version, std::move(weightSaved)};
   inFlight.erase(it);
@@ -42,6 +48,10 @@ llvm::Error DeviceExecutor::inputBackward(int64_t stage, int64_t mb) {
 }
 
 llvm::Error DeviceExecutor::weightBackward(int64_t stage, int64_t mb) {
+  if (skipped.skips(stage, mb)) {
+    waitingWeight.erase({stage, mb});
+    return llvm::Error::success();
+  }
   auto found = kept(waitingWeight, stage, mb, "the weight part of the backward",
                     "input part");
   if (!found)

@@ -10,6 +10,7 @@
 
 #include "FTPipe/Runtime/CompiledModel.h"
 #include "FTPipe/Runtime/Migration.h"
+#include "FTPipe/Runtime/SkippedBackwards.h"
 #include "FTPipe/Support/OutputFiles.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -95,6 +96,52 @@ static std::string describePlan(const PipelineModel &model,
       .str();
 }
 
+RecompilePrice ftpipe::runtime::priceFreezeRecompile(
+    const ArtifactManifest &manifest, const schedule::ScheduleConfig &config,
+    const std::set<std::string> &frozen, int64_t remainingSteps,
+    std::optional<double> compileCpuSeconds, int64_t processes, int64_t cores) {
+  RecompilePrice price;
+  if (!compileCpuSeconds) {
+    price.why = "no compile measured yet";
+    return price;
+  }
+  std::set<int64_t> skipped = frozenClosure(manifest, frozen);
+  std::vector<double> forwardMs, backwardMs;
+  double workMs = 0;
+  for (const ManifestStage &stage : manifest.stages) {
+    if (!stage.forwardMs || !stage.backwardMs) {
+      price.why = "the plan records no stage times";
+      return price;
+    }
+    forwardMs.push_back(*stage.forwardMs);
+    backwardMs.push_back(skipped.count(stage.id) ? 0.0 : *stage.backwardMs);
+    workMs += forwardMs.back() + backwardMs.back();
+  }
+  schedule::StageGraph graph = manifest.stageGraph();
+  auto current = predictStep(graph, config, forwardMs, backwardMs, &manifest);
+  if (!current) {
+    price.why = llvm::toString(current.takeError());
+    return price;
+  }
+  workMs *= config.microBatches;
+  int64_t devices = graph.devices;
+  double bound = cores < processes ? workMs / std::max<int64_t>(1, cores) : 0;
+  double now = std::max(current->stepMs, bound);
+  double best = std::max(workMs / devices, bound);
+  double savedSeconds = (now - best) / 1000 * remainingSteps;
+  price.pays = savedSeconds > *compileCpuSeconds;
+  price.why = llvm::formatv(
+      "{0}: the plan with the frozen backwards skipped runs {1:f3} ms a step, "
+      "a re-compile at best {2:f3} ms ({3:f3} ms of work over {4} {5}): at "
+      "most {6:f2} s saved over the {7} steps left, against {8:f2} s of CPU "
+      "for the last compile",
+      price.pays ? "pays" : "does not pay", now, best, workMs,
+      cores < processes ? cores : devices,
+      cores < processes ? "cores" : "devices", savedSeconds, remainingSteps,
+      *compileCpuSeconds);
+  return price;
+}
+
 ReplanControl FreezeRecompiler::afterStep(
     int64_t updates, const std::set<std::string> &frozen, uint32_t depth,
     size_t layers, const PipelineModel &current,
@@ -110,8 +157,19 @@ ReplanControl FreezeRecompiler::afterStep(
     auto *compiled = dynamic_cast<const CompiledModel *>(&current);
     if (!compiled || !compiled->manifest().compile)
       return control;
-    ++compiles;
+    RecompilePrice price =
+        priceFreezeRecompile(compiled->manifest(), config.schedule, frozen,
+                             config.schedule.steps - updates, compileCpuSeconds,
+                             setup.processes, setup.cores);
     compiledFrozen = frozen.size();
+    if (!price.pays) {
+      setup.note(llvm::formatv("freeze: not compiling again after step {0} "
+                               "with {1} of {2} layers frozen: {3}",
+                               updates, depth, layers, price.why)
+                     .str());
+      return control;
+    }
+    ++compiles;
     if (setup.directory.empty()) {
       llvm::SmallString<128> made;
       if (std::error_code ec =
@@ -149,8 +207,8 @@ ReplanControl FreezeRecompiler::afterStep(
     }
     compile = std::move(*started);
     say(llvm::formatv("{0} of {1} layers frozen ({2} parameters); compiling "
-                      "{3} with them frozen in the background",
-                      depth, layers, frozen.size(), base)
+                      "{3} with them frozen in the background ({4})",
+                      depth, layers, frozen.size(), base, price.why)
             .str());
     return control;
   }
@@ -166,6 +224,8 @@ ReplanControl FreezeRecompiler::afterStep(
     return goOn(llvm::toString(finished->takeError()));
   std::string directory = (*finished)->directory;
   double seconds = (*finished)->seconds;
+  if ((*finished)->cpuSeconds)
+    compileCpuSeconds = (*finished)->cpuSeconds;
   std::unique_ptr<CompiledModel> &next = (*finished)->model;
   schedule::ReplicaLayout nextReplicas = replicasOf(*next);
   if (nextReplicas.replicated() && !setup.replicasAllowed)

@@ -226,11 +226,14 @@ llvm::Expected<PlanCompile> PlanCompile::start(llvm::StringRef compiler,
 
 std::optional<llvm::Error> PlanCompile::poll(bool wait) {
   std::string error;
+  std::optional<llvm::sys::ProcessStatistics> statistics;
   llvm::sys::ProcessInfo done =
       llvm::sys::Wait(process, wait ? std::nullopt : std::optional<unsigned>(0),
-                      &error, nullptr, /*Polling=*/true);
+                      &error, &statistics, /*Polling=*/true);
   if (done.Pid == 0)
     return std::nullopt;
+  if (statistics)
+    cpuSeconds = std::chrono::duration<double>(statistics->TotalTime).count();
   if (done.ReturnCode == 0 && error.empty())
     return llvm::Error::success();
   // Its last lines say why.
@@ -258,8 +261,8 @@ PlanCompile::finish(bool wait) {
   auto model = CompiledModel::open(outputDirectory);
   if (!model)
     return llvm::Expected<Plan>(model.takeError());
-  return llvm::Expected<Plan>(
-      Plan{std::move(*model), outputDirectory, now() - startSeconds});
+  return llvm::Expected<Plan>(Plan{std::move(*model), outputDirectory,
+                                   now() - startSeconds, cpuSeconds});
 }
 
 void PlanCompile::stop() {

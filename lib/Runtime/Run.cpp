@@ -379,6 +379,10 @@ static llvm::Error checkActivationCache(const TrainingRun &run,
   // A replica's producer and consumer would each decide hits alone.
   if (run.replicas.replicated())
     return fail("--activation-cache does not run with replicas yet");
+  // Cached stages keep nothing for a backward: theirs must be skipped.
+  if (options.keepFrozenBackwards)
+    return fail("--activation-cache needs the frozen stages' backwards "
+                "skipped (without --debug-keep-frozen-backwards)");
   if (!options.activationCacheDir.empty() &&
       !llvm::sys::fs::is_directory(options.activationCacheDir))
     return fail("--activation-cache-dir " + options.activationCacheDir +

@@ -273,6 +273,8 @@ static void runReplanning(
     schedule::Kind kind = config.schedule.kind;
     setup.repack = shared.processes && (kind == schedule::Kind::GPipe ||
                                         kind == schedule::Kind::OneFOneB);
+    setup.processes = communicator.devices();
+    setup.cores = std::max(1u, std::thread::hardware_concurrency());
     setup.note = note;
     freezer.emplace(std::move(setup));
   } else if (d == 0) {
@@ -460,6 +462,7 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
   const PipelineModel *cacheModel = run.model.get();
   bool cacheStopped = false;
   std::optional<std::map<int64_t, std::set<SendKey>>> cacheCovers;
+  std::map<int64_t, int64_t> cacheSince;
   auto planCache = [&](const PipelineModel &model) {
     int64_t updates = executor->updates(), steps = run.config.schedule.steps;
     if (!activationCache || updates >= steps)
@@ -485,13 +488,22 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
     ActivationCachePlan plan = planActivationCache(
         model, executor->frozen(), run.data, updates,
         cacheHorizon(moves, updates, steps), run.config.schedule.microBatches);
-    if (&model != cacheModel || plan.covered() != cacheCovers) {
+    // Under the same plan the cache goes on as the frozen set grows, unless
+    // the run compiles again as it freezes more (the next plan empties it).
+    bool samePlan = &model == cacheModel,
+         changed = !samePlan || plan.covered() != cacheCovers;
+    bool kept = samePlan && (!changed || !options.freezeRecompile) &&
+                keepAcrossFreeze(plan, cacheSince);
+    if (changed && !kept)
       activationCache->clear();
-      if (process == 0)
-        shared.call(shared.hooks.onNote, plan.describe());
-    }
+    if (changed && process == 0)
+      shared.call(shared.hooks.onNote,
+                  plan.describe() + (kept && !cacheSince.empty()
+                                         ? "; keeps what it holds"
+                                         : ""));
     cacheModel = &model;
     cacheCovers = plan.covered();
+    cacheSince = plan.since;
     ActivationCacheUse use = useOn(plan, d, &*activationCache);
     // A re-compile with more frozen is under way: its plan will empty the
     // cache, so replay what it holds but store nothing more.
@@ -499,7 +511,25 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
       use.end = 0;
     executor->setActivationCache(std::move(use));
   };
-  planCache(*run.model);
+  // The backwards a frozen prefix does not need (SkippedBackwards.h), and
+  // the cache of those stages: for the plan and the frozen set in force.
+  const PipelineModel *runningModel = run.model.get();
+  std::set<int64_t> skippedStages;
+  auto planFrozenWork = [&](const PipelineModel &model) {
+    runningModel = &model;
+    auto *compiled = dynamic_cast<const CompiledModel *>(&model);
+    if (compiled && !options.keepFrozenBackwards) {
+      SkippedBackwards skip = planSkippedBackwards(
+          compiled->manifest(), executor->frozen(),
+          executor->updates() * run.config.schedule.microBatches);
+      if (process == 0 && skip.stages != skippedStages)
+        shared.call(shared.hooks.onNote, skip.describe(executor->updates()));
+      skippedStages = skip.stages;
+      executor->setSkippedBackwards(std::move(skip));
+    }
+    planCache(model);
+  };
+  planFrozenWork(*run.model);
   bool tracing = recordsTimelines(options);
   executor->recordTrace(tracing);
   // Checkpoints name the plan they were written under.
@@ -552,7 +582,7 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
                           " layers frozen (" + std::to_string(frozen.size()) +
                           " parameters)");
         executor->setFrozen(std::move(frozen));
-        planCache(*cacheModel);
+        planFrozenWork(*runningModel);
       }
     }
     if (evaluator)
@@ -601,7 +631,7 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
       checkpoint->identity =
           identifyRun(*migration.model, migration.config, run.data);
     executor->recordTrace(tracing);
-    planCache(*migration.model);
+    planFrozenWork(*migration.model);
     TraceEvent moved;
     moved.action = schedule::Action::update(migration.atStep - 1);
     moved.migration = true;
@@ -627,7 +657,8 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
   summary.memory = formatDeviceMemory(process, executor->memory(),
                                       executor->predictMemory(*list),
                                       readResidentMemory(), overhead, planned);
-  if (activationCache && activationCache->stats().forwards > 0)
+  if (activationCache &&
+      activationCache->stats().stored + activationCache->stats().replayed > 0)
     summary.memory += "\ndevice " + std::to_string(process) + " " +
                       activationCache->stats().describe();
   shared.call(shared.hooks.onDeviceDone, summary);

@@ -323,6 +323,11 @@ static field<bool> debugReplanWait(
     cl::desc("tests: device 0 waits for each re-plan's compile at the step "
              "after it started"),
     cl::location(parsed.run.debugReplanWait), cl::cat(measureCategory));
+static field<bool> keepFrozenBackwards(
+    "debug-keep-frozen-backwards", cl::Hidden,
+    cl::desc("tests: run the backwards of stages with only frozen "
+             "parameters and frozen producers (skipped by default)"),
+    cl::location(parsed.run.keepFrozenBackwards), cl::cat(measureCategory));
 
 /// The flag's value if it was given.
 template <typename T> static std::optional<T> given(const cl::opt<T> &flag) {

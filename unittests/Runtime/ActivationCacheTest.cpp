@@ -1,14 +1,17 @@
 //===- ActivationCacheTest.cpp - The frozen prefix's cached outputs -------===//
 //
-// planActivationCache on hand-made manifests (which stages are cached, which
-// of their sends a hit replays, how many micro-batches are stored and
-// replayed), the keys of micro-batches, and ActivationCache's store and
-// replay in memory and in its file. The run with MPI processes against
-// Hugging Face is test/Reference/train-activation-cache.test.
+// planSkippedBackwards and planActivationCache on hand-made manifests (which
+// stages' backwards are skipped and which sends to them dropped, which stages
+// are cached, which of their sends a hit replays, how many micro-batches are
+// stored and replayed), the keys of micro-batches, ActivationCache's store
+// and replay in memory and in its file, and priceFreezeRecompile (whether
+// compiling again pays once those backwards are skipped). The run with MPI
+// processes against Hugging Face is test/Reference/train-activation-cache.test.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/ActivationCache.h"
+#include "FTPipe/Runtime/FreezeRecompile.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -102,16 +105,50 @@ TEST(ActivationCachePlan, CachesTheFrozenStageCompiledFrozen) {
   EXPECT_EQ(plan.savedMsOn(0), 36 * 1.5);
 }
 
-TEST(ActivationCachePlan, NotAStageFrozenOnlyDuringTheRun) {
-  // p0 frozen by the run, but the code still computes and sends gradients.
+TEST(SkippedBackwards, TheFrozenOnlyClosure) {
+  // p0 and p1 frozen by the run in code that still differentiates them:
+  // stages 0 and 1 skip their backwards, stage 2 does not send stage 1 its
+  // input gradient (tag 3).
+  SkippedBackwards skipped = planSkippedBackwards(chain({}), {"p0", "p1"}, 8);
+  EXPECT_EQ(skipped.stages, (std::set<int64_t>{0, 1}));
+  EXPECT_EQ(skipped.droppedSends,
+            (std::map<int64_t, std::set<SendKey>>{{2, {{1, 3}}}}));
+  // From micro-batch 8 on, decided by the micro-batch on every device.
+  EXPECT_FALSE(skipped.skips(0, 7));
+  EXPECT_TRUE(skipped.skips(0, 8));
+  EXPECT_FALSE(skipped.skips(2, 8));
+  EXPECT_EQ(skipped.dropped(2, 7), nullptr);
+  ASSERT_NE(skipped.dropped(2, 8), nullptr);
+  EXPECT_EQ(skipped.dropped(1, 8), nullptr);
+  // Compiled frozen: nothing to drop (stage 1 sends stage 0 nothing).
+  skipped = planSkippedBackwards(chain({0}), {"p0"}, 0);
+  EXPECT_EQ(skipped.stages, (std::set<int64_t>{0}));
+  EXPECT_TRUE(skipped.droppedSends.empty());
+  // A frozen stage after a trained one, the loss stage, or nothing frozen:
+  // no skip.
+  EXPECT_TRUE(planSkippedBackwards(chain({}), {"p1"}, 0).stages.empty());
+  EXPECT_EQ(planSkippedBackwards(chain({}), {"p0", "p1", "p2", "p3"}, 0).stages,
+            (std::set<int64_t>{0, 1, 2}));
+  EXPECT_TRUE(planSkippedBackwards(chain({}), {}, 0).stages.empty());
+  EXPECT_NE(planSkippedBackwards(chain({}), {"p0", "p1"}, 12)
+                .describe(3)
+                .find("from step 3, the backwards of stages 0, 1 are skipped"),
+            std::string::npos);
+}
+
+TEST(ActivationCachePlan, CachesAStageFrozenOnlyDuringTheRun) {
+  // p0 frozen by the run, but the code still computes and sends gradients:
+  // its backward is skipped (SkippedBackwards.h), so it is cached.
   ActivationCachePlan plan =
       planActivationCache(chain({}), {"p0"}, 24, 2, 0, 48);
+  ASSERT_EQ(plan.stages.size(), 1u);
+  EXPECT_EQ(plan.stages[0].replayed, (std::set<SendKey>{{1, 0}, {2, 10}}));
+  // A parameter frozen in the code but trained by the run is not cached
+  // (the executor would refuse such a plan anyway).
+  plan = planActivationCache(chain({0}), {}, 24, 2, 0, 48);
   EXPECT_TRUE(plan.stages.empty());
   EXPECT_NE(plan.why.find("no stage has only frozen parameters"),
             std::string::npos);
-  // A parameter frozen in the code but trained by the run is not cached
-  // either (the executor would refuse such a plan anyway).
-  EXPECT_TRUE(planActivationCache(chain({0}), {}, 24, 2, 0, 48).stages.empty());
 }
 
 TEST(ActivationCachePlan, ReplaysOnlyWhatLeavesTheCachedStages) {
@@ -124,15 +161,73 @@ TEST(ActivationCachePlan, ReplaysOnlyWhatLeavesTheCachedStages) {
   EXPECT_EQ(plan.covered().size(), 2u);
 }
 
+TEST(ActivationCachePlan, KeptAcrossADeeperFreeze) {
+  // Stage 0 cached from micro-batch 8; the run freezes p1 from micro-batch
+  // 20 under the same plan: stage 0 keeps its start, stage 1 starts at 20.
+  ActivationCachePlan before =
+      planActivationCache(chain({}), {"p0"}, 24, 2, 8, 48);
+  EXPECT_EQ(before.since, (std::map<int64_t, int64_t>{{0, 8}}));
+  ActivationCachePlan plan =
+      planActivationCache(chain({}), {"p0", "p1"}, 24, 2, 20, 48);
+  ASSERT_TRUE(keepAcrossFreeze(plan, before.since));
+  EXPECT_EQ(plan.since, (std::map<int64_t, int64_t>{{0, 8}, {1, 20}}));
+  ActivationCache cache(0, "", 0);
+  ActivationCacheUse use = useOn(plan, 0, &cache);
+  // Stage 0's stored message to stage 1 (tag 0) is sent while stage 1 runs
+  // its forward (it holds micro-batches from 20 + 12 on), then not; its
+  // message to stage 2 (not cached) always.
+  EXPECT_TRUE(use.replays(0, {1, 0}, 31));
+  EXPECT_FALSE(use.replays(0, {1, 0}, 32));
+  EXPECT_TRUE(use.replays(0, {2, 10}, 40));
+  // A stage cached before and not now: the cache cannot go on.
+  ActivationCachePlan shallower =
+      planActivationCache(chain({}), {"p0"}, 24, 2, 20, 48);
+  EXPECT_FALSE(keepAcrossFreeze(shallower, plan.since));
+}
+
+TEST(FreezeRecompilePrice, AgainstTheLastCompile) {
+  // The chain, 1.5 ms forwards and 3 ms backwards, stage 0 frozen (its
+  // backward skipped): 4 x 1.5 + 3 x 3 = 15 ms of work a micro-batch, 60 a
+  // step of 4; at best 15 ms a step on 4 devices, 30 on 2 cores.
+  ArtifactManifest manifest = chain({});
+  for (ManifestStage &stage : manifest.stages)
+    stage.backwardMs = 3.0;
+  ftpipe::schedule::ScheduleConfig config;
+  config.kind = ftpipe::schedule::Kind::OneFOneB;
+  config.microBatches = 4;
+  RecompilePrice price =
+      priceFreezeRecompile(manifest, config, {"p0"}, 100, std::nullopt, 4, 8);
+  EXPECT_TRUE(price.pays);
+  EXPECT_EQ(price.why, "no compile measured yet");
+  price = priceFreezeRecompile(manifest, config, {"p0"}, 100, 1.0, 4, 8);
+  EXPECT_TRUE(price.pays) << price.why;
+  EXPECT_NE(price.why.find("a re-compile at best 15.000 ms (60.000 ms of "
+                           "work over 4 devices)"),
+            std::string::npos)
+      << price.why;
+  // Fewer steps left: the same saving a step, not enough in all.
+  EXPECT_FALSE(
+      priceFreezeRecompile(manifest, config, {"p0"}, 1, 1.0, 4, 8).pays);
+  // On 2 cores the devices' idle time is the others' compute: at best the
+  // work over the cores, which the running plan is close to.
+  price = priceFreezeRecompile(manifest, config, {"p0"}, 100, 1.0, 4, 2);
+  EXPECT_FALSE(price.pays) << price.why;
+  EXPECT_NE(price.why.find("at best 30.000 ms (60.000 ms of work over 2 "
+                           "cores)"),
+            std::string::npos)
+      << price.why;
+}
+
 TEST(ActivationCachePlan, NeedsFrozenProducers) {
   // Stage 1 compiled frozen, but its producer stage 0 trains.
   ActivationCachePlan plan =
       planActivationCache(chain({1}), {"p1"}, 24, 2, 0, 48);
   EXPECT_TRUE(plan.stages.empty());
-  // A stage whose backward splits (zero-bubble I and W) is not cached.
+  // A stage whose backward splits (zero-bubble I and W) is cached too: its
+  // I and W are skipped.
   ArtifactManifest split = chain({0});
   split.stages[0].backwardInput = "bi0";
-  EXPECT_TRUE(planActivationCache(split, {"p0"}, 24, 2, 0, 48).stages.empty());
+  EXPECT_EQ(planActivationCache(split, {"p0"}, 24, 2, 0, 48).stages.size(), 1u);
   // The loss stage is never cached.
   plan = planActivationCache(chain({0, 1, 2, 3}), {"p0", "p1", "p2", "p3"}, 24,
                              2, 0, 48);
@@ -147,11 +242,17 @@ TEST(ActivationCachePlan, StoresOnlyWhatIsReadAgain) {
   EXPECT_EQ(plan.stores, 12);
   EXPECT_EQ(plan.replays, 20);
   // 10 samples, 4 a micro-batch: the same 4 samples every 5 micro-batches
-  // (gcd 2); a run of 4 micro-batches reads none twice: nothing is cached.
+  // (gcd 2); a run of 4 micro-batches reads none twice: nothing is stored
+  // (the stage stays covered, for a cache kept across a deeper freeze).
   plan = planActivationCache(chain({0}), {"p0"}, 10, 4, 0, 4);
   EXPECT_EQ(plan.period, 5);
-  EXPECT_TRUE(plan.stages.empty());
-  EXPECT_NE(plan.why.find("no samples come again"), std::string::npos);
+  EXPECT_EQ(plan.stores, 0);
+  EXPECT_EQ(plan.replays, 0);
+  EXPECT_EQ(plan.stages.size(), 1u);
+  EXPECT_NE(plan.describe().find("nothing cached: no samples come again"),
+            std::string::npos);
+  ActivationCache unused(0, "", 0);
+  EXPECT_FALSE(useOn(plan, 0, &unused).readAgain(0));
   plan = planActivationCache(chain({0}), {"p0"}, 10, 4, 0, 7);
   EXPECT_EQ(plan.stores, 2);
   EXPECT_EQ(plan.replays, 2);

@@ -26,6 +26,7 @@
 #define FTPIPE_RUNTIME_ACTIVATIONCACHE_H
 
 #include "FTPipe/Runtime/ArtifactManifest.h"
+#include "FTPipe/Runtime/SkippedBackwards.h"
 #include "FTPipe/Runtime/Tensor.h"
 #include "FTPipe/Schedule/Freezing.h"
 
@@ -43,9 +44,6 @@
 namespace ftpipe {
 namespace runtime {
 
-/// A forward's send as the stage code makes it: (peer device, tag).
-using SendKey = std::pair<int64_t, int64_t>;
-
 /// A stage whose forward the cache replays.
 struct CachedStage {
   int64_t stage = 0, device = 0;
@@ -56,6 +54,8 @@ struct CachedStage {
   int64_t bytes = 0;
   /// The planner's time of its forward (ManifestStage::forwardMs), if known.
   std::optional<double> forwardMs;
+  /// Per send of its forward, the stage that receives it.
+  std::map<SendKey, int64_t> receivers;
 };
 
 /// Which stages a run caches from micro-batch `first` to `end` (exclusive),
@@ -67,6 +67,10 @@ struct ActivationCachePlan {
   std::vector<CachedStage> stages;
   int64_t samples = 1, microBatchSize = 1, end = 0;
   int64_t period = 0, stores = 0, replays = 0;
+  /// Per cached stage, the first micro-batch it is cached from: the plan's
+  /// first, or, for a stage a cache kept across a deeper freeze already
+  /// held (keepAcrossFreeze), that one's.
+  std::map<int64_t, int64_t> since;
   /// Without stages: why none is cached.
   std::string why;
   /// Per cached stage, the sends a hit replays.
@@ -163,8 +167,16 @@ struct ActivationCacheUse {
   ActivationCache *cache = nullptr;
   /// Per cached stage of this device, the sends a hit replays.
   std::map<int64_t, std::set<SendKey>> stages;
+  /// Per cached stage of this device, the receiving stage of each send.
+  std::map<int64_t, std::map<SendKey, int64_t>> receivers;
+  /// ActivationCachePlan::since, of every device's cached stages.
+  std::map<int64_t, int64_t> since;
   int64_t samples = 1, microBatchSize = 1, period = 1, end = 0;
   bool covers(int64_t stage) const { return cache && stages.count(stage); }
+  /// Whether a hit of `stage`'s micro-batch `mb` sends the stored message
+  /// `send`: its receiver is not cached, or was cached too recently to
+  /// hold `mb`'s samples (it runs its forward, which reads the message).
+  bool replays(int64_t stage, SendKey send, int64_t mb) const;
   /// The key of `stage`'s micro-batch `mb`.
   ActivationCache::Key key(int64_t stage, int64_t mb) const {
     return {stage, (mb * microBatchSize) % samples};
@@ -183,6 +195,19 @@ planActivationCache(const PipelineModel &model,
                     const std::set<std::string> &frozen,
                     const std::map<std::string, Tensor> &data, int64_t updates,
                     int64_t steps, int64_t microBatches);
+
+/// Whether a cache filled under a plan whose cached stages began at
+/// `since` goes on under `plan`, the same compiled plan with a frozen set
+/// that grew (no re-compile): every stage cached before is still cached
+/// (and, when the run compiles again as it freezes more, never: the next
+/// plan empties the cache). Then `plan.since` keeps their first
+/// micro-batches: a stage cached from micro-batch s holds the outputs of
+/// micro-batches from s + period on, so every device knows, for each
+/// message a hit of a producer stored before its consumer was cached,
+/// whether the consumer still runs its forward and needs it
+/// (ActivationCacheUse::replays).
+bool keepAcrossFreeze(ActivationCachePlan &plan,
+                      const std::map<int64_t, int64_t> &since);
 
 /// The step up to which a cache filled at step `step` is read: `steps` (the
 /// run's end), or, when the run compiles the model again as it freezes more

@@ -24,6 +24,7 @@
 #include "FTPipe/Runtime/EvaluationMetrics.h"
 #include "FTPipe/Runtime/MemoryStats.h"
 #include "FTPipe/Runtime/Optimizer.h"
+#include "FTPipe/Runtime/SkippedBackwards.h"
 #include "FTPipe/Runtime/StageProgram.h"
 #include "FTPipe/Schedule/Schedule.h"
 
@@ -98,6 +99,9 @@ struct TraceEvent {
   /// Not an action: the run moved to another plan after update
   /// `action.index` (Migration.h), in this interval.
   bool migration = false;
+  /// A backward (or its I or W part) skipped: the stage is in a frozen
+  /// prefix's closure (SkippedBackwards.h).
+  bool skipped = false;
   /// The CPU time of the device's thread during the action (its code, the
   /// polls of its waits, the update): unlike the times above it leaves out
   /// the time the thread waited for a core, so it holds on a loaded machine.
@@ -108,7 +112,8 @@ struct TraceEvent {
 /// Per device its events, as a Chrome / Perfetto trace in the format of the
 /// simulator's (lib/Partition, simulationToChromeTrace): one track per
 /// device, a complete event per action named "F s2 mb5", "B s2 mb5" or
-/// "U1", stage and micro-batch in `args`, times in microseconds; a track's
+/// "U1", stage and micro-batch in `args` (and `skipped` for a skipped
+/// backward), times in microseconds; a track's
 /// k-th migration gets `migrations[k]` (why it moved) as its `why`.
 llvm::json::Value
 traceToChrome(const std::vector<std::vector<TraceEvent>> &perDevice,
@@ -170,6 +175,10 @@ public:
   void setActivationCache(ActivationCacheUse use) {
     activationCache = std::move(use);
   }
+  /// Skips the backwards of a frozen prefix's stages and drops the sends
+  /// other backwards address to them (SkippedBackwards.h). Call at a step
+  /// boundary, with the frozen set in force.
+  void setSkippedBackwards(SkippedBackwards skip) { skipped = std::move(skip); }
   /// Whether parameter `name` is frozen (ExecutorConfig::frozen).
   bool isFrozen(llvm::StringRef name) const {
     return config.frozen.count(name.str()) != 0;
@@ -235,7 +244,12 @@ private:
   TensorMap trainedWeights() const;
   std::vector<const Tensor *> dataOf(const StageProgram &stage, int64_t mb,
                                      std::vector<Tensor> &storage) const;
+  /// Runs `code` (a backward or its input part of `stage`'s micro-batch
+  /// `mb`) without the sends SkippedBackwards drops.
+  void withoutDroppedSends(int64_t stage, int64_t mb,
+                           llvm::function_ref<void()> code);
   ActivationCacheUse activationCache;
+  SkippedBackwards skipped;
 
   Communicator &communicator;
   std::vector<StageProgram *> stages;

@@ -39,6 +39,30 @@ ManifestCompile freezeCommand(const ManifestCompile &command,
                               llvm::StringRef namesFile, llvm::StringRef extra,
                               bool repack);
 
+/// Whether compiling again pays, and why (one line for a person).
+struct RecompilePrice {
+  bool pays = true;
+  std::string why;
+};
+
+/// Prices a freeze re-compile of `manifest`'s plan (run with `config` on
+/// `processes` processes over `cores` cores) with `frozen` frozen and
+/// `remainingSteps` steps left: the step it runs now, the frozen prefix's
+/// backwards skipped (SkippedBackwards.h; the manifest's stage times with
+/// those backwards at zero, as predictStep prices them), against the best a
+/// re-compile could do, the same work spread evenly over the devices with
+/// no bubble; on a host with fewer cores than processes both are at least
+/// the work over the cores (the devices' idle time is the others' compute).
+/// It pays when that saving over the remaining steps exceeds
+/// `compileCpuSeconds`, the last compile's CPU time; with none measured
+/// yet, or a plan without stage times, it is taken as paying.
+RecompilePrice priceFreezeRecompile(const ArtifactManifest &manifest,
+                                    const schedule::ScheduleConfig &config,
+                                    const std::set<std::string> &frozen,
+                                    int64_t remainingSteps,
+                                    std::optional<double> compileCpuSeconds,
+                                    int64_t processes, int64_t cores);
+
 /// Device 0's side of --freeze-recompile: the compile in flight and the
 /// decisions, said in lines for a person (`note`). Every call comes at a
 /// step boundary, after `updates` steps.
@@ -60,6 +84,8 @@ public:
     /// (freezeCommand; the manifest's `compile.plans_replicas`): MPI
     /// processes under GPipe or 1F1B, the schedules that move to replicas.
     bool repack = false;
+    /// The run's processes and the host's cores (priceFreezeRecompile).
+    int64_t processes = 1, cores = 1;
     std::function<void(const std::string &)> note;
   };
   explicit FreezeRecompiler(Setup setup) : setup(std::move(setup)) {}
@@ -71,7 +97,7 @@ public:
   /// compile finished, proposes to migrate to its plan (when planMigration
   /// and checkFrozenAtMigration accept it); else, when `frozen` has more
   /// than the plan's frozen parameters and than the last compile froze,
-  /// starts a compile with `frozen`.
+  /// starts a compile with `frozen` if it pays (priceFreezeRecompile).
   ReplanControl afterStep(int64_t updates, const std::set<std::string> &frozen,
                           uint32_t depth, size_t layers,
                           const PipelineModel &current,
@@ -86,8 +112,10 @@ private:
   Setup setup;
   int64_t compiles = 0;
   std::optional<PlanCompile> compile;
-  /// How many parameters the last compile froze.
+  /// How many parameters the last compile froze (or the last decision
+  /// not to compile saw frozen), and its CPU time.
   size_t compiledFrozen = 0;
+  std::optional<double> compileCpuSeconds;
   double decidedAt = 0;
   std::string prefix() const;
 };

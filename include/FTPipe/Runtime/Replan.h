@@ -158,6 +158,9 @@ public:
     std::unique_ptr<CompiledModel> model;
     std::string directory;
     double seconds = 0;
+    /// The compile's CPU time (user + system; unset where the system does
+    /// not say).
+    std::optional<double> cpuSeconds;
   };
   /// `poll`, then the plan opened: unset while the compile runs; why it
   /// failed, or why its plan does not open.
@@ -170,6 +173,7 @@ private:
   llvm::sys::ProcessInfo process;
   std::string outputDirectory, logPath;
   double startSeconds = 0;
+  std::optional<double> cpuSeconds;
 };
 
 /// Per device, the ops of `model`'s stages on it ("12/30"; "?" for a model

@@ -181,6 +181,9 @@ struct RunOptions {
   /// directory); -1: no cache.
   int64_t activationCacheMiB = -1;
   std::string activationCacheDir;
+  /// Tests (hidden --debug-keep-frozen-backwards): run the backwards of a
+  /// frozen prefix's stages that SkippedBackwards.h skips (and no cache).
+  bool keepFrozenBackwards = false;
 };
 
 /// A run: what every device's thread or process shares.
