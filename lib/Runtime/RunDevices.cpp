@@ -518,7 +518,8 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
   auto planFrozenWork = [&](const PipelineModel &model) {
     runningModel = &model;
     auto *compiled = dynamic_cast<const CompiledModel *>(&model);
-    if (compiled && !options.keepFrozenBackwards) {
+    if (compiled && !options.keepFrozenBackwards &&
+        executor->updates() < run.config.schedule.steps) {
       SkippedBackwards skip = planSkippedBackwards(
           compiled->manifest(), executor->frozen(),
           executor->updates() * run.config.schedule.microBatches);
