@@ -901,6 +901,18 @@ simulateOnUsedDevices(const TimedStageGraph &sg, const Links &links,
   return result;
 }
 
+Error ftpipe::schedule::checkTaskCount(uint64_t stages, uint64_t microBatches) {
+  // A forward and a backward task (or an input and a weight part) per stage
+  // and micro-batch.
+  constexpr uint64_t kMaxTasks = uint64_t(1) << 22;
+  if (stages * microBatches * 3 > kMaxTasks)
+    return makeError(llvm::formatv(
+        "simulator: {0} stages x {1} micro-batches make more than {2} "
+        "tasks; use fewer micro-batches (option 'microbatches')",
+        stages, microBatches, kMaxTasks));
+  return Error::success();
+}
+
 Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
                                                const Links &links,
                                                const SimulatorConfig &config) {
@@ -937,6 +949,10 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
     return makeError(llvm::formatv(
         "simulator: gradient bytes of {0} stages, the stage graph has {1}",
         config.stageGradientBytes.size(), S));
+  // (Async streams its own count of micro-batches, checked below.)
+  if (config.kind != Kind::Async)
+    if (llvm::Error error = checkTaskCount(S, config.microBatches))
+      return std::move(error);
   if (config.orders.devices.empty() && isZeroBubble(config.kind)) {
     // Zero-bubble W go where a device is idle: the per-device lists, not
     // per-stage orders, say when. zb-auto's come from the stages' costs
@@ -970,14 +986,8 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
     K = config.asyncMicroBatches ? config.asyncMicroBatches
                                  : std::max<uint32_t>(64, uint32_t(8 * S));
   for (;;) {
-    // A forward and a backward task per stage and micro-batch; more than
-    // this takes minutes and gigabytes.
-    constexpr uint64_t kMaxTasks = uint64_t(1) << 22;
-    if (uint64_t(S) * K * 3 > kMaxTasks)
-      return makeError(llvm::formatv(
-          "simulator: {0} stages x {1} micro-batches make more than {2} "
-          "tasks; use fewer micro-batches (option 'microbatches')",
-          S, K, kMaxTasks));
+    if (llvm::Error error = checkTaskCount(S, K))
+      return std::move(error);
     Simulation sim(sg, links, config, K,
                    stageTaskLists(sg, links.devices, config.kind, K),
                    /*byDevice=*/false);

@@ -577,6 +577,12 @@ void ReportPass::runOnOperation() {
   // stage).
   auto runtimeLists = [&](::ftpipe::schedule::Kind kind)
       -> std::optional<::ftpipe::schedule::Schedule> {
+    // Too many micro-batches: the simulator's own refusal says so.
+    if (llvm::Error tooMany = ::ftpipe::schedule::checkTaskCount(
+            data.stages.numStages(), data.config.microBatches)) {
+      llvm::consumeError(std::move(tooMany));
+      return std::nullopt;
+    }
     llvm::Expected<::ftpipe::schedule::Schedule> lists =
         ::ftpipe::schedule::generate(
             data.stages.topology(int64_t(hw->numDevices())),

@@ -253,6 +253,12 @@ struct SimResult {
   std::vector<SimEvent> events;
 };
 
+/// The simulator's limit on its work: an error (naming option
+/// 'microbatches') when `stages` x `microBatches` make more tasks than it
+/// runs (each takes a forward and a backward or more; beyond the limit a
+/// simulation, or the lists it would check, take minutes and gigabytes).
+llvm::Error checkTaskCount(uint64_t stages, uint64_t microBatches);
+
 /// Simulates `stages` over `links`. Fails on an invalid config, a malformed
 /// stage graph or one whose devices are not among the links' devices, and
 /// on given lists that miss, repeat or misplace a task or deadlock.
