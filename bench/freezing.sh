@@ -200,4 +200,4 @@ PY
   if [[ -z "$none" ]]; then none=$(cat "$work/sim.log.chosen"); fi
   cat "$work/sim.log.chosen" >> "$work/sim.chosen"; echo >> "$work/sim.chosen"
 done
-python3 -c "import sys; t = [float(x) for x in open(sys.argv[1]).read().split()]; print('over %d epochs of as many mini-batches: %.1f ms per mini-batch on average against %.1f without freezing: %.2fx less time' % (len(t), sum(t) / len(t), t[0], t[0] * len(t) / sum(t)))" "$work/sim.chosen"
+if [[ -s "$work/sim.chosen" ]]; then python3 -c "import sys; t = [float(x) for x in open(sys.argv[1]).read().split()]; print('over %d epochs of as many mini-batches: %.1f ms per mini-batch on average against %.1f without freezing: %.2fx less time' % (len(t), sum(t) / len(t), t[0], t[0] * len(t) / sum(t)))" "$work/sim.chosen"; fi
