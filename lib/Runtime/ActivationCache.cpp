@@ -47,10 +47,6 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
   // The stages whose backward the run skips (SkippedBackwards.h): their
   // forwards keep nothing for a backward.
   std::set<int64_t> cached = frozenClosure(manifest, frozen);
-  std::vector<int64_t> order = manifest.stageOrder;
-  if (order.empty())
-    for (int64_t s = 0; s < int64_t(manifest.stages.size()); ++s)
-      order.push_back(s);
   // The receiving stage of each forward message: (from, to, tag) -> stage.
   std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> receiver;
   for (const ManifestStage &stage : manifest.stages)
@@ -58,7 +54,7 @@ ActivationCachePlan ftpipe::runtime::planActivationCache(
          manifest.entryPoints.at(stage.forward).transfers)
       if (!transfer.send)
         receiver[{transfer.peer, stage.device, transfer.tag}] = stage.id;
-  for (int64_t s : order) {
+  for (int64_t s : manifest.stageOrder) {
     if (!cached.count(s))
       continue;
     const ManifestStage &stage = manifest.stages[s];

@@ -23,11 +23,7 @@ ftpipe::runtime::frozenClosure(const ArtifactManifest &manifest,
     return closure;
   schedule::StageGraph graph = manifest.stageGraph();
   // Stages in the order they run, so producers come first.
-  std::vector<int64_t> order = manifest.stageOrder;
-  if (order.empty())
-    for (int64_t s = 0; s < graph.stages(); ++s)
-      order.push_back(s);
-  for (int64_t s : order) {
+  for (int64_t s : manifest.stageOrder) {
     const EntryPoint &forward =
         manifest.entryPoints.at(manifest.stages[s].forward);
     bool allFrozen = llvm::all_of(forward.arguments, [&](const EntryValue &v) {

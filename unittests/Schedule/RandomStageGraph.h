@@ -1,7 +1,7 @@
 //===- RandomStageGraph.h - Random stage DAGs for property tests -*- C++
 //-*-===//
 //
-// The random stage graphs the schedule property tests share.
+// The random stage graphs and stage costs the schedule property tests share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <random>
+#include <vector>
 
 namespace ftpipe {
 namespace schedule {
@@ -39,6 +40,24 @@ inline StageGraph randomGraph(std::mt19937 &rng) {
   if (devices > 1 && rng() % 2)
     graph.tiedDevices = {{0, static_cast<int64_t>(rng() % devices)}};
   return graph;
+}
+
+/// Random per-stage forward, input-gradient and weight-gradient costs (ms)
+/// drawn from [low, high); with \p zeroWeights, a quarter of the stages have
+/// no weight part (a stage without parameters).
+struct RandomCosts {
+  std::vector<double> forward, input, weight;
+};
+inline RandomCosts randomCosts(std::mt19937 &rng, int64_t stages, double low,
+                               double high, bool zeroWeights) {
+  std::uniform_real_distribution<double> cost(low, high);
+  RandomCosts costs;
+  for (int64_t s = 0; s < stages; ++s) {
+    costs.forward.push_back(cost(rng));
+    costs.input.push_back(cost(rng));
+    costs.weight.push_back(zeroWeights && rng() % 4 == 0 ? 0.0 : cost(rng));
+  }
+  return costs;
 }
 
 } // namespace test

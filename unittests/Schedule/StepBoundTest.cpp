@@ -107,16 +107,13 @@ TEST(StepLowerBound, PassedOnValuesLeaveAtTheForwardsStart) {
 // busiest device's work.
 TEST(StepLowerBoundProperty, NeverAboveASimulatedStep) {
   std::mt19937 rng(2727);
-  std::uniform_real_distribution<double> cost(0.0, 4.0);
   for (int trial = 0; trial < 300; ++trial) {
     StageGraph graph = test::randomGraph(rng);
     int64_t n = graph.stages();
-    std::vector<double> fwd, input, weight;
-    for (int64_t s = 0; s < n; ++s) {
-      fwd.push_back(cost(rng));
-      input.push_back(cost(rng));
-      weight.push_back(rng() % 4 ? cost(rng) : 0.0);
-    }
+    test::RandomCosts costs =
+        test::randomCosts(rng, n, 0.0, 4.0, /*zeroWeights=*/true);
+    const std::vector<double> &fwd = costs.forward, &input = costs.input,
+                              &weight = costs.weight;
     TimedStageGraph sg = TimedStageGraph::withCosts(graph, fwd, input, weight,
                                                     uint64_t(rng() % 3) << 20);
     for (int64_t s = 0; s < n; ++s)

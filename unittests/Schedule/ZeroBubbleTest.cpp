@@ -394,18 +394,13 @@ TEST(ZeroBubbleH1, WithBytesSplitsWhereTheBuffersFit) {
 // than 1F1B's on the same stages, costs and links (I + W = B).
 TEST(ZeroBubbleProperty, AutoRunsDryNeverSlowerThanOneFOneB) {
   std::mt19937 rng(2701);
-  std::uniform_real_distribution<double> cost(0.5, 4.0);
   for (int trial = 0; trial < 150; ++trial) {
     StageGraph graph = test::randomGraph(rng);
     int64_t n = graph.stages();
-    std::vector<double> fwd, input, weight;
-    for (int64_t s = 0; s < n; ++s) {
-      fwd.push_back(cost(rng));
-      input.push_back(cost(rng));
-      weight.push_back(cost(rng));
-    }
-    TimedStageGraph sg =
-        timed(graph, fwd, input, weight, /*bytes=*/uint64_t(rng() % 3) << 20);
+    test::RandomCosts costs =
+        test::randomCosts(rng, n, 0.5, 4.0, /*zeroWeights=*/false);
+    TimedStageGraph sg = timed(graph, costs.forward, costs.input, costs.weight,
+                               /*bytes=*/uint64_t(rng() % 3) << 20);
     Links links = Links::uniform(graph.devices, 10.0, 5.0);
     ScheduleConfig config{Kind::ZeroBubbleAuto, int64_t(1 + rng() % 8),
                           int64_t(1 + rng() % 2), randomSplit(rng, n)};
@@ -437,20 +432,18 @@ TEST(ZeroBubbleProperty, AutoRunsDryNeverSlowerThanOneFOneB) {
 // 1F1B's peak), zb-auto's on random costs, and 1F1B's (no W buffers).
 TEST(ZeroBubbleProperty, PlanMemoryBoundsTheListsPeak) {
   std::mt19937 rng(2702);
-  std::uniform_real_distribution<double> cost(0.5, 4.0);
   for (int trial = 0; trial < 200; ++trial) {
     StageGraph graph = test::randomGraph(rng);
     int64_t n = graph.stages();
-    std::vector<double> fwd, input, weight;
+    test::RandomCosts costs =
+        test::randomCosts(rng, n, 0.5, 4.0, /*zeroWeights=*/false);
     StageMemory memory;
     for (int64_t s = 0; s < n; ++s) {
-      fwd.push_back(cost(rng));
-      input.push_back(cost(rng));
-      weight.push_back(cost(rng));
       memory.activationBytes.push_back(rng() % 100);
       memory.weightBufferBytes.push_back(rng() % 100);
     }
-    TimedStageGraph sg = timed(graph, fwd, input, weight, /*bytes=*/0);
+    TimedStageGraph sg = timed(graph, costs.forward, costs.input, costs.weight,
+                               /*bytes=*/0);
     Links links = Links::uniform(graph.devices, 10.0, 5.0);
     int64_t microBatches = 1 + rng() % 8;
     std::vector<bool> split = randomSplit(rng, n);
@@ -553,22 +546,21 @@ TEST(ZeroBubbleAuto, SkipsSimulatorOrdersTheListsCannotRun) {
 // 1F1B's on random stage DAGs, placements and costs.
 TEST(ZeroBubbleProperty, BoundedAutoFitsAndNeverSlowerThanOneFOneB) {
   std::mt19937 rng(2703);
-  std::uniform_real_distribution<double> cost(0.5, 4.0), slack(1.0, 2.0);
+  std::uniform_real_distribution<double> slack(1.0, 2.0);
   for (int trial = 0; trial < 150; ++trial) {
     StageGraph graph = test::randomGraph(rng);
     int64_t n = graph.stages();
-    std::vector<double> fwd, input, weight;
+    test::RandomCosts costs =
+        test::randomCosts(rng, n, 0.5, 4.0, /*zeroWeights=*/false);
     ZeroBubbleLimits limits;
     for (int64_t s = 0; s < n; ++s) {
-      fwd.push_back(cost(rng));
-      input.push_back(cost(rng));
-      weight.push_back(cost(rng));
       limits.memory.activationBytes.push_back(1 + rng() % 100);
       limits.memory.weightBufferBytes.push_back(rng() % 300);
       limits.memory.workingBytes.push_back(rng() % 200);
       limits.memory.weightWorkingBytes.push_back(rng() % 20);
     }
-    TimedStageGraph sg = timed(graph, fwd, input, weight, /*bytes=*/0);
+    TimedStageGraph sg = timed(graph, costs.forward, costs.input, costs.weight,
+                               /*bytes=*/0);
     Links links = Links::uniform(graph.devices, 10.0, 5.0);
     ScheduleConfig config{Kind::ZeroBubbleAuto, int64_t(1 + rng() % 8), 1};
     ScheduleConfig oneF{Kind::OneFOneB, config.microBatches, 1};

@@ -39,6 +39,8 @@ struct ArtifactManifest {
   std::vector<std::string> artifacts;
   /// Indexed by stage id (stages[s].id == s).
   std::vector<ManifestStage> stages;
+  /// The stages in the order they run, producers first: a permutation of the
+  /// stage ids, never empty after reading (0, 1, ... where the file has none).
   std::vector<int64_t> stageOrder;
   std::map<std::string, EntryPoint> entryPoints;
   /// Each parameter's devices ascending, the owner first.
