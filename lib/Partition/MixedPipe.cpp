@@ -10,6 +10,7 @@
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ThreadPool.h"
 
@@ -255,9 +256,16 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
     std::string error; // a failure of the simulator: the whole run fails
   };
   std::vector<Job> jobs;
+  // For a synchronous step, packing also tries the paired runs' finer L:
+  // more, smaller chunks per device (an interleaved placement) shorten the
+  // fill and drain that a step pays, though not the async time.
+  std::vector<uint32_t> packing = config.stageMultipliers;
+  if (config.syncSchedule)
+    for (uint32_t m : config.pairedRunMultipliers)
+      if (!llvm::is_contained(packing, m))
+        packing.push_back(m);
   for (bool paired : {false, true})
-    for (uint32_t m :
-         paired ? config.pairedRunMultipliers : config.stageMultipliers) {
+    for (uint32_t m : paired ? config.pairedRunMultipliers : packing) {
       Job &job = jobs.emplace_back();
       job.cand.numBlocks = m * P;
       job.cand.pairedRuns = paired;

@@ -61,9 +61,11 @@ struct MixedPipeConfig {
   /// selectBySimulation; 0: never).
   uint32_t polishSimulations = 384;
   /// The synchronous schedule the plan will run under, when it is not the
-  /// objective's: every feasible candidate is also simulated under it as
-  /// ftpipe-run runs it (simulateSynchronousStep: zb-auto within each
-  /// device's memory), and the candidates compete by that step first (one
+  /// objective's: packing also tries the L of pairedRunMultipliers (finer,
+  /// interleaved placements, whose fill and drain are shorter), every
+  /// feasible candidate is also simulated under it as ftpipe-run runs it
+  /// (simulateSynchronousStep: zb-auto within each device's memory), and
+  /// the candidates compete by that step first (one
   /// that cannot run it, such as no zb-auto list fitting, after those that
   /// can), then as without it. Memory is checked under the objective's
   /// schedule as before, and polishBySimulation's moves are kept only when
