@@ -19,6 +19,9 @@
 # memory bound (the same plan on devices of 1 TiB: its fastest lists
 # regardless of memory) and what those need. 1F1B is the lists ftpipe-run
 # runs (schedule::generate), as the report shows it since 2026-11-27.
+# Rows "+sync" are the same planner with `sync-schedule=zb-auto` (candidate
+# plans chosen by their simulated zb-auto step within memory; SYNC=0 leaves
+# them out).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
@@ -67,13 +70,16 @@ echo "hardware $hardware; simulated (load $(load) does not matter)"
 echo "| model | plan | M | 1F1B ms (idle) | ZB-H1 ms (idle) | zb-auto ms (idle) | ZB-H1 bound ms (idle) | async ms | sync step bound ms (/ async) | zb-auto / async | zb-auto / bound | zb-auto / 1F1B | max GiB 1F1B / ZB-H1 / zb-auto | zb-auto unbounded ms (idle), max GiB |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 "$bin/ftpipe-model-gen" t5-3b --quiet -o "$work/t5-3b.mlir"
+sync="${SYNC:-1}"
 for m in 8 16; do
   row t5-3b adafactor auto-partition "$m" auto-partition
+  [ "$sync" = 0 ] || row t5-3b adafactor auto-partition+sync "$m" auto-partition sync-schedule=zb-auto
 done
 for model in gpt2-xl bert-large-uncased; do
   "$bin/ftpipe-model-gen" "$model" --quiet -o "$work/$model.mlir"
   for m in 8 16; do
     row "$model" adam mixed-pipe "$m" mixed-pipe
+    [ "$sync" = 0 ] || row "$model" adam mixed-pipe+sync "$m" mixed-pipe sync-schedule=zb-auto
     row "$model" adam seq-pipe-dp "$m" seq-pipe method=dp
     row "$model" adam seq-pipe-greedy "$m" seq-pipe method=greedy
   done

@@ -8,6 +8,10 @@
 #
 # MODEL is a bundled name (ftpipe-model-gen --list-models) or a config.json;
 # HARDWARE a preset name or a cluster JSON file. Outputs go to build/main/.
+# SYNC_SCHEDULE=zb-auto (or gpipe, 1f1b, zb-h1) picks, among the candidate
+# plans, the one with the shortest simulated step under that synchronous
+# schedule (ftpipe-auto-partition's sync-schedule, docs/Partition.md); the
+# default, none, keeps FTPipe's choice by the async time.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -31,7 +35,7 @@ echo "== generating $model"
 echo "== partitioning for $hardware"
 "$FTPIPE_BUILD_DIR/bin/ftpipe-opt" "$out/$name.mlir" \
   --ftpipe-annotate-costs="hardware=$hardware" \
-  --ftpipe-auto-partition="optimizer=$optimizer" \
+  --ftpipe-auto-partition="optimizer=$optimizer sync-schedule=${SYNC_SCHEDULE:-none}" \
   --ftpipe-report="optimizer=$optimizer json=$out/$name.report.json trace=$out/$name.trace.json dot=$out/$name.stages.dot" \
   --mlir-print-debuginfo -o "$out/$name.partitioned.mlir"
 echo "== written: $out/$name.partitioned.mlir (partitioned IR),"

@@ -10,10 +10,12 @@
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/Verify.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ThreadPool.h"
 
 #include <chrono>
+#include <cmath>
 #include <optional>
 
 using namespace ftpipe::partition;
@@ -97,6 +99,15 @@ static Error glueWeightOnlyOps(const Graph &graph, const Hardware &hw,
   return Error::success();
 }
 
+/// -1, 0 or 1 as step `a` is shorter than, equal to (up to rounding) or
+/// longer than step `b`; infinite steps are equal.
+static int compareSteps(double a, double b) {
+  if (a == b)
+    return 0;
+  double eps = std::isinf(a) || std::isinf(b) ? 0.0 : 1e-9 * std::max(a, b);
+  return a < b - eps ? -1 : a > b + eps ? 1 : 0;
+}
+
 /// How far the chosen plan's simulated time must lie above its objective
 /// for polishBySimulation to run: below that there is little to win back,
 /// and every simulation costs.
@@ -111,13 +122,25 @@ static Error polishChoice(const Graph &graph, const Hardware &hw,
       result.simulatedMs <=
           result.metrics.asyncMsPerMicroBatch * (1 + kPolishGap))
     return Error::success();
+  Plan polished = result.plan;
   Expected<size_t> moved = polishBySimulation(
-      graph, hw, result.plan, config.objective, config.polishSimulations);
+      graph, hw, polished, config.objective, config.polishSimulations);
   if (!moved)
     return moved.takeError();
-  result.polishMoves = *moved;
   if (*moved == 0)
     return Error::success();
+  // The moves judge the objective's schedule; a sync step that rises
+  // undoes them.
+  double step = 0.0;
+  if (config.syncSchedule) {
+    step = synchronousStepMs(graph, hw, polished, config.objective,
+                             *config.syncSchedule);
+    if (compareSteps(step, result.stepMs) > 0)
+      return Error::success();
+  }
+  result.plan = std::move(polished);
+  result.polishMoves = *moved;
+  result.stepMs = step;
   Expected<PlanMetrics> metrics =
       evaluatePlan(graph, hw, result.plan, config.objective);
   if (!metrics)
@@ -233,9 +256,16 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
     std::string error; // a failure of the simulator: the whole run fails
   };
   std::vector<Job> jobs;
+  // For a synchronous step, packing also tries the paired runs' finer L:
+  // more, smaller chunks per device (an interleaved placement) shorten the
+  // fill and drain that a step pays, though not the async time.
+  std::vector<uint32_t> packing = config.stageMultipliers;
+  if (config.syncSchedule)
+    for (uint32_t m : config.pairedRunMultipliers)
+      if (!llvm::is_contained(packing, m))
+        packing.push_back(m);
   for (bool paired : {false, true})
-    for (uint32_t m :
-         paired ? config.pairedRunMultipliers : config.stageMultipliers) {
+    for (uint32_t m : paired ? config.pairedRunMultipliers : packing) {
       Job &job = jobs.emplace_back();
       job.cand.numBlocks = m * P;
       job.cand.pairedRuns = paired;
@@ -260,6 +290,9 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
           }
           job.cand.simulatedMs = sim->msPerMicroBatch;
         }
+        if (config.syncSchedule)
+          job.cand.stepMs = synchronousStepMs(
+              graph, hw, *plan, config.objective, *config.syncSchedule);
         job.plan = std::move(*plan);
       });
     pool.wait();
@@ -312,6 +345,10 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
            (worst <= incumbent + eps && cand.refinedMs < objective - objEps)) &&
           (cand.refinedMs <= objective + objEps || !credible);
     }
+    // A synchronous step to run decides first.
+    if (found && config.syncSchedule)
+      if (int step = compareSteps(cand.stepMs, result.stepMs))
+        better = step < 0;
     if (better) {
       Expected<PlanMetrics> metrics =
           evaluatePlan(graph, hw, *plan, config.objective);
@@ -320,6 +357,7 @@ ftpipe::partition::runMixedPipe(const Graph &graph, const Hardware &hw,
       result.plan = std::move(*plan);
       result.metrics = std::move(*metrics);
       result.simulatedMs = cand.simulatedMs;
+      result.stepMs = cand.stepMs;
       result.numBlocks = cand.numBlocks;
       result.pairedRuns = paired;
       found = true;

@@ -155,10 +155,9 @@ static Expected<Plan> mapPlanBack(const Graph &graph, Plan plan,
   return std::move(out);
 }
 
-Expected<Plan>
-ftpipe::partition::solveWithReplication(const Graph &graph, const Hardware &hw,
-                                        const ObjectiveConfig &config,
-                                        GraphPlanSolver solve) {
+Expected<Plan> ftpipe::partition::solveWithReplication(
+    const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
+    GraphPlanSolver solve, std::optional<schedule::Kind> syncSchedule) {
   std::vector<bool> replicated = chooseReplicatedNodes(graph, hw, config);
   if (llvm::none_of(replicated, [](bool r) { return r; }))
     return solve(graph, config);
@@ -208,6 +207,17 @@ ftpipe::partition::solveWithReplication(const Graph &graph, const Hardware &hw,
     llvm::consumeError(plain.takeError());
     return mapped;
   }
+  // With a synchronous schedule to run, the shorter step under it.
+  if (syncSchedule) {
+    double mappedStep =
+        synchronousStepMs(graph, hw, *mapped, config, *syncSchedule);
+    double plainStep =
+        synchronousStepMs(graph, hw, *plain, config, *syncSchedule);
+    if (mappedStep < plainStep * (1 - 1e-9))
+      return mapped;
+    if (plainStep < mappedStep * (1 - 1e-9))
+      return plain;
+  }
   // The faster plan by the objective (between equals, the one whose busiest
   // sender sends less), as long as it does not simulate slower either.
   Expected<PlanMetrics> plainM = evaluatePlan(graph, hw, *plain, config);
@@ -242,12 +252,12 @@ ftpipe::partition::solveWithReplication(const Graph &graph, const Hardware &hw,
 Expected<Plan> ftpipe::partition::solvePartitioning(
     RecomputeMode mode, bool replicate, bool forward, const Graph &graph,
     const Hardware &hw, const ObjectiveConfig &config, GraphPlanSolver solve,
-    bool tryKeeping) {
+    bool tryKeeping, std::optional<schedule::Kind> syncSchedule) {
   Expected<Plan> plan = solveWithRecomputation(
       mode, graph, hw, config,
       [&](const ObjectiveConfig &c) -> Expected<Plan> {
         if (replicate)
-          return solveWithReplication(graph, hw, c, solve);
+          return solveWithReplication(graph, hw, c, solve, syncSchedule);
         return solve(graph, c);
       },
       tryKeeping);

@@ -10,6 +10,7 @@
 #include "FTPipe/Partition/ZeroBubbleLists.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace ftpipe::partition;
 using llvm::Error;
@@ -38,18 +39,23 @@ std::vector<std::string> ftpipe::partition::deviceNames(const Hardware &hw) {
   return names;
 }
 
+/// Whether every device of `hw` holds a stage (runtime lists need one).
+static bool usesEveryDevice(const StageGraph &stages, const Hardware &hw) {
+  std::vector<bool> used(hw.numDevices(), false);
+  for (uint32_t d : stages.device)
+    if (d < used.size())
+      used[d] = true;
+  return llvm::all_of(used, [](bool u) { return u; });
+}
+
 Expected<SimResult> ftpipe::partition::simulate(const StageGraph &stages,
                                                 const Hardware &hw,
                                                 const SimulatorConfig &config) {
   // zb-h1 runs the lists that keep each device within its 1F1B peak, as
   // ftpipe-run's do (on a plan that uses every device).
-  std::vector<bool> used(hw.numDevices(), false);
-  for (uint32_t d : stages.device)
-    if (d < used.size())
-      used[d] = true;
   if (config.kind == schedule::Kind::ZeroBubbleH1 &&
       config.orders.devices.empty() && config.replicas.replicas.empty() &&
-      llvm::all_of(used, [](bool u) { return u; })) {
+      usesEveryDevice(stages, hw)) {
     Expected<schedule::Schedule> lists = zeroBubbleH1Lists(
         stages, int64_t(hw.numDevices()), config.microBatches, config.split);
     if (!lists)
@@ -74,6 +80,57 @@ Expected<SimResult> ftpipe::partition::simulatePlan(
   if (schedule::isZeroBubble(config.kind))
     config.split = sg->splitStages();
   return simulate(*sg, hw, config);
+}
+
+Expected<SimResult> ftpipe::partition::simulateSynchronousStep(
+    const Graph &graph, const Hardware &hw, const Plan &plan,
+    const ObjectiveConfig &objective, schedule::Kind kind) {
+  if (kind == schedule::Kind::Async)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the async schedule has no step");
+  Expected<PlanMetrics> metrics = evaluatePlan(graph, hw, plan, objective);
+  if (!metrics)
+    return metrics.takeError();
+  Expected<StageGraph> sg = buildStageGraph(graph, hw, plan, objective);
+  if (!sg)
+    return sg.takeError();
+  SimulatorConfig config;
+  config.kind = kind;
+  config.microBatches = objective.microBatches;
+  config.recordEvents = false;
+  if (schedule::isZeroBubble(kind))
+    config.split = sg->splitStages();
+  // zb-h1's lists are simulate's own; the others' as ftpipe-run builds them.
+  if (kind != schedule::Kind::ZeroBubbleH1 && usesEveryDevice(*sg, hw)) {
+    if (Error tooMany =
+            schedule::checkTaskCount(sg->numStages(), objective.microBatches))
+      return std::move(tooMany);
+    Expected<schedule::Schedule> lists =
+        kind == schedule::Kind::ZeroBubbleAuto
+            ? zeroBubbleAutoLists(*sg, hw, metrics->memoryInputs,
+                                  trainingSetupOf(objective),
+                                  objective.microBatches)
+            : schedule::generate(sg->topology(int64_t(hw.numDevices())),
+                                 {kind, int64_t(objective.microBatches), 1});
+    if (!lists)
+      return lists.takeError();
+    config.orders = std::move(*lists);
+  }
+  return simulate(*sg, hw, config);
+}
+
+double ftpipe::partition::synchronousStepMs(const Graph &graph,
+                                            const Hardware &hw,
+                                            const Plan &plan,
+                                            const ObjectiveConfig &objective,
+                                            schedule::Kind kind) {
+  Expected<SimResult> step =
+      simulateSynchronousStep(graph, hw, plan, objective, kind);
+  if (!step) {
+    llvm::consumeError(step.takeError());
+    return std::numeric_limits<double>::infinity();
+  }
+  return step->msPerMiniBatch;
 }
 
 /// The figures of `plan`, whose metrics are `m`, simulated.

@@ -1,11 +1,15 @@
-//===- ZeroBubbleLists.cpp - A plan's zb-h1 lists within 1F1B's memory ----===//
+//===- ZeroBubbleLists.cpp - A plan's zero-bubble lists in memory --------===//
 //
-// The cost model's bytes per stage as the dry run counts them, and zb-h1's
-// lists built with them (schedule::generate).
+// The cost model's bytes per stage as the dry run counts them, zb-h1's
+// lists built with them (schedule::generate), and zb-auto's within each
+// device's memory (schedule::generateZeroBubbleAuto).
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/ZeroBubbleLists.h"
+
+#include "FTPipe/Partition/Simulator.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 
 using namespace ftpipe::partition;
 
@@ -31,4 +35,20 @@ ftpipe::partition::zeroBubbleH1Lists(const StageGraph &stages, int64_t devices,
                                   split};
   schedule::StageMemory memory = stageMemory(stages);
   return schedule::generate(stages.topology(devices), config, &memory);
+}
+
+llvm::Expected<ftpipe::schedule::Schedule>
+ftpipe::partition::zeroBubbleAutoLists(
+    const StageGraph &stages, const Hardware &hw,
+    llvm::ArrayRef<schedule::DeviceMemoryInputs> inputs,
+    const schedule::TrainingSetup &setup, uint32_t microBatches) {
+  schedule::StageGraph topology = stages.topology(int64_t(hw.numDevices()));
+  schedule::ScheduleConfig config{schedule::Kind::ZeroBubbleAuto, microBatches,
+                                  1, stages.splitStages()};
+  llvm::Expected<schedule::ZeroBubbleLimits> limits =
+      schedule::zeroBubbleLimits(topology, inputs, setup);
+  if (!limits)
+    return limits.takeError();
+  return schedule::generateZeroBubbleAuto(topology, stages, linksOf(hw), config,
+                                          *limits);
 }

@@ -2,7 +2,8 @@
 //
 // FTPipe's rule "run what is feasible, take the best": Seq-Pipe dp (when
 // affordable), Seq-Pipe greedy and Mixed-Pipe; every feasible plan is scored
-// by the simulator under the chosen schedule and the fastest one is kept.
+// by the simulator under the chosen schedule and the fastest one is kept
+// (with `sync-schedule`: the shortest simulated step under that schedule).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,15 +47,20 @@ struct Candidate {
   std::string failure;
   double seconds = 0.0;
   double asyncMs = 0.0, simulatedMs = 0.0, imbalance = 0.0;
+  /// Simulated step under the pass's sync-schedule (ms per mini-batch;
+  /// infinite when the plan cannot run it, 0 without one).
+  double stepMs = 0.0;
   size_t numStages = 0;
 };
 } // namespace
 
 /// Runs `solve`, timing it, and scores its plan with the objective and the
-/// simulator under `config`'s schedule.
+/// simulator under `config`'s schedule, and under `sync` (a synchronous
+/// kind; Async: none) as ftpipe-run runs it.
 static Candidate
 runCandidate(StringRef method, const PartitionProblem &problem,
              const partition::ObjectiveConfig &config,
+             ::ftpipe::schedule::Kind sync,
              function_ref<llvm::Expected<partition::Plan>()> solve) {
   Candidate candidate;
   candidate.method = method.str();
@@ -78,6 +84,9 @@ runCandidate(StringRef method, const PartitionProblem &problem,
   candidate.asyncMs = metrics->asyncMsPerMicroBatch;
   candidate.imbalance = metrics->imbalance;
   candidate.simulatedMs = sim->msPerMicroBatch;
+  if (sync != ::ftpipe::schedule::Kind::Async)
+    candidate.stepMs = partition::synchronousStepMs(graph, problem.hardware,
+                                                    *plan, config, sync);
   candidate.numStages = plan->numStages();
   candidate.plan = std::move(*plan);
   return candidate;
@@ -97,6 +106,11 @@ void AutoPartitionPass::runOnOperation() {
   const partition::Graph &graph = problem.opGraph.graph;
   const partition::Hardware &hw = problem.hardware;
   partition::ObjectiveConfig objective = partition::objectiveConfigOf(setup);
+  auto sync = [&]() -> std::optional<::ftpipe::schedule::Kind> {
+    if (syncSchedule == ::ftpipe::schedule::Kind::Async)
+      return std::nullopt;
+    return syncSchedule.getValue();
+  };
 
   auto planOf = [](auto result) -> llvm::Expected<partition::Plan> {
     if (!result)
@@ -111,7 +125,7 @@ void AutoPartitionPass::runOnOperation() {
     return [&, method, tryKeeping] {
       return partition::solvePartitioning(setup.recompute, replicate, forward,
                                           graph, hw, objective, method,
-                                          tryKeeping);
+                                          tryKeeping, sync());
     };
   };
   auto seqDP = [&](const partition::Graph &g,
@@ -130,6 +144,7 @@ void AutoPartitionPass::runOnOperation() {
                    const partition::ObjectiveConfig &config) {
     partition::MixedPipeConfig mixedConfig;
     mixedConfig.objective = config;
+    mixedConfig.syncSchedule = sync();
     if (!getContext().isMultithreadingEnabled())
       mixedConfig.threads = 1;
     return planOf(partition::runMixedPipe(g, hw, mixedConfig));
@@ -138,6 +153,7 @@ void AutoPartitionPass::runOnOperation() {
   std::vector<Candidate> candidates;
   if (graph.numNodes() <= dpMaxOps)
     candidates.push_back(runCandidate("seq-dp", problem, objective,
+                                      syncSchedule,
                                       withRecompute(seqDP, false)));
   else
     candidates.push_back({"seq-dp", std::nullopt,
@@ -145,13 +161,19 @@ void AutoPartitionPass::runOnOperation() {
                                         graph.numNodes(), dpMaxOps.getValue())
                               .str()});
   candidates.push_back(runCandidate("seq-greedy", problem, objective,
+                                    syncSchedule,
                                     withRecompute(seqGreedy, true)));
   candidates.push_back(runCandidate("mixed-pipe", problem, objective,
-                                    withRecompute(mixed, true)));
+                                    syncSchedule, withRecompute(mixed, true)));
 
+  // The shortest sync step first (equal infinite steps: neither runs it),
+  // then the simulated time under the schedule.
   const Candidate *best = nullptr;
+  auto key = [](const Candidate &c) {
+    return std::make_pair(c.stepMs, c.simulatedMs);
+  };
   for (const Candidate &candidate : candidates)
-    if (candidate.plan && (!best || candidate.simulatedMs < best->simulatedMs))
+    if (candidate.plan && (!best || key(candidate) < key(*best)))
       best = &candidate;
 
   if (!quiet) {
@@ -166,9 +188,16 @@ void AutoPartitionPass::runOnOperation() {
       }
       llvm::errs() << llvm::formatv(
           "  {0,-10} {1,3} stages  async {2,10:f3} ms  simulated {3,10:f3} "
-          "ms/micro-batch  imbalance {4:f3}  {5:f3} s{6}\n",
+          "ms/micro-batch  imbalance {4:f3}  {5:f3} s{6}{7}\n",
           candidate.method, candidate.numStages, candidate.asyncMs,
           candidate.simulatedMs, candidate.imbalance, candidate.seconds,
+          candidate.stepMs > 0
+              ? llvm::formatv(
+                    "  {0} step {1:f3} ms/mini-batch",
+                    ::ftpipe::schedule::nameOf(syncSchedule.getValue()),
+                    candidate.stepMs)
+                    .str()
+              : std::string(),
           &candidate == best ? "  <- chosen" : "");
     }
   }

@@ -44,11 +44,16 @@ static void printCandidates(const partition::MixedPipeResult &result) {
     llvm::errs() << llvm::formatv(
         "mixed-pipe L={0,-3} {1}\n", candidate.numBlocks,
         candidate.feasible
-            ? llvm::formatv("{0} stages, assigned {1:f3} ms, refined {2:f3} "
-                            "ms, simulated {3:f3} ms, {4:f3} s",
-                            candidate.numStages, candidate.assignedMs,
-                            candidate.refinedMs, candidate.simulatedMs,
-                            candidate.times.totalSec())
+            ? llvm::formatv(
+                  "{0} stages, assigned {1:f3} ms, refined {2:f3} "
+                  "ms, simulated {3:f3} ms, {4:f3} s{5}",
+                  candidate.numStages, candidate.assignedMs,
+                  candidate.refinedMs, candidate.simulatedMs,
+                  candidate.times.totalSec(),
+                  candidate.stepMs > 0
+                      ? llvm::formatv(", step {0:f3} ms", candidate.stepMs)
+                            .str()
+                      : std::string())
                   .str()
             : "infeasible: " + candidate.failure);
 }
@@ -72,6 +77,8 @@ void MixedPipePass::runOnOperation() {
 
   partition::MixedPipeConfig config;
   config.objective = partition::objectiveConfigOf(setup);
+  if (syncSchedule != ::ftpipe::schedule::Kind::Async)
+    config.syncSchedule = syncSchedule.getValue();
   // Candidates run in parallel unless the context's threading is off
   // (`--mlir-disable-threading`).
   if (!module.getContext()->isMultithreadingEnabled())
@@ -93,9 +100,9 @@ void MixedPipePass::runOnOperation() {
         printCandidates(*result);
       return std::move(result->plan);
     };
-    return partition::solvePartitioning(setup.recompute, replicate, forward,
-                                        graph, hw, config.objective, solve,
-                                        /*tryKeeping=*/true);
+    return partition::solvePartitioning(
+        setup.recompute, replicate, forward, graph, hw, config.objective, solve,
+        /*tryKeeping=*/true, config.syncSchedule);
   };
   if (replicas == "none") {
     llvm::Expected<partition::Plan> plan = planOn(problem.hardware);

@@ -50,6 +50,7 @@ void mlir::ftpipe::buildPartitionPipeline(
     autoPartition.function = options.function;
     autoPartition.dpMaxOps = options.dpMaxOps;
     autoPartition.quiet = options.quiet;
+    autoPartition.syncSchedule = options.syncSchedule;
     pm.addPass(
         createAutoPartitionPass(withObjective(autoPartition, options.setup)));
     return;
@@ -60,6 +61,7 @@ void mlir::ftpipe::buildPartitionPipeline(
     mixedPipe.function = options.function;
     mixedPipe.verbose = !options.quiet;
     mixedPipe.replicas = options.replicas;
+    mixedPipe.syncSchedule = options.syncSchedule;
     pm.addPass(createMixedPipePass(withObjective(mixedPipe, options.setup)));
     return;
   }
@@ -156,6 +158,7 @@ PartitionPipelineOptions PartitionPipelineTextOptions::toOptions() const {
   options.method = method;
   options.dpMaxOps = dpMaxOps;
   options.quiet = quiet;
+  options.syncSchedule = syncSchedule;
   options.setup = setupOf(*this);
   return options;
 }

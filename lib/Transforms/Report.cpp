@@ -95,26 +95,6 @@ struct ReportData {
 static double toMiB(uint64_t bytes) { return double(bytes) / (1 << 20); }
 static double toGiB(uint64_t bytes) { return double(bytes) / (1 << 30); }
 
-/// zb-auto's lists for the plan, each device within what its memory leaves
-/// under `setup` once its weights, gradients, optimizer state, reserved
-/// bytes are counted (schedule::zeroBubbleLimits, as ftpipe-run bounds its
-/// own). Fails as generateZeroBubbleAuto does, e.g. when no list fits.
-static llvm::Expected<::ftpipe::schedule::Schedule> boundedZeroBubbleAuto(
-    const partition::StageGraph &stages, const partition::Hardware &hw,
-    ArrayRef<::ftpipe::schedule::DeviceMemoryInputs> inputs,
-    const ::ftpipe::schedule::TrainingSetup &setup, uint32_t microBatches) {
-  namespace sc = ::ftpipe::schedule;
-  sc::StageGraph topology = stages.topology(int64_t(hw.numDevices()));
-  sc::ScheduleConfig config{sc::Kind::ZeroBubbleAuto, microBatches, 1,
-                            stages.splitStages()};
-  llvm::Expected<sc::ZeroBubbleLimits> limits =
-      sc::zeroBubbleLimits(topology, inputs, setup);
-  if (!limits)
-    return limits.takeError();
-  return sc::generateZeroBubbleAuto(topology, stages, partition::linksOf(hw),
-                                    config, *limits);
-}
-
 /// Per device, the most bytes of activations, W buffers and a running
 /// task's working set the lists of `kind` for one step hold at once
 /// (schedule::dryRun with each stage's bytes from `inputs`), the lists being
@@ -622,8 +602,9 @@ void ReportPass::runOnOperation() {
   std::optional<::ftpipe::schedule::Schedule> boundedZeroBubble;
   {
     llvm::Expected<::ftpipe::schedule::Schedule> lists =
-        boundedZeroBubbleAuto(data.stages, *hw, data.metrics.memoryInputs,
-                              *setup, data.config.microBatches);
+        partition::zeroBubbleAutoLists(data.stages, *hw,
+                                       data.metrics.memoryInputs, *setup,
+                                       data.config.microBatches);
     if (lists)
       boundedZeroBubble = std::move(*lists);
     else

@@ -1,9 +1,9 @@
 //===- SetupOptions.cpp - Option values of the training setup -------------===//
 //
 // The `schedule`, `optimizer`, `stashing` and `recompute` options of every pass
-// that plans or reports take their spellings and help lines from
-// FTPipe/Schedule/TrainingSetup.h, so the runtime, the report and the
-// options name each value once.
+// that plans or reports (and the planners' `sync-schedule`) take their
+// spellings and help lines from FTPipe/Schedule/TrainingSetup.h, so the
+// runtime, the report and the options name each value once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,15 @@ llvm::cl::ValuesClass mlir::ftpipe::scheduleOptionValues() {
   return llvm::cl::ValuesClass(
       {value(Kind::Async), value(Kind::GPipe), value(Kind::OneFOneB),
        value(Kind::ZeroBubbleH1), value(Kind::ZeroBubbleAuto)});
+}
+
+llvm::cl::ValuesClass mlir::ftpipe::syncScheduleOptionValues() {
+  return llvm::cl::ValuesClass(
+      {{"none", int(Kind::Async), "no synchronous step: 'schedule' decides"},
+       value(Kind::GPipe),
+       value(Kind::OneFOneB),
+       value(Kind::ZeroBubbleH1),
+       value(Kind::ZeroBubbleAuto)});
 }
 
 llvm::cl::ValuesClass mlir::ftpipe::optimizerOptionValues() {

@@ -3,6 +3,7 @@
 // RUN: ftpipe-model-gen t5-tiny --quiet | ftpipe-opt --pass-pipeline='builtin.module(ftpipe-partition-pipeline{devices=4 method=mixed-pipe})' | FileCheck %s --check-prefix=MIXED
 // RUN: ftpipe-model-gen t5-tiny --quiet | ftpipe-opt --pass-pipeline='builtin.module(ftpipe-partition-pipeline{devices=2})' 2>&1 | FileCheck %s --check-prefix=AUTO
 // RUN: ftpipe-model-gen t5-tiny --quiet | ftpipe-opt --pass-pipeline='builtin.module(ftpipe-partition-pipeline{devices=2 quiet=false})' 2>&1 >/dev/null | FileCheck %s --check-prefix=VERBOSE
+// RUN: ftpipe-model-gen t5-tiny --quiet | ftpipe-opt --pass-pipeline='builtin.module(ftpipe-partition-pipeline{devices=4 quiet=false sync-schedule=zb-auto})' 2>&1 >/dev/null | FileCheck %s --check-prefix=SYNC
 // RUN: ftpipe-model-gen bert-tiny --quiet -o %t.mlir
 // RUN: ftpipe-opt %t.mlir --pass-pipeline='builtin.module(ftpipe-partition-pipeline{hardware=v100-nvlink-x8 devices=2 method=seq-dp optimizer=sgd microbatches=4})' | sed -e 's/seconds = [0-9.e+-]*//' > %t.pipeline
 // RUN: ftpipe-opt %t.mlir --ftpipe-annotate-costs=hardware=v100-nvlink-x8 --ftpipe-seq-pipe='devices=2 method=dp optimizer=sgd microbatches=4' | sed -e 's/seconds = [0-9.e+-]*//' > %t.passes
@@ -14,7 +15,7 @@
 // Each method writes the hardware and its plan on the module and a stage on
 // every op; contiguous methods never go back to an earlier stage. The
 // pipeline is exactly the passes run by hand (the last RUN lines), and a bad
-// option is an error.
+// option is an error. `sync-schedule` reaches the partitioner.
 
 // SEQDP: ftpipe.hardware = #ftpipe.hardware<name = "rtx2080ti-pcie-x8", devices = [<name = "RTX2080Ti:0"
 // SEQDP-SAME: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1], objective_ms = {{[0-9.e+-]+}}, memory_bytes = [{{[0-9]+}}, {{[0-9]+}}]
@@ -49,3 +50,5 @@
 // VERBOSE: <- chosen
 
 // INVALID: failed to add `ftpipe-partition-pipeline` with options `method=bogus`
+
+// SYNC: mixed-pipe {{.*}} zb-auto step {{[0-9.]+}} ms/mini-batch

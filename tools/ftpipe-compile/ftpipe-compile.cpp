@@ -111,6 +111,13 @@ cl::opt<ft::PartitionMethod> method(
                           "Mixed-Pipe"),
                clEnumValN(ft::PartitionMethod::SeqDP, "seq-dp",
                           "contiguous stages, dynamic programming")));
+cl::opt<::ftpipe::schedule::Kind> syncSchedule(
+    cl::cat(category), "sync-schedule",
+    cl::desc("Synchronous schedule whose simulated step chooses among the "
+             "partitioner's candidate plans (--method auto or mixed-pipe; "
+             "none: the time under --schedule decides)"),
+    cl::init(ft::PartitionPipelineOptions().syncSchedule),
+    ft::syncScheduleOptionValues());
 // The training setup, as the partitioning passes take it; recorded in the
 // module (#ftpipe.training) and in manifest.json.
 cl::opt<::ftpipe::schedule::Kind>
@@ -359,6 +366,7 @@ buildStagePrograms(ModuleOp module,
     options.devices = devices;
     options.method = method;
     options.replicas = replicas == "auto" ? "auto" : "none";
+    options.syncSchedule = syncSchedule;
     options.setup = setup;
     options.profile = profile;
     if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {

@@ -298,4 +298,35 @@ TEST(MixedPipe, ValidatesConfig) {
   EXPECT_NE(message(cfg.validate()), "");
 }
 
+TEST(MixedPipe, SyncScheduleChoosesTheShortestStep) {
+  // With a synchronous schedule to run, the candidates compete by their
+  // simulated step under it: the chosen plan's step is the one
+  // simulateSynchronousStep gives, no feasible candidate's is shorter, and
+  // some choices differ from the async one's.
+  int differs = 0;
+  for (GraphFamily family : kFamilies)
+    for (size_t P : {4u, 8u})
+      for (uint64_t seed = 1; seed <= 2; ++seed) {
+        SCOPED_TRACE(testing::Message()
+                     << familyName(family) << " P=" << P << " seed=" << seed);
+        Graph g = makeGraph(family, 240, seed);
+        Hardware hw = makeHardware(P);
+        MixedPipeConfig config;
+        config.objective.recompute = true;
+        config.objective.versioning = WeightVersions::None;
+        config.syncSchedule = Kind::ZeroBubbleAuto;
+        MixedPipeResult sync = unwrap(runMixedPipe(g, hw, config));
+        SimResult step = unwrap(simulateSynchronousStep(
+            g, hw, sync.plan, config.objective, Kind::ZeroBubbleAuto));
+        EXPECT_TRUE(near(sync.stepMs, step.msPerMiniBatch));
+        for (const MixedPipeCandidate &c : sync.candidates)
+          if (c.feasible)
+            EXPECT_LE(sync.stepMs, c.stepMs * (1 + 1e-9));
+        config.syncSchedule.reset();
+        MixedPipeResult async = unwrap(runMixedPipe(g, hw, config));
+        differs += !(async.plan == sync.plan);
+      }
+  EXPECT_GT(differs, 0);
+}
+
 } // namespace

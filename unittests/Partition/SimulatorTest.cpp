@@ -396,3 +396,33 @@ TEST(Simulator, MeasuresOnlyPlansWhoseObjectiveHolds) {
   EXPECT_TRUE(unwrap(measurePlanIfObjectiveHolds(g, hw, alone, cfg, aloneBase))
                   .has_value());
 }
+
+TEST(Simulator, SynchronousStepRunsTheRuntimesLists) {
+  // A chain of 8 ops (F = 1, B = 2 of which W = 1 ms), two per stage on 4
+  // devices (F = I = W = 2 ms a stage), free links, M = 8: 1F1B's lists
+  // take (M + P - 1) x 6 = 66 ms; zb-auto's within memory (its candidates
+  // include ZB-H1's lists) at most ZB-H1's M (F + I + W) + (p - 1)
+  // (F + I - W) = 48 + 3 x 2 = 54 ms; async has no step.
+  GraphBuilder b;
+  for (int i = 0; i < 8; ++i)
+    b.addNode("chain/op" + std::to_string(i), "test.op", {1, 2, 0, 1000, 1});
+  for (int i = 0; i + 1 < 8; ++i)
+    b.addValue(NodeId(i), 1000, {NodeId(i + 1)}, true);
+  Graph g = unwrap(b.build());
+  Hardware hw = uniformHardware(4, 1e12, 0.0);
+  Plan plan;
+  plan.nodeStage = {0, 0, 1, 1, 2, 2, 3, 3};
+  plan.stageDevice = {0, 1, 2, 3};
+  ObjectiveConfig cfg;
+  cfg.microBatches = 8;
+  SimResult oneFOneB =
+      unwrap(simulateSynchronousStep(g, hw, plan, cfg, Kind::OneFOneB));
+  EXPECT_NEAR(oneFOneB.msPerMiniBatch, 66.0, 1e-9);
+  SimResult zbAuto =
+      unwrap(simulateSynchronousStep(g, hw, plan, cfg, Kind::ZeroBubbleAuto));
+  EXPECT_LE(zbAuto.msPerMiniBatch, 54.0 + 1e-9);
+  EXPECT_NE(
+      message(
+          simulateSynchronousStep(g, hw, plan, cfg, Kind::Async).takeError()),
+      "");
+}

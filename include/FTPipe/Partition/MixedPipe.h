@@ -23,6 +23,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,17 @@ struct MixedPipeConfig {
   /// plan when it simulates more than 1% above its objective (with
   /// selectBySimulation; 0: never).
   uint32_t polishSimulations = 384;
+  /// The synchronous schedule the plan will run under, when it is not the
+  /// objective's: packing also tries the L of pairedRunMultipliers (finer,
+  /// interleaved placements, whose fill and drain are shorter), every
+  /// feasible candidate is also simulated under it as ftpipe-run runs it
+  /// (simulateSynchronousStep: zb-auto within each device's memory), and
+  /// the candidates compete by that step first (one
+  /// that cannot run it, such as no zb-auto list fitting, after those that
+  /// can), then as without it. Memory is checked under the objective's
+  /// schedule as before, and polishBySimulation's moves are kept only when
+  /// the step does not rise. Unset: the objective's schedule alone decides.
+  std::optional<schedule::Kind> syncSchedule;
   /// Threads that run the candidates at once (0: one per core). The choice
   /// is the same for any number.
   unsigned threads = 0;
@@ -92,6 +104,9 @@ struct MixedPipeCandidate {
   /// Simulated time per micro-batch of the refined plan (0 when not
   /// simulated).
   double simulatedMs = 0.0;
+  /// Its simulated step under MixedPipeConfig::syncSchedule (ms per
+  /// mini-batch; infinite when it cannot run it, 0 without one).
+  double stepMs = 0.0;
   PhaseTimes times;
 };
 
@@ -102,6 +117,9 @@ struct MixedPipeResult {
   PlanMetrics metrics;
   /// Simulated time per micro-batch of `plan` (0 when not simulated).
   double simulatedMs = 0.0;
+  /// Simulated step of `plan` under MixedPipeConfig::syncSchedule (as
+  /// MixedPipeCandidate::stepMs).
+  double stepMs = 0.0;
   /// L of the chosen candidate, and whether it was placed as paired runs.
   uint32_t numBlocks = 0;
   bool pairedRuns = false;
@@ -117,7 +135,8 @@ struct MixedPipeResult {
 /// assignment (assignDevices), refinement (refinePlan), then verifyPlan;
 /// returns the feasible candidate with the smallest simulated time per
 /// micro-batch (with selectBySimulation; else the smallest objective),
-/// ties: the smaller objective, then the smaller L, polished by
+/// ties: the smaller objective, then the smaller L (with a syncSchedule:
+/// the shortest step under it first), polished by
 /// polishBySimulation when it simulates more than 1% above its objective.
 /// Deterministic. Fails when
 /// the config is invalid or the graph is empty, and, when no candidate fits,

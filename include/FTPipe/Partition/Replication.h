@@ -26,6 +26,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <vector>
 
 namespace ftpipe {
@@ -69,22 +70,25 @@ using GraphPlanSolver = llvm::function_ref<llvm::Expected<Plan>(
 /// other. A replicated plan that does not verify on `graph` (e.g. memory)
 /// is dropped. Solves once when nothing is worth replicating. So it is
 /// never worse, by the objective or the simulator, than `solve` on `graph`;
-/// fails only when both fail (with the error of `solve` on `graph`).
-llvm::Expected<Plan> solveWithReplication(const Graph &graph,
-                                          const Hardware &hw,
-                                          const ObjectiveConfig &config,
-                                          GraphPlanSolver solve);
+/// fails only when both fail (with the error of `solve` on `graph`). With a
+/// `syncSchedule` (a synchronous kind the plan will run under), the plan
+/// with the shorter step under it (synchronousStepMs) is returned, the rule
+/// above deciding between equal steps.
+llvm::Expected<Plan>
+solveWithReplication(const Graph &graph, const Hardware &hw,
+                     const ObjectiveConfig &config, GraphPlanSolver solve,
+                     std::optional<schedule::Kind> syncSchedule = std::nullopt);
 
 /// How the partitioning passes run a partitioner: solveWithRecomputation
 /// under `mode` (with `tryKeeping`), each solve through
 /// solveWithReplication when `replicate` (else `solve` on `graph`), the plan
 /// it returns through attachFreeOps (Refinement.h), then through
-/// forwardSharedValues (Forwarding.h) when `forward`.
-llvm::Expected<Plan> solvePartitioning(RecomputeMode mode, bool replicate,
-                                       bool forward, const Graph &graph,
-                                       const Hardware &hw,
-                                       const ObjectiveConfig &config,
-                                       GraphPlanSolver solve, bool tryKeeping);
+/// forwardSharedValues (Forwarding.h) when `forward`; `syncSchedule` goes
+/// to solveWithReplication.
+llvm::Expected<Plan> solvePartitioning(
+    RecomputeMode mode, bool replicate, bool forward, const Graph &graph,
+    const Hardware &hw, const ObjectiveConfig &config, GraphPlanSolver solve,
+    bool tryKeeping, std::optional<schedule::Kind> syncSchedule = std::nullopt);
 
 } // namespace partition
 } // namespace ftpipe

@@ -41,6 +41,27 @@ llvm::Expected<SimResult> simulatePlan(const Graph &graph, const Hardware &hw,
                                        const ObjectiveConfig &objective,
                                        bool recordEvents = true);
 
+/// The step of `plan` under the synchronous schedule `kind` as ftpipe-run
+/// runs it, simulated with the schedule and micro-batches of `objective`
+/// otherwise: zb-auto's lists within each device's memory under
+/// `objective`'s setup (zeroBubbleAutoLists), zb-h1's within 1F1B's peak
+/// (zeroBubbleH1Lists), GPipe's and 1F1B's from schedule::generate; on a
+/// plan that leaves a device without a stage, the simulator's own orders.
+/// The figure ftpipe-report prints for `kind`. Fails for async (no step),
+/// when no zb-auto list fits, and as the simulator does.
+llvm::Expected<SimResult>
+simulateSynchronousStep(const Graph &graph, const Hardware &hw,
+                        const Plan &plan, const ObjectiveConfig &objective,
+                        schedule::Kind kind);
+
+/// simulateSynchronousStep's step in ms per mini-batch, or infinity when
+/// the plan cannot run `kind` (no zb-auto list fits its memory) or be
+/// simulated, so that such a plan ranks after every one that can: how
+/// planners compare candidates by a synchronous step.
+double synchronousStepMs(const Graph &graph, const Hardware &hw,
+                         const Plan &plan, const ObjectiveConfig &objective,
+                         schedule::Kind kind);
+
 /// What a pass that changes a plan (gluing weight ops, attaching free ops)
 /// judges the change by: the objective, the simulated time under the
 /// objective's schedule, the busiest sender and whether memory fits.

@@ -1,16 +1,19 @@
-//===- ZeroBubbleLists.h - A plan's zb-h1 within 1F1B's memory -*- C++ -*-===//
+//===- ZeroBubbleLists.h - A plan's zero-bubble lists in memory -*- C++ -*-===//
 //
-// The planner's zb-h1: the lists schedule::generate builds for one step of a
-// plan's stages when it knows their bytes (each device within its peak under
-// 1F1B with flush), with the bytes of the cost model, as ftpipe-run builds
-// its lists from the compiled stages' bytes. The planner's simulation of
-// zb-h1 and ftpipe-report's figures run these lists.
+// The planner's zero-bubble lists, bounded by memory as ftpipe-run bounds
+// its own (from the compiled stages' bytes), here with the cost model's
+// bytes: zb-h1's, which schedule::generate builds for one step of a plan's
+// stages within each device's peak under 1F1B with flush, and zb-auto's,
+// within what each device's memory leaves. The planner's simulation of
+// zb-h1, its scoring of plans by a synchronous step and ftpipe-report's
+// figures run these lists.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FTPIPE_PARTITION_ZEROBUBBLELISTS_H
 #define FTPIPE_PARTITION_ZEROBUBBLELISTS_H
 
+#include "FTPipe/Partition/Hardware.h"
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Schedule/Schedule.h"
 
@@ -28,6 +31,18 @@ schedule::StageMemory stageMemory(const StageGraph &stages);
 llvm::Expected<schedule::Schedule>
 zeroBubbleH1Lists(const StageGraph &stages, int64_t devices,
                   uint32_t microBatches, const std::vector<bool> &split);
+
+/// zb-auto's lists for one step of M micro-batches of `stages` on `hw`'s
+/// devices, each device within what its memory leaves under `setup` once
+/// its weights, gradients, optimizer state and reserved bytes are counted
+/// (`inputs`: evaluatePlan's memoryInputs; schedule::zeroBubbleLimits, as
+/// ftpipe-run bounds its own). Fails as schedule::generateZeroBubbleAuto
+/// does, e.g. when no list fits.
+llvm::Expected<schedule::Schedule>
+zeroBubbleAutoLists(const StageGraph &stages, const Hardware &hw,
+                    llvm::ArrayRef<schedule::DeviceMemoryInputs> inputs,
+                    const schedule::TrainingSetup &setup,
+                    uint32_t microBatches);
 
 } // namespace partition
 } // namespace ftpipe

@@ -32,6 +32,8 @@ llvm::cl::ValuesClass scheduleOptionValues();
 llvm::cl::ValuesClass optimizerOptionValues();
 llvm::cl::ValuesClass weightVersionsOptionValues();
 llvm::cl::ValuesClass recomputeModeOptionValues();
+/// The synchronous kinds, and `none` (Kind::Async): no synchronous step.
+llvm::cl::ValuesClass syncScheduleOptionValues();
 
 #define GEN_PASS_DECL
 #include "FTPipe/Transforms/Passes.h.inc"

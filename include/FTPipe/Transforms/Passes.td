@@ -295,6 +295,21 @@ defvar SharedValueOptions = [
          "each, where the busiest sender gains and the plan is no slower">,
 ];
 
+/// The option of the passes that choose among candidate plans: the
+/// synchronous schedule the plan will run under when the training setup's
+/// `schedule` plans its memory (FTPipe's async). Candidates then compete by
+/// their simulated step under it first, as ftpipe-run runs it
+/// (partition::simulateSynchronousStep: zb-auto within each device's
+/// memory), then by the time under `schedule`.
+defvar SyncScheduleOptions = [
+  Option<"syncSchedule", "sync-schedule", "::ftpipe::schedule::Kind",
+         /*default=*/"::ftpipe::schedule::Kind::Async",
+         "Synchronous schedule the plan will run under: candidate plans "
+         "compete by its simulated step first (none: by the time under "
+         "'schedule' alone)",
+         "::mlir::ftpipe::syncScheduleOptionValues()">,
+];
+
 def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
   let summary = "Contiguous pipeline stages, one per device (Seq-Pipe)";
   let description = [{
@@ -419,6 +434,13 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
     pipeline's plan and hardware and `replicas = w` in `#ftpipe.plan`;
     `ftpipe-compile` writes the replica layout into `manifest.json`. With
     `verbose`, every width tried is printed.
+
+    `sync-schedule=zb-auto` (or another synchronous kind) also simulates
+    every candidate's step under that schedule as ftpipe-run runs it
+    (zb-auto: its lists within each device's memory) and keeps the
+    candidate with the shortest step, the time under `schedule` breaking
+    ties; memory is still planned under `schedule`. For a plan made with
+    FTPipe's setup (async) that will be trained synchronously.
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"verbose", "verbose", "bool", /*default=*/"false",
@@ -426,7 +448,7 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
     Option<"replicas", "replicas", "std::string", /*default=*/"\"none\"",
            "none, or auto: also choose pipeline depth x data-parallel "
            "replicas for the devices">,
-  ], SharedValueOptions, ObjectiveOptions);
+  ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
 
@@ -441,13 +463,20 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
     falls back to structure). When no plan fits, fails with the memory needed
     and available and what would help (more devices, recomputation, a
     smaller micro-batch, another optimizer).
+
+    With `sync-schedule=zb-auto` (or another synchronous kind) each
+    candidate is also simulated under that schedule as ftpipe-run runs it
+    (zb-auto: its lists within each device's memory; Mixed-Pipe compares
+    its own candidates the same way), and the shortest step wins, the time
+    under `schedule` breaking ties; memory is still planned under
+    `schedule`.
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"dpMaxOps", "dp-max-ops", "unsigned", /*default=*/"20000",
            "Largest graph on which Seq-Pipe dp is tried">,
     Option<"quiet", "quiet", "bool", /*default=*/"false",
            "Do not print the candidates">,
-  ], SharedValueOptions, ObjectiveOptions);
+  ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
 

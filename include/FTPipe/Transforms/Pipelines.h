@@ -67,6 +67,10 @@ struct PartitionPipelineOptions {
   /// The training setup plans are scored for (the `ObjectiveOptions` every
   /// scoring pass takes; the defaults are the passes' own).
   ::ftpipe::schedule::TrainingSetup setup;
+  /// Auto and MixedPipe: the synchronous schedule whose simulated step
+  /// chooses among candidate plans (the passes' sync-schedule; Async: none).
+  ::ftpipe::schedule::Kind syncSchedule =
+      AutoPartitionPassOptions().syncSchedule;
 };
 
 /// Options of the Mixed-Pipe pipeline: ftpipe-annotate-costs, then either
@@ -194,6 +198,13 @@ struct PartitionPipelineTextOptions
   PassOptions::Option<bool> quiet{
       *this, "quiet", llvm::cl::desc("Print no candidates on stderr"),
       llvm::cl::init(true)};
+  PassOptions::Option<::ftpipe::schedule::Kind> syncSchedule{
+      *this, "sync-schedule",
+      llvm::cl::desc("auto, mixed-pipe: synchronous schedule whose simulated "
+                     "step chooses among candidate plans (none: 'schedule' "
+                     "decides)"),
+      llvm::cl::init(PartitionPipelineOptions().syncSchedule),
+      syncScheduleOptionValues()};
 
   /// The typed options these flags spell.
   PartitionPipelineOptions toOptions() const;
@@ -221,7 +232,8 @@ struct MixedPipeTextOptions : public CommonTextOptions<MixedPipeTextOptions> {
 };
 
 /// Registers the named pipelines `ftpipe-partition-pipeline`,
-/// `ftpipe-mixed-pipe-pipeline` and `ftpipe-stage-programs-pipeline` with MLIR's global pass registry, so that
+/// `ftpipe-mixed-pipe-pipeline` and `ftpipe-stage-programs-pipeline` with
+/// MLIR's global pass registry, so that
 /// `--pass-pipeline` strings and `parsePassPipeline` can name them. Call once,
 /// before parsing pipelines (ftpipe-opt does).
 void registerFTPipePipelines();
