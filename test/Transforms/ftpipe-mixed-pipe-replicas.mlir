@@ -10,7 +10,9 @@
 //    nothing (depth 3, its device with two ops alone replicated, and two
 //    pipelines of depth 2 lie between, by plans of Mixed-Pipe's choosing):
 //    the four replicas win, and the module keeps one pipeline (one device,
-//    the hardware of replica 0) with replicas = [4];
+//    the hardware of replica 0) with replicas = [4]; the replicated
+//    pipelines of 2 or more devices are planned again "uneven", to the
+//    chain bound's shares;
 //  - the same chain with 1000 bytes of weights per op on devices of 2500
 //    bytes (SGD: weights and gradients, 2000 bytes an op) fits only one op
 //    per device: the pure pipeline of depth 4 stays, without `replicas`.
@@ -23,6 +25,7 @@
 // VERBOSE: depth  4, replicas 1: simulated 21.000 ms per mini-batch
 // VERBOSE: depth  3, replicas 2,1,1: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  2, replicas 2: simulated {{[0-9.]+}} ms per mini-batch
+// VERBOSE: depth  2, replicas 2 uneven: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  1, replicas 4: simulated 12.000 ms per mini-batch{{.*}}<- chosen
 // VERBOSE: bound (chain, compute only): pure pipeline 17.554 ms per mini-batch, replicated 12.000 ms (depth 1, replicas 4); compute 12.000 ms per micro-batch, at least 1 devices
 

@@ -7,7 +7,9 @@
 // weights are small runs fastest as replicas; one whose weights fill every
 // device stays a pure pipeline; slow links between replicas price the
 // all-reduce; a bottleneck stage that cannot be cut is replicated alone
-// (PipeDream's per-stage replication).
+// (PipeDream's per-stage replication); replica pipelines with few
+// micro-batches cut to the chain bound's shares reach it; the memory cap
+// of the bound by hand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -335,6 +337,71 @@ TEST(ReplicaSearch, ABottleneckStageIsReplicatedAlone) {
   for (const ReplicaOption &option : result.options)
     if (option.depth() < 3)
       EXPECT_FALSE(option.feasible) << describeLayout(option.layout);
+}
+
+TEST(ReplicaSearch, MemoryCapByHand) {
+  // 4 layers of 1 + 2 ms with 1000 bytes of weights (SGD: 2000 with the
+  // gradients): 5000 bytes hold two layers and half of a third.
+  Graph g = layers(4, 1.0, 2.0, 1000, 1000);
+  ObjectiveConfig config;
+  config.optimizer = Optimizer::SGD;
+  EXPECT_DOUBLE_EQ(memoryCapMs(g, config, 5000, false), 7.5);
+  // Recomputing adds each forward again: 2.5 x 4 ms.
+  EXPECT_DOUBLE_EQ(memoryCapMs(g, config, 5000, true), 10.0);
+  // Adam's two states: 4000 bytes a layer.
+  config.optimizer = Optimizer::Adam;
+  EXPECT_DOUBLE_EQ(memoryCapMs(g, config, 5000, false), 3.75);
+  // Reserved bytes leave less room; everything fitting leaves no cap.
+  config.reservedBytesPerDevice = 1000;
+  EXPECT_DOUBLE_EQ(memoryCapMs(g, config, 5000, false), 3.0);
+  EXPECT_EQ(memoryCapMs(g, config, 17000, false),
+            std::numeric_limits<double>::infinity());
+  // A node without weights costs no memory: it comes first, whole.
+  GraphBuilder b;
+  NodeId heavy = b.addNode("heavy", "test.op", {1.0, 2.0, 0, 1000});
+  b.addParamUse(heavy, b.addParam("w", 1000));
+  NodeId free = b.addNode("free", "test.op", {10.0, 20.0, 0, 1000});
+  b.addValue(heavy, 1000, {free}, true);
+  config = ObjectiveConfig();
+  config.optimizer = Optimizer::SGD;
+  EXPECT_DOUBLE_EQ(memoryCapMs(unwrap(b.build()), config, 1000, false), 31.5);
+}
+
+TEST(ReplicaSearch, UnevenPipelinesFillTheBubbles) {
+  // 12 layers of 1 + 2 ms, 1 MB of weights each (SGD: 2 MB with the
+  // gradients) on 8 devices of 17 MB: the model needs 2 devices. 4
+  // pipelines of depth 2 have 2 of the M = 8 micro-batches each: balanced,
+  // 6 layers a device, (2 + 1) x 18 = 54 ms; cut to the chain bound's
+  // shares, 8 and 4 layers, the first device computes through the second's
+  // bubble: 2 x 24 = 48 ms, the bound (4 / 3 x 36).
+  Graph g = layers(12, 1.0, 2.0, 1000, 1'000'000);
+  Hardware hw = uniformHardware(8, 1000.0, 0.0, 17'000'000);
+  ObjectiveConfig config;
+  config.schedule = Kind::OneFOneB;
+  config.optimizer = Optimizer::SGD;
+  config.microBatches = 8;
+  ReplicaSearchResult result =
+      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
+        return greedyPlan(g, pipeline, config);
+      }));
+  const ReplicaOption &balanced = evenOption(result, 2, 8);
+  const ReplicaOption *uneven = nullptr;
+  for (const ReplicaOption &option : result.options)
+    if (option.uneven && option.layout.replicas == balanced.layout.replicas &&
+        !option.cutParts)
+      uneven = &option;
+  ASSERT_TRUE(uneven && balanced.feasible && uneven->feasible);
+  EXPECT_EQ(describeOption(*uneven), "4 uneven");
+  EXPECT_NEAR(balanced.simulatedMsPerMiniBatch, 54.0, 0.5);
+  EXPECT_NEAR(uneven->simulatedMsPerMiniBatch, 48.0, 0.5);
+  EXPECT_GE(uneven->simulatedMsPerMiniBatch, 48.0 - 1e-9);
+  EXPECT_LE(result.chosen().simulatedMsPerMiniBatch,
+            uneven->simulatedMsPerMiniBatch);
+  // The share-weighted devices: the second at half the first's speed.
+  Hardware weighted = unwrap(shareWeightedHardware(
+      unwrap(pipelineHardware(hw, balanced.layout)), balanced.layout, 8));
+  EXPECT_DOUBLE_EQ(weighted.device(1).tflops, weighted.device(0).tflops / 2);
+  EXPECT_EQ(weighted.device(1).memoryBytes, hw.device(1).memoryBytes);
 }
 
 } // namespace
