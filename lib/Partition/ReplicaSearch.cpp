@@ -87,10 +87,11 @@ ftpipe::partition::shareWeightedHardware(const Hardware &pipeline,
   std::vector<double> shares =
       chainSharesMs(1.0, layout.replicas, microBatches);
   HardwareSpec spec = pipeline.spec();
-  // A device the bound leaves nothing (after one with a replica per
-  // micro-batch) keeps a hundredth of the speed: a speed must be positive.
+  // Half-way: the square root of the shares' ratios. A device the bound
+  // leaves nothing (after one with a replica per micro-batch) keeps a
+  // tenth of the speed: a speed must be positive.
   for (auto [device, share] : llvm::zip(spec.devices, shares))
-    device.tflops *= std::max(share / shares.front(), 0.01);
+    device.tflops *= std::max(std::sqrt(share / shares.front()), 0.1);
   return Hardware::create(std::move(spec));
 }
 
