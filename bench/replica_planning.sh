@@ -26,9 +26,12 @@
 # is left out) and M = 8 x K, so the cost model prices the smaller
 # micro-batch from its own shapes (launches and weight reads do not shrink
 # with it). MODELS="a b" plans only those models.
-# After the table, for each row under 1.3x, why: per depth the fastest
-# option that fits (simulated ms, idle share of the processes) and the
-# layouts refused, with the reason (memory: "does not fit"). The options'
+# After the table, for each row under 1.3x, why: the shallowest depth that
+# fits, what w identical balanced pipelines at a depth from there would gain
+# on the pure pipeline without transfers (an estimate, in units of C, one
+# micro-batch's compute), the pure pipeline's simulated mini-batch in C, and
+# per depth the fastest option (simulated ms, idle share of the processes)
+# and the layouts refused, with the reason (memory: "does not fit"). The options'
 # logs stay in $LOGS when it is set.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -126,6 +129,21 @@ if bounds:
     prices = f"{float(bounds[4]):.2f}, {float(bounds[5]):.1f}, {micro * float(bounds[3]):.1f}"
 print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {bound_cell} | {prices} | {float(seconds):.1f} |")
 if pure and (not best or pure[0] / best[0] < 1.3):
+    # Balanced 1F1B without transfers or all-reduces, in units of C (one
+    # micro-batch's compute): w = P / d identical pipelines of depth d take
+    # (ceil(M / w) + d - 1) / d, the pure pipeline (M + P - 1) / P; the best
+    # d that divides P and is no shallower than the shallowest option that
+    # fits. An estimate of what whole replica pipelines buy when stages are
+    # even, not a bound (uneven cuts beat it by a few %, per-device replicas
+    # are left out).
+    p = int(devices)
+    shallowest = min(fastest)
+    ideals = [((-(-micro // (p // d)) + d - 1) / d, d) for d in range(shallowest, p + 1) if p % d == 0]
+    replicated_ideal, d = min(ideals)
+    pure_ideal = (micro + p - 1) / p
+    ideal = (f"shallowest that fits {shallowest}; balanced, free transfers: {p // d} x {d} "
+             f"{replicated_ideal:.3f} C against the pure {pure_ideal:.3f} C, {pure_ideal / replicated_ideal:.2f}x; "
+             f"the pure pipeline simulates {pure[0] / float(bounds[3]):.3f} C" if bounds else "")
     depths = sorted(set(fastest) | set(refused), reverse=True)
     parts = []
     for d in depths:
@@ -137,10 +155,11 @@ if pure and (not best or pure[0] / best[0] < 1.3):
             text += ("; " if d in fastest else "") + "refused " + ", ".join(refused[d])
         parts.append(text)
     with open(why, "a") as out:
-        out.write(f"- {model} on {hw} ({devices}): " + " / ".join(parts) + "\n")
+        out.write(f"- {model} on {hw} ({devices}): {ideal}. " + " / ".join(parts) + "\n")
 PY
   done
 done
 echo
-echo "rows under 1.3x, per depth: the fastest option that fits (simulated, idle share) and the layouts refused"
+echo "rows under 1.3x: the shallowest depth that fits and what balanced whole replica pipelines would gain there"
+echo "(C: one micro-batch's compute); per depth the fastest option that fits (simulated, idle share) and the layouts refused"
 cat "$why"
