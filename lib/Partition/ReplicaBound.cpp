@@ -28,10 +28,8 @@ double ftpipe::partition::chainBoundMs(double computeMs,
   return computeMs / (1.0 - idle);
 }
 
-std::vector<double>
-ftpipe::partition::chainSharesMs(double computeMs,
-                                 llvm::ArrayRef<int64_t> replicas,
-                                 uint32_t microBatches) {
+std::vector<double> ftpipe::partition::chainSharesMs(
+    double computeMs, llvm::ArrayRef<int64_t> replicas, uint32_t microBatches) {
   double bound = chainBoundMs(computeMs, replicas, microBatches), before = 0.0;
   std::vector<double> shares;
   for (int64_t r : replicas) {

@@ -82,8 +82,8 @@ ftpipe::partition::shareWeightedHardware(const Hardware &pipeline,
                                          const ReplicaLayout &layout,
                                          uint32_t microBatches) {
   if (int64_t(pipeline.numDevices()) != layout.devices())
-    return makeError(llvm::formatv("replicas {0} for {1} devices",
-                                   layout.str(), pipeline.numDevices()));
+    return makeError(llvm::formatv("replicas {0} for {1} devices", layout.str(),
+                                   pipeline.numDevices()));
   std::vector<double> shares =
       chainSharesMs(1.0, layout.replicas, microBatches);
   HardwareSpec spec = pipeline.spec();
@@ -331,8 +331,8 @@ double ftpipe::partition::memoryCapMs(const Graph &graph,
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     perByte[n] = stateBytes[n] > 0 ? computeOf(n) / stateBytes[n]
                                    : std::numeric_limits<double>::infinity();
-  llvm::stable_sort(order,
-                    [&](NodeId a, NodeId b) { return perByte[a] > perByte[b]; });
+  llvm::stable_sort(
+      order, [&](NodeId a, NodeId b) { return perByte[a] > perByte[b]; });
   double room = std::max(
       double(memoryBytes) - double(config.reservedBytesPerDevice), 0.0);
   double cap = 0.0;

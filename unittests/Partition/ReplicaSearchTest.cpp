@@ -38,6 +38,24 @@ llvm::Expected<Plan> greedyPlan(const Graph &graph, const Hardware &pipeline,
   return std::move(result->plan);
 }
 
+/// searchReplicas with greedyPlan as the partitioner.
+ReplicaSearchResult searchGreedy(const Graph &graph, const Hardware &hw,
+                                 const ObjectiveConfig &config) {
+  return unwrap(
+      searchReplicas(graph, hw, config, [&](const Hardware &pipeline) {
+        return greedyPlan(graph, pipeline, config);
+      }));
+}
+
+/// 1F1B with SGD (weights and gradients only) and M micro-batches.
+ObjectiveConfig sgdOneFOneB(uint32_t microBatches) {
+  ObjectiveConfig config;
+  config.schedule = Kind::OneFOneB;
+  config.optimizer = Optimizer::SGD;
+  config.microBatches = microBatches;
+  return config;
+}
+
 /// W when every device of the option has W replicas, else 0.
 uint32_t widthOf(const ReplicaOption &option) {
   const std::vector<int64_t> &r = option.layout.replicas;
@@ -82,10 +100,7 @@ TEST_P(ReplicaSearchProperties, ChoosesTheSimulatedBestOfThoseTried) {
   ObjectiveConfig config;
   config.schedule = seed % 2 ? Kind::OneFOneB : Kind::GPipe;
   config.microBatches = 4 + 4 * (seed % 2);
-  ReplicaSearchResult result =
-      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-        return greedyPlan(g, pipeline, config);
-      }));
+  ReplicaSearchResult result = searchGreedy(g, hw, config);
   // Depths 8 down to 1, each with its even layout first; every layout
   // runs on the 8 processes.
   uint32_t depth = 9;
@@ -161,10 +176,7 @@ TEST(ReplicaSearch, SmallWeightsRunAsReplicas) {
   ObjectiveConfig config;
   config.schedule = Kind::OneFOneB;
   config.microBatches = 8;
-  ReplicaSearchResult result =
-      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-        return greedyPlan(g, pipeline, config);
-      }));
+  ReplicaSearchResult result = searchGreedy(g, hw, config);
   for (const ReplicaOption &option : result.options)
     EXPECT_TRUE(option.feasible) << option.failure;
   EXPECT_TRUE(result.chosen().layout.replicated());
@@ -181,10 +193,7 @@ TEST(ReplicaSearch, WeightsThatNeedEveryDeviceStayAPipeline) {
   Hardware hw = uniformHardware(4, 100.0, 1.0, 9ull << 30);
   ObjectiveConfig config;
   config.schedule = Kind::OneFOneB;
-  ReplicaSearchResult result =
-      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-        return greedyPlan(g, pipeline, config);
-      }));
+  ReplicaSearchResult result = searchGreedy(g, hw, config);
   EXPECT_FALSE(result.chosen().layout.replicated());
   for (const ReplicaOption &option : result.options)
     if (option.layout.replicated()) {
@@ -200,11 +209,7 @@ TEST(ReplicaSearch, SlowLinksPriceTheAllReduce) {
   ObjectiveConfig config;
   config.schedule = Kind::GPipe;
   config.microBatches = 4;
-  auto plan = [&](const Hardware &hw) {
-    return unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-      return greedyPlan(g, pipeline, config);
-    }));
-  };
+  auto plan = [&](const Hardware &hw) { return searchGreedy(g, hw, config); };
   ReplicaSearchResult fast = plan(uniformHardware(4, 1000.0, 1.0));
   ReplicaSearchResult slow = plan(uniformHardware(4, 1.0, 1.0));
   const ReplicaOption &fastWide = evenOption(fast, 1, 4),
@@ -321,14 +326,8 @@ TEST(ReplicaSearch, ABottleneckStageIsReplicatedAlone) {
     b.addValue(NodeId(i), 1000, {NodeId(i + 1)}, true);
   Graph g = unwrap(b.build());
   Hardware hw = uniformHardware(4, 100.0, 1.0, 3'000'000);
-  ObjectiveConfig config;
-  config.schedule = Kind::OneFOneB;
-  config.optimizer = Optimizer::SGD;
-  config.microBatches = 8;
-  ReplicaSearchResult result =
-      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-        return greedyPlan(g, pipeline, config);
-      }));
+  ObjectiveConfig config = sgdOneFOneB(8);
+  ReplicaSearchResult result = searchGreedy(g, hw, config);
   const ReplicaOption &chosen = result.chosen();
   ASSERT_TRUE(chosen.feasible) << chosen.failure;
   EXPECT_EQ(chosen.layout.replicas, (std::vector<int64_t>{1, 2, 1}));
@@ -381,14 +380,8 @@ TEST(ReplicaSearch, UnevenPipelinesFillTheBubbles) {
   // backwards run 22-36 and 37-51: 51 ms.
   Graph g = layers(12, 1.0, 2.0, 1000, 1'000'000);
   Hardware hw = uniformHardware(8, 1000.0, 0.0, 17'000'000);
-  ObjectiveConfig config;
-  config.schedule = Kind::OneFOneB;
-  config.optimizer = Optimizer::SGD;
-  config.microBatches = 8;
-  ReplicaSearchResult result =
-      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-        return greedyPlan(g, pipeline, config);
-      }));
+  ObjectiveConfig config = sgdOneFOneB(8);
+  ReplicaSearchResult result = searchGreedy(g, hw, config);
   const ReplicaOption &balanced = evenOption(result, 2, 8);
   const ReplicaOption *uneven = nullptr;
   for (const ReplicaOption &option : result.options)

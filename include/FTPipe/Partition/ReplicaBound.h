@@ -16,9 +16,10 @@
 // need of one device's memory, and where a device can hold only part of the
 // model's compute with its weights' state (capMs: the most compute whose
 // state fits in one device, ReplicaSearch's memoryCapMs), no c_k exceeds it;
-// the devices' order then matters, and every order is tried. Devices that hold stages apart (Mixed-Pipe's
-// embedding with the tied head) or interleave them are not chains: they can
-// beat it, but transfers are then not free either. No MLIR here.
+// the devices' order then matters, and every order is tried. Devices that hold
+// stages apart (Mixed-Pipe's embedding with the tied head) or interleave them
+// are not chains: they can beat it, but transfers are then not free either. No
+// MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,10 +72,10 @@ struct ChainBound {
 /// order of the devices' replicas, up to kMaxCappedProcesses processes;
 /// beyond, and for an infinite cap, chainBoundMs, which does not depend on
 /// the order). Requires 1 <= minDepth < processes.
-ChainBound lowestChainBound(
-    double computeMs, uint32_t minDepth, uint32_t processes,
-    uint32_t microBatches,
-    double capMs = std::numeric_limits<double>::infinity());
+ChainBound
+lowestChainBound(double computeMs, uint32_t minDepth, uint32_t processes,
+                 uint32_t microBatches,
+                 double capMs = std::numeric_limits<double>::infinity());
 
 /// The most processes whose ordered layouts (2^(P-1)) the capped bound
 /// tries.

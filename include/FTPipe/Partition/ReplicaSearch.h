@@ -22,8 +22,8 @@
 // only when its whole backward has ended, a cut one's first part while the
 // rest of the backward runs. Each replicated layout of 2 or more devices is
 // also planned uneven (shareWeightedHardware): a replica pipeline with few
-// micro-batches gains from longer first stages. Memory is checked per replica as for the plan's
-// device (a replica holds no more). No MLIR here.
+// micro-batches gains from longer first stages. Memory is checked per replica
+// as for the plan's device (a replica holds no more). No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
