@@ -523,6 +523,13 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
   if (!found)
     return makeError("no pipeline depth x replicas option is feasible:" +
                      reasons);
+  // The pure pipeline (the first option, every device one stage group)
+  // stays unless replicas beat it by kReplicaMinGain.
+  const ReplicaOption &pure = search.options.front();
+  if (pure.feasible && !pure.layout.replicated() &&
+      search.chosen().simulatedMsPerMiniBatch >
+          pure.simulatedMsPerMiniBatch * (1.0 - kReplicaMinGain))
+    search.best = 0;
   setBounds(graph, hw, config, search);
   return search;
 }

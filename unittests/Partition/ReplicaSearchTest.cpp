@@ -9,7 +9,8 @@
 // all-reduce; a bottleneck stage that cannot be cut is replicated alone
 // (PipeDream's per-stage replication); replica pipelines with few
 // micro-batches cut half-way to the chain bound's shares gain on the
-// balanced ones; the memory cap of the bound by hand.
+// balanced ones; a gain under kReplicaMinGain keeps the pure pipeline; the
+// memory cap of the bound by hand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,10 +115,19 @@ TEST_P(ReplicaSearchProperties, ChoosesTheSimulatedBestOfThoseTried) {
   EXPECT_EQ(depth, 1u);
   const ReplicaOption &best = result.chosen();
   ASSERT_TRUE(best.feasible);
+  // The pure pipeline (the first option) stays unless replicas beat it by
+  // kReplicaMinGain; otherwise the fastest option is chosen.
+  const ReplicaOption &pureOption = result.options.front();
+  if (best.layout.replicated() && pureOption.feasible)
+    EXPECT_LT(best.simulatedMsPerMiniBatch,
+              pureOption.simulatedMsPerMiniBatch * (1 - kReplicaMinGain));
+  double floorMs = best.layout.replicated()
+                       ? best.simulatedMsPerMiniBatch
+                       : best.simulatedMsPerMiniBatch * (1 - kReplicaMinGain);
   for (const ReplicaOption &option : result.options) {
     if (!option.feasible)
       continue;
-    EXPECT_LE(best.simulatedMsPerMiniBatch, option.simulatedMsPerMiniBatch)
+    EXPECT_LE(floorMs, option.simulatedMsPerMiniBatch)
         << describeLayout(best.layout) << " against "
         << describeLayout(option.layout);
     // The figures are those of the option's plan scored on its own.
@@ -184,6 +194,25 @@ TEST(ReplicaSearch, SmallWeightsRunAsReplicas) {
             result.options.front().simulatedMsPerMiniBatch);
   // Data parallel over 4: 2 micro-batches of 24 ms each per replica.
   EXPECT_NEAR(evenOption(result, 1, 4).simulatedMsPerMiniBatch, 48.0, 0.5);
+}
+
+TEST(ReplicaSearch, SmallGainsKeepThePurePipeline) {
+  // 8 layers of 1 + 2 ms, small weights, fast links, 2 devices: at M = 64
+  // the pipeline's fill and drain is about 1.5 % of its step, so 2 replicas
+  // of the whole model are faster by less than kReplicaMinGain and the pure
+  // pipeline stays; at M = 4 (20 %) the replicas are chosen.
+  Graph g = layers(8, 1.0, 2.0, 1000, 1000);
+  Hardware hw = uniformHardware(2, 100.0, 1.0);
+  ReplicaSearchResult many = searchGreedy(g, hw, sgdOneFOneB(64));
+  const ReplicaOption &pure = many.options.front();
+  const ReplicaOption &replicas = evenOption(many, 1, 2);
+  ASSERT_TRUE(pure.feasible && replicas.feasible);
+  EXPECT_LT(replicas.simulatedMsPerMiniBatch, pure.simulatedMsPerMiniBatch);
+  EXPECT_GT(replicas.simulatedMsPerMiniBatch,
+            pure.simulatedMsPerMiniBatch * (1 - kReplicaMinGain));
+  EXPECT_FALSE(many.chosen().layout.replicated()) << describeOption(many.chosen());
+  ReplicaSearchResult few = searchGreedy(g, hw, sgdOneFOneB(4));
+  EXPECT_TRUE(few.chosen().layout.replicated()) << describeOption(few.chosen());
 }
 
 TEST(ReplicaSearch, WeightsThatNeedEveryDeviceStayAPipeline) {
