@@ -210,7 +210,8 @@ TEST(ReplicaSearch, SmallGainsKeepThePurePipeline) {
   EXPECT_LT(replicas.simulatedMsPerMiniBatch, pure.simulatedMsPerMiniBatch);
   EXPECT_GT(replicas.simulatedMsPerMiniBatch,
             pure.simulatedMsPerMiniBatch * (1 - kReplicaMinGain));
-  EXPECT_FALSE(many.chosen().layout.replicated()) << describeOption(many.chosen());
+  EXPECT_FALSE(many.chosen().layout.replicated())
+      << describeOption(many.chosen());
   ReplicaSearchResult few = searchGreedy(g, hw, sgdOneFOneB(4));
   EXPECT_TRUE(few.chosen().layout.replicated()) << describeOption(few.chosen());
 }
