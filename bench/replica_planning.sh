@@ -20,12 +20,29 @@
 # gain over today's plan), that layout, and the
 # figures that price replication: the model's gradient GiB, their ring
 # all-reduce over 2 devices, and the compute of a mini-batch (C x M).
+# SPLIT=K (default 1) plans the global batch of 8 micro-batches as 8 x K
+# micro-batches of 1/K the sequences each: the model generated with
+# --micro-batch-size b/K (b its config's; a model whose b K does not divide
+# is left out) and M = 8 x K, so the cost model prices the smaller
+# micro-batch from its own shapes (launches and weight reads do not shrink
+# with it). MODELS="a b" plans only those models.
+# After the table, for each row under 1.3x, why: the shallowest depth that
+# fits, what w identical balanced pipelines at a depth from there would gain
+# on the pure pipeline without transfers (an estimate, in units of C, one
+# micro-batch's compute), the pure pipeline's simulated mini-batch in C, and
+# per depth the fastest option (simulated ms, idle share of the processes)
+# and the layouts refused, with the reason (memory: "does not fit"). The options'
+# logs stay in $LOGS when it is set.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build="${1:-$root/build}"
 schedule="${2:-1f1b}"
 bin="$build/bin"
 bench_work
+logs="${LOGS:-$work/logs}"
+mkdir -p "$logs"
+why="$work/why.md"
+: > "$why"
 
 # Two nodes of 8 preset GPUs (the values of lib/Partition/Hardware.cpp's
 # presets: sustained TFLOP/s and GB/s, 5 us launches).
@@ -40,30 +57,42 @@ JSON
 two_nodes rtx2080ti-x16 rtx2080ti-pcie-x8 RTX2080Ti 11811160064 9.415 492.8
 two_nodes v100-x16 v100-nvlink-x8 V100 17179869184 10.99 720
 
-echo "replica planning, schedule $schedule, M = 8, $(date -u '+%Y-%m-%d %H:%M UTC')"
+split="${SPLIT:-1}"
+micro=$((8 * split))
+echo "replica planning, schedule $schedule, M = $micro (split $split), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(load)"
 echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | bound: pure / best replicated chain (layout) | gradients GiB, all-reduce over 2 ms, compute ms per mini-batch | planning s |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-for model in bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl; do
-  "$bin/ftpipe-model-gen" "$model" --loss --quiet -o "$work/model.mlir"
+for model in ${MODELS:-bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl}; do
+  batch=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["ftpipe"]["micro_batch_size"])' \
+    "$root/models/$model.json")
+  if (( batch % split )); then
+    echo "| $model | - | - | micro-batch of $batch not split in $split | | | | | | |"
+    continue
+  fi
+  "$bin/ftpipe-model-gen" "$model" --loss --quiet \
+    --micro-batch-size $((batch / split)) -o "$work/model.mlir"
   for hw in rtx2080ti-pcie-x8:8 v100-nvlink-x8:8 "$work/rtx2080ti-x16.json":16 \
             "$work/v100-x16.json":16; do
     hardware="${hw%:*}" devices="${hw##*:}"
+    log="$logs/$model-$(basename "$hardware" .json)-$devices-split$split.log"
     start=$(date +%s.%N)
     "$bin/ftpipe-opt" "$work/model.mlir" -o /dev/null \
       --ftpipe-annotate-costs="hardware=$hardware" \
-      --ftpipe-mixed-pipe="devices=$devices replicas=auto verbose=true schedule=$schedule microbatches=8" \
-      2> "$work/log" || true
+      --ftpipe-mixed-pipe="devices=$devices replicas=auto verbose=true schedule=$schedule microbatches=$micro" \
+      2> "$log" || true
     seconds=$(echo "$(date +%s.%N) - $start" | bc)
-    python3 - "$work/log" "$model" "$(basename "$hardware" .json)" "$devices" "$seconds" <<'PY'
+    python3 - "$log" "$model" "$(basename "$hardware" .json)" "$devices" "$seconds" "$why" "$micro" <<'PY'
 import re, sys
-log, model, hw, devices, seconds = sys.argv[1:]
-line = re.compile(r"depth +(\d+), replicas ([\d,]+(?: \(cut in \d+\))?): (?:simulated ([\d.]+) ms per mini-batch"
-                  r".*objective ([\d.]+) ms per micro-batch)?")
+log, model, hw, devices, seconds, why, micro = sys.argv[1:]
+micro = int(micro)
+line = re.compile(r"depth +(\d+), replicas ([\d,]+(?: uneven)?(?: \(cut in \d+\))?): (?:simulated ([\d.]+) ms per mini-batch"
+                  r".*idle ([\d.]+)%.*objective ([\d.]+) ms per micro-batch|infeasible: (.*))")
 bound = re.compile(r"bound \(chain, compute only\): pure pipeline ([\d.]+) ms per mini-batch, "
                    r"replicated (?:([\d.]+) ms \(depth \d+, replicas ([\d,]+)\)|- \(none fits\)); "
                    r"compute ([\d.]+) ms per micro-batch, at least \d+ devices, gradients ([\d.]+) GiB, "
                    r"all-reduce over 2 ([\d.]+) ms")
 pure = best = chosen = bounds = None
+fastest, refused = {}, {}  # per depth: the fastest option; refused layouts
 for text in open(log):
     b = bound.search(text)
     if b:
@@ -76,8 +105,13 @@ for text in open(log):
     if "<- chosen" in text:
         chosen = f"{depth}, {replicas}"
     if m.group(3) is None:
+        reason = m.group(6).strip()
+        reason = "does not fit" if "fit" in reason else reason[:60]
+        refused.setdefault(depth, []).append(f"{replicas} ({reason})")
         continue
-    option = (float(m.group(3)), float(m.group(4)), depth, replicas)
+    option = (float(m.group(3)), float(m.group(5)), depth, replicas)
+    if depth not in fastest or option[0] < fastest[depth][0]:
+        fastest[depth] = (option[0], float(m.group(4)), replicas)
     if replicas == "1":
         pure = option
     elif best is None or option[0] < best[0]:
@@ -92,8 +126,40 @@ bound_cell = prices = "-"
 if bounds and bounds[1] and pure:
     bound_cell = f"{pure[0] / float(bounds[1]):.2f} ({bounds[2]})"
 if bounds:
-    prices = f"{float(bounds[4]):.2f}, {float(bounds[5]):.1f}, {8 * float(bounds[3]):.1f}"
+    prices = f"{float(bounds[4]):.2f}, {float(bounds[5]):.1f}, {micro * float(bounds[3]):.1f}"
 print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {bound_cell} | {prices} | {float(seconds):.1f} |")
+if pure and (not best or pure[0] / best[0] < 1.3):
+    # Balanced 1F1B without transfers or all-reduces, in units of C (one
+    # micro-batch's compute): w = P / d identical pipelines of depth d take
+    # (ceil(M / w) + d - 1) / d, the pure pipeline (M + P - 1) / P; the best
+    # d that divides P and is no shallower than the shallowest option that
+    # fits. An estimate of what whole replica pipelines buy when stages are
+    # even, not a bound (uneven cuts beat it by a few %, per-device replicas
+    # are left out).
+    p = int(devices)
+    shallowest = min(fastest)
+    ideals = [((-(-micro // (p // d)) + d - 1) / d, d) for d in range(shallowest, p + 1) if p % d == 0]
+    replicated_ideal, d = min(ideals)
+    pure_ideal = (micro + p - 1) / p
+    ideal = (f"shallowest that fits {shallowest}; balanced, free transfers: {p // d} x {d} "
+             f"{replicated_ideal:.3f} C against the pure {pure_ideal:.3f} C, {pure_ideal / replicated_ideal:.2f}x; "
+             f"the pure pipeline simulates {pure[0] / float(bounds[3]):.3f} C" if bounds else "")
+    depths = sorted(set(fastest) | set(refused), reverse=True)
+    parts = []
+    for d in depths:
+        text = f"{d}: "
+        if d in fastest:
+            ms, idle, replicas = fastest[d]
+            text += f"{replicas} {ms:.1f} ms, idle {idle:.0f} %"
+        if d in refused:
+            text += ("; " if d in fastest else "") + "refused " + ", ".join(refused[d])
+        parts.append(text)
+    with open(why, "a") as out:
+        out.write(f"- {model} on {hw} ({devices}): {ideal}. " + " / ".join(parts) + "\n")
 PY
   done
 done
+echo
+echo "rows under 1.3x: the shallowest depth that fits and what balanced whole replica pipelines would gain there"
+echo "(C: one micro-batch's compute); per depth the fastest option that fits (simulated, idle share) and the layouts refused"
+cat "$why"

@@ -43,6 +43,8 @@ std::string ftpipe::partition::describeLayout(const ReplicaLayout &layout) {
 
 std::string ftpipe::partition::describeOption(const ReplicaOption &option) {
   std::string text = describeLayout(option.layout);
+  if (option.uneven)
+    text += " uneven";
   if (option.cutParts)
     text += " (cut in " + std::to_string(option.cutParts) + ")";
   return text;
@@ -73,6 +75,24 @@ ftpipe::partition::pipelineHardware(const Hardware &hw,
     first.push_back(DeviceId(group.front()));
   }
   return hw.selectDevices(first);
+}
+
+Expected<Hardware>
+ftpipe::partition::shareWeightedHardware(const Hardware &pipeline,
+                                         const ReplicaLayout &layout,
+                                         uint32_t microBatches) {
+  if (int64_t(pipeline.numDevices()) != layout.devices())
+    return makeError(llvm::formatv("replicas {0} for {1} devices", layout.str(),
+                                   pipeline.numDevices()));
+  std::vector<double> shares =
+      chainSharesMs(1.0, layout.replicas, microBatches);
+  HardwareSpec spec = pipeline.spec();
+  // Half-way: the square root of the shares' ratios. A device the bound
+  // leaves nothing (after one with a replica per micro-batch) keeps a
+  // tenth of the speed: a speed must be positive.
+  for (auto [device, share] : llvm::zip(spec.devices, shares))
+    device.tflops *= std::max(std::sqrt(share / shares.front()), 0.1);
+  return Hardware::create(std::move(spec));
 }
 
 std::vector<DeviceGradients>
@@ -289,6 +309,44 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   return option;
 }
 
+double ftpipe::partition::memoryCapMs(const Graph &graph,
+                                      const ObjectiveConfig &config,
+                                      uint64_t memoryBytes, bool recomputes) {
+  std::vector<double> stateBytes(graph.numNodes(), 0.0);
+  for (ParamId p = 0; p < graph.numParams(); ++p)
+    if (!graph.paramReaders(p).empty())
+      stateBytes[graph.paramReaders(p).front()] +=
+          double(graph.paramBytes(p)) *
+          (graph.paramFrozen(p) ? 1.0
+                                : 2.0 + optimizerStateFactor(config.optimizer));
+  // Nodes by compute per state byte, the stateless first.
+  std::vector<NodeId> order;
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    order.push_back(n);
+  auto computeOf = [&](NodeId n) {
+    const NodeCost &c = graph.cost(n);
+    return c.fwdMs + c.bwdMs + (recomputes ? c.fwdMs : 0.0);
+  };
+  std::vector<double> perByte(graph.numNodes());
+  for (NodeId n = 0; n < graph.numNodes(); ++n)
+    perByte[n] = stateBytes[n] > 0 ? computeOf(n) / stateBytes[n]
+                                   : std::numeric_limits<double>::infinity();
+  llvm::stable_sort(
+      order, [&](NodeId a, NodeId b) { return perByte[a] > perByte[b]; });
+  double room = std::max(
+      double(memoryBytes) - double(config.reservedBytesPerDevice), 0.0);
+  double cap = 0.0;
+  for (NodeId n : order) {
+    if (stateBytes[n] <= room) {
+      room -= stateBytes[n];
+      cap += computeOf(n);
+      continue;
+    }
+    return cap + computeOf(n) * room / stateBytes[n];
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
 /// ReplicaSearchResult's bounds for `graph` on `hw`'s devices.
 static void setBounds(const Graph &graph, const Hardware &hw,
                       const ObjectiveConfig &config,
@@ -311,16 +369,19 @@ static void setBounds(const Graph &graph, const Hardware &hw,
                  (2 + optimizerStateFactor(config.optimizer));
   search.minDepth = std::max<uint32_t>(
       1, uint32_t(std::ceil(state / double(std::max<uint64_t>(memory, 1)))));
-  search.pureBoundMs = chainBoundMs(
-      search.computeMs, std::vector<int64_t>(p, 1), config.microBatches);
+  search.capMs = memoryCapMs(graph, config, memory, recomputes);
+  search.pureBoundMs =
+      cappedChainBoundMs(search.computeMs, search.capMs,
+                         std::vector<int64_t>(p, 1), config.microBatches);
   search.gradientBytes = graph.totalParamBytes();
   if (p >= 2)
     search.allReduceTwoMs = ftpipe::schedule::ringAllReduceMs(
         search.gradientBytes, std::vector<int64_t>{0, 1}, linksOf(hw));
   search.replicatedBound.ms = std::numeric_limits<double>::infinity();
   if (search.minDepth < p)
-    search.replicatedBound = lowestChainBound(search.computeMs, search.minDepth,
-                                              p, config.microBatches);
+    search.replicatedBound =
+        lowestChainBound(search.computeMs, search.minDepth, p,
+                         config.microBatches, search.capMs);
 }
 
 Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
@@ -357,6 +418,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     const ReplicaOption &uncut = search.options.back();
     if (!uncut.feasible || uncut.allReduceMs <= 0.0)
       return;
+    bool uneven = uncut.uneven;
     for (uint32_t parts : {2u, 4u}) {
       Plan cut = cutForOverlap(graph, plan, layout, parts);
       if (cut.numStages() == plan.numStages())
@@ -368,8 +430,39 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
         continue;
       }
       scored->cutParts = parts;
+      scored->uneven = uneven;
       add(std::move(*scored));
     }
+  };
+  // The layout's pipeline planned again to the chain bound's shares, when
+  // it has a replica and 2 devices or more; a pipeline that cannot be so
+  // planned or scored is left out (the balanced one was tried).
+  auto tryUneven = [&](const ReplicaLayout &layout) {
+    if (layout.devices() < 2 || !layout.replicated())
+      return;
+    Expected<Plan> plan = [&]() -> Expected<Plan> {
+      Expected<Hardware> pipeline = pipelineHardware(hw, layout);
+      if (!pipeline)
+        return pipeline.takeError();
+      Expected<Hardware> weighted =
+          shareWeightedHardware(*pipeline, layout, config.microBatches);
+      if (!weighted)
+        return weighted.takeError();
+      return partitioner(*weighted);
+    }();
+    if (!plan) {
+      llvm::consumeError(plan.takeError());
+      return;
+    }
+    Expected<ReplicaOption> scored =
+        scoreReplicated(graph, hw, *plan, layout, config);
+    if (!scored) {
+      llvm::consumeError(scored.takeError());
+      return;
+    }
+    scored->uneven = true;
+    add(std::move(*scored));
+    tryCuts(*plan, layout);
   };
   for (uint32_t depth = p; depth >= 1; --depth) {
     ReplicaLayout even = evenLayout(depth, p);
@@ -399,6 +492,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     }
     add(std::move(*scored));
     tryCuts(*plan, even);
+    tryUneven(even);
     // The per-stage layout by the plan's loads on the even layout's devices
     // (scoreReplicated evaluated the same plan there).
     Expected<PlanMetrics> metrics =
@@ -424,10 +518,18 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
       perStage.failure = llvm::toString(again.takeError());
     add(std::move(perStage));
     tryCuts(*plan, spread);
+    tryUneven(spread);
   }
   if (!found)
     return makeError("no pipeline depth x replicas option is feasible:" +
                      reasons);
+  // The pure pipeline (the first option, every device one stage group)
+  // stays unless replicas beat it by kReplicaMinGain.
+  const ReplicaOption &pure = search.options.front();
+  if (pure.feasible && !pure.layout.replicated() &&
+      search.chosen().simulatedMsPerMiniBatch >
+          pure.simulatedMsPerMiniBatch * (1.0 - kReplicaMinGain))
+    search.best = 0;
   setBounds(graph, hw, config, search);
   return search;
 }

@@ -150,7 +150,7 @@ void MixedPipePass::runOnOperation() {
         "  bound (chain, compute only): pure pipeline {0:f3} ms per "
         "mini-batch, replicated {1}; compute {2:f3} ms per micro-batch, at "
         "least "
-        "{3} devices, gradients {4:f3} GiB, all-reduce over 2 {5:f3} ms\n",
+        "{3} devices, gradients {4:f3} GiB, all-reduce over 2 {5:f3} ms{6}\n",
         search->pureBoundMs,
         std::isfinite(search->replicatedBound.ms)
             ? llvm::formatv("{0:f3} ms (depth {1}, replicas {2})",
@@ -161,7 +161,13 @@ void MixedPipePass::runOnOperation() {
             : std::string("- (none fits)"),
         search->computeMs, search->minDepth,
         double(search->gradientBytes) / double(1ull << 30),
-        search->allReduceTwoMs);
+        search->allReduceTwoMs,
+        std::isfinite(search->capMs)
+            ? llvm::formatv(", at most {0:f3} ms per micro-batch a device "
+                            "(its weights' state)",
+                            search->capMs)
+                  .str()
+            : std::string());
   const partition::ReplicaOption &chosen = search->chosen();
   llvm::Expected<partition::Hardware> pipeline =
       partition::pipelineHardware(problem.hardware, chosen.layout);

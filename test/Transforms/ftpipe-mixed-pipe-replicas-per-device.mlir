@@ -9,10 +9,13 @@
 // the even layout of 5 processes over 3 devices (2,2,1) runs it on two, 3
 // micro-batches of 12 ms each, while the per-device rule gives both spare
 // processes to it (3,1,1: 2 micro-batches each) and is chosen; the plan
-// records each device's replicas.
+// records each device's replicas. Each layout is planned again uneven (one
+// op a device either way: the same times, not chosen).
 // VERBOSE: depth  5, replicas 1: infeasible
 // VERBOSE: depth  3, replicas 2,2,1: simulated 44.000 ms per mini-batch
+// VERBOSE-NEXT: depth  3, replicas 2,2,1 uneven: simulated 44.000 ms per mini-batch
 // VERBOSE-NEXT: depth  3, replicas 3,1,1: simulated 34.000 ms per mini-batch{{.*}}<- chosen
+// VERBOSE-NEXT: depth  3, replicas 3,1,1 uneven: simulated 34.000 ms per mini-batch
 // VERBOSE-NEXT: depth  2, replicas 3,2: infeasible
 // CHECK: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [1, 2, 0], recompute = [false, false, false], replicas = [3, 1, 1],
 // CHECK: tosa.add {{.*}}ftpipe.stage = 0

@@ -10,7 +10,9 @@
 //    nothing (depth 3, its device with two ops alone replicated, and two
 //    pipelines of depth 2 lie between, by plans of Mixed-Pipe's choosing):
 //    the four replicas win, and the module keeps one pipeline (one device,
-//    the hardware of replica 0) with replicas = [4];
+//    the hardware of replica 0) with replicas = [4]; the replicated
+//    pipelines of 2 or more devices are planned again "uneven", to the
+//    chain bound's shares;
 //  - the same chain with 1000 bytes of weights per op on devices of 2500
 //    bytes (SGD: weights and gradients, 2000 bytes an op) fits only one op
 //    per device: the pure pipeline of depth 4 stays, without `replicas`.
@@ -18,11 +20,16 @@
 // micro-batch; the pure pipeline's C / (1 - (3/4)^4) = 17.554 ms, the
 // replicated one's C (one micro-batch per replica); with 4000 bytes of
 // weights and gradients on 2500-byte devices, at least 4 devices: no
-// replicated layout.
+// replicated layout, and a device holds at most 1.25 ops' weights and
+// gradients, 3.75 ms of compute: under that cap the pure pipeline's shares
+// (T / 4, ...) no longer fit the first device, and its bound rises to
+// 18.020 ms (the least T at which c_k = min(3.75, (T - c_0 - ... -
+// c_{k-1}) / 4) add up to 12).
 
 // VERBOSE: depth  4, replicas 1: simulated 21.000 ms per mini-batch
 // VERBOSE: depth  3, replicas 2,1,1: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  2, replicas 2: simulated {{[0-9.]+}} ms per mini-batch
+// VERBOSE: depth  2, replicas 2 uneven: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  1, replicas 4: simulated 12.000 ms per mini-batch{{.*}}<- chosen
 // VERBOSE: bound (chain, compute only): pure pipeline 17.554 ms per mini-batch, replicated 12.000 ms (depth 1, replicas 4); compute 12.000 ms per micro-batch, at least 1 devices
 
@@ -35,7 +42,7 @@
 // VERBOSE: depth  3, replicas 2,1,1: infeasible: mixed-pipe found no plan that fits in memory
 // VERBOSE: depth  2, replicas 2: infeasible: mixed-pipe found no plan that fits in memory
 // VERBOSE: depth  1, replicas 4: infeasible: mixed-pipe found no plan that fits in memory
-// VERBOSE: bound (chain, compute only): pure pipeline 17.554 ms per mini-batch, replicated - (none fits); compute 12.000 ms per micro-batch, at least 4 devices
+// VERBOSE: bound (chain, compute only): pure pipeline 18.020 ms per mini-batch, replicated - (none fits); compute 12.000 ms per micro-batch, at least 4 devices, gradients 0.000 GiB, all-reduce over 2 0.000 ms, at most 3.750 ms per micro-batch a device (its weights' state)
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-SAME: name = "g3"

@@ -1,10 +1,13 @@
 //===- ReplicaBoundTest.cpp - The chain bound of replicated layouts -------===//
 //
-// chainBoundMs by hand; lowestChainBound's layout by hand; and on random
+// chainBoundMs by hand; lowestChainBound's layout by hand; chainSharesMs
+// reaching the bound on every device; the bound under a cap on a device's
+// compute by hand; and on random
 // chains of devices, each device a chain of 1-3 stages, random costs and
 // layouts, GPipe and 1F1B with free links and all-reduces: the simulated
-// mini-batch is never below the bound (the property the benchmark's
-// "bound" column relies on).
+// mini-batch is never below the bound, nor below the bound capped at the
+// busiest device's compute (the property the benchmark's "bound" column
+// relies on).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +16,8 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
+#include <limits>
 #include <random>
 
 using namespace ftpipe::partition;
@@ -48,6 +53,55 @@ TEST(ReplicaBound, LowestLayoutByHand) {
   EXPECT_DOUBLE_EQ(bound.ms, chainBoundMs(1.0, {2, 1, 1}, 8));
 }
 
+TEST(ReplicaBound, SharesReachTheBound) {
+  // 2 devices of 4 replicas at M = 8: 2 micro-batches each; the first
+  // device takes 2/3 of C, computing through the second's bubble.
+  std::vector<double> shares = chainSharesMs(3.0, {4, 4}, 8);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_DOUBLE_EQ(shares[0], 2.0);
+  EXPECT_DOUBLE_EQ(shares[1], 1.0);
+  // Every layout: the shares add up to C and each device's chain m_k c_k +
+  // (c_0 + ... + c_{k-1}) is the bound.
+  for (std::vector<int64_t> replicas :
+       {std::vector<int64_t>{1, 1, 1}, {3, 2, 1, 2}, {8, 1}, {1, 8}, {5}}) {
+    double bound = chainBoundMs(7.0, replicas, 8), before = 0.0;
+    shares = chainSharesMs(7.0, replicas, 8);
+    ASSERT_EQ(shares.size(), replicas.size());
+    for (auto [r, c] : llvm::zip(replicas, shares)) {
+      EXPECT_NEAR(double((8 + r - 1) / r) * c + before, bound, 1e-9);
+      before += c;
+    }
+    EXPECT_NEAR(before, 7.0, 1e-9);
+  }
+}
+
+TEST(ReplicaBound, CappedByHand) {
+  double inf = std::numeric_limits<double>::infinity();
+  // No cap, or one that does not bind: the chain bound.
+  EXPECT_DOUBLE_EQ(cappedChainBoundMs(3.0, inf, {4, 4}, 8), 4.0);
+  EXPECT_DOUBLE_EQ(cappedChainBoundMs(3.0, 2.0, {4, 4}, 8), 4.0);
+  // The first device may take 1.5 of its 2: the second takes 1.5 too, and
+  // 2 x 1.5 + 1.5 = 4.5.
+  EXPECT_NEAR(cappedChainBoundMs(3.0, 1.5, {4, 4}, 8), 4.5, 1e-9);
+  // Two devices of 1 cannot hold 3.
+  EXPECT_EQ(cappedChainBoundMs(3.0, 1.0, {4, 4}, 8), inf);
+  // The order matters under a cap: 8 replicas first take 0.6 in 1 micro-
+  // batch each, the other device's 8 micro-batches of 0.4 follow (3.8);
+  // the other way round, 8 x 0.4 then the 0.6 (3.2).
+  EXPECT_NEAR(cappedChainBoundMs(1.0, 0.6, {8, 1}, 8), 3.8, 1e-9);
+  EXPECT_NEAR(cappedChainBoundMs(1.0, 0.6, {1, 8}, 8), 3.2, 1e-9);
+  ChainBound bound = lowestChainBound(1.0, 1, 9, 8, 0.6);
+  EXPECT_LE(bound.ms, 3.2 + 1e-9);
+  EXPECT_GE(bound.ms, lowestChainBound(1.0, 1, 9, 8).ms);
+  EXPECT_NEAR(bound.ms, cappedChainBoundMs(1.0, 0.6, bound.layout.replicas, 8),
+              1e-12);
+  // The whole model on one device does not fit: no depth 1.
+  EXPECT_GE(bound.layout.devices(), 2);
+  // Beyond kMaxCappedProcesses the cap is left out.
+  EXPECT_DOUBLE_EQ(lowestChainBound(1.0, 1, 17, 8, 0.6).ms,
+                   lowestChainBound(1.0, 1, 17, 8).ms);
+}
+
 TEST(ReplicaBound, RandomChainsSimulateAboveTheBound) {
   std::mt19937 rng(2828);
   for (int trial = 0; trial < 300; ++trial) {
@@ -60,13 +114,15 @@ TEST(ReplicaBound, RandomChainsSimulateAboveTheBound) {
     ReplicaLayout layout;
     for (int64_t d = 0; d < devices; ++d)
       layout.replicas.push_back(1 + rng() % 4);
-    std::vector<double> fwd, input, weight;
+    std::vector<double> fwd, input, weight, perDevice(size_t(devices), 0.0);
     double compute = 0.0;
     for (size_t s = 0; s < placement.size(); ++s) {
       fwd.push_back(0.5 + rng() % 5);
       input.push_back(0.5 + rng() % 5);
       weight.push_back(rng() % 3);
       compute += fwd.back() + input.back() + weight.back();
+      perDevice[size_t(placement[s])] +=
+          fwd.back() + input.back() + weight.back();
     }
     TimedStageGraph sg = TimedStageGraph::withCosts(graph, fwd, input, weight,
                                                     /*edgeBytes=*/1000);
@@ -88,6 +144,12 @@ TEST(ReplicaBound, RandomChainsSimulateAboveTheBound) {
     EXPECT_GE(result->msPerMiniBatch * (1 + 1e-9),
               chainBoundMs(compute, layout.replicas, uint32_t(M)))
         << "trial " << trial << ": replicas " << layout.str() << ", M " << M;
+    // Capped at the busiest device's compute, which every device respects.
+    double cap = *std::max_element(perDevice.begin(), perDevice.end());
+    EXPECT_GE(result->msPerMiniBatch * (1 + 1e-9),
+              cappedChainBoundMs(compute, cap, layout.replicas, uint32_t(M)))
+        << "trial " << trial << ": replicas " << layout.str() << ", M " << M
+        << ", cap " << cap;
   }
 }
 

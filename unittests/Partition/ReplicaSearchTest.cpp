@@ -7,7 +7,10 @@
 // weights are small runs fastest as replicas; one whose weights fill every
 // device stays a pure pipeline; slow links between replicas price the
 // all-reduce; a bottleneck stage that cannot be cut is replicated alone
-// (PipeDream's per-stage replication).
+// (PipeDream's per-stage replication); replica pipelines with few
+// micro-batches cut half-way to the chain bound's shares gain on the
+// balanced ones; a gain under kReplicaMinGain keeps the pure pipeline; the
+// memory cap of the bound by hand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,8 @@
 #include "FTPipe/Partition/SeqPipe.h"
 
 #include "TestUtil.h"
+
+#include <cmath>
 
 using namespace ftpipe::partition;
 using namespace ftpipe::partition::test;
@@ -32,6 +37,24 @@ llvm::Expected<Plan> greedyPlan(const Graph &graph, const Hardware &pipeline,
   if (!result)
     return result.takeError();
   return std::move(result->plan);
+}
+
+/// searchReplicas with greedyPlan as the partitioner.
+ReplicaSearchResult searchGreedy(const Graph &graph, const Hardware &hw,
+                                 const ObjectiveConfig &config) {
+  return unwrap(
+      searchReplicas(graph, hw, config, [&](const Hardware &pipeline) {
+        return greedyPlan(graph, pipeline, config);
+      }));
+}
+
+/// 1F1B with SGD (weights and gradients only) and M micro-batches.
+ObjectiveConfig sgdOneFOneB(uint32_t microBatches) {
+  ObjectiveConfig config;
+  config.schedule = Kind::OneFOneB;
+  config.optimizer = Optimizer::SGD;
+  config.microBatches = microBatches;
+  return config;
 }
 
 /// W when every device of the option has W replicas, else 0.
@@ -78,10 +101,7 @@ TEST_P(ReplicaSearchProperties, ChoosesTheSimulatedBestOfThoseTried) {
   ObjectiveConfig config;
   config.schedule = seed % 2 ? Kind::OneFOneB : Kind::GPipe;
   config.microBatches = 4 + 4 * (seed % 2);
-  ReplicaSearchResult result =
-      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-        return greedyPlan(g, pipeline, config);
-      }));
+  ReplicaSearchResult result = searchGreedy(g, hw, config);
   // Depths 8 down to 1, each with its even layout first; every layout
   // runs on the 8 processes.
   uint32_t depth = 9;
@@ -95,10 +115,19 @@ TEST_P(ReplicaSearchProperties, ChoosesTheSimulatedBestOfThoseTried) {
   EXPECT_EQ(depth, 1u);
   const ReplicaOption &best = result.chosen();
   ASSERT_TRUE(best.feasible);
+  // The pure pipeline (the first option) stays unless replicas beat it by
+  // kReplicaMinGain; otherwise the fastest option is chosen.
+  const ReplicaOption &pureOption = result.options.front();
+  if (best.layout.replicated() && pureOption.feasible)
+    EXPECT_LT(best.simulatedMsPerMiniBatch,
+              pureOption.simulatedMsPerMiniBatch * (1 - kReplicaMinGain));
+  double floorMs = best.layout.replicated()
+                       ? best.simulatedMsPerMiniBatch
+                       : best.simulatedMsPerMiniBatch * (1 - kReplicaMinGain);
   for (const ReplicaOption &option : result.options) {
     if (!option.feasible)
       continue;
-    EXPECT_LE(best.simulatedMsPerMiniBatch, option.simulatedMsPerMiniBatch)
+    EXPECT_LE(floorMs, option.simulatedMsPerMiniBatch)
         << describeLayout(best.layout) << " against "
         << describeLayout(option.layout);
     // The figures are those of the option's plan scored on its own.
@@ -157,10 +186,7 @@ TEST(ReplicaSearch, SmallWeightsRunAsReplicas) {
   ObjectiveConfig config;
   config.schedule = Kind::OneFOneB;
   config.microBatches = 8;
-  ReplicaSearchResult result =
-      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-        return greedyPlan(g, pipeline, config);
-      }));
+  ReplicaSearchResult result = searchGreedy(g, hw, config);
   for (const ReplicaOption &option : result.options)
     EXPECT_TRUE(option.feasible) << option.failure;
   EXPECT_TRUE(result.chosen().layout.replicated());
@@ -170,6 +196,26 @@ TEST(ReplicaSearch, SmallWeightsRunAsReplicas) {
   EXPECT_NEAR(evenOption(result, 1, 4).simulatedMsPerMiniBatch, 48.0, 0.5);
 }
 
+TEST(ReplicaSearch, SmallGainsKeepThePurePipeline) {
+  // 8 layers of 1 + 2 ms, small weights, fast links, 2 devices: at M = 64
+  // the pipeline's fill and drain is about 1.5 % of its step, so 2 replicas
+  // of the whole model are faster by less than kReplicaMinGain and the pure
+  // pipeline stays; at M = 4 (20 %) the replicas are chosen.
+  Graph g = layers(8, 1.0, 2.0, 1000, 1000);
+  Hardware hw = uniformHardware(2, 100.0, 1.0);
+  ReplicaSearchResult many = searchGreedy(g, hw, sgdOneFOneB(64));
+  const ReplicaOption &pure = many.options.front();
+  const ReplicaOption &replicas = evenOption(many, 1, 2);
+  ASSERT_TRUE(pure.feasible && replicas.feasible);
+  EXPECT_LT(replicas.simulatedMsPerMiniBatch, pure.simulatedMsPerMiniBatch);
+  EXPECT_GT(replicas.simulatedMsPerMiniBatch,
+            pure.simulatedMsPerMiniBatch * (1 - kReplicaMinGain));
+  EXPECT_FALSE(many.chosen().layout.replicated())
+      << describeOption(many.chosen());
+  ReplicaSearchResult few = searchGreedy(g, hw, sgdOneFOneB(4));
+  EXPECT_TRUE(few.chosen().layout.replicated()) << describeOption(few.chosen());
+}
+
 TEST(ReplicaSearch, WeightsThatNeedEveryDeviceStayAPipeline) {
   // 8 layers of 1 GB weights (Adam: 4 GB each with gradients and state) on
   // 4 devices of 9 GB: only 2 layers fit on a device.
@@ -177,10 +223,7 @@ TEST(ReplicaSearch, WeightsThatNeedEveryDeviceStayAPipeline) {
   Hardware hw = uniformHardware(4, 100.0, 1.0, 9ull << 30);
   ObjectiveConfig config;
   config.schedule = Kind::OneFOneB;
-  ReplicaSearchResult result =
-      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-        return greedyPlan(g, pipeline, config);
-      }));
+  ReplicaSearchResult result = searchGreedy(g, hw, config);
   EXPECT_FALSE(result.chosen().layout.replicated());
   for (const ReplicaOption &option : result.options)
     if (option.layout.replicated()) {
@@ -196,11 +239,7 @@ TEST(ReplicaSearch, SlowLinksPriceTheAllReduce) {
   ObjectiveConfig config;
   config.schedule = Kind::GPipe;
   config.microBatches = 4;
-  auto plan = [&](const Hardware &hw) {
-    return unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-      return greedyPlan(g, pipeline, config);
-    }));
-  };
+  auto plan = [&](const Hardware &hw) { return searchGreedy(g, hw, config); };
   ReplicaSearchResult fast = plan(uniformHardware(4, 1000.0, 1.0));
   ReplicaSearchResult slow = plan(uniformHardware(4, 1.0, 1.0));
   const ReplicaOption &fastWide = evenOption(fast, 1, 4),
@@ -317,14 +356,8 @@ TEST(ReplicaSearch, ABottleneckStageIsReplicatedAlone) {
     b.addValue(NodeId(i), 1000, {NodeId(i + 1)}, true);
   Graph g = unwrap(b.build());
   Hardware hw = uniformHardware(4, 100.0, 1.0, 3'000'000);
-  ObjectiveConfig config;
-  config.schedule = Kind::OneFOneB;
-  config.optimizer = Optimizer::SGD;
-  config.microBatches = 8;
-  ReplicaSearchResult result =
-      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
-        return greedyPlan(g, pipeline, config);
-      }));
+  ObjectiveConfig config = sgdOneFOneB(8);
+  ReplicaSearchResult result = searchGreedy(g, hw, config);
   const ReplicaOption &chosen = result.chosen();
   ASSERT_TRUE(chosen.feasible) << chosen.failure;
   EXPECT_EQ(chosen.layout.replicas, (std::vector<int64_t>{1, 2, 1}));
@@ -335,6 +368,71 @@ TEST(ReplicaSearch, ABottleneckStageIsReplicatedAlone) {
   for (const ReplicaOption &option : result.options)
     if (option.depth() < 3)
       EXPECT_FALSE(option.feasible) << describeLayout(option.layout);
+}
+
+TEST(ReplicaSearch, MemoryCapByHand) {
+  // 4 layers of 1 + 2 ms with 1000 bytes of weights (SGD: 2000 with the
+  // gradients): 5000 bytes hold two layers and half of a third.
+  Graph g = layers(4, 1.0, 2.0, 1000, 1000);
+  ObjectiveConfig config;
+  config.optimizer = Optimizer::SGD;
+  EXPECT_DOUBLE_EQ(memoryCapMs(g, config, 5000, false), 7.5);
+  // Recomputing adds each forward again: 2.5 x 4 ms.
+  EXPECT_DOUBLE_EQ(memoryCapMs(g, config, 5000, true), 10.0);
+  // Adam's two states: 4000 bytes a layer.
+  config.optimizer = Optimizer::Adam;
+  EXPECT_DOUBLE_EQ(memoryCapMs(g, config, 5000, false), 3.75);
+  // Reserved bytes leave less room; everything fitting leaves no cap.
+  config.reservedBytesPerDevice = 1000;
+  EXPECT_DOUBLE_EQ(memoryCapMs(g, config, 5000, false), 3.0);
+  EXPECT_EQ(memoryCapMs(g, config, 17000, false),
+            std::numeric_limits<double>::infinity());
+  // A node without weights costs no memory: it comes first, whole.
+  GraphBuilder b;
+  NodeId heavy = b.addNode("heavy", "test.op", {1.0, 2.0, 0, 1000});
+  b.addParamUse(heavy, b.addParam("w", 1000));
+  NodeId free = b.addNode("free", "test.op", {10.0, 20.0, 0, 1000});
+  b.addValue(heavy, 1000, {free}, true);
+  config = ObjectiveConfig();
+  config.optimizer = Optimizer::SGD;
+  EXPECT_DOUBLE_EQ(memoryCapMs(unwrap(b.build()), config, 1000, false), 31.5);
+}
+
+TEST(ReplicaSearch, UnevenPipelinesFillTheBubbles) {
+  // 12 layers of 1 + 2 ms, 1 MB of weights each (SGD: 2 MB with the
+  // gradients) on 8 devices of 17 MB: the model needs 2 devices. 4
+  // pipelines of depth 2 have 2 of the M = 8 micro-batches each (1F1B:
+  // F F B B on the first device, F B F B on the second). Balanced, 6
+  // layers a device: the first device's backwards wait for the second's,
+  // 54 ms. The chain bound's shares are 2/3 and 1/3; half-way (speeds in
+  // the ratio sqrt(1/2)) the first device takes 7 layers, the second 5:
+  // its first backward is back at 22 ms, and the first device's
+  // backwards run 22-36 and 37-51: 51 ms.
+  Graph g = layers(12, 1.0, 2.0, 1000, 1'000'000);
+  Hardware hw = uniformHardware(8, 1000.0, 0.0, 17'000'000);
+  ObjectiveConfig config = sgdOneFOneB(8);
+  ReplicaSearchResult result = searchGreedy(g, hw, config);
+  const ReplicaOption &balanced = evenOption(result, 2, 8);
+  const ReplicaOption *uneven = nullptr;
+  for (const ReplicaOption &option : result.options)
+    if (option.uneven && option.layout.replicas == balanced.layout.replicas &&
+        !option.cutParts)
+      uneven = &option;
+  ASSERT_TRUE(uneven && balanced.feasible && uneven->feasible);
+  EXPECT_EQ(describeOption(*uneven), "4 uneven");
+  EXPECT_EQ(uneven->plan.stageDevice, (std::vector<DeviceId>{0, 1}));
+  EXPECT_EQ(llvm::count(uneven->plan.nodeStage, 0), 7);
+  EXPECT_NEAR(balanced.simulatedMsPerMiniBatch, 54.0, 0.5);
+  EXPECT_NEAR(uneven->simulatedMsPerMiniBatch, 51.0, 0.5);
+  EXPECT_LE(result.chosen().simulatedMsPerMiniBatch,
+            uneven->simulatedMsPerMiniBatch);
+  // The share-weighted devices: the second at sqrt(1/2) of the first's
+  // speed, with its memory.
+  Hardware weighted = unwrap(shareWeightedHardware(
+      unwrap(pipelineHardware(hw, balanced.layout)), balanced.layout, 8));
+  EXPECT_DOUBLE_EQ(weighted.device(1).tflops,
+                   weighted.device(0).tflops * std::sqrt(0.5));
+  EXPECT_EQ(weighted.device(1).memoryBytes, hw.device(1).memoryBytes);
 }
 
 } // namespace

@@ -13,9 +13,13 @@
 // micro-batch. The shortest T with c_0 + ... + c_{D-1} = C is
 // C / (1 - prod_k (1 - 1 / m_k)) (independent of the devices' order).
 // The depth is at least what the weights, gradients and optimizer state
-// need of one device's memory. Devices that hold stages apart (Mixed-Pipe's
-// embedding with the tied head) or interleave them are not chains: they can
-// beat it, but transfers are then not free either. No MLIR here.
+// need of one device's memory, and where a device can hold only part of the
+// model's compute with its weights' state (capMs: the most compute whose
+// state fits in one device, ReplicaSearch's memoryCapMs), no c_k exceeds it;
+// the devices' order then matters, and every order is tried. Devices that hold
+// stages apart (Mixed-Pipe's embedding with the tied head) or interleave them
+// are not chains: they can beat it, but transfers are then not free either. No
+// MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +31,8 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 namespace ftpipe {
 namespace partition {
@@ -35,6 +41,25 @@ namespace partition {
 double chainBoundMs(double computeMs, llvm::ArrayRef<int64_t> replicas,
                     uint32_t microBatches);
 
+/// The compute per micro-batch of each device that reaches chainBoundMs for
+/// `replicas` in this order: c_k = (T - c_0 - ... - c_{k-1}) / m_k, where T
+/// is the bound, so a device that waits for fewer forwards before it takes
+/// more (at M = 2 per replica, two devices take 2/3 and 1/3 of C: the first
+/// computes through the second's bubble); they sum to `computeMs`.
+std::vector<double> chainSharesMs(double computeMs,
+                                  llvm::ArrayRef<int64_t> replicas,
+                                  uint32_t microBatches);
+
+/// The chain bound of `replicas` in this order when no device computes more
+/// than `capMs` per micro-batch: the least T at which c_k = min(capMs, (T -
+/// c_0 - ... - c_{k-1}) / m_k) add up to `computeMs` (each c_k as large as
+/// T allows leaves the most for the others), found by bisection; infinite
+/// when the devices cannot hold the compute. chainBoundMs where the cap
+/// does not bind.
+double cappedChainBoundMs(double computeMs, double capMs,
+                          llvm::ArrayRef<int64_t> replicas,
+                          uint32_t microBatches);
+
 /// The lowest chainBoundMs over every layout of `processes` processes on
 /// at least `minDepth` plan devices, and the layout that gives it.
 struct ChainBound {
@@ -42,10 +67,19 @@ struct ChainBound {
   schedule::ReplicaLayout layout;
 };
 
-/// Over the layouts with at least one device on 2 or more replicas.
-/// Requires 1 <= minDepth < processes.
-ChainBound lowestChainBound(double computeMs, uint32_t minDepth,
-                            uint32_t processes, uint32_t microBatches);
+/// Over the layouts with at least one device on 2 or more replicas, with
+/// each device's compute at most `capMs` (cappedChainBoundMs over every
+/// order of the devices' replicas, up to kMaxCappedProcesses processes;
+/// beyond, and for an infinite cap, chainBoundMs, which does not depend on
+/// the order). Requires 1 <= minDepth < processes.
+ChainBound
+lowestChainBound(double computeMs, uint32_t minDepth, uint32_t processes,
+                 uint32_t microBatches,
+                 double capMs = std::numeric_limits<double>::infinity());
+
+/// The most processes whose ordered layouts (2^(P-1)) the capped bound
+/// tries.
+inline constexpr uint32_t kMaxCappedProcesses = 16;
 
 } // namespace partition
 } // namespace ftpipe

@@ -20,8 +20,10 @@
 // and pay for an all-reduce is also tried with those stages cut in 2 and 4
 // on their devices (cutForOverlap): a one-stage device's all-reduce starts
 // only when its whole backward has ended, a cut one's first part while the
-// rest of the backward runs. Memory is checked per replica as for the plan's
-// device (a replica holds no more). No MLIR here.
+// rest of the backward runs. Each replicated layout of 2 or more devices is
+// also planned uneven (shareWeightedHardware): a replica pipeline with few
+// micro-batches gains from longer first stages. Memory is checked per replica
+// as for the plan's device (a replica holds no more). No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +75,9 @@ struct ReplicaOption {
   /// Into how many stages each replicated device of one stage was cut
   /// (cutForOverlap; 0: the partitioner's plan as it is).
   uint32_t cutParts = 0;
+  /// The pipeline was planned on shareWeightedHardware: cut to the chain
+  /// bound's shares rather than balanced.
+  bool uneven = false;
 };
 
 /// Every option tried, deepest first, and the chosen one.
@@ -87,9 +92,13 @@ struct ReplicaSearchResult {
   /// (ReplicaBound.h).
   double computeMs = 0.0;
   uint32_t minDepth = 1;
-  /// The chain bound over every replicated layout (lowestChainBound), and
-  /// over the pure pipeline of every device (chainBoundMs); `replicatedBound`
-  /// is infinite when no layout with a replica has minDepth devices.
+  /// The most of computeMs one device can hold with its weights' state
+  /// (memoryCapMs); infinite when the whole model's fits.
+  double capMs = 0.0;
+  /// The chain bound over every replicated layout (lowestChainBound, each
+  /// device's compute at most capMs), and over the pure pipeline of every
+  /// device (cappedChainBoundMs); `replicatedBound` is infinite when no
+  /// layout with a replica has minDepth devices.
   ChainBound replicatedBound;
   double pureBoundMs = 0.0;
   /// The model's gradient bytes (every parameter's) and their ring
@@ -112,6 +121,16 @@ struct DeviceGradients {
 std::vector<DeviceGradients> deviceGradients(const StageGraph &sg,
                                              const PlanMetrics &metrics);
 
+/// The most compute per micro-batch (f + b of each node, + f when
+/// `recomputes`) that one device of `memoryBytes` can hold with the state of
+/// the weights its nodes read (weights, gradients and optimizer state; a
+/// frozen weight alone; a weight read by several nodes counted with its
+/// first reader only), by the fractional knapsack, which is no less than
+/// any set of whole nodes: a bound on what a device's share of the model can
+/// compute whatever its activations. Infinite when every node fits.
+double memoryCapMs(const Graph &graph, const ObjectiveConfig &config,
+                   uint64_t memoryBytes, bool recomputes);
+
 /// Plans a pipeline on the given hardware (its devices all used or not).
 using ReplicaPartitioner =
     llvm::function_ref<llvm::Expected<Plan>(const Hardware &pipeline)>;
@@ -122,8 +141,10 @@ schedule::ReplicaLayout evenLayout(uint32_t depth, uint32_t processes);
 
 /// "W" when every device has W replicas, else the factors ("3,3,2").
 std::string describeLayout(const schedule::ReplicaLayout &layout);
-/// The option's layout (describeLayout), and " (cut in N)" when its
-/// one-stage replicated devices were cut (ReplicaOption::cutParts).
+/// The option's layout (describeLayout), " uneven" when its pipeline was
+/// cut to the chain bound's shares (ReplicaOption::uneven), and " (cut in
+/// N)" when its one-stage replicated devices were cut
+/// (ReplicaOption::cutParts).
 std::string describeOption(const ReplicaOption &option);
 
 /// The devices that run replica 0 of each plan device when `hw`'s first
@@ -133,6 +154,27 @@ std::string describeOption(const ReplicaOption &option);
 /// compute alike.
 llvm::Expected<Hardware>
 pipelineHardware(const Hardware &hw, const schedule::ReplicaLayout &layout);
+
+/// `pipeline` (pipelineHardware's devices of `layout`) with each device's
+/// speed multiplied by the square root of its share of the chain bound
+/// (chainSharesMs under `layout` and M) over the first device's: a
+/// partitioner that balances load over speed
+/// (ObjectiveConfig::scaleComputeByDevice) then gives the devices that wait
+/// for fewer forwards more of the model, whose work fills the bubbles that a
+/// replica's few micro-batches leave the later devices. Half-way, since the
+/// bound's shares themselves overshoot under 1F1B, whose last devices
+/// interleave forwards and backwards (two devices of 4 replicas at M = 8:
+/// the bound's 2/3 and 1/3 simulate slower than 7/12 and 5/12; on a chain
+/// of 96 layers, depth 2-8, 2-4 replicas, M = 8 and 16, the square root
+/// came within -2 % to +6 % of the balanced cut, the full shares -26 % to
+/// +4 %). The search keeps it only where it simulates faster. Memory,
+/// launches and
+/// links are the pipeline's; no speed falls below a tenth of the first
+/// device's.
+llvm::Expected<Hardware>
+shareWeightedHardware(const Hardware &pipeline,
+                      const schedule::ReplicaLayout &layout,
+                      uint32_t microBatches);
 
 /// PipeDream's per-stage replication of a plan whose devices have the
 /// given loads (ms per micro-batch) and gradients: starting from one
@@ -166,11 +208,21 @@ scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
                 const schedule::ReplicaLayout &layout,
                 const ObjectiveConfig &config);
 
+/// The least gain (as a share of the pure pipeline's simulated step) for
+/// which searchReplicas chooses a layout with replicas over the pure pipeline
+/// of every device: a replicated plan keeps a second copy of its stages'
+/// weights, gradients and optimizer state and adds an all-reduce whose rate
+/// and overlap the simulator only models, so a gain of a few percent (T5-3B
+/// on 8 x RTX 2080 Ti: 1.02x) does not pay for them.
+constexpr double kReplicaMinGain = 0.05;
+
 /// Tries every depth from `hw`'s device count down to 1 (with at most
 /// `maxWidth` replicas of a device, 0: any), planning each pipeline with
 /// `partitioner`; an option whose pipeline cannot be planned, does not fit
-/// or runs on unlike replicas is kept as infeasible with the reason. Fails
-/// when no option is feasible (naming each reason).
+/// or runs on unlike replicas is kept as infeasible with the reason. The
+/// fastest feasible option is chosen, except that the pure pipeline stays
+/// where no option with replicas beats it by kReplicaMinGain. Fails when no
+/// option is feasible (naming each reason).
 llvm::Expected<ReplicaSearchResult>
 searchReplicas(const Graph &graph, const Hardware &hw,
                const ObjectiveConfig &config, ReplicaPartitioner partitioner,
