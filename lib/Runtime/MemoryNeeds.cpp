@@ -130,6 +130,8 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
           uint64_t(memory.savedBytes + memory.forwardSendBytes);
       stage.recomputePeakBytes = uint64_t(generated[device] + memory.dataBytes +
                                           memory.backwardSendBytes);
+      stage.forwardMessageBytes = uint64_t(memory.forwardSendBytes);
+      stage.backwardMessageBytes = uint64_t(memory.backwardSendBytes);
       stage.weightBufferBytesPerMicroBatch = uint64_t(memory.weightSavedBytes);
       // A W sends nothing (DeviceExecutor::predictMemory).
       stage.weightWorkingBytes = uint64_t(generated[device] + memory.dataBytes);
