@@ -113,13 +113,7 @@ std::vector<size_t> ftpipe::schedule::sendsHeldUntil(const Schedule &lists,
     return next[entry.index()] == entry.value().size();
   });
 
-  // The first action from c on that calls the communicator.
-  auto receives = [&](size_t c) { return !peers(own[c], true).empty(); };
   auto sends = [&](size_t c) { return !peers(own[c], false).empty(); };
-  std::vector<size_t> nextCall(n + 1, n);
-  for (size_t c = n; c-- > 0;)
-    nextCall[c] = receives(c) || sends(c) ? c : nextCall[c + 1];
-
   std::vector<size_t> until(n);
   for (size_t a = 0; a < n; ++a) {
     until[a] = a + 1;
@@ -147,17 +141,9 @@ std::vector<size_t> ftpipe::schedule::sendsHeldUntil(const Schedule &lists,
       else
         low = mid + 1;
     }
-    if (low == n)
-      continue;
-    // Freed by that action's sends, or by the next call after it: before
-    // that action's work when it receives, after it when it only sends.
-    if (sends(low)) {
-      until[a] = low + 1;
-      continue;
-    }
-    size_t call = nextCall[low + 1];
-    if (call < n)
-      until[a] = receives(call) ? call : call + 1;
+    // What a process knows grows only at its receives, after which it
+    // frees what they say was received.
+    until[a] = low;
   }
   return until;
 }

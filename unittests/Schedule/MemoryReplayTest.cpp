@@ -130,13 +130,13 @@ Schedule lists(std::initializer_list<std::initializer_list<const char *>> device
 TEST(MemoryReplay, SendsWaitUntilTheSenderHearsOfTheirReceive) {
   // GPipe over stages 0 and 1 on devices 0 and 1. Device 0 first hears of
   // 1F0 and 1F1 at 0B0, which receives 1B0's gradient (sent after both
-  // ran); 0B0 sends nothing, so its forwards' buffers go at the next call,
-  // 0B1's receive: held through 0F1 and 0B0.
+  // ran): its forwards' buffers go after that receive, before 0B0's work
+  // (0F0's is held through 0F1).
   StageGraph graph = StageGraph::chain({0, 1});
   Schedule gpipe = lists({{"0F0", "0F1", "0B0", "0B1", "U0"},
                           {"1F0", "1F1", "1B0", "1B1", "U0"}});
   EXPECT_EQ(sendsHeldUntil(gpipe, graph, 0),
-            (std::vector<size_t>{3, 3, 3, 4, 5}));
+            (std::vector<size_t>{2, 2, 3, 4, 5}));
   // Device 1 receives nothing after its backwards: their gradients stay to
   // the end of its list.
   EXPECT_EQ(sendsHeldUntil(gpipe, graph, 1),
@@ -181,22 +181,30 @@ TEST(MemoryReplay, SendsGoAtTheFirstCallAfterTheSenderHears) {
             parse({"0F0", "0F1", "0F2", "0B0", "0B1", "0B2", "U0"}));
   ASSERT_EQ(plan->devices[1],
             parse({"1F0", "1F1", "1B0", "1F2", "1B1", "1B2", "U0"}));
-  // Device 0 hears of 1F0 and 1F1 at 0B0 (1B0's gradient) and of 1F2 at
-  // 0B1; its backwards send nothing, so each buffer goes at the next
-  // receive.
+  // Device 0 hears of 1F0 and 1F1 at 0B0 (1B0's gradient, which 2B0's
+  // preceded) and of 1F2 at 0B1.
   EXPECT_EQ(sendsHeldUntil(*plan, graph, 0),
-            (std::vector<size_t>{4, 4, 5, 4, 5, 6, 7}));
-  // Device 1 hears of 2F0 at 1B0 and frees it with 1B0's own send; of 2F1
-  // at 1B1, of 2F2 at 1B2. Device 0 sends nothing after its backwards, so
-  // device 1 never hears that they got its gradients.
+            (std::vector<size_t>{3, 3, 4, 4, 5, 6, 7}));
+  // Device 1 hears of 2F0 at 1B0, of 2F1 at 1B1, of 2F2 at 1B2. Device 0
+  // sends nothing after its backwards, so device 1 never hears that they
+  // got its gradients.
   EXPECT_EQ(sendsHeldUntil(*plan, graph, 1),
-            (std::vector<size_t>{3, 5, 7, 6, 7, 7, 7}));
+            (std::vector<size_t>{2, 4, 7, 5, 7, 7, 7}));
+
+  // Split backwards: an I receives and sends as B does, a W neither.
+  // Device 0 hears of 1F0 and 1F1 at 0I0 (1I0's gradient).
+  Schedule split = lists({{"0F0", "0F1", "0I0", "0W0", "0I1", "0W1", "U0"},
+                          {"1F0", "1F1", "1I0", "1W0", "1I1", "1W1", "U0"}});
+  StageGraph two = StageGraph::chain({0, 1});
+  EXPECT_EQ(sendsHeldUntil(split, two, 0),
+            (std::vector<size_t>{2, 2, 3, 4, 5, 6, 7}));
 }
 
 /// Whether `until` (sendsHeldUntil of `process`) covers how long each send
 /// lives in a random execution of `lists`: every action's receives wait
 /// for their senders' sends, the processes' steps (receive, compute, send)
-/// interleave at random, and a communicator call frees the sends whose
+/// interleave at random, and a communicator call (before and after an
+/// action's receives, after each of its sends) frees the sends whose
 /// receivers have all received.
 void expectCoversRandomRuns(const Schedule &lists, const StageGraph &graph,
                             std::mt19937 &rng) {
@@ -266,12 +274,12 @@ void expectCoversRandomRuns(const Schedule &lists, const StageGraph &graph,
     size_t c = next[p];
     const Action &action = lists.devices[p][c];
     if (phase[p] == 0) {
-      if (!senders(action).empty())
+      // A call before the receives and one after them.
+      if (!senders(action).empty()) {
         call(p);
-      if (auto k = key(action); action.kind == ActionKind::Forward ||
-                                action.kind == ActionKind::Backward ||
-                                action.kind == ActionKind::InputBackward)
-        received.insert(k);
+        received.insert(key(action));
+        call(p);
+      }
       phase[p] = 1;
     } else if (phase[p] == 1) {
       for (size_t a : holding[p])

@@ -89,15 +89,15 @@ struct ReplayPeak {
 /// that list that no longer holds the messages the action sent: a send's
 /// buffer stays until its receive has happened and the sender has then
 /// called its communicator (MpiCommunicator frees completed sends at each
-/// send and at each receive's start). The lists are walked together in an
+/// send and before and after each receive). The lists are walked together in an
 /// order their messages allow, with a vector clock per action: an F of
 /// stage s sends to the F of each of s's consumers for the same
 /// micro-batch, a B or I to the B or I of each producer, wherever those run
 /// (on this process too). The sender knows a receive happened once a
 /// message it received since was sent after it, directly or through other
-/// processes; an action sends nothing known received before its first
-/// receive (with what the previous action knew) or after its last send
-/// (with what it knows). Where that never happens in the lists (no
+/// processes, which it learns at a receive: the call after that receive
+/// frees them, before the action's work. Where that never happens in the
+/// lists (no
 /// receiver in them, the lists cannot run, updates' exchanges: not
 /// counted) a send is held to the end, `lists.devices[process].size()`.
 /// An action that sends nothing gets its own index + 1.
