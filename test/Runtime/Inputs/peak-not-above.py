@@ -1,24 +1,28 @@
 #!/usr/bin/env python3
-"""Checks that one run's measured peak tensor memory is not above another's.
+"""Checks that one run's measured peak tensor memory is not above another
+run's predicted peak.
 
 Usage: peak-not-above.py LOG BASELINE_LOG DEVICES [SLACK]
 
 Reads each device's "peak tensor X MiB" from ftpipe-run's memory lines
-(stderr) of both runs; every one of DEVICES devices must report one in each,
-at most the baseline's times 1 + SLACK (default 0: the received messages a
-device holds at its peak depend on when they arrive). Prints one line per
-device and "peak not above the baseline on N devices"; exits 1 naming the
-device otherwise.
+(stderr) of LOG and "predicted Y MiB" from those of BASELINE_LOG (the replay
+of the baseline's lists: a bound that does not depend on timing, where the
+baseline's measured peak does, with the messages held at that moment);
+every one of DEVICES devices must report one in each, X at most Y times
+1 + SLACK (default 0). Prints one line per device and "peak not above the
+baseline on N devices"; exits 1 naming the device otherwise.
 """
 import re
 import sys
 
 log, baseline, devices = sys.argv[1], sys.argv[2], int(sys.argv[3])
 slack = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
-pattern = re.compile(r"^device (\d+) memory: peak tensor ([0-9.]+) MiB")
+measured = re.compile(r"^device (\d+) memory: peak tensor ([0-9.]+) MiB")
+predicted = re.compile(
+    r"^device (\d+) memory: peak tensor [0-9.]+ MiB \(predicted ([0-9.]+) MiB")
 
 
-def peaks(path):
+def peaks(path, pattern):
     found = {}
     for line in open(path):
         match = pattern.match(line)
@@ -27,7 +31,7 @@ def peaks(path):
     return found
 
 
-run, base = peaks(log), peaks(baseline)
+run, base = peaks(log, measured), peaks(baseline, predicted)
 failed = False
 for device in range(devices):
     if device not in run or device not in base:
@@ -35,7 +39,8 @@ for device in range(devices):
         failed = True
         continue
     above = run[device] > base[device] * (1 + slack)
-    print(f"device {device}: peak {run[device]} MiB, baseline {base[device]} MiB"
+    print(f"device {device}: peak {run[device]} MiB, baseline's prediction "
+          f"{base[device]} MiB"
           f"{' ABOVE' if above else ''}")
     failed = failed or above
 if failed:
