@@ -662,11 +662,11 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
       current ? current->planBytes : run.planBytes;
   if (d < int64_t(planBytes.size()))
     planned = planBytes[d];
-  summary.memory = formatDeviceMemory(process, executor->memory(),
-                                      executor->predictMemory(
-                                          *list, schedule::sendsHeldUntil(
-                                                     *lists, *graph, process)),
-                                      readResidentMemory(), overhead, planned);
+  summary.memory = formatDeviceMemory(
+      process, executor->memory(),
+      executor->predictMemory(
+          *list, schedule::sendsHeldUntil(*lists, *graph, process)),
+      readResidentMemory(), overhead, planned);
   if (activationCache &&
       activationCache->stats().stored + activationCache->stats().replayed > 0)
     summary.memory += "\ndevice " + std::to_string(process) + " " +

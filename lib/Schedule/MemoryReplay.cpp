@@ -66,8 +66,8 @@ std::vector<size_t> ftpipe::schedule::sendsHeldUntil(const Schedule &lists,
     auto [backward, stage, mb] = *key;
     if (stage < 0 || stage >= graph.stages())
       return keys;
-    for (int64_t peer : backward != senders ? graph.producers[stage]
-                                            : consumers[stage])
+    for (int64_t peer :
+         backward != senders ? graph.producers[stage] : consumers[stage])
       keys.emplace_back(backward, peer, mb);
     return keys;
   };
@@ -327,7 +327,8 @@ ftpipe::schedule::replayedMemory(const StageGraph &graph,
     // apart: from the task that sends them for as long as they may wait.
     replay.forwardMessages = int64_t(stage.forwardMessageBytes);
     replay.backwardMessages = int64_t(stage.backwardMessageBytes);
-    replay.kept = int64_t(stage.keptBytesPerMicroBatch) - replay.forwardMessages;
+    replay.kept =
+        int64_t(stage.keptBytesPerMicroBatch) - replay.forwardMessages;
     replay.weightBuffer = int64_t(stage.weightBufferBytesPerMicroBatch);
     // A task's working set holds its own micro-batch's kept bytes (F) or W
     // buffer (I) while the generated code's results are alive.

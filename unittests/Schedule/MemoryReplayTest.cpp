@@ -65,7 +65,7 @@ TEST(MemoryReplay, KeptBytesLiveFromForwardToBackward) {
   // GPipe: both micro-batches' kept bytes and the step's gradient set at B0.
   std::optional<ReplayPeak> peak =
       replay(parse({"0F0", "0F1", "0B0", "0B1", "U0"}),
-                   oneStage(2, WeightVersions::None));
+             oneStage(2, WeightVersions::None));
   ASSERT_TRUE(peak);
   EXPECT_EQ(peak->action, 2u);
   EXPECT_EQ(peak->held.keptMicroBatches, 2);
@@ -73,7 +73,7 @@ TEST(MemoryReplay, KeptBytesLiveFromForwardToBackward) {
   EXPECT_EQ(peak->bytes, 100 + 80 + 160 + 20 + 7 + 1);
   // 1F1B: one micro-batch's kept bytes at a time.
   peak = replay(parse({"0F0", "0B0", "0F1", "0B1", "U0"}),
-                      oneStage(2, WeightVersions::None));
+                oneStage(2, WeightVersions::None));
   ASSERT_TRUE(peak);
   EXPECT_EQ(peak->action, 1u);
   EXPECT_EQ(peak->held.keptMicroBatches, 1);
@@ -103,7 +103,7 @@ TEST(MemoryReplay, StashedCopyLivesUntilItsLastReader) {
   // Without a reader in flight at the update nothing is copied.
   std::optional<ReplayPeak> drained =
       replay(parse({"0F0", "0B0", "U0", "0F1", "0B1", "U1"}),
-                   oneStage(1, WeightVersions::Stash));
+             oneStage(1, WeightVersions::Stash));
   ASSERT_TRUE(drained);
   EXPECT_EQ(drained->held.stash, 0);
 }
@@ -111,7 +111,7 @@ TEST(MemoryReplay, StashedCopyLivesUntilItsLastReader) {
 TEST(MemoryReplay, WeightBufferLivesFromInputToWeightPart) {
   std::optional<ReplayPeak> peak =
       replay(parse({"0F0", "0F1", "0I0", "0I1", "0W0", "0W1", "U0"}),
-                   oneStage(2, WeightVersions::None));
+             oneStage(2, WeightVersions::None));
   ASSERT_TRUE(peak);
   // At W0: both W buffers, no kept bytes, the gradient set open.
   EXPECT_EQ(peak->action, 4u);
@@ -120,7 +120,8 @@ TEST(MemoryReplay, WeightBufferLivesFromInputToWeightPart) {
   EXPECT_EQ(peak->bytes, 100 + 80 + 160 + 8 + 3);
 }
 
-Schedule lists(std::initializer_list<std::initializer_list<const char *>> devices) {
+Schedule
+lists(std::initializer_list<std::initializer_list<const char *>> devices) {
   Schedule schedule;
   for (auto device : devices)
     schedule.devices.push_back(parse(device));
@@ -133,8 +134,8 @@ TEST(MemoryReplay, SendsWaitUntilTheSenderHearsOfTheirReceive) {
   // ran): its forwards' buffers go after that receive, before 0B0's work
   // (0F0's is held through 0F1).
   StageGraph graph = StageGraph::chain({0, 1});
-  Schedule gpipe = lists({{"0F0", "0F1", "0B0", "0B1", "U0"},
-                          {"1F0", "1F1", "1B0", "1B1", "U0"}});
+  Schedule gpipe = lists(
+      {{"0F0", "0F1", "0B0", "0B1", "U0"}, {"1F0", "1F1", "1B0", "1B1", "U0"}});
   EXPECT_EQ(sendsHeldUntil(gpipe, graph, 0),
             (std::vector<size_t>{2, 2, 3, 4, 5}));
   // Device 1 receives nothing after its backwards: their gradients stay to
@@ -146,8 +147,8 @@ TEST(MemoryReplay, SendsWaitUntilTheSenderHearsOfTheirReceive) {
   // the update both.
   ReplayDevice last = oneStage(2, WeightVersions::None);
   last.stages[1] = last.stages[0];
-  std::optional<ReplayPeak> peak = replayMemory(
-      gpipe.devices[1], sendsHeldUntil(gpipe, graph, 1), last);
+  std::optional<ReplayPeak> peak =
+      replayMemory(gpipe.devices[1], sendsHeldUntil(gpipe, graph, 1), last);
   std::optional<ReplayPeak> alonePeak = replay(gpipe.devices[1], last);
   ASSERT_TRUE(peak && alonePeak);
   EXPECT_EQ(alonePeak->pending, 0);
@@ -250,9 +251,8 @@ void expectCoversRandomRuns(const Schedule &lists, const StageGraph &graph,
   auto call = [&](size_t p) {
     for (auto it = holding[p].begin(); it != holding[p].end();) {
       std::vector<Action> to = receivers(lists.devices[p][*it]);
-      bool done = llvm::all_of(to, [&](const Action &a) {
-        return received.count(key(a));
-      });
+      bool done = llvm::all_of(
+          to, [&](const Action &a) { return received.count(key(a)); });
       it = done ? holding[p].erase(it) : std::next(it);
     }
   };
