@@ -8,7 +8,9 @@
 # recomputation, records each compile's wall and CPU time, then trains
 # STEPS (default 2) steps of 4 micro-batches with AdamW on 2 MPI processes
 # under GPipe, 1F1B, async with stashing and with 2BW, and zb-h1, and prints
-# one table: per device, the peak tensor memory, ftpipe-run's prediction
+# one table (RECOMPUTE, default "true false", and SETUPS, default "gpipe,none
+# 1f1b,none async,stash async,2bw zb-h1,none", pick and order the runs:
+# schedule,stashing): per device, the peak tensor memory, ftpipe-run's prediction
 # from the action list, their ratio, the plan's figure (manifest.json's
 # `device_memory` for the run's setup, the bound ftpipe-run refuses
 # over-budget runs by) and the
@@ -36,10 +38,9 @@ python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/rc-true" 16 \
   "$work/zeros.safetensors"
 
 printf '\n| recompute | schedule | device | peak tensor MiB | predicted MiB | measured / predicted | plan MiB | measured / plan | peak resident MiB | fixed overhead MiB |\n|---|---|---|---|---|---|---|---|---|---|\n' > "$work/table.md"
-for recompute in true false; do
-  for setup in "gpipe none" "1f1b none" "async stash" "async 2bw" \
-    "zb-h1 none"; do
-    set -- $setup
+for recompute in ${RECOMPUTE:-true false}; do
+  for setup in ${SETUPS:-gpipe,none 1f1b,none async,stash async,2bw zb-h1,none}; do
+    set -- ${setup/,/ }
     echo "== run, recompute=$recompute, $1 $2, load $(load)"
     "$bin/ftpipe-run" "$work/rc-$recompute" --np 2 \
       --data "$work/zeros.safetensors" --steps "$steps" --micro-batches 4 \

@@ -23,7 +23,8 @@ static int64_t bytesOf(const ParameterInfo &param) {
 }
 
 std::optional<MemoryPrediction>
-DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
+DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
+                              llvm::ArrayRef<size_t> sendsHeldUntil) const {
   std::map<int64_t, StageMemory> needs;
   int64_t generated = 0;
   for (StageProgram *stage : stages) {
@@ -83,7 +84,7 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
   device.firstVersion = version;
   device.stateAllocated = optimizer.stateBytes() > 0;
   std::optional<schedule::ReplayPeak> peak =
-      schedule::replayMemory(actions, device);
+      schedule::replayMemory(actions, sendsHeldUntil, device);
   if (!peak)
     return std::nullopt;
   MemoryPrediction best;
@@ -98,7 +99,7 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions) const {
   best.held.weightSaved = peak->held.weightBuffers;
   best.held.weightSavedMicroBatches = peak->held.weightBufferMicroBatches;
   best.generatedBytes = generated;
-  best.messageBytes = peak->messages;
+  best.messageBytes = peak->messages + peak->pending;
   best.transientBytes = peak->running;
   return best;
 }

@@ -102,6 +102,7 @@ public:
       if (early != arrivedEarly.end()) {
         deliver(early->second, key, data, bytes);
         arrivedEarly.erase(early);
+        progressSends();
         return;
       }
       progressSends();
@@ -128,6 +129,9 @@ public:
           std::memcpy(&messageMicrobatch, message.data(), sizeof(int64_t));
         if (messageMicrobatch == microbatch) {
           deliver(message, key, data, bytes);
+          // The sends this message says were received go now, not at the
+          // next call (schedule::sendsHeldUntil counts them so).
+          progressSends();
           return;
         }
         arrivedEarly[{peer, tag, messageMicrobatch}] = std::move(message);

@@ -21,6 +21,7 @@
 #include "FTPipe/Runtime/MpiCommunicator.h"
 #include "FTPipe/Runtime/Replicas.h"
 #include "FTPipe/Runtime/Safetensors.h"
+#include "FTPipe/Schedule/MemoryReplay.h"
 #include "FTPipe/Support/OutputFiles.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -379,6 +380,10 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
   int64_t process = endpoint.process().device();
   const std::vector<schedule::Action> *list =
       &run.processLists.devices[process];
+  // The lists `list` is one of, and their stages (the prediction's sends
+  // wait for receivers in them).
+  const schedule::Schedule *lists = &run.processLists;
+  const schedule::StageGraph *graph = &run.model->stageGraph();
   auto pointers = [](std::vector<std::unique_ptr<StageProgram>> &programs) {
     std::vector<StageProgram *> result;
     for (auto &program : programs)
@@ -627,6 +632,8 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
     replicas = &migration.replicas;
     planFrozen = &migration.config.frozen;
     list = &migration.rest.devices[process];
+    lists = &migration.rest;
+    graph = &migration.model->stageGraph();
     current = &migration;
     if (checkpoint)
       checkpoint->identity =
@@ -655,9 +662,11 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
       current ? current->planBytes : run.planBytes;
   if (d < int64_t(planBytes.size()))
     planned = planBytes[d];
-  summary.memory = formatDeviceMemory(process, executor->memory(),
-                                      executor->predictMemory(*list),
-                                      readResidentMemory(), overhead, planned);
+  summary.memory = formatDeviceMemory(
+      process, executor->memory(),
+      executor->predictMemory(
+          *list, schedule::sendsHeldUntil(*lists, *graph, process)),
+      readResidentMemory(), overhead, planned);
   if (activationCache &&
       activationCache->stats().stored + activationCache->stats().replayed > 0)
     summary.memory += "\ndevice " + std::to_string(process) + " " +

@@ -154,7 +154,9 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
         {"recompute_peak_bytes", int64_t(stage.recomputePeakBytes)},
         {"weight_buffer_bytes_per_microbatch",
          int64_t(stage.weightBufferBytesPerMicroBatch)},
-        {"weight_working_bytes", int64_t(stage.weightWorkingBytes)}});
+        {"weight_working_bytes", int64_t(stage.weightWorkingBytes)},
+        {"forward_message_bytes", int64_t(stage.forwardMessageBytes)},
+        {"backward_message_bytes", int64_t(stage.backwardMessageBytes)}});
   llvm::json::Array params;
   for (uint64_t bytes : inputs.paramBytesByHeight)
     params.push_back(int64_t(bytes));
@@ -254,6 +256,20 @@ bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
         working && !readBytes(*working, entry.weightWorkingBytes,
                               at.field("weight_working_bytes")))
       return false;
+    // Older manifests: the messages counted within the kept bytes and the
+    // working set only.
+    for (auto [name, field] :
+         {std::pair{"forward_message_bytes", &entry.forwardMessageBytes},
+          std::pair{"backward_message_bytes", &entry.backwardMessageBytes}})
+      if (const llvm::json::Value *bytes = s->get(name);
+          bytes && !readBytes(*bytes, *field, at.field(name)))
+        return false;
+    if (entry.forwardMessageBytes > entry.keptBytesPerMicroBatch ||
+        entry.backwardMessageBytes > entry.recomputePeakBytes) {
+      at.report("message bytes beyond the kept bytes or the working set "
+                "that hold them");
+      return false;
+    }
     if (h > (uint64_t(1) << 20)) {
       at.field("height").report("too large");
       return false;

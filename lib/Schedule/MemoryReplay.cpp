@@ -2,8 +2,10 @@
 //
 // replayMemory walks one device's list with byte counts instead of tensors,
 // following the executor's rules for what lives between actions (its
-// lifetimes, not each term's maximum); replayedMemory feeds it what a plan
-// fixes, over the lists the plan's schedule kind generates.
+// lifetimes, not each term's maximum); sendsHeldUntil walks all devices'
+// lists together for how long each send's buffer may live; replayedMemory
+// feeds them what a plan fixes, over the lists the plan's schedule kind
+// generates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,13 +18,141 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <tuple>
 
 using namespace ftpipe::schedule;
 
+namespace {
+/// What matches a message's sender and receiver: whether it is a backward's
+/// (B or I), the stage and the micro-batch.
+using MessageKey = std::tuple<bool, int64_t, int64_t>;
+
+std::optional<MessageKey> messageKey(const Action &action) {
+  switch (action.kind) {
+  case ActionKind::Forward:
+    return MessageKey{false, action.stage, action.index};
+  case ActionKind::Backward:
+  case ActionKind::InputBackward:
+    return MessageKey{true, action.stage, action.index};
+  case ActionKind::WeightBackward:
+  case ActionKind::Update:
+    return std::nullopt;
+  }
+  llvm_unreachable("unknown action kind");
+}
+
+/// An action's index in its process's list.
+struct Site {
+  size_t process = 0, index = 0;
+};
+} // namespace
+
+std::vector<size_t> ftpipe::schedule::sendsHeldUntil(const Schedule &lists,
+                                                     const StageGraph &graph,
+                                                     size_t process) {
+  if (process >= lists.devices.size())
+    return {};
+  const std::vector<Action> &own = lists.devices[process];
+  size_t n = own.size(), processes = lists.devices.size();
+  std::vector<std::vector<int64_t>> consumers = graph.consumers();
+  // The keys of the actions whose messages `action` receives (`senders`)
+  // or that receive its messages: an F's come from its producers' F and go
+  // to its consumers' F, a B's or I's the other way.
+  auto peers = [&](const Action &action, bool senders) {
+    std::vector<MessageKey> keys;
+    std::optional<MessageKey> key = messageKey(action);
+    if (!key)
+      return keys;
+    auto [backward, stage, mb] = *key;
+    if (stage < 0 || stage >= graph.stages())
+      return keys;
+    for (int64_t peer :
+         backward != senders ? graph.producers[stage] : consumers[stage])
+      keys.emplace_back(backward, peer, mb);
+    return keys;
+  };
+  std::map<MessageKey, Site> sites;
+  for (auto [p, list] : llvm::enumerate(lists.devices))
+    for (auto [i, action] : llvm::enumerate(list))
+      if (std::optional<MessageKey> key = messageKey(action))
+        sites.emplace(*key, Site{p, i});
+
+  // clocks[p][i][q]: how many of process q's first actions had received
+  // their messages, as far as process p knows once action i's arrived.
+  std::vector<std::vector<std::vector<int64_t>>> clocks(processes);
+  std::vector<size_t> next(processes, 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (auto [p, list] : llvm::enumerate(lists.devices)) {
+      for (size_t i = next[p]; i < list.size(); i = ++next[p]) {
+        std::vector<int64_t> clock =
+            i ? clocks[p][i - 1] : std::vector<int64_t>(processes, 0);
+        bool ready = true;
+        for (const MessageKey &from : peers(list[i], /*senders=*/true)) {
+          auto site = sites.find(from);
+          // A sender outside the lists ran before them.
+          if (site == sites.end())
+            continue;
+          auto [q, j] = site->second;
+          if (j >= next[q]) {
+            ready = false;
+            break;
+          }
+          for (size_t r = 0; r < processes; ++r)
+            clock[r] = std::max(clock[r], clocks[q][j][r]);
+        }
+        if (!ready)
+          break;
+        clock[p] = int64_t(i) + 1;
+        clocks[p].push_back(std::move(clock));
+        progress = true;
+      }
+    }
+  }
+  bool ran = llvm::all_of(llvm::enumerate(lists.devices), [&](auto entry) {
+    return next[entry.index()] == entry.value().size();
+  });
+
+  auto sends = [&](size_t c) { return !peers(own[c], false).empty(); };
+  std::vector<size_t> until(n);
+  for (size_t a = 0; a < n; ++a) {
+    until[a] = a + 1;
+    if (!sends(a))
+      continue;
+    until[a] = n;
+    std::vector<Site> receivers;
+    for (const MessageKey &to : peers(own[a], /*senders=*/false))
+      if (auto site = sites.find(to); site != sites.end())
+        receivers.push_back(site->second);
+    if (!ran || receivers.size() != peers(own[a], false).size())
+      continue;
+    // What the process knows only grows along its list: the first action
+    // after whose receives every receiver had received.
+    auto known = [&](size_t k) {
+      return llvm::all_of(receivers, [&](const Site &site) {
+        return clocks[process][k][site.process] > int64_t(site.index);
+      });
+    };
+    size_t low = a, high = n;
+    while (low < high) {
+      size_t mid = low + (high - low) / 2;
+      if (known(mid))
+        high = mid;
+      else
+        low = mid + 1;
+    }
+    // What a process knows grows only at its receives, after which it
+    // frees what they say was received.
+    until[a] = low;
+  }
+  return until;
+}
+
 std::optional<ReplayPeak>
 ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
+                               llvm::ArrayRef<size_t> sendsHeldUntil,
                                const ReplayDevice &device) {
-  if (actions.empty())
+  if (actions.empty() || sendsHeldUntil.size() != actions.size())
     return std::nullopt;
   int64_t version = device.firstVersion;
   int64_t microBatches = std::max<int64_t>(device.microBatches, 1);
@@ -34,6 +164,16 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
   std::set<int64_t> stashed;
   ReplayHeld held;
   held.weights = device.weights;
+  // Earlier actions' sends still held: by the index of the first action
+  // that no longer holds them, their bytes.
+  std::multimap<size_t, int64_t> sent;
+  int64_t pending = 0;
+  auto hold = [&](size_t index, int64_t bytes) {
+    if (bytes > 0 && sendsHeldUntil[index] > index + 1) {
+      sent.emplace(sendsHeldUntil[index], bytes);
+      pending += bytes;
+    }
+  };
 
   ReplayPeak peak;
   peak.bytes = -1;
@@ -41,13 +181,15 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
     held.gradients = int64_t(openSteps.size()) * device.trained;
     held.optimizer = stateAllocated ? device.optimizer : 0;
     held.stash = int64_t(stashed.size()) * device.trained;
-    int64_t total = held.total() + device.resident + running + messages;
+    int64_t total =
+        held.total() + device.resident + running + messages + pending;
     if (total > peak.bytes) {
       peak.bytes = total;
       peak.action = index;
       peak.held = held;
       peak.running = running;
       peak.messages = messages;
+      peak.pending = pending;
     }
   };
   auto stageOf = [&](const Action &action) -> const ReplayStage & {
@@ -72,10 +214,15 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
   };
 
   for (auto [index, action] : llvm::enumerate(actions)) {
+    while (!sent.empty() && sent.begin()->first <= index) {
+      pending -= sent.begin()->second;
+      sent.erase(sent.begin());
+    }
     const ReplayStage &stage = stageOf(action);
     switch (action.kind) {
     case ActionKind::Forward:
       consider(index, stage.forward, stage.forwardMessages);
+      hold(index, stage.forwardMessages);
       inFlight[{action.stage, action.index}] = version;
       held.kept += stage.kept;
       ++held.keptMicroBatches;
@@ -83,10 +230,12 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
     case ActionKind::Backward:
       openSteps.insert(action.index / microBatches);
       consider(index, stage.backward, stage.backwardMessages);
+      hold(index, stage.backwardMessages);
       release(action, stage);
       break;
     case ActionKind::InputBackward:
       consider(index, stage.input, stage.backwardMessages);
+      hold(index, stage.backwardMessages);
       release(action, stage);
       held.weightBuffers += stage.weightBuffer;
       ++held.weightBufferMicroBatches;
@@ -174,13 +323,20 @@ ftpipe::schedule::replayedMemory(const StageGraph &graph,
       return bound;
     const DeviceMemoryInputs::Stage &stage = inputs[d].stages[next[d]++];
     ReplayStage &replay = devices[d].stages[s];
-    replay.kept = int64_t(stage.keptBytesPerMicroBatch);
+    // The messages, within the kept bytes and the working set, are counted
+    // apart: from the task that sends them for as long as they may wait.
+    replay.forwardMessages = int64_t(stage.forwardMessageBytes);
+    replay.backwardMessages = int64_t(stage.backwardMessageBytes);
+    replay.kept =
+        int64_t(stage.keptBytesPerMicroBatch) - replay.forwardMessages;
     replay.weightBuffer = int64_t(stage.weightBufferBytesPerMicroBatch);
     // A task's working set holds its own micro-batch's kept bytes (F) or W
     // buffer (I) while the generated code's results are alive.
-    replay.forward = int64_t(stage.recomputePeakBytes) + replay.kept;
-    replay.backward = int64_t(stage.recomputePeakBytes);
-    replay.input = int64_t(stage.recomputePeakBytes) + replay.weightBuffer;
+    int64_t working =
+        int64_t(stage.recomputePeakBytes) - replay.backwardMessages;
+    replay.forward = working + replay.kept;
+    replay.backward = working;
+    replay.input = working + replay.weightBuffer;
     replay.weight = int64_t(stage.weightWorkingBytes);
   }
   for (auto [d, device] : llvm::enumerate(inputs)) {
@@ -197,8 +353,10 @@ ftpipe::schedule::replayedMemory(const StageGraph &graph,
     // The busiest of the device's replicas.
     std::optional<ReplayPeak> peak;
     for (int64_t j = 0; j < layout.replicas[d]; ++j) {
+      size_t process = size_t(layout.process(d, j));
       std::optional<ReplayPeak> own =
-          replayMemory(lists.devices[layout.process(d, j)], replay);
+          replayMemory(lists.devices[process],
+                       sendsHeldUntil(lists, graph, process), replay);
       if (!own)
         return bound;
       if (!peak || own->bytes > peak->bytes)
@@ -210,7 +368,8 @@ ftpipe::schedule::replayedMemory(const StageGraph &graph,
     memory.optimizerBytes = uint64_t(peak->held.optimizer);
     memory.stashBytes = uint64_t(peak->held.stash);
     memory.activationBytes =
-        uint64_t(peak->held.kept + peak->held.weightBuffers + peak->running);
+        uint64_t(peak->held.kept + peak->held.weightBuffers + peak->running +
+                 peak->messages + peak->pending);
     replayed.push_back(memory);
   }
   return replayed;

@@ -96,6 +96,8 @@ ManifestFile fullManifest() {
   for (int64_t device = 0; device < 2; ++device) {
     schedule::DeviceMemoryInputs inputs;
     inputs.stages = {{uint32_t(2 - device), uint64_t(100 + device), 40}};
+    inputs.stages[0].forwardMessageBytes = 60;
+    inputs.stages[0].backwardMessageBytes = 30;
     inputs.paramBytesByHeight = {0, 128, uint64_t(256 + device)};
     inputs.reservedBytes = 1024;
     inputs.budgetBytes = uint64_t(1) << 33;
@@ -157,6 +159,8 @@ TEST(ManifestSchema, FullManifestRoundTrips) {
             file.deviceMemory[1].counted.totalBytes());
   EXPECT_EQ(read.deviceMemory[1].inputs.paramBytesByHeight,
             file.deviceMemory[1].inputs.paramBytesByHeight);
+  EXPECT_EQ(read.deviceMemory[1].inputs.stages[0].forwardMessageBytes, 60u);
+  EXPECT_EQ(read.deviceMemory[1].inputs.stages[0].backwardMessageBytes, 30u);
   ASSERT_TRUE(read.replicas.has_value());
   EXPECT_EQ(read.replicas->replicas, (std::vector<int64_t>{2, 1}));
 
@@ -379,6 +383,20 @@ TEST(ManifestSchema, WrongTypesAreRefusedWithTheirPath) {
                                   "total_bytes"),
             std::string::npos)
       << readError(total);
+
+  // A stage's messages are part of its kept bytes and working set.
+  json::Value messages = written(fullManifest());
+  (*(*(*object(messages).getArray("device_memory"))[0]
+          .getAsObject()
+          ->getObject("inputs")
+          ->getArray("stages"))[0]
+        .getAsObject())["forward_message_bytes"] = 101;
+  EXPECT_NE(readError(messages).find("message bytes beyond the kept bytes or "
+                                     "the working set that hold them at "
+                                     "manifest.device_memory[0].inputs."
+                                     "stages[0]"),
+            std::string::npos)
+      << readError(messages);
 
   json::Value index = written(fullManifest());
   entryValue(index, 2, "arguments", 1)["index"] = 0;

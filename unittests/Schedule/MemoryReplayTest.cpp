@@ -1,13 +1,21 @@
 //===- MemoryReplayTest.cpp - A device's memory over its action list -----===//
 //
-// replayMemory's lifetimes on hand-made lists, and replayedMemory against
-// the additive bound (runtimeMemory) it replaces where lists can be built.
+// replayMemory's lifetimes on hand-made lists, sendsHeldUntil on hand-made
+// and random lists (never shorter than a send lives in any order the lists
+// allow), and replayedMemory against the additive bound (runtimeMemory) it
+// replaces where lists can be built.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Schedule/MemoryReplay.h"
 
+#include "RandomStageGraph.h"
+
 #include "gtest/gtest.h"
+
+#include <random>
+#include <set>
+#include <tuple>
 
 using namespace ftpipe::schedule;
 
@@ -18,6 +26,20 @@ std::vector<Action> parse(std::initializer_list<const char *> texts) {
   for (const char *text : texts)
     actions.push_back(llvm::cantFail(parseAction(text)));
   return actions;
+}
+
+/// A list's sends, each gone as its action ends (no peers).
+std::vector<size_t> alone(llvm::ArrayRef<Action> actions) {
+  std::vector<size_t> until;
+  for (size_t i = 0; i < actions.size(); ++i)
+    until.push_back(i + 1);
+  return until;
+}
+
+/// replayMemory of a list whose sends go as their action ends.
+std::optional<ReplayPeak> replay(llvm::ArrayRef<Action> actions,
+                                 const ReplayDevice &device) {
+  return replayMemory(actions, alone(actions), device);
 }
 
 ReplayDevice oneStage(int64_t microBatches, WeightVersions versions) {
@@ -42,21 +64,23 @@ ReplayDevice oneStage(int64_t microBatches, WeightVersions versions) {
 TEST(MemoryReplay, KeptBytesLiveFromForwardToBackward) {
   // GPipe: both micro-batches' kept bytes and the step's gradient set at B0.
   std::optional<ReplayPeak> peak =
-      replayMemory(parse({"0F0", "0F1", "0B0", "0B1", "U0"}),
-                   oneStage(2, WeightVersions::None));
+      replay(parse({"0F0", "0F1", "0B0", "0B1", "U0"}),
+             oneStage(2, WeightVersions::None));
   ASSERT_TRUE(peak);
   EXPECT_EQ(peak->action, 2u);
   EXPECT_EQ(peak->held.keptMicroBatches, 2);
   EXPECT_EQ(peak->held.gradients, 80);
   EXPECT_EQ(peak->bytes, 100 + 80 + 160 + 20 + 7 + 1);
   // 1F1B: one micro-batch's kept bytes at a time.
-  peak = replayMemory(parse({"0F0", "0B0", "0F1", "0B1", "U0"}),
-                      oneStage(2, WeightVersions::None));
+  peak = replay(parse({"0F0", "0B0", "0F1", "0B1", "U0"}),
+                oneStage(2, WeightVersions::None));
   ASSERT_TRUE(peak);
   EXPECT_EQ(peak->action, 1u);
   EXPECT_EQ(peak->held.keptMicroBatches, 1);
   EXPECT_EQ(peak->bytes, 100 + 80 + 160 + 10 + 7 + 1);
-  EXPECT_FALSE(replayMemory({}, oneStage(2, WeightVersions::None)));
+  EXPECT_FALSE(replay({}, oneStage(2, WeightVersions::None)));
+  std::vector<Action> one = parse({"0F0"});
+  EXPECT_FALSE(replayMemory(one, {}, oneStage(2, WeightVersions::None)));
 }
 
 TEST(MemoryReplay, StashedCopyLivesUntilItsLastReader) {
@@ -65,35 +89,232 @@ TEST(MemoryReplay, StashedCopyLivesUntilItsLastReader) {
   std::vector<Action> list =
       parse({"0F0", "0F1", "0B0", "U0", "0F2", "0B1", "U1", "0B2", "U2"});
   std::optional<ReplayPeak> stashed =
-      replayMemory(list, oneStage(1, WeightVersions::Stash));
+      replay(list, oneStage(1, WeightVersions::Stash));
   std::optional<ReplayPeak> none =
-      replayMemory(list, oneStage(1, WeightVersions::None));
+      replay(list, oneStage(1, WeightVersions::None));
   ASSERT_TRUE(stashed && none);
   EXPECT_EQ(stashed->held.stash, 80);
   EXPECT_EQ(stashed->bytes, none->bytes + 80);
   // 2BW keeps the same copies where one older version suffices.
   std::optional<ReplayPeak> doubled =
-      replayMemory(list, oneStage(1, WeightVersions::DoubleBuffered));
+      replay(list, oneStage(1, WeightVersions::DoubleBuffered));
   ASSERT_TRUE(doubled);
   EXPECT_EQ(doubled->bytes, stashed->bytes);
   // Without a reader in flight at the update nothing is copied.
   std::optional<ReplayPeak> drained =
-      replayMemory(parse({"0F0", "0B0", "U0", "0F1", "0B1", "U1"}),
-                   oneStage(1, WeightVersions::Stash));
+      replay(parse({"0F0", "0B0", "U0", "0F1", "0B1", "U1"}),
+             oneStage(1, WeightVersions::Stash));
   ASSERT_TRUE(drained);
   EXPECT_EQ(drained->held.stash, 0);
 }
 
 TEST(MemoryReplay, WeightBufferLivesFromInputToWeightPart) {
   std::optional<ReplayPeak> peak =
-      replayMemory(parse({"0F0", "0F1", "0I0", "0I1", "0W0", "0W1", "U0"}),
-                   oneStage(2, WeightVersions::None));
+      replay(parse({"0F0", "0F1", "0I0", "0I1", "0W0", "0W1", "U0"}),
+             oneStage(2, WeightVersions::None));
   ASSERT_TRUE(peak);
   // At W0: both W buffers, no kept bytes, the gradient set open.
   EXPECT_EQ(peak->action, 4u);
   EXPECT_EQ(peak->held.weightBufferMicroBatches, 2);
   EXPECT_EQ(peak->held.keptMicroBatches, 0);
   EXPECT_EQ(peak->bytes, 100 + 80 + 160 + 8 + 3);
+}
+
+Schedule
+lists(std::initializer_list<std::initializer_list<const char *>> devices) {
+  Schedule schedule;
+  for (auto device : devices)
+    schedule.devices.push_back(parse(device));
+  return schedule;
+}
+
+TEST(MemoryReplay, SendsWaitUntilTheSenderHearsOfTheirReceive) {
+  // GPipe over stages 0 and 1 on devices 0 and 1. Device 0 first hears of
+  // 1F0 and 1F1 at 0B0, which receives 1B0's gradient (sent after both
+  // ran): its forwards' buffers go after that receive, before 0B0's work
+  // (0F0's is held through 0F1).
+  StageGraph graph = StageGraph::chain({0, 1});
+  Schedule gpipe = lists(
+      {{"0F0", "0F1", "0B0", "0B1", "U0"}, {"1F0", "1F1", "1B0", "1B1", "U0"}});
+  EXPECT_EQ(sendsHeldUntil(gpipe, graph, 0),
+            (std::vector<size_t>{2, 2, 3, 4, 5}));
+  // Device 1 receives nothing after its backwards: their gradients stay to
+  // the end of its list.
+  EXPECT_EQ(sendsHeldUntil(gpipe, graph, 1),
+            (std::vector<size_t>{1, 2, 5, 5, 5}));
+
+  // In the replay the second backward holds the first one's message, and
+  // the update both.
+  ReplayDevice last = oneStage(2, WeightVersions::None);
+  last.stages[1] = last.stages[0];
+  std::optional<ReplayPeak> peak =
+      replayMemory(gpipe.devices[1], sendsHeldUntil(gpipe, graph, 1), last);
+  std::optional<ReplayPeak> alonePeak = replay(gpipe.devices[1], last);
+  ASSERT_TRUE(peak && alonePeak);
+  EXPECT_EQ(alonePeak->pending, 0);
+  EXPECT_EQ(peak->action, 2u);
+  EXPECT_EQ(peak->pending, 0);
+  std::vector<size_t> until = sendsHeldUntil(gpipe, graph, 1);
+  ReplayDevice heavy = last;
+  heavy.stages[1].backwardMessages = 1000;
+  peak = replayMemory(gpipe.devices[1], until, heavy);
+  ASSERT_TRUE(peak);
+  EXPECT_EQ(peak->action, 3u);
+  EXPECT_EQ(peak->pending, 1000);
+  EXPECT_EQ(peak->messages, 1000);
+
+  // Lists that cannot run (device 0's backward waits for device 1's, which
+  // waits for the forward device 0 runs after it) hold every send to their
+  // end.
+  Schedule stuck = lists({{"0B0", "0F0", "U0"}, {"1F0", "1B0", "U0"}});
+  EXPECT_EQ(sendsHeldUntil(stuck, graph, 0), (std::vector<size_t>{1, 3, 3}));
+}
+
+TEST(MemoryReplay, SendsGoAtTheFirstCallAfterTheSenderHears) {
+  // A chain over devices 0, 1 and 2 under 1F1B with 3 micro-batches.
+  StageGraph graph = StageGraph::chain({0, 1, 2});
+  ScheduleConfig config;
+  config.kind = Kind::OneFOneB;
+  config.microBatches = 3;
+  llvm::Expected<Schedule> plan = generate(graph, config);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  ASSERT_EQ(plan->devices[0],
+            parse({"0F0", "0F1", "0F2", "0B0", "0B1", "0B2", "U0"}));
+  ASSERT_EQ(plan->devices[1],
+            parse({"1F0", "1F1", "1B0", "1F2", "1B1", "1B2", "U0"}));
+  // Device 0 hears of 1F0 and 1F1 at 0B0 (1B0's gradient, which 2B0's
+  // preceded) and of 1F2 at 0B1.
+  EXPECT_EQ(sendsHeldUntil(*plan, graph, 0),
+            (std::vector<size_t>{3, 3, 4, 4, 5, 6, 7}));
+  // Device 1 hears of 2F0 at 1B0, of 2F1 at 1B1, of 2F2 at 1B2. Device 0
+  // sends nothing after its backwards, so device 1 never hears that they
+  // got its gradients.
+  EXPECT_EQ(sendsHeldUntil(*plan, graph, 1),
+            (std::vector<size_t>{2, 4, 7, 5, 7, 7, 7}));
+
+  // Split backwards: an I receives and sends as B does, a W neither.
+  // Device 0 hears of 1F0 and 1F1 at 0I0 (1I0's gradient).
+  Schedule split = lists({{"0F0", "0F1", "0I0", "0W0", "0I1", "0W1", "U0"},
+                          {"1F0", "1F1", "1I0", "1W0", "1I1", "1W1", "U0"}});
+  StageGraph two = StageGraph::chain({0, 1});
+  EXPECT_EQ(sendsHeldUntil(split, two, 0),
+            (std::vector<size_t>{2, 2, 3, 4, 5, 6, 7}));
+}
+
+/// Whether `until` (sendsHeldUntil of `process`) covers how long each send
+/// lives in a random execution of `lists`: every action's receives wait
+/// for their senders' sends, the processes' steps (receive, compute, send)
+/// interleave at random, and a communicator call (before and after an
+/// action's receives, after each of its sends) frees the sends whose
+/// receivers have all received.
+void expectCoversRandomRuns(const Schedule &lists, const StageGraph &graph,
+                            std::mt19937 &rng) {
+  std::vector<std::vector<int64_t>> consumers = graph.consumers();
+  auto receivers = [&](const Action &action) {
+    std::vector<Action> to;
+    if (action.kind == ActionKind::Forward)
+      for (int64_t c : consumers[action.stage])
+        to.push_back(Action::forward(c, action.index));
+    if (action.kind == ActionKind::Backward ||
+        action.kind == ActionKind::InputBackward)
+      for (int64_t p : graph.producers[action.stage])
+        to.push_back(Action::backward(p, action.index));
+    return to;
+  };
+  auto senders = [&](const Action &action) {
+    std::vector<Action> from;
+    if (action.kind == ActionKind::Forward)
+      for (int64_t p : graph.producers[action.stage])
+        from.push_back(Action::forward(p, action.index));
+    if (action.kind == ActionKind::Backward ||
+        action.kind == ActionKind::InputBackward)
+      for (int64_t c : consumers[action.stage])
+        from.push_back(Action::backward(c, action.index));
+    return from;
+  };
+  // B and I of one stage and micro-batch are one receiver.
+  auto key = [](Action action) {
+    if (action.kind == ActionKind::InputBackward)
+      action.kind = ActionKind::Backward;
+    return std::make_tuple(int(action.kind), action.stage, action.index);
+  };
+  size_t processes = lists.devices.size();
+  std::vector<std::vector<size_t>> until(processes);
+  for (size_t p = 0; p < processes; ++p)
+    until[p] = sendsHeldUntil(lists, graph, p);
+  std::set<std::tuple<int, int64_t, int64_t>> received, sent;
+  // Per process: next action, its phase (0 receive, 1 compute, 2 send),
+  // and the actions whose sends it holds.
+  std::vector<size_t> next(processes, 0);
+  std::vector<int> phase(processes, 0);
+  std::vector<std::set<size_t>> holding(processes);
+  auto call = [&](size_t p) {
+    for (auto it = holding[p].begin(); it != holding[p].end();) {
+      std::vector<Action> to = receivers(lists.devices[p][*it]);
+      bool done = llvm::all_of(
+          to, [&](const Action &a) { return received.count(key(a)); });
+      it = done ? holding[p].erase(it) : std::next(it);
+    }
+  };
+  while (true) {
+    std::vector<size_t> ready;
+    for (size_t p = 0; p < processes; ++p) {
+      if (next[p] >= lists.devices[p].size())
+        continue;
+      const Action &action = lists.devices[p][next[p]];
+      if (phase[p] == 0 && !llvm::all_of(senders(action), [&](const Action &a) {
+            return sent.count(key(a));
+          }))
+        continue;
+      ready.push_back(p);
+    }
+    if (ready.empty())
+      break;
+    size_t p = ready[rng() % ready.size()];
+    size_t c = next[p];
+    const Action &action = lists.devices[p][c];
+    if (phase[p] == 0) {
+      // A call before the receives and one after them.
+      if (!senders(action).empty()) {
+        call(p);
+        received.insert(key(action));
+        call(p);
+      }
+      phase[p] = 1;
+    } else if (phase[p] == 1) {
+      for (size_t a : holding[p])
+        EXPECT_GT(until[p][a], c) << "process " << p << " action " << c
+                                  << " holds the send of action " << a;
+      phase[p] = 2;
+    } else {
+      if (!receivers(action).empty()) {
+        holding[p].insert(c);
+        sent.insert(key(action));
+        call(p);
+      }
+      phase[p] = 0;
+      ++next[p];
+    }
+  }
+}
+
+TEST(MemoryReplay, SendsHeldCoverEveryOrderOnRandomGraphs) {
+  std::mt19937 rng(25);
+  for (int trial = 0; trial < 200; ++trial) {
+    StageGraph graph = test::randomGraph(rng);
+    ScheduleConfig config;
+    Kind kinds[] = {Kind::GPipe, Kind::OneFOneB, Kind::Async,
+                    Kind::ZeroBubbleH1};
+    config.kind = kinds[rng() % 4];
+    config.microBatches = 1 + rng() % 4;
+    config.steps = 1 + rng() % 3;
+    llvm::Expected<Schedule> plan = generate(graph, config);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    for (int run = 0; run < 5; ++run)
+      expectCoversRandomRuns(*plan, graph, rng);
+    if (HasFailure())
+      FAIL() << "trial " << trial << ":\n" << plan->str();
+  }
 }
 
 /// Stages 0 and 2 on device 0, stage 1 on device 1 (GPT-2's tied plan).

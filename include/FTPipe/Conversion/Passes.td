@@ -366,7 +366,9 @@ def RecordPeakMemoryPass : Pass<"ftpipe-record-peak-memory", "ModuleOp"> {
   let description = [{
     For every public function with a body, the largest number of bytes its
     heap buffers (`memref.alloc`, in the callees too) occupy at once, walking
-    its ops in order: an allocation adds its bytes, a `memref.dealloc` (also
+    its ops in order: an allocation adds its bytes as the host allocator
+    charges them (its alignment added, in 64-byte units, whole pages from
+    1 MiB up: HostAllocator.cpp), a `memref.dealloc` (also
     one under a condition: the ownership checks of upstream's deallocation)
     removes those of the buffer it frees, a call adds the callee's own peak
     on top of what is live and leaves its results live, and a loop or branch

@@ -204,12 +204,14 @@ public:
   /// The peak of memory() that running `actions` (this device's list) will
   /// reach: what the executor keeps between actions (weights, the step's
   /// gradient sums, optimizer state, weight versions, saved values), what
-  /// each action adds while it runs, messages in flight, and the generated
-  /// code's buffers with the allocator's cache (at most the largest
-  /// recorded peak of the device's entry points). None when a stage's memory
-  /// needs are unknown (StageProgram::memory).
+  /// each action adds while it runs, messages in flight (each action's sends
+  /// until `sendsHeldUntil`, schedule::sendsHeldUntil of the lists `actions`
+  /// is one of), and the generated code's buffers with the allocator's cache
+  /// (at most the largest recorded peak of the device's entry points). None
+  /// when a stage's memory needs are unknown (StageProgram::memory).
   std::optional<MemoryPrediction>
-  predictMemory(llvm::ArrayRef<schedule::Action> actions) const;
+  predictMemory(llvm::ArrayRef<schedule::Action> actions,
+                llvm::ArrayRef<size_t> sendsHeldUntil) const;
 
 private:
   llvm::Error forward(int64_t stage, int64_t mb);

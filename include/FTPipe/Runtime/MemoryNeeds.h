@@ -72,7 +72,9 @@ std::optional<StageMemory> splitMemory(StageMemory memory,
 /// working bytes (`recomputePeakBytes`) by what one task of the stage adds
 /// while it runs (the generated code's largest peak on the device, with the
 /// allocator's cache, the micro-batch's data slices and the backward's
-/// messages; a split backward's parts' peaks included), and sets a split
+/// messages; a split backward's parts' peaks included), records those
+/// messages (`forwardMessageBytes`, `backwardMessageBytes`: the replay of
+/// the lists counts them while the sends may wait), and sets a split
 /// stage's W buffer (what its input part returns for its weight part) and
 /// what its weight part adds while it runs (the same peak and data); and
 /// per device what an update adds (the same peak, and the largest tied

@@ -77,6 +77,12 @@ struct DeviceMemoryInputs {
     /// compiled: the generated code's peak, as for recomputePeakBytes, and
     /// the data slices.
     uint64_t weightWorkingBytes = 0;
+    /// Of keptBytesPerMicroBatch and recomputePeakBytes: the bytes a
+    /// forward and a backward (B or I) send per micro-batch, which a replay
+    /// of the lists counts for as long as the sends may wait for their
+    /// receivers instead (replayedMemory, sendsHeldUntil). The cost model
+    /// and manifests written before they were recorded: none.
+    uint64_t forwardMessageBytes = 0, backwardMessageBytes = 0;
   };
   std::vector<Stage> stages;
   /// paramBytesByHeight[h]: bytes of the distinct parameters the device

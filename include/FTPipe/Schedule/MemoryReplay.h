@@ -5,7 +5,9 @@
 // run, the optimizer's state, a whole copy of the trained weights per older
 // version a micro-batch in flight still reads (stashing and 2BW), each
 // micro-batch's kept bytes from its F to its B or I and its W buffer from
-// its I to its W, and what the running action adds. The runtime replays it
+// its I to its W, what the running action adds, and the messages its earlier
+// actions sent that their receiver may not have taken yet (sendsHeldUntil,
+// from all devices' lists at once). The runtime replays it
 // with the compiled stages' needs (DeviceExecutor::predictMemory), the plan
 // with what it fixes (replayedMemory: the manifest's figure and ftpipe-run's
 // over-budget refusal). No MLIR.
@@ -75,20 +77,46 @@ struct ReplayHeld {
 struct ReplayPeak {
   int64_t bytes = 0;
   /// The action during which the peak falls (its index in the list) and
-  /// what was held when it began; what the action adds and sends.
+  /// what was held when it began; what the action adds and sends, and the
+  /// messages of earlier actions still held.
   size_t action = 0;
   ReplayHeld held;
-  int64_t running = 0, messages = 0;
+  int64_t running = 0, messages = 0, pending = 0;
 };
 
+/// Per action of list `process` of `lists` (one list per process, as
+/// replicateSchedule makes them), the index of the first later action of
+/// that list that no longer holds the messages the action sent: a send's
+/// buffer stays until its receive has happened and the sender has then
+/// called its communicator (MpiCommunicator frees completed sends at each
+/// send and before and after each receive). The lists are walked together in an
+/// order their messages allow, with a vector clock per action: an F of
+/// stage s sends to the F of each of s's consumers for the same
+/// micro-batch, a B or I to the B or I of each producer, wherever those run
+/// (on this process too). The sender knows a receive happened once a
+/// message it received since was sent after it, directly or through other
+/// processes, which it learns at a receive: the call after that receive
+/// frees them, before the action's work. Where that never happens in the
+/// lists (no
+/// receiver in them, the lists cannot run, updates' exchanges: not
+/// counted) a send is held to the end, `lists.devices[process].size()`.
+/// An action that sends nothing gets its own index + 1.
+std::vector<size_t> sendsHeldUntil(const Schedule &lists,
+                                   const StageGraph &graph, size_t process);
+
 /// Replays `actions` of one device: each action counts what is held when it
-/// begins, the resident bytes, what it adds and the messages it sends; then
+/// begins, the resident bytes, what it adds, the messages it sends and
+/// those of earlier actions before `sendsHeldUntil[i]` (one per action,
+/// from sendsHeldUntil; an action i whose entry is i + 1 frees its sends
+/// as it ends); then
 /// F keeps its stage's bytes, B or I releases them (I keeps the W buffer),
 /// W releases the W buffer, B and W open their step's gradient set, an
 /// update closes it and, when a micro-batch in flight read the version it
 /// replaces and versions are kept, stashes a copy, which goes with the last
-/// backward that reads it. None for an empty list.
+/// backward that reads it. None for an empty list or a `sendsHeldUntil` of
+/// another length.
 std::optional<ReplayPeak> replayMemory(llvm::ArrayRef<Action> actions,
+                                       llvm::ArrayRef<size_t> sendsHeldUntil,
                                        const ReplayDevice &device);
 
 /// Per device, runtimeMemory's parts at the peak of a replay of the lists
@@ -97,7 +125,9 @@ std::optional<ReplayPeak> replayMemory(llvm::ArrayRef<Action> actions,
 /// buffer and working bytes from `inputs` (stages in increasing stage id)
 /// and an update adding the largest working set and its scratch
 /// (DeviceMemoryInputs::largestParamBytes; twice under Adafactor). The
-/// activations part holds the kept bytes, W buffers and the running task's.
+/// activations part holds the kept bytes, W buffers, the running task's and
+/// the messages held (the stages' message bytes counted from their task for
+/// as long as sendsHeldUntil says).
 /// Where the lists cannot be built here (zb-auto, built from costs within
 /// budgets) it is runtimeMemory's bound for any list of the kind. With
 /// `replicas` (per device, as ReplicaLayout; empty: none) the lists are made
