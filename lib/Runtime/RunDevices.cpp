@@ -662,10 +662,13 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
       current ? current->planBytes : run.planBytes;
   if (d < int64_t(planBytes.size()))
     planned = planBytes[d];
+  std::vector<std::vector<size_t>> held =
+      schedule::sendsHeldUntil(*lists, *graph);
   summary.memory = formatDeviceMemory(
       process, executor->memory(),
-      executor->predictMemory(
-          *list, schedule::sendsHeldUntil(*lists, *graph, process)),
+      executor->predictMemory(*list, size_t(process) < held.size()
+                                         ? llvm::ArrayRef(held[process])
+                                         : llvm::ArrayRef<size_t>()),
       readResidentMemory(), overhead, planned);
   if (activationCache &&
       activationCache->stats().stored + activationCache->stats().replayed > 0)

@@ -47,13 +47,10 @@ struct Site {
 };
 } // namespace
 
-std::vector<size_t> ftpipe::schedule::sendsHeldUntil(const Schedule &lists,
-                                                     const StageGraph &graph,
-                                                     size_t process) {
-  if (process >= lists.devices.size())
-    return {};
-  const std::vector<Action> &own = lists.devices[process];
-  size_t n = own.size(), processes = lists.devices.size();
+std::vector<std::vector<size_t>>
+ftpipe::schedule::sendsHeldUntil(const Schedule &lists,
+                                 const StageGraph &graph) {
+  size_t processes = lists.devices.size();
   std::vector<std::vector<int64_t>> consumers = graph.consumers();
   // The keys of the actions whose messages `action` receives (`senders`)
   // or that receive its messages: an F's come from its producers' F and go
@@ -113,39 +110,44 @@ std::vector<size_t> ftpipe::schedule::sendsHeldUntil(const Schedule &lists,
     return next[entry.index()] == entry.value().size();
   });
 
-  auto sends = [&](size_t c) { return !peers(own[c], false).empty(); };
-  std::vector<size_t> until(n);
-  for (size_t a = 0; a < n; ++a) {
-    until[a] = a + 1;
-    if (!sends(a))
-      continue;
-    until[a] = n;
-    std::vector<Site> receivers;
-    for (const MessageKey &to : peers(own[a], /*senders=*/false))
-      if (auto site = sites.find(to); site != sites.end())
-        receivers.push_back(site->second);
-    if (!ran || receivers.size() != peers(own[a], false).size())
-      continue;
-    // What the process knows only grows along its list: the first action
-    // after whose receives every receiver had received.
-    auto known = [&](size_t k) {
-      return llvm::all_of(receivers, [&](const Site &site) {
-        return clocks[process][k][site.process] > int64_t(site.index);
-      });
-    };
-    size_t low = a, high = n;
-    while (low < high) {
-      size_t mid = low + (high - low) / 2;
-      if (known(mid))
-        high = mid;
-      else
-        low = mid + 1;
+  std::vector<std::vector<size_t>> result(processes);
+  for (auto [process, own] : llvm::enumerate(lists.devices)) {
+    size_t n = own.size();
+    std::vector<size_t> &until = result[process];
+    until.resize(n);
+    for (size_t a = 0; a < n; ++a) {
+      until[a] = a + 1;
+      std::vector<MessageKey> to = peers(own[a], /*senders=*/false);
+      if (to.empty())
+        continue;
+      until[a] = n;
+      std::vector<Site> receivers;
+      for (const MessageKey &key : to)
+        if (auto site = sites.find(key); site != sites.end())
+          receivers.push_back(site->second);
+      if (!ran || receivers.size() != to.size())
+        continue;
+      // What the process knows only grows along its list: the first action
+      // after whose receives every receiver had received.
+      auto known = [&](size_t k) {
+        return llvm::all_of(receivers, [&](const Site &site) {
+          return clocks[process][k][site.process] > int64_t(site.index);
+        });
+      };
+      size_t low = a, high = n;
+      while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        if (known(mid))
+          high = mid;
+        else
+          low = mid + 1;
+      }
+      // What a process knows grows only at its receives, after which it
+      // frees what they say was received.
+      until[a] = low;
     }
-    // What a process knows grows only at its receives, after which it
-    // frees what they say was received.
-    until[a] = low;
   }
-  return until;
+  return result;
 }
 
 std::optional<ReplayPeak>
@@ -263,11 +265,9 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
   return peak;
 }
 
-std::vector<DeviceMemory>
-ftpipe::schedule::replayedMemory(const StageGraph &graph,
-                                 llvm::ArrayRef<DeviceMemoryInputs> inputs,
-                                 const TrainingSetup &setup,
-                                 llvm::ArrayRef<int64_t> replicas) {
+std::vector<DeviceMemory> ftpipe::schedule::replayedMemory(
+    const StageGraph &graph, llvm::ArrayRef<DeviceMemoryInputs> inputs,
+    const TrainingSetup &setup, llvm::ArrayRef<int64_t> replicas) {
   std::vector<DeviceMemory> bound;
   for (const DeviceMemoryInputs &device : inputs)
     bound.push_back(runtimeMemory(device, setup));
@@ -339,6 +339,7 @@ ftpipe::schedule::replayedMemory(const StageGraph &graph,
     replay.input = working + replay.weightBuffer;
     replay.weight = int64_t(stage.weightWorkingBytes);
   }
+  std::vector<std::vector<size_t>> held = sendsHeldUntil(lists, graph);
   for (auto [d, device] : llvm::enumerate(inputs)) {
     DeviceMemory memory = bound[d];
     ReplayDevice &replay = devices[d];
@@ -355,8 +356,7 @@ ftpipe::schedule::replayedMemory(const StageGraph &graph,
     for (int64_t j = 0; j < layout.replicas[d]; ++j) {
       size_t process = size_t(layout.process(d, j));
       std::optional<ReplayPeak> own =
-          replayMemory(lists.devices[process],
-                       sendsHeldUntil(lists, graph, process), replay);
+          replayMemory(lists.devices[process], held[process], replay);
       if (!own)
         return bound;
       if (!peak || own->bytes > peak->bytes)

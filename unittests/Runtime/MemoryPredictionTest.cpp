@@ -117,7 +117,7 @@ Peaks run(int64_t stages, const ExecutorConfig &config, bool leak) {
   data["x"] = Tensor(DType::F32, {8, kFeatures});
   EXPECT_FALSE(bool(executor.setData(data)));
   std::optional<MemoryPrediction> predicted = executor.predictMemory(
-      schedule->devices[0], sendsHeldUntil(*schedule, graph, 0));
+      schedule->devices[0], sendsHeldUntil(*schedule, graph)[0]);
   EXPECT_TRUE(predicted.has_value());
   EXPECT_FALSE(bool(executor.run(schedule->devices[0])));
   return {executor.memory().ledger.peak, predicted ? predicted->peakBytes : 0};

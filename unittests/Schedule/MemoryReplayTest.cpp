@@ -136,11 +136,11 @@ TEST(MemoryReplay, SendsWaitUntilTheSenderHearsOfTheirReceive) {
   StageGraph graph = StageGraph::chain({0, 1});
   Schedule gpipe = lists(
       {{"0F0", "0F1", "0B0", "0B1", "U0"}, {"1F0", "1F1", "1B0", "1B1", "U0"}});
-  EXPECT_EQ(sendsHeldUntil(gpipe, graph, 0),
+  EXPECT_EQ(sendsHeldUntil(gpipe, graph)[0],
             (std::vector<size_t>{2, 2, 3, 4, 5}));
   // Device 1 receives nothing after its backwards: their gradients stay to
   // the end of its list.
-  EXPECT_EQ(sendsHeldUntil(gpipe, graph, 1),
+  EXPECT_EQ(sendsHeldUntil(gpipe, graph)[1],
             (std::vector<size_t>{1, 2, 5, 5, 5}));
 
   // In the replay the second backward holds the first one's message, and
@@ -148,13 +148,13 @@ TEST(MemoryReplay, SendsWaitUntilTheSenderHearsOfTheirReceive) {
   ReplayDevice last = oneStage(2, WeightVersions::None);
   last.stages[1] = last.stages[0];
   std::optional<ReplayPeak> peak =
-      replayMemory(gpipe.devices[1], sendsHeldUntil(gpipe, graph, 1), last);
+      replayMemory(gpipe.devices[1], sendsHeldUntil(gpipe, graph)[1], last);
   std::optional<ReplayPeak> alonePeak = replay(gpipe.devices[1], last);
   ASSERT_TRUE(peak && alonePeak);
   EXPECT_EQ(alonePeak->pending, 0);
   EXPECT_EQ(peak->action, 2u);
   EXPECT_EQ(peak->pending, 0);
-  std::vector<size_t> until = sendsHeldUntil(gpipe, graph, 1);
+  std::vector<size_t> until = sendsHeldUntil(gpipe, graph)[1];
   ReplayDevice heavy = last;
   heavy.stages[1].backwardMessages = 1000;
   peak = replayMemory(gpipe.devices[1], until, heavy);
@@ -167,7 +167,7 @@ TEST(MemoryReplay, SendsWaitUntilTheSenderHearsOfTheirReceive) {
   // waits for the forward device 0 runs after it) hold every send to their
   // end.
   Schedule stuck = lists({{"0B0", "0F0", "U0"}, {"1F0", "1B0", "U0"}});
-  EXPECT_EQ(sendsHeldUntil(stuck, graph, 0), (std::vector<size_t>{1, 3, 3}));
+  EXPECT_EQ(sendsHeldUntil(stuck, graph)[0], (std::vector<size_t>{1, 3, 3}));
 }
 
 TEST(MemoryReplay, SendsGoAtTheFirstCallAfterTheSenderHears) {
@@ -184,12 +184,12 @@ TEST(MemoryReplay, SendsGoAtTheFirstCallAfterTheSenderHears) {
             parse({"1F0", "1F1", "1B0", "1F2", "1B1", "1B2", "U0"}));
   // Device 0 hears of 1F0 and 1F1 at 0B0 (1B0's gradient, which 2B0's
   // preceded) and of 1F2 at 0B1.
-  EXPECT_EQ(sendsHeldUntil(*plan, graph, 0),
+  EXPECT_EQ(sendsHeldUntil(*plan, graph)[0],
             (std::vector<size_t>{3, 3, 4, 4, 5, 6, 7}));
   // Device 1 hears of 2F0 at 1B0, of 2F1 at 1B1, of 2F2 at 1B2. Device 0
   // sends nothing after its backwards, so device 1 never hears that they
   // got its gradients.
-  EXPECT_EQ(sendsHeldUntil(*plan, graph, 1),
+  EXPECT_EQ(sendsHeldUntil(*plan, graph)[1],
             (std::vector<size_t>{2, 4, 7, 5, 7, 7, 7}));
 
   // Split backwards: an I receives and sends as B does, a W neither.
@@ -197,7 +197,7 @@ TEST(MemoryReplay, SendsGoAtTheFirstCallAfterTheSenderHears) {
   Schedule split = lists({{"0F0", "0F1", "0I0", "0W0", "0I1", "0W1", "U0"},
                           {"1F0", "1F1", "1I0", "1W0", "1I1", "1W1", "U0"}});
   StageGraph two = StageGraph::chain({0, 1});
-  EXPECT_EQ(sendsHeldUntil(split, two, 0),
+  EXPECT_EQ(sendsHeldUntil(split, two)[0],
             (std::vector<size_t>{2, 2, 3, 4, 5, 6, 7}));
 }
 
@@ -239,9 +239,7 @@ void expectCoversRandomRuns(const Schedule &lists, const StageGraph &graph,
     return std::make_tuple(int(action.kind), action.stage, action.index);
   };
   size_t processes = lists.devices.size();
-  std::vector<std::vector<size_t>> until(processes);
-  for (size_t p = 0; p < processes; ++p)
-    until[p] = sendsHeldUntil(lists, graph, p);
+  std::vector<std::vector<size_t>> until = sendsHeldUntil(lists, graph);
   std::set<std::tuple<int, int64_t, int64_t>> received, sent;
   // Per process: next action, its phase (0 receive, 1 compute, 2 send),
   // and the actions whose sends it holds.

@@ -84,9 +84,10 @@ struct ReplayPeak {
   int64_t running = 0, messages = 0, pending = 0;
 };
 
-/// Per action of list `process` of `lists` (one list per process, as
-/// replicateSchedule makes them), the index of the first later action of
-/// that list that no longer holds the messages the action sent: a send's
+/// Per process of `lists` (one list per process, as replicateSchedule makes
+/// them) and per action of its list, the index of the first later action of
+/// that list that no longer holds the messages the action sent (one walk
+/// for every process): a send's
 /// buffer stays until its receive has happened and the sender has then
 /// called its communicator (MpiCommunicator frees completed sends at each
 /// send and before and after each receive). The lists are walked together in an
@@ -99,10 +100,10 @@ struct ReplayPeak {
 /// frees them, before the action's work. Where that never happens in the
 /// lists (no
 /// receiver in them, the lists cannot run, updates' exchanges: not
-/// counted) a send is held to the end, `lists.devices[process].size()`.
-/// An action that sends nothing gets its own index + 1.
-std::vector<size_t> sendsHeldUntil(const Schedule &lists,
-                                   const StageGraph &graph, size_t process);
+/// counted) a send is held to the end, the size of its list. An action
+/// that sends nothing gets its own index + 1.
+std::vector<std::vector<size_t>> sendsHeldUntil(const Schedule &lists,
+                                                const StageGraph &graph);
 
 /// Replays `actions` of one device: each action counts what is held when it
 /// begins, the resident bytes, what it adds, the messages it sends and
@@ -132,11 +133,9 @@ std::optional<ReplayPeak> replayMemory(llvm::ArrayRef<Action> actions,
 /// budgets) it is runtimeMemory's bound for any list of the kind. With
 /// `replicas` (per device, as ReplicaLayout; empty: none) the lists are made
 /// for the layout and each device's figure is its busiest replica's.
-std::vector<DeviceMemory>
-replayedMemory(const StageGraph &graph,
-               llvm::ArrayRef<DeviceMemoryInputs> inputs,
-               const TrainingSetup &setup,
-               llvm::ArrayRef<int64_t> replicas = {});
+std::vector<DeviceMemory> replayedMemory(
+    const StageGraph &graph, llvm::ArrayRef<DeviceMemoryInputs> inputs,
+    const TrainingSetup &setup, llvm::ArrayRef<int64_t> replicas = {});
 
 } // namespace schedule
 } // namespace ftpipe
