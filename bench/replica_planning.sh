@@ -58,6 +58,10 @@ two_nodes rtx2080ti-x16 rtx2080ti-pcie-x8 RTX2080Ti 11811160064 9.415 492.8
 two_nodes v100-x16 v100-nvlink-x8 V100 17179869184 10.99 720
 
 split="${SPLIT:-1}"
+if ! [[ "$split" =~ ^[1-9][0-9]{0,2}$ ]]; then
+  echo "replica_planning.sh: SPLIT must be a whole number from 1 to 999, not '$split'" >&2
+  exit 2
+fi
 micro=$((8 * split))
 echo "replica planning, schedule $schedule, M = $micro (split $split), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(load)"
 echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | bound: pure / best replicated chain (layout) | gradients GiB, all-reduce over 2 ms, compute ms per mini-batch | planning s |"
