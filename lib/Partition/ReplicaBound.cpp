@@ -76,8 +76,8 @@ namespace {
 /// Enumerates the layouts of a number of processes and keeps the lowest
 /// bound of those with at least minDepth devices and a replica.
 struct Enumeration {
-  double computeMs, capMs;
-  uint32_t minDepth, microBatches;
+  llvm::function_ref<double(llvm::ArrayRef<int64_t>)> bound;
+  uint32_t minDepth;
   bool ordered;
   std::vector<int64_t> parts;
   ChainBound best;
@@ -86,9 +86,7 @@ struct Enumeration {
     if (parts.size() < minDepth ||
         llvm::none_of(parts, [](int64_t r) { return r >= 2; }))
       return;
-    double ms = ordered
-                    ? cappedChainBoundMs(computeMs, capMs, parts, microBatches)
-                    : chainBoundMs(computeMs, parts, microBatches);
+    double ms = bound(parts);
     if (ms < best.ms) {
       best.ms = ms;
       best.layout.replicas = parts;
@@ -107,6 +105,17 @@ struct Enumeration {
     }
   }
 };
+
+/// The lowest `bound` over the layouts of `processes` processes on at least
+/// `minDepth` devices with a replica (ordered: every order of the devices).
+ChainBound lowestOver(llvm::function_ref<double(llvm::ArrayRef<int64_t>)> bound,
+                      uint32_t minDepth, uint32_t processes, bool ordered) {
+  assert(minDepth >= 1 && minDepth < processes && "no layout to bound");
+  Enumeration all{bound, minDepth, ordered, {}, {}};
+  all.best.ms = std::numeric_limits<double>::infinity();
+  all.run(processes, processes);
+  return all.best;
+}
 } // namespace
 
 ChainBound ftpipe::partition::lowestChainBound(double computeMs,
@@ -114,10 +123,105 @@ ChainBound ftpipe::partition::lowestChainBound(double computeMs,
                                                uint32_t processes,
                                                uint32_t microBatches,
                                                double capMs) {
-  assert(minDepth >= 1 && minDepth < processes && "no layout to bound");
   bool ordered = std::isfinite(capMs) && processes <= kMaxCappedProcesses;
-  Enumeration all{computeMs, capMs, minDepth, microBatches, ordered, {}, {}};
-  all.best.ms = std::numeric_limits<double>::infinity();
-  all.run(processes, processes);
-  return all.best;
+  return lowestOver(
+      [&](llvm::ArrayRef<int64_t> parts) {
+        return ordered
+                   ? cappedChainBoundMs(computeMs, capMs, parts, microBatches)
+                   : chainBoundMs(computeMs, parts, microBatches);
+      },
+      minDepth, processes, ordered);
+}
+
+StepBoundFigures
+ftpipe::partition::stepBoundFigures(const Graph &graph, const Hardware &hw,
+                                    const ObjectiveConfig &config) {
+  // Node costs are device 0's; the objective divides them by each device's
+  // tflops over device 0's, so the fastest device runs them in `scale`.
+  double scale = 1.0;
+  if (config.scaleComputeByDevice && hw.numDevices() > 0 &&
+      hw.device(0).tflops > 0.0)
+    for (const Device &device : hw.devices())
+      scale = std::min(scale, hw.device(0).tflops / device.tflops);
+  uint32_t n = graph.numNodes(), m = std::max<uint32_t>(config.microBatches, 1);
+  StepBoundFigures figures;
+  figures.pathMs.assign(m, 0.0);
+  // Async's mini-batch is the simulator's estimate of a period from a few
+  // steps' completions, which no work or path bounds.
+  if (config.schedule == Kind::Async)
+    return figures;
+  std::vector<double> f(n), b(n);
+  for (NodeId v = 0; v < n; ++v) {
+    const NodeCost &c = graph.cost(v);
+    figures.computeMs += (c.fwdMs + c.bwdMs) * scale;
+    f[v] = c.fwdMs * scale;
+    // A split backward's weight part hangs off the path.
+    b[v] = (schedule::isZeroBubble(config.schedule) ? c.bwdMs - c.bwdWeightMs
+                                                    : c.bwdMs) *
+           scale;
+  }
+  // B_u waits for B_v where u makes a value with a gradient that v reads.
+  auto gradientEdge = [&](NodeId u, NodeId v) {
+    return llvm::any_of(graph.outputs(u), [&](ValueId value) {
+      return graph.valueNeedsGrad(value) &&
+             llvm::is_contained(graph.consumers(value), v);
+    });
+  };
+  // Longest paths before each task starts (fs, bs) and after it ends (fe,
+  // be) in the DAG F_u -> F_v (u before v), F_v -> B_v, B_v -> B_u
+  // (gradient edges); ids are a topological order.
+  std::vector<double> fs(n, 0.0), bs(n, 0.0), fe(n, 0.0), be(n, 0.0);
+  for (NodeId v = 0; v < n; ++v)
+    for (NodeId u : graph.preds(v))
+      fs[v] = std::max(fs[v], fs[u] + f[u]);
+  for (NodeId v = n; v-- > 0;) {
+    bs[v] = fs[v] + f[v];
+    for (NodeId w : graph.succs(v))
+      if (gradientEdge(v, w))
+        bs[v] = std::max(bs[v], bs[w] + b[w]);
+  }
+  for (NodeId v = 0; v < n; ++v)
+    for (NodeId u : graph.preds(v))
+      if (gradientEdge(u, v))
+        be[v] = std::max(be[v], b[u] + be[u]);
+  for (NodeId v = n; v-- > 0;) {
+    fe[v] = b[v] + be[v];
+    for (NodeId w : graph.succs(v))
+      fe[v] = std::max(fe[v], f[w] + fe[w]);
+  }
+  for (uint32_t k = 0; k < m; ++k)
+    for (NodeId v = 0; v < n; ++v)
+      figures.pathMs[k] =
+          std::max({figures.pathMs[k], fs[v] + (k + 1) * f[v] + fe[v],
+                    bs[v] + (k + 1) * b[v] + be[v]});
+  return figures;
+}
+
+double ftpipe::partition::stepBoundMs(const StepBoundFigures &figures,
+                                      llvm::ArrayRef<int64_t> replicas,
+                                      uint32_t microBatches) {
+  double share = 0.0;
+  int64_t widest = 1;
+  for (int64_t r : replicas) {
+    share += 1.0 / double(perReplica(microBatches, r));
+    widest = std::max(widest, r);
+  }
+  double path =
+      figures.pathMs.empty()
+          ? 0.0
+          : figures
+                .pathMs[std::min<size_t>(perReplica(microBatches, widest) - 1,
+                                         figures.pathMs.size() - 1)];
+  return std::max(path, share > 0.0 ? figures.computeMs / share : 0.0);
+}
+
+ChainBound ftpipe::partition::lowestStepBound(const StepBoundFigures &figures,
+                                              uint32_t minDepth,
+                                              uint32_t processes,
+                                              uint32_t microBatches) {
+  return lowestOver(
+      [&](llvm::ArrayRef<int64_t> parts) {
+        return stepBoundMs(figures, parts, microBatches);
+      },
+      minDepth, processes, /*ordered=*/false);
 }

@@ -378,10 +378,14 @@ static void setBounds(const Graph &graph, const Hardware &hw,
     search.allReduceTwoMs = ftpipe::schedule::ringAllReduceMs(
         search.gradientBytes, std::vector<int64_t>{0, 1}, linksOf(hw));
   search.replicatedBound.ms = std::numeric_limits<double>::infinity();
-  if (search.minDepth < p)
+  search.stepBound.ms = std::numeric_limits<double>::infinity();
+  if (search.minDepth < p) {
     search.replicatedBound =
         lowestChainBound(search.computeMs, search.minDepth, p,
                          config.microBatches, search.capMs);
+    search.stepBound = lowestStepBound(stepBoundFigures(graph, hw, config),
+                                       search.minDepth, p, config.microBatches);
+  }
 }
 
 Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(

@@ -168,6 +168,16 @@ void MixedPipePass::runOnOperation() {
                             search->capMs)
                   .str()
             : std::string());
+  if (verbose)
+    llvm::errs() << llvm::formatv(
+        "  bound (any plan): replicated {0}\n",
+        std::isfinite(search->stepBound.ms)
+            ? llvm::formatv("{0:f3} ms (depth {1}, replicas {2})",
+                            search->stepBound.ms,
+                            search->stepBound.layout.devices(),
+                            search->stepBound.layout.str())
+                  .str()
+            : std::string("- (none fits)"));
   const partition::ReplicaOption &chosen = search->chosen();
   llvm::Expected<partition::Hardware> pipeline =
       partition::pipelineHardware(problem.hardware, chosen.layout);

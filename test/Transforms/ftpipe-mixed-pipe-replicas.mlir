@@ -24,7 +24,9 @@
 // gradients, 3.75 ms of compute: under that cap the pure pipeline's shares
 // (T / 4, ...) no longer fit the first device, and its bound rises to
 // 18.020 ms (the least T at which c_k = min(3.75, (T - c_0 - ... -
-// c_{k-1}) / 4) add up to 12).
+// c_{k-1}) / 4) add up to 12). The bound of any plan (the step bound:
+// one micro-batch's path, 12 ms on the chain, and each replica's share of
+// the work) is the replicated one's 12 ms.
 
 // VERBOSE: depth  4, replicas 1: simulated 21.000 ms per mini-batch
 // VERBOSE: depth  3, replicas 2,1,1: simulated {{[0-9.]+}} ms per mini-batch
@@ -32,6 +34,7 @@
 // VERBOSE: depth  2, replicas 2 uneven: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  1, replicas 4: simulated 12.000 ms per mini-batch{{.*}}<- chosen
 // VERBOSE: bound (chain, compute only): pure pipeline 17.554 ms per mini-batch, replicated 12.000 ms (depth 1, replicas 4); compute 12.000 ms per micro-batch, at least 1 devices
+// VERBOSE-NEXT: bound (any plan): replicated 12.000 ms (depth 1, replicas 4)
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-NOT: name = "g1"
@@ -43,6 +46,7 @@
 // VERBOSE: depth  2, replicas 2: infeasible: mixed-pipe found no plan that fits in memory
 // VERBOSE: depth  1, replicas 4: infeasible: mixed-pipe found no plan that fits in memory
 // VERBOSE: bound (chain, compute only): pure pipeline 18.020 ms per mini-batch, replicated - (none fits); compute 12.000 ms per micro-batch, at least 4 devices, gradients 0.000 GiB, all-reduce over 2 0.000 ms, at most 3.750 ms per micro-batch a device (its weights' state)
+// VERBOSE-NEXT: bound (any plan): replicated - (none fits)
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-SAME: name = "g3"

@@ -7,14 +7,16 @@
 // layouts, GPipe and 1F1B with free links and all-reduces: the simulated
 // mini-batch is never below the bound, nor below the bound capped at the
 // busiest device's compute (the property the benchmark's "bound" column
-// relies on).
+// relied on). The step bound's figures by hand: the longest path through
+// a node's task with m - 1 more of it, a value without a gradient off the
+// backward path, no bound under async, and the lowest layout.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/ReplicaBound.h"
 #include "FTPipe/Schedule/Simulator.h"
 
-#include "gtest/gtest.h"
+#include "TestUtil.h"
 
 #include <algorithm>
 #include <limits>
@@ -102,6 +104,44 @@ TEST(ReplicaBound, CappedByHand) {
                    lowestChainBound(1.0, 1, 17, 8).ms);
 }
 
+TEST(ReplicaBound, StepBoundByHand) {
+  using ftpipe::partition::test::chain;
+  using ftpipe::partition::test::uniformHardware;
+  // Three nodes of F 1 ms and B 2 ms: one micro-batch's path is 3 + 6 ms;
+  // with m micro-batches on a replica, m - 1 more backwards of a node.
+  ftpipe::partition::Graph graph = chain(3, 1.0, 2.0, 100);
+  ftpipe::partition::ObjectiveConfig config;
+  config.schedule = Kind::OneFOneB;
+  config.microBatches = 4;
+  StepBoundFigures figures =
+      stepBoundFigures(graph, uniformHardware(2), config);
+  EXPECT_DOUBLE_EQ(figures.computeMs, 9.0);
+  EXPECT_EQ(figures.pathMs, (std::vector<double>{9.0, 11.0, 13.0, 15.0}));
+  // One device: all 4 micro-batches' work. Two devices once each: the path
+  // with 3 more backwards of a node (15) over the work halved (18).
+  EXPECT_DOUBLE_EQ(stepBoundMs(figures, {1}, 4), 36.0);
+  EXPECT_DOUBLE_EQ(stepBoundMs(figures, {1, 1}, 4), 18.0);
+  EXPECT_DOUBLE_EQ(stepBoundMs(figures, {4}, 4), 9.0);
+  // 3 replicas of 4 micro-batches: a replica with 2; the other device's 4
+  // micro-batches: 9 / (1/2 + 1/4) = 12 over the path 11.
+  EXPECT_DOUBLE_EQ(stepBoundMs(figures, {3, 1}, 4), 12.0);
+  // 4 processes on at least 2 devices: 2,2 (9 / (1/2 + 1/2) = 9 against
+  // the path 11; 2,1,1 ties), below 3,1 (12).
+  ChainBound lowest = lowestStepBound(figures, 2, 4, 4);
+  EXPECT_EQ(lowest.layout.replicas, (std::vector<int64_t>{2, 2}));
+  EXPECT_DOUBLE_EQ(lowest.ms, 11.0);
+  // Values without a gradient: the backwards wait for no other node, the
+  // path is the forwards and the last node's backward.
+  figures = stepBoundFigures(chain(3, 1.0, 2.0, 100, /*grad=*/false),
+                             uniformHardware(2), config);
+  EXPECT_DOUBLE_EQ(figures.pathMs[0], 5.0);
+  // Async's estimated period is not bounded.
+  config.schedule = Kind::Async;
+  figures = stepBoundFigures(graph, uniformHardware(2), config);
+  EXPECT_EQ(figures.pathMs, (std::vector<double>(4, 0.0)));
+  EXPECT_DOUBLE_EQ(stepBoundMs(figures, {1, 1}, 4), 0.0);
+}
+
 TEST(ReplicaBound, RandomChainsSimulateAboveTheBound) {
   std::mt19937 rng(2828);
   for (int trial = 0; trial < 300; ++trial) {
@@ -110,7 +150,8 @@ TEST(ReplicaBound, RandomChainsSimulateAboveTheBound) {
     for (int64_t d = 0; d < devices; ++d)
       for (int64_t k = 1 + rng() % 3; k > 0; --k)
         placement.push_back(d);
-    StageGraph graph = StageGraph::chain(placement);
+    ftpipe::schedule::StageGraph graph =
+        ftpipe::schedule::StageGraph::chain(placement);
     ReplicaLayout layout;
     for (int64_t d = 0; d < devices; ++d)
       layout.replicas.push_back(1 + rng() % 4);

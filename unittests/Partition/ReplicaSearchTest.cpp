@@ -10,14 +10,17 @@
 // (PipeDream's per-stage replication); replica pipelines with few
 // micro-batches cut half-way to the chain bound's shares gain on the
 // balanced ones; a gain under kReplicaMinGain keeps the pure pipeline; the
-// memory cap of the bound by hand.
+// memory cap of the bound by hand. Neither Seq-Pipe's plans nor
+// Mixed-Pipe's (devices of several stages, apart or not) simulate below the
+// step bound (ReplicaBound.h), under any schedule.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/ReplicaSearch.h"
+#include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/SeqPipe.h"
 
-#include "TestUtil.h"
+#include "MixedPipeTestUtil.h"
 
 #include <cmath>
 
@@ -124,6 +127,7 @@ TEST_P(ReplicaSearchProperties, ChoosesTheSimulatedBestOfThoseTried) {
   double floorMs = best.layout.replicated()
                        ? best.simulatedMsPerMiniBatch
                        : best.simulatedMsPerMiniBatch * (1 - kReplicaMinGain);
+  StepBoundFigures figures = stepBoundFigures(g, hw, config);
   for (const ReplicaOption &option : result.options) {
     if (!option.feasible)
       continue;
@@ -144,6 +148,17 @@ TEST_P(ReplicaSearchProperties, ChoosesTheSimulatedBestOfThoseTried) {
       EXPECT_GE(option.simulatedMsPerMiniBatch,
                 device.computeMs * perReplica * (1 - 1e-9));
     }
+    // No option beats the step bound of its layout (any plan), nor a
+    // replicated one the lowest over the layouts.
+    EXPECT_GE(
+        option.simulatedMsPerMiniBatch,
+        stepBoundMs(figures, option.layout.replicas, config.microBatches) *
+            (1 - 1e-9))
+        << describeOption(option);
+    if (option.layout.replicated())
+      EXPECT_GE(option.simulatedMsPerMiniBatch,
+                result.stepBound.ms * (1 - 1e-9))
+          << describeOption(option);
     // A chain's replicated options are no faster than the chain bound
     // (ReplicaBound.h): their transfers and all-reduces only add.
     if (family == GraphFamily::Chain && option.layout.replicated()) {
@@ -169,6 +184,48 @@ TEST_P(ReplicaSearchProperties, ChoosesTheSimulatedBestOfThoseTried) {
   if (family == GraphFamily::Chain) {
     EXPECT_LE(result.pureBoundMs, none->simulatedMsPerMiniBatch * (1 + 1e-9));
   }
+}
+
+// Mixed-Pipe's plans put several stages, adjacent or not, on a device
+// (paired runs: a chunk of each half of the order), so they are no chains:
+// under every synchronous schedule, no option it makes simulates below the
+// step bound of its layout (async has none: its simulated mini-batch is an
+// estimated period, and this test found it below the work bound).
+TEST_P(ReplicaSearchProperties, MixedPipePlansStayAboveTheStepBound) {
+  auto [family, seed] = GetParam();
+  Graph g = makeGraph(family, 40, uint64_t(seed) + 28);
+  Hardware hw = makeHardware(6);
+  ObjectiveConfig config;
+  const Kind kinds[] = {Kind::GPipe, Kind::OneFOneB, Kind::ZeroBubbleH1,
+                        Kind::ZeroBubbleAuto};
+  config.schedule = kinds[seed % 4];
+  config.microBatches = 2 + 3 * uint32_t(seed % 3);
+  MixedPipeConfig mixed;
+  mixed.objective = config;
+  ReplicaSearchResult result =
+      unwrap(searchReplicas(g, hw, config, [&](const Hardware &pipeline) {
+        llvm::Expected<MixedPipeResult> run = runMixedPipe(g, pipeline, mixed);
+        if (!run)
+          return llvm::Expected<Plan>(run.takeError());
+        return llvm::Expected<Plan>(std::move(run->plan));
+      }));
+  StepBoundFigures figures = stepBoundFigures(g, hw, config);
+  size_t checked = 0;
+  for (const ReplicaOption &option : result.options) {
+    if (!option.feasible)
+      continue;
+    ++checked;
+    EXPECT_GE(
+        option.simulatedMsPerMiniBatch,
+        stepBoundMs(figures, option.layout.replicas, config.microBatches) *
+            (1 - 1e-9))
+        << describeOption(option) << " under " << nameOf(config.schedule).str();
+    if (option.layout.replicated())
+      EXPECT_GE(option.simulatedMsPerMiniBatch,
+                result.stepBound.ms * (1 - 1e-9))
+          << describeOption(option);
+  }
+  EXPECT_GT(checked, 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -18,14 +18,25 @@
 // state fits in one device, ReplicaSearch's memoryCapMs), no c_k exceeds it;
 // the devices' order then matters, and every order is tried. Devices that hold
 // stages apart (Mixed-Pipe's embedding with the tied head) or interleave them
-// are not chains: they can beat it, but transfers are then not free either. No
-// MLIR here.
+// are not chains: they can beat it, but transfers are then not free either.
+//
+// The step bound (stepBoundMs) holds for every plan, chain or not, and is
+// what the search's options are judged against: no plan run as a layout
+// simulates a shorter synchronous mini-batch than the longest path of one
+// micro-batch (forward to the loss, backward back) with, where a replica
+// holds m micro-batches, m - 1 more of the longest node's forward or
+// backward on that path, nor shorter than the busiest replica's share of
+// the compute. docs/Replicas.md "A bound on any replicated plan" derives it
+// from the simulator's rules. No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef FTPIPE_PARTITION_REPLICABOUND_H
 #define FTPIPE_PARTITION_REPLICABOUND_H
 
+#include "FTPipe/Partition/Graph.h"
+#include "FTPipe/Partition/Hardware.h"
+#include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Schedule/Replicas.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -76,6 +87,40 @@ ChainBound
 lowestChainBound(double computeMs, uint32_t minDepth, uint32_t processes,
                  uint32_t microBatches,
                  double capMs = std::numeric_limits<double>::infinity());
+
+/// What the step bound needs of a model on a cluster, at the fastest
+/// device's speed (node costs are device 0's, scaled by tflops as the
+/// objective scales them).
+struct StepBoundFigures {
+  /// Every node's forward and backward: the work of one micro-batch.
+  double computeMs = 0.0;
+  /// pathMs[m - 1], for m = 1 .. M: the most, over the model's nodes v and
+  /// their two tasks t (F_v, B_v; B_v's input part when the schedule splits
+  /// backwards), of the longest path of one micro-batch through t plus
+  /// m - 1 more t.
+  std::vector<double> pathMs;
+  /// Under async both are 0: its mini-batch is the simulator's estimate of
+  /// a period from a few steps' completions, which bounds neither hold
+  /// (ReplicaSearchProperties.MixedPipePlansStayAboveTheStepBound found
+  /// async options under the work bound).
+};
+
+/// The figures of `graph` on `hw` under `config` (its schedule and M).
+StepBoundFigures stepBoundFigures(const Graph &graph, const Hardware &hw,
+                                  const ObjectiveConfig &config);
+
+/// No plan of the model run as `replicas` (one factor per plan device, in
+/// any order) simulates a mini-batch of M micro-batches shorter than this:
+/// the larger of pathMs[ceil(M / r_max) - 1] and computeMs / sum_k 1 /
+/// ceil(M / r_k).
+double stepBoundMs(const StepBoundFigures &figures,
+                   llvm::ArrayRef<int64_t> replicas, uint32_t microBatches);
+
+/// The lowest stepBoundMs over every layout of `processes` processes on at
+/// least `minDepth` devices with a device on 2 or more replicas, and that
+/// layout. Requires 1 <= minDepth < processes.
+ChainBound lowestStepBound(const StepBoundFigures &figures, uint32_t minDepth,
+                           uint32_t processes, uint32_t microBatches);
 
 /// The most processes whose ordered layouts (2^(P-1)) the capped bound
 /// tries.

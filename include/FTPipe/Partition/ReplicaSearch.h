@@ -101,6 +101,11 @@ struct ReplicaSearchResult {
   /// layout with a replica has minDepth devices.
   ChainBound replicatedBound;
   double pureBoundMs = 0.0;
+  /// The step bound (ReplicaBound.h's stepBoundMs, true of every plan) at
+  /// its lowest over the layouts with a replica on at least minDepth
+  /// devices: no replicated option can simulate faster. Infinite when no
+  /// such layout exists.
+  ChainBound stepBound;
   /// The model's gradient bytes (every parameter's) and their ring
   /// all-reduce over 2 processes (0 and 1) on the hardware's links: what
   /// replicating it costs against computeMs x M.
