@@ -20,6 +20,12 @@
 # gain over today's plan), that layout, and the
 # figures that price replication: the model's gradient GiB, their ring
 # all-reduce over 2 devices, and the compute of a mini-batch (C x M).
+# The chain bound holds for chains only; the gain bound column holds for
+# every plan (ReplicaBound.h's step bound, docs/Replicas.md "A bound on any
+# replicated plan"): the pure pipeline's simulated mini-batch over the
+# lowest step bound of a layout with a replica, so no replicated plan the
+# simulator scores gains more than it; "1.3x out of reach" when it is
+# under 1.3.
 # SPLIT=K (default 1) plans the global batch of 8 micro-batches as 8 x K
 # micro-batches of 1/K the sequences each: the model generated with
 # --micro-batch-size b/K (b its config's; a model whose b K does not divide
@@ -64,13 +70,13 @@ if ! [[ "$split" =~ ^[1-9][0-9]{0,2}$ ]]; then
 fi
 micro=$((8 * split))
 echo "replica planning, schedule $schedule, M = $micro (split $split), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(load)"
-echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | bound: pure / best replicated chain (layout) | gradients GiB, all-reduce over 2 ms, compute ms per mini-batch | planning s |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | bound: pure / best replicated chain (layout) | gain bound: pure / any replicated plan (layout) | gradients GiB, all-reduce over 2 ms, compute ms per mini-batch | planning s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for model in ${MODELS:-bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl}; do
   batch=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["ftpipe"]["micro_batch_size"])' \
     "$root/models/$model.json")
   if (( batch % split )); then
-    echo "| $model | - | - | micro-batch of $batch not split in $split | | | | | | |"
+    echo "| $model | - | - | micro-batch of $batch not split in $split | | | | | | | |"
     continue
   fi
   "$bin/ftpipe-model-gen" "$model" --loss --quiet \
@@ -95,9 +101,14 @@ bound = re.compile(r"bound \(chain, compute only\): pure pipeline ([\d.]+) ms pe
                    r"replicated (?:([\d.]+) ms \(depth \d+, replicas ([\d,]+)\)|- \(none fits\)); "
                    r"compute ([\d.]+) ms per micro-batch, at least \d+ devices, gradients ([\d.]+) GiB, "
                    r"all-reduce over 2 ([\d.]+) ms")
-pure = best = chosen = bounds = None
+any_plan = re.compile(r"bound \(any plan\): replicated ([\d.]+) ms \(depth \d+, replicas ([\d,]+)\)")
+pure = best = chosen = bounds = step = None
 fastest, refused = {}, {}  # per depth: the fastest option; refused layouts
 for text in open(log):
+    a = any_plan.search(text)
+    if a:
+        step = a.groups()
+        continue
     b = bound.search(text)
     if b:
         bounds = b.groups()
@@ -126,12 +137,15 @@ if chosen is None:
 cell = lambda o: "-" if o is None else f"{o[0]:.1f} ({o[1]:.2f})"
 best_cell = "-" if best is None else f"{best[2]}, {best[3]}: {cell(best)}"
 ratio = f"{pure[0] / best[0]:.2f}" if pure and best else "-"
-bound_cell = prices = "-"
+bound_cell = prices = gain_cell = "-"
+if step and pure:
+    gain = pure[0] / float(step[0])
+    gain_cell = f"{gain:.2f} ({step[1]})" + (", 1.3x out of reach" if gain < 1.3 else "")
 if bounds and bounds[1] and pure:
     bound_cell = f"{pure[0] / float(bounds[1]):.2f} ({bounds[2]})"
 if bounds:
     prices = f"{float(bounds[4]):.2f}, {float(bounds[5]):.1f}, {micro * float(bounds[3]):.1f}"
-print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {bound_cell} | {prices} | {float(seconds):.1f} |")
+print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {bound_cell} | {gain_cell} | {prices} | {float(seconds):.1f} |")
 if pure and (not best or pure[0] / best[0] < 1.3):
     # Balanced 1F1B without transfers or all-reduces, in units of C (one
     # micro-batch's compute): w = P / d identical pipelines of depth d take

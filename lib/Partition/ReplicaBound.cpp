@@ -135,7 +135,8 @@ ChainBound ftpipe::partition::lowestChainBound(double computeMs,
 
 StepBoundFigures
 ftpipe::partition::stepBoundFigures(const Graph &graph, const Hardware &hw,
-                                    const ObjectiveConfig &config) {
+                                    const ObjectiveConfig &config,
+                                    bool recomputes) {
   // Node costs are device 0's; the objective divides them by each device's
   // tflops over device 0's, so the fastest device runs them in `scale`.
   double scale = 1.0;
@@ -153,11 +154,14 @@ ftpipe::partition::stepBoundFigures(const Graph &graph, const Hardware &hw,
   std::vector<double> f(n), b(n);
   for (NodeId v = 0; v < n; ++v) {
     const NodeCost &c = graph.cost(v);
-    figures.computeMs += (c.fwdMs + c.bwdMs) * scale;
+    double again = recomputes ? c.fwdMs : 0.0;
+    figures.computeMs += (c.fwdMs + c.bwdMs + again) * scale;
     f[v] = c.fwdMs * scale;
-    // A split backward's weight part hangs off the path.
-    b[v] = (schedule::isZeroBubble(config.schedule) ? c.bwdMs - c.bwdWeightMs
-                                                    : c.bwdMs) *
+    // A split backward's weight part hangs off the path; a recomputing
+    // stage's backward task runs the forward first.
+    b[v] = (again + (schedule::isZeroBubble(config.schedule)
+                         ? c.bwdMs - c.bwdWeightMs
+                         : c.bwdMs)) *
            scale;
   }
   // B_u waits for B_v where u makes a value with a gradient that v reads.

@@ -383,8 +383,10 @@ static void setBounds(const Graph &graph, const Hardware &hw,
     search.replicatedBound =
         lowestChainBound(search.computeMs, search.minDepth, p,
                          config.microBatches, search.capMs);
-    search.stepBound = lowestStepBound(stepBoundFigures(graph, hw, config),
-                                       search.minDepth, p, config.microBatches);
+    StepBoundFigures figures = stepBoundFigures(graph, hw, config, recomputes);
+    search.pathMs = figures.pathMs.empty() ? 0.0 : figures.pathMs.front();
+    search.stepBound =
+        lowestStepBound(figures, search.minDepth, p, config.microBatches);
   }
 }
 

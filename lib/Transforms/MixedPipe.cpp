@@ -170,14 +170,16 @@ void MixedPipePass::runOnOperation() {
             : std::string());
   if (verbose)
     llvm::errs() << llvm::formatv(
-        "  bound (any plan): replicated {0}\n",
+        "  bound (any plan): replicated {0}; one micro-batch's path {1:f3} "
+        "ms\n",
         std::isfinite(search->stepBound.ms)
             ? llvm::formatv("{0:f3} ms (depth {1}, replicas {2})",
                             search->stepBound.ms,
                             search->stepBound.layout.devices(),
                             search->stepBound.layout.str())
                   .str()
-            : std::string("- (none fits)"));
+            : std::string("- (none fits)"),
+        search->pathMs);
   const partition::ReplicaOption &chosen = search->chosen();
   llvm::Expected<partition::Hardware> pipeline =
       partition::pipelineHardware(problem.hardware, chosen.layout);

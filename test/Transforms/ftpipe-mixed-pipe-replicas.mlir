@@ -34,7 +34,7 @@
 // VERBOSE: depth  2, replicas 2 uneven: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  1, replicas 4: simulated 12.000 ms per mini-batch{{.*}}<- chosen
 // VERBOSE: bound (chain, compute only): pure pipeline 17.554 ms per mini-batch, replicated 12.000 ms (depth 1, replicas 4); compute 12.000 ms per micro-batch, at least 1 devices
-// VERBOSE-NEXT: bound (any plan): replicated 12.000 ms (depth 1, replicas 4)
+// VERBOSE-NEXT: bound (any plan): replicated 12.000 ms (depth 1, replicas 4); one micro-batch's path 12.000 ms
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-NOT: name = "g1"
@@ -46,7 +46,7 @@
 // VERBOSE: depth  2, replicas 2: infeasible: mixed-pipe found no plan that fits in memory
 // VERBOSE: depth  1, replicas 4: infeasible: mixed-pipe found no plan that fits in memory
 // VERBOSE: bound (chain, compute only): pure pipeline 18.020 ms per mini-batch, replicated - (none fits); compute 12.000 ms per micro-batch, at least 4 devices, gradients 0.000 GiB, all-reduce over 2 0.000 ms, at most 3.750 ms per micro-batch a device (its weights' state)
-// VERBOSE-NEXT: bound (any plan): replicated - (none fits)
+// VERBOSE-NEXT: bound (any plan): replicated - (none fits); one micro-batch's path 0.000 ms
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-SAME: name = "g3"

@@ -188,9 +188,10 @@ TEST_P(ReplicaSearchProperties, ChoosesTheSimulatedBestOfThoseTried) {
 
 // Mixed-Pipe's plans put several stages, adjacent or not, on a device
 // (paired runs: a chunk of each half of the order), so they are no chains:
-// under every synchronous schedule, no option it makes simulates below the
-// step bound of its layout (async has none: its simulated mini-batch is an
-// estimated period, and this test found it below the work bound).
+// under every synchronous schedule, with and without recomputation, no
+// option it makes simulates below the step bound of its layout (async has none:
+// its simulated mini-batch is an estimated period, and this test found it below
+// the work bound).
 TEST_P(ReplicaSearchProperties, MixedPipePlansStayAboveTheStepBound) {
   auto [family, seed] = GetParam();
   Graph g = makeGraph(family, 40, uint64_t(seed) + 28);
@@ -200,6 +201,7 @@ TEST_P(ReplicaSearchProperties, MixedPipePlansStayAboveTheStepBound) {
                         Kind::ZeroBubbleAuto};
   config.schedule = kinds[seed % 4];
   config.microBatches = 2 + 3 * uint32_t(seed % 3);
+  config.recompute = seed % 2 == 0;
   MixedPipeConfig mixed;
   mixed.objective = config;
   ReplicaSearchResult result =
@@ -209,12 +211,14 @@ TEST_P(ReplicaSearchProperties, MixedPipePlansStayAboveTheStepBound) {
           return llvm::Expected<Plan>(run.takeError());
         return llvm::Expected<Plan>(std::move(run->plan));
       }));
-  StepBoundFigures figures = stepBoundFigures(g, hw, config);
   size_t checked = 0;
   for (const ReplicaOption &option : result.options) {
     if (!option.feasible)
       continue;
     ++checked;
+    // Recomputation counts where every stage of the plan recomputes.
+    StepBoundFigures figures = stepBoundFigures(
+        g, hw, config, config.recompute && option.plan.stageRecompute.empty());
     EXPECT_GE(
         option.simulatedMsPerMiniBatch,
         stepBoundMs(figures, option.layout.replicas, config.microBatches) *

@@ -105,9 +105,13 @@ struct StepBoundFigures {
   /// async options under the work bound).
 };
 
-/// The figures of `graph` on `hw` under `config` (its schedule and M).
+/// The figures of `graph` on `hw` under `config` (its schedule and M), for
+/// plans whose every stage recomputes its forward before its backward when
+/// `recomputes` (a backward task then runs its nodes' forwards too), and
+/// for any plan otherwise.
 StepBoundFigures stepBoundFigures(const Graph &graph, const Hardware &hw,
-                                  const ObjectiveConfig &config);
+                                  const ObjectiveConfig &config,
+                                  bool recomputes = false);
 
 /// No plan of the model run as `replicas` (one factor per plan device, in
 /// any order) simulates a mini-batch of M micro-batches shorter than this:

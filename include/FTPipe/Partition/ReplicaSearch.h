@@ -106,6 +106,9 @@ struct ReplicaSearchResult {
   /// devices: no replicated option can simulate faster. Infinite when no
   /// such layout exists.
   ChainBound stepBound;
+  /// One micro-batch's longest path (StepBoundFigures::pathMs[0]; 0 under
+  /// async).
+  double pathMs = 0.0;
   /// The model's gradient bytes (every parameter's) and their ring
   /// all-reduce over 2 processes (0 and 1) on the hardware's links: what
   /// replicating it costs against computeMs x M.
