@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace ftpipe::partition;
 using llvm::Error;
@@ -43,10 +44,13 @@ std::string ftpipe::partition::describeLayout(const ReplicaLayout &layout) {
 
 std::string ftpipe::partition::describeOption(const ReplicaOption &option) {
   std::string text = describeLayout(option.layout);
-  if (option.uneven)
+  if (option.uneven == 0.5)
     text += " uneven";
+  else if (option.uneven > 0.0)
+    text += llvm::formatv(" uneven {0}", option.uneven).str();
   if (option.cutParts)
-    text += " (cut in " + std::to_string(option.cutParts) + ")";
+    text += " (cut in " + std::to_string(option.cutParts) +
+            (option.cutEveryDevice ? ", every device)" : ")");
   return text;
 }
 
@@ -77,21 +81,20 @@ ftpipe::partition::pipelineHardware(const Hardware &hw,
   return hw.selectDevices(first);
 }
 
-Expected<Hardware>
-ftpipe::partition::shareWeightedHardware(const Hardware &pipeline,
-                                         const ReplicaLayout &layout,
-                                         uint32_t microBatches) {
+Expected<Hardware> ftpipe::partition::shareWeightedHardware(
+    const Hardware &pipeline, const ReplicaLayout &layout,
+    uint32_t microBatches, double strength) {
   if (int64_t(pipeline.numDevices()) != layout.devices())
     return makeError(llvm::formatv("replicas {0} for {1} devices", layout.str(),
                                    pipeline.numDevices()));
   std::vector<double> shares =
       chainSharesMs(1.0, layout.replicas, microBatches);
   HardwareSpec spec = pipeline.spec();
-  // Half-way: the square root of the shares' ratios. A device the bound
-  // leaves nothing (after one with a replica per micro-batch) keeps a
+  // Part-way: the shares' ratios to the power `strength`. A device the
+  // bound leaves nothing (after one with a replica per micro-batch) keeps a
   // tenth of the speed: a speed must be positive.
   for (auto [device, share] : llvm::zip(spec.devices, shares))
-    device.tflops *= std::max(std::sqrt(share / shares.front()), 0.1);
+    device.tflops *= std::max(std::pow(share / shares.front(), strength), 0.1);
   return Hardware::create(std::move(spec));
 }
 
@@ -156,21 +159,31 @@ ftpipe::partition::spreadByLoad(llvm::ArrayRef<double> loadMs,
 
 Plan ftpipe::partition::cutForOverlap(const Graph &graph, const Plan &plan,
                                       const ReplicaLayout &layout,
-                                      uint32_t parts) {
+                                      uint32_t parts, bool everyDevice) {
   Plan cut = plan;
   std::vector<std::vector<NodeId>> stageNodes(plan.numStages());
   for (NodeId n = 0; n < graph.numNodes(); ++n)
     if (!plan.replicated(n))
       stageNodes[plan.nodeStage[n]].push_back(n);
+  // Per device, the stage cut: its only one, or with `everyDevice` the one
+  // whose backward ends last, that of the earliest node (ids are a
+  // topological order; the backward runs against it).
+  std::vector<std::optional<StageId>> last(layout.replicas.size());
   std::vector<uint32_t> stagesOn(layout.replicas.size(), 0);
-  for (DeviceId d : plan.stageDevice)
-    if (d < stagesOn.size())
-      ++stagesOn[d];
+  for (StageId s = 0; s < plan.numStages(); ++s) {
+    DeviceId d = plan.stageDevice[s];
+    if (d >= last.size())
+      continue;
+    ++stagesOn[d];
+    if (!stageNodes[s].empty() &&
+        (!last[d] || stageNodes[s].front() < stageNodes[*last[d]].front()))
+      last[d] = s;
+  }
   for (StageId s = 0; s < plan.numStages(); ++s) {
     DeviceId d = plan.stageDevice[s];
     const std::vector<NodeId> &nodes = stageNodes[s];
-    if (d >= stagesOn.size() || layout.replicas[d] < 2 || stagesOn[d] != 1 ||
-        nodes.size() < parts || parts < 2)
+    if (d >= last.size() || layout.replicas[d] < 2 || last[d] != s ||
+        (!everyDevice && stagesOn[d] != 1) || nodes.size() < parts || parts < 2)
       continue;
     double total = 0.0;
     for (NodeId n : nodes)
@@ -424,20 +437,25 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     const ReplicaOption &uncut = search.options.back();
     if (!uncut.feasible || uncut.allReduceMs <= 0.0)
       return;
-    bool uneven = uncut.uneven;
-    for (uint32_t parts : {2u, 4u}) {
-      Plan cut = cutForOverlap(graph, plan, layout, parts);
-      if (cut.numStages() == plan.numStages())
-        return;
-      Expected<ReplicaOption> scored =
-          scoreReplicated(graph, hw, cut, layout, config);
-      if (!scored) {
-        llvm::consumeError(scored.takeError());
-        continue;
+    double uneven = uncut.uneven;
+    for (bool everyDevice : {false, true}) {
+      for (uint32_t parts : {2u, 4u}) {
+        Plan cut = cutForOverlap(graph, plan, layout, parts, everyDevice);
+        // Every device's cut is tried only where it cuts more.
+        if (cut.numStages() == plan.numStages() ||
+            (everyDevice && cut == cutForOverlap(graph, plan, layout, parts)))
+          break;
+        Expected<ReplicaOption> scored =
+            scoreReplicated(graph, hw, cut, layout, config);
+        if (!scored) {
+          llvm::consumeError(scored.takeError());
+          continue;
+        }
+        scored->cutParts = parts;
+        scored->cutEveryDevice = everyDevice;
+        scored->uneven = uneven;
+        add(std::move(*scored));
       }
-      scored->cutParts = parts;
-      scored->uneven = uneven;
-      add(std::move(*scored));
     }
   };
   // The layout's pipeline planned again to the chain bound's shares, when
@@ -446,30 +464,33 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
   auto tryUneven = [&](const ReplicaLayout &layout) {
     if (layout.devices() < 2 || !layout.replicated())
       return;
-    Expected<Plan> plan = [&]() -> Expected<Plan> {
-      Expected<Hardware> pipeline = pipelineHardware(hw, layout);
-      if (!pipeline)
-        return pipeline.takeError();
-      Expected<Hardware> weighted =
-          shareWeightedHardware(*pipeline, layout, config.microBatches);
-      if (!weighted)
-        return weighted.takeError();
-      return partitioner(*weighted);
-    }();
-    if (!plan) {
-      llvm::consumeError(plan.takeError());
-      return;
+    for (double strength : kUnevenStrengths) {
+      Expected<Plan> plan = [&]() -> Expected<Plan> {
+        Expected<Hardware> pipeline = pipelineHardware(hw, layout);
+        if (!pipeline)
+          return pipeline.takeError();
+        Expected<Hardware> weighted = shareWeightedHardware(
+            *pipeline, layout, config.microBatches, strength);
+        if (!weighted)
+          return weighted.takeError();
+        return partitioner(*weighted);
+      }();
+      if (!plan) {
+        llvm::consumeError(plan.takeError());
+        continue;
+      }
+      Expected<ReplicaOption> scored =
+          scoreReplicated(graph, hw, *plan, layout, config);
+      if (!scored) {
+        llvm::consumeError(scored.takeError());
+        continue;
+      }
+      scored->uneven = strength;
+      add(std::move(*scored));
+      tryCuts(*plan, layout);
     }
-    Expected<ReplicaOption> scored =
-        scoreReplicated(graph, hw, *plan, layout, config);
-    if (!scored) {
-      llvm::consumeError(scored.takeError());
-      return;
-    }
-    scored->uneven = true;
-    add(std::move(*scored));
-    tryCuts(*plan, layout);
   };
+
   for (uint32_t depth = p; depth >= 1; --depth) {
     ReplicaLayout even = evenLayout(depth, p);
     if (tooWide(even))

@@ -172,13 +172,14 @@ void MixedPipePass::runOnOperation() {
     llvm::errs() << llvm::formatv(
         "  bound (any plan): replicated {0}; one micro-batch's path {1:f3} "
         "ms\n",
-        std::isfinite(search->stepBound.ms)
-            ? llvm::formatv("{0:f3} ms (depth {1}, replicas {2})",
+        !std::isfinite(search->stepBound.ms) ? std::string("- (none fits)")
+        : search->stepBound.ms <= 0.0
+            ? std::string("- (none under async)")
+            : llvm::formatv("{0:f3} ms (depth {1}, replicas {2})",
                             search->stepBound.ms,
                             search->stepBound.layout.devices(),
                             search->stepBound.layout.str())
-                  .str()
-            : std::string("- (none fits)"),
+                  .str(),
         search->pathMs);
   const partition::ReplicaOption &chosen = search->chosen();
   llvm::Expected<partition::Hardware> pipeline =

@@ -330,6 +330,13 @@ TEST(ReplicaSearch, CutForOverlapSplitsOneStageReplicatedDevices) {
   EXPECT_EQ(cutForOverlap(g, whole, ReplicaLayout{{1}}, 4), whole);
   EXPECT_EQ(cutForOverlap(g, whole, ReplicaLayout{{2}}, 9), whole);
   EXPECT_EQ(cutForOverlap(g, cut, ReplicaLayout{{2}}, 2), cut);
+  // On every device: of several stages, the one whose backward ends last
+  // (the earliest nodes) is cut, its later node in a new stage.
+  Plan again = cutForOverlap(g, cut, ReplicaLayout{{2}}, 2, true);
+  EXPECT_EQ(again.nodeStage, (std::vector<StageId>{0, 4, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(again.stageDevice, (std::vector<DeviceId>(5, 0)));
+  EXPECT_EQ(cutForOverlap(g, cut, ReplicaLayout{{2}}, 3, true), cut);
+  EXPECT_EQ(cutForOverlap(g, whole, ReplicaLayout{{2}}, 4, true), cut);
 }
 
 TEST(ReplicaSearch, OneStageReplicasAreCutSoTheirAllReduceOverlaps) {
@@ -476,8 +483,8 @@ TEST(ReplicaSearch, UnevenPipelinesFillTheBubbles) {
   const ReplicaOption &balanced = evenOption(result, 2, 8);
   const ReplicaOption *uneven = nullptr;
   for (const ReplicaOption &option : result.options)
-    if (option.uneven && option.layout.replicas == balanced.layout.replicas &&
-        !option.cutParts)
+    if (option.uneven == 0.5 &&
+        option.layout.replicas == balanced.layout.replicas && !option.cutParts)
       uneven = &option;
   ASSERT_TRUE(uneven && balanced.feasible && uneven->feasible);
   EXPECT_EQ(describeOption(*uneven), "4 uneven");

@@ -20,7 +20,9 @@
 // and pay for an all-reduce is also tried with those stages cut in 2 and 4
 // on their devices (cutForOverlap): a one-stage device's all-reduce starts
 // only when its whole backward has ended, a cut one's first part while the
-// rest of the backward runs. Each replicated layout of 2 or more devices is
+// rest of the backward runs; where that leaves a replicated device of
+// several stages uncut, its stage whose backward ends last is cut too, as
+// a further option. Each replicated layout of 2 or more devices is
 // also planned uneven (shareWeightedHardware): a replica pipeline with few
 // micro-batches gains from longer first stages. Memory is checked per replica
 // as for the plan's device (a replica holds no more). No MLIR here.
@@ -72,12 +74,17 @@ struct ReplicaOption {
   double sharedCoresMs = 0.0;
   /// Per plan device, its memory under the schedule (every replica's).
   std::vector<uint64_t> memoryBytes;
-  /// Into how many stages each replicated device of one stage was cut
-  /// (cutForOverlap; 0: the partitioner's plan as it is).
+  /// Into how many stages each replicated device of one stage (or its last
+  /// stage, with cutEveryDevice) was cut (cutForOverlap; 0: the
+  /// partitioner's plan as it is).
   uint32_t cutParts = 0;
-  /// The pipeline was planned on shareWeightedHardware: cut to the chain
-  /// bound's shares rather than balanced.
-  bool uneven = false;
+  /// The cut took each replicated device's stage whose backward ends last,
+  /// on devices of several stages too (cutForOverlap's `everyDevice`).
+  bool cutEveryDevice = false;
+  /// The pipeline was planned on shareWeightedHardware at this strength
+  /// (kUnevenStrengths): cut towards the chain bound's shares rather than
+  /// balanced; 0: balanced.
+  double uneven = 0.0;
 };
 
 /// Every option tried, deepest first, and the chosen one.
@@ -150,9 +157,11 @@ schedule::ReplicaLayout evenLayout(uint32_t depth, uint32_t processes);
 /// "W" when every device has W replicas, else the factors ("3,3,2").
 std::string describeLayout(const schedule::ReplicaLayout &layout);
 /// The option's layout (describeLayout), " uneven" when its pipeline was
-/// cut to the chain bound's shares (ReplicaOption::uneven), and " (cut in
+/// cut towards the chain bound's shares at the square root (" uneven 0.25"
+/// at the fourth root; ReplicaOption::uneven), and " (cut in
 /// N)" when its one-stage replicated devices were cut
-/// (ReplicaOption::cutParts).
+/// (ReplicaOption::cutParts; " (cut in N, every device)" when devices of
+/// several stages were cut too).
 std::string describeOption(const ReplicaOption &option);
 
 /// The devices that run replica 0 of each plan device when `hw`'s first
@@ -182,7 +191,17 @@ pipelineHardware(const Hardware &hw, const schedule::ReplicaLayout &layout);
 llvm::Expected<Hardware>
 shareWeightedHardware(const Hardware &pipeline,
                       const schedule::ReplicaLayout &layout,
-                      uint32_t microBatches);
+                      uint32_t microBatches, double strength = 0.5);
+
+/// The strengths (powers of the shares' ratios) at which searchReplicas
+/// plans each replicated layout uneven: the square root, and the fourth
+/// root (replaying 1F1B on an ideal chain, one stage a device, free
+/// transfers, a third of the compute forward, at depth d with m
+/// micro-batches a replica, (d, m) = (8, 4), (7, 3), (6, 3), (8, 3) and
+/// (4, 2), the fourth root came 1.5-4 % below the balanced cut and the
+/// square root 1-7 % above it; the models' plans are no ideal chains, and
+/// the square root won there, so both are tried).
+inline constexpr double kUnevenStrengths[] = {0.5, 0.25};
 
 /// PipeDream's per-stage replication of a plan whose devices have the
 /// given loads (ms per micro-batch) and gradients: starting from one
@@ -200,12 +219,16 @@ schedule::ReplicaLayout spreadByLoad(llvm::ArrayRef<double> loadMs,
 /// cut into `parts` stages on that device, along the nodes' topological
 /// order at about equal shares of its backward time (the later nodes in the
 /// new, higher-numbered stages), so that the replicas' all-reduce of a later
-/// part's gradients overlaps the earlier parts' backwards. Replicated nodes
+/// part's gradients overlaps the earlier parts' backwards. With
+/// `everyDevice`, a replicated device of several stages has the one whose
+/// backward ends last (that of its earliest node) cut the same way: its
+/// all-reduce is the one left exposed. Replicated nodes
 /// (Plan::nodeReplicated) stay where they are and count in no part. Returns
 /// `plan` unchanged when no device can be cut (no replicated device of one
 /// stage, or fewer nodes than parts).
 Plan cutForOverlap(const Graph &graph, const Plan &plan,
-                   const schedule::ReplicaLayout &layout, uint32_t parts);
+                   const schedule::ReplicaLayout &layout, uint32_t parts,
+                   bool everyDevice = false);
 
 /// Scores `plan`, made on pipelineHardware(hw, layout), run as `layout` on
 /// `hw` under `config` (its schedule and M; the async schedule is simulated
