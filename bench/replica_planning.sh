@@ -95,7 +95,7 @@ for model in ${MODELS:-bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl}; 
 import re, sys
 log, model, hw, devices, seconds, why, micro = sys.argv[1:]
 micro = int(micro)
-line = re.compile(r"depth +(\d+), replicas ([\d,]+(?: uneven(?: [\d.]+)?)?(?: \(cut in \d+(?:, every device)?\))?): (?:simulated ([\d.]+) ms per mini-batch"
+line = re.compile(r"depth +(\d+), replicas ([\d,]+(?: uneven(?: 1/\d+)?)?(?: \(cut in \d+(?:, every device)?\))?): (?:simulated ([\d.]+) ms per mini-batch"
                   r".*idle ([\d.]+)%.*objective ([\d.]+) ms per micro-batch|infeasible: (.*))")
 bound = re.compile(r"bound \(chain, compute only\): pure pipeline ([\d.]+) ms per mini-batch, "
                    r"replicated (?:([\d.]+) ms \(depth \d+, replicas ([\d,]+)\)|- \(none fits\)); "

@@ -47,7 +47,8 @@ std::string ftpipe::partition::describeOption(const ReplicaOption &option) {
   if (option.uneven == 0.5)
     text += " uneven";
   else if (option.uneven > 0.0)
-    text += llvm::formatv(" uneven {0}", option.uneven).str();
+    text +=
+        llvm::formatv(" uneven 1/{0}", std::lround(1.0 / option.uneven)).str();
   if (option.cutParts)
     text += " (cut in " + std::to_string(option.cutParts) +
             (option.cutEveryDevice ? ", every device)" : ")");

@@ -10,17 +10,19 @@
 // micro-batches of 12 ms each, while the per-device rule gives both spare
 // processes to it (3,1,1: 2 micro-batches each) and is chosen; the plan
 // records each device's replicas. Each layout is planned again uneven, at
-// the square and the fourth root (one op a device either way: the same
+// the square, fourth and eighth root (one op a device either way: the same
 // times, not chosen). The step bound of any plan: 3,1,1 leaves a replica 2
 // micro-batches, so one micro-batch's path (18 ms) and one more of the
 // heavy op's backward (8 ms).
 // VERBOSE: depth  5, replicas 1: infeasible
 // VERBOSE: depth  3, replicas 2,2,1: simulated 44.000 ms per mini-batch
 // VERBOSE-NEXT: depth  3, replicas 2,2,1 uneven: simulated 44.000 ms per mini-batch
-// VERBOSE-NEXT: depth  3, replicas 2,2,1 uneven 0.25: simulated 44.000 ms per mini-batch
+// VERBOSE-NEXT: depth  3, replicas 2,2,1 uneven 1/4: simulated 44.000 ms per mini-batch
+// VERBOSE-NEXT: depth  3, replicas 2,2,1 uneven 1/8: simulated 44.000 ms per mini-batch
 // VERBOSE-NEXT: depth  3, replicas 3,1,1: simulated 34.000 ms per mini-batch{{.*}}<- chosen
 // VERBOSE-NEXT: depth  3, replicas 3,1,1 uneven: simulated 34.000 ms per mini-batch
-// VERBOSE-NEXT: depth  3, replicas 3,1,1 uneven 0.25: simulated 34.000 ms per mini-batch
+// VERBOSE-NEXT: depth  3, replicas 3,1,1 uneven 1/4: simulated 34.000 ms per mini-batch
+// VERBOSE-NEXT: depth  3, replicas 3,1,1 uneven 1/8: simulated 34.000 ms per mini-batch
 // VERBOSE-NEXT: depth  2, replicas 3,2: infeasible
 // VERBOSE: bound (any plan): replicated 26.000 ms (depth 3, replicas 3,1,1); one micro-batch's path 18.000 ms
 // CHECK: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [1, 2, 0], recompute = [false, false, false], replicas = [3, 1, 1],

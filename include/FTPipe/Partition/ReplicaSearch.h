@@ -157,8 +157,9 @@ schedule::ReplicaLayout evenLayout(uint32_t depth, uint32_t processes);
 /// "W" when every device has W replicas, else the factors ("3,3,2").
 std::string describeLayout(const schedule::ReplicaLayout &layout);
 /// The option's layout (describeLayout), " uneven" when its pipeline was
-/// cut towards the chain bound's shares at the square root (" uneven 0.25"
-/// at the fourth root; ReplicaOption::uneven), and " (cut in
+/// cut towards the chain bound's shares at the square root (" uneven 1/4"
+/// at the fourth root, " uneven 1/8" at the eighth; ReplicaOption::uneven),
+/// and " (cut in
 /// N)" when its one-stage replicated devices were cut
 /// (ReplicaOption::cutParts; " (cut in N, every device)" when devices of
 /// several stages were cut too).
@@ -194,14 +195,15 @@ shareWeightedHardware(const Hardware &pipeline,
                       uint32_t microBatches, double strength = 0.5);
 
 /// The strengths (powers of the shares' ratios) at which searchReplicas
-/// plans each replicated layout uneven: the square root, and the fourth
-/// root (replaying 1F1B on an ideal chain, one stage a device, free
-/// transfers, a third of the compute forward, at depth d with m
-/// micro-batches a replica, (d, m) = (8, 4), (7, 3), (6, 3), (8, 3) and
-/// (4, 2), the fourth root came 1.5-4 % below the balanced cut and the
-/// square root 1-7 % above it; the models' plans are no ideal chains, and
-/// the square root won there, so both are tried).
-inline constexpr double kUnevenStrengths[] = {0.5, 0.25};
+/// plans each replicated layout uneven: the square, fourth and eighth root
+/// (replaying 1F1B on an ideal chain, one stage a device, free transfers, a
+/// third of the compute forward, at depth d with m micro-batches a replica,
+/// (d, m) = (8, 4), (7, 3), (6, 3), (8, 3) and (4, 2), the fourth root came
+/// 1.5-4 % below the balanced cut and the square root 1-7 % above it; the
+/// models' plans are no ideal chains and Mixed-Pipe's plan moves with its
+/// devices' speeds, so each is tried: on T5-3B on 8 V100s the eighth root
+/// gave 1.15x where the others gave at most 1.02x).
+inline constexpr double kUnevenStrengths[] = {0.5, 0.25, 0.125};
 
 /// PipeDream's per-stage replication of a plan whose devices have the
 /// given loads (ms per micro-batch) and gradients: starting from one
