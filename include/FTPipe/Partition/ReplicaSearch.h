@@ -246,7 +246,7 @@ scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
 /// of every device: a replicated plan keeps a second copy of its stages'
 /// weights, gradients and optimizer state and adds an all-reduce whose rate
 /// and overlap the simulator only models, so a gain of a few percent (T5-3B
-/// on 8 x RTX 2080 Ti: 1.02x) does not pay for them.
+/// on 8 x RTX 2080 Ti: 1.048x) does not pay for them.
 constexpr double kReplicaMinGain = 0.05;
 
 /// Tries every depth from `hw`'s device count down to 1 (with at most
