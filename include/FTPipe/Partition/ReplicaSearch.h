@@ -23,8 +23,10 @@
 // rest of the backward runs; where that leaves a replicated device of
 // several stages uncut, its stage whose backward ends last is cut too, as
 // a further option. Each replicated layout of 2 or more devices is
-// also planned uneven (shareWeightedHardware): a replica pipeline with few
-// micro-batches gains from longer first stages. Memory is checked per replica
+// also planned uneven (shareWeightedHardware, at each of kUnevenStrengths): a
+// replica pipeline with few micro-batches gains from longer first stages. No
+// option simulates below the step bound (ReplicaBound.h), which the result
+// carries with the chain bound. Memory is checked per replica
 // as for the plan's device (a replica holds no more). No MLIR here.
 //
 //===----------------------------------------------------------------------===//
