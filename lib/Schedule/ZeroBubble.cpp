@@ -301,8 +301,8 @@ public:
       succs[from].push_back({to, lag});
     };
     for (int64_t s = 0; s < S; ++s) {
-      double b = (config.splits(s) ? sg.inputMs[s] : sg.bwdMs[s]) +
-                 sg.recomputeMs[s];
+      double b =
+          (config.splits(s) ? sg.inputMs[s] : sg.bwdMs[s]) + sg.recomputeMs[s];
       for (int64_t m = 0; m < M; ++m) {
         length[id(s, m, kForward)] = sg.fwdMs[s];
         length[id(s, m, kBackward)] = b;
@@ -317,8 +317,7 @@ public:
     }
     for (auto [i, e] : llvm::enumerate(sg.edges))
       for (int64_t m = 0; m < M; ++m) {
-        edge(id(e.src, m, kForward), id(e.dst, m, kForward),
-             lags.forwardMs[i]);
+        edge(id(e.src, m, kForward), id(e.dst, m, kForward), lags.forwardMs[i]);
         if (lags.backwardMs[i])
           edge(id(e.dst, m, kBackward), id(e.src, m, kBackward),
                *lags.backwardMs[i]);
@@ -350,8 +349,8 @@ private:
   /// (latest) gap of its device after (before) them.
   /// `sequence` (when given): per task, when it was placed (a topological
   /// order, which breaks ties between equal starts).
-  std::vector<double> place(const std::vector<double> &priority,
-                            bool late, double end,
+  std::vector<double> place(const std::vector<double> &priority, bool late,
+                            double end,
                             std::vector<int64_t> *sequence = nullptr) const;
   double endOf(const std::vector<double> &start) const {
     double end = 0.0;
@@ -394,9 +393,9 @@ std::vector<double> Justifier::timesOf(const Schedule &lists) const {
           ++placed;
           continue;
         }
-        Part part = action.kind == ActionKind::Forward  ? kForward
+        Part part = action.kind == ActionKind::Forward          ? kForward
                     : action.kind == ActionKind::WeightBackward ? kWeight
-                                                        : kBackward;
+                                                                : kBackward;
         int64_t task = id(action.stage, action.index, part);
         if (waiting[task] > 0)
           break;
@@ -469,8 +468,7 @@ std::vector<double> Justifier::place(const std::vector<double> &priority,
     if (sequence)
       (*sequence)[task] = placed;
     if (len > 0.0)
-      intervals.insert(llvm::upper_bound(intervals,
-                                         std::make_pair(t, t + len)),
+      intervals.insert(llvm::upper_bound(intervals, std::make_pair(t, t + len)),
                        {t, t + len});
     for (auto [next, lag] : after[task])
       if (--waiting[next] == 0)
@@ -494,11 +492,10 @@ Schedule Justifier::listsOf(const std::vector<double> &start,
     for (auto [at, placed, task] : order[d]) {
       int64_t s = task / 3 / M, m = task / 3 % M;
       Part part = Part(task % 3);
-      lists.devices[d].push_back(
-          part == kForward   ? Action::forward(s, m)
-          : part == kWeight  ? Action::weight(s, m)
-          : config.splits(s) ? Action::input(s, m)
-                             : Action::backward(s, m));
+      lists.devices[d].push_back(part == kForward   ? Action::forward(s, m)
+                                 : part == kWeight  ? Action::weight(s, m)
+                                 : config.splits(s) ? Action::input(s, m)
+                                                    : Action::backward(s, m));
     }
     lists.devices[d].push_back(Action::update(0));
   }
@@ -517,8 +514,7 @@ std::optional<Schedule> Justifier::improve(const Schedule &lists,
     for (size_t task = 0; task < start.size(); ++task)
       finish[task] = -(start[task] + length[task]);
     std::vector<double> late = place(finish, /*late=*/true, end);
-    std::vector<double> early =
-        place(late, /*late=*/false, 0.0, &nextSequence);
+    std::vector<double> early = place(late, /*late=*/false, 0.0, &nextSequence);
     double shorter = endOf(early);
     if (shorter >= end - 1e-9)
       break;
@@ -650,9 +646,8 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
     for (double microBatchWeight : {0.0, 0.1, 0.2, 0.3})
       for (int64_t capFactor : {1, 0})
         for (bool forwardFirst : {false, true})
-          if (std::optional<Schedule> lists =
-                  greedy.run({capFactor, forwardFirst, false, rank,
-                              microBatchWeight}))
+          if (std::optional<Schedule> lists = greedy.run(
+                  {capFactor, forwardFirst, false, rank, microBatchWeight}))
             candidates.push_back(std::move(*lists));
 
   // Byte counts for the dry run: what limits gives, else nothing counted.
@@ -663,8 +658,8 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
   int64_t leastPeakDevice = 0;
   // The simulated step of a candidate that keeps every device within its
   // budget; nullopt for one that does not (its peak noted).
-  auto score = [&](const Schedule &candidate)
-      -> llvm::Expected<std::optional<double>> {
+  auto score =
+      [&](const Schedule &candidate) -> llvm::Expected<std::optional<double>> {
     llvm::Expected<DryRunResult> dry = dryRun(graph, one, candidate, &memory);
     if (!dry)
       return dry.takeError(); // a bug in a generator

@@ -53,8 +53,7 @@ struct EdgeLags {
 };
 
 /// The lags of `stages` (`split` and `links` as for stepLowerBound).
-EdgeLags edgeLags(const TimedStageGraph &stages,
-                  const std::vector<bool> &split,
+EdgeLags edgeLags(const TimedStageGraph &stages, const std::vector<bool> &split,
                   const Links *links = nullptr);
 
 /// The paths of `stages` (`split` and `links` as for stepLowerBound).
