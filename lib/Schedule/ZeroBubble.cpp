@@ -6,9 +6,11 @@
 // micro-batch or by their tails (the least time the step needs after them,
 // stagePaths); the simulator, which models the links, then scores every
 // candidate. The shortest few are then justified forwards and backwards
-// (Justifier), which moves tasks into idle gaps, and kept when the
-// simulator finds them shorter and they fit. A device's memory changes only
-// with its own actions, so counting it as the greedy starts them is exact.
+// (Justifier), which moves tasks into idle gaps, brought back within each
+// device's budget where that lifted it above (a waiting W run sooner, a
+// forward later), and kept when the simulator finds them shorter and they
+// fit. A device's memory changes only with its own actions, so counting it
+// as the greedy starts them is exact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <set>
 
 using namespace ftpipe::schedule;
 
@@ -335,6 +338,14 @@ public:
   /// Up to `rounds` justifications of `lists` (one step, then U0), each
   /// kept while it shortens the step in this model; nullopt when none did.
   std::optional<Schedule> improve(const Schedule &lists, int rounds) const;
+  /// `lists` changed so that each device stays within its budget (bytes
+  /// counted as the dry run does, actionBytes): walking each device's list,
+  /// where an action would lift it above, a W whose I already ran is moved
+  /// before it (it frees its buffer), else a forward is moved after the
+  /// next action that is not one. nullopt when neither helps or the lists
+  /// then deadlock; `lists` as they are when they fit.
+  std::optional<Schedule> withinMemory(Schedule lists,
+                                       const ZeroBubbleLimits &limits) const;
 
 private:
   int64_t id(int64_t s, int64_t m, Part part) const {
@@ -525,6 +536,60 @@ std::optional<Schedule> Justifier::improve(const Schedule &lists,
   if (sequence.empty())
     return std::nullopt;
   return listsOf(start, sequence);
+}
+
+std::optional<Schedule>
+Justifier::withinMemory(Schedule lists, const ZeroBubbleLimits &limits) const {
+  if (limits.deviceBudgetBytes.empty())
+    return lists;
+  for (int64_t d = 0; d < graph.devices; ++d) {
+    std::vector<Action> &actions = lists.devices[d];
+    int64_t budget = int64_t(limits.deviceBudgetBytes[d]);
+    int64_t held = 0;
+    std::set<std::pair<int64_t, int64_t>> waiting; // Is whose W is later
+    for (size_t i = 0; i < actions.size();) {
+      ActionBytes change = actions[i].kind == ActionKind::Update
+                               ? ActionBytes()
+                               : actionBytes(actions[i], limits.memory);
+      if (held + change.peak <= budget) {
+        held += change.held;
+        if (actions[i].kind == ActionKind::InputBackward)
+          waiting.insert({actions[i].stage, actions[i].index});
+        if (actions[i].kind == ActionKind::WeightBackward)
+          waiting.erase({actions[i].stage, actions[i].index});
+        ++i;
+        continue;
+      }
+      // Run a waiting W first: it frees its buffer.
+      size_t j = i + 1;
+      while (j < actions.size() &&
+             !(actions[j].kind == ActionKind::WeightBackward &&
+               waiting.count({actions[j].stage, actions[j].index})))
+        ++j;
+      if (j < actions.size()) {
+        Action moved = actions[j];
+        actions.erase(actions.begin() + j);
+        actions.insert(actions.begin() + i, moved);
+        continue;
+      }
+      if (actions[i].kind != ActionKind::Forward)
+        return std::nullopt;
+      // Else move the forward after the next action that frees bytes.
+      j = i + 1;
+      while (j < actions.size() && (actions[j].kind == ActionKind::Forward ||
+                                    actions[j].kind == ActionKind::Update))
+        ++j;
+      if (j == actions.size() || (actions[j].stage == actions[i].stage &&
+                                  actions[j].index == actions[i].index))
+        return std::nullopt;
+      Action moved = actions[i];
+      actions.erase(actions.begin() + i);
+      actions.insert(actions.begin() + j, moved);
+    }
+  }
+  if (timesOf(lists).empty())
+    return std::nullopt;
+  return lists;
 }
 
 /// `lists` with each B of a stage that splits as I then W at once.
@@ -718,7 +783,8 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
     ++tried;
     if (std::optional<Schedule> lists =
             justifier.improve(candidates[fitting[k].second], 8))
-      justified.push_back(std::move(*lists));
+      if (std::optional<Schedule> fit = justifier.withinMemory(*lists, limits))
+        justified.push_back(std::move(*fit));
   }
   for (Schedule &lists : justified) {
     llvm::Expected<std::optional<double>> ms = score(lists);

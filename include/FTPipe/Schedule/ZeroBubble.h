@@ -11,8 +11,8 @@
 // ZB-H1 and 1F1B (each W right after its I). Every candidate is dry-run
 // against the budget and simulated (Simulator.h); the shortest few are
 // improved by forward-backward justification (each task moved into the
-// latest, then the earliest, idle gap its dependencies allow) and
-// re-checked. The shortest simulated step within memory wins. No MLIR here.
+// latest, then the earliest, idle gap its dependencies allow), brought back
+// within the budget (a waiting W sooner, a forward later) and re-checked. The shortest simulated step within memory wins. No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
