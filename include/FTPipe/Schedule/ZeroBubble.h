@@ -12,7 +12,8 @@
 // against the budget and simulated (Simulator.h); the shortest few are
 // improved by forward-backward justification (each task moved into the
 // latest, then the earliest, idle gap its dependencies allow), brought back
-// within the budget (a waiting W sooner, a forward later) and re-checked. The shortest simulated step within memory wins. No MLIR here.
+// within the budget (a waiting W sooner, a forward later) and re-checked.
+// The shortest simulated step within memory wins. No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
