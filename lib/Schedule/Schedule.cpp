@@ -201,6 +201,30 @@ llvm::Error StageGraph::validate() const {
   return llvm::Error::success();
 }
 
+ActionBytes ftpipe::schedule::actionBytes(const Action &action,
+                                          const StageMemory &memory) {
+  auto bytesOf = [&](const std::vector<uint64_t> &perStage) {
+    return perStage.empty() ? int64_t(0) : int64_t(perStage[action.stage]);
+  };
+  int64_t activations = bytesOf(memory.activationBytes),
+          weightBuffer = bytesOf(memory.weightBufferBytes),
+          working = bytesOf(memory.workingBytes);
+  switch (action.kind) {
+  case ActionKind::Forward:
+    return {activations + working, activations};
+  case ActionKind::Backward:
+    return {working, -activations};
+  case ActionKind::InputBackward:
+    // The weight part's values exist before the activations go.
+    return {weightBuffer + working, weightBuffer - activations};
+  case ActionKind::WeightBackward:
+    return {bytesOf(memory.weightWorkingBytes), -weightBuffer};
+  case ActionKind::Update:
+    break;
+  }
+  return {};
+}
+
 //===----------------------------------------------------------------------===//
 // Execution in unit-time rounds
 //===----------------------------------------------------------------------===//
@@ -285,83 +309,49 @@ public:
   }
 
   void run(const Action &action, int64_t device, int64_t round) {
-    auto bytesOf = [&](const std::vector<uint64_t> StageMemory::*field) {
-      return stageBytes(action, field);
-    };
-    int64_t activations = bytesOf(&StageMemory::activationBytes);
-    int64_t weightBuffer = bytesOf(&StageMemory::weightBufferBytes);
-    // What the device holds while the action runs: what it keeps, the
-    // values the action makes for later, and its working set.
-    auto peakAt = [&](int64_t working) {
-      peakBytes[device] = std::max(peakBytes[device], bytes[device] + working);
-    };
     switch (action.kind) {
     case ActionKind::Forward:
       forwardRound[action.stage][action.index] = round;
       peakInFlight[device] = std::max(peakInFlight[device], ++inFlight[device]);
-      bytes[device] += activations;
-      peakAt(bytesOf(&StageMemory::workingBytes));
       break;
     case ActionKind::Backward:
       backwardRound[action.stage][action.index] = round;
       --inFlight[device];
-      peakAt(bytesOf(&StageMemory::workingBytes));
-      bytes[device] -= activations;
       break;
     case ActionKind::InputBackward:
       backwardRound[action.stage][action.index] = round;
       --inFlight[device];
       peakWaitingWeight[device] =
           std::max(peakWaitingWeight[device], ++waitingWeight[device]);
-      // The weight part's values exist before the activations go.
-      bytes[device] += weightBuffer;
-      peakAt(bytesOf(&StageMemory::workingBytes));
-      bytes[device] -= activations;
       break;
     case ActionKind::WeightBackward:
       weightRound[action.stage][action.index] = round;
       --waitingWeight[device];
-      peakAt(bytesOf(&StageMemory::weightWorkingBytes));
-      bytes[device] -= weightBuffer;
       break;
     case ActionKind::Update:
       updateRound[device][action.index] = round;
       break;
     }
-    peakAt(0);
+    ActionBytes change = bytesOf(action);
+    peakBytes[device] =
+        std::max(peakBytes[device], bytes[device] + change.peak);
+    bytes[device] += change.held;
+    peakBytes[device] = std::max(peakBytes[device], bytes[device]);
   }
 
   /// The bytes `device` would hold at once while running `action` (as run()
   /// counts them).
   int64_t peakIf(const Action &action, int64_t device) const {
-    auto bytesOf = [&](const std::vector<uint64_t> StageMemory::*field) {
-      return stageBytes(action, field);
-    };
-    switch (action.kind) {
-    case ActionKind::Forward:
-      return bytes[device] + bytesOf(&StageMemory::activationBytes) +
-             bytesOf(&StageMemory::workingBytes);
-    case ActionKind::Backward:
-      return bytes[device] + bytesOf(&StageMemory::workingBytes);
-    case ActionKind::InputBackward:
-      return bytes[device] + bytesOf(&StageMemory::weightBufferBytes) +
-             bytesOf(&StageMemory::workingBytes);
-    case ActionKind::WeightBackward:
-      return bytes[device] + bytesOf(&StageMemory::weightWorkingBytes);
-    case ActionKind::Update:
-      return bytes[device];
-    }
-    return bytes[device];
+    return bytes[device] + bytesOf(action).peak;
   }
 
   int64_t componentOf(int64_t device) const { return component[device]; }
 
-  /// `action`'s stage's bytes of `field` (0 without memory or that field).
-  int64_t stageBytes(const Action &action,
-                     const std::vector<uint64_t> StageMemory::*field) const {
-    return memory && !(memory->*field).empty()
-               ? int64_t((memory->*field)[action.stage])
-               : int64_t(0);
+  /// What `action` does to its device's bytes (nothing without memory).
+  ActionBytes bytesOf(const Action &action) const {
+    return memory && action.kind != ActionKind::Update
+               ? actionBytes(action, *memory)
+               : ActionBytes();
   }
   DryRunResult result(int64_t rounds) const {
     DryRunResult result;

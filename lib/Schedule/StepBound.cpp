@@ -128,17 +128,6 @@ struct Lags {
 };
 } // namespace
 
-namespace {
-/// Per stage, from the dependencies alone (the same for every micro-batch):
-/// the earliest start of its forward and of its input part (or whole
-/// backward), and the least time the step still needs once each ends (a
-/// W's is 0).
-struct StagePaths {
-  std::vector<double> forwardHeadMs, backwardHeadMs;
-  std::vector<double> forwardTailMs, backwardTailMs;
-};
-} // namespace
-
 static StagePaths pathsOf(const TimedStageGraph &sg, const StageTasks &t,
                           const Links *links) {
   Lags lags{sg, t, links};
@@ -173,6 +162,25 @@ static StagePaths pathsOf(const TimedStageGraph &sg, const StageTasks &t,
     }
   }
   return paths;
+}
+
+EdgeLags ftpipe::schedule::edgeLags(const TimedStageGraph &sg,
+                                    const std::vector<bool> &split,
+                                    const Links *links) {
+  StageTasks t = stageTasks(sg, split);
+  Lags lags{sg, t, links};
+  EdgeLags result;
+  for (const StageEdge &e : sg.edges) {
+    result.forwardMs.push_back(lags.forward(e));
+    result.backwardMs.push_back(lags.backward(e));
+  }
+  return result;
+}
+
+StagePaths ftpipe::schedule::stagePaths(const TimedStageGraph &sg,
+                                        const std::vector<bool> &split,
+                                        const Links *links) {
+  return pathsOf(sg, stageTasks(sg, split), links);
 }
 
 StepLowerBound ftpipe::schedule::stepLowerBound(const TimedStageGraph &sg,

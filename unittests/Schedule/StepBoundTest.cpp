@@ -3,7 +3,8 @@
 // stepLowerBound against steps it must equal (1F1B on a chain of equal
 // stages, a two-stage split pipeline worked by hand), against a forward
 // that only passes values on, and, on random stage DAGs, costs and
-// placements, never above the simulated step of any synchronous kind.
+// placements, never above the simulated step of any synchronous kind; the
+// edge lags zb-auto justifies with.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,6 +100,32 @@ TEST(StepLowerBound, PassedOnValuesLeaveAtTheForwardsStart) {
   EXPECT_LE(
       passed,
       simulated(sg, Links::uniform(2, 1e9, 0.0), Kind::OneFOneB, 1).makespanMs);
+}
+
+// The lags zb-auto's justification uses: made values leave at the end of
+// the producer's forward, passed-on ones at its start; the producer's I
+// waits for the consumer's I and its transfer, and not at all when only
+// gradients it passes on come back.
+TEST(StepLowerBound, EdgeLagsAsTheSimulatorSends) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  TimedStageGraph sg =
+      TimedStageGraph::withCosts(graph, {2, 1}, {1, 3}, {0, 0}, 1 << 20);
+  std::vector<bool> whole(2, false);
+  Links links = Links::uniform(2, 1.0, 0.0);
+  double transfer =
+      links.transferMs(sg.edges[0].fwdBytes, sg.edges[0].fwdTensors, 0, 1);
+  EdgeLags made = edgeLags(sg, whole, &links);
+  ASSERT_EQ(made.forwardMs.size(), 1u);
+  EXPECT_DOUBLE_EQ(made.forwardMs[0], 2.0 + transfer);
+  ASSERT_TRUE(made.backwardMs[0].has_value());
+  EXPECT_DOUBLE_EQ(*made.backwardMs[0], 3.0 + transfer);
+  sg.edges[0].passTensors = sg.edges[0].fwdTensors;
+  sg.edges[0].passBytes = sg.edges[0].fwdBytes;
+  sg.edges[0].passGradTensors = sg.edges[0].bwdTensors;
+  sg.edges[0].passGradBytes = sg.edges[0].bwdBytes;
+  EdgeLags passed = edgeLags(sg, whole, &links);
+  EXPECT_DOUBLE_EQ(passed.forwardMs[0], transfer);
+  EXPECT_FALSE(passed.backwardMs[0].has_value());
 }
 
 // On random stage DAGs, placements, costs, messages and splits, no

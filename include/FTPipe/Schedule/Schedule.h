@@ -138,6 +138,17 @@ struct StageMemory {
   std::vector<uint64_t> workingBytes, weightWorkingBytes;
 };
 
+/// What an action does to its device's bytes, as the dry run counts them:
+/// `peak`, the most it holds on top of what it held before while the action
+/// runs (the values it makes for later and its working set), and `held`,
+/// how many more (negative: fewer) it holds after.
+struct ActionBytes {
+  int64_t peak = 0, held = 0;
+};
+
+/// The bytes of `action` (not an update) under `memory`.
+ActionBytes actionBytes(const Action &action, const StageMemory &memory);
+
 /// Per device, its actions in order.
 struct Schedule {
   std::vector<std::vector<Action>> devices;

@@ -16,6 +16,8 @@
 
 #include "FTPipe/Schedule/Simulator.h"
 
+#include <optional>
+
 namespace ftpipe {
 namespace schedule {
 
@@ -29,6 +31,35 @@ struct StepLowerBound {
   /// cannot avoid.
   double busyMs = 0.0;
 };
+
+/// Per stage, from the dependencies alone (the same for every micro-batch,
+/// memory unbounded, each message its link time): the earliest start of its
+/// forward and of its input part (or whole backward), and the least time
+/// the step still needs once each ends (a W's is 0). The bound's heads and
+/// tails; zb-auto's list scheduler ranks tasks by the tails.
+struct StagePaths {
+  std::vector<double> forwardHeadMs, backwardHeadMs;
+  std::vector<double> forwardTailMs, backwardTailMs;
+};
+
+/// Per edge of `stages` (in its order), as the simulator runs the messages:
+/// the least time from the start of the producer's forward to the start of
+/// the consumer's, and from the start of the consumer's input part (or
+/// whole backward) to the start of the producer's (nullopt: the producer's
+/// does not wait for it; only gradients it passes on come back).
+struct EdgeLags {
+  std::vector<double> forwardMs;
+  std::vector<std::optional<double>> backwardMs;
+};
+
+/// The lags of `stages` (`split` and `links` as for stepLowerBound).
+EdgeLags edgeLags(const TimedStageGraph &stages, const std::vector<bool> &split,
+                  const Links *links = nullptr);
+
+/// The paths of `stages` (`split` and `links` as for stepLowerBound).
+StagePaths stagePaths(const TimedStageGraph &stages,
+                      const std::vector<bool> &split,
+                      const Links *links = nullptr);
 
 /// The bound for `stages` (its costs and edges; `split` says which stages
 /// split, as ScheduleConfig::split, empty: all that have I and W costs),

@@ -6,10 +6,14 @@
 // included. Greedy list schedulers over (stage x micro-batch x {F, I, W}),
 // one task per device at a time, fed by the stages' F/I/W costs, the
 // messages' transfer times and each device's memory budget (near it, a
-// ready W goes first), build several candidates; so do ZB-H1 and 1F1B
-// (each W right after its I). Every
-// candidate is dry-run against the budget and simulated (Simulator.h); the
-// shortest simulated step wins. No MLIR here.
+// ready W goes first), ranking ready tasks by kind and micro-batch or by
+// their critical path to the step's end, build several candidates; so do
+// ZB-H1 and 1F1B (each W right after its I). Every candidate is dry-run
+// against the budget and simulated (Simulator.h); the shortest few are
+// improved by forward-backward justification (each task moved into the
+// latest, then the earliest, idle gap its dependencies allow), brought back
+// within the budget (a waiting W sooner, a forward later) and re-checked.
+// The shortest simulated step within memory wins. No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
