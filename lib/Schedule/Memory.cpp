@@ -94,7 +94,13 @@ DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
         stageActivationBytes(inFlight, stage.keptBytesPerMicroBatch,
                              stage.weightBufferBytesPerMicroBatch,
                              setup.schedule, setup.microBatches);
-    peak = std::max(peak, stage.recomputePeakBytes);
+    // A task's working set: a forward's holds its own kept bytes, which
+    // the micro-batches in flight count already.
+    uint64_t forward = stage.forwardWorkingBytes + stage.forwardMessageBytes;
+    peak = std::max({peak, stage.recomputePeakBytes, stage.weightWorkingBytes,
+                     forward > stage.keptBytesPerMicroBatch
+                         ? forward - stage.keptBytesPerMicroBatch
+                         : 0});
   }
   memory.activationBytes += peak;
   for (auto [height, bytes] : llvm::enumerate(inputs.paramBytesByHeight)) {
@@ -155,6 +161,7 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
         {"weight_buffer_bytes_per_microbatch",
          int64_t(stage.weightBufferBytesPerMicroBatch)},
         {"weight_working_bytes", int64_t(stage.weightWorkingBytes)},
+        {"forward_working_bytes", int64_t(stage.forwardWorkingBytes)},
         {"forward_message_bytes", int64_t(stage.forwardMessageBytes)},
         {"backward_message_bytes", int64_t(stage.backwardMessageBytes)}});
   llvm::json::Array params;
@@ -255,6 +262,12 @@ bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
     if (const llvm::json::Value *working = s->get("weight_working_bytes");
         working && !readBytes(*working, entry.weightWorkingBytes,
                               at.field("weight_working_bytes")))
+      return false;
+    // Older manifests: a forward's working set counted as the others' with
+    // its kept bytes beside it (0).
+    if (const llvm::json::Value *working = s->get("forward_working_bytes");
+        working && !readBytes(*working, entry.forwardWorkingBytes,
+                              at.field("forward_working_bytes")))
       return false;
     // Older manifests: the messages counted within the kept bytes and the
     // working set only.

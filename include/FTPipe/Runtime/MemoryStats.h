@@ -51,9 +51,9 @@ struct MemoryPrediction {
   std::string peakAction;
   HeldBytes held;
   /// Of the peak: the generated code's buffers and the allocator's cache
-  /// (at most the largest peak of the device's entry points), the
-  /// messages in flight, and what the action itself adds (data slices,
-  /// update scratch).
+  /// (at most the running entry point's recorded peak; at an update, the
+  /// largest of the device's), the messages in flight, and what the action
+  /// itself adds beside them (data slices, update scratch).
   int64_t generatedBytes = 0, messageBytes = 0, transientBytes = 0;
 };
 
