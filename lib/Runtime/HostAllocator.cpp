@@ -235,8 +235,7 @@ private:
   /// what must go (realloc keeps the pages of the rest), a smaller one
   /// freed. Called with the mutex held.
   static void evict(Pool &pool, int32_t device, size_t wanted) {
-    while (!pool.cache.empty() &&
-           wanted + pool.cachedBytes > pool.bound) {
+    while (!pool.cache.empty() && wanted + pool.cachedBytes > pool.bound) {
       size_t excess = wanted + pool.cachedBytes - pool.bound;
       auto largest = std::prev(pool.cache.end());
       void *block = largest->second.back();

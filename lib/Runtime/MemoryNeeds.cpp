@@ -162,11 +162,11 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
           uint64_t(memory.peakOf(ActionKind::Forward) + memory.dataBytes);
       // An I's peak holds the W buffer it returns, which the replay adds
       // to the working set (schedule::replayedMemory).
-      stage.recomputePeakBytes = uint64_t(
-          std::max(memory.peakOf(ActionKind::Backward),
-                   memory.peakOf(ActionKind::InputBackward) -
-                       memory.weightSavedBytes) +
-          memory.dataBytes + memory.backwardSendBytes);
+      stage.recomputePeakBytes =
+          uint64_t(std::max(memory.peakOf(ActionKind::Backward),
+                            memory.peakOf(ActionKind::InputBackward) -
+                                memory.weightSavedBytes) +
+                   memory.dataBytes + memory.backwardSendBytes);
       stage.forwardMessageBytes = uint64_t(memory.forwardSendBytes);
       stage.backwardMessageBytes = uint64_t(memory.backwardSendBytes);
       stage.weightBufferBytesPerMicroBatch = uint64_t(memory.weightSavedBytes);

@@ -100,11 +100,10 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
   // Of what the action adds, the generated code's buffers and cache.
   const Action &atPeak = actions[peak->action];
   auto stage = needs.find(atPeak.stage);
-  best.generatedBytes = atPeak.kind == schedule::ActionKind::Update
-                            ? peak->carried
-                        : stage == needs.end()
-                            ? 0
-                            : stage->second.peakOf(atPeak.kind);
+  best.generatedBytes =
+      atPeak.kind == schedule::ActionKind::Update ? peak->carried
+      : stage == needs.end()                      ? 0
+                             : stage->second.peakOf(atPeak.kind);
   best.messageBytes = peak->messages + peak->pending;
   best.transientBytes = peak->running - best.generatedBytes;
   return best;

@@ -102,10 +102,10 @@ struct DeviceMemoryInputs {
   uint64_t frozenParamBytes = 0;
   /// Bytes an update adds while it runs (counted by replayedMemory, beside
   /// the generated code's cache that the task before it left): on the
-  /// owner of a tied parameter, a copy's incoming gradient; and the largest trained parameter the device holds
-  /// (Adafactor's update of it works in doubles: twice its bytes more).
-  /// Manifests written before they were recorded: the largest working set
-  /// and all trained bytes.
+  /// owner of a tied parameter, a copy's incoming gradient; and the largest
+  /// trained parameter the device holds (Adafactor's update of it works in
+  /// doubles: twice its bytes more). Manifests written before they were
+  /// recorded: the largest working set and all trained bytes.
   uint64_t updateWorkingBytes = 0, largestParamBytes = 0;
   /// Bytes kept free (CUDA context, workspace).
   uint64_t reservedBytes = 0;

@@ -123,10 +123,10 @@ std::vector<std::vector<size_t>> sendsHeldUntil(const Schedule &lists,
 /// W releases the W buffer, B and W open their step's gradient set, an
 /// update (counting the allocator's cache the task before it left: what it
 /// added beyond its transient bytes, less the adopted bytes it kept and
-/// plus those it released) closes it and, when a micro-batch in flight read the version it
-/// replaces and versions are kept, stashes a copy, which goes with the last
-/// backward that reads it. None for an empty list or a `sendsHeldUntil` of
-/// another length.
+/// plus those it released) closes it and, when a micro-batch in flight read the
+/// version it replaces and versions are kept, stashes a copy, which goes with
+/// the last backward that reads it. None for an empty list or a
+/// `sendsHeldUntil` of another length.
 std::optional<ReplayPeak> replayMemory(llvm::ArrayRef<Action> actions,
                                        llvm::ArrayRef<size_t> sendsHeldUntil,
                                        const ReplayDevice &device);
