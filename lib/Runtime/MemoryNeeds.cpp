@@ -129,8 +129,8 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
     }
     needs[stage.device].push_back(*memory);
   }
-  // An update's scratch: the largest tied parameter a device owns (its
-  // copies' gradients arrive there) and trained parameter it holds.
+  // An update's scratch: the largest tied parameter's exchange a device
+  // takes part in and the largest trained parameter it holds.
   std::vector<uint64_t> tied(inputs.size(), 0), largest(inputs.size(), 0);
   for (const auto &[name, param] : manifest.parameters) {
     if (param.frozen || param.devices.empty())
@@ -139,9 +139,11 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
     for (int64_t device : param.devices)
       if (device >= 0 && device < int64_t(largest.size()))
         largest[device] = std::max(largest[device], bytes);
-    int64_t owner = param.devices.front();
-    if (param.devices.size() > 1 && owner >= 0 && owner < int64_t(tied.size()))
-      tied[owner] = std::max(tied[owner], bytes);
+    for (auto [i, device] : llvm::enumerate(param.devices))
+      if (device >= 0 && device < int64_t(tied.size()))
+        tied[device] = std::max(
+            tied[device], schedule::tiedExchangeBytes(
+                              bytes, param.devices.size(), /*owner=*/i == 0));
   }
   for (auto [device, planned] : llvm::enumerate(inputs)) {
     // The generated code's cache at an update is what the task before it

@@ -42,16 +42,19 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
     if (isFrozen(param.name))
       continue;
     trainedBytes += bytes;
+    // A tied parameter's exchange, its owner's and its copies'.
+    auto holders = placement.find(param.name);
+    if (holders != placement.end())
+      updateScratch = std::max(
+          updateScratch, int64_t(schedule::tiedExchangeBytes(
+                             uint64_t(bytes), holders->second.size(),
+                             owns(param.name))));
     if (!owns(param.name))
       continue;
     stateBytes += optimizer.stateBytes(param.shape);
     // Adafactor's update of one parameter works in doubles.
     if (config.optimizer.kind == schedule::Optimizer::Adafactor)
       updateScratch = std::max(updateScratch, 2 * bytes);
-    // The owner of a tied parameter receives each copy's gradient.
-    auto holders = placement.find(param.name);
-    if (holders != placement.end() && holders->second.size() > 1)
-      updateScratch = std::max(updateScratch, bytes);
   }
 
   schedule::ReplayDevice device;

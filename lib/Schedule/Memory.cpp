@@ -83,6 +83,13 @@ uint64_t ftpipe::schedule::stageActivationBytes(uint32_t inFlight,
                   activations + (m + 1 - inFlight) * weightBuffer);
 }
 
+uint64_t ftpipe::schedule::tiedExchangeBytes(uint64_t bytes, uint64_t holders,
+                                             bool owner) {
+  if (holders < 2)
+    return 0;
+  return bytes * (owner ? std::max<uint64_t>(2, holders - 1) : 2);
+}
+
 DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
                                             const TrainingSetup &setup) {
   DeviceMemory memory;

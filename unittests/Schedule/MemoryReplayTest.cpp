@@ -185,6 +185,17 @@ TEST(MemoryReplay, APlanCountsAForwardsOwnWorkingSet) {
             200u + 50u);
 }
 
+TEST(MemoryReplay, ATiedParametersExchangeHoldsTwoCopies) {
+  // GPT-2's embedding tied to a head on another device: at the update the
+  // copy's gradient waits in a send buffer while the value arrives in a
+  // message buffer, and the owner receives into a message buffer and adds
+  // from a copy; an owner of three copies sends its value three times.
+  EXPECT_EQ(tiedExchangeBytes(100, 2, /*owner=*/false), 200u);
+  EXPECT_EQ(tiedExchangeBytes(100, 2, /*owner=*/true), 200u);
+  EXPECT_EQ(tiedExchangeBytes(100, 4, /*owner=*/true), 300u);
+  EXPECT_EQ(tiedExchangeBytes(100, 1, /*owner=*/true), 0u);
+}
+
 Schedule
 lists(std::initializer_list<std::initializer_list<const char *>> devices) {
   Schedule schedule;

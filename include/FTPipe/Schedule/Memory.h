@@ -27,6 +27,14 @@ namespace schedule {
 /// Bytes of optimizer state per byte of parameter (0, 1 or 2).
 unsigned optimizerStateFactor(Optimizer optimizer);
 
+/// The most bytes an update holds for one tied parameter of `bytes` that
+/// `holders` devices hold (its exchange, DeviceExecutor::update): the owner
+/// receives each copy's gradient into a message buffer and adds it from a
+/// copy (2 x bytes), then sends its value to every copy (a send buffer
+/// each); a copy sends its gradient and receives the value while that send
+/// may still wait (2 x bytes). None for a parameter held once.
+uint64_t tiedExchangeBytes(uint64_t bytes, uint64_t holders, bool owner);
+
 /// Micro-batches in flight on a stage of the given height (the longest path
 /// in stages to a stage without consumers): async and 1F1B keep height + 1
 /// (1F1B and zb-h1 at most M), GPipe and zb-auto keep M.
@@ -101,8 +109,8 @@ struct DeviceMemoryInputs {
   /// stashed version.
   uint64_t frozenParamBytes = 0;
   /// Bytes an update adds while it runs (counted by replayedMemory, beside
-  /// the generated code's cache that the task before it left): on the
-  /// owner of a tied parameter, a copy's incoming gradient; and the largest
+  /// the generated code's cache that the task before it left): the
+  /// largest tied parameter's exchange (tiedExchangeBytes); and the largest
   /// trained parameter the device holds (Adafactor's update of it works in
   /// doubles: twice its bytes more). Manifests written before they were
   /// recorded: the largest working set and all trained bytes.
