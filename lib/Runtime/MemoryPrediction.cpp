@@ -46,9 +46,9 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
     auto holders = placement.find(param.name);
     if (holders != placement.end())
       updateScratch = std::max(
-          updateScratch, int64_t(schedule::tiedExchangeBytes(
-                             uint64_t(bytes), holders->second.size(),
-                             owns(param.name))));
+          updateScratch,
+          int64_t(schedule::tiedExchangeBytes(
+              uint64_t(bytes), holders->second.size(), owns(param.name))));
     if (!owns(param.name))
       continue;
     stateBytes += optimizer.stateBytes(param.shape);
