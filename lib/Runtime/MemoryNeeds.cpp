@@ -131,7 +131,8 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
   }
   // An update's scratch: the largest tied parameter's exchange a device
   // takes part in and the largest trained parameter it holds.
-  std::vector<uint64_t> tied(inputs.size(), 0), largest(inputs.size(), 0);
+  std::vector<uint64_t> tied(inputs.size(), 0), largest(inputs.size(), 0),
+      copies(inputs.size(), 0);
   for (const auto &[name, param] : manifest.parameters) {
     if (param.frozen || param.devices.empty())
       continue;
@@ -139,16 +140,21 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
     for (int64_t device : param.devices)
       if (device >= 0 && device < int64_t(largest.size()))
         largest[device] = std::max(largest[device], bytes);
-    for (auto [i, device] : llvm::enumerate(param.devices))
-      if (device >= 0 && device < int64_t(tied.size()))
-        tied[device] = std::max(
-            tied[device], schedule::tiedExchangeBytes(
-                              bytes, param.devices.size(), /*owner=*/i == 0));
+    for (auto [i, device] : llvm::enumerate(param.devices)) {
+      if (device < 0 || device >= int64_t(tied.size()))
+        continue;
+      tied[device] = std::max(
+          tied[device], schedule::tiedExchangeBytes(bytes, param.devices.size(),
+                                                    /*owner=*/i == 0));
+      if (i > 0)
+        copies[device] += bytes;
+    }
   }
   for (auto [device, planned] : llvm::enumerate(inputs)) {
     // The generated code's cache at an update is what the task before it
     // left, which the replay counts (schedule::replayMemory).
     planned.updateWorkingBytes = tied[device];
+    planned.tiedCopyBytes = copies[device];
     planned.largestParamBytes = largest[device];
     if (planned.stages.size() != needs[device].size())
       return fail("the plan puts " + llvm::Twine(planned.stages.size()) +

@@ -118,8 +118,10 @@ DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
                                                      setup.weightVersions);
   }
   memory.gradientBytes = memory.weightBytes;
-  memory.optimizerBytes =
-      memory.weightBytes * optimizerStateFactor(setup.optimizer);
+  // A tied parameter's copy has gradients but no state: its owner updates it.
+  memory.optimizerBytes = (memory.weightBytes -
+                           std::min(inputs.tiedCopyBytes, memory.weightBytes)) *
+                          optimizerStateFactor(setup.optimizer);
   memory.weightBytes += inputs.frozenParamBytes;
   memory.reservedBytes = inputs.reservedBytes;
   memory.budgetBytes = inputs.budgetBytes;
@@ -180,6 +182,8 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
                             {"budget_bytes", int64_t(inputs.budgetBytes)}};
   if (inputs.frozenParamBytes)
     object["frozen_param_bytes"] = int64_t(inputs.frozenParamBytes);
+  if (inputs.tiedCopyBytes)
+    object["tied_copy_bytes"] = int64_t(inputs.tiedCopyBytes);
   object["update_working_bytes"] = int64_t(inputs.updateWorkingBytes);
   object["largest_param_bytes"] = int64_t(inputs.largestParamBytes);
   return object;
@@ -317,9 +321,12 @@ bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
     inputs.updateWorkingBytes =
         std::max(inputs.updateWorkingBytes, stage.recomputePeakBytes);
   inputs.updateWorkingBytes += inputs.largestParamBytes;
+  // Older manifests: every trained parameter with its optimizer state.
+  inputs.tiedCopyBytes = 0;
   for (auto [name, out] :
        {std::pair("update_working_bytes", &inputs.updateWorkingBytes),
-        std::pair("largest_param_bytes", &inputs.largestParamBytes)})
+        std::pair("largest_param_bytes", &inputs.largestParamBytes),
+        std::pair("tied_copy_bytes", &inputs.tiedCopyBytes)})
     if (const llvm::json::Value *bytes = object->get(name))
       if (!readBytes(*bytes, *out, path.field(name)))
         return false;

@@ -194,6 +194,21 @@ TEST(MemoryReplay, ATiedParametersExchangeHoldsTwoCopies) {
   EXPECT_EQ(tiedExchangeBytes(100, 2, /*owner=*/true), 200u);
   EXPECT_EQ(tiedExchangeBytes(100, 4, /*owner=*/true), 300u);
   EXPECT_EQ(tiedExchangeBytes(100, 1, /*owner=*/true), 0u);
+
+  // The copy's gradients are summed, its state is the owner's: 294.5 MiB of
+  // AdamW state the plan counted for GPT-2 124M's embedding copy.
+  DeviceMemoryInputs copy;
+  copy.paramBytesByHeight = {1000};
+  copy.tiedCopyBytes = 400;
+  TrainingSetup setup;
+  setup.optimizer = Optimizer::AdamW;
+  DeviceMemory memory = deviceMemory(copy, setup);
+  EXPECT_EQ(memory.gradientBytes, 1000u);
+  EXPECT_EQ(memory.optimizerBytes, 1200u);
+  DeviceMemoryInputs read;
+  llvm::json::Path::Root root;
+  ASSERT_TRUE(fromJSON(toJSON(copy), read, root));
+  EXPECT_EQ(read.tiedCopyBytes, 400u);
 }
 
 Schedule

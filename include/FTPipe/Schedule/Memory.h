@@ -108,6 +108,10 @@ struct DeviceMemoryInputs {
   /// paramBytesByHeight): stored once, with no gradient, optimizer state or
   /// stashed version.
   uint64_t frozenParamBytes = 0;
+  /// Of paramBytesByHeight: the bytes of tied parameters the device holds
+  /// as a copy (gradients, no optimizer state: the owner updates them).
+  /// The cost model and older manifests: none.
+  uint64_t tiedCopyBytes = 0;
   /// Bytes an update adds while it runs (counted by replayedMemory, beside
   /// the generated code's cache that the task before it left): the
   /// largest tied parameter's exchange (tiedExchangeBytes); and the largest
