@@ -5,7 +5,7 @@ ftpipe-run (issue 25).
 Usage (from the reference environment, /work/venv-ref):
   peer.py CONFIG.json --data DATA.safetensors --mode eager|gpipe|1f1b
           [--steps 3] [--micro-batches 4] [--lr 1e-3] [--weight-decay 0.01]
-          [--seed 0] [--save-weights FILE]
+          [--seed 0] [--save-weights FILE] [--split N]
 
 CONFIG is a Hugging Face config (model_type gpt2, bert or llama) with
 FTPipe's "ftpipe" entry (micro_batch_size, seq_len), e.g.
@@ -16,10 +16,11 @@ with AdamW, one thread per process, no dropout:
 - eager: one process, the Hugging Face model and its own loss, the
   micro-batches' gradients accumulated (each micro-batch's loss over M);
 - gpipe, 1f1b: torch.distributed.pipelining over 2 processes (gloo), the
-  blocks split evenly as its users split a model: the embeddings with the
-  first half, the final norm and the head with the second (a tied head is an
-  untied copy there), ScheduleGPipe or Schedule1F1B (each micro-batch's loss
-  over M as well).
+  blocks split evenly as its users split a model (or the first N blocks on
+  the first stage with --split N, to cut where an ftpipe plan of two stages
+  cuts): the embeddings with the first part, the final norm and the head
+  with the second (a tied head is an untied copy there), ScheduleGPipe or
+  Schedule1F1B (each micro-batch's loss over M as well).
 Prints one line per step ("step S loss L seconds T") and, per process,
 "rank R peak resident MiB" (ru_maxrss). --save-weights writes the initial
 weights (Hugging Face names, safetensors) for `ftpipe-run --weights`, so that
@@ -207,7 +208,9 @@ def run_stage(rank, args, port):
     dist.init_process_group("gloo", rank=rank, world_size=2)
     family, model = build(args.config, args.seed)
     blocks = list(family.blocks(model))
-    half = len(blocks) // 2
+    half = args.split if args.split is not None else len(blocks) // 2
+    if not 0 < half < len(blocks):
+        raise SystemExit(f"--split {half}: the model has {len(blocks)} blocks")
     if rank == 0:
         module = Half(family.front(model), blocks[:half], None,
                       family.rotary(model))
@@ -259,6 +262,8 @@ def main():
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--port", type=int, default=29517)
     parser.add_argument("--save-weights")
+    parser.add_argument("--split", type=int,
+                        help="blocks on the first stage (default: half)")
     args = parser.parse_args()
     if args.mode == "eager":
         run_eager(args)

@@ -15,7 +15,10 @@
 # 1f1b"), and ftpipe-run on its own plan under SCHEDULES (default "gpipe
 # 1f1b zb-h1 zb-auto async": the zero-bubble schedules split each backward
 # into its input and weight parts and are synchronous and exact; async runs
-# with weight stashing). PEER_ARGS go to every
+# with weight stashing). COMPILE_ARGS go to ftpipe-compile (e.g.
+# "--method=seq-dp --recompute=false" for a plan of two contiguous stages);
+# the blocks each device's plan holds are printed, so that PEER_ARGS="--split
+# N" can cut torch's model at the same block. PEER_ARGS go to every
 # bench/peer.py run (e.g. "--lr 2e-3", which the check below catches:
 # test/Reference/peer-benchmark.test). Prints one table: the last step's
 # time, the speed-up over eager, each process's peak resident memory
@@ -45,9 +48,20 @@ echo "date $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadav
 "$bin/ftpipe-model-gen" "$config" --loss -o "$work/model.mlir"
 /usr/bin/time -f "%e %U %S" -o "$work/compile.time" \
   "$bin/ftpipe-compile" "$work/model.mlir" --devices=2 --optimizer=adamw \
-  --microbatches=$micro_batches -o "$work/art" 2> "$work/compile.log"
+  --microbatches=$micro_batches ${COMPILE_ARGS:-} -o "$work/art" \
+  2> "$work/compile.log"
 read -r wall user sys < "$work/compile.time"
-echo "ftpipe-compile --devices=2: wall $wall s, CPU $user s user + $sys s system"
+echo "ftpipe-compile --devices=2 ${COMPILE_ARGS:-}: wall $wall s, CPU $user s user + $sys s system"
+python3 - "$work/art/manifest.json" <<'PY'
+import collections, json, re, sys
+blocks = collections.defaultdict(set)
+for name, param in json.load(open(sys.argv[1]))["parameters"].items():
+    block = re.search(r"\.(?:h|layer|layers)\.(\d+)\.", name)
+    if block:
+        blocks[param["owner"]].add(int(block.group(1)))
+print("ftpipe's plan: " + "; ".join(
+    f"device {d} blocks {sorted(b)}" for d, b in sorted(blocks.items())))
+PY
 mbs="$(python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); print(m["inputs"]["input_ids"]["shape"][0])' "$work/art/manifest.json")"
 python3 "$root/test/Runtime/Inputs/make-dataset.py" "$work/art" \
   $((micro_batches * mbs)) "$work/data.safetensors"

@@ -62,12 +62,16 @@ using BufferFree = void (*)(void *);
 /// How the runtime takes over such a buffer (`ftpipe_host_adopt`,
 /// HostAllocator.h); non-zero when it did.
 using BufferAdopt = int (*)(void *);
+/// How the runtime bounds the allocator's cache (`ftpipe_host_cache_limit`).
+using CacheLimit = void (*)(int64_t);
 
 /// The artifact's functions for the buffers its entry points return.
 struct ResultBuffers {
   BufferFree release = nullptr;
   /// Null: every kept result is copied.
   BufferAdopt adopt = nullptr;
+  /// Null: the cache follows the allocator's own bound.
+  CacheLimit limit = nullptr;
 };
 
 /// One entry point, prepared for libffi.
@@ -243,7 +247,8 @@ public:
                 const EntryPoint *backward, void *forwardFunction,
                 void *backwardFunction, ResultBuffers buffers,
                 std::optional<StageMemory> needs)
-      : id(id), forwardCall(forward, forwardFunction, buffers), needs(needs) {
+      : id(id), forwardCall(forward, forwardFunction, buffers),
+        cacheLimit(buffers.limit), needs(needs) {
     if (backward)
       backwardCall.emplace(*backward, backwardFunction, buffers);
     for (const EntryPoint *entry : {&forward, backward}) {
@@ -289,6 +294,10 @@ public:
   }
   bool computesLoss() const override { return loss; }
   std::optional<StageMemory> memory() const override { return needs; }
+  void limitCache(ftpipe::schedule::ActionKind kind) override {
+    if (cacheLimit && needs)
+      cacheLimit(needs->peakOf(kind));
+  }
 
   ForwardResult forward(int64_t mb, const std::vector<const Tensor *> &params,
                         const std::vector<const Tensor *> &data) override {
@@ -452,6 +461,7 @@ private:
   std::vector<ParameterInfo> params;
   std::vector<DataInputInfo> inputs;
   bool loss = false;
+  CacheLimit cacheLimit;
   std::optional<StageMemory> needs;
 };
 
@@ -582,6 +592,8 @@ CompiledModel::loadStages(int64_t device) {
       dlsym(libraries[device], "_mlir_memref_to_llvm_free"));
   buffers.adopt = reinterpret_cast<BufferAdopt>(
       dlsym(libraries[device], "ftpipe_host_adopt"));
+  buffers.limit = reinterpret_cast<CacheLimit>(
+      dlsym(libraries[device], "ftpipe_host_cache_limit"));
   if (!buffers.release)
     return fail(path + " does not export _mlir_memref_to_llvm_free: it was "
                        "not made by this version of ftpipe-compile");
@@ -613,6 +625,8 @@ CompiledModel::loadStages(int64_t device) {
     if (needs && stage.splits())
       needs = splitMemory(*needs, info.entryPoints.at(stage.backwardInput),
                           info.entryPoints.at(stage.backwardWeight), peakOf);
+    if (needs)
+      needs->adopted = buffers.adopt != nullptr;
     auto program = std::make_unique<CompiledStage>(
         s, forwardEntry, &backwardEntry, *forward, *backward, buffers, needs);
     if (stage.splits()) {

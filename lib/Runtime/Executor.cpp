@@ -622,6 +622,11 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
     double actionStart = now(), cpuStart = threadCpuSeconds(),
            computeBefore = computeSeconds, waitedBefore = waitedSeconds;
     HeldBytes heldBefore = held();
+    // The task's generated buffers and cache stay within what the replay
+    // counts for it; an update leaves the last task's bound.
+    if (action.kind != ActionKind::Update)
+      if (StageProgram *stageProgram = program(action.stage))
+        stageProgram->limitCache(action.kind);
     llvm::Error error = llvm::Error::success();
     switch (action.kind) {
     case ActionKind::Forward:

@@ -6,7 +6,9 @@
 // smallest block that holds it (up to kMaxSlack times its size, shrunk to
 // the request), or, where the cache is full, the block nearest its size
 // resized, and evictions trim the largest block by what must go;
-// smaller blocks go straight to the system (and back). Every
+// smaller blocks go straight to the system (and back). Live and cached
+// bytes stay within a bound per device: the largest live total, or the
+// limit the runtime sets at each task (ftpipe_host_cache_limit). Every
 // block is in the live table, for the ledger's charges.
 //
 //===----------------------------------------------------------------------===//
@@ -35,7 +37,14 @@ constexpr size_t kMinAlignment = 64;
 struct Pool {
   /// Freed blocks by rounded size.
   std::map<size_t, std::vector<void *>> cache;
-  size_t liveBytes = 0, peakLiveBytes = 0, cachedBytes = 0;
+  size_t liveBytes = 0, cachedBytes = 0;
+  /// Live and cached bytes together stay within it (never below the live
+  /// bytes): the largest live total so far, or, once `limited`, the last
+  /// limit less the bytes adopted since and plus the adopted bytes freed
+  /// since, so that generated, cached and those adopted bytes stay within
+  /// what the limit allowed.
+  size_t bound = 0;
+  bool limited = false;
 };
 
 class HostCache {
@@ -60,7 +69,7 @@ public:
     // cache is full, the kept block nearest the request in size is resized
     // to it instead: the fewest pages go back to the system or come fresh.
     if (!block && cacheable && !pool.cache.empty() &&
-        pool.liveBytes + rounded + pool.cachedBytes > pool.peakLiveBytes)
+        pool.liveBytes + rounded + pool.cachedBytes > pool.bound)
       block = takeCached(pool, device, closest(pool, rounded), rounded);
     if (block) {
       evict(pool, device, pool.liveBytes + rounded);
@@ -75,7 +84,7 @@ public:
     }
     live[block] = {rounded, device, cacheable, /*adopted=*/false};
     pool.liveBytes += rounded;
-    pool.peakLiveBytes = std::max(pool.peakLiveBytes, pool.liveBytes);
+    pool.bound = std::max(pool.bound, pool.liveBytes);
     ftpipe_mem_charge(device, FTPIPE_MEM_GENERATED,
                       static_cast<int64_t>(rounded));
     return block;
@@ -93,12 +102,14 @@ public:
         Pool &pool = pools[info.device];
         if (!info.adopted)
           pool.liveBytes -= info.bytes;
+        else if (pool.limited)
+          pool.bound += info.bytes;
         ftpipe_mem_charge(info.device,
                           info.adopted ? FTPIPE_MEM_RUNTIME
                                        : FTPIPE_MEM_GENERATED,
                           -static_cast<int64_t>(info.bytes));
-        if (info.cacheable && pool.liveBytes + pool.cachedBytes + info.bytes <=
-                                  pool.peakLiveBytes) {
+        if (info.cacheable &&
+            pool.liveBytes + pool.cachedBytes + info.bytes <= pool.bound) {
           pool.cache[info.bytes].push_back(block);
           pool.cachedBytes += info.bytes;
           ftpipe_mem_charge(info.device, FTPIPE_MEM_CACHED,
@@ -117,7 +128,12 @@ public:
       return false;
     Live &info = entry->second;
     info.adopted = true;
-    pools[info.device].liveBytes -= info.bytes;
+    Pool &pool = pools[info.device];
+    pool.liveBytes -= info.bytes;
+    if (pool.limited) {
+      pool.bound = std::max(pool.liveBytes, pool.bound - info.bytes);
+      evict(pool, info.device, pool.liveBytes);
+    }
     ftpipe_mem_charge(info.device, FTPIPE_MEM_GENERATED,
                       -static_cast<int64_t>(info.bytes));
     ftpipe_mem_charge(info.device, FTPIPE_MEM_RUNTIME,
@@ -138,9 +154,19 @@ public:
   void releaseCache() {
     std::lock_guard<std::mutex> lock(mutex);
     for (auto &[device, pool] : pools) {
-      evict(pool, device, pool.peakLiveBytes + pool.cachedBytes);
-      pool.peakLiveBytes = pool.liveBytes;
+      evict(pool, device, pool.bound + pool.cachedBytes);
+      pool.bound = pool.liveBytes;
+      pool.limited = false;
     }
+  }
+
+  void limit(size_t bytes) {
+    int32_t device = ftpipe_mem_thread_device();
+    std::lock_guard<std::mutex> lock(mutex);
+    Pool &pool = pools[device];
+    pool.limited = true;
+    pool.bound = std::max(pool.liveBytes, bytes);
+    evict(pool, device, pool.liveBytes);
   }
 
 private:
@@ -204,14 +230,13 @@ private:
   }
 
   /// Gives back `pool`'s cached bytes, from the largest block, until
-  /// `wanted` live bytes fit beside the cache within the peak (or the cache
+  /// `wanted` live bytes fit beside the cache within the bound (or the cache
   /// is empty): a block that keeps at least kCachedFrom bytes is trimmed by
   /// what must go (realloc keeps the pages of the rest), a smaller one
   /// freed. Called with the mutex held.
   static void evict(Pool &pool, int32_t device, size_t wanted) {
-    while (!pool.cache.empty() &&
-           wanted + pool.cachedBytes > pool.peakLiveBytes) {
-      size_t excess = wanted + pool.cachedBytes - pool.peakLiveBytes;
+    while (!pool.cache.empty() && wanted + pool.cachedBytes > pool.bound) {
+      size_t excess = wanted + pool.cachedBytes - pool.bound;
       auto largest = std::prev(pool.cache.end());
       void *block = largest->second.back();
       largest->second.pop_back();
@@ -276,3 +301,7 @@ extern "C" void ftpipe_host_alloc_stats(int64_t *reused, int64_t *fresh,
 }
 
 extern "C" void ftpipe_host_cache_release(void) { hostCache().releaseCache(); }
+
+extern "C" void ftpipe_host_cache_limit(int64_t bytes) {
+  hostCache().limit(bytes > 0 ? static_cast<size_t>(bytes) : 0);
+}

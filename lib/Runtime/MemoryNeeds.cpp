@@ -11,6 +11,7 @@
 #include "FTPipe/Runtime/ArtifactManifest.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
 #include <set>
@@ -65,6 +66,22 @@ ftpipe::runtime::stageMemory(const EntryPoint &forward,
   return memory;
 }
 
+int64_t StageMemory::peakOf(schedule::ActionKind kind) const {
+  switch (kind) {
+  case schedule::ActionKind::Forward:
+    return forwardPeakBytes;
+  case schedule::ActionKind::Backward:
+    return backwardPeakBytes;
+  case schedule::ActionKind::InputBackward:
+    return inputPeakBytes;
+  case schedule::ActionKind::WeightBackward:
+    return weightPeakBytes;
+  case schedule::ActionKind::Update:
+    return 0;
+  }
+  llvm_unreachable("unknown action kind");
+}
+
 std::optional<StageMemory>
 ftpipe::runtime::splitMemory(StageMemory memory, const EntryPoint &input,
                              const EntryPoint &weight, PeakLookup peakOf) {
@@ -92,7 +109,6 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
                 " devices but the manifest has " +
                 llvm::Twine(manifest.devices()));
   std::vector<std::vector<StageMemory>> needs(inputs.size());
-  std::vector<int64_t> generated(inputs.size(), 0);
   for (const ManifestStage &stage : manifest.stages) {
     if (stage.backward.empty())
       return fail("stage of " + stage.forward + " has no backward");
@@ -112,14 +128,11 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
                     stage.backwardWeight);
     }
     needs[stage.device].push_back(*memory);
-    generated[stage.device] =
-        std::max({generated[stage.device], memory->forwardPeakBytes,
-                  memory->backwardPeakBytes, memory->inputPeakBytes,
-                  memory->weightPeakBytes});
   }
-  // An update's scratch: the largest tied parameter a device owns (its
-  // copies' gradients arrive there) and trained parameter it holds.
-  std::vector<uint64_t> tied(inputs.size(), 0), largest(inputs.size(), 0);
+  // An update's scratch: the largest tied parameter's exchange a device
+  // takes part in and the largest trained parameter it holds.
+  std::vector<uint64_t> tied(inputs.size(), 0), largest(inputs.size(), 0),
+      copies(inputs.size(), 0);
   for (const auto &[name, param] : manifest.parameters) {
     if (param.frozen || param.devices.empty())
       continue;
@@ -127,27 +140,47 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
     for (int64_t device : param.devices)
       if (device >= 0 && device < int64_t(largest.size()))
         largest[device] = std::max(largest[device], bytes);
-    int64_t owner = param.devices.front();
-    if (param.devices.size() > 1 && owner >= 0 && owner < int64_t(tied.size()))
-      tied[owner] = std::max(tied[owner], bytes);
+    for (auto [i, device] : llvm::enumerate(param.devices)) {
+      if (device < 0 || device >= int64_t(tied.size()))
+        continue;
+      tied[device] = std::max(
+          tied[device], schedule::tiedExchangeBytes(bytes, param.devices.size(),
+                                                    /*owner=*/i == 0));
+      if (i > 0)
+        copies[device] += bytes;
+    }
   }
   for (auto [device, planned] : llvm::enumerate(inputs)) {
-    planned.updateWorkingBytes = uint64_t(generated[device]) + tied[device];
+    // The generated code's cache at an update is what the task before it
+    // left, which the replay counts (schedule::replayMemory).
+    planned.updateWorkingBytes = tied[device];
+    planned.tiedCopyBytes = copies[device];
     planned.largestParamBytes = largest[device];
     if (planned.stages.size() != needs[device].size())
       return fail("the plan puts " + llvm::Twine(planned.stages.size()) +
                   " stages on device " + llvm::Twine(device) +
                   " but the manifest " + llvm::Twine(needs[device].size()));
+    // Each task counts its own entry point's peak: the runtime limits the
+    // allocator's cache to it while the task runs (HostAllocator.h).
+    using schedule::ActionKind;
     for (auto [stage, memory] : llvm::zip(planned.stages, needs[device])) {
       stage.keptBytesPerMicroBatch =
           uint64_t(memory.savedBytes + memory.forwardSendBytes);
-      stage.recomputePeakBytes = uint64_t(generated[device] + memory.dataBytes +
-                                          memory.backwardSendBytes);
+      stage.forwardWorkingBytes =
+          uint64_t(memory.peakOf(ActionKind::Forward) + memory.dataBytes);
+      // An I's peak holds the W buffer it returns, which the replay adds
+      // to the working set (schedule::replayedMemory).
+      stage.recomputePeakBytes =
+          uint64_t(std::max(memory.peakOf(ActionKind::Backward),
+                            memory.peakOf(ActionKind::InputBackward) -
+                                memory.weightSavedBytes) +
+                   memory.dataBytes + memory.backwardSendBytes);
       stage.forwardMessageBytes = uint64_t(memory.forwardSendBytes);
       stage.backwardMessageBytes = uint64_t(memory.backwardSendBytes);
       stage.weightBufferBytesPerMicroBatch = uint64_t(memory.weightSavedBytes);
       // A W sends nothing (DeviceExecutor::predictMemory).
-      stage.weightWorkingBytes = uint64_t(generated[device] + memory.dataBytes);
+      stage.weightWorkingBytes = uint64_t(
+          memory.peakOf(ActionKind::WeightBackward) + memory.dataBytes);
     }
   }
   return llvm::Error::success();

@@ -26,15 +26,11 @@ std::optional<MemoryPrediction>
 DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
                               llvm::ArrayRef<size_t> sendsHeldUntil) const {
   std::map<int64_t, StageMemory> needs;
-  int64_t generated = 0;
   for (StageProgram *stage : stages) {
     std::optional<StageMemory> memory = stage->memory();
     if (!memory)
       return std::nullopt;
     needs[stage->stage()] = *memory;
-    generated = std::max({generated, memory->forwardPeakBytes,
-                          memory->backwardPeakBytes, memory->inputPeakBytes,
-                          memory->weightPeakBytes});
   }
 
   // Frozen parameters are stored, but have no gradient sums, optimizer
@@ -46,16 +42,19 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
     if (isFrozen(param.name))
       continue;
     trainedBytes += bytes;
+    // A tied parameter's exchange, its owner's and its copies'.
+    auto holders = placement.find(param.name);
+    if (holders != placement.end())
+      updateScratch = std::max(
+          updateScratch,
+          int64_t(schedule::tiedExchangeBytes(
+              uint64_t(bytes), holders->second.size(), owns(param.name))));
     if (!owns(param.name))
       continue;
     stateBytes += optimizer.stateBytes(param.shape);
     // Adafactor's update of one parameter works in doubles.
     if (config.optimizer.kind == schedule::Optimizer::Adafactor)
       updateScratch = std::max(updateScratch, 2 * bytes);
-    // The owner of a tied parameter receives each copy's gradient.
-    auto holders = placement.find(param.name);
-    if (holders != placement.end() && holders->second.size() > 1)
-      updateScratch = std::max(updateScratch, bytes);
   }
 
   schedule::ReplayDevice device;
@@ -63,22 +62,25 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
     // The saved values and W buffers stay in the buffers the generated code
     // returned them in (adopted, CompiledModel.cpp: no copy beside them,
     // and within the entry point's recorded peak while it runs); a W sends
-    // nothing.
+    // nothing. A task's generated buffers and the allocator's cache stay
+    // within its own entry point's peak (limitCache, HostAllocator.h).
+    using schedule::ActionKind;
     schedule::ReplayStage &replay = device.stages[id];
     replay.kept = stage.savedBytes;
     replay.weightBuffer = stage.weightSavedBytes;
-    replay.forward = stage.dataBytes;
-    replay.backward = stage.dataBytes;
-    replay.input = stage.dataBytes;
-    replay.weight = stage.dataBytes;
+    replay.forward = stage.peakOf(ActionKind::Forward) + stage.dataBytes;
+    replay.backward = stage.peakOf(ActionKind::Backward) + stage.dataBytes;
+    replay.input = stage.peakOf(ActionKind::InputBackward) + stage.dataBytes;
+    replay.weight = stage.peakOf(ActionKind::WeightBackward) + stage.dataBytes;
     replay.forwardMessages = stage.forwardSendBytes;
     replay.backwardMessages = stage.backwardSendBytes;
+    replay.transient = stage.dataBytes;
+    replay.adopted = stage.adopted;
   }
   device.weights = weightBytes;
   device.trained = trainedBytes;
   device.optimizer = stateBytes;
   device.update = updateScratch;
-  device.resident = generated;
   device.microBatches = config.schedule.microBatches;
   device.versions = config.stashing;
   device.firstVersion = version;
@@ -98,8 +100,14 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
   best.held.savedMicroBatches = peak->held.keptMicroBatches;
   best.held.weightSaved = peak->held.weightBuffers;
   best.held.weightSavedMicroBatches = peak->held.weightBufferMicroBatches;
-  best.generatedBytes = generated;
+  // Of what the action adds, the generated code's buffers and cache.
+  const Action &atPeak = actions[peak->action];
+  auto stage = needs.find(atPeak.stage);
+  best.generatedBytes =
+      atPeak.kind == schedule::ActionKind::Update ? peak->carried
+      : stage == needs.end()                      ? 0
+                             : stage->second.peakOf(atPeak.kind);
   best.messageBytes = peak->messages + peak->pending;
-  best.transientBytes = peak->running;
+  best.transientBytes = peak->running - best.generatedBytes;
   return best;
 }

@@ -79,7 +79,7 @@ std::string ftpipe::runtime::formatDeviceMemory(
                      mib(l.atPeak[FTPIPE_MEM_MESSAGES]))
      << llvm::format("; peak resident %.1f MiB, fixed overhead %.1f MiB",
                      mib(resident.peakBytes), mib(overhead.bytes()));
-  if (overhead.afterFirstStepBytes)
+  if (overhead.afterStepsBytes)
     os << llvm::format(" (%.1f before the first step)",
                        mib(overhead.beforeBytes));
   if (planBytes)

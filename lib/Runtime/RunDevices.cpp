@@ -543,8 +543,8 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
   DeviceSummary summary;
   summary.device = process;
   auto onStep = [&](const StepReport &report) {
-    if (!overhead.afterFirstStepBytes)
-      overhead.afterFirstStepBytes = residentOverheadBytes();
+    overhead.afterStepsBytes =
+        std::max(overhead.afterStepsBytes.value_or(0), residentOverheadBytes());
     summary.seconds += report.seconds;
     summary.computeSeconds += report.computeSeconds;
     if (shared.detector)

@@ -83,6 +83,13 @@ uint64_t ftpipe::schedule::stageActivationBytes(uint32_t inFlight,
                   activations + (m + 1 - inFlight) * weightBuffer);
 }
 
+uint64_t ftpipe::schedule::tiedExchangeBytes(uint64_t bytes, uint64_t holders,
+                                             bool owner) {
+  if (holders < 2)
+    return 0;
+  return bytes * (owner ? std::max<uint64_t>(2, holders - 1) : 2);
+}
+
 DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
                                             const TrainingSetup &setup) {
   DeviceMemory memory;
@@ -94,7 +101,13 @@ DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
         stageActivationBytes(inFlight, stage.keptBytesPerMicroBatch,
                              stage.weightBufferBytesPerMicroBatch,
                              setup.schedule, setup.microBatches);
-    peak = std::max(peak, stage.recomputePeakBytes);
+    // A task's working set: a forward's holds its own kept bytes, which
+    // the micro-batches in flight count already.
+    uint64_t forward = stage.forwardWorkingBytes + stage.forwardMessageBytes;
+    peak = std::max({peak, stage.recomputePeakBytes, stage.weightWorkingBytes,
+                     forward > stage.keptBytesPerMicroBatch
+                         ? forward - stage.keptBytesPerMicroBatch
+                         : 0});
   }
   memory.activationBytes += peak;
   for (auto [height, bytes] : llvm::enumerate(inputs.paramBytesByHeight)) {
@@ -105,8 +118,10 @@ DeviceMemory ftpipe::schedule::deviceMemory(const DeviceMemoryInputs &inputs,
                                                      setup.weightVersions);
   }
   memory.gradientBytes = memory.weightBytes;
-  memory.optimizerBytes =
-      memory.weightBytes * optimizerStateFactor(setup.optimizer);
+  // A tied parameter's copy has gradients but no state: its owner updates it.
+  memory.optimizerBytes = (memory.weightBytes -
+                           std::min(inputs.tiedCopyBytes, memory.weightBytes)) *
+                          optimizerStateFactor(setup.optimizer);
   memory.weightBytes += inputs.frozenParamBytes;
   memory.reservedBytes = inputs.reservedBytes;
   memory.budgetBytes = inputs.budgetBytes;
@@ -155,6 +170,7 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
         {"weight_buffer_bytes_per_microbatch",
          int64_t(stage.weightBufferBytesPerMicroBatch)},
         {"weight_working_bytes", int64_t(stage.weightWorkingBytes)},
+        {"forward_working_bytes", int64_t(stage.forwardWorkingBytes)},
         {"forward_message_bytes", int64_t(stage.forwardMessageBytes)},
         {"backward_message_bytes", int64_t(stage.backwardMessageBytes)}});
   llvm::json::Array params;
@@ -166,6 +182,8 @@ llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {
                             {"budget_bytes", int64_t(inputs.budgetBytes)}};
   if (inputs.frozenParamBytes)
     object["frozen_param_bytes"] = int64_t(inputs.frozenParamBytes);
+  if (inputs.tiedCopyBytes)
+    object["tied_copy_bytes"] = int64_t(inputs.tiedCopyBytes);
   object["update_working_bytes"] = int64_t(inputs.updateWorkingBytes);
   object["largest_param_bytes"] = int64_t(inputs.largestParamBytes);
   return object;
@@ -256,6 +274,12 @@ bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
         working && !readBytes(*working, entry.weightWorkingBytes,
                               at.field("weight_working_bytes")))
       return false;
+    // Older manifests: a forward's working set counted as the others' with
+    // its kept bytes beside it (0).
+    if (const llvm::json::Value *working = s->get("forward_working_bytes");
+        working && !readBytes(*working, entry.forwardWorkingBytes,
+                              at.field("forward_working_bytes")))
+      return false;
     // Older manifests: the messages counted within the kept bytes and the
     // working set only.
     for (auto [name, field] :
@@ -297,9 +321,12 @@ bool ftpipe::schedule::fromJSON(const llvm::json::Value &value,
     inputs.updateWorkingBytes =
         std::max(inputs.updateWorkingBytes, stage.recomputePeakBytes);
   inputs.updateWorkingBytes += inputs.largestParamBytes;
+  // Older manifests: every trained parameter with its optimizer state.
+  inputs.tiedCopyBytes = 0;
   for (auto [name, out] :
        {std::pair("update_working_bytes", &inputs.updateWorkingBytes),
-        std::pair("largest_param_bytes", &inputs.largestParamBytes)})
+        std::pair("largest_param_bytes", &inputs.largestParamBytes),
+        std::pair("tied_copy_bytes", &inputs.tiedCopyBytes)})
     if (const llvm::json::Value *bytes = object->get(name))
       if (!readBytes(*bytes, *out, path.field(name)))
         return false;

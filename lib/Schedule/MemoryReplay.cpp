@@ -150,6 +150,23 @@ ftpipe::schedule::sendsHeldUntil(const Schedule &lists,
   return result;
 }
 
+/// What a task of `kind` adds while it runs (none for an update).
+static int64_t taskBytes(const ReplayStage &stage, ActionKind kind) {
+  switch (kind) {
+  case ActionKind::Forward:
+    return stage.forward;
+  case ActionKind::Backward:
+    return stage.backward;
+  case ActionKind::InputBackward:
+    return stage.input;
+  case ActionKind::WeightBackward:
+    return stage.weight;
+  case ActionKind::Update:
+    return 0;
+  }
+  llvm_unreachable("unknown action kind");
+}
+
 std::optional<ReplayPeak>
 ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
                                llvm::ArrayRef<size_t> sendsHeldUntil,
@@ -179,12 +196,14 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
 
   ReplayPeak peak;
   peak.bytes = -1;
+  // What the last task left in the generated code's cache: the runtime
+  // bounds it by what the replay counted for that task (HostAllocator.h).
+  int64_t carried = 0;
   auto consider = [&](size_t index, int64_t running, int64_t messages) {
     held.gradients = int64_t(openSteps.size()) * device.trained;
     held.optimizer = stateAllocated ? device.optimizer : 0;
     held.stash = int64_t(stashed.size()) * device.trained;
-    int64_t total =
-        held.total() + device.resident + running + messages + pending;
+    int64_t total = held.total() + running + messages + pending;
     if (total > peak.bytes) {
       peak.bytes = total;
       peak.action = index;
@@ -192,6 +211,7 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
       peak.running = running;
       peak.messages = messages;
       peak.pending = pending;
+      peak.carried = 0;
     }
   };
   auto stageOf = [&](const Action &action) -> const ReplayStage & {
@@ -221,9 +241,11 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
       sent.erase(sent.begin());
     }
     const ReplayStage &stage = stageOf(action);
+    int64_t keptBefore = held.kept + held.weightBuffers;
+    int64_t running = taskBytes(stage, action.kind);
     switch (action.kind) {
     case ActionKind::Forward:
-      consider(index, stage.forward, stage.forwardMessages);
+      consider(index, running, stage.forwardMessages);
       hold(index, stage.forwardMessages);
       inFlight[{action.stage, action.index}] = version;
       held.kept += stage.kept;
@@ -231,12 +253,12 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
       break;
     case ActionKind::Backward:
       openSteps.insert(action.index / microBatches);
-      consider(index, stage.backward, stage.backwardMessages);
+      consider(index, running, stage.backwardMessages);
       hold(index, stage.backwardMessages);
       release(action, stage);
       break;
     case ActionKind::InputBackward:
-      consider(index, stage.input, stage.backwardMessages);
+      consider(index, running, stage.backwardMessages);
       hold(index, stage.backwardMessages);
       release(action, stage);
       held.weightBuffers += stage.weightBuffer;
@@ -244,7 +266,7 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
       break;
     case ActionKind::WeightBackward:
       openSteps.insert(action.index / microBatches);
-      consider(index, stage.weight, 0);
+      consider(index, running, 0);
       held.weightBuffers -= stage.weightBuffer;
       --held.weightBufferMicroBatches;
       break;
@@ -256,11 +278,17 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
         stashed.insert(version);
       openSteps.insert(action.index);
       stateAllocated = true;
-      consider(index, device.update, 0);
+      consider(index, device.update + carried, 0);
+      if (peak.action == index)
+        peak.carried = carried;
       openSteps.erase(action.index);
       ++version;
-      break;
+      continue;
     }
+    carried = running - stage.transient;
+    if (stage.adopted)
+      carried += keptBefore - held.kept - held.weightBuffers;
+    carried = std::max<int64_t>(carried, 0);
   }
   return peak;
 }
@@ -334,10 +362,14 @@ std::vector<DeviceMemory> ftpipe::schedule::replayedMemory(
     // buffer (I) while the generated code's results are alive.
     int64_t working =
         int64_t(stage.recomputePeakBytes) - replay.backwardMessages;
-    replay.forward = working + replay.kept;
+    replay.forward = stage.forwardWorkingBytes
+                         ? int64_t(stage.forwardWorkingBytes)
+                         : working + replay.kept;
     replay.backward = working;
     replay.input = working + replay.weightBuffer;
     replay.weight = int64_t(stage.weightWorkingBytes);
+    // Compiled for the CPU, whose runtime adopts them.
+    replay.adopted = true;
   }
   std::vector<std::vector<size_t>> held = sendsHeldUntil(lists, graph);
   for (auto [d, device] : llvm::enumerate(inputs)) {

@@ -2,8 +2,9 @@
 //
 // Blocks come back for the same size (or resized for another one), are
 // aligned, small ones bypass the cache, the cache never holds more than the
-// largest live total, and a block the runtime adopts is charged as its own
-// and leaves that bound alone.
+// largest live total or the limit the runtime sets per task, and a block the
+// runtime adopts is charged as its own and leaves the largest live total
+// alone (a limit follows it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -227,6 +228,42 @@ TEST_F(HostAllocatorTest, AnAdoptedBlockIsTheRuntimesAndLeavesTheBound) {
   EXPECT_EQ(stats().cached, int64_t(3 * kMiB));
   EXPECT_EQ(_mlir_memref_to_llvm_alloc(3 * kMiB), kept);
   _mlir_memref_to_llvm_free(kept);
+  ftpipe_mem_set_thread_device(-1);
+}
+
+TEST_F(HostAllocatorTest, ATasksLimitBoundsTheCacheWithWhatItAdopts) {
+  // As the runtime sets it at each task (ftpipe_host_cache_limit, the entry
+  // point's recorded peak): generated, cached and the bytes adopted or freed
+  // since stay within the limit, so the replay may count each task's own
+  // peak instead of the device's largest.
+  constexpr int32_t device = 202;
+  ftpipe_mem_set_thread_device(device);
+  auto total = [&] {
+    FTPipeMemLedger state = ledger(device);
+    return state.now[FTPIPE_MEM_GENERATED] + state.now[FTPIPE_MEM_CACHED] +
+           state.now[FTPIPE_MEM_RUNTIME];
+  };
+  // A forward of peak 8 MiB: 4 MiB saved for its backward, 4 MiB scratch.
+  ftpipe_host_cache_limit(int64_t(8 * kMiB));
+  void *saved = _mlir_memref_to_llvm_alloc(4 * kMiB);
+  void *scratch = _mlir_memref_to_llvm_alloc(4 * kMiB);
+  _mlir_memref_to_llvm_free(scratch);
+  EXPECT_EQ(ledger(device).now[FTPIPE_MEM_CACHED], int64_t(4 * kMiB));
+  ASSERT_EQ(ftpipe_host_adopt(saved), 1);
+  EXPECT_EQ(total(), int64_t(8 * kMiB));
+
+  // A backward of peak 2 MiB: the cache is trimmed to it at once...
+  ftpipe_host_cache_limit(int64_t(2 * kMiB));
+  EXPECT_EQ(ledger(device).now[FTPIPE_MEM_CACHED], int64_t(2 * kMiB));
+  EXPECT_EQ(total(), int64_t(6 * kMiB));
+  // ...and the saved value it frees may stay in the cache beside it, for
+  // the next forward: what the replay counted for the backward.
+  _mlir_memref_to_llvm_free(saved);
+  EXPECT_EQ(ledger(device).now[FTPIPE_MEM_RUNTIME], 0);
+  EXPECT_EQ(ledger(device).now[FTPIPE_MEM_CACHED], int64_t(6 * kMiB));
+  // The next forward's limit trims that to its peak.
+  ftpipe_host_cache_limit(int64_t(5 * kMiB));
+  EXPECT_EQ(total(), int64_t(5 * kMiB));
   ftpipe_mem_set_thread_device(-1);
 }
 

@@ -120,6 +120,97 @@ TEST(MemoryReplay, WeightBufferLivesFromInputToWeightPart) {
   EXPECT_EQ(peak->bytes, 100 + 80 + 160 + 8 + 3);
 }
 
+TEST(MemoryReplay, EachTaskCountsItsOwnPeakAndAnUpdateTheCacheLeft) {
+  // Compiled code: a forward's peak holds the 100 bytes it saves and 30 of
+  // scratch, a backward's 50. The runtime bounds the allocator's cache by
+  // the running task's own peak (HostAllocator.h), so B0 counts 50 beside
+  // both micro-batches' saved values (590); counting the device's largest
+  // peak during every task gave 670.
+  ReplayDevice device = oneStage(2, WeightVersions::None);
+  ReplayStage &stage = device.stages[0];
+  stage.kept = 100;
+  stage.forward = 130;
+  stage.backward = 50;
+  stage.backwardMessages = 0;
+  stage.adopted = true;
+  std::vector<Action> list = parse({"0F0", "0F1", "0B0", "0B1", "U0"});
+  std::optional<ReplayPeak> peak = replay(list, device);
+  ASSERT_TRUE(peak);
+  EXPECT_EQ(peak->action, 2u);
+  EXPECT_EQ(peak->bytes, 100 + 80 + 160 + 200 + 50);
+  // The cache B1 leaves holds its 50 and the 100 saved bytes it freed, which
+  // an update with much scratch counts beside it.
+  device.update = 300;
+  peak = replay(list, device);
+  ASSERT_TRUE(peak);
+  EXPECT_EQ(peak->action, 4u);
+  EXPECT_EQ(peak->carried, 150);
+  EXPECT_EQ(peak->bytes, 100 + 80 + 160 + 300 + 150);
+  // Saved values the runtime copied are freed for good; data slices too.
+  stage.adopted = false;
+  stage.transient = 10;
+  peak = replay(list, device);
+  ASSERT_TRUE(peak);
+  EXPECT_EQ(peak->carried, 40);
+}
+
+TEST(MemoryReplay, APlanCountsAForwardsOwnWorkingSet) {
+  // Device 1 of a chain under GPipe: its second forward holds the first
+  // micro-batch's 100 kept bytes and its own working set of 180 (its saved
+  // values among them), more than the backward's 50 beside both.
+  StageGraph graph = StageGraph::chain({0, 1});
+  std::vector<DeviceMemoryInputs> inputs(2);
+  for (DeviceMemoryInputs &device : inputs) {
+    DeviceMemoryInputs::Stage stage;
+    stage.keptBytesPerMicroBatch = 100;
+    stage.recomputePeakBytes = 50;
+    stage.forwardWorkingBytes = 180;
+    device.stages.push_back(stage);
+    device.paramBytesByHeight = {0, 0};
+    device.budgetBytes = uint64_t(1) << 30;
+  }
+  inputs[0].stages[0].height = 1;
+  TrainingSetup setup;
+  setup.schedule = Kind::GPipe;
+  setup.microBatches = 2;
+  std::vector<DeviceMemory> replayed = replayedMemory(graph, inputs, setup);
+  ASSERT_EQ(replayed.size(), 2u);
+  EXPECT_EQ(replayed[1].activationBytes, 100u + 180u);
+  EXPECT_LE(replayed[1].totalBytes(),
+            runtimeMemory(inputs[1], setup).totalBytes());
+  // Without it (the cost model) a forward adds the working set and its
+  // kept bytes.
+  inputs[1].stages[0].forwardWorkingBytes = 0;
+  EXPECT_EQ(replayedMemory(graph, inputs, setup)[1].activationBytes,
+            200u + 50u);
+}
+
+TEST(MemoryReplay, ATiedParametersExchangeHoldsTwoCopies) {
+  // GPT-2's embedding tied to a head on another device: at the update the
+  // copy's gradient waits in a send buffer while the value arrives in a
+  // message buffer, and the owner receives into a message buffer and adds
+  // from a copy; an owner of three copies sends its value three times.
+  EXPECT_EQ(tiedExchangeBytes(100, 2, /*owner=*/false), 200u);
+  EXPECT_EQ(tiedExchangeBytes(100, 2, /*owner=*/true), 200u);
+  EXPECT_EQ(tiedExchangeBytes(100, 4, /*owner=*/true), 300u);
+  EXPECT_EQ(tiedExchangeBytes(100, 1, /*owner=*/true), 0u);
+
+  // The copy's gradients are summed, its state is the owner's: 294.5 MiB of
+  // AdamW state the plan counted for GPT-2 124M's embedding copy.
+  DeviceMemoryInputs copy;
+  copy.paramBytesByHeight = {1000};
+  copy.tiedCopyBytes = 400;
+  TrainingSetup setup;
+  setup.optimizer = Optimizer::AdamW;
+  DeviceMemory memory = deviceMemory(copy, setup);
+  EXPECT_EQ(memory.gradientBytes, 1000u);
+  EXPECT_EQ(memory.optimizerBytes, 1200u);
+  DeviceMemoryInputs read;
+  llvm::json::Path::Root root;
+  ASSERT_TRUE(fromJSON(toJSON(copy), read, root));
+  EXPECT_EQ(read.tiedCopyBytes, 400u);
+}
+
 Schedule
 lists(std::initializer_list<std::initializer_list<const char *>> devices) {
   Schedule schedule;
@@ -327,7 +418,7 @@ DeviceMemoryInputs device(uint32_t stages) {
     inputs.stages.push_back(stage);
   }
   inputs.paramBytesByHeight = {20000, 0, 0};
-  inputs.updateWorkingBytes = 3000;
+  inputs.updateWorkingBytes = 0;
   inputs.largestParamBytes = 5000;
   inputs.budgetBytes = uint64_t(1) << 30;
   return inputs;

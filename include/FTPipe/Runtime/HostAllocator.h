@@ -8,9 +8,10 @@
  * without the cache glibc returns every block above its mmap threshold (at
  * most 32 MiB) to the kernel, which then zeroes fresh pages on the next
  * step. Live and cached bytes together never exceed the largest total that
- * was live at once (a new block first trims or evicts cached ones, or takes
- * the one nearest its size resized), so the cache costs no memory beyond the
- * generated code's own peak.
+ * was live at once, or the limit the runtime sets per task (a new block
+ * first trims or evicts cached ones, or takes the one nearest its size
+ * resized), so the cache costs no memory beyond the generated code's own
+ * peak.
  * Every block is charged to the allocating thread's device in its memory
  * ledger (MemoryLedger.h): live blocks as generated, kept ones as cached.
  *
@@ -50,8 +51,18 @@ FTPIPE_HOST_EXPORT int ftpipe_host_adopt(void *block);
 FTPIPE_HOST_EXPORT void ftpipe_host_alloc_stats(int64_t *reused, int64_t *fresh,
                                                 int64_t *cachedBytes);
 /* Gives every cached block back to the system; the bound on the cache
- * starts again from the bytes live now. */
+ * starts again from the bytes live now (and follows the largest live total
+ * again, as before any limit). */
 FTPIPE_HOST_EXPORT void ftpipe_host_cache_release(void);
+/* Bounds the calling thread's device's live and cached bytes together by
+ * `bytes` from now on (the cache is trimmed now; live bytes above it only
+ * keep the cache empty), instead of the largest live total: the runtime
+ * sets it at each task to the recorded peak of the entry point the task
+ * calls, which the memory replay counts for it. A block the runtime adopts
+ * lowers the bound by its bytes and an adopted block freed raises it, so
+ * the generated code's buffers, the cache and what the runtime adopted or
+ * freed since together stay within `bytes`. */
+FTPIPE_HOST_EXPORT void ftpipe_host_cache_limit(int64_t bytes);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #define FTPIPE_RUNTIME_MEMORYNEEDS_H
 
 #include "FTPipe/Runtime/ManifestSchema.h"
+#include "FTPipe/Schedule/Schedule.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
@@ -44,6 +45,16 @@ struct StageMemory {
   /// peaks.
   int64_t weightSavedBytes = 0;
   int64_t inputPeakBytes = 0, weightPeakBytes = 0;
+  /// Whether the runtime keeps the saved values and W buffers in the
+  /// buffers the generated code returned them in (adopted,
+  /// HostAllocator.h), not in copies.
+  bool adopted = false;
+
+  /// The recorded peak of the entry point a task of `kind` calls (none for
+  /// an update): what the generated code's buffers and the allocator's
+  /// cache may hold during the task (DeviceExecutor limits the cache to it,
+  /// HostAllocator.h), its results included.
+  int64_t peakOf(schedule::ActionKind kind) const;
 };
 
 /// The recorded peak heap bytes of an entry point by name; none where the
@@ -68,16 +79,17 @@ std::optional<StageMemory> splitMemory(StageMemory memory,
 /// Replaces, in `inputs` (one per device, stages in increasing stage id as
 /// the plan lists them), each stage's kept bytes per micro-batch by what the
 /// runtime keeps per micro-batch in flight (the forward's saved values and
-/// the messages it sends, which may wait for their receiver) and its
-/// working bytes (`recomputePeakBytes`) by what one task of the stage adds
-/// while it runs (the generated code's largest peak on the device, with the
-/// allocator's cache, the micro-batch's data slices and the backward's
-/// messages; a split backward's parts' peaks included), records those
-/// messages (`forwardMessageBytes`, `backwardMessageBytes`: the replay of
-/// the lists counts them while the sends may wait), and sets a split
-/// stage's W buffer (what its input part returns for its weight part) and
-/// what its weight part adds while it runs (the same peak and data); and
-/// per device what an update adds (the same peak, and the largest tied
+/// the messages it sends, which may wait for their receiver), and what each
+/// task of the stage adds while it runs by its own entry point's recorded
+/// peak (the runtime bounds the allocator's cache by it) with the
+/// micro-batch's data slices: a forward's (`forwardWorkingBytes`, its saved
+/// values among its results), a B's or I's (`recomputePeakBytes`, the
+/// larger, the I's less the W buffer it returns, with the backward's
+/// messages) and a W's (`weightWorkingBytes`); records those messages
+/// (`forwardMessageBytes`, `backwardMessageBytes`: the replay of the lists
+/// counts them while the sends may wait) and a split stage's W buffer (what
+/// its input part returns for its weight part); and per device what an
+/// update adds beside the cache the task before it left (the largest tied
 /// parameter it owns) and its largest trained parameter. Fails naming what
 /// does not match the manifest or lacks a peak.
 llvm::Error

@@ -51,9 +51,9 @@ struct MemoryPrediction {
   std::string peakAction;
   HeldBytes held;
   /// Of the peak: the generated code's buffers and the allocator's cache
-  /// (at most the largest peak of the device's entry points), the
-  /// messages in flight, and what the action itself adds (data slices,
-  /// update scratch).
+  /// (at most the running entry point's recorded peak; at an update, the
+  /// largest of the device's), the messages in flight, and what the action
+  /// itself adds beside them (data slices, update scratch).
   int64_t generatedBytes = 0, messageBytes = 0, transientBytes = 0;
 };
 
@@ -69,16 +69,19 @@ ResidentMemory readResidentMemory();
 int64_t residentOverheadBytes();
 
 /// The fixed overhead of the process: residentOverheadBytes before the
-/// device's weights are adopted, and again after its first step, whose
-/// gemms made the BLAS touch its work buffer (OpenBLAS: one 128 MiB mapping,
-/// resident as far as its widest packed panel; 50 MiB with GPT-2 124M's
-/// head) and ran library code for the first time. Later steps repeat the
-/// same shapes, so the stated overhead is the larger of the two.
+/// device's weights are adopted, and again after each step. The first
+/// step's gemms make the BLAS touch its work buffer (OpenBLAS: one 128 MiB
+/// mapping, resident as far as its widest packed panel; 50 MiB with GPT-2
+/// 124M's head) and run library code for the first time; later steps repeat
+/// the same shapes, but the heap may keep freed small blocks resident (one
+/// GPT-2 124M run's peak resident memory was 2.6 MiB above its peak tensor
+/// memory and the overhead after its first step). The stated overhead is
+/// the largest of them.
 struct FixedOverhead {
   int64_t beforeBytes = 0;
-  std::optional<int64_t> afterFirstStepBytes;
+  std::optional<int64_t> afterStepsBytes;
   int64_t bytes() const {
-    return std::max(beforeBytes, afterFirstStepBytes.value_or(0));
+    return std::max(beforeBytes, afterStepsBytes.value_or(0));
   }
 };
 

@@ -27,6 +27,14 @@ namespace schedule {
 /// Bytes of optimizer state per byte of parameter (0, 1 or 2).
 unsigned optimizerStateFactor(Optimizer optimizer);
 
+/// The most bytes an update holds for one tied parameter of `bytes` that
+/// `holders` devices hold (its exchange, DeviceExecutor::update): the owner
+/// receives each copy's gradient into a message buffer and adds it from a
+/// copy (2 x bytes), then sends its value to every copy (a send buffer
+/// each); a copy sends its gradient and receives the value while that send
+/// may still wait (2 x bytes). None for a parameter held once.
+uint64_t tiedExchangeBytes(uint64_t bytes, uint64_t holders, bool owner);
+
 /// Micro-batches in flight on a stage of the given height (the longest path
 /// in stages to a stage without consumers): async and 1F1B keep height + 1
 /// (1F1B and zb-h1 at most M), GPipe and zb-auto keep M.
@@ -62,10 +70,12 @@ struct DeviceMemoryInputs {
     /// compiled (runtime::compiledMemoryInputs): the forward's saved values
     /// and the messages it sends.
     uint64_t keptBytesPerMicroBatch = 0;
-    /// Bytes one task of the stage adds while it runs (one task of a device
-    /// at a time). The cost model: the activations rebuilt under
-    /// recomputation; once compiled: the generated code's peak with the
-    /// allocator's cache, the data slices and the backward's messages.
+    /// Bytes a backward (B or I) of the stage adds while it runs (one task
+    /// of a device at a time). The cost model: the activations rebuilt
+    /// under recomputation; once compiled: the larger of the B's and the
+    /// I's recorded peaks (the generated code's buffers with the
+    /// allocator's cache, which the runtime limits to the running entry
+    /// point's peak), the data slices and the backward's messages.
     uint64_t recomputePeakBytes = 0;
     /// Bytes a split backward's input part keeps for its weight part, per
     /// micro-batch (0 for a stage that does not split): counted under the
@@ -74,9 +84,14 @@ struct DeviceMemoryInputs {
     /// Bytes a split backward's weight part adds while it runs, beyond its
     /// W buffer (counted by the lists' dry run, StageMemory). The cost
     /// model: none (W rebuilds nothing; its gradients are counted); once
-    /// compiled: the generated code's peak, as for recomputePeakBytes, and
-    /// the data slices.
+    /// compiled: the W's recorded peak and the data slices.
     uint64_t weightWorkingBytes = 0;
+    /// Bytes a forward adds while it runs, its own kept bytes included and
+    /// its messages not. The cost model and older manifests: none (0: a
+    /// forward adds recomputePeakBytes and its kept bytes); once compiled:
+    /// the forward's recorded peak (its saved values among its results) and
+    /// the data slices.
+    uint64_t forwardWorkingBytes = 0;
     /// Of keptBytesPerMicroBatch and recomputePeakBytes: the bytes a
     /// forward and a backward (B or I) send per micro-batch, which a replay
     /// of the lists counts for as long as the sends may wait for their
@@ -93,12 +108,16 @@ struct DeviceMemoryInputs {
   /// paramBytesByHeight): stored once, with no gradient, optimizer state or
   /// stashed version.
   uint64_t frozenParamBytes = 0;
-  /// Bytes an update adds while it runs (counted by replayedMemory): the
-  /// generated code's cache and, on the owner of a tied parameter, a copy's
-  /// incoming gradient; and the largest trained parameter the device holds
-  /// (Adafactor's update of it works in doubles: twice its bytes more).
-  /// Manifests written before they were recorded: the largest working set
-  /// and all trained bytes.
+  /// Of paramBytesByHeight: the bytes of tied parameters the device holds
+  /// as a copy (gradients, no optimizer state: the owner updates them).
+  /// The cost model and older manifests: none.
+  uint64_t tiedCopyBytes = 0;
+  /// Bytes an update adds while it runs (counted by replayedMemory, beside
+  /// the generated code's cache that the task before it left): the
+  /// largest tied parameter's exchange (tiedExchangeBytes); and the largest
+  /// trained parameter the device holds (Adafactor's update of it works in
+  /// doubles: twice its bytes more). Manifests written before they were
+  /// recorded: the largest working set and all trained bytes.
   uint64_t updateWorkingBytes = 0, largestParamBytes = 0;
   /// Bytes kept free (CUDA context, workspace).
   uint64_t reservedBytes = 0;

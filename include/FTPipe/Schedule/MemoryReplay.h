@@ -39,6 +39,14 @@ struct ReplayStage {
   /// what it keeps), beside the messages it sends.
   int64_t forward = 0, backward = 0, input = 0, weight = 0;
   int64_t forwardMessages = 0, backwardMessages = 0;
+  /// Of what a task adds, the part that goes as it ends (data slices); the
+  /// rest is the generated code's buffers, which the allocator's cache may
+  /// keep after it until the next task bounds it (HostAllocator.h).
+  int64_t transient = 0;
+  /// Whether the kept bytes and W buffers are the generated code's buffers,
+  /// adopted: a task's own leave the cache with it, and those it frees
+  /// may stay in the cache.
+  bool adopted = false;
 };
 
 /// What a device's replay starts from.
@@ -48,11 +56,9 @@ struct ReplayDevice {
   /// All weights held, the trained ones (a gradient set or a stashed copy
   /// each), and the optimizer's state.
   int64_t weights = 0, trained = 0, optimizer = 0;
-  /// Added while an update runs (its scratch).
+  /// Added while an update runs (its scratch), beside the generated code's
+  /// cache that the task before it left, which the replay counts.
   int64_t update = 0;
-  /// Held throughout beside all else (the allocator's cache of the
-  /// generated code).
-  int64_t resident = 0;
   int64_t microBatches = 1;
   WeightVersions versions = WeightVersions::None;
   /// The weight version the list starts at, and whether the optimizer's
@@ -82,6 +88,9 @@ struct ReplayPeak {
   size_t action = 0;
   ReplayHeld held;
   int64_t running = 0, messages = 0, pending = 0;
+  /// Of `running`, at an update: what the task before it left in the
+  /// generated code's cache.
+  int64_t carried = 0;
 };
 
 /// Per process of `lists` (one list per process, as replicateSchedule makes
@@ -106,16 +115,18 @@ std::vector<std::vector<size_t>> sendsHeldUntil(const Schedule &lists,
                                                 const StageGraph &graph);
 
 /// Replays `actions` of one device: each action counts what is held when it
-/// begins, the resident bytes, what it adds, the messages it sends and
+/// begins, what it adds, the messages it sends and
 /// those of earlier actions before `sendsHeldUntil[i]` (one per action,
 /// from sendsHeldUntil; an action i whose entry is i + 1 frees its sends
 /// as it ends); then
 /// F keeps its stage's bytes, B or I releases them (I keeps the W buffer),
 /// W releases the W buffer, B and W open their step's gradient set, an
-/// update closes it and, when a micro-batch in flight read the version it
-/// replaces and versions are kept, stashes a copy, which goes with the last
-/// backward that reads it. None for an empty list or a `sendsHeldUntil` of
-/// another length.
+/// update (counting the allocator's cache the task before it left: what it
+/// added beyond its transient bytes, less the adopted bytes it kept and
+/// plus those it released) closes it and, when a micro-batch in flight read the
+/// version it replaces and versions are kept, stashes a copy, which goes with
+/// the last backward that reads it. None for an empty list or a
+/// `sendsHeldUntil` of another length.
 std::optional<ReplayPeak> replayMemory(llvm::ArrayRef<Action> actions,
                                        llvm::ArrayRef<size_t> sendsHeldUntil,
                                        const ReplayDevice &device);
