@@ -52,6 +52,12 @@ if shutil.which("mpirun") and config.ftpipe_have_mpi:
     config.available_features.add("mpi")
     config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
     config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # Each test's mpirun keeps its session directory under the test's own
+    # %t.mpi: OpenMPI 4's creation of the one under $TMPDIR (shared by all
+    # tests) races when two mpiruns start at once (open-mpi/ompi#8510).
+    # `ftpipe-run --np` does the same by itself (relaunchUnderMpirun).
+    config.substitutions.append(
+        ("%mpirun", "env OMPI_MCA_orte_tmpdir_base=%t.mpi mpirun"))
 
 if os.path.exists(os.path.join(config.ftpipe_shared_dir, "models")):
     config.available_features.add("shared-models")

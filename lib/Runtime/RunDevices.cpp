@@ -959,5 +959,30 @@ llvm::Expected<int> ftpipe::runtime::relaunchUnderMpirun(int argc, char **argv,
     args.push_back(arg.str());
   }
   std::vector<llvm::StringRef> refs(args.begin(), args.end());
-  return llvm::sys::ExecuteAndWait(*mpirun, refs);
+
+  // OpenMPI 4 creates its session directory under $TMPDIR with a check
+  // and a mkdir that race: two mpiruns starting at once on one machine can
+  // both see it missing, and the loser aborts ("A call to mkdir was unable
+  // to create the desired directory ... File exists", open-mpi/ompi#8510).
+  // Unless the user chose a base, this mpirun gets a directory of its own,
+  // removed when it ends.
+  static constexpr const char *kSessionBase = "OMPI_MCA_orte_tmpdir_base";
+  if (std::getenv(kSessionBase))
+    return llvm::sys::ExecuteAndWait(*mpirun, refs);
+  llvm::SmallString<128> sessionBase;
+  if (std::error_code error =
+          llvm::sys::fs::createUniqueDirectory("ftpipe-mpirun", sessionBase))
+    return llvm::createStringError(error, "--np: cannot create a directory "
+                                          "for mpirun's session: " +
+                                              error.message());
+  std::vector<std::string> environment;
+  for (char **entry = environ; *entry; ++entry)
+    environment.emplace_back(*entry);
+  environment.push_back(std::string(kSessionBase) + "=" +
+                        sessionBase.str().str());
+  std::vector<llvm::StringRef> environmentRefs(environment.begin(),
+                                               environment.end());
+  int status = llvm::sys::ExecuteAndWait(*mpirun, refs, environmentRefs);
+  llvm::sys::fs::remove_directories(sessionBase);
+  return status;
 }

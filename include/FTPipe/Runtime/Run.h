@@ -310,7 +310,9 @@ bool launchedByMpirun();
 /// Runs `mpirun -np processes --oversubscribe` with this program and its
 /// command line minus `--np` (as root, OpenMPI also wants
 /// OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1); returns its
-/// exit status.
+/// exit status. Unless OMPI_MCA_orte_tmpdir_base is set, mpirun keeps its
+/// session directory in a new temporary directory of its own, removed after
+/// it (OpenMPI 4's shared one races between mpiruns started at once).
 llvm::Expected<int> relaunchUnderMpirun(int argc, char **argv,
                                         int64_t processes);
 
