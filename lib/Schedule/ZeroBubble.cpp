@@ -6,15 +6,17 @@
 // micro-batch or by their tails (the least time the step needs after them,
 // stagePaths); the simulator, which models the links, then scores every
 // candidate. The shortest few are then justified forwards and backwards
-// (Justifier), which moves tasks into idle gaps, brought back within each
-// device's budget where that lifted it above (a waiting W run sooner, a
-// forward later), and kept when the simulator finds them shorter and they
-// fit. A device's memory changes only with its own actions, so counting it
+// (Justifier, ZeroBubbleImprove.h), which moves tasks into idle gaps, brought
+// back within each device's budget where that lifted it above (a waiting W run
+// sooner, a forward later), and kept when the simulator finds them shorter and
+// they fit. A device's memory changes only with its own actions, so counting it
 // as the greedy starts them is exact.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Schedule/ZeroBubble.h"
+
+#include "ZeroBubbleImprove.h"
 
 #include "FTPipe/Schedule/StepBound.h"
 
@@ -24,10 +26,9 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <queue>
-#include <set>
 
 using namespace ftpipe::schedule;
+using namespace ftpipe::schedule::detail;
 
 static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -62,8 +63,6 @@ struct Policy {
   /// older micro-batches, which later ones queue behind, go first.
   double microBatchWeight = 0.0;
 };
-
-enum Part : uint8_t { kForward = 0, kBackward = 1, kWeight = 2 };
 
 /// One step (micro-batches 0 .. M-1, then U0 on every device) by list
 /// scheduling under `policy`; nullopt when it gets stuck.
@@ -273,323 +272,6 @@ std::optional<Schedule> ListScheduler::run(Policy policy) const {
   for (std::vector<Action> &actions : schedule.devices)
     actions.push_back(Action::update(0));
   return schedule;
-}
-
-namespace {
-/// The tasks of one step (F, I or B, W per stage and micro-batch) with the
-/// least start-to-start lags between them (EdgeLags; an I after its F, a W
-/// after its I), each device serial, messages without contention. Lists
-/// are improved by forward-backward justification: a schedule is pushed as
-/// late as the step's end allows (tasks by decreasing end, each into the
-/// latest gap of its device), then as early as possible (by increasing
-/// start of that, each into the earliest gap), which never lengthens the
-/// step in this model and moves tasks into the idle gaps other tasks left.
-class Justifier {
-public:
-  Justifier(const StageGraph &graph, const TimedStageGraph &sg,
-            const Links &links, const ScheduleConfig &config)
-      : graph(graph), config(config), M(config.microBatches) {
-    int64_t S = graph.stages();
-    std::vector<bool> split;
-    for (int64_t s = 0; s < S; ++s)
-      split.push_back(config.splits(s));
-    EdgeLags lags = edgeLags(sg, split, &links);
-    size_t n = size_t(S * M * 3);
-    length.assign(n, 0.0);
-    exists.assign(n, false);
-    preds.resize(n);
-    succs.resize(n);
-    auto edge = [&](int64_t from, int64_t to, double lag) {
-      preds[to].push_back({from, lag});
-      succs[from].push_back({to, lag});
-    };
-    for (int64_t s = 0; s < S; ++s) {
-      double b =
-          (config.splits(s) ? sg.inputMs[s] : sg.bwdMs[s]) + sg.recomputeMs[s];
-      for (int64_t m = 0; m < M; ++m) {
-        length[id(s, m, kForward)] = sg.fwdMs[s];
-        length[id(s, m, kBackward)] = b;
-        exists[id(s, m, kForward)] = exists[id(s, m, kBackward)] = true;
-        edge(id(s, m, kForward), id(s, m, kBackward), sg.fwdMs[s]);
-        if (config.splits(s)) {
-          length[id(s, m, kWeight)] = sg.weightMs[s];
-          exists[id(s, m, kWeight)] = true;
-          edge(id(s, m, kBackward), id(s, m, kWeight), b);
-        }
-      }
-    }
-    for (auto [i, e] : llvm::enumerate(sg.edges))
-      for (int64_t m = 0; m < M; ++m) {
-        edge(id(e.src, m, kForward), id(e.dst, m, kForward), lags.forwardMs[i]);
-        if (lags.backwardMs[i])
-          edge(id(e.dst, m, kBackward), id(e.src, m, kBackward),
-               *lags.backwardMs[i]);
-      }
-    // The lists' contract (dryRun): a forward after its producers', an I or
-    // B after its consumers', also where the simulator does not wait.
-    for (int64_t s = 0; s < S; ++s)
-      for (int64_t p : graph.producers[s])
-        for (int64_t m = 0; m < M; ++m) {
-          edge(id(p, m, kForward), id(s, m, kForward), 0.0);
-          edge(id(s, m, kBackward), id(p, m, kBackward), 0.0);
-        }
-  }
-
-  /// Up to `rounds` justifications of `lists` (one step, then U0), each
-  /// kept while it shortens the step in this model; nullopt when none did.
-  std::optional<Schedule> improve(const Schedule &lists, int rounds) const;
-  /// `lists` changed so that each device stays within its budget (bytes
-  /// counted as the dry run does, actionBytes): walking each device's list,
-  /// where an action would lift it above, a W whose I already ran is moved
-  /// before it (it frees its buffer), else a forward is moved after the
-  /// next action that is not one. nullopt when neither helps or the lists
-  /// then deadlock; `lists` as they are when they fit.
-  std::optional<Schedule> withinMemory(Schedule lists,
-                                       const ZeroBubbleLimits &limits) const;
-
-private:
-  int64_t id(int64_t s, int64_t m, Part part) const {
-    return (s * M + m) * 3 + part;
-  }
-  int64_t deviceOf(int64_t task) const { return graph.device[task / 3 / M]; }
-  /// Start times of `lists` run in order in this model; empty when they
-  /// deadlock.
-  std::vector<double> timesOf(const Schedule &lists) const;
-  /// A serial schedule: tasks taken by `priority` (least first) once their
-  /// predecessors (`late`: successors) are placed, each into the earliest
-  /// (latest) gap of its device after (before) them.
-  /// `sequence` (when given): per task, when it was placed (a topological
-  /// order, which breaks ties between equal starts).
-  std::vector<double> place(const std::vector<double> &priority, bool late,
-                            double end,
-                            std::vector<int64_t> *sequence = nullptr) const;
-  double endOf(const std::vector<double> &start) const {
-    double end = 0.0;
-    for (size_t task = 0; task < start.size(); ++task)
-      if (exists[task])
-        end = std::max(end, start[task] + length[task]);
-    return end;
-  }
-  /// Each device's tasks by start (equal starts: by `sequence`), then U0.
-  Schedule listsOf(const std::vector<double> &start,
-                   const std::vector<int64_t> &sequence) const;
-
-  const StageGraph &graph;
-  const ScheduleConfig &config;
-  int64_t M;
-  std::vector<double> length;
-  std::vector<bool> exists;
-  std::vector<std::vector<std::pair<int64_t, double>>> preds, succs;
-};
-} // namespace
-
-std::vector<double> Justifier::timesOf(const Schedule &lists) const {
-  size_t n = length.size();
-  size_t placed = 0, total = 0;
-  for (const std::vector<Action> &actions : lists.devices)
-    total += actions.size();
-  std::vector<double> start(n, 0.0), ready(n, 0.0);
-  std::vector<int64_t> waiting(n, 0);
-  for (size_t task = 0; task < n; ++task)
-    waiting[task] = preds[task].size();
-  std::vector<size_t> next(graph.devices, 0);
-  std::vector<double> free(graph.devices, 0.0);
-  // Run each device's list in order, a task once its predecessors ran.
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (int64_t d = 0; d < graph.devices; ++d)
-      for (; next[d] < lists.devices[d].size(); ++next[d]) {
-        const Action &action = lists.devices[d][next[d]];
-        if (action.kind == ActionKind::Update) {
-          ++placed;
-          continue;
-        }
-        Part part = action.kind == ActionKind::Forward          ? kForward
-                    : action.kind == ActionKind::WeightBackward ? kWeight
-                                                                : kBackward;
-        int64_t task = id(action.stage, action.index, part);
-        if (waiting[task] > 0)
-          break;
-        start[task] = std::max(ready[task], free[d]);
-        free[d] = start[task] + length[task];
-        ++placed;
-        for (auto [succ, lag] : succs[task]) {
-          ready[succ] = std::max(ready[succ], start[task] + lag);
-          --waiting[succ];
-        }
-        progress = true;
-      }
-  }
-  if (placed != total)
-    return {};
-  return start;
-}
-
-std::vector<double> Justifier::place(const std::vector<double> &priority,
-                                     bool late, double end,
-                                     std::vector<int64_t> *sequence) const {
-  size_t n = length.size();
-  const auto &before = late ? succs : preds;
-  const auto &after = late ? preds : succs;
-  std::vector<int64_t> waiting(n, 0);
-  std::vector<double> start(n, 0.0);
-  if (sequence)
-    sequence->assign(n, 0);
-  // Per device, the busy intervals placed so far, by start.
-  std::vector<std::vector<std::pair<double, double>>> busy(graph.devices);
-  using Entry = std::pair<double, int64_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
-  for (size_t task = 0; task < n; ++task) {
-    if (!exists[task])
-      continue;
-    waiting[task] = before[task].size();
-    if (waiting[task] == 0)
-      ready.push({priority[task], int64_t(task)});
-  }
-  for (int64_t placed = 0; !ready.empty(); ++placed) {
-    int64_t task = ready.top().second;
-    ready.pop();
-    double len = length[task];
-    std::vector<std::pair<double, double>> &intervals = busy[deviceOf(task)];
-    double t;
-    if (!late) {
-      t = 0.0;
-      for (auto [pred, lag] : before[task])
-        t = std::max(t, start[pred] + lag);
-      for (auto [a, b] : intervals) {
-        if (b <= t)
-          continue;
-        if (a >= t + len)
-          break;
-        t = b;
-      }
-    } else {
-      t = end - len;
-      for (auto [succ, lag] : before[task])
-        t = std::min(t, start[succ] - lag);
-      for (auto [a, b] : llvm::reverse(intervals)) {
-        if (a >= t + len)
-          continue;
-        if (b <= t)
-          break;
-        t = a - len;
-      }
-    }
-    start[task] = t;
-    if (sequence)
-      (*sequence)[task] = placed;
-    if (len > 0.0)
-      intervals.insert(llvm::upper_bound(intervals, std::make_pair(t, t + len)),
-                       {t, t + len});
-    for (auto [next, lag] : after[task])
-      if (--waiting[next] == 0)
-        ready.push({priority[next], next});
-  }
-  return start;
-}
-
-Schedule Justifier::listsOf(const std::vector<double> &start,
-                            const std::vector<int64_t> &sequence) const {
-  std::vector<std::vector<std::tuple<double, int64_t, int64_t>>> order(
-      graph.devices);
-  for (size_t task = 0; task < start.size(); ++task)
-    if (exists[task])
-      order[deviceOf(task)].push_back(
-          {start[task], sequence[task], int64_t(task)});
-  Schedule lists;
-  lists.devices.resize(graph.devices);
-  for (int64_t d = 0; d < graph.devices; ++d) {
-    llvm::sort(order[d]);
-    for (auto [at, placed, task] : order[d]) {
-      int64_t s = task / 3 / M, m = task / 3 % M;
-      Part part = Part(task % 3);
-      lists.devices[d].push_back(part == kForward   ? Action::forward(s, m)
-                                 : part == kWeight  ? Action::weight(s, m)
-                                 : config.splits(s) ? Action::input(s, m)
-                                                    : Action::backward(s, m));
-    }
-    lists.devices[d].push_back(Action::update(0));
-  }
-  return lists;
-}
-
-std::optional<Schedule> Justifier::improve(const Schedule &lists,
-                                           int rounds) const {
-  std::vector<double> start = timesOf(lists);
-  if (start.empty())
-    return std::nullopt;
-  double end = endOf(start);
-  std::vector<int64_t> sequence, nextSequence;
-  for (int round = 0; round < rounds; ++round) {
-    std::vector<double> finish(start.size());
-    for (size_t task = 0; task < start.size(); ++task)
-      finish[task] = -(start[task] + length[task]);
-    std::vector<double> late = place(finish, /*late=*/true, end);
-    std::vector<double> early = place(late, /*late=*/false, 0.0, &nextSequence);
-    double shorter = endOf(early);
-    if (shorter >= end - 1e-9)
-      break;
-    start = std::move(early);
-    sequence = std::move(nextSequence);
-    end = shorter;
-  }
-  if (sequence.empty())
-    return std::nullopt;
-  return listsOf(start, sequence);
-}
-
-std::optional<Schedule>
-Justifier::withinMemory(Schedule lists, const ZeroBubbleLimits &limits) const {
-  if (limits.deviceBudgetBytes.empty())
-    return lists;
-  for (int64_t d = 0; d < graph.devices; ++d) {
-    std::vector<Action> &actions = lists.devices[d];
-    int64_t budget = int64_t(limits.deviceBudgetBytes[d]);
-    int64_t held = 0;
-    std::set<std::pair<int64_t, int64_t>> waiting; // Is whose W is later
-    for (size_t i = 0; i < actions.size();) {
-      ActionBytes change = actions[i].kind == ActionKind::Update
-                               ? ActionBytes()
-                               : actionBytes(actions[i], limits.memory);
-      if (held + change.peak <= budget) {
-        held += change.held;
-        if (actions[i].kind == ActionKind::InputBackward)
-          waiting.insert({actions[i].stage, actions[i].index});
-        if (actions[i].kind == ActionKind::WeightBackward)
-          waiting.erase({actions[i].stage, actions[i].index});
-        ++i;
-        continue;
-      }
-      // Run a waiting W first: it frees its buffer.
-      size_t j = i + 1;
-      while (j < actions.size() &&
-             !(actions[j].kind == ActionKind::WeightBackward &&
-               waiting.count({actions[j].stage, actions[j].index})))
-        ++j;
-      if (j < actions.size()) {
-        Action moved = actions[j];
-        actions.erase(actions.begin() + j);
-        actions.insert(actions.begin() + i, moved);
-        continue;
-      }
-      if (actions[i].kind != ActionKind::Forward)
-        return std::nullopt;
-      // Else move the forward after the next action that frees bytes.
-      j = i + 1;
-      while (j < actions.size() && (actions[j].kind == ActionKind::Forward ||
-                                    actions[j].kind == ActionKind::Update))
-        ++j;
-      if (j == actions.size() || (actions[j].stage == actions[i].stage &&
-                                  actions[j].index == actions[i].index))
-        return std::nullopt;
-      Action moved = actions[i];
-      actions.erase(actions.begin() + i);
-      actions.insert(actions.begin() + j, moved);
-    }
-  }
-  if (timesOf(lists).empty())
-    return std::nullopt;
-  return lists;
 }
 
 /// `lists` with each B of a stage that splits as I then W at once.

@@ -1,0 +1,92 @@
+//===- ZeroBubbleImprove.h - zb-auto: improving lists -----------*- C++ -*-===//
+//
+// Private to lib/Schedule. What zb-auto (ZeroBubble.cpp) does with its
+// shortest greedy lists: forward-backward justification in a model of the
+// step (each device serial, messages their link time, no contention), and
+// the repair that brings justified lists back within each device's memory
+// budget. ZeroBubble.cpp scores what comes out with the simulator.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FTPIPE_LIB_SCHEDULE_ZEROBUBBLEIMPROVE_H
+#define FTPIPE_LIB_SCHEDULE_ZEROBUBBLEIMPROVE_H
+
+#include "FTPipe/Schedule/ZeroBubble.h"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace ftpipe {
+namespace schedule {
+namespace detail {
+
+/// The parts of a stage's work for one micro-batch: F, I (or B for a stage
+/// that does not split) and W.
+enum Part : uint8_t { kForward = 0, kBackward = 1, kWeight = 2 };
+
+/// The tasks of one step (F, I or B, W per stage and micro-batch) with the
+/// least start-to-start lags between them (EdgeLags; an I after its F, a W
+/// after its I), each device serial, messages without contention. Lists
+/// are improved by forward-backward justification: a schedule is pushed as
+/// late as the step's end allows (tasks by decreasing end, each into the
+/// latest gap of its device), then as early as possible (by increasing
+/// start of that, each into the earliest gap), which never lengthens the
+/// step in this model and moves tasks into the idle gaps other tasks left.
+class Justifier {
+public:
+  Justifier(const StageGraph &graph, const TimedStageGraph &sg,
+            const Links &links, const ScheduleConfig &config);
+
+  /// Up to `rounds` justifications of `lists` (one step, then U0), each
+  /// kept while it shortens the step in this model; nullopt when none did.
+  std::optional<Schedule> improve(const Schedule &lists, int rounds) const;
+  /// `lists` changed so that each device stays within its budget (bytes
+  /// counted as the dry run does, actionBytes): walking each device's list,
+  /// where an action would lift it above, a W whose I already ran is moved
+  /// before it (it frees its buffer), else a forward is moved after the
+  /// next action that is not one. nullopt when neither helps or the lists
+  /// then deadlock; `lists` as they are when they fit.
+  std::optional<Schedule> withinMemory(Schedule lists,
+                                       const ZeroBubbleLimits &limits) const;
+
+private:
+  int64_t id(int64_t s, int64_t m, Part part) const {
+    return (s * M + m) * 3 + part;
+  }
+  int64_t deviceOf(int64_t task) const { return graph.device[task / 3 / M]; }
+  /// Start times of `lists` run in order in this model; empty when they
+  /// deadlock.
+  std::vector<double> timesOf(const Schedule &lists) const;
+  /// A serial schedule: tasks taken by `priority` (least first) once their
+  /// predecessors (`late`: successors) are placed, each into the earliest
+  /// (latest) gap of its device after (before) them.
+  /// `sequence` (when given): per task, when it was placed (a topological
+  /// order, which breaks ties between equal starts).
+  std::vector<double> place(const std::vector<double> &priority, bool late,
+                            double end,
+                            std::vector<int64_t> *sequence = nullptr) const;
+  double endOf(const std::vector<double> &start) const {
+    double end = 0.0;
+    for (size_t task = 0; task < start.size(); ++task)
+      if (exists[task])
+        end = std::max(end, start[task] + length[task]);
+    return end;
+  }
+  /// Each device's tasks by start (equal starts: by `sequence`), then U0.
+  Schedule listsOf(const std::vector<double> &start,
+                   const std::vector<int64_t> &sequence) const;
+
+  const StageGraph &graph;
+  const ScheduleConfig &config;
+  int64_t M;
+  std::vector<double> length;
+  std::vector<bool> exists;
+  std::vector<std::vector<std::pair<int64_t, double>>> preds, succs;
+};
+
+} // namespace detail
+} // namespace schedule
+} // namespace ftpipe
+
+#endif // FTPIPE_LIB_SCHEDULE_ZEROBUBBLEIMPROVE_H
