@@ -9,8 +9,10 @@
 // (Justifier, ZeroBubbleImprove.h), which moves tasks into idle gaps, brought
 // back within each device's budget where that lifted it above (a waiting W run
 // sooner, a forward later), and kept when the simulator finds them shorter and
-// they fit. A device's memory changes only with its own actions, so counting it
-// as the greedy starts them is exact.
+// they fit. The shortest of all is then searched further, its device orders
+// changed by a tabu search on the step's longest path (Justifier::
+// searchOrders), and kept on the same terms. A device's memory changes only
+// with its own actions, so counting it as the greedy starts them is exact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -322,7 +324,8 @@ static llvm::Expected<Schedule> splitOneFOneB(const TimedStageGraph &sg,
 
 llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
     const StageGraph &graph, const TimedStageGraph &sg, const Links &links,
-    const ScheduleConfig &config, const ZeroBubbleLimits &limits) {
+    const ScheduleConfig &config, const ZeroBubbleLimits &limits,
+    const ZeroBubbleSearch &search) {
   if (config.kind != Kind::ZeroBubbleAuto)
     return fail("generateZeroBubbleAuto builds zb-auto, not " +
                 nameOf(config.kind));
@@ -474,6 +477,21 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
       return ms.takeError();
     if (*ms && **ms < bestMs) {
       best = &lists;
+      bestMs = **ms;
+    }
+  }
+  // The shortest lists, their device orders searched further.
+  std::optional<Schedule> searched;
+  if (search.iterations > 0)
+    if (std::optional<Schedule> lists =
+            justifier.searchOrders(*best, search.iterations))
+      searched = justifier.withinMemory(*lists, limits);
+  if (searched) {
+    llvm::Expected<std::optional<double>> ms = score(*searched);
+    if (!ms)
+      return ms.takeError();
+    if (*ms && **ms < bestMs) {
+      best = &*searched;
       bestMs = **ms;
     }
   }

@@ -1,7 +1,8 @@
 //===- ZeroBubbleImprove.cpp - zb-auto: improving lists -------------------===//
 //
-// Forward-backward justification of zb-auto's lists and their repair within
-// each device's memory budget (ZeroBubbleImprove.h). The model here is the
+// Forward-backward justification of zb-auto's lists, the tabu search of
+// their device orders, and their repair within each device's memory budget
+// (ZeroBubbleImprove.h). The model here is the
 // step bound's (StepBound.h: edgeLags), each device serial; the simulator,
 // which models the links, has the last word (ZeroBubble.cpp).
 //
@@ -13,6 +14,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <limits>
+#include <map>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -174,6 +177,80 @@ std::vector<double> Justifier::place(const std::vector<double> &priority,
   return start;
 }
 
+std::vector<std::vector<int64_t>>
+Justifier::ordersOf(const Schedule &lists) const {
+  std::vector<std::vector<int64_t>> orders(graph.devices);
+  for (int64_t d = 0; d < graph.devices; ++d)
+    for (const Action &action : lists.devices[d]) {
+      if (action.kind == ActionKind::Update)
+        continue;
+      Part part = action.kind == ActionKind::Forward          ? kForward
+                  : action.kind == ActionKind::WeightBackward ? kWeight
+                                                              : kBackward;
+      orders[d].push_back(id(action.stage, action.index, part));
+    }
+  return orders;
+}
+
+double Justifier::run(const std::vector<std::vector<int64_t>> &orders,
+                      std::vector<double> &start,
+                      std::vector<int64_t> &after) const {
+  size_t n = length.size();
+  start.assign(n, 0.0);
+  after.assign(n, -1);
+  std::vector<double> ready(n, 0.0);
+  std::vector<int64_t> waiting(n, 0);
+  for (size_t task = 0; task < n; ++task)
+    waiting[task] = preds[task].size();
+  std::vector<size_t> next(graph.devices, 0);
+  std::vector<double> free(graph.devices, 0.0);
+  std::vector<int64_t> last(graph.devices, -1);
+  size_t placed = 0, total = 0;
+  for (const std::vector<int64_t> &order : orders)
+    total += order.size();
+  double end = 0.0;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int64_t d = 0; d < graph.devices; ++d)
+      for (; next[d] < orders[d].size(); ++next[d]) {
+        int64_t task = orders[d][next[d]];
+        if (waiting[task] > 0)
+          break;
+        start[task] = std::max(ready[task], free[d]);
+        if (last[d] >= 0 && free[d] >= ready[task])
+          after[task] = last[d];
+        free[d] = start[task] + length[task];
+        last[d] = task;
+        end = std::max(end, free[d]);
+        ++placed;
+        for (auto [succ, lag] : succs[task]) {
+          ready[succ] = std::max(ready[succ], start[task] + lag);
+          --waiting[succ];
+        }
+        progress = true;
+      }
+  }
+  return placed == total ? end : std::numeric_limits<double>::infinity();
+}
+
+Schedule
+Justifier::listsOf(const std::vector<std::vector<int64_t>> &orders) const {
+  Schedule lists;
+  lists.devices.resize(graph.devices);
+  for (int64_t d = 0; d < graph.devices; ++d) {
+    for (int64_t task : orders[d]) {
+      int64_t s = task / 3 / M, m = task / 3 % M;
+      Part part = Part(task % 3);
+      lists.devices[d].push_back(part == kForward   ? Action::forward(s, m)
+                                 : part == kWeight  ? Action::weight(s, m)
+                                 : config.splits(s) ? Action::input(s, m)
+                                                    : Action::backward(s, m));
+    }
+    lists.devices[d].push_back(Action::update(0));
+  }
+  return lists;
+}
+
 Schedule Justifier::listsOf(const std::vector<double> &start,
                             const std::vector<int64_t> &sequence) const {
   std::vector<std::vector<std::tuple<double, int64_t, int64_t>>> order(
@@ -222,6 +299,97 @@ std::optional<Schedule> Justifier::improve(const Schedule &lists,
   if (sequence.empty())
     return std::nullopt;
   return listsOf(start, sequence);
+}
+
+/// Iterations for which searchOrders forbids undoing a swap.
+static constexpr int kTabuTenure = 30;
+
+std::optional<Schedule> Justifier::searchOrders(const Schedule &lists,
+                                                int iterations) const {
+  std::vector<std::vector<int64_t>> orders = ordersOf(lists);
+  std::vector<double> start;
+  std::vector<int64_t> after;
+  double end = run(orders, start, after);
+  if (end == std::numeric_limits<double>::infinity())
+    return std::nullopt;
+  double first = end, bestEnd = end;
+  std::vector<std::vector<int64_t>> best;
+  std::vector<size_t> position(length.size(), 0);
+  // (a, b): b may not go back before a until that iteration.
+  std::map<std::pair<int64_t, int64_t>, int> tabu;
+  std::vector<double> trialStart;
+  std::vector<int64_t> trialAfter;
+  for (int iteration = 0; iteration < iterations; ++iteration) {
+    for (const std::vector<int64_t> &order : orders)
+      for (auto [i, task] : llvm::enumerate(order))
+        position[task] = i;
+    // The longest path, back from the task that ends last: the task before
+    // on the device where its end set the start, else a predecessor whose
+    // lag did.
+    int64_t task = -1;
+    for (size_t t = 0; t < length.size(); ++t)
+      if (exists[t] &&
+          (task < 0 || start[t] + length[t] > start[task] + length[task]))
+        task = int64_t(t);
+    std::vector<int64_t> path;
+    while (task >= 0) {
+      path.push_back(task);
+      if (after[task] >= 0) {
+        task = after[task];
+        continue;
+      }
+      int64_t pred = -1;
+      for (auto [p, lag] : preds[task])
+        if (start[p] + lag >= start[task] - 1e-9 * (1.0 + start[task])) {
+          pred = p;
+          break;
+        }
+      task = pred;
+    }
+    std::reverse(path.begin(), path.end());
+    // Swaps (device, i): order[i] and order[i + 1], at each block's ends.
+    std::vector<std::pair<int64_t, size_t>> swaps;
+    for (size_t i = 0; i < path.size();) {
+      size_t j = i;
+      while (j + 1 < path.size() && after[path[j + 1]] == path[j])
+        ++j;
+      if (j > i) {
+        int64_t d = deviceOf(path[i]);
+        swaps.push_back({d, position[path[i]]});
+        if (j > i + 1)
+          swaps.push_back({d, position[path[j]] - 1});
+      }
+      i = j + 1;
+    }
+    double chosenEnd = std::numeric_limits<double>::infinity();
+    std::optional<std::pair<int64_t, size_t>> chosen;
+    for (auto [d, i] : swaps) {
+      std::vector<int64_t> &order = orders[d];
+      auto it = tabu.find({order[i + 1], order[i]});
+      bool forbidden = it != tabu.end() && it->second > iteration;
+      std::swap(order[i], order[i + 1]);
+      double trial = run(orders, trialStart, trialAfter);
+      std::swap(order[i], order[i + 1]);
+      if ((forbidden && trial >= bestEnd - 1e-9) || trial >= chosenEnd)
+        continue;
+      chosen = {d, i};
+      chosenEnd = trial;
+    }
+    if (!chosen)
+      break;
+    auto [d, i] = *chosen;
+    std::vector<int64_t> &order = orders[d];
+    tabu[{order[i], order[i + 1]}] = iteration + kTabuTenure;
+    std::swap(order[i], order[i + 1]);
+    end = run(orders, start, after);
+    if (end < bestEnd - 1e-9) {
+      bestEnd = end;
+      best = orders;
+    }
+  }
+  if (best.empty() || bestEnd >= first - 1e-9)
+    return std::nullopt;
+  return listsOf(best);
 }
 
 std::optional<Schedule>

@@ -2,9 +2,10 @@
 //
 // Private to lib/Schedule. What zb-auto (ZeroBubble.cpp) does with its
 // shortest greedy lists: forward-backward justification in a model of the
-// step (each device serial, messages their link time, no contention), and
-// the repair that brings justified lists back within each device's memory
-// budget. ZeroBubble.cpp scores what comes out with the simulator.
+// step (each device serial, messages their link time, no contention), a
+// tabu search of the devices' orders in that model, and the repair that
+// brings improved lists back within each device's memory budget.
+// ZeroBubble.cpp scores what comes out with the simulator.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,18 @@ public:
   /// Up to `rounds` justifications of `lists` (one step, then U0), each
   /// kept while it shortens the step in this model; nullopt when none did.
   std::optional<Schedule> improve(const Schedule &lists, int rounds) const;
+  /// Tabu search over the devices' orders of `lists` (one step, then U0),
+  /// as job-shop scheduling does it (the N5 neighbourhood): on the longest
+  /// path of the step in this model, only swapping the first two or the
+  /// last two tasks of a block (consecutive tasks of one device, each
+  /// starting when the one before it ends) can shorten it. Each of
+  /// `iterations` makes the swap that gives the shortest step (also one
+  /// that lengthens it, to leave a local optimum), never one that undoes a
+  /// swap of the last kTabuTenure unless that beats the best step seen, and
+  /// never one that deadlocks. The shortest lists seen; nullopt when none is
+  /// shorter than `lists`.
+  std::optional<Schedule> searchOrders(const Schedule &lists,
+                                       int iterations) const;
   /// `lists` changed so that each device stays within its budget (bytes
   /// counted as the dry run does, actionBytes): walking each device's list,
   /// where an action would lift it above, a W whose I already ran is moved
@@ -58,6 +71,13 @@ private:
   /// Start times of `lists` run in order in this model; empty when they
   /// deadlock.
   std::vector<double> timesOf(const Schedule &lists) const;
+  /// Per device, its tasks in the order of `lists` (U0 left out).
+  std::vector<std::vector<int64_t>> ordersOf(const Schedule &lists) const;
+  /// The step of `orders` run in this model (infinity when they deadlock),
+  /// each task's start in `start`, and in `after` the task before it on its
+  /// device when that one's end set its start (else -1).
+  double run(const std::vector<std::vector<int64_t>> &orders,
+             std::vector<double> &start, std::vector<int64_t> &after) const;
   /// A serial schedule: tasks taken by `priority` (least first) once their
   /// predecessors (`late`: successors) are placed, each into the earliest
   /// (latest) gap of its device after (before) them.
@@ -73,6 +93,8 @@ private:
         end = std::max(end, start[task] + length[task]);
     return end;
   }
+  /// `orders` as lists, then U0.
+  Schedule listsOf(const std::vector<std::vector<int64_t>> &orders) const;
   /// Each device's tasks by start (equal starts: by `sequence`), then U0.
   Schedule listsOf(const std::vector<double> &start,
                    const std::vector<int64_t> &sequence) const;

@@ -12,8 +12,10 @@
 // against the budget and simulated (Simulator.h); the shortest few are
 // improved by forward-backward justification (each task moved into the
 // latest, then the earliest, idle gap its dependencies allow), brought back
-// within the budget (a waiting W sooner, a forward later) and re-checked.
-// The shortest simulated step within memory wins. No MLIR here.
+// within the budget (a waiting W sooner, a forward later) and re-checked;
+// the shortest then goes through a tabu search of the devices' orders
+// (swaps of neighbours on the step's longest path, ZeroBubbleSearch). The
+// shortest simulated step within memory wins. No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +39,14 @@ struct ZeroBubbleLimits {
   std::vector<uint64_t> deviceBudgetBytes;
 };
 
+/// How long zb-auto searches beyond its greedy and justified lists.
+struct ZeroBubbleSearch {
+  /// Iterations of the tabu search over the devices' orders of the
+  /// shortest lists that fit (swaps of neighbours on the step's longest
+  /// path); 0: none.
+  int iterations = 1000;
+};
+
 /// The limits of devices whose memory `inputs` gives (one per device of
 /// `graph`, each listing its stages in increasing stage id) under `setup`:
 /// each stage's bytes from its device's inputs, and each device's budget
@@ -54,12 +64,14 @@ zeroBubbleLimits(const StageGraph &graph,
 /// split) on `graph` (stages, placement, tied device groups), whose costs
 /// and messages `stages` gives (fwdMs; inputMs + recomputeMs and weightMs of
 /// the stages that split, bwdMs + recomputeMs of the others) over `links`.
+/// The shortest lists within memory are then searched further (`search`).
 /// Fails when the graph, the costs or the config is invalid, or when no
 /// candidate keeps every device within its budget (names the least peak).
 llvm::Expected<Schedule>
 generateZeroBubbleAuto(const StageGraph &graph, const TimedStageGraph &stages,
                        const Links &links, const ScheduleConfig &config,
-                       const ZeroBubbleLimits &limits = {});
+                       const ZeroBubbleLimits &limits = {},
+                       const ZeroBubbleSearch &search = {});
 
 /// The ZB paper's step under ZB-H1 for a pipeline bound by its busiest
 /// device: M (F + B + W) of work and (p - 1)(F + B - W) idle, with F, B and
