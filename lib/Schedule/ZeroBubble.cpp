@@ -484,7 +484,7 @@ llvm::Expected<Schedule> ftpipe::schedule::generateZeroBubbleAuto(
   std::optional<Schedule> searched;
   if (search.iterations > 0)
     if (std::optional<Schedule> lists =
-            justifier.searchOrders(*best, search.iterations))
+            justifier.searchOrders(*best, search.iterations, search.patience))
       searched = justifier.withinMemory(*lists, limits);
   if (searched) {
     llvm::Expected<std::optional<double>> ms = score(*searched);

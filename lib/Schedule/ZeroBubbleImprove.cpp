@@ -305,7 +305,8 @@ std::optional<Schedule> Justifier::improve(const Schedule &lists,
 static constexpr int kTabuTenure = 30;
 
 std::optional<Schedule> Justifier::searchOrders(const Schedule &lists,
-                                                int iterations) const {
+                                                int iterations,
+                                                int patience) const {
   std::vector<std::vector<int64_t>> orders = ordersOf(lists);
   std::vector<double> start;
   std::vector<int64_t> after;
@@ -319,6 +320,7 @@ std::optional<Schedule> Justifier::searchOrders(const Schedule &lists,
   std::map<std::pair<int64_t, int64_t>, int> tabu;
   std::vector<double> trialStart;
   std::vector<int64_t> trialAfter;
+  int lastBest = 0;
   for (int iteration = 0; iteration < iterations; ++iteration) {
     for (const std::vector<int64_t> &order : orders)
       for (auto [i, task] : llvm::enumerate(order))
@@ -385,6 +387,9 @@ std::optional<Schedule> Justifier::searchOrders(const Schedule &lists,
     if (end < bestEnd - 1e-9) {
       bestEnd = end;
       best = orders;
+      lastBest = iteration;
+    } else if (iteration - lastBest >= patience) {
+      break;
     }
   }
   if (best.empty() || bestEnd >= first - 1e-9)

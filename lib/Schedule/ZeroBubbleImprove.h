@@ -50,10 +50,11 @@ public:
   /// `iterations` makes the swap that gives the shortest step (also one
   /// that lengthens it, to leave a local optimum), never one that undoes a
   /// swap of the last kTabuTenure unless that beats the best step seen, and
-  /// never one that deadlocks. The shortest lists seen; nullopt when none is
+  /// never one that deadlocks; it stops early after `patience` iterations
+  /// without a shorter step. The shortest lists seen; nullopt when none is
   /// shorter than `lists`.
-  std::optional<Schedule> searchOrders(const Schedule &lists,
-                                       int iterations) const;
+  std::optional<Schedule> searchOrders(const Schedule &lists, int iterations,
+                                       int patience) const;
   /// `lists` changed so that each device stays within its budget (bytes
   /// counted as the dry run does, actionBytes): walking each device's list,
   /// where an action would lift it above, a W whose I already ran is moved

@@ -45,6 +45,8 @@ struct ZeroBubbleSearch {
   /// shortest lists that fit (swaps of neighbours on the step's longest
   /// path); 0: none.
   int iterations = 1000;
+  /// It stops after this many iterations without a shorter step.
+  int patience = 300;
 };
 
 /// The limits of devices whose memory `inputs` gives (one per device of
