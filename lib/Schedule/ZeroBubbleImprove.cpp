@@ -259,21 +259,13 @@ Schedule Justifier::listsOf(const std::vector<double> &start,
     if (exists[task])
       order[deviceOf(task)].push_back(
           {start[task], sequence[task], int64_t(task)});
-  Schedule lists;
-  lists.devices.resize(graph.devices);
+  std::vector<std::vector<int64_t>> orders(graph.devices);
   for (int64_t d = 0; d < graph.devices; ++d) {
     llvm::sort(order[d]);
-    for (auto [at, placed, task] : order[d]) {
-      int64_t s = task / 3 / M, m = task / 3 % M;
-      Part part = Part(task % 3);
-      lists.devices[d].push_back(part == kForward   ? Action::forward(s, m)
-                                 : part == kWeight  ? Action::weight(s, m)
-                                 : config.splits(s) ? Action::input(s, m)
-                                                    : Action::backward(s, m));
-    }
-    lists.devices[d].push_back(Action::update(0));
+    for (auto [at, placed, task] : order[d])
+      orders[d].push_back(task);
   }
-  return lists;
+  return listsOf(orders);
 }
 
 std::optional<Schedule> Justifier::improve(const Schedule &lists,
