@@ -1,6 +1,6 @@
-// RUN: ftpipe-opt %s --ftpipe-lower-cpu --mlir-print-ir-after=ftpipe-outline-layers -o /dev/null 2>&1 | FileCheck %s --implicit-check-not=bufferization.dealloc --implicit-check-not=dealloc_helper
-// RUN: ftpipe-opt %s --ftpipe-lower-cpu | FileCheck %s --check-prefix=PEAK
-// RUN: ftpipe-opt %s --ftpipe-lower-cpu=outline-layers=false | FileCheck %s --check-prefixes=PEAK,WHOLE
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %s --ftpipe-lower-cpu --mlir-print-ir-after=ftpipe-outline-layers -o /dev/null 2>&1 | FileCheck %s --implicit-check-not=bufferization.dealloc --implicit-check-not=dealloc_helper
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %s --ftpipe-lower-cpu | FileCheck %s --check-prefix=PEAK
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %s --ftpipe-lower-cpu=outline-layers=false | FileCheck %s --check-prefixes=PEAK,WHOLE
 
 // The CPU lowering cuts the layers out of the function after the
 // deallocations are placed: four layers of three matmuls each (a residual

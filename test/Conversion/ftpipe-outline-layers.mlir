@@ -1,4 +1,4 @@
-// RUN: ftpipe-opt %s --split-input-file --ftpipe-outline-layers="min-ops=3" | FileCheck %s
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %s --split-input-file --ftpipe-outline-layers="min-ops=3" | FileCheck %s
 
 // Tests that two layers with the same code become one function, called once
 // per layer with that layer's values; constants are cloned in; the function

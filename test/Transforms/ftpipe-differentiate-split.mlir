@@ -1,6 +1,6 @@
-// RUN: ftpipe-opt %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate | FileCheck %s
-// RUN: ftpipe-opt %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate --ftpipe-split-devices | FileCheck %s --check-prefix=ENTRY
-// RUN: ftpipe-opt %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate=split-backward=false --ftpipe-split-devices | FileCheck %s --check-prefix=OFF
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate | FileCheck %s
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate --ftpipe-split-devices | FileCheck %s --check-prefix=ENTRY
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate=split-backward=false --ftpipe-split-devices | FileCheck %s --check-prefix=OFF
 
 // Tests the split backward (contract version 2): each stage's adjoint is cut
 // into an input part (the gradients of the received values, on the critical

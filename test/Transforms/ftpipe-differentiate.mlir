@@ -1,6 +1,6 @@
-// RUN: ftpipe-opt %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate | FileCheck %s
-// RUN: ftpipe-opt %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate=recompute=false | FileCheck %s --check-prefix=SAVE
-// RUN: ftpipe-opt %S/Inputs/linalg-model.mlir --ftpipe-differentiate | FileCheck %s --check-prefix=LINALG
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate | FileCheck %s
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate=recompute=false | FileCheck %s --check-prefix=SAVE
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %S/Inputs/linalg-model.mlir --ftpipe-differentiate | FileCheck %s --check-prefix=LINALG
 
 // Tests that each stage gets an adjoint taking the stage's arguments and the
 // gradients of its active results, and returning the gradients of its active

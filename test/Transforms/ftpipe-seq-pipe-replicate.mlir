@@ -1,7 +1,7 @@
-// RUN: ftpipe-opt %s --ftpipe-seq-pipe="optimizer=sgd recompute=false" | FileCheck %s
-// RUN: ftpipe-opt %s --ftpipe-seq-pipe="optimizer=sgd recompute=false replicate=false" | FileCheck %s --check-prefix=SENT
-// RUN: ftpipe-opt %s --ftpipe-seq-pipe="optimizer=sgd recompute=false" --ftpipe-report="optimizer=sgd recompute=false" | FileCheck %s --check-prefix=REPORT
-// RUN: ftpipe-opt %s --ftpipe-seq-pipe="optimizer=sgd recompute=false" --ftpipe-outline-stages | FileCheck %s --check-prefix=OUTLINE
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %s --ftpipe-seq-pipe="optimizer=sgd recompute=false" | FileCheck %s
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %s --ftpipe-seq-pipe="optimizer=sgd recompute=false replicate=false" | FileCheck %s --check-prefix=SENT
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %s --ftpipe-seq-pipe="optimizer=sgd recompute=false" --ftpipe-report="optimizer=sgd recompute=false" | FileCheck %s --check-prefix=REPORT
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %s --ftpipe-seq-pipe="optimizer=sgd recompute=false" --ftpipe-outline-stages | FileCheck %s --check-prefix=OUTLINE
 
 // Tests that the partitioner replicates a cheap value (a 16 KiB "bias" made
 // from a data input in 0.01 ms) that four layers of 5 ms read, when sending

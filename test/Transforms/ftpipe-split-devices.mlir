@@ -1,5 +1,5 @@
-// RUN: ftpipe-opt %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate --ftpipe-split-devices | FileCheck %s
-// RUN: ftpipe-opt %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate=recompute=false --ftpipe-split-devices | FileCheck %s --check-prefix=SAVE
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate --ftpipe-split-devices | FileCheck %s
+// RUN: ftpipe-opt --mlir-print-debuginfo=false %S/Inputs/two-stages.mlir --ftpipe-outline-stages --ftpipe-differentiate=recompute=false --ftpipe-split-devices | FileCheck %s --check-prefix=SAVE
 
 // Tests the entry points of docs/StagePrograms.md: each stage's forward
 // receives what it reads (tag 2e), calls the stage and sends what others read;

@@ -6,6 +6,10 @@
 // The input is parsed once under a ParseGuard before MlirOptMain parses it
 // again, so that an input on which MLIR 19's parser would crash ends at its
 // first error instead (FTPipe/ParseGuard.h).
+// An input whose locations name things (NameLocs: the ops' scope paths, which
+// coarsening and profiles read, and the model's input names) is printed with
+// its locations unless `--mlir-print-debuginfo` says otherwise: printed
+// without them, it would plan and compile differently when parsed again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,18 +40,45 @@
 #include "mlir/Support/ToolUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+/// Whether a location of an op or block argument under `block` is a NameLoc.
+static bool carriesNames(mlir::Block &block) {
+  auto named = [](mlir::Location loc) {
+    return loc->walk([](mlir::Location inner) {
+                 return mlir::isa<mlir::NameLoc>(inner)
+                            ? mlir::WalkResult::interrupt()
+                            : mlir::WalkResult::advance();
+               })
+        .wasInterrupted();
+  };
+  return block
+      .walk([&](mlir::Operation *op) {
+        if (named(op->getLoc()))
+          return mlir::WalkResult::interrupt();
+        for (mlir::Region &region : op->getRegions())
+          for (mlir::Block &inner : region)
+            for (mlir::BlockArgument arg : inner.getArguments())
+              if (named(arg.getLoc()))
+                return mlir::WalkResult::interrupt();
+        return mlir::WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 /// Parses each chunk of `input` (as MlirOptMain splits it), unverified and
 /// under a ParseGuard: the first parse error ends the process with status 1,
-/// printed as MlirOptMain would print it. Only errors are printed (warnings
+/// printed as MlirOptMain would print it. Returns whether a chunk's
+/// locations name things (carriesNames). Only errors are printed (warnings
 /// come from MlirOptMain's parse), and ops and types of dialects that are not
 /// registered are accepted (MlirOptMain's parse refuses them where it should;
 /// --irdl-file dialects are known only to it).
-static void exitOnParseError(const llvm::MemoryBuffer &input,
+static bool exitOnParseError(const llvm::MemoryBuffer &input,
                              mlir::DialectRegistry &registry,
                              const mlir::MlirOptMainConfig &config) {
+  bool named = false;
   auto parseChunk = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
                         llvm::raw_ostream &) {
     llvm::SourceMgr sourceMgr;
@@ -63,6 +94,7 @@ static void exitOnParseError(const llvm::MemoryBuffer &input,
     (void)mlir::parseSourceFile(
         sourceMgr, &block,
         mlir::ParserConfig(&context, /*verifyAfterParse=*/false, &resources));
+    named = named || carriesNames(block);
     return mlir::success();
   };
   (void)mlir::splitAndProcessBuffer(
@@ -70,6 +102,7 @@ static void exitOnParseError(const llvm::MemoryBuffer &input,
                                        /*RequiresNullTerminator=*/false),
       parseChunk, llvm::nulls(), config.inputSplitMarker(),
       config.outputSplitMarker());
+  return named;
 }
 
 int main(int argc, char **argv) {
@@ -111,8 +144,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   // --verify-diagnostics checks every expected diagnostic itself.
-  if (!config.shouldVerifyDiagnostics())
-    exitOnParseError(*input, registry, config);
+  if (!config.shouldVerifyDiagnostics() &&
+      exitOnParseError(*input, registry, config)) {
+    // Named locations print unless the command line says otherwise.
+    auto *debugInfo = static_cast<llvm::cl::opt<bool> *>(
+        llvm::cl::getRegisteredOptions()["mlir-print-debuginfo"]);
+    if (!debugInfo->getNumOccurrences())
+      *debugInfo = true;
+  }
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &error);
   if (!output) {
