@@ -47,11 +47,11 @@
 /// Whether a location of an op or block argument under `block` is a NameLoc.
 static bool carriesNames(mlir::Block &block) {
   auto named = [](mlir::Location loc) {
-    return loc->walk([](mlir::Location inner) {
-                 return mlir::isa<mlir::NameLoc>(inner)
-                            ? mlir::WalkResult::interrupt()
-                            : mlir::WalkResult::advance();
-               })
+    return loc
+        ->walk([](mlir::Location inner) {
+          return mlir::isa<mlir::NameLoc>(inner) ? mlir::WalkResult::interrupt()
+                                                 : mlir::WalkResult::advance();
+        })
         .wasInterrupted();
   };
   return block
