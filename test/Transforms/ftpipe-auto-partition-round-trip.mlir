@@ -1,5 +1,6 @@
 // RUN: ftpipe-model-gen t5-tiny --quiet -o %t.model.mlir
 // RUN: ftpipe-opt %t.model.mlir --ftpipe-annotate-costs -o %t.costs.mlir
+// RUN: FileCheck %s --check-prefix=SCOPES < %t.costs.mlir
 // RUN: ftpipe-opt %t.model.mlir --ftpipe-annotate-costs --ftpipe-auto-partition="devices=4 sync-schedule=zb-auto quiet=true" | sed -n 's/.*\(#ftpipe.plan<[^>]*\), seconds = .*/\1/p' > %t.joined
 // RUN: ftpipe-opt %t.costs.mlir --ftpipe-auto-partition="devices=4 sync-schedule=zb-auto quiet=true" | sed -n 's/.*\(#ftpipe.plan<[^>]*\), seconds = .*/\1/p' > %t.split
 // RUN: FileCheck %s < %t.joined
@@ -19,4 +20,8 @@
 
 // CHECK: #ftpipe.plan<method = "{{[a-z-]+}}", stage_device = [
 
+// SCOPES: loc("T5ForConditionalGeneration/T5Stack[encoder]/
+
+// NOLOC-NOT: loc(
+// NOLOC: func.func @
 // NOLOC-NOT: loc(
