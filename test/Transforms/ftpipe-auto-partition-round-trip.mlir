@@ -15,8 +15,8 @@
 // one ftpipe-opt run and the plan made in the next (the costs printed and
 // parsed) give the plan of both passes in one run (with and without
 // sync-schedule), less its planning time. The ops' scope paths, by which
-// Mixed-Pipe coarsens, are their locations, which ftpipe-opt prints by
-// default; `--mlir-print-debuginfo=false` leaves them out.
+// Mixed-Pipe coarsens, are their locations, which ftpipe-opt prints as they
+// name things; `--mlir-print-debuginfo=false` leaves them out.
 
 // CHECK: #ftpipe.plan<method = "{{[a-z-]+}}", stage_device = [
 
