@@ -6,7 +6,8 @@
 // used several times are summed. Without recomputation the function is then
 // cut in two: the forward values the adjoints read become extra results of F
 // and arguments of the backward (constants, and arguments only rearranged
-// such as transposed weights, are rebuilt instead).
+// such as transposed weights, are rebuilt instead; a reshape is rebuilt from
+// the value it reshapes, which is saved).
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,7 +119,19 @@ splitSaved(func::FuncOp forward, func::FuncOp backward,
   // Copies go into the adjoint part: after the last forward op.
   OpBuilder rebuilder(backward.getContext());
   rebuilder.setInsertionPointAfter(forwardOps.back());
+  // Forward values mapped to their copies or saved arguments in the adjoint
+  // part.
   IRMapping rebuilt;
+  auto save = [&](Value value) {
+    if (Value argument = rebuilt.lookupOrNull(value))
+      return argument;
+    unsigned position = numArgs + savedForward.size();
+    BlockArgument argument =
+        entry.insertArgument(position, value.getType(), value.getLoc());
+    savedForward.push_back(original.lookup(value));
+    rebuilt.map(value, argument);
+    return Value(argument);
+  };
   for (Operation *op : forwardOps) {
     for (Value value : op->getResults()) {
       if (llvm::none_of(value.getUses(), isAdjointUse))
@@ -130,12 +143,21 @@ splitSaved(func::FuncOp forward, func::FuncOp backward,
             [&](OpOperand &use) { return isAdjointUse(use); });
         continue;
       }
-      unsigned position = numArgs + savedForward.size();
-      BlockArgument argument =
-          entry.insertArgument(position, value.getType(), value.getLoc());
+      // A reshape is saved as the value it reshapes (isReshape): BERT's
+      // query, key and value read three reshapes of one input, saved as
+      // three results over one buffer, which the runtime copies.
+      Value source = value;
+      while (source.getDefiningOp() && isReshape(source.getDefiningOp()))
+        source = source.getDefiningOp()->getOperand(0);
+      if (source != value && !isa<BlockArgument>(source)) {
+        save(source);
+        value.replaceUsesWithIf(
+            rebuild(value, rebuilder, rebuilt),
+            [&](OpOperand &use) { return isAdjointUse(use); });
+        continue;
+      }
       value.replaceUsesWithIf(
-          argument, [&](OpOperand &use) { return isAdjointUse(use); });
-      savedForward.push_back(original.lookup(value));
+          save(value), [&](OpOperand &use) { return isAdjointUse(use); });
     }
   }
   // The forward part is now dead.

@@ -162,3 +162,9 @@ LogicalResult autodiff::propagateTangent(Operation *original, Operation *copy,
     tangents[copy->getResult(0)] = *tangent;
   return success();
 }
+
+bool autodiff::isReshape(Operation *op) {
+  return isa<tosa::ReshapeOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+             op) &&
+         op->getNumOperands() == 1 && op->getNumResults() == 1;
+}

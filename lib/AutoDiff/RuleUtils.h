@@ -52,6 +52,12 @@ LogicalResult propagateTangent(Operation *original, Operation *copy,
                                OpBuilder &b, DenseMap<Value, Value> &tangents);
 /// Converts a gradient to `type`'s element type where they differ.
 Value buildCastTo(OpBuilder &b, Location loc, Value value, Type type);
+/// Reshapes (tosa.reshape, tensor.expand_shape and collapse_shape of one
+/// operand): the same elements in the same order, which the lowering makes
+/// a view of the operand's buffer. A value kept for a later part (saved for
+/// the backward, carried from I to W) is kept as what it reshapes and the
+/// reshape rebuilt there, so that two kept values never share one buffer.
+bool isReshape(Operation *op);
 
 } // namespace autodiff
 } // namespace ftpipe

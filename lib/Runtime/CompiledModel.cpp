@@ -294,9 +294,9 @@ public:
   }
   bool computesLoss() const override { return loss; }
   std::optional<StageMemory> memory() const override { return needs; }
-  void limitCache(ftpipe::schedule::ActionKind kind) override {
+  void limitCache(int64_t bytes) override {
     if (cacheLimit && needs)
-      cacheLimit(needs->peakOf(kind));
+      cacheLimit(bytes);
   }
 
   ForwardResult forward(int64_t mb, const std::vector<const Tensor *> &params,

@@ -440,6 +440,35 @@ llvm::Error DeviceExecutor::backward(int64_t stage, int64_t mb) {
   return llvm::Error::success();
 }
 
+void DeviceExecutor::boundCaches(llvm::ArrayRef<Action> actions,
+                                 llvm::ArrayRef<int64_t> bounds) {
+  cacheBounds.clear();
+  for (auto [action, bound] : llvm::zip(actions, bounds))
+    cacheBounds[{action.kind, action.stage, action.index}] = bound;
+}
+
+void DeviceExecutor::limitCache(const Action &action) {
+  // The task's generated buffers and cache stay within what the replay
+  // allows it: its entry point's peak and the room the device's predicted
+  // peak leaves beside it; without bounds, its entry point's peak, and an
+  // update leaves the last task's bound.
+  auto bound = cacheBounds.find({action.kind, action.stage, action.index});
+  if (bound != cacheBounds.end()) {
+    // The device's stages share its pool in the allocator.
+    StageProgram *any = action.kind == ActionKind::Update
+                            ? (stages.empty() ? nullptr : stages.front())
+                            : program(action.stage);
+    if (any)
+      any->limitCache(bound->second);
+    return;
+  }
+  if (action.kind == ActionKind::Update)
+    return;
+  if (StageProgram *stage = program(action.stage))
+    if (std::optional<StageMemory> memory = stage->memory())
+      stage->limitCache(memory->peakOf(action.kind));
+}
+
 void DeviceExecutor::timed(llvm::function_ref<void()> code) {
   double start = now();
   code();
@@ -622,11 +651,7 @@ DeviceExecutor::run(llvm::ArrayRef<Action> actions,
     double actionStart = now(), cpuStart = threadCpuSeconds(),
            computeBefore = computeSeconds, waitedBefore = waitedSeconds;
     HeldBytes heldBefore = held();
-    // The task's generated buffers and cache stay within what the replay
-    // counts for it; an update leaves the last task's bound.
-    if (action.kind != ActionKind::Update)
-      if (StageProgram *stageProgram = program(action.stage))
-        stageProgram->limitCache(action.kind);
+    limitCache(action);
     llvm::Error error = llvm::Error::success();
     switch (action.kind) {
     case ActionKind::Forward:

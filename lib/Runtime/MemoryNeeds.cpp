@@ -57,12 +57,20 @@ ftpipe::runtime::stageMemory(const EntryPoint &forward,
       if (argument.kind == EntryValue::Kind::Input &&
           inputs.insert(argument.name).second)
         memory.dataBytes += bytesOf(argument.tensor);
+  // A message is its micro-batch (8 bytes) and the tensor's bytes.
+  constexpr int64_t kHeader = 8;
   for (const ManifestTransfer &transfer : forward.transfers)
     if (transfer.send)
       memory.forwardSendBytes += bytesOf(transfer.tensor);
+    else
+      memory.forwardReceiveBytes = std::max(memory.forwardReceiveBytes,
+                                            bytesOf(transfer.tensor) + kHeader);
   for (const ManifestTransfer &transfer : backward.transfers)
     if (transfer.send)
       memory.backwardSendBytes += bytesOf(transfer.tensor);
+    else
+      memory.backwardReceiveBytes = std::max(
+          memory.backwardReceiveBytes, bytesOf(transfer.tensor) + kHeader);
   return memory;
 }
 
@@ -167,14 +175,16 @@ llvm::Error ftpipe::runtime::compiledMemoryInputs(
       stage.keptBytesPerMicroBatch =
           uint64_t(memory.savedBytes + memory.forwardSendBytes);
       stage.forwardWorkingBytes =
-          uint64_t(memory.peakOf(ActionKind::Forward) + memory.dataBytes);
+          uint64_t(memory.peakOf(ActionKind::Forward) + memory.dataBytes +
+                   memory.forwardReceiveBytes);
       // An I's peak holds the W buffer it returns, which the replay adds
       // to the working set (schedule::replayedMemory).
       stage.recomputePeakBytes =
           uint64_t(std::max(memory.peakOf(ActionKind::Backward),
                             memory.peakOf(ActionKind::InputBackward) -
                                 memory.weightSavedBytes) +
-                   memory.dataBytes + memory.backwardSendBytes);
+                   memory.dataBytes + memory.backwardSendBytes +
+                   memory.backwardReceiveBytes);
       stage.forwardMessageBytes = uint64_t(memory.forwardSendBytes);
       stage.backwardMessageBytes = uint64_t(memory.backwardSendBytes);
       stage.weightBufferBytesPerMicroBatch = uint64_t(memory.weightSavedBytes);

@@ -74,6 +74,8 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
     replay.weight = stage.peakOf(ActionKind::WeightBackward) + stage.dataBytes;
     replay.forwardMessages = stage.forwardSendBytes;
     replay.backwardMessages = stage.backwardSendBytes;
+    replay.forwardReceive = stage.forwardReceiveBytes;
+    replay.backwardReceive = stage.backwardReceiveBytes;
     replay.transient = stage.dataBytes;
     replay.adopted = stage.adopted;
   }
@@ -109,5 +111,6 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
                              : stage->second.peakOf(atPeak.kind);
   best.messageBytes = peak->messages + peak->pending;
   best.transientBytes = peak->running - best.generatedBytes;
+  best.cacheBounds = std::move(peak->cacheBounds);
   return best;
 }

@@ -594,6 +594,20 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
     if (evaluator)
       evaluate(report.step + 1);
   };
+  // The prediction of the device's memory over `list`; the allocator's
+  // cache keeps what its peak leaves room for (DeviceExecutor::boundCaches).
+  auto predictMemory = [&] {
+    std::vector<std::vector<size_t>> held =
+        schedule::sendsHeldUntil(*lists, *graph);
+    return executor->predictMemory(*list, size_t(process) < held.size()
+                                              ? llvm::ArrayRef(held[process])
+                                              : llvm::ArrayRef<size_t>());
+  };
+  auto boundCaches = [&] {
+    if (std::optional<MemoryPrediction> predicted = predictMemory())
+      executor->boundCaches(*list, predicted->cacheBounds);
+  };
+  boundCaches();
   double runStart = now();
   // Runs `actions` (a part of the list) and appends their timeline.
   auto runPart = [&](llvm::ArrayRef<schedule::Action> actions) {
@@ -640,6 +654,7 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
           identifyRun(*migration.model, migration.config, run.data);
     executor->recordTrace(tracing);
     planFrozenWork(*migration.model);
+    boundCaches();
     TraceEvent moved;
     moved.action = schedule::Action::update(migration.atStep - 1);
     moved.migration = true;
@@ -662,14 +677,9 @@ runDevice(Devices &shared, PlanEndpoint &endpoint,
       current ? current->planBytes : run.planBytes;
   if (d < int64_t(planBytes.size()))
     planned = planBytes[d];
-  std::vector<std::vector<size_t>> held =
-      schedule::sendsHeldUntil(*lists, *graph);
-  summary.memory = formatDeviceMemory(
-      process, executor->memory(),
-      executor->predictMemory(*list, size_t(process) < held.size()
-                                         ? llvm::ArrayRef(held[process])
-                                         : llvm::ArrayRef<size_t>()),
-      readResidentMemory(), overhead, planned);
+  summary.memory =
+      formatDeviceMemory(process, executor->memory(), predictMemory(),
+                         readResidentMemory(), overhead, planned);
   if (activationCache &&
       activationCache->stats().stored + activationCache->stats().replayed > 0)
     summary.memory += "\ndevice " + std::to_string(process) + " " +

@@ -199,11 +199,16 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
   // What the last task left in the generated code's cache: the runtime
   // bounds it by what the replay counted for that task (HostAllocator.h).
   int64_t carried = 0;
-  auto consider = [&](size_t index, int64_t running, int64_t messages) {
+  // Per action: its total, and of it the generated code's bytes.
+  std::vector<int64_t> totals(actions.size()), generated(actions.size());
+  auto consider = [&](size_t index, int64_t running, int64_t messages,
+                      int64_t generatedBytes) {
     held.gradients = int64_t(openSteps.size()) * device.trained;
     held.optimizer = stateAllocated ? device.optimizer : 0;
     held.stash = int64_t(stashed.size()) * device.trained;
     int64_t total = held.total() + running + messages + pending;
+    totals[index] = total;
+    generated[index] = generatedBytes;
     if (total > peak.bytes) {
       peak.bytes = total;
       peak.action = index;
@@ -243,9 +248,11 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
     const ReplayStage &stage = stageOf(action);
     int64_t keptBefore = held.kept + held.weightBuffers;
     int64_t running = taskBytes(stage, action.kind);
+    int64_t generatedBytes = std::max<int64_t>(running - stage.transient, 0);
     switch (action.kind) {
     case ActionKind::Forward:
-      consider(index, running, stage.forwardMessages);
+      consider(index, running, stage.forwardMessages + stage.forwardReceive,
+               generatedBytes);
       hold(index, stage.forwardMessages);
       inFlight[{action.stage, action.index}] = version;
       held.kept += stage.kept;
@@ -253,12 +260,14 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
       break;
     case ActionKind::Backward:
       openSteps.insert(action.index / microBatches);
-      consider(index, running, stage.backwardMessages);
+      consider(index, running, stage.backwardMessages + stage.backwardReceive,
+               generatedBytes);
       hold(index, stage.backwardMessages);
       release(action, stage);
       break;
     case ActionKind::InputBackward:
-      consider(index, running, stage.backwardMessages);
+      consider(index, running, stage.backwardMessages + stage.backwardReceive,
+               generatedBytes);
       hold(index, stage.backwardMessages);
       release(action, stage);
       held.weightBuffers += stage.weightBuffer;
@@ -266,7 +275,7 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
       break;
     case ActionKind::WeightBackward:
       openSteps.insert(action.index / microBatches);
-      consider(index, running, 0);
+      consider(index, running, 0, generatedBytes);
       held.weightBuffers -= stage.weightBuffer;
       --held.weightBufferMicroBatches;
       break;
@@ -278,7 +287,7 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
         stashed.insert(version);
       openSteps.insert(action.index);
       stateAllocated = true;
-      consider(index, device.update + carried, 0);
+      consider(index, device.update + carried, 0, carried);
       if (peak.action == index)
         peak.carried = carried;
       openSteps.erase(action.index);
@@ -290,6 +299,8 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
       carried += keptBefore - held.kept - held.weightBuffers;
     carried = std::max<int64_t>(carried, 0);
   }
+  for (auto [total, bytes] : llvm::zip(totals, generated))
+    peak.cacheBounds.push_back(bytes + peak.bytes - total);
   return peak;
 }
 

@@ -154,6 +154,40 @@ TEST(MemoryReplay, EachTaskCountsItsOwnPeakAndAnUpdateTheCacheLeft) {
   EXPECT_EQ(peak->carried, 40);
 }
 
+TEST(MemoryReplay, EachActionsCacheBoundFillsTheRoomThePeakLeaves) {
+  // GPipe on one stage: totals 265 (F0), 275 (F1), 368 (B0, the peak), 358
+  // (B1) and, at U0, 340 held with the update's 5 and the 7 B1 left in the
+  // cache. Each action's bound is what the replay counts for the generated
+  // code then (a task's 5 or 7 bytes, the update's carried 7) and the room
+  // the peak leaves beside its total: a cache filled to it holds the device
+  // at the peak, never above it. Bounding every task by its own peak only
+  // (before 2026-11-28) left the cache no room for the buffers of the next
+  // task, which came fresh from the system each time.
+  std::vector<Action> list = parse({"0F0", "0F1", "0B0", "0B1", "U0"});
+  std::optional<ReplayPeak> peak =
+      replay(list, oneStage(2, WeightVersions::None));
+  ASSERT_TRUE(peak);
+  EXPECT_EQ(peak->bytes, 368);
+  EXPECT_EQ(peak->cacheBounds,
+            (std::vector<int64_t>{5 + 103, 5 + 93, 7, 7 + 10, 7 + 16}));
+}
+
+TEST(MemoryReplay, ATaskCountsTheLargestMessageItReceives) {
+  // The communicator holds a received message beside the buffer it is
+  // delivered into while the task runs, then frees it: 1F1B's B0 counts
+  // the backward's 3 (and its 1 sent), not the forward's 2; no later
+  // action holds them.
+  ReplayDevice device = oneStage(2, WeightVersions::None);
+  device.stages[0].forwardReceive = 2;
+  device.stages[0].backwardReceive = 3;
+  std::optional<ReplayPeak> peak =
+      replay(parse({"0F0", "0B0", "0F1", "0B1", "U0"}), device);
+  ASSERT_TRUE(peak);
+  EXPECT_EQ(peak->action, 1u);
+  EXPECT_EQ(peak->messages, 1 + 3);
+  EXPECT_EQ(peak->bytes, 100 + 80 + 160 + 10 + 7 + 1 + 3);
+}
+
 TEST(MemoryReplay, APlanCountsAForwardsOwnWorkingSet) {
   // Device 1 of a chain under GPipe: its second forward holds the first
   // micro-batch's 100 kept bytes and its own working set of 180 (its saved

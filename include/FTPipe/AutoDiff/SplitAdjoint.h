@@ -7,8 +7,9 @@
 // every op that an input gradient depends on, W the rest of what the weight
 // gradients depend on, and the values W reads from I's side travel as extra
 // results of I ("carried" values). Each op of the adjoint lands in one part
-// (only constants and empty tensors are rebuilt in both), so I and W together
-// do the adjoint's arithmetic, no more.
+// (only constants, empty tensors and reshapes, which W rebuilds from the
+// value they reshape rather than receive it twice, are in both), so I and W
+// together do the adjoint's arithmetic, no more.
 //
 //===----------------------------------------------------------------------===//
 

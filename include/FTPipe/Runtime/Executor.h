@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 namespace ftpipe {
 namespace runtime {
@@ -207,11 +208,20 @@ public:
   /// each action adds while it runs, messages in flight (each action's sends
   /// until `sendsHeldUntil`, schedule::sendsHeldUntil of the lists `actions`
   /// is one of), and the generated code's buffers with the allocator's cache
-  /// (at most the largest recorded peak of the device's entry points). None
-  /// when a stage's memory needs are unknown (StageProgram::memory).
+  /// (the recorded peak of the entry point a task calls; at an update, what
+  /// the task before it left). None when a stage's memory needs are unknown
+  /// (StageProgram::memory).
   std::optional<MemoryPrediction>
   predictMemory(llvm::ArrayRef<schedule::Action> actions,
                 llvm::ArrayRef<size_t> sendsHeldUntil) const;
+  /// From now on each action of `actions` (this device's list) bounds the
+  /// generated code's buffers and the allocator's cache by its entry of
+  /// `bounds` (MemoryPrediction::cacheBounds of the same list), updates
+  /// included, so that the cache keeps what the prediction's peak leaves
+  /// room for; an action not in `actions` by the recorded peak of the entry
+  /// point it calls (an update: as the task before it left it).
+  void boundCaches(llvm::ArrayRef<schedule::Action> actions,
+                   llvm::ArrayRef<int64_t> bounds);
 
 private:
   llvm::Error forward(int64_t stage, int64_t mb);
@@ -226,6 +236,11 @@ private:
   /// Runs a stage's code, counting its time as compute but for the time its
   /// receives waited (and stretching it by config.slowdown).
   void timed(llvm::function_ref<void()> code);
+  /// Bounds the allocator's cache for `action` (boundCaches).
+  void limitCache(const schedule::Action &action);
+  /// boundCaches' bounds, by action (kind, stage, index).
+  std::map<std::tuple<schedule::ActionKind, int64_t, int64_t>, int64_t>
+      cacheBounds;
   /// Over a ReplicaCommunicator with replicas: plans the stages'
   /// all-reduces of `actions` (ReplicaReductions).
   void startReductions(llvm::ArrayRef<schedule::Action> actions);

@@ -38,6 +38,11 @@ struct StageMemory {
   int64_t forwardPeakBytes = 0, backwardPeakBytes = 0;
   /// Bytes the forward and the backward send per micro-batch.
   int64_t forwardSendBytes = 0, backwardSendBytes = 0;
+  /// The largest message the forward and the backward (its input part
+  /// too) receive: the communicator holds it (MpiCommunicator: the message
+  /// with its 8-byte header) beside the buffer the generated code receives
+  /// it into until it is delivered.
+  int64_t forwardReceiveBytes = 0, backwardReceiveBytes = 0;
   /// Bytes of one micro-batch's slices of the data inputs.
   int64_t dataBytes = 0;
   /// A split backward (StageProgram::splitsBackward()): the bytes its input

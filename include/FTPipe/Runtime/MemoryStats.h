@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ftpipe {
 namespace runtime {
@@ -55,6 +56,10 @@ struct MemoryPrediction {
   /// largest of the device's), the messages in flight, and what the action
   /// itself adds beside them (data slices, update scratch).
   int64_t generatedBytes = 0, messageBytes = 0, transientBytes = 0;
+  /// Per action of the list, what the generated code's buffers and the
+  /// allocator's cache may hold while it runs, the device staying within
+  /// `peakBytes` (schedule::ReplayPeak::cacheBounds).
+  std::vector<int64_t> cacheBounds;
 };
 
 /// The process's resident memory now and its high-water mark (VmRSS and

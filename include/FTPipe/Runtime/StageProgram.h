@@ -55,12 +55,13 @@ public:
   /// The stage's memory needs; none where they are not known (hand-written
   /// stages).
   virtual std::optional<StageMemory> memory() const { return std::nullopt; }
-  /// Bounds the generated code's buffers and the allocator's cache by the
-  /// recorded peak of the entry point a task of `kind` calls, from now
-  /// until the next task (ftpipe_host_cache_limit, HostAllocator.h): what
-  /// the memory replay counts for the task (DeviceExecutor::predictMemory).
-  /// Nothing for stages without recorded peaks.
-  virtual void limitCache(schedule::ActionKind kind) {}
+  /// Bounds the generated code's buffers and the allocator's cache (of the
+  /// calling thread's device) by `bytes` from now until the next task
+  /// (ftpipe_host_cache_limit, HostAllocator.h): the executor passes what
+  /// the memory replay allows the task (DeviceExecutor::boundCaches), else
+  /// the recorded peak of the entry point it calls. Nothing for stages
+  /// without recorded peaks.
+  virtual void limitCache(int64_t bytes) {}
 
   struct ForwardResult {
     std::optional<float> loss;

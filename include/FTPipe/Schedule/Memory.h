@@ -75,7 +75,8 @@ struct DeviceMemoryInputs {
     /// under recomputation; once compiled: the larger of the B's and the
     /// I's recorded peaks (the generated code's buffers with the
     /// allocator's cache, which the runtime limits to the running entry
-    /// point's peak), the data slices and the backward's messages.
+    /// point's peak), the data slices and the backward's messages (those it
+    /// sends, and the largest it receives).
     uint64_t recomputePeakBytes = 0;
     /// Bytes a split backward's input part keeps for its weight part, per
     /// micro-batch (0 for a stage that does not split): counted under the
@@ -89,8 +90,8 @@ struct DeviceMemoryInputs {
     /// Bytes a forward adds while it runs, its own kept bytes included and
     /// its messages not. The cost model and older manifests: none (0: a
     /// forward adds recomputePeakBytes and its kept bytes); once compiled:
-    /// the forward's recorded peak (its saved values among its results) and
-    /// the data slices.
+    /// the forward's recorded peak (its saved values among its results), the
+    /// data slices and the largest message it receives.
     uint64_t forwardWorkingBytes = 0;
     /// Of keptBytesPerMicroBatch and recomputePeakBytes: the bytes a
     /// forward and a backward (B or I) send per micro-batch, which a replay
