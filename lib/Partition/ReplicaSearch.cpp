@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/ReplicaSearch.h"
+#include "FTPipe/Schedule/MemoryReplay.h"
 #include "FTPipe/Schedule/ZeroBubble.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -216,6 +217,18 @@ Plan ftpipe::partition::cutForOverlap(const Graph &graph, const Plan &plan,
   return cut;
 }
 
+std::vector<uint64_t>
+ftpipe::partition::allReduceBufferBytes(const PlanMetrics &metrics,
+                                        const ReplicaLayout &layout) {
+  std::vector<uint64_t> bytes(metrics.devices.size(), 0);
+  for (const StageMetrics &stage : metrics.stages)
+    if (stage.device < bytes.size() &&
+        stage.device < layout.replicas.size() &&
+        layout.replicas[stage.device] > 1)
+      bytes[stage.device] = std::max(bytes[stage.device], stage.gradBytes);
+  return bytes;
+}
+
 /// ReplicaOption::sharedCoresMs: per node with fewer cores than processes,
 /// its processes' busy time (`busyMs`, per process, over the simulated run;
 /// `perMiniBatch` scales it to one mini-batch) plus each replica's share of
@@ -290,6 +303,38 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
 
   // The plan's lists for its pipeline, then one per process.
   schedule::StageGraph topology = sg->topology(depth);
+  // A replicated device holds more than its plan's device: 1F1B's lists,
+  // made for the layout, start more micro-batches upstream of a replicated
+  // device (as many as there are processes on the stage's path), so each
+  // device is also checked on a replay of its busiest replica's list, as
+  // ftpipe-run checks it (schedule::replayedMemory); and its replicas
+  // all-reduce each stage's gradients from a copy of them (NCCL: a device
+  // buffer per all-reduce, one at a time on the group's stream; MPI and
+  // threads: every stage's flattened until the update,
+  // runtime::ReplicaReductions), so at least its largest stage's gradient
+  // bytes come on top while the all-reduce runs (allReduceBufferBytes).
+  if (layout.replicated()) {
+    std::vector<schedule::DeviceMemory> replayed = schedule::replayedMemory(
+        topology, metrics->memoryInputs, trainingSetupOf(config),
+        layout.replicas);
+    std::vector<uint64_t> buffer = allReduceBufferBytes(*metrics, layout);
+    for (auto [d, memory] : llvm::enumerate(replayed)) {
+      uint64_t bytes =
+          std::max(option.memoryBytes[d], memory.totalBytes()) + buffer[d];
+      option.memoryBytes[d] = bytes;
+      if (bytes <= memory.budgetBytes)
+        continue;
+      if (option.feasible)
+        option.failure = llvm::formatv(
+            "does not fit in memory as replicas: device {0} needs {1:F2} GiB "
+            "(its replica's lists replayed, {2:F2} GiB of it the all-reduce's "
+            "buffer) of its {3:F2} GiB",
+            d, double(bytes) / double(1ull << 30),
+            double(buffer[d]) / double(1ull << 30),
+            double(memory.budgetBytes) / double(1ull << 30));
+      option.feasible = false;
+    }
+  }
   schedule::ScheduleConfig lists{config.schedule, config.microBatches,
                                  config.schedule == Kind::Async ? 4 : 1,
                                  schedule::isZeroBubble(config.schedule)

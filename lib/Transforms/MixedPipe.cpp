@@ -58,6 +58,28 @@ static void printCandidates(const partition::MixedPipeResult &result) {
             : "infeasible: " + candidate.failure);
 }
 
+/// ", fullest device D: X of Y GiB": the plan device whose memory under the
+/// schedule (its replicas' lists replayed where larger) is the largest share
+/// of its own.
+static std::string describeMemory(const partition::ReplicaOption &option,
+                                  const partition::Hardware &hw) {
+  double fullest = -1.0;
+  std::string text;
+  for (auto [d, bytes] : llvm::enumerate(option.memoryBytes)) {
+    double budget = double(
+        hw.device(partition::DeviceId(option.layout.group(int64_t(d)).front()))
+            .memoryBytes);
+    if (budget <= 0.0 || double(bytes) / budget <= fullest)
+      continue;
+    fullest = double(bytes) / budget;
+    text = llvm::formatv(", fullest device {0}: {1:f2} of {2:f2} GiB", d,
+                         double(bytes) / double(1ull << 30),
+                         budget / double(1ull << 30))
+               .str();
+  }
+  return text;
+}
+
 void MixedPipePass::runOnOperation() {
   ModuleOp module = getOperation();
   Stopwatch stopwatch;
@@ -133,7 +155,7 @@ void MixedPipePass::runOnOperation() {
           option.feasible
               ? llvm::formatv("simulated {0:f3} ms per mini-batch, all-reduce "
                               "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
-                              "per micro-batch{4}",
+                              "per micro-batch{4}{5}",
                               option.simulatedMsPerMiniBatch,
                               option.allReduceMs, option.idleFraction,
                               option.objectiveMs,
@@ -141,7 +163,8 @@ void MixedPipePass::runOnOperation() {
                                   ? llvm::formatv(", shared cores {0:f3} ms",
                                                   option.sharedCoresMs)
                                         .str()
-                                  : std::string())
+                                  : std::string(),
+                              describeMemory(option, problem.hardware))
                     .str()
               : "infeasible: " + option.failure,
           &option == &search->chosen() ? "  <- chosen" : "");

@@ -293,6 +293,37 @@ TEST(ReplicaSearch, WeightsThatNeedEveryDeviceStayAPipeline) {
     }
 }
 
+TEST(ReplicaSearch, ReplicasHoldTheirAllReducesBuffer) {
+  // 4 layers of 1 MB weights (SGD: 2 MB with the gradients), 2 a device as
+  // 2 x 2: each device keeps 4 MB and a little of activations; its
+  // replicas all-reduce each stage's 2 MB of gradients from a copy of them.
+  // On devices of 5 MB the plan fits but its replicas do not; on 7 MB they
+  // do.
+  Graph g = layers(4, 1.0, 2.0, 1000, 1'000'000);
+  ObjectiveConfig config = sgdOneFOneB(4);
+  ReplicaLayout twoByTwo;
+  twoByTwo.replicas = {2, 2};
+  for (uint64_t memory : {5'000'000ull, 7'000'000ull}) {
+    Hardware hw = uniformHardware(4, 1000.0, 0.0, memory);
+    Hardware pipeline = unwrap(pipelineHardware(hw, twoByTwo));
+    Plan plan = unwrap(greedyPlan(g, pipeline, config));
+    PlanMetrics metrics = unwrap(evaluatePlan(g, pipeline, plan, config));
+    EXPECT_TRUE(metrics.memoryFits);
+    EXPECT_EQ(allReduceBufferBytes(metrics, twoByTwo),
+              (std::vector<uint64_t>{2'000'000, 2'000'000}));
+    EXPECT_EQ(allReduceBufferBytes(metrics, ReplicaLayout::none(2)),
+              (std::vector<uint64_t>{0, 0}));
+    ReplicaOption option =
+        unwrap(scoreReplicated(g, hw, plan, twoByTwo, config));
+    EXPECT_EQ(option.feasible, memory == 7'000'000ull) << option.failure;
+    for (auto [d, bytes] : llvm::enumerate(option.memoryBytes))
+      EXPECT_GE(bytes, metrics.devices[d].memoryBytes + 2'000'000);
+    if (!option.feasible)
+      EXPECT_NE(option.failure.find("all-reduce's buffer"), std::string::npos)
+          << option.failure;
+  }
+}
+
 TEST(ReplicaSearch, SlowLinksPriceTheAllReduce) {
   // 4 layers of 1 + 2 ms with 100 MB of weights each, M = 4: as 4 replicas
   // each device all-reduces 400 MB.
@@ -468,7 +499,8 @@ TEST(ReplicaSearch, MemoryCapByHand) {
 
 TEST(ReplicaSearch, UnevenPipelinesFillTheBubbles) {
   // 12 layers of 1 + 2 ms, 1 MB of weights each (SGD: 2 MB with the
-  // gradients) on 8 devices of 17 MB: the model needs 2 devices. 4
+  // gradients, and a replicated device's all-reduce works on a copy of a
+  // stage's gradients) on 8 devices of 23 MB: the model needs 2 devices. 4
   // pipelines of depth 2 have 2 of the M = 8 micro-batches each (1F1B:
   // F F B B on the first device, F B F B on the second). Balanced, 6
   // layers a device: the first device's backwards wait for the second's,
@@ -477,7 +509,7 @@ TEST(ReplicaSearch, UnevenPipelinesFillTheBubbles) {
   // its first backward is back at 22 ms, and the first device's
   // backwards run 22-36 and 37-51: 51 ms.
   Graph g = layers(12, 1.0, 2.0, 1000, 1'000'000);
-  Hardware hw = uniformHardware(8, 1000.0, 0.0, 17'000'000);
+  Hardware hw = uniformHardware(8, 1000.0, 0.0, 23'000'000);
   ObjectiveConfig config = sgdOneFOneB(8);
   ReplicaSearchResult result = searchGreedy(g, hw, config);
   const ReplicaOption &balanced = evenOption(result, 2, 8);

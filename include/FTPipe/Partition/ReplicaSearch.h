@@ -26,8 +26,10 @@
 // also planned uneven (shareWeightedHardware, at each of kUnevenStrengths): a
 // replica pipeline with few micro-batches gains from longer first stages. No
 // option simulates below the step bound (ReplicaBound.h), which the result
-// carries with the chain bound. Memory is checked per replica
-// as for the plan's device (a replica holds no more). No MLIR here.
+// carries with the chain bound. Memory is checked per replica as for the
+// plan's device, and again on a replay of the replica's own list (made for
+// the layout, it may keep more micro-batches in flight) with the buffer of
+// its gradient all-reduce on top (allReduceBufferBytes). No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,6 +149,13 @@ std::vector<DeviceGradients> deviceGradients(const StageGraph &sg,
 /// compute whatever its activations. Infinite when every node fits.
 double memoryCapMs(const Graph &graph, const ObjectiveConfig &config,
                    uint64_t memoryBytes, bool recomputes);
+
+/// Per device of `metrics` (evaluatePlan of a plan on `layout`'s pipeline),
+/// the least memory its replicas' gradient all-reduce adds to it: the
+/// largest gradient bytes of one of its stages where `layout` replicates it
+/// (each stage's all-reduce works on a copy of them), 0 elsewhere.
+std::vector<uint64_t> allReduceBufferBytes(const PlanMetrics &metrics,
+                                           const schedule::ReplicaLayout &layout);
 
 /// Plans a pipeline on the given hardware (its devices all used or not).
 using ReplicaPartitioner =
