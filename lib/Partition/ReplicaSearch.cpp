@@ -9,6 +9,7 @@
 
 #include "FTPipe/Partition/ReplicaSearch.h"
 #include "FTPipe/Schedule/MemoryReplay.h"
+#include "FTPipe/Schedule/StepBound.h"
 #include "FTPipe/Schedule/ZeroBubble.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -307,31 +308,36 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   // made for the layout, start more micro-batches upstream of a replicated
   // device (as many as there are processes on the stage's path), so each
   // device is also checked on a replay of its busiest replica's list, as
-  // ftpipe-run checks it (schedule::replayedMemory); and its replicas
+  // ftpipe-run checks it (schedule::replayedMemory). And its replicas
   // all-reduce each stage's gradients from a copy of them (NCCL: a device
   // buffer per all-reduce, one at a time on the group's stream; MPI and
   // threads: every stage's flattened until the update,
-  // runtime::ReplicaReductions), so at least its largest stage's gradient
-  // bytes come on top while the all-reduce runs (allReduceBufferBytes).
+  // runtime::ReplicaReductions) once the stage's last backward has ended:
+  // beside the device's weights, gradients, optimizer state and stashes,
+  // not necessarily beside its activations at their peak, so at least its
+  // largest stage's gradient bytes on top of those (allReduceBufferBytes).
   if (layout.replicated()) {
     std::vector<schedule::DeviceMemory> replayed = schedule::replayedMemory(
         topology, metrics->memoryInputs, trainingSetupOf(config),
         layout.replicas);
     std::vector<uint64_t> buffer = allReduceBufferBytes(*metrics, layout);
     for (auto [d, memory] : llvm::enumerate(replayed)) {
+      uint64_t reducing = memory.totalBytes() - memory.activationBytes +
+                          buffer[d];
       uint64_t bytes =
-          std::max(option.memoryBytes[d], memory.totalBytes()) + buffer[d];
+          std::max({option.memoryBytes[d], memory.totalBytes(), reducing});
       option.memoryBytes[d] = bytes;
       if (bytes <= memory.budgetBytes)
         continue;
       if (option.feasible)
         option.failure = llvm::formatv(
             "does not fit in memory as replicas: device {0} needs {1:F2} GiB "
-            "(its replica's lists replayed, {2:F2} GiB of it the all-reduce's "
-            "buffer) of its {3:F2} GiB",
+            "of its {2:F2} GiB ({3:F2} GiB with its replica's list replayed, "
+            "{4:F2} GiB while its all-reduce's buffer is held)",
             d, double(bytes) / double(1ull << 30),
-            double(buffer[d]) / double(1ull << 30),
-            double(memory.budgetBytes) / double(1ull << 30));
+            double(memory.budgetBytes) / double(1ull << 30),
+            double(memory.totalBytes()) / double(1ull << 30),
+            double(reducing) / double(1ull << 30));
       option.feasible = false;
     }
   }
@@ -348,6 +354,17 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
           : schedule::generate(topology, lists);
   if (!steps)
     return steps.takeError();
+  if (config.schedule != Kind::Async) {
+    schedule::StepLowerBound bound = schedule::stepLowerBound(
+        *sg,
+        schedule::isZeroBubble(config.schedule)
+            ? sg->splitStages()
+            : std::vector<bool>(sg->numStages(), false),
+        config.microBatches, /*links=*/nullptr, layout.replicas);
+    option.boundMs = bound.msPerMiniBatch;
+    option.boundDevice = bound.device;
+    option.boundBusyMs = bound.busyMs;
+  }
   SimulatorConfig sim;
   sim.kind = config.schedule;
   sim.microBatches = config.microBatches;

@@ -155,7 +155,7 @@ void MixedPipePass::runOnOperation() {
           option.feasible
               ? llvm::formatv("simulated {0:f3} ms per mini-batch, all-reduce "
                               "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
-                              "per micro-batch{4}{5}",
+                              "per micro-batch{4}{5}{6}",
                               option.simulatedMsPerMiniBatch,
                               option.allReduceMs, option.idleFraction,
                               option.objectiveMs,
@@ -164,7 +164,15 @@ void MixedPipePass::runOnOperation() {
                                                   option.sharedCoresMs)
                                         .str()
                                   : std::string(),
-                              describeMemory(option, problem.hardware))
+                              describeMemory(option, problem.hardware),
+                              option.boundMs > 0
+                                  ? llvm::formatv(
+                                        ", bound (this plan) {0:f3} ms "
+                                        "(device {1} busy {2:f3} ms)",
+                                        option.boundMs, option.boundDevice,
+                                        option.boundBusyMs)
+                                        .str()
+                                  : std::string())
                     .str()
               : "infeasible: " + option.failure,
           &option == &search->chosen() ? "  <- chosen" : "");

@@ -228,6 +228,16 @@ TEST_P(ReplicaSearchProperties, MixedPipePlansStayAboveTheStepBound) {
       EXPECT_GE(option.simulatedMsPerMiniBatch,
                 result.stepBound.ms * (1 - 1e-9))
           << describeOption(option);
+    // Nor below its own plan's bound (any list of it on its layout), which
+    // is at least the layout's.
+    EXPECT_GE(option.simulatedMsPerMiniBatch, option.boundMs * (1 - 1e-9))
+        << describeOption(option) << " under "
+        << nameOf(config.schedule).str();
+    EXPECT_GE(option.boundMs * (1 + 1e-9),
+              stepBoundMs(figures, option.layout.replicas,
+                          config.microBatches) *
+                  (config.schedule == Kind::Async ? 0.0 : 1.0))
+        << describeOption(option);
   }
   EXPECT_GT(checked, 1u);
 }
@@ -296,9 +306,9 @@ TEST(ReplicaSearch, WeightsThatNeedEveryDeviceStayAPipeline) {
 TEST(ReplicaSearch, ReplicasHoldTheirAllReducesBuffer) {
   // 4 layers of 1 MB weights (SGD: 2 MB with the gradients), 2 a device as
   // 2 x 2: each device keeps 4 MB and a little of activations; its
-  // replicas all-reduce each stage's 2 MB of gradients from a copy of them.
-  // On devices of 5 MB the plan fits but its replicas do not; on 7 MB they
-  // do.
+  // replicas all-reduce each stage's 2 MB of gradients from a copy of them,
+  // beside the 4 MB. On devices of 5 MB the plan fits but its replicas do
+  // not; on 7 MB they do.
   Graph g = layers(4, 1.0, 2.0, 1000, 1'000'000);
   ObjectiveConfig config = sgdOneFOneB(4);
   ReplicaLayout twoByTwo;
@@ -316,8 +326,12 @@ TEST(ReplicaSearch, ReplicasHoldTheirAllReducesBuffer) {
     ReplicaOption option =
         unwrap(scoreReplicated(g, hw, plan, twoByTwo, config));
     EXPECT_EQ(option.feasible, memory == 7'000'000ull) << option.failure;
-    for (auto [d, bytes] : llvm::enumerate(option.memoryBytes))
-      EXPECT_GE(bytes, metrics.devices[d].memoryBytes + 2'000'000);
+    for (auto [d, bytes] : llvm::enumerate(option.memoryBytes)) {
+      const DeviceMetrics &device = metrics.devices[d];
+      EXPECT_EQ(bytes, std::max(device.memoryBytes,
+                                device.memoryBytes - device.activationBytes +
+                                    2'000'000));
+    }
     if (!option.feasible)
       EXPECT_NE(option.failure.find("all-reduce's buffer"), std::string::npos)
           << option.failure;

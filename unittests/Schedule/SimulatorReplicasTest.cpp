@@ -6,12 +6,15 @@
 // all-reduces the later stage's gradients while the earlier one's last
 // backward runs; transfers and tasks go to the replica m mod r; random
 // graphs, placements and layouts run to the end with one all-reduce per
-// replica, stage and step; refusals.
+// replica, stage and step, never shorter than stepLowerBound of the
+// layout (by hand: equal to it on a chain whose first device is doubled);
+// refusals.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Schedule/Simulator.h"
+#include "FTPipe/Schedule/StepBound.h"
 
 #include "RandomStageGraph.h"
 
@@ -195,6 +198,72 @@ TEST(SimulatorReplicas, RandomGraphsRunToTheEnd) {
     for (const SimEvent &event : result->events)
       allReduces += event.kind == SimEvent::Kind::AllReduce;
     EXPECT_EQ(allReduces, expected) << "trial " << trial;
+  }
+}
+
+// Stage 0 (F 2 ms, B 4 ms) on a device run twice, stage 1 (F 1 ms, B 2
+// ms) once, M = 4, 1F1B made for the layout: each replica of the first
+// device starts its two forwards at once (0-4 ms); the second device runs
+// its four micro-batches from 2 ms (the first forward) to 14 ms without a
+// gap, and the last backward of stage 0 follows it: 18 ms. The bound
+// counts the second device's 12 ms with the 2 ms before them and the 4 ms
+// after them. Without replicas the first device alone works 24 ms.
+TEST(SimulatorReplicas, StepBoundOfALayoutByHand) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  TimedStageGraph sg =
+      TimedStageGraph::withCosts(graph, {2, 1}, {4, 2}, {0, 0}, 0);
+  ReplicaLayout layout{{2, 1}};
+  std::vector<bool> whole(2, false);
+  StepLowerBound bound =
+      stepLowerBound(sg, whole, 4, nullptr, layout.replicas);
+  EXPECT_DOUBLE_EQ(bound.msPerMiniBatch, 18.0);
+  EXPECT_EQ(bound.device, 1u);
+  EXPECT_DOUBLE_EQ(bound.busyMs, 12.0);
+  EXPECT_DOUBLE_EQ(stepLowerBound(sg, whole, 4).msPerMiniBatch, 24.0);
+  SimulatorConfig config;
+  config.kind = Kind::OneFOneB;
+  config.microBatches = 4;
+  config.orders = replicateSchedule(
+      unwrap(generate(graph, {Kind::OneFOneB, 4, 1, {}, layout.replicas})),
+      layout);
+  config.replicas = layout;
+  SimResult result =
+      unwrap(simulate(sg, Links::uniform(3, 1e9, 0.0), config));
+  EXPECT_DOUBLE_EQ(result.makespanMs, 18.0);
+}
+
+// On random stage DAGs, placements, costs and layouts, with messages and
+// all-reduces that take time, no replicated synchronous step is shorter
+// than the bound of its layout (which takes both as free).
+TEST(SimulatorReplicas, NeverBelowTheStepBoundOfTheLayout) {
+  std::mt19937 rng(2829);
+  for (int trial = 0; trial < 200; ++trial) {
+    StageGraph graph = test::randomGraph(rng);
+    Kind kind = rng() % 2 ? Kind::OneFOneB : Kind::GPipe;
+    int64_t M = 1 + rng() % 8;
+    ReplicaLayout layout;
+    for (int64_t d = 0; d < graph.devices; ++d)
+      layout.replicas.push_back(1 + rng() % 3);
+    std::vector<double> fwd, input, weight;
+    for (int64_t s = 0; s < graph.stages(); ++s) {
+      fwd.push_back(0.5 + rng() % 4);
+      input.push_back(0.5 + rng() % 4);
+      weight.push_back(rng() % 3);
+    }
+    TimedStageGraph sg =
+        TimedStageGraph::withCosts(graph, fwd, input, weight, 1000);
+    for (int64_t s = 0; s < graph.stages(); ++s)
+      sg.recomputeMs[size_t(s)] = rng() % 2 ? fwd[size_t(s)] : 0.0;
+    SimulatorConfig config = replicatedConfig(graph, kind, M, 1, layout);
+    config.stageGradientBytes.assign(size_t(graph.stages()), 4000);
+    SimResult result = unwrap(simulate(
+        sg, Links::uniform(size_t(layout.processes()), 1.0, 1.0), config));
+    StepLowerBound bound =
+        stepLowerBound(sg, std::vector<bool>(size_t(graph.stages()), false),
+                       uint32_t(M), nullptr, layout.replicas);
+    EXPECT_LE(bound.msPerMiniBatch, result.makespanMs * (1 + 1e-12))
+        << "trial " << trial << " " << nameOf(kind).str() << " "
+        << layout.str();
   }
 }
 

@@ -27,9 +27,10 @@
 // replica pipeline with few micro-batches gains from longer first stages. No
 // option simulates below the step bound (ReplicaBound.h), which the result
 // carries with the chain bound. Memory is checked per replica as for the
-// plan's device, and again on a replay of the replica's own list (made for
-// the layout, it may keep more micro-batches in flight) with the buffer of
-// its gradient all-reduce on top (allReduceBufferBytes). No MLIR here.
+// plan's device, again on a replay of the replica's own list (made for the
+// layout, it may keep more micro-batches in flight), and with the buffer of
+// its gradient all-reduce beside its weights' state (allReduceBufferBytes).
+// No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +77,14 @@ struct ReplicaOption {
   /// (a CPU's cores run them too); 0 elsewhere. The simulator runs every
   /// process at full speed at once; shared cores cannot.
   double sharedCoresMs = 0.0;
+  /// No list of this plan run as `layout` simulates a shorter synchronous
+  /// mini-batch (schedule::stepLowerBound with the layout: each device's
+  /// replica 0 with its micro-batches, the fill before them and the drain
+  /// after them that the stage DAG forces; transfers and all-reduces
+  /// free); 0 under async. `boundDevice` is the plan device that sets it,
+  /// `boundBusyMs` that device's replica 0's work within it.
+  double boundMs = 0.0, boundBusyMs = 0.0;
+  uint32_t boundDevice = 0;
   /// Per plan device, its memory under the schedule (every replica's).
   std::vector<uint64_t> memoryBytes;
   /// Into how many stages each replicated device of one stage (or its last
@@ -151,9 +160,11 @@ double memoryCapMs(const Graph &graph, const ObjectiveConfig &config,
                    uint64_t memoryBytes, bool recomputes);
 
 /// Per device of `metrics` (evaluatePlan of a plan on `layout`'s pipeline),
-/// the least memory its replicas' gradient all-reduce adds to it: the
-/// largest gradient bytes of one of its stages where `layout` replicates it
-/// (each stage's all-reduce works on a copy of them), 0 elsewhere.
+/// the least memory its replicas' gradient all-reduce adds to its weights,
+/// gradients, optimizer state and stashes once a stage's last backward has
+/// ended: the largest gradient bytes of one of its stages where `layout`
+/// replicates it (each stage's all-reduce works on a copy of them), 0
+/// elsewhere.
 std::vector<uint64_t> allReduceBufferBytes(const PlanMetrics &metrics,
                                            const schedule::ReplicaLayout &layout);
 
