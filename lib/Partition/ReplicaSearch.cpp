@@ -463,6 +463,11 @@ static void setBounds(const Graph &graph, const Hardware &hw,
     search.pathMs = figures.pathMs.empty() ? 0.0 : figures.pathMs.front();
     search.stepBound =
         lowestStepBound(figures, search.minDepth, p, config.microBatches);
+    for (const ReplicaOption &option : search.options)
+      if (option.layout.replicated())
+        search.highestLayoutBoundMs = std::max(
+            search.highestLayoutBoundMs,
+            stepBoundMs(figures, option.layout.replicas, config.microBatches));
   }
 }
 

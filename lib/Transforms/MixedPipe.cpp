@@ -159,11 +159,6 @@ void MixedPipePass::runOnOperation() {
                               option.simulatedMsPerMiniBatch,
                               option.allReduceMs, option.idleFraction,
                               option.objectiveMs,
-                              option.sharedCoresMs > 0
-                                  ? llvm::formatv(", shared cores {0:f3} ms",
-                                                  option.sharedCoresMs)
-                                        .str()
-                                  : std::string(),
                               describeMemory(option, problem.hardware),
                               option.boundMs > 0
                                   ? llvm::formatv(
@@ -171,6 +166,11 @@ void MixedPipePass::runOnOperation() {
                                         "(device {1} busy {2:f3} ms)",
                                         option.boundMs, option.boundDevice,
                                         option.boundBusyMs)
+                                        .str()
+                                  : std::string(),
+                              option.sharedCoresMs > 0
+                                  ? llvm::formatv(", shared cores {0:f3} ms",
+                                                  option.sharedCoresMs)
                                         .str()
                                   : std::string())
                     .str()
@@ -202,7 +202,7 @@ void MixedPipePass::runOnOperation() {
   if (verbose)
     llvm::errs() << llvm::formatv(
         "  bound (any plan): replicated {0}; one micro-batch's path {1:f3} "
-        "ms\n",
+        "ms; at most {2:f3} ms for a layout tried\n",
         !std::isfinite(search->stepBound.ms) ? std::string("- (none fits)")
         : search->stepBound.ms <= 0.0
             ? std::string("- (none under async)")
@@ -211,7 +211,7 @@ void MixedPipePass::runOnOperation() {
                             search->stepBound.layout.devices(),
                             search->stepBound.layout.str())
                   .str(),
-        search->pathMs);
+        search->pathMs, search->highestLayoutBoundMs);
   const partition::ReplicaOption &chosen = search->chosen();
   llvm::Expected<partition::Hardware> pipeline =
       partition::pipelineHardware(problem.hardware, chosen.layout);

@@ -129,6 +129,12 @@ struct ReplicaSearchResult {
   /// One micro-batch's longest path (StepBoundFigures::pathMs[0]; 0 under
   /// async).
   double pathMs = 0.0;
+  /// The highest step bound (stepBoundMs) of a replicated layout the search
+  /// tried: where it is below the chosen option's simulated mini-batch, the
+  /// step bound cannot show of any layout tried that it could not be
+  /// chosen, so it cannot leave out a layout's planning, in any order of
+  /// the layouts (0 when none was tried).
+  double highestLayoutBoundMs = 0.0;
   /// The model's gradient bytes (every parameter's) and their ring
   /// all-reduce over 2 processes (0 and 1) on the hardware's links: what
   /// replicating it costs against computeMs x M.
