@@ -35,7 +35,11 @@
 # After the table, for each row under 1.3x, why: the shallowest depth that
 # fits, what w identical balanced pipelines at a depth from there would gain
 # on the pure pipeline without transfers (an estimate, in units of C, one
-# micro-batch's compute), the pure pipeline's simulated mini-batch in C, and
+# micro-batch's compute), the pure pipeline's simulated mini-batch in C, the
+# chosen option's plan bound (no list of its plan on its layout is faster,
+# transfers and all-reduces free: schedule::stepLowerBound) with the device
+# that sets it and that device's work, the highest step bound of a layout
+# tried (below the chosen time: the bound cannot rule out any layout), and
 # per depth the fastest option (simulated ms, idle share of the processes)
 # and the layouts refused, with the reason (memory: "does not fit"). The options'
 # logs stay in $LOGS when it is set.
@@ -102,12 +106,17 @@ bound = re.compile(r"bound \(chain, compute only\): pure pipeline ([\d.]+) ms pe
                    r"compute ([\d.]+) ms per micro-batch, at least \d+ devices, gradients ([\d.]+) GiB, "
                    r"all-reduce over 2 ([\d.]+) ms")
 any_plan = re.compile(r"bound \(any plan\): replicated ([\d.]+) ms \(depth \d+, replicas ([\d,]+)\)")
+highest = re.compile(r"at most ([\d.]+) ms for a layout tried")
+plan_bound = re.compile(r"bound \(this plan\) ([\d.]+) ms \(device (\d+) busy ([\d.]+) ms\)")
 pure = best = chosen = bounds = step = None
+layouts_at_most = chosen_bound = None
 fastest, refused = {}, {}  # per depth: the fastest option; refused layouts
 for text in open(log):
     a = any_plan.search(text)
     if a:
         step = a.groups()
+        h = highest.search(text)
+        layouts_at_most = float(h.group(1)) if h else None
         continue
     b = bound.search(text)
     if b:
@@ -119,6 +128,9 @@ for text in open(log):
     depth, replicas = int(m.group(1)), m.group(2)
     if "<- chosen" in text:
         chosen = f"{depth}, {replicas}"
+        pb = plan_bound.search(text)
+        if pb and m.group(3):
+            chosen_bound = (float(m.group(3)), float(pb.group(1)), pb.group(2), float(pb.group(3)))
     if m.group(3) is None:
         reason = m.group(6).strip()
         reason = "does not fit" if "fit" in reason else reason[:60]
@@ -172,8 +184,14 @@ if pure and (not best or pure[0] / best[0] < 1.3):
         if d in refused:
             text += ("; " if d in fastest else "") + "refused " + ", ".join(refused[d])
         parts.append(text)
+    limits = ""
+    if chosen_bound:
+        limits = (f"; chosen {chosen_bound[0]:.1f} ms, its plan's bound (any list, transfers and all-reduces free) "
+                  f"{chosen_bound[1]:.1f} ms (device {chosen_bound[2]} busy {chosen_bound[3]:.1f} ms)")
+    if layouts_at_most:
+        limits += f"; step bound of the layouts tried at most {layouts_at_most:.1f} ms"
     with open(why, "a") as out:
-        out.write(f"- {model} on {hw} ({devices}): {ideal}. " + " / ".join(parts) + "\n")
+        out.write(f"- {model} on {hw} ({devices}): {ideal}{limits}. " + " / ".join(parts) + "\n")
 PY
   done
 done
