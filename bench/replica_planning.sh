@@ -19,7 +19,11 @@
 # bound of the best replicated layout (the most any chain of replicas could
 # gain over today's plan), that layout, and the
 # figures that price replication: the model's gradient GiB, their ring
-# all-reduce over 2 devices, and the compute of a mini-batch (C x M).
+# all-reduce over 2 devices, and the compute of a mini-batch (C x M). The last
+# two columns: Seq-Pipe's pure pipeline (contiguous stages, one a device;
+# ftpipe-report's simulated GPipe or 1F1B mini-batch, "-" where it does not
+# fit or the schedule is another), and the best pure pipeline of the two
+# over the best replicated option: the issue's best against best.
 # The chain bound holds for chains only; the gain bound column holds for
 # every plan (ReplicaBound.h's step bound, docs/Replicas.md "A bound on any
 # replicated plan"): the pure pipeline's simulated mini-batch over the
@@ -74,13 +78,13 @@ if ! [[ "$split" =~ ^[1-9][0-9]{0,2}$ ]]; then
 fi
 micro=$((8 * split))
 echo "replica planning, schedule $schedule, M = $micro (split $split), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(load)"
-echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | bound: pure / best replicated chain (layout) | gain bound: pure / any replicated plan (layout) | gradients GiB, all-reduce over 2 ms, compute ms per mini-batch | planning s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | bound: pure / best replicated chain (layout) | gain bound: pure / any replicated plan (layout) | gradients GiB, all-reduce over 2 ms, compute ms per mini-batch | planning s | Seq-Pipe pure ms | best pure / best replicated |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for model in ${MODELS:-bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl}; do
   batch=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["ftpipe"]["micro_batch_size"])' \
     "$root/models/$model.json")
   if (( batch % split )); then
-    echo "| $model | - | - | micro-batch of $batch not split in $split | | | | | | | |"
+    echo "| $model | - | - | micro-batch of $batch not split in $split | | | | | | | | | |"
     continue
   fi
   "$bin/ftpipe-model-gen" "$model" --loss --quiet \
@@ -95,9 +99,16 @@ for model in ${MODELS:-bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl}; 
       --ftpipe-mixed-pipe="devices=$devices replicas=auto verbose=true schedule=$schedule microbatches=$micro" \
       2> "$log" || true
     seconds=$(echo "$(date +%s.%N) - $start" | bc)
-    python3 - "$log" "$model" "$(basename "$hardware" .json)" "$devices" "$seconds" "$why" "$micro" <<'PY'
+    # The best unreplicated plan is not always Mixed-Pipe's: Seq-Pipe's
+    # contiguous stages, one a device, scored by ftpipe-report.
+    "$bin/ftpipe-opt" "$work/model.mlir" -o /dev/null \
+      --ftpipe-annotate-costs="hardware=$hardware" \
+      --ftpipe-seq-pipe="devices=$devices schedule=$schedule microbatches=$micro" \
+      --ftpipe-report="schedule=$schedule microbatches=$micro" \
+      > "$log.seq-pipe" 2>&1 || true
+    python3 - "$log" "$model" "$(basename "$hardware" .json)" "$devices" "$seconds" "$why" "$micro" "$schedule" <<'PY'
 import re, sys
-log, model, hw, devices, seconds, why, micro = sys.argv[1:]
+log, model, hw, devices, seconds, why, micro, schedule = sys.argv[1:]
 micro = int(micro)
 line = re.compile(r"depth +(\d+), replicas ([\d,]+(?: uneven(?: 1/\d+)?)?(?: \(cut in \d+(?:, every device)?\))?): (?:simulated ([\d.]+) ms per mini-batch"
                   r".*idle ([\d.]+)%.*objective ([\d.]+) ms per micro-batch|infeasible: (.*))")
@@ -157,7 +168,18 @@ if bounds and bounds[1] and pure:
     bound_cell = f"{pure[0] / float(bounds[1]):.2f} ({bounds[2]})"
 if bounds:
     prices = f"{float(bounds[4]):.2f}, {float(bounds[5]):.1f}, {micro * float(bounds[3]):.1f}"
-print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {bound_cell} | {gain_cell} | {prices} | {float(seconds):.1f} |")
+# Seq-Pipe's pure pipeline under the same schedule (the report simulates
+# GPipe and 1F1B), where it fits.
+label = {"1f1b": "1F1B", "gpipe": "GPipe"}.get(schedule)
+seq = None
+seq_text = open(log + ".seq-pipe").read()
+seq_match = label and re.search(label + r" per mini-batch +: ([\d.]+) ms", seq_text)
+if seq_match and "fits on every device" in seq_text:
+    seq = float(seq_match.group(1))
+best_pure = min([x for x in (pure[0] if pure else None, seq) if x is not None], default=None)
+seq_cell = "-" if seq is None else f"{seq:.1f}"
+vs_best = f"{best_pure / best[0]:.2f}" if best_pure and best else "-"
+print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {bound_cell} | {gain_cell} | {prices} | {float(seconds):.1f} | {seq_cell} | {vs_best} |")
 if pure and (not best or pure[0] / best[0] < 1.3):
     # Balanced 1F1B without transfers or all-reduces, in units of C (one
     # micro-batch's compute): w = P / d identical pipelines of depth d take
