@@ -223,8 +223,7 @@ ftpipe::partition::allReduceBufferBytes(const PlanMetrics &metrics,
                                         const ReplicaLayout &layout) {
   std::vector<uint64_t> bytes(metrics.devices.size(), 0);
   for (const StageMetrics &stage : metrics.stages)
-    if (stage.device < bytes.size() &&
-        stage.device < layout.replicas.size() &&
+    if (stage.device < bytes.size() && stage.device < layout.replicas.size() &&
         layout.replicas[stage.device] > 1)
       bytes[stage.device] = std::max(bytes[stage.device], stage.gradBytes);
   return bytes;
@@ -317,13 +316,13 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   // not necessarily beside its activations at their peak, so at least its
   // largest stage's gradient bytes on top of those (allReduceBufferBytes).
   if (layout.replicated()) {
-    std::vector<schedule::DeviceMemory> replayed = schedule::replayedMemory(
-        topology, metrics->memoryInputs, trainingSetupOf(config),
-        layout.replicas);
+    std::vector<schedule::DeviceMemory> replayed =
+        schedule::replayedMemory(topology, metrics->memoryInputs,
+                                 trainingSetupOf(config), layout.replicas);
     std::vector<uint64_t> buffer = allReduceBufferBytes(*metrics, layout);
     for (auto [d, memory] : llvm::enumerate(replayed)) {
-      uint64_t reducing = memory.totalBytes() - memory.activationBytes +
-                          buffer[d];
+      uint64_t reducing =
+          memory.totalBytes() - memory.activationBytes + buffer[d];
       uint64_t bytes =
           std::max({option.memoryBytes[d], memory.totalBytes(), reducing});
       option.memoryBytes[d] = bytes;

@@ -183,11 +183,11 @@ StagePaths ftpipe::schedule::stagePaths(const TimedStageGraph &sg,
   return pathsOf(sg, stageTasks(sg, split), links);
 }
 
-StepLowerBound ftpipe::schedule::stepLowerBound(const TimedStageGraph &sg,
-                                                const std::vector<bool> &split,
-                                                uint32_t microBatches,
-                                                const Links *links,
-                                                llvm::ArrayRef<int64_t> replicas) {
+StepLowerBound
+ftpipe::schedule::stepLowerBound(const TimedStageGraph &sg,
+                                 const std::vector<bool> &split,
+                                 uint32_t microBatches, const Links *links,
+                                 llvm::ArrayRef<int64_t> replicas) {
   size_t S = sg.numStages();
   StageTasks t = stageTasks(sg, split);
   StagePaths paths = pathsOf(sg, t, links);

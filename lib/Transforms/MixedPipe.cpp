@@ -153,26 +153,25 @@ void MixedPipePass::runOnOperation() {
           "  depth {0,2}, replicas {1}: {2}{3}\n", option.depth(),
           partition::describeOption(option),
           option.feasible
-              ? llvm::formatv("simulated {0:f3} ms per mini-batch, all-reduce "
-                              "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
-                              "per micro-batch{4}{5}{6}",
-                              option.simulatedMsPerMiniBatch,
-                              option.allReduceMs, option.idleFraction,
-                              option.objectiveMs,
-                              describeMemory(option, problem.hardware),
-                              option.boundMs > 0
-                                  ? llvm::formatv(
-                                        ", bound (this plan) {0:f3} ms "
+              ? llvm::formatv(
+                    "simulated {0:f3} ms per mini-batch, all-reduce "
+                    "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
+                    "per micro-batch{4}{5}{6}",
+                    option.simulatedMsPerMiniBatch, option.allReduceMs,
+                    option.idleFraction, option.objectiveMs,
+                    describeMemory(option, problem.hardware),
+                    option.boundMs > 0
+                        ? llvm::formatv(", bound (this plan) {0:f3} ms "
                                         "(device {1} busy {2:f3} ms)",
                                         option.boundMs, option.boundDevice,
                                         option.boundBusyMs)
-                                        .str()
-                                  : std::string(),
-                              option.sharedCoresMs > 0
-                                  ? llvm::formatv(", shared cores {0:f3} ms",
-                                                  option.sharedCoresMs)
-                                        .str()
-                                  : std::string())
+                              .str()
+                        : std::string(),
+                    option.sharedCoresMs > 0
+                        ? llvm::formatv(", shared cores {0:f3} ms",
+                                        option.sharedCoresMs)
+                              .str()
+                        : std::string())
                     .str()
               : "infeasible: " + option.failure,
           &option == &search->chosen() ? "  <- chosen" : "");

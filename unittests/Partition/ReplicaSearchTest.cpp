@@ -231,12 +231,11 @@ TEST_P(ReplicaSearchProperties, MixedPipePlansStayAboveTheStepBound) {
     // Nor below its own plan's bound (any list of it on its layout), which
     // is at least the layout's.
     EXPECT_GE(option.simulatedMsPerMiniBatch, option.boundMs * (1 - 1e-9))
-        << describeOption(option) << " under "
-        << nameOf(config.schedule).str();
-    EXPECT_GE(option.boundMs * (1 + 1e-9),
-              stepBoundMs(figures, option.layout.replicas,
-                          config.microBatches) *
-                  (config.schedule == Kind::Async ? 0.0 : 1.0))
+        << describeOption(option) << " under " << nameOf(config.schedule).str();
+    EXPECT_GE(
+        option.boundMs * (1 + 1e-9),
+        stepBoundMs(figures, option.layout.replicas, config.microBatches) *
+            (config.schedule == Kind::Async ? 0.0 : 1.0))
         << describeOption(option);
   }
   EXPECT_GT(checked, 1u);
@@ -328,9 +327,9 @@ TEST(ReplicaSearch, ReplicasHoldTheirAllReducesBuffer) {
     EXPECT_EQ(option.feasible, memory == 7'000'000ull) << option.failure;
     for (auto [d, bytes] : llvm::enumerate(option.memoryBytes)) {
       const DeviceMetrics &device = metrics.devices[d];
-      EXPECT_EQ(bytes, std::max(device.memoryBytes,
-                                device.memoryBytes - device.activationBytes +
-                                    2'000'000));
+      EXPECT_EQ(bytes, std::max(device.memoryBytes, device.memoryBytes -
+                                                        device.activationBytes +
+                                                        2'000'000));
     }
     if (!option.feasible)
       EXPECT_NE(option.failure.find("all-reduce's buffer"), std::string::npos)

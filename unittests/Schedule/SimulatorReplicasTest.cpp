@@ -196,8 +196,7 @@ TEST(SimulatorReplicas, RandomGraphsRunToTheEnd) {
     // which takes messages and all-reduces as free.
     std::vector<bool> whole(size_t(graph.stages()), false);
     if (kind != Kind::Async)
-      EXPECT_LE(stepLowerBound(sg, whole, uint32_t(M), nullptr,
-                               layout.replicas)
+      EXPECT_LE(stepLowerBound(sg, whole, uint32_t(M), nullptr, layout.replicas)
                     .msPerMiniBatch,
                 result->makespanMs * (1 + 1e-12))
           << "trial " << trial << " " << nameOf(kind).str() << " "
@@ -227,8 +226,7 @@ TEST(SimulatorReplicas, StepBoundOfALayoutByHand) {
       TimedStageGraph::withCosts(graph, {2, 1}, {4, 2}, {0, 0}, 0);
   ReplicaLayout layout{{2, 1}};
   std::vector<bool> whole(2, false);
-  StepLowerBound bound =
-      stepLowerBound(sg, whole, 4, nullptr, layout.replicas);
+  StepLowerBound bound = stepLowerBound(sg, whole, 4, nullptr, layout.replicas);
   EXPECT_DOUBLE_EQ(bound.msPerMiniBatch, 18.0);
   EXPECT_EQ(bound.device, 1u);
   EXPECT_DOUBLE_EQ(bound.busyMs, 12.0);
@@ -240,8 +238,7 @@ TEST(SimulatorReplicas, StepBoundOfALayoutByHand) {
       unwrap(generate(graph, {Kind::OneFOneB, 4, 1, {}, layout.replicas})),
       layout);
   config.replicas = layout;
-  SimResult result =
-      unwrap(simulate(sg, Links::uniform(3, 1e9, 0.0), config));
+  SimResult result = unwrap(simulate(sg, Links::uniform(3, 1e9, 0.0), config));
   EXPECT_DOUBLE_EQ(result.makespanMs, 18.0);
 }
 

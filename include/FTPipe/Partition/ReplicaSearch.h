@@ -171,8 +171,9 @@ double memoryCapMs(const Graph &graph, const ObjectiveConfig &config,
 /// ended: the largest gradient bytes of one of its stages where `layout`
 /// replicates it (each stage's all-reduce works on a copy of them), 0
 /// elsewhere.
-std::vector<uint64_t> allReduceBufferBytes(const PlanMetrics &metrics,
-                                           const schedule::ReplicaLayout &layout);
+std::vector<uint64_t>
+allReduceBufferBytes(const PlanMetrics &metrics,
+                     const schedule::ReplicaLayout &layout);
 
 /// Plans a pipeline on the given hardware (its devices all used or not).
 using ReplicaPartitioner =
