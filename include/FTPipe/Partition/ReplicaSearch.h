@@ -85,7 +85,9 @@ struct ReplicaOption {
   /// `boundBusyMs` that device's replica 0's work within it.
   double boundMs = 0.0, boundBusyMs = 0.0;
   uint32_t boundDevice = 0;
-  /// Per plan device, its memory under the schedule (every replica's).
+  /// Per plan device, its memory under the schedule (every replica's): with
+  /// replicas the largest of the plan device's, its busiest replica's list
+  /// replayed and its weights' state with its all-reduce's buffer.
   std::vector<uint64_t> memoryBytes;
   /// Into how many stages each replicated device of one stage (or its last
   /// stage, with cutEveryDevice) was cut (cutForOverlap; 0: the
