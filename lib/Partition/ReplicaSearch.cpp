@@ -218,17 +218,6 @@ Plan ftpipe::partition::cutForOverlap(const Graph &graph, const Plan &plan,
   return cut;
 }
 
-std::vector<uint64_t>
-ftpipe::partition::allReduceBufferBytes(const PlanMetrics &metrics,
-                                        const ReplicaLayout &layout) {
-  std::vector<uint64_t> bytes(metrics.devices.size(), 0);
-  for (const StageMetrics &stage : metrics.stages)
-    if (stage.device < bytes.size() && stage.device < layout.replicas.size() &&
-        layout.replicas[stage.device] > 1)
-      bytes[stage.device] = std::max(bytes[stage.device], stage.gradBytes);
-  return bytes;
-}
-
 /// ReplicaOption::sharedCoresMs: per node with fewer cores than processes,
 /// its processes' busy time (`busyMs`, per process, over the simulated run;
 /// `perMiniBatch` scales it to one mini-batch) plus each replica's share of
@@ -314,17 +303,19 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
   // runtime::ReplicaReductions) once the stage's last backward has ended:
   // beside the device's weights, gradients, optimizer state and stashes,
   // not necessarily beside its activations at their peak, so at least its
-  // largest stage's gradient bytes on top of those (allReduceBufferBytes).
+  // largest stage's gradient bytes on top of those
+  // (schedule::replicatedBytes, as ftpipe-run checks it).
   if (layout.replicated()) {
     std::vector<schedule::DeviceMemory> replayed =
         schedule::replayedMemory(topology, metrics->memoryInputs,
                                  trainingSetupOf(config), layout.replicas);
-    std::vector<uint64_t> buffer = allReduceBufferBytes(*metrics, layout);
     for (auto [d, memory] : llvm::enumerate(replayed)) {
+      const schedule::DeviceMemoryInputs &inputs = metrics->memoryInputs[d];
       uint64_t reducing =
-          memory.totalBytes() - memory.activationBytes + buffer[d];
-      uint64_t bytes =
-          std::max({option.memoryBytes[d], memory.totalBytes(), reducing});
+          schedule::reducingBytes(memory, inputs, layout.replicas[d]);
+      uint64_t bytes = std::max(
+          option.memoryBytes[d],
+          schedule::replicatedBytes(memory, inputs, layout.replicas[d]));
       option.memoryBytes[d] = bytes;
       if (bytes <= memory.budgetBytes)
         continue;

@@ -318,10 +318,11 @@ TEST(ReplicaSearch, ReplicasHoldTheirAllReducesBuffer) {
     Plan plan = unwrap(greedyPlan(g, pipeline, config));
     PlanMetrics metrics = unwrap(evaluatePlan(g, pipeline, plan, config));
     EXPECT_TRUE(metrics.memoryFits);
-    EXPECT_EQ(allReduceBufferBytes(metrics, twoByTwo),
-              (std::vector<uint64_t>{2'000'000, 2'000'000}));
-    EXPECT_EQ(allReduceBufferBytes(metrics, ReplicaLayout::none(2)),
-              (std::vector<uint64_t>{0, 0}));
+    for (const ftpipe::schedule::DeviceMemoryInputs &inputs :
+         metrics.memoryInputs) {
+      EXPECT_EQ(ftpipe::schedule::allReduceBufferBytes(inputs, 2), 2'000'000u);
+      EXPECT_EQ(ftpipe::schedule::allReduceBufferBytes(inputs, 1), 0u);
+    }
     ReplicaOption option =
         unwrap(scoreReplicated(g, hw, plan, twoByTwo, config));
     EXPECT_EQ(option.feasible, memory == 7'000'000ull) << option.failure;

@@ -29,7 +29,8 @@
 // carries with the chain bound. Memory is checked per replica as for the
 // plan's device, again on a replay of the replica's own list (made for the
 // layout, it may keep more micro-batches in flight), and with the buffer of
-// its gradient all-reduce beside its weights' state (allReduceBufferBytes).
+// its gradient all-reduce beside its weights' state
+// (schedule::replicatedBytes, ftpipe-run's check too).
 // No MLIR here.
 //
 //===----------------------------------------------------------------------===//
@@ -166,16 +167,6 @@ std::vector<DeviceGradients> deviceGradients(const StageGraph &sg,
 /// compute whatever its activations. Infinite when every node fits.
 double memoryCapMs(const Graph &graph, const ObjectiveConfig &config,
                    uint64_t memoryBytes, bool recomputes);
-
-/// Per device of `metrics` (evaluatePlan of a plan on `layout`'s pipeline),
-/// the least memory its replicas' gradient all-reduce adds to its weights,
-/// gradients, optimizer state and stashes once a stage's last backward has
-/// ended: the largest gradient bytes of one of its stages where `layout`
-/// replicates it (each stage's all-reduce works on a copy of them), 0
-/// elsewhere.
-std::vector<uint64_t>
-allReduceBufferBytes(const PlanMetrics &metrics,
-                     const schedule::ReplicaLayout &layout);
 
 /// Plans a pipeline on the given hardware (its devices all used or not).
 using ReplicaPartitioner =
