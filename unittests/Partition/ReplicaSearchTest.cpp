@@ -12,12 +12,16 @@
 // balanced ones; a gain under kReplicaMinGain keeps the pure pipeline; the
 // memory cap of the bound by hand. Neither Seq-Pipe's plans nor
 // Mixed-Pipe's (devices of several stages, apart or not) simulate below the
-// step bound (ReplicaBound.h), under any schedule.
+// step bound (ReplicaBound.h), under any schedule. Over several
+// partitioners (ReplicaChoice.h): another partitioner's pure pipeline beats
+// a replicated option that beats its own; the rule holds over Seq-Pipe's
+// and Mixed-Pipe's searches of random DAGs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/ReplicaSearch.h"
 #include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/ReplicaChoice.h"
 #include "FTPipe/Partition/SeqPipe.h"
 
 #include "MixedPipeTestUtil.h"
@@ -239,6 +243,49 @@ TEST_P(ReplicaSearchProperties, MixedPipePlansStayAboveTheStepBound) {
         << describeOption(option);
   }
   EXPECT_GT(checked, 1u);
+}
+
+TEST_P(ReplicaSearchProperties, OneChoiceOverSeqPipeAndMixedPipe) {
+  auto [family, seed] = GetParam();
+  Graph g = makeGraph(family, 40, uint64_t(seed) + 11);
+  Hardware hw = makeHardware(4);
+  ObjectiveConfig config = sgdOneFOneB(2 + 2 * uint32_t(seed % 3));
+  MixedPipeConfig mixed;
+  mixed.objective = config;
+  auto greedy = [&](const Hardware &pipeline) {
+    return greedyPlan(g, pipeline, config);
+  };
+  auto mixedPipe = [&](const Hardware &pipeline) -> llvm::Expected<Plan> {
+    llvm::Expected<MixedPipeResult> run = runMixedPipe(g, pipeline, mixed);
+    if (!run)
+      return run.takeError();
+    return std::move(run->plan);
+  };
+  ReplicaChoice choice = unwrap(searchReplicasOver(
+      g, hw, config, {{"seq-greedy", greedy}, {"mixed-pipe", mixedPipe}}));
+  ASSERT_EQ(choice.searches.size(), 2u);
+  const ReplicaOption &chosen = choice.chosenOption();
+  ASSERT_TRUE(chosen.feasible);
+  // Replicas only where they beat every pure pipeline by kReplicaMinGain,
+  // then the fastest option of all; else the fastest pure pipeline, which
+  // no option beats by kReplicaMinGain.
+  double floorMs = chosen.layout.replicated()
+                       ? chosen.simulatedMsPerMiniBatch
+                       : chosen.simulatedMsPerMiniBatch * (1 - kReplicaMinGain);
+  for (const MethodSearch &method : choice.searches) {
+    ASSERT_TRUE(method.search) << method.failure;
+    for (const ReplicaOption &option : method.search->options) {
+      if (!option.feasible)
+        continue;
+      EXPECT_LE(floorMs * (1 - 1e-9), option.simulatedMsPerMiniBatch)
+          << method.method << " " << describeOption(option);
+      if (!option.layout.replicated())
+        EXPECT_LE(chosen.simulatedMsPerMiniBatch * (1 - 1e-9) *
+                      (chosen.layout.replicated() ? 1 - kReplicaMinGain : 1),
+                  option.simulatedMsPerMiniBatch)
+            << method.method << " " << describeOption(option);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -550,3 +597,74 @@ TEST(ReplicaSearch, UnevenPipelinesFillTheBubbles) {
 }
 
 } // namespace
+
+namespace {
+/// A search of the given options: simulated ms and replicas (1: none).
+MethodSearch searchOf(std::string method,
+                      std::vector<std::pair<double, int64_t>> options) {
+  MethodSearch search;
+  search.method = std::move(method);
+  search.search.emplace();
+  for (auto [ms, replicas] : options) {
+    ReplicaOption option;
+    option.layout.replicas = {replicas, replicas};
+    option.feasible = true;
+    option.simulatedMsPerMiniBatch = ms;
+    search.search->options.push_back(std::move(option));
+  }
+  return search;
+}
+} // namespace
+
+TEST(ReplicaChoice, AnotherPartitionersPurePipelineBeatsReplicas) {
+  // Mixed-Pipe's replicated option (110 ms) beats its own pure pipeline
+  // (130 ms) by 15 %, but not Seq-Pipe's (100 ms): Seq-Pipe's pure pipeline
+  // is chosen, although Seq-Pipe's own replicas (98 ms) are faster by 2 %.
+  ReplicaChoice choice = unwrap(
+      chooseReplicas({searchOf("seq-greedy", {{100.0, 1}, {98.0, 2}}),
+                      searchOf("mixed-pipe", {{130.0, 1}, {110.0, 2}})}));
+  EXPECT_EQ(choice.chosenMethod(), "seq-greedy");
+  EXPECT_EQ(choice.chosen.option, 0u);
+  EXPECT_FALSE(choice.chosenOption().layout.replicated());
+  ASSERT_TRUE(choice.bestReplicated);
+  EXPECT_EQ(choice.bestReplicated->method, 0u);
+  EXPECT_EQ(choice.bestReplicated->option, 1u);
+  // Each search's own fastest.
+  const MethodSearch &mixed = choice.searches[1];
+  ASSERT_TRUE(mixed.bestPure && mixed.bestReplicated);
+  EXPECT_EQ(*mixed.bestPure, 0u);
+  EXPECT_EQ(*mixed.bestReplicated, 1u);
+  // Mixed-Pipe alone chooses its replicas.
+  ReplicaChoice alone = unwrap(
+      chooseReplicas({searchOf("mixed-pipe", {{130.0, 1}, {110.0, 2}})}));
+  EXPECT_EQ(alone.chosen.option, 1u);
+}
+
+TEST(ReplicaChoice, ReplicasThatBeatEveryPurePipelineWin) {
+  // Mixed-Pipe's replicas (90 ms) beat Seq-Pipe's pure pipeline (100 ms) by
+  // 10 %; an infeasible faster option and a failed search count for none.
+  MethodSearch failed;
+  failed.method = "seq-dp";
+  failed.failure = "no plan";
+  MethodSearch mixed =
+      searchOf("mixed-pipe", {{120.0, 1}, {90.0, 2}, {50.0, 2}});
+  mixed.search->options[2].feasible = false;
+  ReplicaChoice choice = unwrap(chooseReplicas(
+      {failed, searchOf("seq-greedy", {{100.0, 1}}), std::move(mixed)}));
+  EXPECT_EQ(choice.chosenMethod(), "mixed-pipe");
+  EXPECT_EQ(choice.chosen.option, 1u);
+  ASSERT_TRUE(choice.bestPure);
+  EXPECT_EQ(choice.bestPure->method, 1u);
+  // At 96 ms they gain 4 %: the pure pipeline stays.
+  ReplicaChoice small =
+      unwrap(chooseReplicas({searchOf("seq-greedy", {{100.0, 1}}),
+                             searchOf("mixed-pipe", {{120.0, 1}, {96.0, 2}})}));
+  EXPECT_EQ(small.chosenMethod(), "seq-greedy");
+  // Replicas alone, and nothing feasible.
+  EXPECT_EQ(unwrap(chooseReplicas({searchOf("m", {{90.0, 2}})})).chosen.option,
+            0u);
+  llvm::Error none = chooseReplicas({failed}).takeError();
+  ASSERT_TRUE(bool(none));
+  EXPECT_NE(llvm::toString(std::move(none)).find("seq-dp: no plan"),
+            std::string::npos);
+}
