@@ -35,7 +35,10 @@
 # --micro-batch-size b/K (b its config's; a model whose b K does not divide
 # is left out) and M = 8 x K, so the cost model prices the smaller
 # micro-batch from its own shapes (launches and weight reads do not shrink
-# with it). MODELS="a b" plans only those models.
+# with it). MODELS="a b" plans only those models. AUTO=1 also runs
+# `ftpipe-auto-partition replicas=auto` (one choice over the searches with
+# Seq-Pipe dp, Seq-Pipe greedy and Mixed-Pipe's plans,
+# lib/Partition/ReplicaChoice.h) and gives its choice in the last column.
 # After the table, for each row under 1.3x, why: the shallowest depth that
 # fits, what w identical balanced pipelines at a depth from there would gain
 # on the pure pipeline without transfers (an estimate, in units of C, one
@@ -78,13 +81,13 @@ if ! [[ "$split" =~ ^[1-9][0-9]{0,2}$ ]]; then
 fi
 micro=$((8 * split))
 echo "replica planning, schedule $schedule, M = $micro (split $split), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(load)"
-echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | bound: pure / best replicated chain (layout) | gain bound: pure / any replicated plan (layout) | gradients GiB, all-reduce over 2 ms, compute ms per mini-batch | planning s | Seq-Pipe pure ms | best pure / best replicated |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | bound: pure / best replicated chain (layout) | gain bound: pure / any replicated plan (layout) | gradients GiB, all-reduce over 2 ms, compute ms per mini-batch | planning s | Seq-Pipe pure ms | best pure / best replicated | over every partitioner (AUTO=1): method depth, replicas: ms (planning s) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for model in ${MODELS:-bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl}; do
   batch=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["ftpipe"]["micro_batch_size"])' \
     "$root/models/$model.json")
   if (( batch % split )); then
-    echo "| $model | - | - | micro-batch of $batch not split in $split | | | | | | | | | |"
+    echo "| $model | - | - | micro-batch of $batch not split in $split | | | | | | | | | | |"
     continue
   fi
   "$bin/ftpipe-model-gen" "$model" --loss --quiet \
@@ -106,6 +109,17 @@ for model in ${MODELS:-bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl}; 
       --ftpipe-seq-pipe="devices=$devices schedule=$schedule microbatches=$micro" \
       --ftpipe-report="schedule=$schedule microbatches=$micro" \
       > "$log.seq-pipe" 2>&1 || true
+    # AUTO=1: the choice over every partitioner's searches
+    # (ftpipe-auto-partition replicas=auto, lib/Partition/ReplicaChoice.h).
+    : > "$log.auto"
+    if [[ "${AUTO:-0}" == 1 ]]; then
+      auto_start=$(date +%s.%N)
+      "$bin/ftpipe-opt" "$work/model.mlir" -o /dev/null \
+        --ftpipe-annotate-costs="hardware=$hardware" \
+        --ftpipe-auto-partition="devices=$devices replicas=auto schedule=$schedule microbatches=$micro" \
+        2> "$log.auto" || true
+      echo "planning s $(echo "$(date +%s.%N) - $auto_start" | bc)" >> "$log.auto"
+    fi
     python3 - "$log" "$model" "$(basename "$hardware" .json)" "$devices" "$seconds" "$why" "$micro" "$schedule" <<'PY'
 import re, sys
 log, model, hw, devices, seconds, why, micro, schedule = sys.argv[1:]
@@ -179,7 +193,20 @@ if seq_match and "fits on every device" in seq_text:
 best_pure = min([x for x in (pure[0] if pure else None, seq) if x is not None], default=None)
 seq_cell = "-" if seq is None else f"{seq:.1f}"
 vs_best = f"{best_pure / best[0]:.2f}" if best_pure and best else "-"
-print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {bound_cell} | {gain_cell} | {prices} | {float(seconds):.1f} | {seq_cell} | {vs_best} |")
+# The choice over every partitioner (AUTO=1): its method, option and
+# simulated mini-batch, and its planning time.
+auto_cell = "-"
+auto_text = open(log + ".auto").read()
+auto_match = re.search(r"chosen: (\S+) +([\d.]+) ms \(depth (\d+), replicas ([^)]*\)?)\)", auto_text)
+auto_seconds = re.search(r"planning s ([\d.]+)", auto_text)
+if auto_match:
+    auto_cell = (f"{auto_match.group(1)} {auto_match.group(3)}, {auto_match.group(4)}: "
+                 f"{float(auto_match.group(2)):.1f}"
+                 + (f" ({float(auto_seconds.group(1)):.1f} s)" if auto_seconds else ""))
+elif auto_seconds:
+    errors = [t.strip() for t in auto_text.splitlines() if "error" in t]
+    auto_cell = "no plan" + (f" ({errors[0][:80]})" if errors else "")
+print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {bound_cell} | {gain_cell} | {prices} | {float(seconds):.1f} | {seq_cell} | {vs_best} | {auto_cell} |")
 if pure and (not best or pure[0] / best[0] < 1.3):
     # Balanced 1F1B without transfers or all-reduces, in units of C (one
     # micro-batch's compute): w = P / d identical pipelines of depth d take
