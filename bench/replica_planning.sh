@@ -19,7 +19,11 @@
 # bound of the best replicated layout (the most any chain of replicas could
 # gain over today's plan), that layout, and the
 # figures that price replication: the model's gradient GiB, their ring
-# all-reduce over 2 devices, and the compute of a mini-batch (C x M).
+# all-reduce over 2 devices, and the compute of a mini-batch (C x M). The last
+# two columns: Seq-Pipe's pure pipeline (contiguous stages, one a device;
+# ftpipe-report's simulated GPipe or 1F1B mini-batch, "-" where it does not
+# fit or the schedule is another), and the best pure pipeline of the two
+# over the best replicated option: the issue's best against best.
 # The chain bound holds for chains only; the gain bound column holds for
 # every plan (ReplicaBound.h's step bound, docs/Replicas.md "A bound on any
 # replicated plan"): the pure pipeline's simulated mini-batch over the
@@ -31,11 +35,18 @@
 # --micro-batch-size b/K (b its config's; a model whose b K does not divide
 # is left out) and M = 8 x K, so the cost model prices the smaller
 # micro-batch from its own shapes (launches and weight reads do not shrink
-# with it). MODELS="a b" plans only those models.
+# with it). MODELS="a b" plans only those models. AUTO=1 also runs
+# `ftpipe-auto-partition replicas=auto` (one choice over the searches with
+# Seq-Pipe dp, Seq-Pipe greedy and Mixed-Pipe's plans,
+# lib/Partition/ReplicaChoice.h) and gives its choice in the last column.
 # After the table, for each row under 1.3x, why: the shallowest depth that
 # fits, what w identical balanced pipelines at a depth from there would gain
 # on the pure pipeline without transfers (an estimate, in units of C, one
-# micro-batch's compute), the pure pipeline's simulated mini-batch in C, and
+# micro-batch's compute), the pure pipeline's simulated mini-batch in C, the
+# chosen option's plan bound (no list of its plan on its layout is faster,
+# transfers and all-reduces free: schedule::stepLowerBound) with the device
+# that sets it and that device's work, the highest step bound of a layout
+# tried (below the chosen time: the bound cannot rule out any layout), and
 # per depth the fastest option (simulated ms, idle share of the processes)
 # and the layouts refused, with the reason (memory: "does not fit"). The options'
 # logs stay in $LOGS when it is set.
@@ -70,13 +81,13 @@ if ! [[ "$split" =~ ^[1-9][0-9]{0,2}$ ]]; then
 fi
 micro=$((8 * split))
 echo "replica planning, schedule $schedule, M = $micro (split $split), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(load)"
-echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | bound: pure / best replicated chain (layout) | gain bound: pure / any replicated plan (layout) | gradients GiB, all-reduce over 2 ms, compute ms per mini-batch | planning s |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| model | hardware | devices | pure pipeline ms (objective ms/mb) | best replicated depth, replicas: ms (objective ms/mb) | pure / replicated | chosen depth, replicas | bound: pure / best replicated chain (layout) | gain bound: pure / any replicated plan (layout) | gradients GiB, all-reduce over 2 ms, compute ms per mini-batch | planning s | Seq-Pipe pure ms | best pure / best replicated | over every partitioner (AUTO=1): method depth, replicas: ms (planning s) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for model in ${MODELS:-bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl}; do
   batch=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["ftpipe"]["micro_batch_size"])' \
     "$root/models/$model.json")
   if (( batch % split )); then
-    echo "| $model | - | - | micro-batch of $batch not split in $split | | | | | | | |"
+    echo "| $model | - | - | micro-batch of $batch not split in $split | | | | | | | | | | |"
     continue
   fi
   "$bin/ftpipe-model-gen" "$model" --loss --quiet \
@@ -91,9 +102,27 @@ for model in ${MODELS:-bert-large-uncased gpt2-xl t5-3b llama-2-7b flan-t5-xl}; 
       --ftpipe-mixed-pipe="devices=$devices replicas=auto verbose=true schedule=$schedule microbatches=$micro" \
       2> "$log" || true
     seconds=$(echo "$(date +%s.%N) - $start" | bc)
-    python3 - "$log" "$model" "$(basename "$hardware" .json)" "$devices" "$seconds" "$why" "$micro" <<'PY'
+    # The best unreplicated plan is not always Mixed-Pipe's: Seq-Pipe's
+    # contiguous stages, one a device, scored by ftpipe-report.
+    "$bin/ftpipe-opt" "$work/model.mlir" -o /dev/null \
+      --ftpipe-annotate-costs="hardware=$hardware" \
+      --ftpipe-seq-pipe="devices=$devices schedule=$schedule microbatches=$micro" \
+      --ftpipe-report="schedule=$schedule microbatches=$micro" \
+      > "$log.seq-pipe" 2>&1 || true
+    # AUTO=1: the choice over every partitioner's searches
+    # (ftpipe-auto-partition replicas=auto, lib/Partition/ReplicaChoice.h).
+    : > "$log.auto"
+    if [[ "${AUTO:-0}" == 1 ]]; then
+      auto_start=$(date +%s.%N)
+      "$bin/ftpipe-opt" "$work/model.mlir" -o /dev/null \
+        --ftpipe-annotate-costs="hardware=$hardware" \
+        --ftpipe-auto-partition="devices=$devices replicas=auto schedule=$schedule microbatches=$micro" \
+        2> "$log.auto" || true
+      echo "planning s $(echo "$(date +%s.%N) - $auto_start" | bc)" >> "$log.auto"
+    fi
+    python3 - "$log" "$model" "$(basename "$hardware" .json)" "$devices" "$seconds" "$why" "$micro" "$schedule" <<'PY'
 import re, sys
-log, model, hw, devices, seconds, why, micro = sys.argv[1:]
+log, model, hw, devices, seconds, why, micro, schedule = sys.argv[1:]
 micro = int(micro)
 line = re.compile(r"depth +(\d+), replicas ([\d,]+(?: uneven(?: 1/\d+)?)?(?: \(cut in \d+(?:, every device)?\))?): (?:simulated ([\d.]+) ms per mini-batch"
                   r".*idle ([\d.]+)%.*objective ([\d.]+) ms per micro-batch|infeasible: (.*))")
@@ -102,12 +131,17 @@ bound = re.compile(r"bound \(chain, compute only\): pure pipeline ([\d.]+) ms pe
                    r"compute ([\d.]+) ms per micro-batch, at least \d+ devices, gradients ([\d.]+) GiB, "
                    r"all-reduce over 2 ([\d.]+) ms")
 any_plan = re.compile(r"bound \(any plan\): replicated ([\d.]+) ms \(depth \d+, replicas ([\d,]+)\)")
+highest = re.compile(r"at most ([\d.]+) ms for a layout tried")
+plan_bound = re.compile(r"bound \(this plan\) ([\d.]+) ms \(device (\d+) busy ([\d.]+) ms\)")
 pure = best = chosen = bounds = step = None
+layouts_at_most = chosen_bound = None
 fastest, refused = {}, {}  # per depth: the fastest option; refused layouts
 for text in open(log):
     a = any_plan.search(text)
     if a:
         step = a.groups()
+        h = highest.search(text)
+        layouts_at_most = float(h.group(1)) if h else None
         continue
     b = bound.search(text)
     if b:
@@ -119,6 +153,9 @@ for text in open(log):
     depth, replicas = int(m.group(1)), m.group(2)
     if "<- chosen" in text:
         chosen = f"{depth}, {replicas}"
+        pb = plan_bound.search(text)
+        if pb and m.group(3):
+            chosen_bound = (float(m.group(3)), float(pb.group(1)), pb.group(2), float(pb.group(3)))
     if m.group(3) is None:
         reason = m.group(6).strip()
         reason = "does not fit" if "fit" in reason else reason[:60]
@@ -145,7 +182,31 @@ if bounds and bounds[1] and pure:
     bound_cell = f"{pure[0] / float(bounds[1]):.2f} ({bounds[2]})"
 if bounds:
     prices = f"{float(bounds[4]):.2f}, {float(bounds[5]):.1f}, {micro * float(bounds[3]):.1f}"
-print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {bound_cell} | {gain_cell} | {prices} | {float(seconds):.1f} |")
+# Seq-Pipe's pure pipeline under the same schedule (the report simulates
+# GPipe and 1F1B), where it fits.
+label = {"1f1b": "1F1B", "gpipe": "GPipe"}.get(schedule)
+seq = None
+seq_text = open(log + ".seq-pipe").read()
+seq_match = label and re.search(label + r" per mini-batch +: ([\d.]+) ms", seq_text)
+if seq_match and "fits on every device" in seq_text:
+    seq = float(seq_match.group(1))
+best_pure = min([x for x in (pure[0] if pure else None, seq) if x is not None], default=None)
+seq_cell = "-" if seq is None else f"{seq:.1f}"
+vs_best = f"{best_pure / best[0]:.2f}" if best_pure and best else "-"
+# The choice over every partitioner (AUTO=1): its method, option and
+# simulated mini-batch, and its planning time.
+auto_cell = "-"
+auto_text = open(log + ".auto").read()
+auto_match = re.search(r"chosen: (\S+) +([\d.]+) ms \(depth (\d+), replicas ([^)]*\)?)\)", auto_text)
+auto_seconds = re.search(r"planning s ([\d.]+)", auto_text)
+if auto_match:
+    auto_cell = (f"{auto_match.group(1)} {auto_match.group(3)}, {auto_match.group(4)}: "
+                 f"{float(auto_match.group(2)):.1f}"
+                 + (f" ({float(auto_seconds.group(1)):.1f} s)" if auto_seconds else ""))
+elif auto_seconds:
+    errors = [t.strip() for t in auto_text.splitlines() if "error" in t]
+    auto_cell = "no plan" + (f" ({errors[0][:80]})" if errors else "")
+print(f"| {model} | {hw} | {devices} | {cell(pure)} | {best_cell} | {ratio} | {chosen} | {bound_cell} | {gain_cell} | {prices} | {float(seconds):.1f} | {seq_cell} | {vs_best} | {auto_cell} |")
 if pure and (not best or pure[0] / best[0] < 1.3):
     # Balanced 1F1B without transfers or all-reduces, in units of C (one
     # micro-batch's compute): w = P / d identical pipelines of depth d take
@@ -172,8 +233,14 @@ if pure and (not best or pure[0] / best[0] < 1.3):
         if d in refused:
             text += ("; " if d in fastest else "") + "refused " + ", ".join(refused[d])
         parts.append(text)
+    limits = ""
+    if chosen_bound:
+        limits = (f"; chosen {chosen_bound[0]:.1f} ms, its plan's bound (any list, transfers and all-reduces free) "
+                  f"{chosen_bound[1]:.1f} ms (device {chosen_bound[2]} busy {chosen_bound[3]:.1f} ms)")
+    if layouts_at_most:
+        limits += f"; step bound of the layouts tried at most {layouts_at_most:.1f} ms"
     with open(why, "a") as out:
-        out.write(f"- {model} on {hw} ({devices}): {ideal}. " + " / ".join(parts) + "\n")
+        out.write(f"- {model} on {hw} ({devices}): {ideal}{limits}. " + " / ".join(parts) + "\n")
 PY
   done
 done

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/ReplicaSearch.h"
+#include "FTPipe/Schedule/MemoryReplay.h"
+#include "FTPipe/Schedule/StepBound.h"
 #include "FTPipe/Schedule/ZeroBubble.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -290,6 +292,45 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
 
   // The plan's lists for its pipeline, then one per process.
   schedule::StageGraph topology = sg->topology(depth);
+  // A replicated device holds more than its plan's device: 1F1B's lists,
+  // made for the layout, start more micro-batches upstream of a replicated
+  // device (as many as there are processes on the stage's path), so each
+  // device is also checked on a replay of its busiest replica's list, as
+  // ftpipe-run checks it (schedule::replayedMemory). And its replicas
+  // all-reduce each stage's gradients from a copy of them (NCCL: a device
+  // buffer per all-reduce, one at a time on the group's stream; MPI and
+  // threads: every stage's flattened until the update,
+  // runtime::ReplicaReductions) once the stage's last backward has ended:
+  // beside the device's weights, gradients, optimizer state and stashes,
+  // not necessarily beside its activations at their peak, so at least its
+  // largest stage's gradient bytes on top of those
+  // (schedule::replicatedBytes, as ftpipe-run checks it).
+  if (layout.replicated()) {
+    std::vector<schedule::DeviceMemory> replayed =
+        schedule::replayedMemory(topology, metrics->memoryInputs,
+                                 trainingSetupOf(config), layout.replicas);
+    for (auto [d, memory] : llvm::enumerate(replayed)) {
+      const schedule::DeviceMemoryInputs &inputs = metrics->memoryInputs[d];
+      uint64_t reducing =
+          schedule::reducingBytes(memory, inputs, layout.replicas[d]);
+      uint64_t bytes = std::max(
+          option.memoryBytes[d],
+          schedule::replicatedBytes(memory, inputs, layout.replicas[d]));
+      option.memoryBytes[d] = bytes;
+      if (bytes <= memory.budgetBytes)
+        continue;
+      if (option.feasible)
+        option.failure = llvm::formatv(
+            "does not fit in memory as replicas: device {0} needs {1:F2} GiB "
+            "of its {2:F2} GiB ({3:F2} GiB with its replica's list replayed, "
+            "{4:F2} GiB while its all-reduce's buffer is held)",
+            d, double(bytes) / double(1ull << 30),
+            double(memory.budgetBytes) / double(1ull << 30),
+            double(memory.totalBytes()) / double(1ull << 30),
+            double(reducing) / double(1ull << 30));
+      option.feasible = false;
+    }
+  }
   schedule::ScheduleConfig lists{config.schedule, config.microBatches,
                                  config.schedule == Kind::Async ? 4 : 1,
                                  schedule::isZeroBubble(config.schedule)
@@ -303,6 +344,17 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
           : schedule::generate(topology, lists);
   if (!steps)
     return steps.takeError();
+  if (config.schedule != Kind::Async) {
+    schedule::StepLowerBound bound = schedule::stepLowerBound(
+        *sg,
+        schedule::isZeroBubble(config.schedule)
+            ? sg->splitStages()
+            : std::vector<bool>(sg->numStages(), false),
+        config.microBatches, /*links=*/nullptr, layout.replicas);
+    option.boundMs = bound.msPerMiniBatch;
+    option.boundDevice = bound.device;
+    option.boundBusyMs = bound.busyMs;
+  }
   SimulatorConfig sim;
   sim.kind = config.schedule;
   sim.microBatches = config.microBatches;
@@ -401,6 +453,11 @@ static void setBounds(const Graph &graph, const Hardware &hw,
     search.pathMs = figures.pathMs.empty() ? 0.0 : figures.pathMs.front();
     search.stepBound =
         lowestStepBound(figures, search.minDepth, p, config.microBatches);
+    for (const ReplicaOption &option : search.options)
+      if (option.layout.replicated())
+        search.highestLayoutBoundMs = std::max(
+            search.highestLayoutBoundMs,
+            stepBoundMs(figures, option.layout.replicas, config.microBatches));
   }
 }
 

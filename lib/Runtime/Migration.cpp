@@ -290,9 +290,10 @@ llvm::Expected<PlannedMigration> ftpipe::runtime::planMigration(
     setup.optimizer = config.optimizer.kind;
     setup.weightVersions = config.stashing;
     if (!allowOverBudget)
-      if (llvm::Error error = checkRunMemory(manifest, setup))
+      if (llvm::Error error = checkRunMemory(manifest, setup, nextReplicas))
         return refuse(llvm::toString(std::move(error)));
-    for (const schedule::DeviceMemory &memory : plannedMemory(manifest, setup))
+    for (const schedule::DeviceMemory &memory :
+         plannedMemory(manifest, setup, nextReplicas))
       plan.planBytes.push_back(int64_t(memory.totalBytes()));
     if (schedule::isZeroBubble(rest.kind))
       rest.split = splitStages(manifest);

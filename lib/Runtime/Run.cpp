@@ -208,16 +208,28 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   setup.optimizer = options.optimizer.value_or(fallback.optimizer);
   if (llvm::Error error = checkImplemented(setup.optimizer))
     return std::move(error);
+  // The processes per device (checked for memory below).
+  if (!options.replicas.empty()) {
+    auto layout = schedule::parseReplicas(options.replicas, graph.devices);
+    if (!layout)
+      return layout.takeError();
+    run.replicas = std::move(*layout);
+  } else {
+    run.replicas = manifest && manifest->replicas
+                       ? *manifest->replicas
+                       : schedule::ReplicaLayout::none(graph.devices);
+  }
   // zb-auto's lists are built within each device's budget instead (below):
   // the formula bounds every list of the kind, most of which do not fit.
   bool boundedLists = manifest && !options.allowOverBudget &&
                       setup.schedule == schedule::Kind::ZeroBubbleAuto &&
                       options.scheduleFile.empty();
   if (manifest && !options.allowOverBudget && !boundedLists)
-    if (llvm::Error error = checkRunMemory(*manifest, setup))
+    if (llvm::Error error = checkRunMemory(*manifest, setup, run.replicas))
       return std::move(error);
   if (manifest)
-    for (const schedule::DeviceMemory &memory : plannedMemory(*manifest, setup))
+    for (const schedule::DeviceMemory &memory :
+         plannedMemory(*manifest, setup, run.replicas))
       run.planBytes.push_back(int64_t(memory.totalBytes()));
   run.config.schedule = {setup.schedule, setup.microBatches, options.steps};
   // Zero-bubble: I and W where the compiled stage splits (the tiny MLP's
@@ -241,16 +253,6 @@ ftpipe::runtime::planTraining(const ModelOptions &modelOptions,
   for (auto [seconds, flag] : timeouts)
     if (llvm::Error error = checkTimeout(seconds, flag))
       return std::move(error);
-  if (!options.replicas.empty()) {
-    auto layout = schedule::parseReplicas(options.replicas, graph.devices);
-    if (!layout)
-      return layout.takeError();
-    run.replicas = std::move(*layout);
-  } else {
-    run.replicas = manifest && manifest->replicas
-                       ? *manifest->replicas
-                       : schedule::ReplicaLayout::none(graph.devices);
-  }
   // A replicated device's 1F1B keeps its replicas' pipelines full
   // (ScheduleConfig::replicas).
   if (run.replicas.replicated())

@@ -23,34 +23,47 @@ std::string ftpipe::runtime::describeSetup(const schedule::TrainingSetup &s) {
 
 std::vector<schedule::DeviceMemory>
 ftpipe::runtime::plannedMemory(const ArtifactManifest &manifest,
-                               const schedule::TrainingSetup &run) {
+                               const schedule::TrainingSetup &run,
+                               const schedule::ReplicaLayout &replicas) {
   if (manifest.deviceMemory.empty())
     return {};
   return schedule::replayedMemory(
       manifest.stageGraph(), manifest.deviceMemory, run,
-      manifest.replicas ? llvm::ArrayRef(manifest.replicas->replicas)
-                        : llvm::ArrayRef<int64_t>());
+      replicas.replicated() ? llvm::ArrayRef(replicas.replicas)
+                            : llvm::ArrayRef<int64_t>());
 }
 
 llvm::Error
 ftpipe::runtime::checkRunMemory(const ArtifactManifest &manifest,
-                                const schedule::TrainingSetup &run) {
-  for (auto [device, memory] : llvm::enumerate(plannedMemory(manifest, run))) {
-    if (memory.fits())
+                                const schedule::TrainingSetup &run,
+                                const schedule::ReplicaLayout &replicas) {
+  for (auto [device, memory] :
+       llvm::enumerate(plannedMemory(manifest, run, replicas))) {
+    int64_t processes =
+        device < replicas.replicas.size() ? replicas.replicas[device] : 1;
+    const schedule::DeviceMemoryInputs &inputs = manifest.deviceMemory[device];
+    uint64_t needed = schedule::replicatedBytes(memory, inputs, processes);
+    if (needed <= memory.budgetBytes)
       continue;
     std::string planned =
         manifest.training ? describeSetup(*manifest.training) : "unknown";
+    std::string reducing;
+    if (needed > memory.totalBytes())
+      reducing = llvm::formatv(
+          "; {0} bytes while its replicas' all-reduce buffer of {1} bytes "
+          "is held",
+          needed, schedule::allReduceBufferBytes(inputs, processes));
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         llvm::formatv(
             "device {0} needs {1} bytes for {2} (weights {3}, gradients {4}, "
             "optimizer state {5}, stashed versions {6}, activations {7}, "
-            "reserved {8}) but its budget is {9} bytes; the plan was made "
-            "for {10} (--allow-over-budget runs it anyway)",
+            "reserved {8}{9}) but its budget is {10} bytes; the plan was made "
+            "for {11} (--allow-over-budget runs it anyway)",
             device, memory.totalBytes(), describeSetup(run), memory.weightBytes,
             memory.gradientBytes, memory.optimizerBytes, memory.stashBytes,
-            memory.activationBytes, memory.reservedBytes, memory.budgetBytes,
-            planned)
+            memory.activationBytes, memory.reservedBytes, reducing,
+            memory.budgetBytes, planned)
             .str());
   }
   return llvm::Error::success();

@@ -16,6 +16,8 @@
 
 #include "FTPipe/Schedule/Memory.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 
 using namespace ftpipe::schedule;
@@ -158,6 +160,27 @@ DeviceMemory ftpipe::schedule::runtimeMemory(const DeviceMemoryInputs &inputs,
   bool twoSets = setup.schedule == Kind::Async && inputs.stages.size() > 1;
   memory.gradientBytes = trained * (twoSets ? 2 : 1);
   return memory;
+}
+
+uint64_t
+ftpipe::schedule::allReduceBufferBytes(const DeviceMemoryInputs &inputs,
+                                       int64_t replicas) {
+  if (replicas < 2 || inputs.paramBytesByHeight.empty())
+    return 0;
+  return *llvm::max_element(inputs.paramBytesByHeight);
+}
+
+uint64_t ftpipe::schedule::reducingBytes(const DeviceMemory &memory,
+                                         const DeviceMemoryInputs &inputs,
+                                         int64_t replicas) {
+  return memory.totalBytes() - memory.activationBytes +
+         allReduceBufferBytes(inputs, replicas);
+}
+
+uint64_t ftpipe::schedule::replicatedBytes(const DeviceMemory &memory,
+                                           const DeviceMemoryInputs &inputs,
+                                           int64_t replicas) {
+  return std::max(memory.totalBytes(), reducingBytes(memory, inputs, replicas));
 }
 
 llvm::json::Value ftpipe::schedule::toJSON(const DeviceMemoryInputs &inputs) {

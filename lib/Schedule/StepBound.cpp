@@ -183,10 +183,11 @@ StagePaths ftpipe::schedule::stagePaths(const TimedStageGraph &sg,
   return pathsOf(sg, stageTasks(sg, split), links);
 }
 
-StepLowerBound ftpipe::schedule::stepLowerBound(const TimedStageGraph &sg,
-                                                const std::vector<bool> &split,
-                                                uint32_t microBatches,
-                                                const Links *links) {
+StepLowerBound
+ftpipe::schedule::stepLowerBound(const TimedStageGraph &sg,
+                                 const std::vector<bool> &split,
+                                 uint32_t microBatches, const Links *links,
+                                 llvm::ArrayRef<int64_t> replicas) {
   size_t S = sg.numStages();
   StageTasks t = stageTasks(sg, split);
   StagePaths paths = pathsOf(sg, t, links);
@@ -198,7 +199,10 @@ StepLowerBound ftpipe::schedule::stepLowerBound(const TimedStageGraph &sg,
       jobs.resize(d + 1);
       busy.resize(d + 1, 0.0);
     }
-    for (uint32_t m = 0; m < microBatches; ++m) {
+    // Replica 0 of a device on r processes runs micro-batches 0, r, 2r, ...
+    int64_t r = d < replicas.size() ? std::max<int64_t>(replicas[d], 1) : 1;
+    uint32_t own = uint32_t((int64_t(microBatches) + r - 1) / r);
+    for (uint32_t m = 0; m < own; ++m) {
       jobs[d].push_back(
           {paths.forwardHeadMs[s], t.f[s], paths.forwardTailMs[s]});
       jobs[d].push_back(
@@ -206,7 +210,7 @@ StepLowerBound ftpipe::schedule::stepLowerBound(const TimedStageGraph &sg,
       if (t.splits[s])
         jobs[d].push_back({paths.backwardHeadMs[s] + t.b[s], t.w[s], 0.0});
     }
-    busy[d] += microBatches * (t.f[s] + t.b[s] + t.w[s]);
+    busy[d] += own * (t.f[s] + t.b[s] + t.w[s]);
   }
   StepLowerBound bound;
   for (auto [d, onDevice] : llvm::enumerate(jobs)) {

@@ -40,10 +40,7 @@ static void addAnnotateCosts(OpPassManager &pm, const std::string &hardware,
 void mlir::ftpipe::buildPartitionPipeline(
     OpPassManager &pm, const PartitionPipelineOptions &options) {
   addAnnotateCosts(pm, options.hardware, options.profile);
-  PartitionMethod method = options.method;
-  if (options.replicas == "auto" && method == PartitionMethod::Auto)
-    method = PartitionMethod::MixedPipe;
-  switch (method) {
+  switch (options.method) {
   case PartitionMethod::Auto: {
     AutoPartitionPassOptions autoPartition;
     autoPartition.devices = options.devices;
@@ -51,6 +48,7 @@ void mlir::ftpipe::buildPartitionPipeline(
     autoPartition.dpMaxOps = options.dpMaxOps;
     autoPartition.quiet = options.quiet;
     autoPartition.syncSchedule = options.syncSchedule;
+    autoPartition.replicas = options.replicas;
     pm.addPass(
         createAutoPartitionPass(withObjective(autoPartition, options.setup)));
     return;

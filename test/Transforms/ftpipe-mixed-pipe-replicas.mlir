@@ -26,7 +26,9 @@
 // 18.020 ms (the least T at which c_k = min(3.75, (T - c_0 - ... -
 // c_{k-1}) / 4) add up to 12). The bound of any plan (the step bound:
 // one micro-batch's path, 12 ms on the chain, and each replica's share of
-// the work) is the replicated one's 12 ms.
+// the work) is the replicated one's 12 ms; of the layouts tried, 2,1,1 and
+// 2 have the highest, 14 ms (a replica with 2 micro-batches: the path and
+// one more backward of 2 ms).
 
 // VERBOSE: depth  4, replicas 1: simulated 21.000 ms per mini-batch
 // VERBOSE: depth  3, replicas 2,1,1: simulated {{[0-9.]+}} ms per mini-batch
@@ -34,7 +36,7 @@
 // VERBOSE: depth  2, replicas 2 uneven: simulated {{[0-9.]+}} ms per mini-batch
 // VERBOSE: depth  1, replicas 4: simulated 12.000 ms per mini-batch{{.*}}<- chosen
 // VERBOSE: bound (chain, compute only): pure pipeline 17.554 ms per mini-batch, replicated 12.000 ms (depth 1, replicas 4); compute 12.000 ms per micro-batch, at least 1 devices
-// VERBOSE-NEXT: bound (any plan): replicated 12.000 ms (depth 1, replicas 4); one micro-batch's path 12.000 ms
+// VERBOSE-NEXT: bound (any plan): replicated 12.000 ms (depth 1, replicas 4); one micro-batch's path 12.000 ms; at most 14.000 ms for a layout tried
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-NOT: name = "g1"

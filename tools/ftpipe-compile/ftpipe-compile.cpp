@@ -83,7 +83,8 @@ cl::opt<std::string> replicas(
     cl::cat(category), "replicas",
     cl::desc("Processes per device that ftpipe-run starts: none, W (every "
              "device) or one factor per device, e.g. 1,2,1 (manifest.json's "
-             "replicas); auto: Mixed-Pipe chooses the pipeline's depth and "
+             "replicas); auto: the partitioner (--method=auto: every one's "
+             "plans; mixed-pipe: its own) chooses the pipeline's depth and "
              "each device's replicas, adding up to --devices"),
     cl::init("none"));
 cl::opt<std::string>
@@ -617,16 +618,18 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveSetup(*module);
   if (failed(setup))
     return progress.fail();
-  // Mixed-Pipe partitions the model here: then --replicas=auto may plan
-  // replicas (recorded for a re-compile: the manifest's plans_replicas).
+  // The auto method or Mixed-Pipe partitions the model here: then
+  // --replicas=auto may plan replicas (recorded for a re-compile: the
+  // manifest's plans_replicas).
   compileCommand.plansReplicas =
       !forwardOnly && !(*module)->hasAttr("ftpipe.plan") &&
       !hasEntryPoints(*module) && method != ft::PartitionMethod::SeqDP &&
       method != ft::PartitionMethod::SeqGreedy;
   if (replicas == "auto" && !compileCommand.plansReplicas)
-    return progress.fail("--replicas=auto plans with Mixed-Pipe (--method=auto "
-                         "or mixed-pipe), and this model is not partitioned "
-                         "here (it has a plan already, or --forward-only)");
+    return progress.fail("--replicas=auto plans with --method=auto (every "
+                         "partitioner's plans) or mixed-pipe, and this model "
+                         "is not partitioned here (it has a plan already, or "
+                         "--forward-only)");
   llvm::Expected<::ftpipe::schedule::ReplicaLayout> layout =
       replicas == "auto" ? ::ftpipe::schedule::ReplicaLayout::none(devices)
                          : ::ftpipe::schedule::parseReplicas(replicas, devices);

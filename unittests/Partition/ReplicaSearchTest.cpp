@@ -12,12 +12,16 @@
 // balanced ones; a gain under kReplicaMinGain keeps the pure pipeline; the
 // memory cap of the bound by hand. Neither Seq-Pipe's plans nor
 // Mixed-Pipe's (devices of several stages, apart or not) simulate below the
-// step bound (ReplicaBound.h), under any schedule.
+// step bound (ReplicaBound.h), under any schedule. Over several
+// partitioners (ReplicaChoice.h): another partitioner's pure pipeline beats
+// a replicated option that beats its own; the rule holds over Seq-Pipe's
+// and Mixed-Pipe's searches of random DAGs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/ReplicaSearch.h"
 #include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/ReplicaChoice.h"
 #include "FTPipe/Partition/SeqPipe.h"
 
 #include "MixedPipeTestUtil.h"
@@ -228,8 +232,60 @@ TEST_P(ReplicaSearchProperties, MixedPipePlansStayAboveTheStepBound) {
       EXPECT_GE(option.simulatedMsPerMiniBatch,
                 result.stepBound.ms * (1 - 1e-9))
           << describeOption(option);
+    // Nor below its own plan's bound (any list of it on its layout), which
+    // is at least the layout's.
+    EXPECT_GE(option.simulatedMsPerMiniBatch, option.boundMs * (1 - 1e-9))
+        << describeOption(option) << " under " << nameOf(config.schedule).str();
+    EXPECT_GE(
+        option.boundMs * (1 + 1e-9),
+        stepBoundMs(figures, option.layout.replicas, config.microBatches) *
+            (config.schedule == Kind::Async ? 0.0 : 1.0))
+        << describeOption(option);
   }
   EXPECT_GT(checked, 1u);
+}
+
+TEST_P(ReplicaSearchProperties, OneChoiceOverSeqPipeAndMixedPipe) {
+  auto [family, seed] = GetParam();
+  Graph g = makeGraph(family, 40, uint64_t(seed) + 11);
+  Hardware hw = makeHardware(4);
+  ObjectiveConfig config = sgdOneFOneB(2 + 2 * uint32_t(seed % 3));
+  MixedPipeConfig mixed;
+  mixed.objective = config;
+  auto greedy = [&](const Hardware &pipeline) {
+    return greedyPlan(g, pipeline, config);
+  };
+  auto mixedPipe = [&](const Hardware &pipeline) -> llvm::Expected<Plan> {
+    llvm::Expected<MixedPipeResult> run = runMixedPipe(g, pipeline, mixed);
+    if (!run)
+      return run.takeError();
+    return std::move(run->plan);
+  };
+  ReplicaChoice choice = unwrap(searchReplicasOver(
+      g, hw, config, {{"seq-greedy", greedy}, {"mixed-pipe", mixedPipe}}));
+  ASSERT_EQ(choice.searches.size(), 2u);
+  const ReplicaOption &chosen = choice.chosenOption();
+  ASSERT_TRUE(chosen.feasible);
+  // Replicas only where they beat every pure pipeline by kReplicaMinGain,
+  // then the fastest option of all; else the fastest pure pipeline, which
+  // no option beats by kReplicaMinGain.
+  double floorMs = chosen.layout.replicated()
+                       ? chosen.simulatedMsPerMiniBatch
+                       : chosen.simulatedMsPerMiniBatch * (1 - kReplicaMinGain);
+  for (const MethodSearch &method : choice.searches) {
+    ASSERT_TRUE(method.search) << method.failure;
+    for (const ReplicaOption &option : method.search->options) {
+      if (!option.feasible)
+        continue;
+      EXPECT_LE(floorMs * (1 - 1e-9), option.simulatedMsPerMiniBatch)
+          << method.method << " " << describeOption(option);
+      if (!option.layout.replicated())
+        EXPECT_LE(chosen.simulatedMsPerMiniBatch * (1 - 1e-9) *
+                      (chosen.layout.replicated() ? 1 - kReplicaMinGain : 1),
+                  option.simulatedMsPerMiniBatch)
+            << method.method << " " << describeOption(option);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -291,6 +347,42 @@ TEST(ReplicaSearch, WeightsThatNeedEveryDeviceStayAPipeline) {
       EXPECT_FALSE(option.feasible);
       EXPECT_FALSE(option.failure.empty());
     }
+}
+
+TEST(ReplicaSearch, ReplicasHoldTheirAllReducesBuffer) {
+  // 4 layers of 1 MB weights (SGD: 2 MB with the gradients), 2 a device as
+  // 2 x 2: each device keeps 4 MB and a little of activations; its
+  // replicas all-reduce each stage's 2 MB of gradients from a copy of them,
+  // beside the 4 MB. On devices of 5 MB the plan fits but its replicas do
+  // not; on 7 MB they do.
+  Graph g = layers(4, 1.0, 2.0, 1000, 1'000'000);
+  ObjectiveConfig config = sgdOneFOneB(4);
+  ReplicaLayout twoByTwo;
+  twoByTwo.replicas = {2, 2};
+  for (uint64_t memory : {5'000'000ull, 7'000'000ull}) {
+    Hardware hw = uniformHardware(4, 1000.0, 0.0, memory);
+    Hardware pipeline = unwrap(pipelineHardware(hw, twoByTwo));
+    Plan plan = unwrap(greedyPlan(g, pipeline, config));
+    PlanMetrics metrics = unwrap(evaluatePlan(g, pipeline, plan, config));
+    EXPECT_TRUE(metrics.memoryFits);
+    for (const ftpipe::schedule::DeviceMemoryInputs &inputs :
+         metrics.memoryInputs) {
+      EXPECT_EQ(ftpipe::schedule::allReduceBufferBytes(inputs, 2), 2'000'000u);
+      EXPECT_EQ(ftpipe::schedule::allReduceBufferBytes(inputs, 1), 0u);
+    }
+    ReplicaOption option =
+        unwrap(scoreReplicated(g, hw, plan, twoByTwo, config));
+    EXPECT_EQ(option.feasible, memory == 7'000'000ull) << option.failure;
+    for (auto [d, bytes] : llvm::enumerate(option.memoryBytes)) {
+      const DeviceMetrics &device = metrics.devices[d];
+      EXPECT_EQ(bytes, std::max(device.memoryBytes, device.memoryBytes -
+                                                        device.activationBytes +
+                                                        2'000'000));
+    }
+    if (!option.feasible)
+      EXPECT_NE(option.failure.find("all-reduce's buffer"), std::string::npos)
+          << option.failure;
+  }
 }
 
 TEST(ReplicaSearch, SlowLinksPriceTheAllReduce) {
@@ -468,7 +560,8 @@ TEST(ReplicaSearch, MemoryCapByHand) {
 
 TEST(ReplicaSearch, UnevenPipelinesFillTheBubbles) {
   // 12 layers of 1 + 2 ms, 1 MB of weights each (SGD: 2 MB with the
-  // gradients) on 8 devices of 17 MB: the model needs 2 devices. 4
+  // gradients, and a replicated device's all-reduce works on a copy of a
+  // stage's gradients) on 8 devices of 23 MB: the model needs 2 devices. 4
   // pipelines of depth 2 have 2 of the M = 8 micro-batches each (1F1B:
   // F F B B on the first device, F B F B on the second). Balanced, 6
   // layers a device: the first device's backwards wait for the second's,
@@ -477,7 +570,7 @@ TEST(ReplicaSearch, UnevenPipelinesFillTheBubbles) {
   // its first backward is back at 22 ms, and the first device's
   // backwards run 22-36 and 37-51: 51 ms.
   Graph g = layers(12, 1.0, 2.0, 1000, 1'000'000);
-  Hardware hw = uniformHardware(8, 1000.0, 0.0, 17'000'000);
+  Hardware hw = uniformHardware(8, 1000.0, 0.0, 23'000'000);
   ObjectiveConfig config = sgdOneFOneB(8);
   ReplicaSearchResult result = searchGreedy(g, hw, config);
   const ReplicaOption &balanced = evenOption(result, 2, 8);
@@ -504,3 +597,74 @@ TEST(ReplicaSearch, UnevenPipelinesFillTheBubbles) {
 }
 
 } // namespace
+
+namespace {
+/// A search of the given options: simulated ms and replicas (1: none).
+MethodSearch searchOf(std::string method,
+                      std::vector<std::pair<double, int64_t>> options) {
+  MethodSearch search;
+  search.method = std::move(method);
+  search.search.emplace();
+  for (auto [ms, replicas] : options) {
+    ReplicaOption option;
+    option.layout.replicas = {replicas, replicas};
+    option.feasible = true;
+    option.simulatedMsPerMiniBatch = ms;
+    search.search->options.push_back(std::move(option));
+  }
+  return search;
+}
+} // namespace
+
+TEST(ReplicaChoice, AnotherPartitionersPurePipelineBeatsReplicas) {
+  // Mixed-Pipe's replicated option (110 ms) beats its own pure pipeline
+  // (130 ms) by 15 %, but not Seq-Pipe's (100 ms): Seq-Pipe's pure pipeline
+  // is chosen, although Seq-Pipe's own replicas (98 ms) are faster by 2 %.
+  ReplicaChoice choice = unwrap(
+      chooseReplicas({searchOf("seq-greedy", {{100.0, 1}, {98.0, 2}}),
+                      searchOf("mixed-pipe", {{130.0, 1}, {110.0, 2}})}));
+  EXPECT_EQ(choice.chosenMethod(), "seq-greedy");
+  EXPECT_EQ(choice.chosen.option, 0u);
+  EXPECT_FALSE(choice.chosenOption().layout.replicated());
+  ASSERT_TRUE(choice.bestReplicated);
+  EXPECT_EQ(choice.bestReplicated->method, 0u);
+  EXPECT_EQ(choice.bestReplicated->option, 1u);
+  // Each search's own fastest.
+  const MethodSearch &mixed = choice.searches[1];
+  ASSERT_TRUE(mixed.bestPure && mixed.bestReplicated);
+  EXPECT_EQ(*mixed.bestPure, 0u);
+  EXPECT_EQ(*mixed.bestReplicated, 1u);
+  // Mixed-Pipe alone chooses its replicas.
+  ReplicaChoice alone = unwrap(
+      chooseReplicas({searchOf("mixed-pipe", {{130.0, 1}, {110.0, 2}})}));
+  EXPECT_EQ(alone.chosen.option, 1u);
+}
+
+TEST(ReplicaChoice, ReplicasThatBeatEveryPurePipelineWin) {
+  // Mixed-Pipe's replicas (90 ms) beat Seq-Pipe's pure pipeline (100 ms) by
+  // 10 %; an infeasible faster option and a failed search count for none.
+  MethodSearch failed;
+  failed.method = "seq-dp";
+  failed.failure = "no plan";
+  MethodSearch mixed =
+      searchOf("mixed-pipe", {{120.0, 1}, {90.0, 2}, {50.0, 2}});
+  mixed.search->options[2].feasible = false;
+  ReplicaChoice choice = unwrap(chooseReplicas(
+      {failed, searchOf("seq-greedy", {{100.0, 1}}), std::move(mixed)}));
+  EXPECT_EQ(choice.chosenMethod(), "mixed-pipe");
+  EXPECT_EQ(choice.chosen.option, 1u);
+  ASSERT_TRUE(choice.bestPure);
+  EXPECT_EQ(choice.bestPure->method, 1u);
+  // At 96 ms they gain 4 %: the pure pipeline stays.
+  ReplicaChoice small =
+      unwrap(chooseReplicas({searchOf("seq-greedy", {{100.0, 1}}),
+                             searchOf("mixed-pipe", {{120.0, 1}, {96.0, 2}})}));
+  EXPECT_EQ(small.chosenMethod(), "seq-greedy");
+  // Replicas alone, and nothing feasible.
+  EXPECT_EQ(unwrap(chooseReplicas({searchOf("m", {{90.0, 2}})})).chosen.option,
+            0u);
+  llvm::Error none = chooseReplicas({failed}).takeError();
+  ASSERT_TRUE(bool(none));
+  EXPECT_NE(llvm::toString(std::move(none)).find("seq-dp: no plan"),
+            std::string::npos);
+}

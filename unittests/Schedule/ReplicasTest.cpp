@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Schedule/Replicas.h"
+#include "FTPipe/Schedule/Memory.h"
 
 #include "RandomStageGraph.h"
 
@@ -226,3 +227,27 @@ TEST(ReplicateSchedule, ReplicasMustNameEveryDevice) {
 }
 
 } // namespace
+
+TEST(ReplicaMemory, AllReduceBufferBesideTheWeightsState) {
+  // Parameters of 3 MB whose tallest reader has height 0 and of 5 MB at
+  // height 2: the replicas all-reduce at most 5 MB at once, from a copy,
+  // beside the weights' state (17 MB here) but not beside the activations.
+  DeviceMemoryInputs inputs;
+  inputs.paramBytesByHeight = {3'000'000, 0, 5'000'000};
+  DeviceMemory memory;
+  memory.weightBytes = 8'000'000;
+  memory.gradientBytes = 8'000'000;
+  memory.reservedBytes = 1'000'000;
+  memory.activationBytes = 2'000'000;
+  EXPECT_EQ(allReduceBufferBytes(inputs, 1), 0u);
+  EXPECT_EQ(allReduceBufferBytes(inputs, 2), 5'000'000u);
+  EXPECT_EQ(allReduceBufferBytes(inputs, 3), 5'000'000u);
+  EXPECT_EQ(allReduceBufferBytes(DeviceMemoryInputs(), 2), 0u);
+  EXPECT_EQ(reducingBytes(memory, inputs, 2), 22'000'000u);
+  EXPECT_EQ(replicatedBytes(memory, inputs, 2), 22'000'000u);
+  EXPECT_EQ(replicatedBytes(memory, inputs, 1), 19'000'000u);
+  // Activations above the buffer: the peak decides.
+  memory.activationBytes = 6'000'000;
+  EXPECT_EQ(reducingBytes(memory, inputs, 2), 22'000'000u);
+  EXPECT_EQ(replicatedBytes(memory, inputs, 2), 23'000'000u);
+}

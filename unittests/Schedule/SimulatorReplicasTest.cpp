@@ -6,12 +6,15 @@
 // all-reduces the later stage's gradients while the earlier one's last
 // backward runs; transfers and tasks go to the replica m mod r; random
 // graphs, placements and layouts run to the end with one all-reduce per
-// replica, stage and step; refusals.
+// replica, stage and step, never shorter than stepLowerBound of the
+// layout (by hand: equal to it on a chain whose first device is doubled);
+// refusals.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Schedule/Simulator.h"
+#include "FTPipe/Schedule/StepBound.h"
 
 #include "RandomStageGraph.h"
 
@@ -160,9 +163,10 @@ TEST(SimulatorReplicas, RoutesMicroBatchesRoundRobin) {
   EXPECT_EQ(tasks, 64);
 }
 
-// Random stage graphs, placements, schedules and layouts: the replicated
-// lists simulate to the end, with one all-reduce per replica of a
-// replicated device, stage of it and step.
+// Random stage graphs, placements, schedules, recomputation and layouts:
+// the replicated lists simulate to the end, with one all-reduce per replica
+// of a replicated device, stage of it and step, and no synchronous run is
+// shorter than stepLowerBound of its layout.
 TEST(SimulatorReplicas, RandomGraphsRunToTheEnd) {
   std::mt19937 rng(2828);
   for (int trial = 0; trial < 200; ++trial) {
@@ -180,12 +184,23 @@ TEST(SimulatorReplicas, RandomGraphsRunToTheEnd) {
     }
     TimedStageGraph sg =
         TimedStageGraph::withCosts(graph, fwd, input, weight, 1000);
+    for (int64_t s = 0; s < graph.stages(); ++s)
+      sg.recomputeMs[size_t(s)] = rng() % 2 ? fwd[size_t(s)] : 0.0;
     SimulatorConfig config = replicatedConfig(graph, kind, M, steps, layout);
     config.stageGradientBytes.assign(size_t(graph.stages()), 4000);
     llvm::Expected<SimResult> result = simulate(
         sg, Links::uniform(size_t(layout.processes()), 1.0, 1.0), config);
     ASSERT_TRUE(static_cast<bool>(result))
         << "trial " << trial << ": " << llvm::toString(result.takeError());
+    // No synchronous run is shorter than one step's bound of its layout,
+    // which takes messages and all-reduces as free.
+    std::vector<bool> whole(size_t(graph.stages()), false);
+    if (kind != Kind::Async)
+      EXPECT_LE(stepLowerBound(sg, whole, uint32_t(M), nullptr, layout.replicas)
+                    .msPerMiniBatch,
+                result->makespanMs * (1 + 1e-12))
+          << "trial " << trial << " " << nameOf(kind).str() << " "
+          << layout.str();
     int64_t expected = 0;
     for (int64_t s = 0; s < graph.stages(); ++s) {
       int64_t r = layout.replicas[size_t(graph.device[size_t(s)])];
@@ -196,6 +211,35 @@ TEST(SimulatorReplicas, RandomGraphsRunToTheEnd) {
       allReduces += event.kind == SimEvent::Kind::AllReduce;
     EXPECT_EQ(allReduces, expected) << "trial " << trial;
   }
+}
+
+// Stage 0 (F 2 ms, B 4 ms) on a device run twice, stage 1 (F 1 ms, B 2
+// ms) once, M = 4, 1F1B made for the layout: each replica of the first
+// device starts its two forwards at once (0-4 ms); the second device runs
+// its four micro-batches from 2 ms (the first forward) to 14 ms without a
+// gap, and the last backward of stage 0 follows it: 18 ms. The bound
+// counts the second device's 12 ms with the 2 ms before them and the 4 ms
+// after them. Without replicas the first device alone works 24 ms.
+TEST(SimulatorReplicas, StepBoundOfALayoutByHand) {
+  StageGraph graph = StageGraph::chain({0, 1});
+  TimedStageGraph sg =
+      TimedStageGraph::withCosts(graph, {2, 1}, {4, 2}, {0, 0}, 0);
+  ReplicaLayout layout{{2, 1}};
+  std::vector<bool> whole(2, false);
+  StepLowerBound bound = stepLowerBound(sg, whole, 4, nullptr, layout.replicas);
+  EXPECT_DOUBLE_EQ(bound.msPerMiniBatch, 18.0);
+  EXPECT_EQ(bound.device, 1u);
+  EXPECT_DOUBLE_EQ(bound.busyMs, 12.0);
+  EXPECT_DOUBLE_EQ(stepLowerBound(sg, whole, 4).msPerMiniBatch, 24.0);
+  SimulatorConfig config;
+  config.kind = Kind::OneFOneB;
+  config.microBatches = 4;
+  config.orders = replicateSchedule(
+      unwrap(generate(graph, {Kind::OneFOneB, 4, 1, {}, layout.replicas})),
+      layout);
+  config.replicas = layout;
+  SimResult result = unwrap(simulate(sg, Links::uniform(3, 1e9, 0.0), config));
+  EXPECT_DOUBLE_EQ(result.makespanMs, 18.0);
 }
 
 TEST(SimulatorReplicas, Refusals) {

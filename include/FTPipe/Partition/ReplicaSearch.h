@@ -26,8 +26,12 @@
 // also planned uneven (shareWeightedHardware, at each of kUnevenStrengths): a
 // replica pipeline with few micro-batches gains from longer first stages. No
 // option simulates below the step bound (ReplicaBound.h), which the result
-// carries with the chain bound. Memory is checked per replica
-// as for the plan's device (a replica holds no more). No MLIR here.
+// carries with the chain bound. Memory is checked per replica as for the
+// plan's device, again on a replay of the replica's own list (made for the
+// layout, it may keep more micro-batches in flight), and with the buffer of
+// its gradient all-reduce beside its weights' state
+// (schedule::replicatedBytes, ftpipe-run's check too).
+// No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,7 +78,17 @@ struct ReplicaOption {
   /// (a CPU's cores run them too); 0 elsewhere. The simulator runs every
   /// process at full speed at once; shared cores cannot.
   double sharedCoresMs = 0.0;
-  /// Per plan device, its memory under the schedule (every replica's).
+  /// No list of this plan run as `layout` simulates a shorter synchronous
+  /// mini-batch (schedule::stepLowerBound with the layout: each device's
+  /// replica 0 with its micro-batches, the fill before them and the drain
+  /// after them that the stage DAG forces; transfers and all-reduces
+  /// free); 0 under async. `boundDevice` is the plan device that sets it,
+  /// `boundBusyMs` that device's replica 0's work within it.
+  double boundMs = 0.0, boundBusyMs = 0.0;
+  uint32_t boundDevice = 0;
+  /// Per plan device, its memory under the schedule (every replica's): with
+  /// replicas the largest of the plan device's, its busiest replica's list
+  /// replayed and its weights' state with its all-reduce's buffer.
   std::vector<uint64_t> memoryBytes;
   /// Into how many stages each replicated device of one stage (or its last
   /// stage, with cutEveryDevice) was cut (cutForOverlap; 0: the
@@ -118,6 +132,12 @@ struct ReplicaSearchResult {
   /// One micro-batch's longest path (StepBoundFigures::pathMs[0]; 0 under
   /// async).
   double pathMs = 0.0;
+  /// The highest step bound (stepBoundMs) of a replicated layout the search
+  /// tried: where it is below the chosen option's simulated mini-batch, the
+  /// step bound cannot show of any layout tried that it could not be
+  /// chosen, so it cannot leave out a layout's planning, in any order of
+  /// the layouts (0 when none was tried).
+  double highestLayoutBoundMs = 0.0;
   /// The model's gradient bytes (every parameter's) and their ring
   /// all-reduce over 2 processes (0 and 1) on the hardware's links: what
   /// replicating it costs against computeMs x M.

@@ -25,18 +25,24 @@ namespace runtime {
 /// "schedule=async microbatches=8 optimizer=adam stashing=none".
 std::string describeSetup(const schedule::TrainingSetup &setup);
 
-/// Per device, what the plan counts for `run` (schedule::replayedMemory of
-/// the manifest's stages and `device_memory`); empty when not recorded.
+/// Per device, what the plan counts for `run` on `replicas` (the run's
+/// layout, which --replicas may make differ from the manifest's):
+/// schedule::replayedMemory of the manifest's stages and `device_memory`;
+/// empty when not recorded.
 std::vector<schedule::DeviceMemory>
 plannedMemory(const ArtifactManifest &manifest,
-              const schedule::TrainingSetup &run);
+              const schedule::TrainingSetup &run,
+              const schedule::ReplicaLayout &replicas);
 
-/// Fails when a device needs more memory under `run` than its budget,
-/// naming the device, the bytes needed (with their breakdown), the budget and
-/// the setup the plan was made for. Succeeds when the manifest records no
+/// Fails when a device needs more memory under `run` than its budget (with
+/// replicas, also while its all-reduce's buffer is held:
+/// schedule::replicatedBytes, the planner's rule), naming the device, the
+/// bytes needed (with their breakdown), the budget and the setup the plan
+/// was made for. Succeeds when the manifest records no
 /// memory (artifacts of an older ftpipe-compile, or a forward-only build).
 llvm::Error checkRunMemory(const ArtifactManifest &manifest,
-                           const schedule::TrainingSetup &run);
+                           const schedule::TrainingSetup &run,
+                           const schedule::ReplicaLayout &replicas);
 
 } // namespace runtime
 } // namespace ftpipe

@@ -156,6 +156,31 @@ DeviceMemory deviceMemory(const DeviceMemoryInputs &inputs,
 DeviceMemory runtimeMemory(const DeviceMemoryInputs &inputs,
                            const TrainingSetup &setup);
 
+/// The least memory that a device's replicas' gradient all-reduce adds to
+/// its weights, gradients, optimizer state and stashes once a stage's last
+/// backward has ended: each all-reduce works on a copy of the gradients one
+/// backward completes (NCCL: a device buffer per all-reduce, one at a time on
+/// the group's stream; MPI and threads: every stage's flattened until the
+/// update, runtime::ReplicaReductions), so at least the largest of those:
+/// the parameters whose tallest reader on the device has one height
+/// (paramBytesByHeight: one stage's gradients where the device's stages
+/// differ in height). 0 with fewer than 2 replicas.
+uint64_t allReduceBufferBytes(const DeviceMemoryInputs &inputs,
+                              int64_t replicas);
+
+/// What a device of `replicas` holds while its all-reduce's buffer is held:
+/// `memory` (its figure under the setup) less its activations (the
+/// all-reduce starts after the stage's last backward, not necessarily
+/// beside the activations' peak) plus allReduceBufferBytes.
+uint64_t reducingBytes(const DeviceMemory &memory,
+                       const DeviceMemoryInputs &inputs, int64_t replicas);
+
+/// The memory a device of `replicas` needs: the larger of `memory`'s total
+/// and reducingBytes; the planner's check of a replicated plan and
+/// ftpipe-run's (runtime::checkRunMemory) alike.
+uint64_t replicatedBytes(const DeviceMemory &memory,
+                         const DeviceMemoryInputs &inputs, int64_t replicas);
+
 /// The inputs as the manifest records them, and back (fails naming the
 /// field; sizes are checked, values taken as given).
 llvm::json::Value toJSON(const DeviceMemoryInputs &inputs);

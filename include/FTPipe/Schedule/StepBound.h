@@ -26,9 +26,9 @@ struct StepLowerBound {
   uint32_t device = 0;
   /// No synchronous step of these costs is shorter (ms).
   double msPerMiniBatch = 0.0;
-  /// That device's work in the step (M times its stages' F, I or B with
-  /// recomputation, and W): the rest of the bound is fill and drain it
-  /// cannot avoid.
+  /// That device's work in the step (M times, or its replica 0's
+  /// micro-batches times, its stages' F, I or B with recomputation, and W):
+  /// the rest of the bound is fill and drain it cannot avoid.
   double busyMs = 0.0;
 };
 
@@ -63,11 +63,17 @@ StagePaths stagePaths(const TimedStageGraph &stages,
 
 /// The bound for `stages` (its costs and edges; `split` says which stages
 /// split, as ScheduleConfig::split, empty: all that have I and W costs),
-/// M = `microBatches` and messages over `links` (null: free).
+/// M = `microBatches` and messages over `links` (null: free). With
+/// `replicas` (one factor per device, as ReplicaLayout), the bound of the
+/// layout's run: device d's replica 0 runs ceil(M / r_d) of the M
+/// micro-batches (m mod r_d = 0), each task with the same head and tail;
+/// `links` are then the plan devices', so pass null unless every replica's
+/// links are its replica 0's.
 StepLowerBound stepLowerBound(const TimedStageGraph &stages,
                               const std::vector<bool> &split,
                               uint32_t microBatches,
-                              const Links *links = nullptr);
+                              const Links *links = nullptr,
+                              llvm::ArrayRef<int64_t> replicas = {});
 
 } // namespace schedule
 } // namespace ftpipe

@@ -470,12 +470,27 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
     its own candidates the same way), and the shortest step wins, the time
     under `schedule` breaking ties; memory is still planned under
     `schedule`.
+
+    With `replicas=auto` each partitioner's plans also go through the
+    pipeline depth x data-parallel replicas search (docs/Replicas.md) that
+    `ftpipe-mixed-pipe replicas=auto` runs with Mixed-Pipe's: every depth,
+    each plan device on one or more processes of the devices; every option
+    of every partitioner is simulated under `schedule` (as in that search,
+    not under `sync-schedule`), and one choice is made over all of them
+    (lib/Partition/ReplicaChoice.h): the fastest feasible option, one with
+    replicas only where it takes at least 5 % (`kReplicaMinGain`) less than
+    the fastest pure pipeline of any partitioner. A line per partitioner
+    gives its pure pipeline and its fastest option with replicas; the plan
+    records its replicas as `ftpipe-mixed-pipe` does.
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"dpMaxOps", "dp-max-ops", "unsigned", /*default=*/"20000",
            "Largest graph on which Seq-Pipe dp is tried">,
     Option<"quiet", "quiet", "bool", /*default=*/"false",
            "Do not print the candidates">,
+    Option<"replicas", "replicas", "std::string", /*default=*/"\"none\"",
+           "none, or auto: also choose pipeline depth x data-parallel "
+           "replicas for the devices, over every partitioner's plans">,
   ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }

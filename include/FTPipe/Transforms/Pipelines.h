@@ -55,9 +55,10 @@ struct PartitionPipelineOptions {
   std::string function;
   /// The partitioner.
   PartitionMethod method = PartitionMethod::Auto;
-  /// none, or auto: Mixed-Pipe also chooses the pipeline depth x
-  /// data-parallel replicas of the devices (ftpipe-mixed-pipe replicas=auto;
-  /// the Auto method then runs Mixed-Pipe alone, the Seq-Pipe ones ignore it).
+  /// none, or auto: also choose the pipeline depth x data-parallel replicas
+  /// of the devices (Auto: over every partitioner's plans,
+  /// ftpipe-auto-partition replicas=auto; MixedPipe: over its own,
+  /// ftpipe-mixed-pipe replicas=auto; the Seq-Pipe ones ignore it).
   std::string replicas = "none";
   /// Auto only: the largest graph on which Seq-Pipe dp is tried.
   unsigned dpMaxOps = AutoPartitionPassOptions().dpMaxOps;

@@ -1,0 +1,38 @@
+// RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=auto schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.err | FileCheck %s
+// RUN: FileCheck %s --check-prefix=SEARCHES < %t.err
+// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Tests replicas=auto over every partitioner (lib/Partition/ReplicaChoice.h)
+// on the chains of ftpipe-mixed-pipe-replicas.mlir (four ops of F = 1 ms
+// and B = 2 ms, four alike devices, free links, 1F1B, M = 4): each of
+// Seq-Pipe dp, Seq-Pipe greedy and Mixed-Pipe has its pure pipeline of
+// depth 4 (7 x 3 = 21 ms a mini-batch) and its four replicas of the whole
+// chain (12 ms); the replicas beat every pure pipeline by more than 5 %, the
+// first partitioner's option of the fastest is kept, and the module keeps
+// one pipeline with replicas = [4]. With weights that fill the devices only
+// the pure pipelines fit, and the first one stays.
+
+// SEARCHES: ftpipe-auto-partition: 4 ops on 4 devices of 'quad', replicas=auto
+// SEARCHES-NEXT: seq-dp pure 21.000 ms (depth 4, replicas 1) replicated 12.000 ms (depth 1, replicas 4) <- chosen
+// SEARCHES-NEXT: seq-greedy pure 21.000 ms (depth 4, replicas 1) replicated 12.000 ms (depth 1, replicas 4)
+// SEARCHES-NEXT: mixed-pipe pure 21.000 ms (depth 4, replicas 1) replicated 12.000 ms (depth 1, replicas 4)
+// SEARCHES-NEXT: chosen: seq-dp 12.000 ms (depth 1, replicas 4)
+
+// CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
+// CHECK-NOT: name = "g1"
+// CHECK-SAME: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0], recompute = [false], replicas = [4],
+// CHECK-LABEL: func.func @chain
+
+// SEARCHES: ftpipe-auto-partition: 4 ops on 4 devices of 'quad', replicas=auto
+// SEARCHES-NEXT: seq-dp pure 21.000 ms (depth 4, replicas 1) replicated - <- chosen
+// SEARCHES-NEXT: seq-greedy pure 21.000 ms (depth 4, replicas 1) replicated -
+// SEARCHES-NEXT: mixed-pipe pure 21.000 ms (depth 4, replicas 1) replicated -
+// SEARCHES-NEXT: chosen: seq-dp 21.000 ms (depth 4, replicas 1)
+
+// CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
+// CHECK-SAME: name = "g3"
+// CHECK-SAME: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1, 2, 3]
+// CHECK-NOT: replicas
+// CHECK-LABEL: func.func @chain
+
+// BAD: replicas must be 'none' or 'auto', got '2'
