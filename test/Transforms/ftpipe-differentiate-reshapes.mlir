@@ -1,4 +1,4 @@
-// RUN: ftpipe-opt %s --ftpipe-outline-stages --ftpipe-differentiate=recompute=false | FileCheck %s
+// RUN: ftpipe-opt %s --ftpipe-outline-stages --ftpipe-differentiate=recompute=false --mlir-print-debuginfo=false | FileCheck %s
 
 // A value kept for a later part of the backward is kept once, as the value a
 // reshape reads, and the reshape is rebuilt where it is read: a reshape is a
