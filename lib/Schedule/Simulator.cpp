@@ -4,7 +4,10 @@
 // before idle devices pick their next task, so a task that becomes ready at
 // the same instant as a device frees up competes fairly. Every stage walks
 // its own fixed task order (the schedule); devices choose among their
-// stages' next tasks. Deterministic: ties break by insertion order.
+// stages' next tasks. Deterministic: ties break by insertion order. On a
+// node whose cores are shared, a task's end is rescheduled whenever the
+// number of its node's running tasks changes; the events it leaves behind
+// are recognised as stale by their generation.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +38,41 @@ Error SimulatorConfig::validate() const {
   if (!replicas.replicas.empty() && orders.devices.empty())
     return makeError("simulator: replicas need the lists (orders) of "
                      "replicateSchedule");
+  for (uint32_t node : sharedCores.node)
+    if (node >= sharedCores.cores.size())
+      return makeError(llvm::formatv(
+          "simulator: a device is on node {0}, the shared cores name {1} nodes",
+          node, sharedCores.cores.size()));
+  if (llvm::is_contained(sharedCores.cores, 0u))
+    return makeError("simulator: a node of shared cores needs at least 1 core");
   return Error::success();
+}
+
+/// Per node of `shared`, its devices.
+static std::vector<uint32_t> devicesPerNode(const SharedCores &shared) {
+  std::vector<uint32_t> devices(shared.cores.size(), 0);
+  for (uint32_t node : shared.node)
+    ++devices[node];
+  return devices;
+}
+
+bool SharedCores::shares() const {
+  std::vector<uint32_t> devices = devicesPerNode(*this);
+  for (auto [count, cores] : llvm::zip_equal(devices, this->cores))
+    if (count > cores)
+      return true;
+  return false;
+}
+
+std::string SharedCores::str() const {
+  std::string text;
+  std::vector<uint32_t> devices = devicesPerNode(*this);
+  for (auto [count, cores] : llvm::zip_equal(devices, this->cores))
+    text += llvm::formatv("{0}{1} device{2} on {3} core{4}",
+                          text.empty() ? "" : "; ", count,
+                          count == 1 ? "" : "s", cores, cores == 1 ? "" : "s")
+                .str();
+  return text;
 }
 
 Links Links::uniform(size_t devices, double GBps, double latencyUs) {
@@ -211,13 +248,16 @@ private:
     /// Task that finished, or that the transfer feeds.
     uint32_t task;
     EventKind kind;
+    /// A task's end on shared cores: its reschedule count when pushed.
+    uint32_t generation = 0;
     bool operator>(const Event &o) const {
       return time != o.time ? time > o.time : order > o.order;
     }
   };
 
-  void push(double time, uint32_t task, EventKind kind) {
-    queue.push({time, nextOrder++, task, kind});
+  void push(double time, uint32_t task, EventKind kind,
+            uint32_t generation = 0) {
+    queue.push({time, nextOrder++, task, kind, generation});
   }
 
   /// One dependency of `task` is satisfied at time t.
@@ -237,6 +277,19 @@ private:
   void dispatch(DeviceId d, double t);
   /// Runs stage s's task (m, part) on device d from time t.
   void start(DeviceId d, StageId s, uint32_t m, uint8_t part, double t);
+  /// The node of device d when its cores are shared with more devices than
+  /// it has, or ~0u.
+  uint32_t sharedNodeOf(DeviceId d) const {
+    return sharingNodes.empty() || !sharingNodes[config.sharedCores.node[d]]
+               ? ~0u
+               : config.sharedCores.node[d];
+  }
+  /// The tasks running on `node` changed at time t: each one whose share
+  /// of the cores changes gets its new end.
+  void reshare(uint32_t node, double t);
+  /// A task's end event at time t on shared cores: ends the task unless the
+  /// event is stale.
+  void endSharedTask(const Event &ev);
   /// The device (process, with replicas) of stage s's task of micro-batch m.
   DeviceId deviceOf(StageId s, uint32_t m) const {
     if (config.replicas.replicas.empty())
@@ -299,6 +352,15 @@ private:
   std::vector<uint32_t> readies;
   std::vector<double> ringFree;
   std::vector<double> linkFree;
+  /// Shared cores: per node, whether it has fewer cores than devices, and
+  /// the tasks running on it; per task, its work left (ms on a core of its
+  /// own) as of `progressAt`, its share of a core, its reschedule count,
+  /// its start and its timeline event.
+  std::vector<char> sharingNodes;
+  std::vector<std::vector<uint32_t>> runningOn;
+  std::vector<double> workLeft, progressAt, share, startedAt;
+  std::vector<uint32_t> generation;
+  std::vector<size_t> eventOf;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue;
   uint64_t nextOrder = 0;
   SimResult result;
@@ -558,12 +620,24 @@ void Simulation::start(DeviceId d, StageId best, uint32_t m, uint8_t part,
           : (split ? sg.inputMs[best] : sg.bwdMs[best]) + sg.recomputeMs[best];
   bool bwd = part != kForward;
   deviceBusy[d] = 1;
-  result.deviceBusyMs[d] += duration;
   if (!bwd)
     for (uint32_t i : outEdges[best])
       if (sg.edges[i].passTensors > 0)
         send(sg.edges[i], m, /*bwd=*/false, t, Part::Passed);
-  push(t + duration, taskId(best, m, part), EventKind::TaskEnd);
+  uint32_t task = taskId(best, m, part);
+  uint32_t node = sharedNodeOf(d);
+  if (node == ~0u) {
+    result.deviceBusyMs[d] += duration;
+    push(t + duration, task, EventKind::TaskEnd);
+  } else {
+    // Its end depends on what else runs on the node (reshare).
+    workLeft[task] = duration;
+    progressAt[task] = startedAt[task] = t;
+    share[task] = 0.0;
+    eventOf[task] = result.events.size();
+    runningOn[node].push_back(task);
+    reshare(node, t);
+  }
   if (config.recordEvents) {
     SimEvent ev;
     ev.kind = part == kForward  ? SimEvent::Kind::Forward
@@ -577,6 +651,36 @@ void Simulation::start(DeviceId d, StageId best, uint32_t m, uint8_t part,
     ev.endMs = t + duration;
     result.events.push_back(ev);
   }
+}
+
+void Simulation::reshare(uint32_t node, double t) {
+  const std::vector<uint32_t> &running = runningOn[node];
+  double now = std::min(1.0, double(config.sharedCores.cores[node]) /
+                                 double(std::max<size_t>(1, running.size())));
+  for (uint32_t task : running) {
+    if (share[task] == now)
+      continue;
+    workLeft[task] =
+        std::max(0.0, workLeft[task] - (t - progressAt[task]) * share[task]);
+    progressAt[task] = t;
+    share[task] = now;
+    push(t + workLeft[task] / now, task, EventKind::TaskEnd,
+         ++generation[task]);
+  }
+}
+
+void Simulation::endSharedTask(const Event &ev) {
+  if (ev.generation != generation[ev.task])
+    return;
+  StageId s = ev.task / 3 / K;
+  DeviceId d = deviceOf(s, ev.task / 3 % K);
+  uint32_t node = sharedNodeOf(d);
+  llvm::erase(runningOn[node], ev.task);
+  result.deviceBusyMs[d] += ev.time - startedAt[ev.task];
+  if (config.recordEvents)
+    result.events[eventOf[ev.task]].endMs = ev.time;
+  finishTask(ev.task, ev.time);
+  reshare(node, ev.time);
 }
 
 Expected<SimResult> Simulation::run() {
@@ -644,6 +748,19 @@ Expected<SimResult> Simulation::run() {
   deviceBusy.assign(P, 0);
   linkFree.assign(P * P, 0.0);
   result.deviceBusyMs.assign(P, 0.0);
+  const SharedCores &shared = config.sharedCores;
+  if (shared.shares()) {
+    std::vector<uint32_t> devices = devicesPerNode(shared);
+    for (auto [count, cores] : llvm::zip_equal(devices, shared.cores))
+      sharingNodes.push_back(count > cores);
+    runningOn.assign(shared.cores.size(), {});
+    workLeft.assign(numTasks, 0.0);
+    progressAt.assign(numTasks, 0.0);
+    share.assign(numTasks, 0.0);
+    startedAt.assign(numTasks, 0.0);
+    generation.assign(numTasks, 0);
+    eventOf.assign(numTasks, 0);
+  }
   result.microBatches = K;
 
   double now = 0.0;
@@ -656,7 +773,10 @@ Expected<SimResult> Simulation::run() {
       queue.pop();
       switch (ev.kind) {
       case EventKind::TaskEnd:
-        finishTask(ev.task, ev.time);
+        if (sharedNodeOf(deviceOf(ev.task / 3 / K, ev.task / 3 % K)) != ~0u)
+          endSharedTask(ev);
+        else
+          finishTask(ev.task, ev.time);
         break;
       case EventKind::Arrival:
         arrive(ev.task, ev.time);
@@ -886,7 +1006,13 @@ simulateOnUsedDevices(const TimedStageGraph &sg, const Links &links,
       subLinks.GBps.push_back(links.GBps[from * links.devices + to]);
       subLinks.latencyUs.push_back(links.latencyUs[from * links.devices + to]);
     }
-  Expected<SimResult> result = simulate(sub, subLinks, config);
+  SimulatorConfig subConfig = config;
+  if (!config.sharedCores.empty()) {
+    subConfig.sharedCores.node.clear();
+    for (uint32_t d : original)
+      subConfig.sharedCores.node.push_back(config.sharedCores.node[d]);
+  }
+  Expected<SimResult> result = simulate(sub, subLinks, subConfig);
   if (!result)
     return result.takeError();
   std::vector<double> busy(links.devices, 0.0);
@@ -944,6 +1070,11 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
   for (const StageEdge &e : sg.edges)
     if (e.src >= S || e.dst >= S)
       return makeError("simulator: stage edge names a missing stage");
+  if (!config.sharedCores.empty() &&
+      config.sharedCores.node.size() != links.devices)
+    return makeError(llvm::formatv(
+        "simulator: shared cores place {0} devices, the hardware has {1}",
+        config.sharedCores.node.size(), links.devices));
   if (!config.stageGradientBytes.empty() &&
       config.stageGradientBytes.size() != S)
     return makeError(llvm::formatv(

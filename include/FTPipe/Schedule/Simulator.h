@@ -27,8 +27,10 @@
 // replica m mod r, each stage's gradient all-reduce (ringAllReduceMs) starts
 // when its last backward of the step has ended on every replica, overlapping
 // the rest of the backward, and each update of a replicated device waits for
-// its all-reduces. No MLIR here: the planner (lib/Partition) and the runtime
-// use it.
+// its all-reduces. With shared cores (SharedCores: CPU processes of one node
+// on fewer cores than processes), a node's tasks that run at once share its
+// cores (processor sharing). No MLIR here: the planner (lib/Partition) and
+// the runtime use it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,6 +157,26 @@ struct TimedStageGraph {
                                    uint64_t edgeBytes);
 };
 
+/// Devices that compute on a node's shared processor cores (MPI processes or
+/// threads on one CPU). The operating system shares a node's C cores out
+/// among the tasks that run on it: while k of its devices compute at once,
+/// each task progresses at min(1, C / k) of its own speed (processor
+/// sharing), so a task's cost is its work on a core of its own. A node with
+/// at least as many cores as devices runs as without it.
+struct SharedCores {
+  /// Per device (process, with replicas) its node; empty: every device
+  /// computes on its own.
+  std::vector<uint32_t> node;
+  /// Per node its cores (at least 1).
+  std::vector<uint32_t> cores;
+
+  bool empty() const { return node.empty(); }
+  /// Whether some node has fewer cores than devices.
+  bool shares() const;
+  /// "4 devices on 2 cores" per node, joined by "; " ("" when empty).
+  std::string str() const;
+};
+
 /// Options of the simulator.
 struct SimulatorConfig {
   Kind kind = Kind::Async;
@@ -193,6 +215,10 @@ struct SimulatorConfig {
   /// backward completes it (empty: the all-reduces take no time, they only
   /// synchronize).
   std::vector<uint64_t> stageGradientBytes;
+  /// Devices sharing a node's cores (empty: each its own). A task's time
+  /// on the timeline and in the device's busy time is then from its start
+  /// to its end, however slowly it progressed.
+  SharedCores sharedCores;
 
   llvm::Error validate() const;
 };
