@@ -748,10 +748,16 @@ llvm::json::Value ftpipe::runtime::traceToChrome(
                              ? action.str()
                              : letter + (" s" + std::to_string(action.stage)) +
                                    " mb" + std::to_string(action.index);
+      // A task's time in stage code, waiting for messages, and its thread's
+      // CPU time (ms): what --compare-simulator reads, for a person.
       llvm::json::Object args =
-          update ? llvm::json::Object{{"step", action.index}}
-                 : llvm::json::Object{{"stage", action.stage},
-                                      {"microbatch", action.index}};
+          update
+              ? llvm::json::Object{{"step", action.index}}
+              : llvm::json::Object{{"stage", action.stage},
+                                   {"microbatch", action.index},
+                                   {"compute_ms", event.computeSeconds * 1e3},
+                                   {"wait_ms", event.waitSeconds * 1e3},
+                                   {"cpu_ms", event.cpuSeconds * 1e3}};
       if (event.skipped)
         args["skipped"] = true;
       out.push_back(llvm::json::Object{

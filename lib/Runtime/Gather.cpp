@@ -1,7 +1,7 @@
 //===- Gather.cpp - The end of a run: everything to device 0 --------------===//
 //
 // Point-to-point sends to device 0 in a fixed order: parameters in name
-// order (the micro-batch field numbers them), timelines by device.
+// order (the micro-batch field numbers them), timelines and CPUs by device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,4 +61,20 @@ ftpipe::runtime::gatherTraces(Communicator &communicator,
                       count * sizeof(TraceEvent));
   }
   return traces;
+}
+
+static_assert(std::is_trivially_copyable_v<ProcessCpus>);
+
+std::vector<ProcessCpus>
+ftpipe::runtime::gatherCpus(Communicator &communicator) {
+  int64_t tag = tagOf(RuntimeTag::GatherCpus);
+  std::vector<ProcessCpus> all(1, ProcessCpus::current());
+  if (communicator.device() != 0) {
+    communicator.send(0, tag, 0, all.data(), sizeof(ProcessCpus));
+    return all;
+  }
+  all.resize(communicator.devices());
+  for (int64_t d = 1; d < communicator.devices(); ++d)
+    communicator.recv(d, tag, 0, &all[d], sizeof(ProcessCpus));
+  return all;
 }

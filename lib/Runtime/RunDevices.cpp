@@ -747,6 +747,8 @@ static llvm::Expected<TrainingResult> runProcess(Devices &shared, int *argc,
     result.traces = gatherTraces(*communicator, std::move(trace));
   else
     result.traces.assign(1, {});
+  if (options.compareSimulator)
+    result.cpus = gatherCpus(*communicator);
   // Replicas 0 (of the plan the run ended under) gather the weights: the
   // others hold the same.
   if (endpoint.replica() == 0)
@@ -798,6 +800,8 @@ static llvm::Expected<TrainingResult> runThreads(Devices &shared) {
   std::vector<TensorMap> owned(devices);
   TrainingResult result;
   result.traces.assign(devices, {});
+  if (shared.options.compareSimulator)
+    result.cpus.assign(devices, ProcessCpus::current());
   std::vector<std::thread> threads;
   for (int64_t d = 0; d < devices; ++d)
     threads.emplace_back([&, d] {
@@ -878,7 +882,7 @@ static llvm::Error writeOutputs(const Devices &shared, TrainingResult &result) {
                              result.traces, run.replicas,
                              stageGradientBytes(graph, run.model->placement(),
                                                 run.model->parameters()),
-                             options.allReduceGBps);
+                             options.allReduceGBps, sharedCoresOf(result.cpus));
     if (!timing)
       return timing.takeError();
     result.timing = std::move(*timing);

@@ -3,11 +3,17 @@
 #include "FTPipe/Runtime/RunTiming.h"
 #include "FTPipe/Schedule/Simulator.h"
 
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <numeric>
+
+#include <sched.h>
+#include <unistd.h>
 
 using namespace ftpipe;
 using namespace ftpipe::runtime;
@@ -19,6 +25,68 @@ double ftpipe::runtime::median(std::vector<double> values) {
   size_t middle = values.size() / 2;
   std::nth_element(values.begin(), values.begin() + middle, values.end());
   return values[middle];
+}
+
+ProcessCpus ProcessCpus::current() {
+  ProcessCpus here;
+  if (gethostname(here.host, sizeof(here.host) - 1) != 0)
+    std::strcpy(here.host, "?");
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int cpu = 0; cpu < 64 * 16 && cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set))
+        here.cpus[cpu / 64] |= uint64_t(1) << (cpu % 64);
+  } else {
+    long online = std::clamp(sysconf(_SC_NPROCESSORS_ONLN), 1L, 64L * 16);
+    for (long cpu = 0; cpu < online; ++cpu)
+      here.cpus[cpu / 64] |= uint64_t(1) << (cpu % 64);
+  }
+  return here;
+}
+
+int64_t ProcessCpus::count() const {
+  int64_t n = 0;
+  for (uint64_t word : cpus)
+    n += llvm::popcount(word);
+  return n;
+}
+
+schedule::SharedCores
+ftpipe::runtime::sharedCoresOf(llvm::ArrayRef<ProcessCpus> processes) {
+  // Union-find over the processes: one host and a CPU in common.
+  std::vector<size_t> parent(processes.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto root = [&](size_t p) {
+    while (parent[p] != p)
+      p = parent[p] = parent[parent[p]];
+    return p;
+  };
+  for (size_t a = 0; a < processes.size(); ++a)
+    for (size_t b = a + 1; b < processes.size(); ++b) {
+      if (std::strncmp(processes[a].host, processes[b].host,
+                       sizeof(ProcessCpus::host)) != 0)
+        continue;
+      bool overlap = false;
+      for (size_t w = 0; w < 16; ++w)
+        overlap |= (processes[a].cpus[w] & processes[b].cpus[w]) != 0;
+      if (overlap)
+        parent[root(b)] = root(a);
+    }
+  schedule::SharedCores shared;
+  std::map<size_t, uint32_t> nodeOf;
+  std::vector<ProcessCpus> unions;
+  for (size_t p = 0; p < processes.size(); ++p) {
+    auto [it, added] = nodeOf.try_emplace(root(p), uint32_t(unions.size()));
+    if (added)
+      unions.emplace_back();
+    shared.node.push_back(it->second);
+    for (size_t w = 0; w < 16; ++w)
+      unions[it->second].cpus[w] |= processes[p].cpus[w];
+  }
+  for (const ProcessCpus &node : unions)
+    shared.cores.push_back(uint32_t(std::max<int64_t>(1, node.count())));
+  return shared;
 }
 
 std::vector<uint64_t>
@@ -50,12 +118,18 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
     const schedule::Schedule &lists,
     const std::vector<std::vector<TraceEvent>> &traces,
     const schedule::ReplicaLayout &replicas,
-    llvm::ArrayRef<uint64_t> gradientBytes, double allReduceGBps) {
+    llvm::ArrayRef<uint64_t> gradientBytes, double allReduceGBps,
+    const schedule::SharedCores &cores) {
   int64_t processes =
       replicas.replicas.empty() ? graph.devices : replicas.processes();
   if (traces.size() != size_t(processes))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "timing: a timeline per device is needed");
+  if (!cores.empty() && cores.node.size() != size_t(processes))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "timing: the cores place %zu processes, the run has %lld",
+        cores.node.size(), static_cast<long long>(processes));
   if (!(allReduceGBps >= 0) ||
       (allReduceGBps > 0 && gradientBytes.size() != size_t(graph.stages())))
     return llvm::createStringError(
@@ -65,8 +139,16 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   RunTiming timing;
   timing.microBatches = config.microBatches * config.steps;
   int64_t stages = graph.stages();
-  std::vector<std::vector<double>> forwardMs(stages), backwardMs(stages),
-      inputMs(stages), weightMs(stages);
+  // Per stage, the samples of each part: the wall time in its code, and
+  // the CPU time of the whole action.
+  struct PartSamples {
+    std::vector<std::vector<double>> forward, backward, input, weight;
+  };
+  PartSamples wall, cpu;
+  for (PartSamples *samples : {&wall, &cpu})
+    for (auto *part : {&samples->forward, &samples->backward, &samples->input,
+                       &samples->weight})
+      part->resize(stages);
   double start = 1e300, end = -1e300, computeMs = 0;
   for (const std::vector<TraceEvent> &events : traces) {
     if (events.empty())
@@ -89,11 +171,14 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
       bookkeepingMs +=
           std::max(0.0, duration - compute - event.waitSeconds * 1e3);
       ActionKind kind = event.action.kind;
-      (kind == ActionKind::Forward          ? forwardMs
-       : kind == ActionKind::InputBackward  ? inputMs
-       : kind == ActionKind::WeightBackward ? weightMs
-                                            : backwardMs)[event.action.stage]
-          .push_back(compute);
+      for (auto [samples, ms] : {std::make_pair(&wall, compute),
+                                 std::make_pair(&cpu, event.cpuSeconds * 1e3)})
+        (kind == ActionKind::Forward         ? samples->forward
+         : kind == ActionKind::InputBackward ? samples->input
+         : kind == ActionKind::WeightBackward
+             ? samples->weight
+             : samples->backward)[event.action.stage]
+            .push_back(ms);
     }
     if (events.empty() || timing.measuredMs <= 0)
       continue;
@@ -114,19 +199,6 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   std::vector<std::vector<int64_t>> consumers = graph.consumers();
   for (int64_t s = 0; s < stages; ++s) {
     simulated.device.push_back(graph.device[s]);
-    timing.stageForwardMs.push_back(median(forwardMs[s]));
-    timing.stageBackwardMs.push_back(median(backwardMs[s]));
-    simulated.fwdMs.push_back(timing.stageForwardMs.back());
-    simulated.bwdMs.push_back(timing.stageBackwardMs.back());
-    simulated.recomputeMs.push_back(0);
-    // Split backwards (zero-bubble lists): I and W with their own costs.
-    if (!inputMs[s].empty()) {
-      simulated.inputMs.resize(stages, 0.0);
-      simulated.weightMs.resize(stages, 0.0);
-      simulated.inputMs[s] = median(inputMs[s]);
-      simulated.weightMs[s] = median(weightMs[s]);
-      simulated.bwdMs[s] = simulated.inputMs[s] + simulated.weightMs[s];
-    }
     for (int64_t producer : graph.producers[s]) {
       schedule::StageEdge edge;
       edge.src = producer;
@@ -154,6 +226,26 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   }
   for (int64_t h : heights)
     simulated.height.push_back(h);
+  /// The stages' costs: the medians of `samples`.
+  auto setCosts = [&](const PartSamples &samples) {
+    simulated.fwdMs.clear();
+    simulated.bwdMs.clear();
+    simulated.recomputeMs.assign(stages, 0);
+    simulated.inputMs.clear();
+    simulated.weightMs.clear();
+    for (int64_t s = 0; s < stages; ++s) {
+      simulated.fwdMs.push_back(median(samples.forward[s]));
+      simulated.bwdMs.push_back(median(samples.backward[s]));
+      // Split backwards (zero-bubble lists): I and W with their own costs.
+      if (!samples.input[s].empty()) {
+        simulated.inputMs.resize(stages, 0.0);
+        simulated.weightMs.resize(stages, 0.0);
+        simulated.inputMs[s] = median(samples.input[s]);
+        simulated.weightMs[s] = median(samples.weight[s]);
+        simulated.bwdMs[s] = simulated.inputMs[s] + simulated.weightMs[s];
+      }
+    }
+  };
   schedule::SimulatorConfig simulator;
   simulator.kind = config.kind;
   simulator.microBatches = config.microBatches;
@@ -170,8 +262,26 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
       timing.allReduceGBps = allReduceGBps;
     }
   }
-  llvm::Expected<schedule::SimResult> result = schedule::simulate(
-      simulated, schedule::Links::uniform(processes, linkGBps, 0.0), simulator);
+  schedule::Links links = schedule::Links::uniform(processes, linkGBps, 0.0);
+  timing.cores = cores.str();
+  timing.sharedCores = cores.shares();
+  if (timing.sharedCores) {
+    // Each process on a core of its own, with the wall times: beside the
+    // shared cores' figure.
+    setCosts(wall);
+    llvm::Expected<schedule::SimResult> own =
+        schedule::simulate(simulated, links, simulator);
+    if (!own)
+      return own.takeError();
+    timing.ownCoresMs = own->makespanMs;
+    timing.ownCoresIdle = own->idleFraction;
+    simulator.sharedCores = cores;
+  }
+  setCosts(timing.sharedCores ? cpu : wall);
+  timing.stageForwardMs = simulated.fwdMs;
+  timing.stageBackwardMs = simulated.bwdMs;
+  llvm::Expected<schedule::SimResult> result =
+      schedule::simulate(simulated, links, simulator);
   if (!result)
     return result.takeError();
   for (const schedule::SimEvent &event : result->events)
@@ -199,28 +309,42 @@ llvm::json::Value ftpipe::runtime::simulatedTrace(const RunTiming &timing) {
 }
 
 std::string ftpipe::runtime::formatRunTiming(const RunTiming &timing) {
-  double perMeasured =
-      timing.measuredMs / std::max<int64_t>(1, timing.microBatches);
-  double perSimulated =
-      timing.simulatedMs / std::max<int64_t>(1, timing.microBatches);
-  return llvm::formatv(
-             "timing: {0} micro-batches\n"
-             "  measured:  {1:F3} ms per micro-batch, idle {2:F3}\n"
-             "  simulated: {3:F3} ms per micro-batch, idle {4:F3} (the same "
-             "lists, per-stage costs measured in this run, free transfers{8})\n"
-             "  measured / simulated: {5:F3}\n"
-             "  runtime overhead (outside stage code and waits, busiest "
-             "device): updates {6:F1}%, bookkeeping {7:F1}% of the run\n",
-             timing.microBatches, perMeasured, timing.measuredIdle,
-             perSimulated, timing.simulatedIdle,
-             perSimulated > 0 ? perMeasured / perSimulated : 0.0,
-             100 * timing.updateShare, 100 * timing.bookkeepingShare,
-             timing.allReduceGBps > 0
-                 ? llvm::formatv(", all-reduces at {0} GB/s: {1:F3} ms over "
-                                 "the processes",
-                                 llvm::format("%g", timing.allReduceGBps),
-                                 timing.simulatedAllReduceMs)
-                       .str()
-                 : std::string())
-      .str();
+  double micro = double(std::max<int64_t>(1, timing.microBatches));
+  double perMeasured = timing.measuredMs / micro;
+  double perSimulated = timing.simulatedMs / micro;
+  std::string costs = timing.sharedCores
+                          ? "per-stage CPU times measured in this run, free "
+                            "transfers, " +
+                                timing.cores + " shared"
+                          : "per-stage costs measured in this run, free "
+                            "transfers";
+  if (timing.allReduceGBps > 0)
+    costs += llvm::formatv(", all-reduces at {0} GB/s: {1:F3} ms over the "
+                           "processes",
+                           llvm::format("%g", timing.allReduceGBps),
+                           timing.simulatedAllReduceMs)
+                 .str();
+  std::string text = llvm::formatv(
+      "timing: {0} micro-batches{1}\n"
+      "  measured:  {2:F3} ms per micro-batch, idle {3:F3}\n"
+      "  simulated: {4:F3} ms per micro-batch, idle {5:F3} (the same "
+      "lists, {6})\n"
+      "  measured / simulated: {7:F3}\n",
+      timing.microBatches,
+      timing.cores.empty() ? "" : " (processes: " + timing.cores + ")",
+      perMeasured, timing.measuredIdle, perSimulated, timing.simulatedIdle,
+      costs, perSimulated > 0 ? perMeasured / perSimulated : 0.0);
+  if (timing.sharedCores) {
+    double perOwn = timing.ownCoresMs / micro;
+    text += llvm::formatv(
+        "  simulated on cores of their own (wall times): {0:F3} ms per "
+        "micro-batch, idle {1:F3}, measured / simulated {2:F3}\n",
+        perOwn, timing.ownCoresIdle, perOwn > 0 ? perMeasured / perOwn : 0.0);
+  }
+  return text + llvm::formatv("  runtime overhead (outside stage code and "
+                              "waits, busiest device): updates {0:F1}%, "
+                              "bookkeeping {1:F1}% of the run\n",
+                              100 * timing.updateShare,
+                              100 * timing.bookkeepingShare)
+                    .str();
 }

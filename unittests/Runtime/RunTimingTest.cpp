@@ -5,6 +5,8 @@
 // actions that receive): the simulator, given the costs read off the
 // timeline, predicts the same makespan; the updates and the time inside
 // actions that is neither stage code nor waiting count as overhead.
+// Processes sharing cores: nodes from hosts and affinities, and a timeline
+// of processor sharing predicted exactly from its CPU times.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,8 @@
 #include "FTPipe/Schedule/Simulator.h"
 
 #include "gtest/gtest.h"
+
+#include <cstring>
 
 using namespace ftpipe;
 using namespace ftpipe::runtime;
@@ -172,6 +176,110 @@ TEST(RunTiming, StageGradientBytesGoToEachReadersLowestStage) {
                                            {"head", {5}, DType::F32}};
   EXPECT_EQ(stageGradientBytes(graph, placement, parameters),
             (std::vector<uint64_t>{420, 400, 0}));
+}
+
+} // namespace
+
+namespace {
+
+/// ProcessCpus on host `host` with CPUs `cpus`.
+ProcessCpus on(const char *host, std::initializer_list<int> cpus) {
+  ProcessCpus process;
+  std::strncpy(process.host, host, sizeof(process.host) - 1);
+  for (int cpu : cpus)
+    process.cpus[cpu / 64] |= uint64_t(1) << (cpu % 64);
+  return process;
+}
+
+// mpirun's bindings on 2 cores: 2 processes a core each (two nodes of one
+// core), 4 processes on both (one node of 2 cores); another host is
+// another node whatever its CPUs; overlaps join through a third process.
+TEST(RunTiming, SharedCoresFollowHostsAndAffinity) {
+  schedule::SharedCores two = sharedCoresOf({on("a", {0}), on("a", {1})});
+  EXPECT_EQ(two.node, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(two.cores, (std::vector<uint32_t>{1, 1}));
+  EXPECT_FALSE(two.shares());
+  schedule::SharedCores four = sharedCoresOf(
+      {on("a", {0, 1}), on("a", {0, 1}), on("a", {0, 1}), on("a", {0, 1})});
+  EXPECT_EQ(four.node, (std::vector<uint32_t>{0, 0, 0, 0}));
+  EXPECT_EQ(four.cores, (std::vector<uint32_t>{2}));
+  EXPECT_EQ(four.str(), "4 devices on 2 cores");
+  schedule::SharedCores hosts = sharedCoresOf(
+      {on("a", {0}), on("b", {0}), on("a", {70, 1}), on("a", {1, 2})});
+  EXPECT_EQ(hosts.node, (std::vector<uint32_t>{0, 1, 2, 2}));
+  EXPECT_EQ(hosts.cores, (std::vector<uint32_t>{1, 1, 3}));
+  EXPECT_GE(ProcessCpus::current().count(), 1);
+}
+
+// Two stages of a chain on two processes sharing one core, GPipe over 2
+// micro-batches, F 1 ms and B 2 ms of CPU each: a timeline that runs as
+// processor sharing does (the simulator's own, wall times from it) is
+// predicted exactly from its CPU times; on cores of their own, with the
+// wall times, the same lists take another time, printed beside it.
+TEST(RunTiming, SharedCoresSimulateWithCpuTimes) {
+  schedule::StageGraph graph = schedule::StageGraph::chain({0, 1});
+  schedule::ScheduleConfig config{schedule::Kind::GPipe, 2, 1};
+  auto lists = schedule::generate(graph, config);
+  ASSERT_TRUE(bool(lists)) << llvm::toString(lists.takeError());
+  schedule::TimedStageGraph stages =
+      schedule::TimedStageGraph::withCosts(graph, {1, 1}, {2, 2}, {0, 0}, 0);
+  schedule::SimulatorConfig simulator;
+  simulator.kind = config.kind;
+  simulator.orders = *lists;
+  simulator.sharedCores = {{0, 0}, {1}};
+  auto shared = schedule::simulate(
+      stages, schedule::Links::uniform(2, 1e15, 0.0), simulator);
+  ASSERT_TRUE(bool(shared)) << llvm::toString(shared.takeError());
+  std::vector<std::vector<TraceEvent>> traces(2);
+  for (const schedule::SimEvent &e : shared->events) {
+    if (e.onLink())
+      continue;
+    bool forward = e.kind == schedule::SimEvent::Kind::Forward;
+    TraceEvent step = event(forward ? Action::forward(e.stage, e.microBatch)
+                                    : Action::backward(e.stage, e.microBatch),
+                            e.startMs, e.endMs, e.endMs - e.startMs);
+    step.cpuSeconds = (forward ? 1.0 : 2.0) / 1e3;
+    traces[e.device].push_back(step);
+  }
+  for (auto &events : traces) {
+    llvm::sort(events, [](const TraceEvent &a, const TraceEvent &b) {
+      return a.startSeconds < b.startSeconds;
+    });
+    events.push_back(event(Action::update(0), events.back().endSeconds * 1e3,
+                           events.back().endSeconds * 1e3, 0));
+  }
+  // 12 ms of work on one core.
+  EXPECT_DOUBLE_EQ(shared->makespanMs, 12.0);
+  auto timing = compareWithSimulator(graph, config, *lists, traces, {}, {}, 0,
+                                     simulator.sharedCores);
+  ASSERT_TRUE(bool(timing)) << llvm::toString(timing.takeError());
+  EXPECT_TRUE(timing->sharedCores);
+  EXPECT_NEAR(timing->simulatedMs, timing->measuredMs, 1e-9);
+  EXPECT_NEAR(timing->simulatedIdle, timing->measuredIdle, 1e-9);
+  EXPECT_EQ(timing->stageForwardMs, (std::vector<double>{1, 1}));
+  EXPECT_GT(timing->ownCoresMs, 0.0);
+  std::string text = formatRunTiming(*timing);
+  EXPECT_NE(text.find("(processes: 2 devices on 1 core)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("per-stage CPU times measured in this run, free "
+                      "transfers, 2 devices on 1 core shared)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("simulated on cores of their own (wall times)"),
+            std::string::npos)
+      << text;
+
+  // A core each: the wall times, as without the cores.
+  auto own = compareWithSimulator(graph, config, *lists, traces, {}, {}, 0,
+                                  {{0, 1}, {1, 1}});
+  ASSERT_TRUE(bool(own)) << llvm::toString(own.takeError());
+  EXPECT_FALSE(own->sharedCores);
+  EXPECT_NEAR(own->simulatedMs, timing->ownCoresMs, 1e-9);
+  auto refused = compareWithSimulator(graph, config, *lists, traces, {}, {}, 0,
+                                      {{0}, {1}});
+  ASSERT_FALSE(bool(refused));
+  EXPECT_EQ(llvm::toString(refused.takeError()),
+            "timing: the cores place 1 processes, the run has 2");
 }
 
 } // namespace

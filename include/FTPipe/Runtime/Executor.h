@@ -114,7 +114,8 @@ struct TraceEvent {
 /// simulator's (lib/Partition, simulationToChromeTrace): one track per
 /// device, a complete event per action named "F s2 mb5", "B s2 mb5" or
 /// "U1", stage and micro-batch in `args` (and `skipped` for a skipped
-/// backward), times in microseconds; a track's
+/// backward) with the time in stage code, waiting and on the CPU
+/// (`compute_ms`, `wait_ms`, `cpu_ms`), times in microseconds; a track's
 /// k-th migration gets `migrations[k]` (why it moved) as its `why`.
 llvm::json::Value
 traceToChrome(const std::vector<std::vector<TraceEvent>> &perDevice,

@@ -3,7 +3,8 @@
 // After the last step each device holds the parameters it owns and its
 // timeline; device 0 writes the weights file and the trace, so every device
 // calls these at the same point and device 0 receives what the others send
-// (tags RuntimeTag::GatherWeight, GatherTraceLength, GatherTrace).
+// (tags RuntimeTag::GatherWeight, GatherTraceLength, GatherTrace,
+// GatherCpus).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 
 #include "FTPipe/Runtime/Communicator.h"
 #include "FTPipe/Runtime/Executor.h"
+#include "FTPipe/Runtime/RunTiming.h"
 
 #include <vector>
 
@@ -30,6 +32,10 @@ TensorMap gatherWeights(Communicator &communicator,
 /// send theirs and return it alone.
 std::vector<std::vector<TraceEvent>> gatherTraces(Communicator &communicator,
                                                   std::vector<TraceEvent> mine);
+
+/// Every process's host and CPUs (ProcessCpus::current()), on device 0
+/// (index = process); other processes send theirs and return it alone.
+std::vector<ProcessCpus> gatherCpus(Communicator &communicator);
 
 } // namespace runtime
 } // namespace ftpipe

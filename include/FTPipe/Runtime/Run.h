@@ -257,8 +257,10 @@ struct TrainingResult {
   /// Per device its timeline (with RunOptions::tracePath or
   /// compareSimulator).
   std::vector<std::vector<TraceEvent>> traces;
-  /// With RunOptions::compareSimulator: the timelines against the
-  /// simulator's for the same lists.
+  /// With RunOptions::compareSimulator: per process its host and CPUs
+  /// (device threads: the process's, once per device), and the timelines
+  /// against the simulator's for the same lists.
+  std::vector<ProcessCpus> cpus;
   std::optional<RunTiming> timing;
 };
 

@@ -15,6 +15,12 @@
 // their tied-gradient exchange) and bookkeeping (data slices, gradient sums,
 // copies of results, the loop between actions).
 //
+// Processes (or a process's device threads) that share a node's cores with
+// more of them than it has (4 MPI processes on 2 cores) are simulated
+// sharing them (schedule::SharedCores: each of k tasks at once runs at C / k
+// of its speed), with each task's CPU time as its cost: its wall time
+// already holds the waits for a core that the sharing then models.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FTPIPE_RUNTIME_RUNTIMING_H
@@ -24,10 +30,31 @@
 #include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Schedule/Simulator.h"
 
+#include <cstdint>
 #include <string>
 
 namespace ftpipe {
 namespace runtime {
+
+/// Where a process computes: its host and the CPUs its affinity allows (a
+/// fixed-size record, gathered from every process as its bytes).
+struct ProcessCpus {
+  char host[64] = {};
+  /// Bit c of cpus[c / 64]: CPU c.
+  uint64_t cpus[16] = {};
+
+  /// This process's host name and affinity.
+  static ProcessCpus current();
+  /// Its CPUs.
+  int64_t count() const;
+};
+
+/// The nodes of processes that share cores: processes on one host whose
+/// CPUs overlap (directly or through others) are a node, whose cores are
+/// their CPUs together. Exact when the processes of a host are bound to
+/// disjoint CPU sets or all to the same one (mpirun binds 2 processes to a
+/// core each, more to the socket); for partial overlaps it takes the union.
+schedule::SharedCores sharedCoresOf(llvm::ArrayRef<ProcessCpus> processes);
 
 struct RunTiming {
   int64_t microBatches = 0;
@@ -47,6 +74,13 @@ struct RunTiming {
   /// The ring link rate the all-reduces were priced at (GB/s; 0: free), and
   /// the simulated all-reduces' time summed over processes.
   double allReduceGBps = 0, simulatedAllReduceMs = 0;
+  /// Where the processes computed (SharedCores::str(); empty: not known).
+  std::string cores;
+  /// Whether the simulation shared a node's cores among its processes (its
+  /// costs are then CPU times); the simulation of every process on a core
+  /// of its own, with the wall times, is then ownCoresMs and ownCoresIdle.
+  bool sharedCores = false;
+  double ownCoresMs = 0, ownCoresIdle = 0;
 };
 
 /// Per stage of `graph`, the bytes of gradients its device's replicas
@@ -76,17 +110,21 @@ double median(std::vector<double> values);
 /// simulated all-reduces of `gradientBytes` (per stage: stageGradientBytes)
 /// take the ring all-reduce's time on links of `allReduceGBps` (ms = 2 (r -
 /// 1) / r x bytes over the rate), or nothing when the rate is 0 (their
-/// measured time is then in the updates). Fails on a negative rate, or a
-/// rate without one byte count per stage.
+/// measured time is then in the updates). `cores` places the processes on
+/// nodes (sharedCoresOf); where a node has fewer cores than processes the
+/// simulation shares them. Fails on a negative rate, a rate without one
+/// byte count per stage, or cores of another number of processes.
 llvm::Expected<RunTiming> compareWithSimulator(
     const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
     const schedule::Schedule &lists,
     const std::vector<std::vector<TraceEvent>> &traces,
     const schedule::ReplicaLayout &replicas = {},
-    llvm::ArrayRef<uint64_t> gradientBytes = {}, double allReduceGBps = 0);
+    llvm::ArrayRef<uint64_t> gradientBytes = {}, double allReduceGBps = 0,
+    const schedule::SharedCores &cores = {});
 
 /// Lines for a person: measured and simulated time per micro-batch, idle
-/// shares, their ratio, and the overhead.
+/// shares, their ratio (and with shared cores the simulation on cores of
+/// their own beside it), and the overhead.
 std::string formatRunTiming(const RunTiming &timing);
 
 } // namespace runtime

@@ -77,10 +77,13 @@ enum class RuntimeTag : int64_t {
   ReplanReport = kRuntimeTagBase + 18,
   ReplanControl = kRuntimeTagBase + 19,
   ReplanPath = kRuntimeTagBase + 20,
+  /// The end of a run under --compare-simulator (Gather.h): a process's
+  /// host and CPUs to device 0.
+  GatherCpus = kRuntimeTagBase + 21,
   /// The executor's tied-parameter exchange, the last and open-ended range:
   /// tied parameter t's gradient to its owner at tiedGradientTag(t), its
   /// updated value back at tiedValueTag(t).
-  TiedParameters = kRuntimeTagBase + 21,
+  TiedParameters = kRuntimeTagBase + 22,
 };
 
 /// The tag to pass to Transport::send and recv.
