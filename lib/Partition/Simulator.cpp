@@ -48,9 +48,32 @@ static bool usesEveryDevice(const StageGraph &stages, const Hardware &hw) {
   return llvm::all_of(used, [](bool u) { return u; });
 }
 
+ftpipe::schedule::SharedCores
+ftpipe::partition::sharedCoresOf(const Hardware &hw) {
+  schedule::SharedCores shared;
+  if (llvm::all_of(hw.spec().nodeCores, [](uint32_t c) { return c == 0; }))
+    return shared;
+  for (const Device &device : hw.devices()) {
+    shared.node.push_back(device.node);
+    if (device.node >= shared.cores.size())
+      shared.cores.resize(device.node + 1, 0);
+    ++shared.cores[device.node];
+  }
+  // A node without node_cores computes every device at once.
+  for (auto [node, cores] : llvm::enumerate(shared.cores))
+    if (uint32_t given = hw.nodeCores(uint32_t(node)))
+      cores = given;
+    else
+      cores = std::max(1u, cores);
+  return shared;
+}
+
 Expected<SimResult> ftpipe::partition::simulate(const StageGraph &stages,
                                                 const Hardware &hw,
-                                                const SimulatorConfig &config) {
+                                                const SimulatorConfig &given) {
+  SimulatorConfig config = given;
+  if (config.sharedCores.empty() && config.replicas.replicas.empty())
+    config.sharedCores = sharedCoresOf(hw);
   // zb-h1 runs the lists that keep each device within its 1F1B peak, as
   // ftpipe-run's do (on a plan that uses every device).
   if (config.kind == schedule::Kind::ZeroBubbleH1 &&

@@ -4,8 +4,9 @@
 // equal stages and M micro-batches take (M + P - 1) x stage time (bubble
 // (P - 1) / (M + P - 1)); the async steady state equals the busiest device's
 // load, also with several stages per device; transfers slower than compute
-// show up as exactly the exposed communication of the CCO rule. Plus the
-// timeline's invariants on random plans.
+// show up as exactly the exposed communication of the CCO rule; devices of
+// a node with node_cores share its cores. Plus the timeline's invariants on
+// random plans.
 //
 //===----------------------------------------------------------------------===//
 
@@ -315,6 +316,33 @@ TEST_P(SimulatorProperties, TimelineIsConsistent) {
     EXPECT_EQ(again.makespanMs, r.makespanMs);
     EXPECT_EQ(again.events.size(), r.events.size());
   }
+}
+
+// Four equal stages (F 1, B 2 ms) on four devices of one node: GPipe over
+// 4 micro-batches takes (4 + 3) x 3 = 21 ms with a core each; with
+// node_cores = [2] the devices share 2 cores, so the 48 ms of work take at
+// least 24 ms, and at most twice the 21.
+TEST(Simulator, NodeCoresShareTheNodesCores) {
+  Graph g = chain(4, 1.0, 2.0, /*bytes=*/0);
+  Hardware own = uniformHardware(4, 1.0, 0.0);
+  EXPECT_TRUE(sharedCoresOf(own).empty());
+  EXPECT_NEAR(run(g, own, onePerDevice(4), Kind::GPipe, 4).makespanMs, 21.0,
+              1e-9);
+  HardwareSpec spec = own.spec();
+  spec.nodeCores = {2};
+  Hardware shared = unwrap(Hardware::create(spec));
+  ftpipe::schedule::SharedCores cores = sharedCoresOf(shared);
+  EXPECT_EQ(cores.node, (std::vector<uint32_t>{0, 0, 0, 0}));
+  EXPECT_EQ(cores.cores, (std::vector<uint32_t>{2}));
+  SimResult r = run(g, shared, onePerDevice(4), Kind::GPipe, 4);
+  EXPECT_GE(r.makespanMs, 24.0 - 1e-9);
+  EXPECT_LE(r.makespanMs, 42.0 + 1e-9);
+  // As many cores as devices: the times of a core each.
+  spec.nodeCores = {4};
+  EXPECT_NEAR(
+      run(g, unwrap(Hardware::create(spec)), onePerDevice(4), Kind::GPipe, 4)
+          .makespanMs,
+      21.0, 1e-9);
 }
 
 TEST(Simulator, ChainsWithFreeLinksRunAtTheObjective) {

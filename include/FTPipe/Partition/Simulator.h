@@ -30,7 +30,14 @@ schedule::Links linksOf(const Hardware &hw);
 /// The names of `hw`'s devices, for schedule::simulationToChromeTrace.
 std::vector<std::string> deviceNames(const Hardware &hw);
 
-/// schedule::simulate of `stages` on `hw`'s links.
+/// The devices of `hw` that share a node's cores (`node_cores`), as the
+/// simulator takes them: per device its node, per node its cores (a node
+/// without `node_cores`: one per device). Empty when no node has any.
+schedule::SharedCores sharedCoresOf(const Hardware &hw);
+
+/// schedule::simulate of `stages` on `hw`'s links, its devices sharing
+/// their nodes' cores where `hw` has `node_cores` (sharedCoresOf; unless
+/// `config` places them itself or has replicas).
 llvm::Expected<SimResult> simulate(const StageGraph &stages, const Hardware &hw,
                                    const SimulatorConfig &config);
 
