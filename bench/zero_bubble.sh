@@ -15,7 +15,10 @@
 # table, ms per mini-batch), and the run's timeline beside the simulated one
 # as text (bench/trace_text.py). The load average is printed before and after
 # each run: with more processes than free cores the measured figures are the
-# load's more than the schedules'. Simulated figures for the paper's models:
+# load's more than the schedules'. Where the processes outnumber the cores
+# they run on (4 on this machine's 2), the comparison simulates them sharing
+# the cores, priced by CPU time, and prints the simulation of a core each
+# beside it (docs/Runtime.md). Simulated figures for the paper's models:
 # bench/zero_bubble_planned.sh.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
