@@ -54,11 +54,17 @@ SimResult run(const TimedStageGraph &graph, const SimulatorConfig &config) {
   return result ? std::move(*result) : SimResult();
 }
 
-TEST(SimulatorSharedCores, TwoOneMsTasksOnOneCoreEndAtTwo) {
+/// GPipe over one micro-batch, devices 0 and 1 on one core.
+SimulatorConfig oneMicroBatchOnOneCore() {
   SimulatorConfig config;
   config.kind = Kind::GPipe;
   config.microBatches = 1;
   config.sharedCores = {{0, 0}, {1}};
+  return config;
+}
+
+TEST(SimulatorSharedCores, TwoOneMsTasksOnOneCoreEndAtTwo) {
+  SimulatorConfig config = oneMicroBatchOnOneCore();
   SimResult shared = run(twoIndependentStages(1, 1, 1, 1), config);
   EXPECT_EQ(interval(shared, SimEvent::Kind::Forward, 0),
             std::make_pair(0.0, 2.0));
@@ -74,10 +80,7 @@ TEST(SimulatorSharedCores, TwoOneMsTasksOnOneCoreEndAtTwo) {
 // at 2 (F1 has done 1); B0 and F1 then share it until B0 ends at 4 (F1 has
 // done 2); F1 runs alone to 5 and B1 to 6, the node's 6 ms of work.
 TEST(SimulatorSharedCores, UnequalTasksShareByHand) {
-  SimulatorConfig config;
-  config.kind = Kind::GPipe;
-  config.microBatches = 1;
-  config.sharedCores = {{0, 0}, {1}};
+  SimulatorConfig config = oneMicroBatchOnOneCore();
   SimResult shared = run(twoIndependentStages(1, 3, 1, 1), config);
   EXPECT_EQ(interval(shared, SimEvent::Kind::Forward, 0),
             std::make_pair(0.0, 2.0));
