@@ -226,7 +226,7 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   }
   for (int64_t h : heights)
     simulated.height.push_back(h);
-  /// The stages' costs: the medians of `samples`.
+  // The stages' costs: the medians of `samples`.
   auto setCosts = [&](const PartSamples &samples) {
     simulated.fwdMs.clear();
     simulated.bwdMs.clear();
