@@ -2,8 +2,8 @@
 //
 // Property and example tests of refinement (Mixed-Pipe phase 3): never
 // worse, plans kept valid, memory budgets held exactly, units kept whole,
-// weight-preprocessing and free ops joining their readers, and the
-// polish by simulation.
+// weight-preprocessing and free ops joining their readers, the polish by
+// simulation and the stage boundaries moved for a synchronous step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -393,8 +393,6 @@ TEST(Refinement, PolishBySimulationNeverWorsensPlansOnRandomDAGs) {
   EXPECT_GT(fasterSomewhere, 0u);
 }
 
-} // namespace
-
 TEST(SyncRefinement, NeverLengthensTheStepOnRandomDAGs) {
   // Refined plans with several stages per device (L = 3P), loose and exact
   // memory budgets, M = 4: refineForSyncStep keeps the plan valid, its
@@ -437,19 +435,27 @@ TEST(SyncRefinement, NeverLengthensTheStepOnRandomDAGs) {
 }
 
 TEST(SyncRefinement, ShortensTheStepOfAT5LikeSyncPlan) {
-  // Mixed-Pipe's plan chosen by its zb-auto step on a T5-like graph (8
-  // devices, M = 8): moving stage boundaries shortens that step, which the
-  // choice among candidate plans alone does not.
-  Graph g = t5Like(24);
-  Hardware hw = makeHardware(8);
+  // Mixed-Pipe's plan chosen by its zb-auto step on a T5-like graph (12
+  // encoder and decoder blocks, 4 devices, M = 16, recomputation): moving
+  // stage boundaries shortens that step (623.6 -> 616.5 ms), which the
+  // choice among candidate plans alone does not; the step reported is the
+  // plan's, and the plan stays valid.
+  Graph g = t5Like(12);
+  Hardware hw = makeHardware(4);
   MixedPipeConfig config;
   config.objective.recompute = true;
+  config.objective.microBatches = 16;
   config.syncSchedule = ftpipe::schedule::Kind::ZeroBubbleAuto;
   MixedPipeResult result = unwrap(runMixedPipe(g, hw, config));
   Plan plan = result.plan;
   SyncRefinementStats stats = unwrap(refineForSyncStep(
       g, hw, plan, config.objective, *config.syncSchedule));
   EXPECT_GT(stats.moves, 0u);
-  EXPECT_LT(stats.finalStepMs, stats.initialStepMs * (1 - 1e-3));
+  EXPECT_LT(stats.finalStepMs, stats.initialStepMs * (1 - 5e-3));
+  EXPECT_EQ(stats.finalStepMs,
+            synchronousStepMs(g, hw, plan, config.objective,
+                              *config.syncSchedule));
   EXPECT_EQ(message(verifyPlan(g, hw, plan, config.objective)), "");
 }
+
+} // namespace
