@@ -138,31 +138,32 @@ static std::vector<size_t> candidateCuts(const Graph &graph, const Plan &plan,
   return cuts;
 }
 
-Expected<SyncRefinementStats> ftpipe::partition::refineForSyncStep(
-    const Graph &graph, const Hardware &hw, Plan &plan,
-    const ObjectiveConfig &objective, schedule::Kind kind,
-    const SyncRefinementConfig &config) {
-  if (Error err = config.validate())
-    return std::move(err);
-  SyncRefinementStats stats;
-  stats.initialStepMs = synchronousStepMs(graph, hw, plan, objective, kind);
-  stats.finalStepMs = stats.initialStepMs;
-  if (std::isinf(stats.initialStepMs) || config.maxRounds == 0 ||
-      plan.numStages() < 2)
-    return stats;
-  Expected<PlanMetrics> initial = evaluatePlan(graph, hw, plan, objective);
-  if (!initial)
-    return initial.takeError();
-  bool fitted = initial->memoryFits;
-  schedule::Links links = linksOf(hw);
-  // Re-cuts are judged by zb-auto's greedy and justified lists, without
-  // the search of the device orders (about a quarter of its time).
-  const schedule::ZeroBubbleSearch judge{/*iterations=*/0, /*patience=*/0};
+namespace {
+/// What the rounds of moves share.
+struct RoundContext {
+  const Graph &graph;
+  const Hardware &hw;
+  const ObjectiveConfig &objective;
+  ftpipe::schedule::Kind kind;
+  double maxShiftFraction;
+  /// Whether the plan fitted in memory (then every move must fit).
+  bool fitted;
+  ftpipe::schedule::Links links;
+};
+} // namespace
 
-  Plan current = plan;
-  double currentMs =
-      synchronousStepMs(graph, hw, current, objective, kind, judge);
-  for (uint32_t round = 0; round < config.maxRounds; ++round) {
+/// Up to `rounds` rounds of moves on `current`, whose step under `judge`'s
+/// search of zb-auto's lists is `currentMs`: each bounds every re-cut,
+/// simulates the lowest bound of each stage pair, lowest first, until
+/// `simulations` have run, and keeps the shortest step when it beats
+/// `currentMs`.
+static Error moveBoundaries(const RoundContext &ctx,
+                            const ftpipe::schedule::ZeroBubbleSearch &judge,
+                            uint32_t rounds, uint32_t simulations,
+                            Plan &current, double &currentMs,
+                            SyncRefinementStats &stats) {
+  const Graph &graph = ctx.graph;
+  for (uint32_t round = 0; round < rounds; ++round) {
     // Stage pairs joined by an edge across devices.
     std::set<std::pair<StageId, StageId>> pairs;
     for (NodeId n = 0; n < graph.numNodes(); ++n) {
@@ -180,19 +181,20 @@ Expected<SyncRefinementStats> ftpipe::partition::refineForSyncStep(
     std::vector<Recut> recuts;
     for (auto [from, to] : pairs) {
       std::vector<NodeId> nodes = unionOf(graph, current, from, to);
-      for (size_t cut : candidateCuts(graph, current, nodes, from,
-                                      config.maxShiftFraction)) {
+      for (size_t cut :
+           candidateCuts(graph, current, nodes, from, ctx.maxShiftFraction)) {
         Plan trial = applyRecut(current, nodes, from, to, cut);
         ++stats.recutsBounded;
         Expected<StageGraph> stages =
-            buildStageGraph(graph, hw, trial, objective);
+            buildStageGraph(graph, ctx.hw, trial, ctx.objective);
         if (!stages) { // a cycle between stages
           llvm::consumeError(stages.takeError());
           continue;
         }
-        double bound = schedule::stepLowerBound(*stages, stages->splitStages(),
-                                                objective.microBatches, &links)
-                           .msPerMiniBatch;
+        double bound =
+            ftpipe::schedule::stepLowerBound(*stages, stages->splitStages(),
+                                     ctx.objective.microBatches, &ctx.links)
+                .msPerMiniBatch;
         if (bound < currentMs)
           recuts.push_back({from, to, cut, bound});
       }
@@ -206,7 +208,7 @@ Expected<SyncRefinementStats> ftpipe::partition::refineForSyncStep(
     uint32_t simulated = 0;
     std::set<std::pair<StageId, StageId>> tried;
     for (const Recut &recut : recuts) {
-      if (simulated == config.simulationsPerRound)
+      if (simulated == simulations)
         break;
       if (tried.count({recut.from, recut.to}))
         continue;
@@ -214,34 +216,73 @@ Expected<SyncRefinementStats> ftpipe::partition::refineForSyncStep(
           current, unionOf(graph, current, recut.from, recut.to), recut.from,
           recut.to, recut.cut);
       Expected<PlanMetrics> metrics =
-          evaluatePlan(graph, hw, trial, objective);
+          evaluatePlan(graph, ctx.hw, trial, ctx.objective);
       if (!metrics)
         return metrics.takeError();
-      if (fitted && !metrics->memoryFits)
+      if (ctx.fitted && !metrics->memoryFits)
         continue;
       tried.insert({recut.from, recut.to});
       ++simulated;
       ++stats.simulations;
-      double ms = synchronousStepMs(graph, hw, trial, objective, kind, judge);
+      double ms = synchronousStepMs(graph, ctx.hw, trial, ctx.objective,
+                                    ctx.kind, judge);
       if (ms < bestMs * (1 - 1e-9)) {
         bestMs = ms;
         best = std::move(trial);
       }
     }
     if (!best)
-      break;
+      return Error::success();
     current = std::move(*best);
     currentMs = bestMs;
     ++stats.moves;
   }
-  if (stats.moves == 0)
+  return Error::success();
+}
+
+Expected<SyncRefinementStats> ftpipe::partition::refineForSyncStep(
+    const Graph &graph, const Hardware &hw, Plan &plan,
+    const ObjectiveConfig &objective, schedule::Kind kind,
+    const SyncRefinementConfig &config) {
+  if (Error err = config.validate())
+    return std::move(err);
+  SyncRefinementStats stats;
+  stats.initialStepMs = synchronousStepMs(graph, hw, plan, objective, kind);
+  stats.finalStepMs = stats.initialStepMs;
+  if (std::isinf(stats.initialStepMs) || plan.numStages() < 2)
     return stats;
-  // The moves judged zb-auto's greedy lists; the plan runs the searched
-  // ones, which decide.
-  double finalMs = synchronousStepMs(graph, hw, current, objective, kind);
-  if (finalMs < stats.initialStepMs * (1 - 1e-9)) {
+  Expected<PlanMetrics> initial = evaluatePlan(graph, hw, plan, objective);
+  if (!initial)
+    return initial.takeError();
+  RoundContext ctx{graph,
+                   hw,
+                   objective,
+                   kind,
+                   config.maxShiftFraction,
+                   initial->memoryFits,
+                   linksOf(hw)};
+
+  // First judged by zb-auto's greedy and justified lists, without the
+  // search of the device orders (about a quarter of its time), then by the
+  // lists the plan will run, which decide.
+  Plan current = plan;
+  const schedule::ZeroBubbleSearch greedy{/*iterations=*/0, /*patience=*/0};
+  double currentMs =
+      synchronousStepMs(graph, hw, current, objective, kind, greedy);
+  if (Error err = moveBoundaries(ctx, greedy, config.maxRounds,
+                                 config.simulationsPerRound, current,
+                                 currentMs, stats))
+    return std::move(err);
+  currentMs = stats.moves ? synchronousStepMs(graph, hw, current, objective,
+                                              kind)
+                          : stats.initialStepMs;
+  if (Error err = moveBoundaries(ctx, {}, config.searchedRounds,
+                                 config.searchedSimulationsPerRound, current,
+                                 currentMs, stats))
+    return std::move(err);
+  if (currentMs < stats.initialStepMs * (1 - 1e-9)) {
     plan = std::move(current);
-    stats.finalStepMs = finalMs;
+    stats.finalStepMs = currentMs;
   } else {
     stats.moves = 0;
   }

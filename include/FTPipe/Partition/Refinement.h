@@ -236,10 +236,16 @@ llvm::Expected<size_t> polishBySimulation(const Graph &graph,
 
 /// Parameters of refineForSyncStep.
 struct SyncRefinementConfig {
-  /// Rounds of moves; each keeps at most one (0: none).
+  /// Rounds of moves judged by zb-auto's lists unsearched; each keeps at
+  /// most one.
   uint32_t maxRounds = 6;
-  /// Re-cuts simulated per round, those of the lowest step bounds that fit.
+  /// Re-cuts simulated per such round: per stage pair the lowest step
+  /// bound that fits, lowest first.
   uint32_t simulationsPerRound = 4;
+  /// Then rounds, and re-cuts per round, judged by the step the plan runs
+  /// (zb-auto's lists searched, synchronousStepMs).
+  uint32_t searchedRounds = 4;
+  uint32_t searchedSimulationsPerRound = 3;
   /// Most compute a re-cut moves, as a share of the smaller stage's.
   double maxShiftFraction = 0.3;
 
@@ -264,20 +270,22 @@ struct SyncRefinementStats {
 /// the boundary between two stages on different devices that an edge joins:
 /// their movable ops (neither replicated nor forwarded) in node order, cut
 /// at another position, one that moves at most `maxShiftFraction` of the
-/// smaller stage's compute and cuts no more bytes than their boundary does
-/// today. Each round bounds every such re-cut (schedule::stepLowerBound),
-/// simulates those of the lowest bounds that fit in memory under
-/// `objective` (wherever the plan fitted) with zb-auto's lists unsearched
-/// (ZeroBubbleSearch{0, 0}; other kinds as synchronousStepMs builds them)
-/// and keeps the shortest when it beats the round's start. The result
-/// replaces `plan` only when its full step (synchronousStepMs) is shorter
-/// than the plan's. Guarantees: the step never rises, no device that fitted
-/// its memory stops fitting, stages and their devices stay (none becomes
-/// empty), the stage graph stays acyclic; the async objective may rise;
-/// deterministic. For plans chosen by a synchronous step
-/// (MixedPipeConfig::syncSchedule), whose loads refinement balanced but
-/// whose stages' backwards may hold up the step. Fails when the config is
-/// invalid or the plan cannot be scored.
+/// smaller stage's compute, cuts no more bytes than their boundary does
+/// today and moves at least 1 % of it more or less than the last position
+/// kept. Each round bounds every such re-cut (schedule::stepLowerBound),
+/// simulates per stage pair its lowest bound that fits in memory under
+/// `objective` (wherever the plan fitted), lowest first, and keeps the
+/// shortest step when it beats the round's start: `maxRounds` rounds judged
+/// by zb-auto's lists unsearched (ZeroBubbleSearch{0, 0}, far cheaper),
+/// then `searchedRounds` judged by synchronousStepMs itself (other kinds
+/// than zb-auto: the same lists in both). The result replaces `plan` only
+/// when its step (synchronousStepMs) is shorter. Guarantees: the step never
+/// rises, no device that fitted its memory stops fitting, stages and their
+/// devices stay (none becomes empty), the stage graph stays acyclic; the
+/// async objective may rise; deterministic. For plans chosen by a
+/// synchronous step (MixedPipeConfig::syncSchedule), whose loads refinement
+/// balanced but whose stages' backwards may hold up the step. Fails when
+/// the config is invalid or the plan cannot be scored.
 llvm::Expected<SyncRefinementStats>
 refineForSyncStep(const Graph &graph, const Hardware &hw, Plan &plan,
                   const ObjectiveConfig &objective, schedule::Kind kind,
