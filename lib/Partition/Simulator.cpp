@@ -120,12 +120,10 @@ Expected<SimResult> ftpipe::partition::simulateSynchronousStep(
   return simulate(*sg, hw, config);
 }
 
-double ftpipe::partition::synchronousStepMs(const Graph &graph,
-                                            const Hardware &hw,
-                                            const Plan &plan,
-                                            const ObjectiveConfig &objective,
-                                            schedule::Kind kind,
-                                            const schedule::ZeroBubbleSearch &search) {
+double ftpipe::partition::synchronousStepMs(
+    const Graph &graph, const Hardware &hw, const Plan &plan,
+    const ObjectiveConfig &objective, schedule::Kind kind,
+    const schedule::ZeroBubbleSearch &search) {
   Expected<SimResult> step =
       simulateSynchronousStep(graph, hw, plan, objective, kind, search);
   if (!step) {

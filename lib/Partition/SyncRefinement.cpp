@@ -6,9 +6,9 @@
 // no load sees. refineForSyncStep moves the boundary between two adjacent
 // stages on different devices (a re-cut of their ops in topological order)
 // and keeps a move when the simulated step under the schedule gets shorter:
-// candidate re-cuts are ranked by the step's lower bound, the best few
-// simulated with zb-auto's greedy lists, the whole result judged by the
-// full step.
+// candidate re-cuts are ranked by the step's lower bound, the best of each
+// stage pair simulated, first with zb-auto's unsearched lists (cheap), then
+// with the searched ones the plan will run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,10 +191,10 @@ static Error moveBoundaries(const RoundContext &ctx,
           llvm::consumeError(stages.takeError());
           continue;
         }
-        double bound =
-            ftpipe::schedule::stepLowerBound(*stages, stages->splitStages(),
-                                     ctx.objective.microBatches, &ctx.links)
-                .msPerMiniBatch;
+        double bound = ftpipe::schedule::stepLowerBound(
+                           *stages, stages->splitStages(),
+                           ctx.objective.microBatches, &ctx.links)
+                           .msPerMiniBatch;
         if (bound < currentMs)
           recuts.push_back({from, to, cut, bound});
       }
@@ -212,9 +212,9 @@ static Error moveBoundaries(const RoundContext &ctx,
         break;
       if (tried.count({recut.from, recut.to}))
         continue;
-      Plan trial = applyRecut(
-          current, unionOf(graph, current, recut.from, recut.to), recut.from,
-          recut.to, recut.cut);
+      Plan trial =
+          applyRecut(current, unionOf(graph, current, recut.from, recut.to),
+                     recut.from, recut.to, recut.cut);
       Expected<PlanMetrics> metrics =
           evaluatePlan(graph, ctx.hw, trial, ctx.objective);
       if (!metrics)
@@ -269,13 +269,13 @@ Expected<SyncRefinementStats> ftpipe::partition::refineForSyncStep(
   const schedule::ZeroBubbleSearch greedy{/*iterations=*/0, /*patience=*/0};
   double currentMs =
       synchronousStepMs(graph, hw, current, objective, kind, greedy);
-  if (Error err = moveBoundaries(ctx, greedy, config.maxRounds,
-                                 config.simulationsPerRound, current,
-                                 currentMs, stats))
+  if (Error err =
+          moveBoundaries(ctx, greedy, config.maxRounds,
+                         config.simulationsPerRound, current, currentMs, stats))
     return std::move(err);
-  currentMs = stats.moves ? synchronousStepMs(graph, hw, current, objective,
-                                              kind)
-                          : stats.initialStepMs;
+  currentMs = stats.moves
+                  ? synchronousStepMs(graph, hw, current, objective, kind)
+                  : stats.initialStepMs;
   if (Error err = moveBoundaries(ctx, {}, config.searchedRounds,
                                  config.searchedSimulationsPerRound, current,
                                  currentMs, stats))

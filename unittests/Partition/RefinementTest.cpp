@@ -450,13 +450,12 @@ TEST(SyncRefinement, ShortensTheStepOfAT5LikeSyncPlan) {
   config.syncSchedule = ftpipe::schedule::Kind::ZeroBubbleAuto;
   MixedPipeResult result = unwrap(runMixedPipe(g, hw, config));
   Plan plan = result.plan;
-  SyncRefinementStats stats = unwrap(refineForSyncStep(
-      g, hw, plan, config.objective, *config.syncSchedule));
+  SyncRefinementStats stats = unwrap(
+      refineForSyncStep(g, hw, plan, config.objective, *config.syncSchedule));
   EXPECT_GT(stats.moves, 0u);
   EXPECT_LT(stats.finalStepMs, stats.initialStepMs * (1 - 5e-3));
-  EXPECT_EQ(stats.finalStepMs,
-            synchronousStepMs(g, hw, plan, config.objective,
-                              *config.syncSchedule));
+  EXPECT_EQ(stats.finalStepMs, synchronousStepMs(g, hw, plan, config.objective,
+                                                 *config.syncSchedule));
   EXPECT_EQ(message(verifyPlan(g, hw, plan, config.objective)), "");
 }
 
