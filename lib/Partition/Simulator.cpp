@@ -107,7 +107,8 @@ Expected<SimResult> ftpipe::partition::simulatePlan(
 
 Expected<SimResult> ftpipe::partition::simulateSynchronousStep(
     const Graph &graph, const Hardware &hw, const Plan &plan,
-    const ObjectiveConfig &objective, schedule::Kind kind) {
+    const ObjectiveConfig &objective, schedule::Kind kind,
+    const schedule::ZeroBubbleSearch &search) {
   if (kind == schedule::Kind::Async)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the async schedule has no step");
@@ -132,7 +133,7 @@ Expected<SimResult> ftpipe::partition::simulateSynchronousStep(
         kind == schedule::Kind::ZeroBubbleAuto
             ? zeroBubbleAutoLists(*sg, hw, metrics->memoryInputs,
                                   trainingSetupOf(objective),
-                                  objective.microBatches)
+                                  objective.microBatches, search)
             : schedule::generate(sg->topology(int64_t(hw.numDevices())),
                                  {kind, int64_t(objective.microBatches), 1});
     if (!lists)
@@ -142,13 +143,12 @@ Expected<SimResult> ftpipe::partition::simulateSynchronousStep(
   return simulate(*sg, hw, config);
 }
 
-double ftpipe::partition::synchronousStepMs(const Graph &graph,
-                                            const Hardware &hw,
-                                            const Plan &plan,
-                                            const ObjectiveConfig &objective,
-                                            schedule::Kind kind) {
+double ftpipe::partition::synchronousStepMs(
+    const Graph &graph, const Hardware &hw, const Plan &plan,
+    const ObjectiveConfig &objective, schedule::Kind kind,
+    const schedule::ZeroBubbleSearch &search) {
   Expected<SimResult> step =
-      simulateSynchronousStep(graph, hw, plan, objective, kind);
+      simulateSynchronousStep(graph, hw, plan, objective, kind, search);
   if (!step) {
     llvm::consumeError(step.takeError());
     return std::numeric_limits<double>::infinity();

@@ -41,7 +41,8 @@ llvm::Expected<ftpipe::schedule::Schedule>
 ftpipe::partition::zeroBubbleAutoLists(
     const StageGraph &stages, const Hardware &hw,
     llvm::ArrayRef<schedule::DeviceMemoryInputs> inputs,
-    const schedule::TrainingSetup &setup, uint32_t microBatches) {
+    const schedule::TrainingSetup &setup, uint32_t microBatches,
+    const schedule::ZeroBubbleSearch &search) {
   schedule::StageGraph topology = stages.topology(int64_t(hw.numDevices()));
   schedule::ScheduleConfig config{schedule::Kind::ZeroBubbleAuto, microBatches,
                                   1, stages.splitStages()};
@@ -50,5 +51,5 @@ ftpipe::partition::zeroBubbleAutoLists(
   if (!limits)
     return limits.takeError();
   return schedule::generateZeroBubbleAuto(topology, stages, linksOf(hw), config,
-                                          *limits);
+                                          *limits, search);
 }

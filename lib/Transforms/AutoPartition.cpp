@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/MixedPipe.h"
+#include "FTPipe/Partition/Refinement.h"
 #include "FTPipe/Partition/ReplicaChoice.h"
 #include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Partition/SeqPipe.h"
@@ -305,7 +306,24 @@ void AutoPartitionPass::runOnOperation() {
     help << ", a smaller micro-batch";
     return signalPassFailure();
   }
-  if (failed(commitPlan(module, problem, *best->plan, best->method, objective,
+  // A plan that will run a synchronous schedule: its stage boundaries moved
+  // where the step gets shorter.
+  partition::Plan plan = *best->plan;
+  if (std::optional<::ftpipe::schedule::Kind> kind = sync()) {
+    llvm::Expected<partition::SyncRefinementStats> refined =
+        partition::refineForSyncStep(graph, hw, plan, objective, *kind);
+    if (!refined) {
+      emitError(module.getLoc()) << llvm::toString(refined.takeError());
+      return signalPassFailure();
+    }
+    if (!quiet && refined->moves > 0)
+      llvm::errs() << llvm::formatv(
+          "  sync refinement: {0} step {1:f3} -> {2:f3} ms/mini-batch ({3} "
+          "boundaries moved)\n",
+          ::ftpipe::schedule::nameOf(*kind), refined->initialStepMs,
+          refined->finalStepMs, refined->moves);
+  }
+  if (failed(commitPlan(module, problem, plan, best->method, objective,
                         stopwatch.seconds())))
     return signalPassFailure();
 }

@@ -133,6 +133,24 @@ void MixedPipePass::runOnOperation() {
           << "mixed-pipe: " << llvm::toString(plan.takeError());
       return signalPassFailure();
     }
+    // A plan that will run a synchronous schedule: its stage boundaries
+    // moved where the step gets shorter.
+    if (config.syncSchedule) {
+      llvm::Expected<partition::SyncRefinementStats> refined =
+          partition::refineForSyncStep(graph, problem.hardware, *plan,
+                                       config.objective, *config.syncSchedule);
+      if (!refined) {
+        emitError(module.getLoc())
+            << "mixed-pipe: " << llvm::toString(refined.takeError());
+        return signalPassFailure();
+      }
+      if (verbose)
+        llvm::errs() << llvm::formatv(
+            "mixed-pipe sync refinement: step {0:f3} -> {1:f3} ms, {2} "
+            "boundaries moved, {3} re-cuts bounded, {4} simulated\n",
+            refined->initialStepMs, refined->finalStepMs, refined->moves,
+            refined->recutsBounded, refined->simulations);
+    }
     if (failed(commitPlan(module, problem, *plan, "mixed-pipe",
                           config.objective, stopwatch.seconds())))
       return signalPassFailure();

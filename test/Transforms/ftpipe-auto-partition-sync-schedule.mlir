@@ -10,7 +10,9 @@
 // synchronous schedule the plan will run under (zb-auto within each
 // device's memory), the shortest step is chosen, and the plan chosen so
 // has a zb-auto step (the report's) no longer than the plan chosen by the
-// async time alone. Async is not a synchronous schedule.
+// async time alone; the chosen plan's stage boundaries are then moved for
+// that step (mixed-pipe's verbose line). Async is not a synchronous
+// schedule.
 
 // CANDIDATES-DAG: seq-dp {{.*}} zb-auto step {{[0-9.]+}} ms/mini-batch
 // CANDIDATES-DAG: seq-greedy {{.*}} zb-auto step {{[0-9.]+}} ms/mini-batch
@@ -20,5 +22,6 @@
 // CHECK: zb-auto step not above the old plan's
 
 // MIXED: mixed-pipe L=4 {{.*}} simulated {{[0-9.]+}} ms, {{[0-9.]+}} s, step {{[0-9.]+}} ms
+// MIXED: mixed-pipe sync refinement: step [[BEFORE:[0-9.]+]] -> {{[0-9.]+}} ms, {{[0-9]+}} boundaries moved, {{[0-9]+}} re-cuts bounded, {{[0-9]+}} simulated
 
 // BAD: for the --sync-schedule option: Cannot find option named 'async'!

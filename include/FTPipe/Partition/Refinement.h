@@ -234,6 +234,63 @@ llvm::Expected<size_t> polishBySimulation(const Graph &graph,
                                           const ObjectiveConfig &objective,
                                           uint32_t maxSimulations);
 
+/// Parameters of refineForSyncStep.
+struct SyncRefinementConfig {
+  /// Rounds of moves judged by zb-auto's lists unsearched; each keeps at
+  /// most one.
+  uint32_t maxRounds = 6;
+  /// Re-cuts simulated per such round: per stage pair the lowest step
+  /// bound that fits, lowest first.
+  uint32_t simulationsPerRound = 4;
+  /// Then rounds, and re-cuts per round, judged by the step the plan runs
+  /// (zb-auto's lists searched, synchronousStepMs).
+  uint32_t searchedRounds = 4;
+  uint32_t searchedSimulationsPerRound = 3;
+  /// Most compute a re-cut moves, as a share of the smaller stage's.
+  double maxShiftFraction = 0.3;
+
+  /// Checks ranges; names the offending field.
+  llvm::Error validate() const;
+};
+
+/// What refineForSyncStep did.
+struct SyncRefinementStats {
+  /// The plan's step under the schedule before and after
+  /// (synchronousStepMs; infinite when it cannot run it).
+  double initialStepMs = 0.0;
+  double finalStepMs = 0.0;
+  /// Moves kept (0 when the plan was left as it was), re-cuts bounded and
+  /// simulated.
+  uint32_t moves = 0;
+  uint64_t recutsBounded = 0;
+  uint32_t simulations = 0;
+};
+
+/// Shortens `plan`'s step under the synchronous schedule `kind` by moving
+/// the boundary between two stages on different devices that an edge joins:
+/// their movable ops (neither replicated nor forwarded) in node order, cut
+/// at another position, one that moves at most `maxShiftFraction` of the
+/// smaller stage's compute, cuts no more bytes than their boundary does
+/// today and moves at least 1 % of it more or less than the last position
+/// kept. Each round bounds every such re-cut (schedule::stepLowerBound),
+/// simulates per stage pair its lowest bound that fits in memory under
+/// `objective` (wherever the plan fitted), lowest first, and keeps the
+/// shortest step when it beats the round's start: `maxRounds` rounds judged
+/// by zb-auto's lists unsearched (ZeroBubbleSearch{0, 0}, far cheaper),
+/// then `searchedRounds` judged by synchronousStepMs itself (other kinds
+/// than zb-auto: the same lists in both). The result replaces `plan` only
+/// when its step (synchronousStepMs) is shorter. Guarantees: the step never
+/// rises, no device that fitted its memory stops fitting, stages and their
+/// devices stay (none becomes empty), the stage graph stays acyclic; the
+/// async objective may rise; deterministic. For plans chosen by a
+/// synchronous step (MixedPipeConfig::syncSchedule), whose loads refinement
+/// balanced but whose stages' backwards may hold up the step. Fails when
+/// the config is invalid or the plan cannot be scored.
+llvm::Expected<SyncRefinementStats>
+refineForSyncStep(const Graph &graph, const Hardware &hw, Plan &plan,
+                  const ObjectiveConfig &objective, schedule::Kind kind,
+                  const SyncRefinementConfig &config = {});
+
 } // namespace partition
 } // namespace ftpipe
 

@@ -12,6 +12,7 @@
 
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Schedule/Simulator.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 
 #include <optional>
 #include <string>
@@ -54,12 +55,15 @@ llvm::Expected<SimResult> simulatePlan(const Graph &graph, const Hardware &hw,
 /// `objective`'s setup (zeroBubbleAutoLists), zb-h1's within 1F1B's peak
 /// (zeroBubbleH1Lists), GPipe's and 1F1B's from schedule::generate; on a
 /// plan that leaves a device without a stage, the simulator's own orders.
-/// The figure ftpipe-report prints for `kind`. Fails for async (no step),
-/// when no zb-auto list fits, and as the simulator does.
+/// The figure ftpipe-report prints for `kind` (with the default `search`;
+/// searches that judge many plans may search zb-auto's lists less). Fails
+/// for async (no step), when no zb-auto list fits, and as the simulator
+/// does.
 llvm::Expected<SimResult>
 simulateSynchronousStep(const Graph &graph, const Hardware &hw,
                         const Plan &plan, const ObjectiveConfig &objective,
-                        schedule::Kind kind);
+                        schedule::Kind kind,
+                        const schedule::ZeroBubbleSearch &search = {});
 
 /// simulateSynchronousStep's step in ms per mini-batch, or infinity when
 /// the plan cannot run `kind` (no zb-auto list fits its memory) or be
@@ -67,7 +71,8 @@ simulateSynchronousStep(const Graph &graph, const Hardware &hw,
 /// planners compare candidates by a synchronous step.
 double synchronousStepMs(const Graph &graph, const Hardware &hw,
                          const Plan &plan, const ObjectiveConfig &objective,
-                         schedule::Kind kind);
+                         schedule::Kind kind,
+                         const schedule::ZeroBubbleSearch &search = {});
 
 /// What a pass that changes a plan (gluing weight ops, attaching free ops)
 /// judges the change by: the objective, the simulated time under the

@@ -16,6 +16,7 @@
 #include "FTPipe/Partition/Hardware.h"
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Schedule/Schedule.h"
+#include "FTPipe/Schedule/ZeroBubble.h"
 
 namespace ftpipe {
 namespace partition {
@@ -36,13 +37,14 @@ zeroBubbleH1Lists(const StageGraph &stages, int64_t devices,
 /// devices, each device within what its memory leaves under `setup` once
 /// its weights, gradients, optimizer state and reserved bytes are counted
 /// (`inputs`: evaluatePlan's memoryInputs; schedule::zeroBubbleLimits, as
-/// ftpipe-run bounds its own). Fails as schedule::generateZeroBubbleAuto
-/// does, e.g. when no list fits.
+/// ftpipe-run bounds its own), its shortest lists searched further as
+/// `search` says. Fails as schedule::generateZeroBubbleAuto does, e.g. when
+/// no list fits.
 llvm::Expected<schedule::Schedule>
 zeroBubbleAutoLists(const StageGraph &stages, const Hardware &hw,
                     llvm::ArrayRef<schedule::DeviceMemoryInputs> inputs,
-                    const schedule::TrainingSetup &setup,
-                    uint32_t microBatches);
+                    const schedule::TrainingSetup &setup, uint32_t microBatches,
+                    const schedule::ZeroBubbleSearch &search = {});
 
 } // namespace partition
 } // namespace ftpipe

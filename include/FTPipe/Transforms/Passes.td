@@ -440,7 +440,10 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
     (zb-auto: its lists within each device's memory) and keeps the
     candidate with the shortest step, the time under `schedule` breaking
     ties; memory is still planned under `schedule`. For a plan made with
-    FTPipe's setup (async) that will be trained synchronously.
+    FTPipe's setup (async) that will be trained synchronously. The chosen
+    plan's stage boundaries are then moved where that step gets shorter
+    (`refineForSyncStep`, lib/Partition/SyncRefinement.cpp; `verbose`
+    prints what it did): its async time may rise, its memory still fits.
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"verbose", "verbose", "bool", /*default=*/"false",
@@ -469,7 +472,8 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
     (zb-auto: its lists within each device's memory; Mixed-Pipe compares
     its own candidates the same way), and the shortest step wins, the time
     under `schedule` breaking ties; memory is still planned under
-    `schedule`.
+    `schedule`. The chosen plan's stage boundaries are then moved where
+    that step gets shorter (`refineForSyncStep`; not with `replicas=auto`).
 
     With `replicas=auto` each partitioner's plans also go through the
     pipeline depth x data-parallel replicas search (docs/Replicas.md) that
