@@ -153,12 +153,6 @@ void AutoPartitionPass::runOnOperation() {
     return syncSchedule.getValue();
   };
 
-  if (replicas != "none" && replicas != "auto") {
-    emitError(module.getLoc())
-        << "replicas must be 'none' or 'auto', got '" << replicas << "'";
-    return signalPassFailure();
-  }
-
   auto planOf = [](auto result) -> llvm::Expected<partition::Plan> {
     if (!result)
       return result.takeError();
@@ -208,7 +202,7 @@ void AutoPartitionPass::runOnOperation() {
                                         graph.numNodes(), dpMaxOps.getValue())
                               .str();
 
-  if (replicas == "auto") {
+  if (replicas == ReplicasMode::Auto) {
     std::vector<partition::NamedPartitioner> partitioners;
     if (dpAffordable)
       partitioners.push_back({"seq-dp", dp});

@@ -91,12 +91,6 @@ void MixedPipePass::runOnOperation() {
     return signalPassFailure();
   const ::ftpipe::schedule::TrainingSetup &setup = inputs->setup;
   PartitionProblem &problem = inputs->problem;
-  if (replicas != "none" && replicas != "auto") {
-    emitError(module.getLoc())
-        << "replicas must be 'none' or 'auto', got '" << replicas << "'";
-    return signalPassFailure();
-  }
-
   partition::MixedPipeConfig config;
   config.objective = partition::objectiveConfigOf(setup);
   if (syncSchedule != ::ftpipe::schedule::Kind::Async)
@@ -126,7 +120,7 @@ void MixedPipePass::runOnOperation() {
         setup.recompute, replicate, forward, graph, hw, config.objective, solve,
         /*tryKeeping=*/true, config.syncSchedule);
   };
-  if (replicas == "none") {
+  if (replicas == ReplicasMode::None) {
     llvm::Expected<partition::Plan> plan = planOn(problem.hardware);
     if (!plan) {
       emitError(module.getLoc())

@@ -668,12 +668,7 @@ void ReportPass::runOnOperation() {
   data.stepBound = ::ftpipe::schedule::stepLowerBound(
       data.stages, data.stages.splitStages(), data.config.microBatches, &links);
 
-  if (replicas != "none" && replicas != "auto") {
-    emitError(module.getLoc())
-        << "replicas must be 'none' or 'auto', got '" << replicas << "'";
-    return signalPassFailure();
-  }
-  if (replicas == "auto") {
+  if (replicas == ReplicasMode::Auto) {
     const partition::Graph &graph = opGraph->graph;
     llvm::Expected<partition::ReplicaSearchResult> search =
         partition::searchReplicas(

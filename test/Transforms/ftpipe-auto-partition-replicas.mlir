@@ -1,5 +1,6 @@
 // RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=auto schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.err | FileCheck %s
 // RUN: FileCheck %s --check-prefix=SEARCHES < %t.err
+// RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=none schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>/dev/null | FileCheck %s --check-prefix=NONE
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Tests replicas=auto over every partitioner (lib/Partition/ReplicaChoice.h)
@@ -35,4 +36,11 @@
 // CHECK-NOT: replicas
 // CHECK-LABEL: func.func @chain
 
-// BAD: replicas must be 'none' or 'auto', got '2'
+// replicas=none (the default) keeps one pipeline over the four devices,
+// which the replicas beat on the first chain; `replicas` takes none or auto
+// only (MLIR's option parser refuses the rest).
+// NONE: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1, 2, 3], recompute = [false, false, false, false], objective_ms
+// NONE-NOT: replicas =
+// NONE-LABEL: func.func @chain
+
+// BAD: for the --replicas option: Cannot find option named '2'!

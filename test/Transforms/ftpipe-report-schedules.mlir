@@ -114,7 +114,7 @@
 // BOUNDED-JSON-NEXT: "memory_fits": true,
 // BOUNDED-JSON-NEXT: "ms_per_minibatch": 13.0000{{[0-9]*}},
 // BOUNDED-JSON-NEXT: "schedule": "zb-auto"
-// BAD: replicas must be 'none' or 'auto', got '2'
+// BAD: for the --replicas option: Cannot find option named '2'!
 
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "pair", devices = [

@@ -366,7 +366,8 @@ buildStagePrograms(ModuleOp module,
     options.hardware = hardware;
     options.devices = devices;
     options.method = method;
-    options.replicas = replicas == "auto" ? "auto" : "none";
+    options.replicas =
+        replicas == "auto" ? ft::ReplicasMode::Auto : ft::ReplicasMode::None;
     options.syncSchedule = syncSchedule;
     options.setup = setup;
     options.profile = profile;

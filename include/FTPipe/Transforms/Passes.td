@@ -263,9 +263,11 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
            "Write the stage graph in Graphviz format to this file">,
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "Model function (default: the only function with a body)">,
-    Option<"replicas", "replicas", "std::string", /*default=*/"\"none\"",
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
+           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
            "none, or auto: also plan pipeline depth x data-parallel replicas "
-           "on the hardware's devices and print the planning table">,
+           "on the hardware's devices and print the planning table",
+           "::mlir::ftpipe::replicasOptionValues()">,
   ], ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
@@ -445,9 +447,11 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
   let options = !listconcat(PartitionOptions, [
     Option<"verbose", "verbose", "bool", /*default=*/"false",
            "Print every candidate L on stderr">,
-    Option<"replicas", "replicas", "std::string", /*default=*/"\"none\"",
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
+           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
            "none, or auto: also choose pipeline depth x data-parallel "
-           "replicas for the devices">,
+           "replicas for the devices",
+           "::mlir::ftpipe::replicasOptionValues()">,
   ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
@@ -488,9 +492,11 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
            "Largest graph on which Seq-Pipe dp is tried">,
     Option<"quiet", "quiet", "bool", /*default=*/"false",
            "Do not print the candidates">,
-    Option<"replicas", "replicas", "std::string", /*default=*/"\"none\"",
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
+           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
            "none, or auto: also choose pipeline depth x data-parallel "
-           "replicas for the devices, over every partitioner's plans">,
+           "replicas for the devices, over every partitioner's plans",
+           "::mlir::ftpipe::replicasOptionValues()">,
   ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }

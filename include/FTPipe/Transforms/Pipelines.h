@@ -55,11 +55,11 @@ struct PartitionPipelineOptions {
   std::string function;
   /// The partitioner.
   PartitionMethod method = PartitionMethod::Auto;
-  /// none, or auto: also choose the pipeline depth x data-parallel replicas
+  /// None, or Auto: also choose the pipeline depth x data-parallel replicas
   /// of the devices (Auto: over every partitioner's plans,
   /// ftpipe-auto-partition replicas=auto; MixedPipe: over its own,
   /// ftpipe-mixed-pipe replicas=auto; the Seq-Pipe ones ignore it).
-  std::string replicas = "none";
+  ReplicasMode replicas = ReplicasMode::None;
   /// Auto only: the largest graph on which Seq-Pipe dp is tried.
   unsigned dpMaxOps = AutoPartitionPassOptions().dpMaxOps;
   /// Auto: do not print the candidates; MixedPipe: the opposite of verbose.
