@@ -11,8 +11,8 @@
 #include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Transforms/Passes.h"
 
-#include "PartitionProblem.h"
 #include "PassUtils.h"
+#include "ReplicaPlanning.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -205,17 +205,8 @@ void MixedPipePass::runOnOperation() {
                             search->stepBound.layout.str())
                   .str(),
         search->pathMs, search->highestLayoutBoundMs);
-  const partition::ReplicaOption &chosen = search->chosen();
-  llvm::Expected<partition::Hardware> pipeline =
-      partition::pipelineHardware(problem.hardware, chosen.layout);
-  if (!pipeline) {
-    emitError(module.getLoc()) << llvm::toString(pipeline.takeError());
-    return signalPassFailure();
-  }
-  // The module holds one pipeline: its plan on its devices.
-  problem.hardware = std::move(*pipeline);
-  if (failed(commitPlan(module, problem, chosen.plan, "mixed-pipe",
-                        config.objective, stopwatch.seconds(),
-                        chosen.layout.replicas)))
+  if (failed(commitReplicaOption(module, problem, search->chosen(),
+                                 "mixed-pipe", config.objective,
+                                 stopwatch.seconds())))
     return signalPassFailure();
 }

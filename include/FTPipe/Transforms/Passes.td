@@ -249,10 +249,12 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
     ZB-H1, zb-auto, async): simulated time per mini-batch, idle share and
     each device's memory under each (zb-auto: its fastest lists within each
     device's memory when some fit). `replicas=auto` adds the planning
-    table of data-parallel replicas (lib/Partition/ReplicaSearch.h): for
-    every width w dividing the hardware's P devices, Mixed-Pipe's plan on
-    P / w devices run w times, by objective and by simulation, and the
-    (depth, replicas) the planner would choose.
+    table of data-parallel replicas: the depth x replicas search
+    (lib/Partition/ReplicaSearch.h) with each partitioner that
+    `ftpipe-auto-partition replicas=auto` runs (Seq-Pipe dp, Seq-Pipe
+    greedy, Mixed-Pipe, with that pass's defaults), every option by
+    objective and by simulation, a row each with its partitioner, and the
+    option chosen over all of them (lib/Partition/ReplicaChoice.h).
   }];
   let options = !listconcat([
     Option<"json", "json", "std::string", /*default=*/"\"\"",
