@@ -71,6 +71,8 @@ void mlir::ftpipe::buildPartitionPipeline(
     seqPipe.method = options.method == PartitionMethod::SeqDP
                          ? SeqPipeMethod::DP
                          : SeqPipeMethod::Greedy;
+    seqPipe.replicas = options.replicas;
+    seqPipe.verbose = !options.quiet;
     pm.addPass(createSeqPipePass(withObjective(seqPipe, options.setup)));
     return;
   }

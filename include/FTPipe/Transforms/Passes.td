@@ -336,6 +336,16 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
     module attributes {ftpipe.plan = #ftpipe.plan<method = "seq-dp",
         stage_device = [0, 1], ...>}
     ```
+
+    With `replicas=auto` the `devices` devices may also run as a shallower
+    pipeline whose devices have data-parallel replicas (docs/Replicas.md):
+    the depth x replicas search of `ftpipe-mixed-pipe replicas=auto`
+    (lib/Partition/ReplicaSearch.h) with this method's plans, the pure
+    pipeline kept unless an option with replicas takes at least 5 %
+    (`kReplicaMinGain`) less (lib/Partition/ReplicaChoice.h). The module
+    then holds the pipeline's plan and hardware and each device's replicas
+    in `#ftpipe.plan`. `verbose` prints the method's fastest pure and
+    replicated options and the choice on stderr.
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"method", "method", "::mlir::ftpipe::SeqPipeMethod",
@@ -345,6 +355,13 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
                         "exact dynamic programming"),
              clEnumValN(::mlir::ftpipe::SeqPipeMethod::Greedy, "greedy",
                         "binary search on the stage time, greedy cuts"))}]>,
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
+           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
+           "none, or auto: also choose pipeline depth x data-parallel "
+           "replicas for the devices, with this method's plans",
+           "::mlir::ftpipe::replicasOptionValues()">,
+    Option<"verbose", "verbose", "bool", /*default=*/"false",
+           "With replicas=auto, print the options and the choice on stderr">,
   ], SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }

@@ -57,12 +57,13 @@ struct PartitionPipelineOptions {
   PartitionMethod method = PartitionMethod::Auto;
   /// None, or Auto: also choose the pipeline depth x data-parallel replicas
   /// of the devices (Auto: over every partitioner's plans,
-  /// ftpipe-auto-partition replicas=auto; MixedPipe: over its own,
-  /// ftpipe-mixed-pipe replicas=auto; the Seq-Pipe ones ignore it).
+  /// ftpipe-auto-partition replicas=auto; the others over their own, their
+  /// pass's replicas=auto).
   ReplicasMode replicas = ReplicasMode::None;
   /// Auto only: the largest graph on which Seq-Pipe dp is tried.
   unsigned dpMaxOps = AutoPartitionPassOptions().dpMaxOps;
-  /// Auto: do not print the candidates; MixedPipe: the opposite of verbose.
+  /// Auto: do not print the candidates; MixedPipe and the Seq-Pipe ones: the
+  /// opposite of verbose.
   /// Library users usually want no output on stderr, hence the default.
   bool quiet = true;
   /// The training setup plans are scored for (the `ObjectiveOptions` every
