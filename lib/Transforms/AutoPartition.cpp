@@ -131,7 +131,8 @@ void AutoPartitionPass::runOnOperation() {
   if (replicas == ReplicasMode::Auto) {
     llvm::Expected<partition::ReplicaChoice> choice =
         partition::searchReplicasOver(graph, hw, objective,
-                                      partitioners.all(dpMaxOps));
+                                      partitioners.all(dpMaxOps),
+                                      /*maxWidth=*/0, sync());
     if (!choice) {
       emitError(module.getLoc()) << "auto-partition replicas=auto: "
                                  << llvm::toString(choice.takeError());

@@ -135,7 +135,7 @@ void MixedPipePass::runOnOperation() {
 
   llvm::Expected<partition::ReplicaSearchResult> search =
       partition::searchReplicas(graph, problem.hardware, config.objective,
-                                planOn);
+                                planOn, /*maxWidth=*/0, config.syncSchedule);
   if (!search) {
     emitError(module.getLoc())
         << "mixed-pipe replicas=auto: " << llvm::toString(search.takeError());
@@ -150,7 +150,7 @@ void MixedPipePass::runOnOperation() {
               ? llvm::formatv(
                     "simulated {0:f3} ms per mini-batch, all-reduce "
                     "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
-                    "per micro-batch{4}{5}{6}",
+                    "per micro-batch{4}{5}{6}{7}",
                     option.simulatedMsPerMiniBatch, option.allReduceMs,
                     option.idleFraction, option.objectiveMs,
                     describeMemory(option, problem.hardware),
@@ -164,6 +164,13 @@ void MixedPipePass::runOnOperation() {
                     option.sharedCoresMs > 0
                         ? llvm::formatv(", shared cores {0:f3} ms",
                                         option.sharedCoresMs)
+                              .str()
+                        : std::string(),
+                    option.syncStepMs > 0
+                        ? llvm::formatv(", {0} step {1:f3} ms",
+                                        ::ftpipe::schedule::nameOf(
+                                            syncSchedule.getValue()),
+                                        option.syncStepMs)
                               .str()
                         : std::string())
                     .str()

@@ -95,9 +95,13 @@ void mlir::ftpipe::printReplicaChoice(
   for (const auto &[method, why] : skipped)
     llvm::errs() << llvm::formatv("  {0,-10} {1}\n", method, why);
   auto describe = [](const partition::ReplicaOption &option) {
-    return llvm::formatv("{0,10:f3} ms (depth {1}, replicas {2})",
-                         option.simulatedMsPerMiniBatch, option.depth(),
-                         partition::describeOption(option))
+    return llvm::formatv(
+               "{0,10:f3} ms (depth {1}, replicas {2}){3}",
+               option.simulatedMsPerMiniBatch, option.depth(),
+               partition::describeOption(option),
+               option.syncStepMs > 0
+                   ? llvm::formatv(" step {0:f3} ms", option.syncStepMs).str()
+                   : std::string())
         .str();
   };
   for (auto [m, method] : llvm::enumerate(choice.searches)) {

@@ -68,7 +68,8 @@ private:
 
 /// The searches of replicas=auto on `hw`, a line per partitioner on
 /// stderr (its pure pipeline and its fastest option with replicas,
-/// simulated ms per mini-batch; `skipped` names a partitioner left out and
+/// simulated ms per mini-batch, and the step under the sync schedule where
+/// the options competed by it; `skipped` names a partitioner left out and
 /// why), then the choice; `pass` heads it.
 void printReplicaChoice(StringRef pass, const partition::ReplicaChoice &choice,
                         size_t numNodes, const partition::Hardware &hw,

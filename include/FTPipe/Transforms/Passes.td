@@ -454,7 +454,8 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
     table `ftpipe-report replicas=auto` prints). The module then holds the
     pipeline's plan and hardware and `replicas = w` in `#ftpipe.plan`;
     `ftpipe-compile` writes the replica layout into `manifest.json`. With
-    `verbose`, every width tried is printed.
+    `verbose`, every width tried is printed. With `sync-schedule` the
+    options compete by their step under it, as the candidates do.
 
     `sync-schedule=zb-auto` (or another synchronous kind) also simulates
     every candidate's step under that schedule as ftpipe-run runs it
@@ -498,8 +499,10 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
     pipeline depth x data-parallel replicas search (docs/Replicas.md) that
     `ftpipe-mixed-pipe replicas=auto` runs with Mixed-Pipe's: every depth,
     each plan device on one or more processes of the devices; every option
-    of every partitioner is simulated under `schedule` (as in that search,
-    not under `sync-schedule`), and one choice is made over all of them
+    of every partitioner is simulated under `schedule` and, with
+    `sync-schedule`, under that schedule too: the options then compete by
+    their step under it (the schedule the plan will run under; memory is
+    still planned under `schedule`), and one choice is made over all of them
     (lib/Partition/ReplicaChoice.h): the fastest feasible option, one with
     replicas only where it takes at least 5 % (`kReplicaMinGain`) less than
     the fastest pure pipeline of any partitioner. A line per partitioner
