@@ -156,6 +156,7 @@ PartitionPipelineOptions PartitionPipelineTextOptions::toOptions() const {
   options.devices = devices;
   options.function = function;
   options.method = method;
+  options.replicas = replicas;
   options.dpMaxOps = dpMaxOps;
   options.quiet = quiet;
   options.syncSchedule = syncSchedule;

@@ -193,6 +193,12 @@ struct PartitionPipelineTextOptions
                      "contiguous stages, exact dynamic programming"),
           clEnumValN(PartitionMethod::SeqGreedy, "seq-greedy",
                      "contiguous stages, greedy cuts"))};
+  PassOptions::Option<ReplicasMode> replicas{
+      *this, "replicas",
+      llvm::cl::desc("none, or auto: also choose the pipeline depth x "
+                     "data-parallel replicas (auto: over every partitioner's "
+                     "plans; the others: their own)"),
+      llvm::cl::init(ReplicasMode::None), replicasOptionValues()};
   PassOptions::Option<unsigned> dpMaxOps{
       *this, "dp-max-ops",
       llvm::cl::desc("auto: largest graph on which Seq-Pipe dp is tried"),
