@@ -17,12 +17,12 @@
 // all-reduce from its last backward on every replica), and the feasible
 // option with the shortest simulated mini-batch wins (ties: the deeper, then
 // the even layout; with the synchronous schedule the plan will run under,
-// the shortest step under it). A layout whose replicated devices each hold one stage
-// and pay for an all-reduce is also tried with those stages cut in 2 and 4
-// on their devices (cutForOverlap): a one-stage device's all-reduce starts
-// only when its whole backward has ended, a cut one's first part while the
-// rest of the backward runs; where that leaves a replicated device of
-// several stages uncut, its stage whose backward ends last is cut too, as
+// the shortest step under it). A layout whose replicated devices each hold
+// one stage and pay for an all-reduce is also tried with those stages cut in
+// 2 and 4 on their devices (cutForOverlap): a one-stage device's all-reduce
+// starts only when its whole backward has ended, a cut one's first part
+// while the rest of the backward runs; where that leaves a replicated device
+// of several stages uncut, its stage whose backward ends last is cut too, as
 // a further option. Each replicated layout of 2 or more devices is
 // also planned uneven (shareWeightedHardware, at each of kUnevenStrengths): a
 // replica pipeline with few micro-batches gains from longer first stages. No
