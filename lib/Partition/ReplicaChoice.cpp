@@ -12,7 +12,7 @@ using llvm::Expected;
 
 /// Whether `a` is shorter than `b` beyond rounding (ties keep the earlier).
 static bool faster(const ReplicaOption &a, const ReplicaOption &b) {
-  return a.simulatedMsPerMiniBatch < b.simulatedMsPerMiniBatch * (1.0 - 1e-9);
+  return a.rankMs() < b.rankMs() * (1.0 - 1e-9);
 }
 
 Expected<ReplicaChoice>
@@ -50,22 +50,22 @@ ftpipe::partition::chooseReplicas(std::vector<MethodSearch> searches) {
   bool replicate =
       choice.bestReplicated &&
       (!choice.bestPure ||
-       choice.option(*choice.bestReplicated).simulatedMsPerMiniBatch <
-           choice.option(*choice.bestPure).simulatedMsPerMiniBatch *
-               (1.0 - kReplicaMinGain));
+       choice.option(*choice.bestReplicated).rankMs() <
+           choice.option(*choice.bestPure).rankMs() * (1.0 - kReplicaMinGain));
   choice.chosen = replicate ? *choice.bestReplicated : *choice.bestPure;
   return choice;
 }
 
 Expected<ReplicaChoice> ftpipe::partition::searchReplicasOver(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
-    llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t maxWidth) {
+    llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t maxWidth,
+    std::optional<schedule::Kind> syncSchedule) {
   std::vector<MethodSearch> searches;
   for (const NamedPartitioner &named : partitioners) {
     MethodSearch method;
     method.method = named.method;
-    Expected<ReplicaSearchResult> search =
-        searchReplicas(graph, hw, config, named.partitioner, maxWidth);
+    Expected<ReplicaSearchResult> search = searchReplicas(
+        graph, hw, config, named.partitioner, maxWidth, syncSchedule);
     if (search)
       method.search = std::move(*search);
     else

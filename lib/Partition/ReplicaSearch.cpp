@@ -463,7 +463,8 @@ static void setBounds(const Graph &graph, const Hardware &hw,
 
 Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
-    ReplicaPartitioner partitioner, uint32_t maxWidth) {
+    ReplicaPartitioner partitioner, uint32_t maxWidth,
+    std::optional<Kind> syncSchedule) {
   ReplicaSearchResult search;
   bool found = false;
   std::string reasons;
@@ -480,13 +481,32 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
                      .str();
     // Strictly shorter (beyond rounding) replaces: ties keep the earlier.
     if (option.feasible &&
-        (!found ||
-         option.simulatedMsPerMiniBatch <
-             search.chosen().simulatedMsPerMiniBatch * (1.0 - 1e-9))) {
+        (!found || option.rankMs() < search.chosen().rankMs() * (1.0 - 1e-9))) {
       search.best = search.options.size();
       found = true;
     }
     search.options.push_back(std::move(option));
+  };
+  // The plan run as the layout, scored under `config`'s schedule and, with
+  // a sync schedule, simulated under that one too.
+  ObjectiveConfig syncConfig = config;
+  if (syncSchedule)
+    syncConfig.schedule = *syncSchedule;
+  auto score = [&](const Plan &plan,
+                   const ReplicaLayout &layout) -> Expected<ReplicaOption> {
+    Expected<ReplicaOption> scored =
+        scoreReplicated(graph, hw, plan, layout, config);
+    if (!scored || !syncSchedule)
+      return scored;
+    Expected<ReplicaOption> step =
+        scoreReplicated(graph, hw, plan, layout, syncConfig);
+    if (step) {
+      scored->syncStepMs = step->simulatedMsPerMiniBatch;
+    } else {
+      llvm::consumeError(step.takeError());
+      scored->syncStepMs = std::numeric_limits<double>::infinity();
+    }
+    return scored;
   };
   // The layout's one-stage replicated devices cut in 2 and 4, when the
   // uncut option pays for an all-reduce; a cut that does not score (its
@@ -503,8 +523,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
         if (cut.numStages() == plan.numStages() ||
             (everyDevice && cut == cutForOverlap(graph, plan, layout, parts)))
           break;
-        Expected<ReplicaOption> scored =
-            scoreReplicated(graph, hw, cut, layout, config);
+        Expected<ReplicaOption> scored = score(cut, layout);
         if (!scored) {
           llvm::consumeError(scored.takeError());
           continue;
@@ -537,8 +556,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
         llvm::consumeError(plan.takeError());
         continue;
       }
-      Expected<ReplicaOption> scored =
-          scoreReplicated(graph, hw, *plan, layout, config);
+      Expected<ReplicaOption> scored = score(*plan, layout);
       if (!scored) {
         llvm::consumeError(scored.takeError());
         continue;
@@ -569,8 +587,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
       infeasible(plan.takeError());
       continue;
     }
-    Expected<ReplicaOption> scored =
-        scoreReplicated(graph, hw, *plan, even, config);
+    Expected<ReplicaOption> scored = score(*plan, even);
     if (!scored) {
       infeasible(scored.takeError());
       continue;
@@ -596,8 +613,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
       continue;
     ReplicaOption perStage;
     perStage.layout = spread;
-    if (Expected<ReplicaOption> again =
-            scoreReplicated(graph, hw, *plan, spread, config))
+    if (Expected<ReplicaOption> again = score(*plan, spread))
       perStage = std::move(*again);
     else
       perStage.failure = llvm::toString(again.takeError());
@@ -612,8 +628,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
   // stays unless replicas beat it by kReplicaMinGain.
   const ReplicaOption &pure = search.options.front();
   if (pure.feasible && !pure.layout.replicated() &&
-      search.chosen().simulatedMsPerMiniBatch >
-          pure.simulatedMsPerMiniBatch * (1.0 - kReplicaMinGain))
+      search.chosen().rankMs() > pure.rankMs() * (1.0 - kReplicaMinGain))
     search.best = 0;
   setBounds(graph, hw, config, search);
   return search;

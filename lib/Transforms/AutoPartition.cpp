@@ -10,16 +10,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/Refinement.h"
-#include "FTPipe/Partition/ReplicaChoice.h"
 #include "FTPipe/Partition/Replication.h"
-#include "FTPipe/Partition/SeqPipe.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Transforms/Passes.h"
 
-#include "PartitionProblem.h"
 #include "PassUtils.h"
+#include "ReplicaPlanning.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -97,41 +94,6 @@ runCandidate(StringRef method, const PartitionProblem &problem,
   return candidate;
 }
 
-/// The searches of replicas=auto, a line per partitioner: its pure
-/// pipeline and its fastest option with replicas (simulated ms per
-/// mini-batch), then the choice.
-static void printReplicaChoice(const partition::ReplicaChoice &choice,
-                               size_t numNodes, const partition::Hardware &hw,
-                               StringRef dpSkipped) {
-  llvm::errs() << llvm::formatv(
-      "ftpipe-auto-partition: {0} ops on {1} devices of '{2}', replicas=auto\n",
-      numNodes, hw.numDevices(), hw.name());
-  if (!dpSkipped.empty())
-    llvm::errs() << llvm::formatv("  {0,-10} {1}\n", "seq-dp", dpSkipped);
-  auto describe = [](const partition::ReplicaOption &option) {
-    return llvm::formatv("{0,10:f3} ms (depth {1}, replicas {2})",
-                         option.simulatedMsPerMiniBatch, option.depth(),
-                         partition::describeOption(option))
-        .str();
-  };
-  for (auto [m, method] : llvm::enumerate(choice.searches)) {
-    if (!method.search) {
-      llvm::errs() << llvm::formatv("  {0,-10} no option: {1}\n", method.method,
-                                    method.failure);
-      continue;
-    }
-    auto column = [&](std::optional<size_t> o) {
-      return o ? describe(method.search->options[*o]) : std::string("-");
-    };
-    llvm::errs() << llvm::formatv(
-        "  {0,-10} pure {1}  replicated {2}{3}\n", method.method,
-        column(method.bestPure), column(method.bestReplicated),
-        choice.chosen.method == m ? "  <- chosen" : "");
-  }
-  llvm::errs() << llvm::formatv("  chosen: {0} {1}\n", choice.chosenMethod(),
-                                describe(choice.chosenOption()));
-}
-
 void AutoPartitionPass::runOnOperation() {
   ModuleOp module = getOperation();
   Stopwatch stopwatch;
@@ -154,104 +116,55 @@ void AutoPartitionPass::runOnOperation() {
     return syncSchedule.getValue();
   };
 
-  if (replicas != "none" && replicas != "auto") {
-    emitError(module.getLoc())
-        << "replicas must be 'none' or 'auto', got '" << replicas << "'";
-    return signalPassFailure();
-  }
-
-  auto planOf = [](auto result) -> llvm::Expected<partition::Plan> {
-    if (!result)
-      return result.takeError();
-    return std::move(result->plan);
-  };
-  auto seqDP = [&](const partition::Graph &g, const partition::Hardware &on,
-                   const partition::ObjectiveConfig &config) {
-    partition::SeqPipeConfig seqConfig;
-    seqConfig.objective = config;
-    return planOf(partition::seqPipeDP(g, on, seqConfig));
-  };
-  auto seqGreedy = [&](const partition::Graph &g, const partition::Hardware &on,
-                       const partition::ObjectiveConfig &config) {
-    partition::SeqPipeConfig seqConfig;
-    seqConfig.objective = config;
-    return planOf(partition::seqPipeGreedy(g, on, seqConfig));
-  };
-  auto mixed = [&](const partition::Graph &g, const partition::Hardware &on,
-                   const partition::ObjectiveConfig &config) {
-    partition::MixedPipeConfig mixedConfig;
-    mixedConfig.objective = config;
-    mixedConfig.syncSchedule = sync();
-    if (!getContext().isMultithreadingEnabled())
-      mixedConfig.threads = 1;
-    return planOf(partition::runMixedPipe(g, on, mixedConfig));
-  };
-  // Each method on the given devices under the recompute option
-  // (recompute=auto: chosen per stage, lib/Partition/Recomputation.h).
-  // Seq-Pipe dp does not also plan for keeping everything (its search grows
-  // too much when activations fill the memory).
-  auto onDevices = [&](auto method, bool tryKeeping) {
-    return [&, method, tryKeeping](const partition::Hardware &on) {
-      auto solve = [&](const partition::Graph &g,
-                       const partition::ObjectiveConfig &config) {
-        return method(g, on, config);
-      };
-      return partition::solvePartitioning(setup.recompute, replicate, forward,
-                                          graph, on, objective, solve,
-                                          tryKeeping, sync());
-    };
-  };
-  auto dp = onDevices(seqDP, false);
-  auto greedy = onDevices(seqGreedy, true);
-  auto mixedPipe = onDevices(mixed, true);
+  PartitionerSetup partitionerSetup;
+  partitionerSetup.recompute = setup.recompute;
+  partitionerSetup.objective = objective;
+  partitionerSetup.replicate = replicate;
+  partitionerSetup.forward = forward;
+  partitionerSetup.syncSchedule = sync();
+  partitionerSetup.multithreaded = getContext().isMultithreadingEnabled();
+  Partitioners partitioners(graph, partitionerSetup);
   bool dpAffordable = graph.numNodes() <= dpMaxOps;
   std::string dpSkipped = llvm::formatv("skipped: {0} ops > dp-max-ops={1}",
                                         graph.numNodes(), dpMaxOps.getValue())
                               .str();
 
-  if (replicas == "auto") {
-    std::vector<partition::NamedPartitioner> partitioners;
-    if (dpAffordable)
-      partitioners.push_back({"seq-dp", dp});
-    partitioners.push_back({"seq-greedy", greedy});
-    partitioners.push_back({"mixed-pipe", mixedPipe});
+  if (replicas == ReplicasMode::Auto) {
     llvm::Expected<partition::ReplicaChoice> choice =
-        partition::searchReplicasOver(graph, hw, objective, partitioners);
+        partition::searchReplicasOver(graph, hw, objective,
+                                      partitioners.all(dpMaxOps),
+                                      /*maxWidth=*/0, sync());
     if (!choice) {
       emitError(module.getLoc()) << "auto-partition replicas=auto: "
                                  << llvm::toString(choice.takeError());
       return signalPassFailure();
     }
-    if (!quiet)
-      printReplicaChoice(*choice, graph.numNodes(), hw,
-                         dpAffordable ? std::string() : dpSkipped);
-    const partition::ReplicaOption &chosen = choice->chosenOption();
-    llvm::Expected<partition::Hardware> pipeline =
-        partition::pipelineHardware(hw, chosen.layout);
-    if (!pipeline) {
-      emitError(module.getLoc()) << llvm::toString(pipeline.takeError());
-      return signalPassFailure();
+    if (!quiet) {
+      std::vector<std::pair<std::string, std::string>> skipped;
+      if (!dpAffordable)
+        skipped.push_back({"seq-dp", dpSkipped});
+      printReplicaChoice(getArgument(), *choice, graph.numNodes(), hw, skipped);
     }
-    // The module holds one pipeline: its plan on its devices.
-    problem.hardware = std::move(*pipeline);
-    if (failed(commitPlan(module, problem, chosen.plan, choice->chosenMethod(),
-                          objective, stopwatch.seconds(),
-                          chosen.layout.replicas)))
+    if (failed(commitReplicaOption(module, problem, choice->chosenOption(),
+                                   choice->chosenMethod(), objective,
+                                   stopwatch.seconds())))
       return signalPassFailure();
     return;
   }
 
   std::vector<Candidate> candidates;
   if (dpAffordable)
-    candidates.push_back(runCandidate("seq-dp", problem, objective,
-                                      syncSchedule, [&] { return dp(hw); }));
+    candidates.push_back(
+        runCandidate("seq-dp", problem, objective, syncSchedule,
+                     [&] { return partitioners.plan("seq-dp", hw); }));
   else
     candidates.push_back({"seq-dp", std::nullopt, dpSkipped});
-  candidates.push_back(runCandidate("seq-greedy", problem, objective,
-                                    syncSchedule, [&] { return greedy(hw); }));
-  candidates.push_back(runCandidate("mixed-pipe", problem, objective,
-                                    syncSchedule,
-                                    [&] { return mixedPipe(hw); }));
+  candidates.push_back(
+      runCandidate("seq-greedy", problem, objective, syncSchedule,
+                   [&] { return partitioners.plan("seq-greedy", hw); }));
+  candidates.push_back(
+      runCandidate("mixed-pipe", problem, objective, syncSchedule,
+                   [&] { return partitioners.plan("mixed-pipe", hw); }));
 
   // The shortest sync step first (equal infinite steps: neither runs it),
   // then the simulated time under the schedule.

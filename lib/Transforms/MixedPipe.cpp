@@ -11,8 +11,8 @@
 #include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Transforms/Passes.h"
 
-#include "PartitionProblem.h"
 #include "PassUtils.h"
+#include "ReplicaPlanning.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -91,12 +91,6 @@ void MixedPipePass::runOnOperation() {
     return signalPassFailure();
   const ::ftpipe::schedule::TrainingSetup &setup = inputs->setup;
   PartitionProblem &problem = inputs->problem;
-  if (replicas != "none" && replicas != "auto") {
-    emitError(module.getLoc())
-        << "replicas must be 'none' or 'auto', got '" << replicas << "'";
-    return signalPassFailure();
-  }
-
   partition::MixedPipeConfig config;
   config.objective = partition::objectiveConfigOf(setup);
   if (syncSchedule != ::ftpipe::schedule::Kind::Async)
@@ -126,7 +120,7 @@ void MixedPipePass::runOnOperation() {
         setup.recompute, replicate, forward, graph, hw, config.objective, solve,
         /*tryKeeping=*/true, config.syncSchedule);
   };
-  if (replicas == "none") {
+  if (replicas == ReplicasMode::None) {
     llvm::Expected<partition::Plan> plan = planOn(problem.hardware);
     if (!plan) {
       emitError(module.getLoc())
@@ -159,7 +153,7 @@ void MixedPipePass::runOnOperation() {
 
   llvm::Expected<partition::ReplicaSearchResult> search =
       partition::searchReplicas(graph, problem.hardware, config.objective,
-                                planOn);
+                                planOn, /*maxWidth=*/0, config.syncSchedule);
   if (!search) {
     emitError(module.getLoc())
         << "mixed-pipe replicas=auto: " << llvm::toString(search.takeError());
@@ -174,7 +168,7 @@ void MixedPipePass::runOnOperation() {
               ? llvm::formatv(
                     "simulated {0:f3} ms per mini-batch, all-reduce "
                     "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
-                    "per micro-batch{4}{5}{6}",
+                    "per micro-batch{4}{5}{6}{7}",
                     option.simulatedMsPerMiniBatch, option.allReduceMs,
                     option.idleFraction, option.objectiveMs,
                     describeMemory(option, problem.hardware),
@@ -188,6 +182,13 @@ void MixedPipePass::runOnOperation() {
                     option.sharedCoresMs > 0
                         ? llvm::formatv(", shared cores {0:f3} ms",
                                         option.sharedCoresMs)
+                              .str()
+                        : std::string(),
+                    option.syncStepMs > 0
+                        ? llvm::formatv(", {0} step {1:f3} ms",
+                                        ::ftpipe::schedule::nameOf(
+                                            syncSchedule.getValue()),
+                                        option.syncStepMs)
                               .str()
                         : std::string())
                     .str()
@@ -229,17 +230,8 @@ void MixedPipePass::runOnOperation() {
                             search->stepBound.layout.str())
                   .str(),
         search->pathMs, search->highestLayoutBoundMs);
-  const partition::ReplicaOption &chosen = search->chosen();
-  llvm::Expected<partition::Hardware> pipeline =
-      partition::pipelineHardware(problem.hardware, chosen.layout);
-  if (!pipeline) {
-    emitError(module.getLoc()) << llvm::toString(pipeline.takeError());
-    return signalPassFailure();
-  }
-  // The module holds one pipeline: its plan on its devices.
-  problem.hardware = std::move(*pipeline);
-  if (failed(commitPlan(module, problem, chosen.plan, "mixed-pipe",
-                        config.objective, stopwatch.seconds(),
-                        chosen.layout.replicas)))
+  if (failed(commitReplicaOption(module, problem, search->chosen(),
+                                 "mixed-pipe", config.objective,
+                                 stopwatch.seconds())))
     return signalPassFailure();
 }

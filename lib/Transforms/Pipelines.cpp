@@ -71,6 +71,8 @@ void mlir::ftpipe::buildPartitionPipeline(
     seqPipe.method = options.method == PartitionMethod::SeqDP
                          ? SeqPipeMethod::DP
                          : SeqPipeMethod::Greedy;
+    seqPipe.replicas = options.replicas;
+    seqPipe.verbose = !options.quiet;
     pm.addPass(createSeqPipePass(withObjective(seqPipe, options.setup)));
     return;
   }
@@ -154,6 +156,7 @@ PartitionPipelineOptions PartitionPipelineTextOptions::toOptions() const {
   options.devices = devices;
   options.function = function;
   options.method = method;
+  options.replicas = replicas;
   options.dpMaxOps = dpMaxOps;
   options.quiet = quiet;
   options.syncSchedule = syncSchedule;

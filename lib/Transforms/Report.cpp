@@ -7,9 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Analysis/PlanIO.h"
-#include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/Recomputation.h"
-#include "FTPipe/Partition/ReplicaSearch.h"
 #include "FTPipe/Partition/Simulator.h"
 #include "FTPipe/Partition/ZeroBubbleLists.h"
 #include "FTPipe/Schedule/StepBound.h"
@@ -17,6 +15,7 @@
 #include "FTPipe/Transforms/Passes.h"
 
 #include "PassUtils.h"
+#include "ReplicaPlanning.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -72,8 +71,9 @@ struct ReportData {
   ::ftpipe::schedule::ZeroBubbleH1Bound zeroBubbleBound;
   /// No synchronous step of the plan's costs is shorter.
   ::ftpipe::schedule::StepLowerBound stepBound;
-  /// With replicas=auto: the depth x replicas options planned.
-  std::optional<partition::ReplicaSearchResult> replicaSearch;
+  /// With replicas=auto: the depth x replicas options every partitioner
+  /// planned, and the one chosen.
+  std::optional<partition::ReplicaChoice> replicaChoice;
   /// The simulated async time per micro-batch (the objective's schedule in
   /// the simulator, which also sees stages waiting on one another).
   double asyncSimMs = 0.0;
@@ -160,30 +160,42 @@ static void printSchedules(raw_ostream &os, const ReportData &data) {
   }
 }
 
-/// The planning table of replicas=auto: every depth and layout tried.
+/// The planning table of replicas=auto: every partitioner's depths and
+/// layouts tried.
 static void printReplicas(raw_ostream &os,
-                          const partition::ReplicaSearchResult &search,
+                          const partition::ReplicaChoice &choice,
                           uint32_t microBatches) {
-  os << llvm::formatv("\nreplicas (Mixed-Pipe's plan on depth devices, each "
-                      "run on its replicas: one number for all, or one per "
-                      "device; M = {0} micro-batches split among them)\n",
-                      microBatches);
-  os << llvm::formatv("{0,5} {1,-12} {2,12} {3,12} {4,16} {5,7}  {6}\n",
-                      "depth", "replicas", "objective_ms", "allreduce_ms",
-                      "ms_per_minibatch", "idle_%", "");
-  for (auto [i, option] : llvm::enumerate(search.options)) {
-    std::string layout = partition::describeOption(option);
-    if (!option.feasible) {
-      os << llvm::formatv("{0,5} {1,-12}  infeasible: {2}\n", option.depth(),
-                          layout, option.failure);
+  os << llvm::formatv("\nreplicas (each partitioner's plan on depth devices, "
+                      "each run on its replicas: one number for all, or one "
+                      "per device; M = {0} micro-batches split among them; "
+                      "replicas chosen where they take at least {1:P0} less "
+                      "than every pure pipeline)\n",
+                      microBatches, partition::kReplicaMinGain);
+  os << llvm::formatv("{0,-10} {1,5} {2,-40} {3,12} {4,12} {5,16} {6,7}  {7}\n",
+                      "method", "depth", "replicas", "objective_ms",
+                      "allreduce_ms", "ms_per_minibatch", "idle_%", "");
+  for (auto [m, method] : llvm::enumerate(choice.searches)) {
+    if (!method.search) {
+      os << llvm::formatv("{0,-10} no option: {1}\n", method.method,
+                          method.failure);
       continue;
     }
-    os << llvm::formatv("{0,5} {1,-12} {2,12:f3} {3,12:f3} {4,16:f3} "
-                        "{5,7:f1}  {6}\n",
-                        option.depth(), layout, option.objectiveMs,
-                        option.allReduceMs, option.simulatedMsPerMiniBatch,
-                        100.0 * option.idleFraction,
-                        i == search.best ? "chosen" : "");
+    for (auto [o, option] : llvm::enumerate(method.search->options)) {
+      std::string layout = partition::describeOption(option);
+      if (!option.feasible) {
+        os << llvm::formatv("{0,-10} {1,5} {2,-40}  infeasible: {3}\n",
+                            method.method, option.depth(), layout,
+                            option.failure);
+        continue;
+      }
+      bool chosen = choice.chosen.method == m && choice.chosen.option == o;
+      os << llvm::formatv("{0,-10} {1,5} {2,-40} {3,12:f3} {4,12:f3} {5,16:f3} "
+                          "{6,7:f1}  {7}\n",
+                          method.method, option.depth(), layout,
+                          option.objectiveMs, option.allReduceMs,
+                          option.simulatedMsPerMiniBatch,
+                          100.0 * option.idleFraction, chosen ? "chosen" : "");
+    }
   }
 }
 
@@ -309,8 +321,8 @@ static void printTable(raw_ostream &os, const ReportData &data,
                       m.memoryFits ? "fits on every device"
                                    : "DOES NOT FIT (see OVER BUDGET above)");
   printSchedules(os, data);
-  if (data.replicaSearch)
-    printReplicas(os, *data.replicaSearch, data.config.microBatches);
+  if (data.replicaChoice)
+    printReplicas(os, *data.replicaChoice, data.config.microBatches);
   if (data.partitionSeconds > 0)
     os << llvm::formatv("partitioning took          : {0:f3} s\n",
                         data.partitionSeconds);
@@ -333,26 +345,32 @@ static llvm::json::Array schedulesToJSON(const ReportData &data) {
 }
 
 static llvm::json::Value replicasToJSON(const ReportData &data) {
-  if (!data.replicaSearch)
+  if (!data.replicaChoice)
     return nullptr;
+  const partition::ReplicaChoice &choice = *data.replicaChoice;
   llvm::json::Array rows;
-  for (auto [i, option] : llvm::enumerate(data.replicaSearch->options)) {
-    llvm::json::Object row{
-        {"depth", int64_t(option.depth())},
-        {"replicas", llvm::json::Array(option.layout.replicas)},
-        {"feasible", option.feasible},
-        {"chosen", i == data.replicaSearch->best}};
-    if (option.cutParts)
-      row["cut_parts"] = int64_t(option.cutParts);
-    if (option.feasible) {
-      row["objective_ms_per_microbatch"] = option.objectiveMs;
-      row["allreduce_ms"] = option.allReduceMs;
-      row["ms_per_minibatch"] = option.simulatedMsPerMiniBatch;
-      row["idle_fraction"] = option.idleFraction;
-    } else {
-      row["failure"] = option.failure;
+  for (auto [m, method] : llvm::enumerate(choice.searches)) {
+    if (!method.search)
+      continue;
+    for (auto [o, option] : llvm::enumerate(method.search->options)) {
+      llvm::json::Object row{
+          {"method", method.method},
+          {"depth", int64_t(option.depth())},
+          {"replicas", llvm::json::Array(option.layout.replicas)},
+          {"feasible", option.feasible},
+          {"chosen", choice.chosen.method == m && choice.chosen.option == o}};
+      if (option.cutParts)
+        row["cut_parts"] = int64_t(option.cutParts);
+      if (option.feasible) {
+        row["objective_ms_per_microbatch"] = option.objectiveMs;
+        row["allreduce_ms"] = option.allReduceMs;
+        row["ms_per_minibatch"] = option.simulatedMsPerMiniBatch;
+        row["idle_fraction"] = option.idleFraction;
+      } else {
+        row["failure"] = option.failure;
+      }
+      rows.push_back(std::move(row));
     }
-    rows.push_back(std::move(row));
   }
   return rows;
 }
@@ -668,29 +686,21 @@ void ReportPass::runOnOperation() {
   data.stepBound = ::ftpipe::schedule::stepLowerBound(
       data.stages, data.stages.splitStages(), data.config.microBatches, &links);
 
-  if (replicas != "none" && replicas != "auto") {
-    emitError(module.getLoc())
-        << "replicas must be 'none' or 'auto', got '" << replicas << "'";
-    return signalPassFailure();
-  }
-  if (replicas == "auto") {
-    const partition::Graph &graph = opGraph->graph;
-    llvm::Expected<partition::ReplicaSearchResult> search =
-        partition::searchReplicas(
-            graph, *hw, data.config,
-            [&](const partition::Hardware &pipeline)
-                -> llvm::Expected<partition::Plan> {
-              partition::MixedPipeConfig mixed;
-              mixed.objective = data.config;
-              llvm::Expected<partition::MixedPipeResult> result =
-                  partition::runMixedPipe(graph, pipeline, mixed);
-              if (!result)
-                return result.takeError();
-              return std::move(result->plan);
-            });
-    if (!search)
-      return fail(search.takeError());
-    data.replicaSearch = std::move(*search);
+  if (replicas == ReplicasMode::Auto) {
+    // The partitioners ftpipe-auto-partition replicas=auto runs, with its
+    // defaults, on the module's devices.
+    PartitionerSetup partitionerSetup;
+    partitionerSetup.recompute = setup->recompute;
+    partitionerSetup.objective = data.config;
+    partitionerSetup.multithreaded = getContext().isMultithreadingEnabled();
+    Partitioners partitioners(opGraph->graph, partitionerSetup);
+    llvm::Expected<partition::ReplicaChoice> choice =
+        partition::searchReplicasOver(
+            opGraph->graph, *hw, data.config,
+            partitioners.all(AutoPartitionPassOptions().dpMaxOps));
+    if (!choice)
+      return fail(choice.takeError());
+    data.replicaChoice = std::move(*choice);
   }
 
   // Inputs are range-checked, so these are finite; if one is not, say so

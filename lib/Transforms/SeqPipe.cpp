@@ -1,16 +1,15 @@
 //===- SeqPipe.cpp - Contiguous stages, one per device ----------*- C++ -*-===//
 //
 // The Seq-Pipe baselines: contiguous stages over program order, solved
-// exactly by dynamic programming or greedily (lib/Partition/SeqPipe).
+// exactly by dynamic programming or greedily (lib/Partition/SeqPipe); with
+// replicas=auto, the depth x replicas search with the method's plans.
 //
 //===----------------------------------------------------------------------===//
 
-#include "FTPipe/Partition/SeqPipe.h"
-#include "FTPipe/Partition/Replication.h"
 #include "FTPipe/Transforms/Passes.h"
 
-#include "PartitionProblem.h"
 #include "PassUtils.h"
+#include "ReplicaPlanning.h"
 
 #define DEBUG_TYPE "ftpipe-seq-pipe"
 
@@ -41,37 +40,44 @@ void SeqPipePass::runOnOperation() {
   if (failed(inputs))
     return signalPassFailure();
   const ::ftpipe::schedule::TrainingSetup &setup = inputs->setup;
-  const PartitionProblem &problem = inputs->problem;
+  PartitionProblem &problem = inputs->problem;
 
-  partition::SeqPipeConfig config;
-  config.objective = partition::objectiveConfigOf(setup);
-  bool exact = method == SeqPipeMethod::DP;
-  const partition::Graph &graph = problem.opGraph.graph;
-  auto solve = [&](const partition::Graph &g,
-                   const partition::ObjectiveConfig &objective)
-      -> llvm::Expected<partition::Plan> {
-    partition::SeqPipeConfig cfg = config;
-    cfg.objective = objective;
-    llvm::Expected<partition::SeqPipeResult> result =
-        exact ? partition::seqPipeDP(g, problem.hardware, cfg)
-              : partition::seqPipeGreedy(g, problem.hardware, cfg);
-    if (!result)
-      return result.takeError();
-    return std::move(result->plan);
-  };
-  // Only greedy also plans for keeping everything: dp's search grows too
-  // much when activations fill the memory.
+  PartitionerSetup partitionerSetup;
+  partitionerSetup.recompute = setup.recompute;
+  partitionerSetup.objective = partition::objectiveConfigOf(setup);
+  partitionerSetup.replicate = replicate;
+  partitionerSetup.forward = forward;
+  Partitioners partitioners(problem.opGraph.graph, partitionerSetup);
+  StringRef name = method == SeqPipeMethod::DP ? "seq-dp" : "seq-greedy";
+  if (replicas == ReplicasMode::Auto) {
+    // The depth x replicas search with this method's plans alone.
+    llvm::Expected<partition::ReplicaChoice> choice =
+        partition::searchReplicasOver(problem.opGraph.graph, problem.hardware,
+                                      partitionerSetup.objective,
+                                      {partitioners.named(name)});
+    if (!choice) {
+      emitError(module.getLoc())
+          << name << " replicas=auto: " << llvm::toString(choice.takeError());
+      return signalPassFailure();
+    }
+    if (verbose)
+      printReplicaChoice(getArgument(), *choice,
+                         problem.opGraph.graph.numNodes(), problem.hardware,
+                         {});
+    if (failed(commitReplicaOption(module, problem, choice->chosenOption(),
+                                   name, partitionerSetup.objective,
+                                   stopwatch.seconds())))
+      return signalPassFailure();
+    return;
+  }
   llvm::Expected<partition::Plan> plan =
-      partition::solvePartitioning(setup.recompute, replicate, forward, graph,
-                                   problem.hardware, config.objective, solve,
-                                   /*tryKeeping=*/!exact);
-  StringRef name = exact ? "seq-dp" : "seq-greedy";
+      partitioners.plan(name, problem.hardware);
   if (!plan) {
     emitError(module.getLoc())
         << name << ": " << llvm::toString(plan.takeError());
     return signalPassFailure();
   }
-  if (failed(commitPlan(module, problem, *plan, name, config.objective,
-                        stopwatch.seconds())))
+  if (failed(commitPlan(module, problem, *plan, name,
+                        partitionerSetup.objective, stopwatch.seconds())))
     return signalPassFailure();
 }

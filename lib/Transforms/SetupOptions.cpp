@@ -3,7 +3,8 @@
 // The `schedule`, `optimizer`, `stashing` and `recompute` options of every pass
 // that plans or reports (and the planners' `sync-schedule`) take their
 // spellings and help lines from FTPipe/Schedule/TrainingSetup.h, so the
-// runtime, the report and the options name each value once.
+// runtime, the report and the options name each value once. The planners'
+// `replicas` values live here too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,4 +49,13 @@ llvm::cl::ValuesClass mlir::ftpipe::recomputeModeOptionValues() {
   return llvm::cl::ValuesClass({value(RecomputeMode::Always),
                                 value(RecomputeMode::Never),
                                 value(RecomputeMode::Auto)});
+}
+
+llvm::cl::ValuesClass mlir::ftpipe::replicasOptionValues() {
+  return llvm::cl::ValuesClass(
+      {{"none", int(mlir::ftpipe::ReplicasMode::None),
+        "one pipeline over every device"},
+       {"auto", int(mlir::ftpipe::ReplicasMode::Auto),
+        "also choose the pipeline's depth and each device's data-parallel "
+        "replicas"}});
 }

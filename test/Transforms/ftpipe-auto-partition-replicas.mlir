@@ -1,5 +1,10 @@
 // RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=auto schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.err | FileCheck %s
 // RUN: FileCheck %s --check-prefix=SEARCHES < %t.err
+// RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=none schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>/dev/null | FileCheck %s --check-prefix=NONE
+// RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=auto schedule=async microbatches=4 optimizer=sgd recompute=false" 2>/dev/null | FileCheck %s --check-prefix=ASYNC
+// RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=auto schedule=async sync-schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.sync.err | FileCheck %s --check-prefix=SYNC
+// RUN: FileCheck %s --check-prefix=SYNC-SEARCHES < %t.sync.err
+// RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-mixed-pipe="replicas=auto schedule=async sync-schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>/dev/null | FileCheck %s --check-prefix=SYNC-MIXED
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Tests replicas=auto over every partitioner (lib/Partition/ReplicaChoice.h)
@@ -35,4 +40,28 @@
 // CHECK-NOT: replicas
 // CHECK-LABEL: func.func @chain
 
-// BAD: replicas must be 'none' or 'auto', got '2'
+// With `sync-schedule` the options compete by their step under it (the
+// schedule the plan will run under), memory still planned under `schedule`:
+// under FTPipe's async schedule the pure pipeline of the first chain and
+// its replicas both take 12 ms a mini-batch (the pipeline's steady state is
+// its busiest device's 3 ms a micro-batch), so the pure pipeline stays;
+// trained with 1F1B the pipeline's step is 21 ms against the replicas' 12
+// ms, and the replicas win, in ftpipe-auto-partition and ftpipe-mixed-pipe.
+// ASYNC: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1, 2, 3], recompute = [false, false, false, false], objective_ms
+// ASYNC-NOT: replicas =
+// ASYNC-LABEL: func.func @chain
+// SYNC: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0], recompute = [false], replicas = [4],
+// SYNC-LABEL: func.func @chain
+// SYNC-SEARCHES: seq-dp pure 12.000 ms (depth 4, replicas 1) step 21.000 ms replicated 12.000 ms (depth 1, replicas 4) step 12.000 ms <- chosen
+// SYNC-SEARCHES: chosen: seq-dp 12.000 ms (depth 1, replicas 4) step 12.000 ms
+// SYNC-MIXED: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [0], recompute = [false], replicas = [4],
+// SYNC-MIXED-LABEL: func.func @chain
+
+// replicas=none (the default) keeps one pipeline over the four devices,
+// which the replicas beat on the first chain; `replicas` takes none or auto
+// only (MLIR's option parser refuses the rest).
+// NONE: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1, 2, 3], recompute = [false, false, false, false], objective_ms
+// NONE-NOT: replicas =
+// NONE-LABEL: func.func @chain
+
+// BAD: for the --replicas option: Cannot find option named '2'!

@@ -56,7 +56,7 @@
 // CHECK-NOT: replicas
 // CHECK-LABEL: func.func @chain
 
-// BAD: replicas must be 'none' or 'auto', got '2'
+// BAD: for the --replicas option: Cannot find option named '2'!
 
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [

@@ -83,14 +83,17 @@
 
 // replicas=auto: the two devices as a pipeline of 2 (1F1B: 15 ms) or as 2
 // replicas of the whole model, each running 2 of the 4 micro-batches
-// through both ops (2 x 6 ms) and all-reducing 8 bytes: chosen.
-// REPLICAS: replicas (Mixed-Pipe's plan on depth devices, each run on its replicas: one number for all, or one per device; M = 4
-// REPLICAS-NEXT: depth replicas objective_ms allreduce_ms ms_per_minibatch idle_%
-// REPLICAS-NEXT: 2 1 3.000 0.000 15.000 20.0 {{$}}
-// REPLICAS-NEXT: 1 2 3.000 0.000 12.000 0.0 chosen
+// through both ops (2 x 6 ms) and all-reducing 8 bytes: chosen, from the
+// first partitioner's options (every partitioner plans alike here).
+// REPLICAS: replicas (each partitioner's plan on depth devices, each run on its replicas: one number for all, or one per device; M = 4
+// REPLICAS-NEXT: method depth replicas objective_ms allreduce_ms ms_per_minibatch idle_%
+// REPLICAS-NEXT: seq-dp 2 1 3.000 0.000 15.000 20.0 {{$}}
+// REPLICAS-NEXT: seq-dp 1 2 3.000 0.000 12.000 0.0 chosen
+// REPLICAS: mixed-pipe 1 2 3.000 0.000 12.000 0.0 {{$}}
 // REPLICAS-JSON: "replica_options": [
 // REPLICAS-JSON: "chosen": false,
 // REPLICAS-JSON-NEXT: "depth": 2,
+// REPLICAS-JSON: "method": "seq-dp",
 // REPLICAS-JSON: "chosen": true,
 // REPLICAS-JSON-NEXT: "depth": 1,
 // REPLICAS-JSON: "replicas": [
@@ -114,7 +117,7 @@
 // BOUNDED-JSON-NEXT: "memory_fits": true,
 // BOUNDED-JSON-NEXT: "ms_per_minibatch": 13.0000{{[0-9]*}},
 // BOUNDED-JSON-NEXT: "schedule": "zb-auto"
-// BAD: replicas must be 'none' or 'auto', got '2'
+// BAD: for the --replicas option: Cannot find option named '2'!
 
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "pair", devices = [

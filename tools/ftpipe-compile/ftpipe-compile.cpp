@@ -84,8 +84,8 @@ cl::opt<std::string> replicas(
     cl::desc("Processes per device that ftpipe-run starts: none, W (every "
              "device) or one factor per device, e.g. 1,2,1 (manifest.json's "
              "replicas); auto: the partitioner (--method=auto: every one's "
-             "plans; mixed-pipe: its own) chooses the pipeline's depth and "
-             "each device's replicas, adding up to --devices"),
+             "plans; the others: their own) chooses the pipeline's depth "
+             "and each device's replicas, adding up to --devices"),
     cl::init("none"));
 cl::opt<std::string>
     hardware(cl::cat(category), "hardware",
@@ -366,7 +366,8 @@ buildStagePrograms(ModuleOp module,
     options.hardware = hardware;
     options.devices = devices;
     options.method = method;
-    options.replicas = replicas == "auto" ? "auto" : "none";
+    options.replicas =
+        replicas == "auto" ? ft::ReplicasMode::Auto : ft::ReplicasMode::None;
     options.syncSchedule = syncSchedule;
     options.setup = setup;
     options.profile = profile;
@@ -618,18 +619,15 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveSetup(*module);
   if (failed(setup))
     return progress.fail();
-  // The auto method or Mixed-Pipe partitions the model here: then
-  // --replicas=auto may plan replicas (recorded for a re-compile: the
-  // manifest's plans_replicas).
-  compileCommand.plansReplicas =
-      !forwardOnly && !(*module)->hasAttr("ftpipe.plan") &&
-      !hasEntryPoints(*module) && method != ft::PartitionMethod::SeqDP &&
-      method != ft::PartitionMethod::SeqGreedy;
+  // A partitioner partitions the model here: then --replicas=auto may plan
+  // replicas (recorded for a re-compile: the manifest's plans_replicas).
+  compileCommand.plansReplicas = !forwardOnly &&
+                                 !(*module)->hasAttr("ftpipe.plan") &&
+                                 !hasEntryPoints(*module);
   if (replicas == "auto" && !compileCommand.plansReplicas)
-    return progress.fail("--replicas=auto plans with --method=auto (every "
-                         "partitioner's plans) or mixed-pipe, and this model "
-                         "is not partitioned here (it has a plan already, or "
-                         "--forward-only)");
+    return progress.fail("--replicas=auto plans while partitioning, and this "
+                         "model is not partitioned here (it has a plan "
+                         "already, or --forward-only)");
   llvm::Expected<::ftpipe::schedule::ReplicaLayout> layout =
       replicas == "auto" ? ::ftpipe::schedule::ReplicaLayout::none(devices)
                          : ::ftpipe::schedule::parseReplicas(replicas, devices);

@@ -15,7 +15,8 @@
 // step bound (ReplicaBound.h), under any schedule. Over several
 // partitioners (ReplicaChoice.h): another partitioner's pure pipeline beats
 // a replicated option that beats its own; the rule holds over Seq-Pipe's
-// and Mixed-Pipe's searches of random DAGs.
+// and Mixed-Pipe's searches of random DAGs; with a sync schedule its step
+// ranks the options.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,7 @@
 #include "MixedPipeTestUtil.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace ftpipe::partition;
 using namespace ftpipe::partition::test;
@@ -667,4 +669,23 @@ TEST(ReplicaChoice, ReplicasThatBeatEveryPurePipelineWin) {
   ASSERT_TRUE(bool(none));
   EXPECT_NE(llvm::toString(std::move(none)).find("seq-dp: no plan"),
             std::string::npos);
+}
+
+TEST(ReplicaChoice, TheSyncStepRanksTheOptions) {
+  // Under the async schedule the pure pipeline (100 ms) and the replicas
+  // (99 ms) are alike, so the pipeline stays; the synchronous step the plan
+  // will run under (syncStepMs: 175 ms against 100 ms) makes the replicas
+  // win, and an option that cannot run it (an infinite step) is never
+  // chosen over one that can.
+  MethodSearch search = searchOf("seq-greedy", {{100.0, 1}, {99.0, 2}});
+  ReplicaChoice async = unwrap(chooseReplicas({search}));
+  EXPECT_EQ(async.chosen.option, 0u);
+  search.search->options[0].syncStepMs = 175.0;
+  search.search->options[1].syncStepMs = 100.0;
+  ReplicaChoice sync = unwrap(chooseReplicas({search}));
+  EXPECT_EQ(sync.chosen.option, 1u);
+  EXPECT_DOUBLE_EQ(sync.chosenOption().rankMs(), 100.0);
+  search.search->options[1].syncStepMs =
+      std::numeric_limits<double>::infinity();
+  EXPECT_EQ(unwrap(chooseReplicas({search})).chosen.option, 0u);
 }

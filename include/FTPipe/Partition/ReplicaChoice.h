@@ -64,7 +64,7 @@ struct ReplicaChoice {
 
 /// Chooses among `searches` (in the order given; a search without options
 /// counts for none): the fastest feasible pure pipeline and the fastest
-/// feasible option with replicas (shortest simulated mini-batch, beyond
+/// feasible option with replicas (lowest ReplicaOption::rankMs, beyond
 /// rounding; ties keep the earlier method, then the earlier option; each
 /// search's own are recorded too), the latter only where it
 /// takes less than (1 - kReplicaMinGain) of the former. Fails when no
@@ -72,12 +72,14 @@ struct ReplicaChoice {
 llvm::Expected<ReplicaChoice>
 chooseReplicas(std::vector<MethodSearch> searches);
 
-/// Runs searchReplicas (at most `maxWidth` replicas a device, 0: any) with
-/// each of `partitioners`, a failure kept with its search, then
+/// Runs searchReplicas (at most `maxWidth` replicas a device, 0: any; the
+/// options ranked by their step under `syncSchedule` where one is given)
+/// with each of `partitioners`, a failure kept with its search, then
 /// chooseReplicas.
 llvm::Expected<ReplicaChoice> searchReplicasOver(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
-    llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t maxWidth = 0);
+    llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t maxWidth = 0,
+    std::optional<schedule::Kind> syncSchedule = std::nullopt);
 
 } // namespace partition
 } // namespace ftpipe

@@ -16,12 +16,13 @@
 // simulator (the plan's lists, replicated round-robin, each stage's
 // all-reduce from its last backward on every replica), and the feasible
 // option with the shortest simulated mini-batch wins (ties: the deeper, then
-// the even layout). A layout whose replicated devices each hold one stage
-// and pay for an all-reduce is also tried with those stages cut in 2 and 4
-// on their devices (cutForOverlap): a one-stage device's all-reduce starts
-// only when its whole backward has ended, a cut one's first part while the
-// rest of the backward runs; where that leaves a replicated device of
-// several stages uncut, its stage whose backward ends last is cut too, as
+// the even layout; with the synchronous schedule the plan will run under,
+// the shortest step under it). A layout whose replicated devices each hold
+// one stage and pay for an all-reduce is also tried with those stages cut in
+// 2 and 4 on their devices (cutForOverlap): a one-stage device's all-reduce
+// starts only when its whole backward has ended, a cut one's first part
+// while the rest of the backward runs; where that leaves a replicated device
+// of several stages uncut, its stage whose backward ends last is cut too, as
 // a further option. Each replicated layout of 2 or more devices is
 // also planned uneven (shareWeightedHardware, at each of kUnevenStrengths): a
 // replica pipeline with few micro-batches gains from longer first stages. No
@@ -45,6 +46,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,16 @@ struct ReplicaOption {
   /// Simulated mini-batch of M micro-batches with the replicas, and the
   /// processes' idle share. The mini-batch is at least `sharedCoresMs`.
   double simulatedMsPerMiniBatch = 0.0, idleFraction = 0.0;
+  /// With searchReplicas' `syncSchedule` (the synchronous schedule the plan
+  /// will run under): the same plan and layout's simulated mini-batch under
+  /// it (scoreReplicated with that schedule; infinite where it cannot be
+  /// simulated); 0 without one.
+  double syncStepMs = 0.0;
+  /// What options compete by: the step under the sync schedule where there
+  /// is one, else the simulated mini-batch under the config's schedule.
+  double rankMs() const {
+    return syncStepMs > 0.0 ? syncStepMs : simulatedMsPerMiniBatch;
+  }
   /// Where a node has fewer cores than processes (HardwareSpec::nodeCores),
   /// the largest node's work per mini-batch over its cores: its processes'
   /// simulated compute plus, per replica, its device's gradient all-reduces
@@ -275,13 +287,17 @@ constexpr double kReplicaMinGain = 0.05;
 /// `maxWidth` replicas of a device, 0: any), planning each pipeline with
 /// `partitioner`; an option whose pipeline cannot be planned, does not fit
 /// or runs on unlike replicas is kept as infeasible with the reason. The
-/// fastest feasible option is chosen, except that the pure pipeline stays
-/// where no option with replicas beats it by kReplicaMinGain. Fails when no
-/// option is feasible (naming each reason).
+/// fastest feasible option (ReplicaOption::rankMs) is chosen, except that
+/// the pure pipeline stays where no option with replicas beats it by
+/// kReplicaMinGain. With a `syncSchedule` (a synchronous kind the plan will
+/// run under, the passes' `sync-schedule`) options compete by their step
+/// under it (syncStepMs); memory is still checked under `config`'s
+/// schedule. Fails when no option is feasible (naming each reason).
 llvm::Expected<ReplicaSearchResult>
 searchReplicas(const Graph &graph, const Hardware &hw,
                const ObjectiveConfig &config, ReplicaPartitioner partitioner,
-               uint32_t maxWidth = 0);
+               uint32_t maxWidth = 0,
+               std::optional<schedule::Kind> syncSchedule = std::nullopt);
 
 } // namespace partition
 } // namespace ftpipe

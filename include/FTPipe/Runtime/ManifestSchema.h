@@ -168,8 +168,8 @@ struct ManifestDeviceMemory {
 struct ManifestCompile {
   std::string model;
   std::vector<std::string> arguments;
-  /// Whether this compile partitioned the model with Mixed-Pipe (no plan in
-  /// its IR, method auto or mixed-pipe), so that the same command with
+  /// Whether this compile partitioned the model (no plan in its IR, not
+  /// forward-only; any method), so that the same command with
   /// `--replicas=auto` plans replicas (`plans_replicas`; freeze re-packing).
   bool plansReplicas = false;
 };

@@ -26,6 +26,16 @@ enum class SeqPipeMethod {
   Greedy,
 };
 
+/// The partitioning passes' `replicas`: whether they also choose the
+/// pipeline's depth and data-parallel replicas of its devices
+/// (docs/Replicas.md).
+enum class ReplicasMode {
+  /// One pipeline over every device.
+  None,
+  /// The depth x replicas search (lib/Partition/ReplicaSearch.h).
+  Auto,
+};
+
 /// The values of the training setup's options (Passes.td), spelled and
 /// described by FTPipe/Schedule/TrainingSetup.h.
 llvm::cl::ValuesClass scheduleOptionValues();
@@ -34,6 +44,8 @@ llvm::cl::ValuesClass weightVersionsOptionValues();
 llvm::cl::ValuesClass recomputeModeOptionValues();
 /// The synchronous kinds, and `none` (Kind::Async): no synchronous step.
 llvm::cl::ValuesClass syncScheduleOptionValues();
+/// The values of the partitioning passes' `replicas`.
+llvm::cl::ValuesClass replicasOptionValues();
 
 #define GEN_PASS_DECL
 #include "FTPipe/Transforms/Passes.h.inc"

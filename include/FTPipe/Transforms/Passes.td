@@ -249,10 +249,12 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
     ZB-H1, zb-auto, async): simulated time per mini-batch, idle share and
     each device's memory under each (zb-auto: its fastest lists within each
     device's memory when some fit). `replicas=auto` adds the planning
-    table of data-parallel replicas (lib/Partition/ReplicaSearch.h): for
-    every width w dividing the hardware's P devices, Mixed-Pipe's plan on
-    P / w devices run w times, by objective and by simulation, and the
-    (depth, replicas) the planner would choose.
+    table of data-parallel replicas: the depth x replicas search
+    (lib/Partition/ReplicaSearch.h) with each partitioner that
+    `ftpipe-auto-partition replicas=auto` runs (Seq-Pipe dp, Seq-Pipe
+    greedy, Mixed-Pipe, with that pass's defaults), every option by
+    objective and by simulation, a row each with its partitioner, and the
+    option chosen over all of them (lib/Partition/ReplicaChoice.h).
   }];
   let options = !listconcat([
     Option<"json", "json", "std::string", /*default=*/"\"\"",
@@ -263,9 +265,11 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
            "Write the stage graph in Graphviz format to this file">,
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "Model function (default: the only function with a body)">,
-    Option<"replicas", "replicas", "std::string", /*default=*/"\"none\"",
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
+           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
            "none, or auto: also plan pipeline depth x data-parallel replicas "
-           "on the hardware's devices and print the planning table">,
+           "on the hardware's devices and print the planning table",
+           "::mlir::ftpipe::replicasOptionValues()">,
   ], ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
@@ -332,6 +336,16 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
     module attributes {ftpipe.plan = #ftpipe.plan<method = "seq-dp",
         stage_device = [0, 1], ...>}
     ```
+
+    With `replicas=auto` the `devices` devices may also run as a shallower
+    pipeline whose devices have data-parallel replicas (docs/Replicas.md):
+    the depth x replicas search of `ftpipe-mixed-pipe replicas=auto`
+    (lib/Partition/ReplicaSearch.h) with this method's plans, the pure
+    pipeline kept unless an option with replicas takes at least 5 %
+    (`kReplicaMinGain`) less (lib/Partition/ReplicaChoice.h). The module
+    then holds the pipeline's plan and hardware and each device's replicas
+    in `#ftpipe.plan`. `verbose` prints the method's fastest pure and
+    replicated options and the choice on stderr.
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"method", "method", "::mlir::ftpipe::SeqPipeMethod",
@@ -341,6 +355,13 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
                         "exact dynamic programming"),
              clEnumValN(::mlir::ftpipe::SeqPipeMethod::Greedy, "greedy",
                         "binary search on the stage time, greedy cuts"))}]>,
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
+           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
+           "none, or auto: also choose pipeline depth x data-parallel "
+           "replicas for the devices, with this method's plans",
+           "::mlir::ftpipe::replicasOptionValues()">,
+    Option<"verbose", "verbose", "bool", /*default=*/"false",
+           "With replicas=auto, print the options and the choice on stderr">,
   ], SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
@@ -433,7 +454,8 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
     table `ftpipe-report replicas=auto` prints). The module then holds the
     pipeline's plan and hardware and `replicas = w` in `#ftpipe.plan`;
     `ftpipe-compile` writes the replica layout into `manifest.json`. With
-    `verbose`, every width tried is printed.
+    `verbose`, every width tried is printed. With `sync-schedule` the
+    options compete by their step under it, as the candidates do.
 
     `sync-schedule=zb-auto` (or another synchronous kind) also simulates
     every candidate's step under that schedule as ftpipe-run runs it
@@ -448,9 +470,11 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
   let options = !listconcat(PartitionOptions, [
     Option<"verbose", "verbose", "bool", /*default=*/"false",
            "Print every candidate L on stderr">,
-    Option<"replicas", "replicas", "std::string", /*default=*/"\"none\"",
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
+           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
            "none, or auto: also choose pipeline depth x data-parallel "
-           "replicas for the devices">,
+           "replicas for the devices",
+           "::mlir::ftpipe::replicasOptionValues()">,
   ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
@@ -479,8 +503,10 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
     pipeline depth x data-parallel replicas search (docs/Replicas.md) that
     `ftpipe-mixed-pipe replicas=auto` runs with Mixed-Pipe's: every depth,
     each plan device on one or more processes of the devices; every option
-    of every partitioner is simulated under `schedule` (as in that search,
-    not under `sync-schedule`), and one choice is made over all of them
+    of every partitioner is simulated under `schedule` and, with
+    `sync-schedule`, under that schedule too: the options then compete by
+    their step under it (the schedule the plan will run under; memory is
+    still planned under `schedule`), and one choice is made over all of them
     (lib/Partition/ReplicaChoice.h): the fastest feasible option, one with
     replicas only where it takes at least 5 % (`kReplicaMinGain`) less than
     the fastest pure pipeline of any partitioner. A line per partitioner
@@ -492,9 +518,11 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
            "Largest graph on which Seq-Pipe dp is tried">,
     Option<"quiet", "quiet", "bool", /*default=*/"false",
            "Do not print the candidates">,
-    Option<"replicas", "replicas", "std::string", /*default=*/"\"none\"",
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
+           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
            "none, or auto: also choose pipeline depth x data-parallel "
-           "replicas for the devices, over every partitioner's plans">,
+           "replicas for the devices, over every partitioner's plans",
+           "::mlir::ftpipe::replicasOptionValues()">,
   ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }

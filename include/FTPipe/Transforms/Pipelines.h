@@ -55,14 +55,15 @@ struct PartitionPipelineOptions {
   std::string function;
   /// The partitioner.
   PartitionMethod method = PartitionMethod::Auto;
-  /// none, or auto: also choose the pipeline depth x data-parallel replicas
+  /// None, or Auto: also choose the pipeline depth x data-parallel replicas
   /// of the devices (Auto: over every partitioner's plans,
-  /// ftpipe-auto-partition replicas=auto; MixedPipe: over its own,
-  /// ftpipe-mixed-pipe replicas=auto; the Seq-Pipe ones ignore it).
-  std::string replicas = "none";
+  /// ftpipe-auto-partition replicas=auto; the others over their own, their
+  /// pass's replicas=auto).
+  ReplicasMode replicas = ReplicasMode::None;
   /// Auto only: the largest graph on which Seq-Pipe dp is tried.
   unsigned dpMaxOps = AutoPartitionPassOptions().dpMaxOps;
-  /// Auto: do not print the candidates; MixedPipe: the opposite of verbose.
+  /// Auto: do not print the candidates; MixedPipe and the Seq-Pipe ones: the
+  /// opposite of verbose.
   /// Library users usually want no output on stderr, hence the default.
   bool quiet = true;
   /// The training setup plans are scored for (the `ObjectiveOptions` every
@@ -192,6 +193,12 @@ struct PartitionPipelineTextOptions
                      "contiguous stages, exact dynamic programming"),
           clEnumValN(PartitionMethod::SeqGreedy, "seq-greedy",
                      "contiguous stages, greedy cuts"))};
+  PassOptions::Option<ReplicasMode> replicas{
+      *this, "replicas",
+      llvm::cl::desc("none, or auto: also choose the pipeline depth x "
+                     "data-parallel replicas (auto: over every partitioner's "
+                     "plans; the others: their own)"),
+      llvm::cl::init(ReplicasMode::None), replicasOptionValues()};
   PassOptions::Option<unsigned> dpMaxOps{
       *this, "dp-max-ops",
       llvm::cl::desc("auto: largest graph on which Seq-Pipe dp is tried"),
