@@ -109,7 +109,8 @@ public:
   /// the micro-batch). Hands each result that `keep` selects to `kept` as a
   /// tensor (over the generated code's buffer itself where the buffer
   /// holds that result alone and the artifact lets the runtime adopt it,
-  /// else a copy) and every other one to `sink`, then frees the buffers the
+  /// else a copy: an error for a saved value or W buffer of such an
+  /// artifact) and every other one to `sink`, then frees the buffers the
   /// generated code allocated with the artifact's own function.
   llvm::Error call(int64_t mb, llvm::ArrayRef<const Tensor *> tensors,
                    ResultSink sink, KeepFilter keep = {},
@@ -204,17 +205,37 @@ public:
       if (keep && keep(result)) {
         // The buffer itself, where nothing else reads it and the data is
         // aligned as the runtime's own tensors are (64 bytes).
-        if (buffers.adopt && last != lastUse.end() && uses[allocated] == 1 &&
-            reinterpret_cast<uintptr_t>(data) % 64 == 0 &&
-            buffers.adopt(allocated)) {
-          lastUse.erase(last);
-          Tensor value(result.tensor.type, result.tensor.shape, {});
-          value.bytes = TensorBytes::adopt(
-              data, value.elements() * dtypeBytes(value.type), buffers.release,
-              allocated);
-          kept(index, std::move(value));
-          continue;
+        const char *refused =
+            last == lastUse.end() ? "is a constant or an argument"
+            : uses[allocated] != 1
+                ? "shares its buffer with another result"
+            : reinterpret_cast<uintptr_t>(data) % 64 != 0
+                ? "is not 64-byte aligned"
+                : nullptr;
+        if (buffers.adopt && !refused) {
+          if (buffers.adopt(allocated)) {
+            lastUse.erase(last);
+            Tensor value(result.tensor.type, result.tensor.shape, {});
+            value.bytes = TensorBytes::adopt(
+                data, value.elements() * dtypeBytes(value.type),
+                buffers.release, allocated);
+            kept(index, std::move(value));
+            continue;
+          }
+          refused = "is not a buffer of the host allocator";
         }
+        // Where the artifact lets the runtime adopt buffers, the memory
+        // prediction counts saved values and W buffers in theirs
+        // (StageMemory::adopted): a copy beside them would be memory it does
+        // not count. Compiled code keeps none (SplitBackward.*; until
+        // 2026-11-28 the runtime copied such results). A loss or metric is
+        // read and dropped.
+        if (buffers.adopt && (result.kind == EntryValue::Kind::Saved ||
+                              result.kind == EntryValue::Kind::WeightSaved))
+          return fail(entry.name + ": result " + llvm::Twine(index) +
+                      " (a value kept for a later entry point) " + refused +
+                      "; keeping a copy of it would exceed the memory "
+                      "prediction");
         Tensor value(result.tensor.type, result.tensor.shape);
         std::memcpy(value.bytes.data(), data, value.bytes.size());
         kept(index, std::move(value));
