@@ -206,9 +206,8 @@ public:
         // The buffer itself, where nothing else reads it and the data is
         // aligned as the runtime's own tensors are (64 bytes).
         const char *refused =
-            last == lastUse.end() ? "is a constant or an argument"
-            : uses[allocated] != 1
-                ? "shares its buffer with another result"
+            last == lastUse.end()  ? "is a constant or an argument"
+            : uses[allocated] != 1 ? "shares its buffer with another result"
             : reinterpret_cast<uintptr_t>(data) % 64 != 0
                 ? "is not 64-byte aligned"
                 : nullptr;

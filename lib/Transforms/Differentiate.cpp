@@ -91,8 +91,9 @@ static void splitAdjointOf(func::FuncOp func, func::FuncOp adjoint) {
                         func.getArgAttr(i, sa::kInput)));
     // The stage's received values (the forward saves them) and its saved
     // values, not the output gradients.
-    heldArguments.push_back(i < numArgs ? !directArguments.back()
-                                        : bool(adjoint.getArgAttr(i, sa::kSaved)));
+    heldArguments.push_back(i < numArgs
+                                ? !directArguments.back()
+                                : bool(adjoint.getArgAttr(i, sa::kSaved)));
   }
   std::optional<autodiff::AdjointSplit> split = autodiff::splitAdjoint(
       adjoint, weightResults, directArguments, heldArguments,

@@ -113,8 +113,7 @@ TEST(MemoryReplay, AGradientSetStaysForTheNextStep) {
   // step 0's backward made (the runtime zeroes it in place, Executor.cpp).
   ReplayDevice device = oneStage(1, WeightVersions::None);
   device.stages[0].forward = 50;
-  std::vector<Action> list =
-      parse({"0F0", "0B0", "U0", "0F1", "0B1", "U1"});
+  std::vector<Action> list = parse({"0F0", "0B0", "U0", "0F1", "0B1", "U1"});
   std::optional<ReplayPeak> peak = replay(list, device);
   ASSERT_TRUE(peak);
   EXPECT_EQ(peak->action, 3u);
@@ -130,8 +129,8 @@ TEST(MemoryReplay, AGradientSetStaysForTheNextStep) {
   device.gradientSets = 0;
   device.stages[0].forward = 5;
   std::optional<ReplayPeak> async =
-      replay(parse({"0F0", "0F1", "0B0", "0B1", "U0", "0F2", "0F3", "0B2",
-                    "U1", "0B3", "U2"}),
+      replay(parse({"0F0", "0F1", "0B0", "0B1", "U0", "0F2", "0F3", "0B2", "U1",
+                    "0B3", "U2"}),
              device);
   ASSERT_TRUE(async);
   EXPECT_EQ(async->held.gradients, 160);

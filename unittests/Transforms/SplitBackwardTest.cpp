@@ -225,8 +225,8 @@ TEST_P(SplitBackward, InputPartPassesNoSavedValueOn) {
     StringRef name = input.getSymName();
     if (!name.consume_back(sa::kAdjointInputSuffix))
       continue;
-    auto adjoint = (*module).lookupSymbol<func::FuncOp>(
-        (name + sa::kAdjointSuffix).str());
+    auto adjoint =
+        (*module).lookupSymbol<func::FuncOp>((name + sa::kAdjointSuffix).str());
     auto weight = (*module).lookupSymbol<func::FuncOp>(
         (name + sa::kAdjointWeightSuffix).str());
     auto stage = (*module).lookupSymbol<func::FuncOp>(name);

@@ -7,9 +7,9 @@
 // every op that an input gradient depends on, W the rest of what the weight
 // gradients depend on, and the values W reads from I's side travel as extra
 // results of I ("carried" values; W takes the caller's values that it reads,
-// such as the forward's saved ones, itself). Each op of the adjoint lands in one part
-// (only constants, empty tensors and reshapes, which W rebuilds from the
-// value they reshape rather than receive it twice, are in both), so I and W
+// such as the forward's saved ones, itself). Each op of the adjoint lands in
+// one part (only constants, empty tensors and reshapes, which W rebuilds from
+// the value they reshape rather than receive it twice, are in both), so I and W
 // together do the adjoint's arithmetic, no more.
 //
 //===----------------------------------------------------------------------===//
@@ -45,12 +45,10 @@ struct AdjointSplit {
 /// the forward's saved values: passed on by I, each would be a copy in a
 /// buffer of its own). None when W would run no op (every weight gradient
 /// falls out of the input part, or there is none).
-std::optional<AdjointSplit> splitAdjoint(func::FuncOp adjoint,
-                                         ArrayRef<bool> weightResults,
-                                         ArrayRef<bool> directArguments,
-                                         ArrayRef<bool> heldArguments,
-                                         StringRef inputName,
-                                         StringRef weightName);
+std::optional<AdjointSplit>
+splitAdjoint(func::FuncOp adjoint, ArrayRef<bool> weightResults,
+             ArrayRef<bool> directArguments, ArrayRef<bool> heldArguments,
+             StringRef inputName, StringRef weightName);
 
 } // namespace autodiff
 } // namespace ftpipe
