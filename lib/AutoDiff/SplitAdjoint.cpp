@@ -4,8 +4,10 @@
 // op's region counts as read by the op): I is the slice of the input
 // gradients, W what the slice of the weight gradients adds to it. The values
 // W reads that W does not compute itself, and that it does not take directly,
-// are I's carried results; a reshape of a value on I's side is rebuilt in W
-// from that value instead (one buffer carried, not two views of it).
+// are I's carried results, but for the arguments the caller holds until W
+// (the forward's saved values), which W takes itself; a reshape of a value
+// on I's side is rebuilt in W from that value instead (one buffer carried,
+// not two views of it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,12 +65,14 @@ sliceOf(Block &block, ArrayRef<Value> roots,
 
 std::optional<AdjointSplit>
 autodiff::splitAdjoint(func::FuncOp adjoint, ArrayRef<bool> weightResults,
-                       ArrayRef<bool> directArguments, StringRef inputName,
+                       ArrayRef<bool> directArguments,
+                       ArrayRef<bool> heldArguments, StringRef inputName,
                        StringRef weightName) {
   Block &body = adjoint.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   assert(weightResults.size() == ret.getNumOperands() &&
-         directArguments.size() == body.getNumArguments());
+         directArguments.size() == body.getNumArguments() &&
+         heldArguments.size() == body.getNumArguments());
   SmallVector<Value> inputRoots, weightRoots;
   for (auto [isWeight, value] : llvm::zip(weightResults, ret.getOperands()))
     (isWeight ? weightRoots : inputRoots).push_back(value);
@@ -87,13 +91,17 @@ autodiff::splitAdjoint(func::FuncOp adjoint, ArrayRef<bool> weightResults,
   // buffer, which the runtime cannot adopt and copies (until 2026-11-28:
   // 111 and 162 MiB an I on BERT-base QA's two split blocks' stages, which
   // the memory replay did not count).
-  llvm::SetVector<Value> carried;
+  // A held argument W reads is W's own argument (until 2026-11-28 I
+  // returned it, and the lowering copied it: 63 to 81 MiB an I on BERT-base
+  // QA).
+  llvm::SetVector<Value> carried, held;
   llvm::DenseSet<Operation *> reshapes;
   std::function<void(Value)> carry = [&](Value value) {
     if (auto argument = dyn_cast<BlockArgument>(value)) {
-      if (argument.getOwner() == &body &&
-          !directArguments[argument.getArgNumber()])
-        carried.insert(value);
+      if (argument.getOwner() != &body ||
+          directArguments[argument.getArgNumber()])
+        return;
+      (heldArguments[argument.getArgNumber()] ? held : carried).insert(value);
       return;
     }
     Operation *op = value.getDefiningOp();
@@ -154,7 +162,8 @@ autodiff::splitAdjoint(func::FuncOp adjoint, ArrayRef<bool> weightResults,
     b.create<func::ReturnOp>(ret.getLoc(), results);
   }
 
-  // W: the direct arguments, then the carried values; the weight gradients.
+  // W: the direct arguments, the held ones it reads, then the carried
+  // values; the weight gradients.
   SmallVector<Type> weightArgs, weightResultTypes;
   SmallVector<Value> weightArgValues;
   for (BlockArgument argument : body.getArguments())
@@ -162,6 +171,12 @@ autodiff::splitAdjoint(func::FuncOp adjoint, ArrayRef<bool> weightResults,
       weightArgs.push_back(argument.getType());
       weightArgValues.push_back(argument);
     }
+  SmallVector<unsigned> heldNumbers;
+  for (Value value : held) {
+    weightArgs.push_back(value.getType());
+    weightArgValues.push_back(value);
+    heldNumbers.push_back(cast<BlockArgument>(value).getArgNumber());
+  }
   for (Value value : carried) {
     weightArgs.push_back(value.getType());
     weightArgValues.push_back(value);
@@ -195,5 +210,6 @@ autodiff::splitAdjoint(func::FuncOp adjoint, ArrayRef<bool> weightResults,
       results.push_back(mapping.lookupOrDefault(value));
     b.create<func::ReturnOp>(ret.getLoc(), results);
   }
-  return AdjointSplit{input, weight, static_cast<unsigned>(carried.size())};
+  return AdjointSplit{input, weight, std::move(heldNumbers),
+                      static_cast<unsigned>(carried.size())};
 }

@@ -109,7 +109,8 @@ public:
   /// the micro-batch). Hands each result that `keep` selects to `kept` as a
   /// tensor (over the generated code's buffer itself where the buffer
   /// holds that result alone and the artifact lets the runtime adopt it,
-  /// else a copy) and every other one to `sink`, then frees the buffers the
+  /// else a copy: an error for a saved value or W buffer of such an
+  /// artifact) and every other one to `sink`, then frees the buffers the
   /// generated code allocated with the artifact's own function.
   llvm::Error call(int64_t mb, llvm::ArrayRef<const Tensor *> tensors,
                    ResultSink sink, KeepFilter keep = {},
@@ -204,17 +205,36 @@ public:
       if (keep && keep(result)) {
         // The buffer itself, where nothing else reads it and the data is
         // aligned as the runtime's own tensors are (64 bytes).
-        if (buffers.adopt && last != lastUse.end() && uses[allocated] == 1 &&
-            reinterpret_cast<uintptr_t>(data) % 64 == 0 &&
-            buffers.adopt(allocated)) {
-          lastUse.erase(last);
-          Tensor value(result.tensor.type, result.tensor.shape, {});
-          value.bytes = TensorBytes::adopt(
-              data, value.elements() * dtypeBytes(value.type), buffers.release,
-              allocated);
-          kept(index, std::move(value));
-          continue;
+        const char *refused =
+            last == lastUse.end()  ? "is a constant or an argument"
+            : uses[allocated] != 1 ? "shares its buffer with another result"
+            : reinterpret_cast<uintptr_t>(data) % 64 != 0
+                ? "is not 64-byte aligned"
+                : nullptr;
+        if (buffers.adopt && !refused) {
+          if (buffers.adopt(allocated)) {
+            lastUse.erase(last);
+            Tensor value(result.tensor.type, result.tensor.shape, {});
+            value.bytes = TensorBytes::adopt(
+                data, value.elements() * dtypeBytes(value.type),
+                buffers.release, allocated);
+            kept(index, std::move(value));
+            continue;
+          }
+          refused = "is not a buffer of the host allocator";
         }
+        // Where the artifact lets the runtime adopt buffers, the memory
+        // prediction counts saved values and W buffers in theirs
+        // (StageMemory::adopted): a copy beside them would be memory it does
+        // not count. Compiled code keeps none (SplitBackward.*; until
+        // 2026-11-28 the runtime copied such results). A loss or metric is
+        // read and dropped.
+        if (buffers.adopt && (result.kind == EntryValue::Kind::Saved ||
+                              result.kind == EntryValue::Kind::WeightSaved))
+          return fail(entry.name + ": result " + llvm::Twine(index) +
+                      " (a value kept for a later entry point) " + refused +
+                      "; keeping a copy of it would exceed the memory "
+                      "prediction");
         Tensor value(result.tensor.type, result.tensor.shape);
         std::memcpy(value.bytes.data(), data, value.bytes.size());
         kept(index, std::move(value));
@@ -342,6 +362,12 @@ public:
                 ResultBuffers buffers) {
     inputCall.emplace(input, inputFunction, buffers);
     weightCall.emplace(weight, weightFunction, buffers);
+    carried = llvm::count_if(input.results, [](const EntryValue &result) {
+      return result.kind == EntryValue::Kind::WeightSaved;
+    });
+    for (const EntryValue &argument : weight.arguments)
+      if (argument.kind == EntryValue::Kind::Saved)
+        held.push_back(argument.saved);
   }
   bool splitsBackward() const override { return inputCall.has_value(); }
 
@@ -362,6 +388,12 @@ public:
             weightSaved.resize(result.saved + 1);
           weightSaved[result.saved] = std::move(value);
         }));
+    // After the input part's results, the saved values the weight part
+    // reads: the same buffers, not copies.
+    weightSaved.resize(carried);
+    for (int64_t k : held)
+      weightSaved.push_back(size_t(k) < saved.size() ? std::move(saved[k])
+                                                     : Tensor());
     return weightSaved;
   }
 
@@ -369,7 +401,17 @@ public:
                       const std::vector<const Tensor *> &data,
                       std::vector<Tensor> weightSaved,
                       const std::vector<Tensor *> &gradSums) override {
-    addGradients(*weightCall, mb, params, data, weightSaved, gradSums);
+    // backwardInput's values: the input part's results, then the saved
+    // values `held` names.
+    std::vector<Tensor> saved;
+    for (auto [j, k] : llvm::enumerate(held)) {
+      if (saved.size() <= size_t(k))
+        saved.resize(k + 1);
+      if (carried + j < weightSaved.size())
+        saved[k] = std::move(weightSaved[carried + j]);
+    }
+    weightSaved.resize(std::min(weightSaved.size(), carried));
+    addGradients(*weightCall, mb, params, data, saved, gradSums, weightSaved);
   }
 
 private:
@@ -380,10 +422,11 @@ private:
                     const std::vector<const Tensor *> &params,
                     const std::vector<const Tensor *> &data,
                     const std::vector<Tensor> &saved,
-                    const std::vector<Tensor *> &gradSums) {
+                    const std::vector<Tensor *> &gradSums,
+                    const std::vector<Tensor> &weightSaved = {}) {
     const std::vector<EntryValue> &results = call.entry.results;
     std::vector<const Tensor *> args =
-        arguments(call.entry, params, data, saved);
+        arguments(call.entry, params, data, saved, weightSaved);
     check(call.call(mb, args, [&](size_t i, const char *bytes) {
       const EntryValue &result = results[i];
       if (result.kind != EntryValue::Kind::Grad)
@@ -407,10 +450,13 @@ private:
            params.begin();
   }
 
+  /// An entry point's arguments: the forward's saved values from `saved`,
+  /// the input part's results for the weight part from `weightSaved`.
   std::vector<const Tensor *>
   arguments(const EntryPoint &entry, const std::vector<const Tensor *> &params,
             const std::vector<const Tensor *> &data,
-            const std::vector<Tensor> &saved) const {
+            const std::vector<Tensor> &saved,
+            const std::vector<Tensor> &weightSaved = {}) const {
     std::vector<const Tensor *> tensors;
     for (const EntryValue &argument : entry.arguments) {
       switch (argument.kind) {
@@ -424,12 +470,14 @@ private:
                                              }) -
                                inputs.begin()]);
         break;
-      // The forward's saved values for a backward or an input part, the
-      // input part's results for a weight part.
       case EntryValue::Kind::Saved:
-      case EntryValue::Kind::WeightSaved:
         tensors.push_back(size_t(argument.saved) < saved.size()
                               ? &saved[argument.saved]
+                              : nullptr);
+        break;
+      case EntryValue::Kind::WeightSaved:
+        tensors.push_back(size_t(argument.saved) < weightSaved.size()
+                              ? &weightSaved[argument.saved]
                               : nullptr);
         break;
       default:
@@ -458,6 +506,11 @@ private:
   int64_t id;
   EntryCall forwardCall;
   std::optional<EntryCall> backwardCall, inputCall, weightCall;
+  /// A split backward: how many values the input part returns for the
+  /// weight part, and the forward's saved values (by index) that the weight
+  /// part reads itself, which backwardInput passes on after them.
+  size_t carried = 0;
+  std::vector<int64_t> held;
   std::vector<ParameterInfo> params;
   std::vector<DataInputInfo> inputs;
   bool loss = false;

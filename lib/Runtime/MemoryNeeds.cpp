@@ -102,6 +102,10 @@ ftpipe::runtime::splitMemory(StageMemory memory, const EntryPoint &input,
   for (const EntryValue &result : input.results)
     if (result.kind == EntryValue::Kind::WeightSaved)
       memory.weightSavedBytes += adoptedBytes(result.tensor);
+  // The saved values the weight part reads stay from the input part on.
+  for (const EntryValue &argument : weight.arguments)
+    if (argument.kind == EntryValue::Kind::Saved)
+      memory.weightSavedBytes += adoptedBytes(argument.tensor);
   return memory;
 }
 

@@ -71,35 +71,47 @@ static bool hasUnitAttr(func::FuncOp func, unsigned arg, StringRef name) {
 
 /// Splits the adjoint of stage function `func` into its input and weight
 /// parts (contract version 2) when the weight part has work of its own. W
-/// takes the parameters and data inputs itself; everything else it reads
-/// comes from I (`ftpipe.weight_saved = K` on I's K-th extra result and W's
-/// matching argument).
+/// takes the parameters and data inputs itself, and those of the stage's
+/// received values and saved values that it reads (the runtime keeps them
+/// until W: `ftpipe.adjoint_argument = N` on W's argument, N the adjoint's
+/// argument); everything else it reads comes from I (`ftpipe.weight_saved =
+/// K` on I's K-th extra result and W's matching argument).
 static void splitAdjointOf(func::FuncOp func, func::FuncOp adjoint) {
   unsigned numArgs = func.getNumArguments();
-  SmallVector<bool> weightResults, directArguments;
+  SmallVector<bool> weightResults, directArguments, heldArguments;
   for (unsigned k = 0; k < adjoint.getNumResults(); ++k) {
     int64_t of =
         adjoint.getResultAttrOfType<IntegerAttr>(k, sa::kGradOf).getInt();
     weightResults.push_back(
         hasUnitAttr(func, of, FTPipeDialect::kParamAttrName));
   }
-  for (unsigned i = 0; i < adjoint.getNumArguments(); ++i)
+  for (unsigned i = 0; i < adjoint.getNumArguments(); ++i) {
     directArguments.push_back(
         i < numArgs && (hasUnitAttr(func, i, FTPipeDialect::kParamAttrName) ||
                         func.getArgAttr(i, sa::kInput)));
+    // The stage's received values (the forward saves them) and its saved
+    // values, not the output gradients.
+    heldArguments.push_back(i < numArgs
+                                ? !directArguments.back()
+                                : bool(adjoint.getArgAttr(i, sa::kSaved)));
+  }
   std::optional<autodiff::AdjointSplit> split = autodiff::splitAdjoint(
-      adjoint, weightResults, directArguments,
+      adjoint, weightResults, directArguments, heldArguments,
       (func.getSymName() + sa::kAdjointInputSuffix).str(),
       (func.getSymName() + sa::kAdjointWeightSuffix).str());
   if (!split)
     return;
   Builder b(func.getContext());
   unsigned numInputGrads = split->input.getNumResults() - split->numCarried;
-  unsigned numDirect = split->weight.getNumArguments() - split->numCarried;
+  unsigned firstCarried = split->weight.getNumArguments() - split->numCarried;
+  unsigned firstHeld = firstCarried - split->held.size();
+  for (auto [k, argument] : llvm::enumerate(split->held))
+    split->weight.setArgAttr(firstHeld + k, sa::kAdjointArgument,
+                             b.getI64IntegerAttr(argument));
   for (unsigned k = 0; k < split->numCarried; ++k) {
     split->input.setResultAttr(numInputGrads + k, sa::kWeightSaved,
                                b.getI64IntegerAttr(k));
-    split->weight.setArgAttr(numDirect + k, sa::kWeightSaved,
+    split->weight.setArgAttr(firstCarried + k, sa::kWeightSaved,
                              b.getI64IntegerAttr(k));
   }
 }

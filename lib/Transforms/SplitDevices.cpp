@@ -327,11 +327,26 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
     return;
   buildBackward(stage.adjointInput, "backward_input");
 
-  // The weight part: the parameters and data inputs, then what the input
-  // part returned.
+  // The weight part: the parameters and data inputs, the received and saved
+  // values it reads (the runtime keeps them from the input part on), then
+  // what the input part returned.
   func::FuncOp weight = stage.adjointWeight;
   SmallVector<Type> weightArgs(leading);
-  SmallVector<unsigned> carriedArgs;
+  SmallVector<unsigned> heldArgs, carriedArgs;
+  // The saved value an argument of the adjoint is at the entry points.
+  auto savedIndexOf = [&](unsigned argument) -> int64_t {
+    if (argument >= numArgs)
+      return received.size() + (argument - numArgs);
+    return llvm::find(received, argument) - received.begin();
+  };
+  SmallVector<int64_t> heldSaved;
+  for (unsigned k = 0; k < weight.getNumArguments(); ++k)
+    if (auto held =
+            weight.getArgAttrOfType<IntegerAttr>(k, sa::kAdjointArgument)) {
+      weightArgs.push_back(weight.getArgumentTypes()[k]);
+      heldArgs.push_back(k);
+      heldSaved.push_back(savedIndexOf(held.getInt()));
+    }
   for (unsigned k = 0; k < weight.getNumArguments(); ++k)
     if (weight.getArgAttr(k, sa::kWeightSaved)) {
       weightArgs.push_back(weight.getArgumentTypes()[k]);
@@ -345,14 +360,17 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
                              b.getFunctionType(weightArgs, gradTypes));
   setEntryAttrs(weightEntry, "backward_weight");
   copyLeadingAttrs(weightEntry);
+  for (auto [k, saved] : llvm::enumerate(heldSaved))
+    weightEntry.setArgAttr(leading.size() + k, sa::kSaved,
+                           b.getI64IntegerAttr(saved));
   for (unsigned k = 0; k < carriedArgs.size(); ++k)
-    weightEntry.setArgAttr(leading.size() + k, sa::kWeightSaved,
-                           b.getI64IntegerAttr(k));
+    weightEntry.setArgAttr(leading.size() + heldArgs.size() + k,
+                           sa::kWeightSaved, b.getI64IntegerAttr(k));
   setGradAttrs(weightEntry);
   Block *entry = weightEntry.addEntryBlock();
   OpBuilder wb = OpBuilder::atBlockEnd(entry);
   // The weight part takes the stage's parameters and inputs in argument
-  // order, then the carried values.
+  // order, then the held and the carried values.
   SmallVector<Value> direct(numArgs);
   unsigned position = 1;
   for (unsigned i : llvm::concat<unsigned>(params, inputs))
@@ -361,7 +379,7 @@ static void buildEntryPoints(OpBuilder &b, const Stage &stage,
   for (unsigned i = 0; i < numArgs; ++i)
     if (direct[i])
       operands.push_back(direct[i]);
-  for (unsigned k = 0; k < carriedArgs.size(); ++k)
+  for (unsigned k = 0; k < heldArgs.size() + carriedArgs.size(); ++k)
     operands.push_back(entry->getArgument(leading.size() + k));
   auto call = wb.create<func::CallOp>(loc, weight, operands);
   SmallVector<Value> gradients(numArgs);

@@ -117,17 +117,18 @@ def load(directory):
             ftpipe_manifest.stages(manifest))
 
 
-def arguments(entry, weights, inputs, saved, microbatch=0):
+def arguments(entry, weights, inputs, saved, microbatch=0, weight_saved=()):
     """The values of `entry`'s arguments in the manifest's order: parameters
     from `weights` by name, data inputs from `inputs` by name, the saved
-    values of the stage's forward (or, for a weight part, of its input part)
-    from `saved`."""
+    values of the stage's forward from `saved` and, for a weight part, its
+    input part's results from `weight_saved`."""
     values = []
     for arg in entry["arguments"]:
         kind = arg["kind"]
         values.append(microbatch if kind == "microbatch" else
                       weights[arg["name"]] if kind == "param" else
                       inputs[arg["name"]] if kind == "input" else
+                      weight_saved[arg["saved"]] if kind == "weight_saved" else
                       saved[arg["saved"]])
     return values
 
@@ -187,7 +188,8 @@ def main():
         abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
         add_gradients(out, entry, call(libraries[entry["device"]], entry,
                                        arguments(entry, weights, inputs,
-                                                 carried)))
+                                                 saved[stage],
+                                                 weight_saved=carried)))
     abi.ftpipe_rt_local_end.restype = ctypes.c_int64
     pending = abi.ftpipe_rt_local_end()
     if pending:

@@ -6,9 +6,10 @@
 // cuts an adjoint built by differentiateFunction in two along its ops: I gets
 // every op that an input gradient depends on, W the rest of what the weight
 // gradients depend on, and the values W reads from I's side travel as extra
-// results of I ("carried" values). Each op of the adjoint lands in one part
-// (only constants, empty tensors and reshapes, which W rebuilds from the
-// value they reshape rather than receive it twice, are in both), so I and W
+// results of I ("carried" values; W takes the caller's values that it reads,
+// such as the forward's saved ones, itself). Each op of the adjoint lands in
+// one part (only constants, empty tensors and reshapes, which W rebuilds from
+// the value they reshape rather than receive it twice, are in both), so I and W
 // together do the adjoint's arithmetic, no more.
 //
 //===----------------------------------------------------------------------===//
@@ -26,23 +27,28 @@ namespace autodiff {
 
 /// For an adjoint `A(args) -> grads`:
 ///   input:  `I(args) -> (grads[i] for !weight[i], carried...)`
-///   weight: `W(args[j] for direct[j], carried...) -> (grads[i] for weight[i])`
+///   weight: `W(args[j] for direct[j], args[k] for k in held, carried...)
+///            -> (grads[i] for weight[i])`
 /// Both are private and inserted after `A`, which stays.
 struct AdjointSplit {
   func::FuncOp input, weight;
+  /// The held arguments W reads, by their number in `A`, in W's order.
+  SmallVector<unsigned> held;
   unsigned numCarried = 0;
 };
 
 /// Splits `adjoint` (one block ending in func.return). `weightResults` says
 /// per result whether it goes to W; `directArguments` per argument whether W
 /// takes it itself (for example the parameters, which the caller has at
-/// hand) instead of receiving it from I. None when W would run no op (every
-/// weight gradient falls out of the input part, or there is none).
-std::optional<AdjointSplit> splitAdjoint(func::FuncOp adjoint,
-                                         ArrayRef<bool> weightResults,
-                                         ArrayRef<bool> directArguments,
-                                         StringRef inputName,
-                                         StringRef weightName);
+/// hand) instead of receiving it from I; `heldArguments` whether W takes it
+/// itself where it reads it (values the caller keeps until W runs, such as
+/// the forward's saved values: passed on by I, each would be a copy in a
+/// buffer of its own). None when W would run no op (every weight gradient
+/// falls out of the input part, or there is none).
+std::optional<AdjointSplit>
+splitAdjoint(func::FuncOp adjoint, ArrayRef<bool> weightResults,
+             ArrayRef<bool> directArguments, ArrayRef<bool> heldArguments,
+             StringRef inputName, StringRef weightName);
 
 } // namespace autodiff
 } // namespace ftpipe

@@ -45,9 +45,10 @@ struct StageMemory {
   int64_t forwardReceiveBytes = 0, backwardReceiveBytes = 0;
   /// Bytes of one micro-batch's slices of the data inputs.
   int64_t dataBytes = 0;
-  /// A split backward (StageProgram::splitsBackward()): the bytes its input
-  /// part returns for its weight part, per micro-batch, and the parts' recorded
-  /// peaks.
+  /// A split backward (StageProgram::splitsBackward()): the bytes kept from
+  /// its input part to its weight part per micro-batch (what the input part
+  /// returns for it and the saved values it reads itself), and the parts'
+  /// recorded peaks.
   int64_t weightSavedBytes = 0;
   int64_t inputPeakBytes = 0, weightPeakBytes = 0;
   /// Whether the runtime keeps the saved values and W buffers in the

@@ -58,7 +58,7 @@ verifyStageAttr(Operation *op, NamedAttribute attr, bool onArgument) {
   };
   if (onArgument) {
     if (name == sa::kOwner || name == sa::kFromStage || name == sa::kSaved ||
-        name == sa::kWeightSaved)
+        name == sa::kWeightSaved || name == sa::kAdjointArgument)
       return expect(isa<IntegerAttr>(value), "an integer");
     if (name == sa::kInput)
       return expect(isa<StringAttr>(value), "a string");

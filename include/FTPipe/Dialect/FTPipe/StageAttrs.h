@@ -26,6 +26,9 @@ constexpr llvm::StringLiteral kSaved = "ftpipe.saved";
 constexpr llvm::StringLiteral kNumSaved = "ftpipe.num_saved";
 /// A value the input part of a split backward passes to its weight part.
 constexpr llvm::StringLiteral kWeightSaved = "ftpipe.weight_saved";
+/// An argument of a split backward's weight part that the caller holds
+/// (a received or saved value of the stage): the adjoint's argument number.
+constexpr llvm::StringLiteral kAdjointArgument = "ftpipe.adjoint_argument";
 constexpr llvm::StringLiteral kRecompute = "ftpipe.recompute";
 constexpr llvm::StringLiteral kGradOf = "ftpipe.grad_of";
 constexpr llvm::StringLiteral kGrad = "ftpipe.grad";
