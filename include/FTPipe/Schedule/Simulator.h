@@ -16,7 +16,8 @@
 // next task is ready at that instant, backward before forward, then the
 // older micro-batch, then the earlier stage. Or, given a Schedule (the
 // per-device lists that generate() builds and the runtime executes), each
-// device runs exactly its list (updates take no time).
+// device runs exactly its list (updates take no time, or each device's
+// SimulatorConfig::updateMs).
 // A split backward (zero-bubble kinds, or lists with I and W) runs as I,
 // which sends the gradients, and W, which waits for its I, each with its
 // own cost. zb-h1 is simulated on the lists generate() builds, zb-auto on
@@ -215,6 +216,11 @@ struct SimulatorConfig {
   /// backward completes it (empty: the all-reduces take no time, they only
   /// synchronize).
   std::vector<uint64_t> stageGradientBytes;
+  /// With orders: per device (process), the time each of its updates holds
+  /// it, after a replicated device's all-reduces (empty: updates take no
+  /// time). Not counted as busy (not a stage's compute); on shared cores it
+  /// takes no share of them.
+  std::vector<double> updateMs;
   /// Devices sharing a node's cores (empty: each its own). A task's time
   /// on the timeline and in the device's busy time is then from its start
   /// to its end, however slowly it progressed.
