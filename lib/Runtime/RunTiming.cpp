@@ -335,8 +335,8 @@ std::string ftpipe::runtime::formatRunTiming(const RunTiming &timing) {
     std::string updates;
     for (double ms : timing.processUpdateMs)
       updates += llvm::formatv("{0}{1:F3}", updates.empty() ? "" : "/", ms);
-    costs += ", updates as measured (" + updates +
-             " ms CPU per update and process)";
+    costs +=
+        ", updates as measured (" + updates + " ms CPU per update and process)";
   }
   if (timing.allReduceGBps > 0)
     costs += llvm::formatv(", all-reduces at {0} GB/s: {1:F3} ms over the "

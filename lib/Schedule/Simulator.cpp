@@ -914,8 +914,9 @@ static Expected<TaskLists> checkOrders(const TimedStageGraph &sg,
       if (action.kind == ActionKind::Update) {
         // A replicated device's update is its all-reduce; an update may
         // take time of its own.
-        if (timedUpdates || (!replicas.replicas.empty() &&
-                             replicas.replicas[replicas.replicaOf(d).first] > 1))
+        if (timedUpdates ||
+            (!replicas.replicas.empty() &&
+             replicas.replicas[replicas.replicaOf(d).first] > 1))
           lists[d].push_back(
               {0, uint32_t(std::max<int64_t>(action.index, 0)), kUpdate});
         continue;
@@ -1140,9 +1141,8 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
   }
   if (!config.orders.devices.empty()) {
     uint32_t K = 0;
-    Expected<TaskLists> lists =
-        checkOrders(sg, links, config.orders, config.replicas,
-                    !config.updateMs.empty(), K);
+    Expected<TaskLists> lists = checkOrders(
+        sg, links, config.orders, config.replicas, !config.updateMs.empty(), K);
     if (!lists)
       return lists.takeError();
     return Simulation(sg, links, config, K, std::move(*lists),

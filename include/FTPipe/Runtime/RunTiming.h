@@ -13,10 +13,10 @@
 // backward has ended. Each process's updates take, in the simulation, the
 // mean CPU time of its measured updates (the optimizer step and gradient
 // sums; a process waiting in an update sleeps, and what it waits for, other
-// processes and all-reduces, the simulation runs itself). The runtime's own overhead is the time a device
-// spends neither in stage code nor waiting for a message: optimizer updates
-// (and their tied-gradient exchange) and bookkeeping (data slices, gradient
-// sums, copies of results, the loop between actions).
+// processes and all-reduces, the simulation runs itself). The runtime's own
+// overhead is the time a device spends neither in stage code nor waiting for a
+// message: optimizer updates (and their tied-gradient exchange) and bookkeeping
+// (data slices, gradient sums, copies of results, the loop between actions).
 //
 // Processes (or a process's device threads) that share a node's cores with
 // more of them than it has (4 MPI processes on 2 cores) are simulated
@@ -117,10 +117,10 @@ double median(std::vector<double> values);
 /// simulated all-reduces of `gradientBytes` (per stage: stageGradientBytes)
 /// take the ring all-reduce's time on links of `allReduceGBps` (ms = 2 (r -
 /// 1) / r x bytes over the rate), or nothing when the rate is 0. Each
-/// process's simulated updates take its processUpdateMs. `cores` places the processes on
-/// nodes (sharedCoresOf); where a node has fewer cores than processes the
-/// simulation shares them. Fails on a negative rate, a rate without one
-/// byte count per stage, or cores of another number of processes.
+/// process's simulated updates take its processUpdateMs. `cores` places the
+/// processes on nodes (sharedCoresOf); where a node has fewer cores than
+/// processes the simulation shares them. Fails on a negative rate, a rate
+/// without one byte count per stage, or cores of another number of processes.
 llvm::Expected<RunTiming> compareWithSimulator(
     const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
     const schedule::Schedule &lists,
