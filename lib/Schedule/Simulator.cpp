@@ -189,6 +189,8 @@ std::string SimEvent::label() const {
         .str();
   case Kind::AllReduce:
     return llvm::formatv("AR s{0} U{1}", stage, microBatch).str();
+  case Kind::Update:
+    return llvm::formatv("U{0}", microBatch).str();
   }
   llvm_unreachable("unknown event kind");
 }
@@ -634,6 +636,15 @@ void Simulation::runUpdate(DeviceId d, double t) {
   }
   deviceBusy[d] = 1;
   push(t + duration, d, EventKind::UpdateEnd);
+  if (config.recordEvents) {
+    SimEvent ev;
+    ev.kind = SimEvent::Kind::Update;
+    ev.microBatch = lists[d][orderPos[d]].microBatch;
+    ev.device = ev.toDevice = d;
+    ev.startMs = t;
+    ev.endMs = t + duration;
+    result.events.push_back(ev);
+  }
 }
 
 void Simulation::start(DeviceId d, StageId best, uint32_t m, uint8_t part,
@@ -1200,6 +1211,7 @@ llvm::json::Value ftpipe::schedule::simulationToChromeTrace(
                       : e.kind == SimEvent::Kind::InputBackward  ? "input"
                       : e.kind == SimEvent::Kind::WeightBackward ? "weight"
                       : e.kind == SimEvent::Kind::AllReduce      ? "allreduce"
+                      : e.kind == SimEvent::Kind::Update         ? "update"
                       : e.backward                               ? "gradient"
                                                                  : "activation";
     llvm::json::Object args{{"stage", int64_t(e.stage)},

@@ -86,10 +86,15 @@ TEST(SimulatorReplicas, UpdatesTakeTheirGivenTime) {
   EXPECT_NEAR(timed.makespanMs, 13.0, 1e-9);
   EXPECT_NEAR(timed.deviceBusyMs[0], 12.0, 1e-9);
   EXPECT_NEAR(timed.idleFraction, 1.0 / 13.0, 1e-12);
-  for (const SimEvent &event : timed.events)
+  std::vector<std::string> updates;
+  for (const SimEvent &event : timed.events) {
     if (event.stage == 0 && event.microBatch == 2 &&
         event.kind == SimEvent::Kind::Forward)
       EXPECT_NEAR(event.startMs, 6.5, 1e-9);
+    if (event.kind == SimEvent::Kind::Update)
+      updates.push_back(event.label() + " " + std::to_string(event.startMs));
+  }
+  EXPECT_EQ(updates, (std::vector<std::string>{"U0 6.000000", "U1 12.500000"}));
 
   SimulatorConfig config =
       replicatedConfig(graph, Kind::GPipe, 2, 2, ReplicaLayout{{2}});

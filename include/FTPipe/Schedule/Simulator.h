@@ -239,7 +239,10 @@ struct SimEvent {
     Transfer,
     /// A replicated device's all-reduce of stage `stage`'s gradients for
     /// update `microBatch`, on each member process (`device`).
-    AllReduce
+    AllReduce,
+    /// Update `microBatch` of `device` when it takes time
+    /// (SimulatorConfig::updateMs).
+    Update
   };
   Kind kind = Kind::Forward;
   /// For Transfer: true for gradients flowing backward.
@@ -256,7 +259,7 @@ struct SimEvent {
   /// Whether the event is on a link track (a transfer) rather than a device.
   bool onLink() const { return kind == Kind::Transfer; }
   /// Short label for a trace, e.g. "F s3 mb5", "B s0 mb1", "W s0 mb1",
-  /// "act s1->s2 mb0".
+  /// "act s1->s2 mb0", "U1".
   std::string label() const;
 };
 
