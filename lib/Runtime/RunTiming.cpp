@@ -157,13 +157,20 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
     end = std::max(end, events.back().endSeconds * 1e3);
   }
   timing.measuredMs = std::max(0.0, end - start);
-  for (const std::vector<TraceEvent> &events : traces) {
+  // Per process, the mean of its updates' own work: their CPU time (the
+  // trace counts no waits inside an update; a waiting process sleeps, and
+  // what it waits for, other processes, the simulation runs itself).
+  timing.processUpdateMs.assign(size_t(processes), 0.0);
+  for (auto [process, events] : llvm::enumerate(traces)) {
     double updateMs = 0, actionsMs = 0, bookkeepingMs = 0;
+    int64_t updates = 0;
     for (const TraceEvent &event : events) {
       double duration = (event.endSeconds - event.startSeconds) * 1e3;
       actionsMs += duration;
       if (event.action.kind == ActionKind::Update) {
         updateMs += duration;
+        timing.processUpdateMs[process] += event.cpuSeconds * 1e3;
+        ++updates;
         continue;
       }
       double compute = event.computeSeconds * 1e3;
@@ -180,6 +187,8 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
              : samples->backward)[event.action.stage]
             .push_back(ms);
     }
+    if (updates > 0)
+      timing.processUpdateMs[process] /= double(updates);
     if (events.empty() || timing.measuredMs <= 0)
       continue;
     double span =
@@ -250,6 +259,10 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   simulator.kind = config.kind;
   simulator.microBatches = config.microBatches;
   simulator.orders = lists;
+  if (llvm::any_of(timing.processUpdateMs, [](double ms) { return ms > 0; }))
+    simulator.updateMs = timing.processUpdateMs;
+  else
+    timing.processUpdateMs.clear();
   // The transfers carry no bytes: free on any link; the links' rate prices
   // the all-reduces alone.
   double linkGBps = 1e15;
@@ -318,6 +331,13 @@ std::string ftpipe::runtime::formatRunTiming(const RunTiming &timing) {
                                 timing.cores + " shared"
                           : "per-stage costs measured in this run, free "
                             "transfers";
+  if (!timing.processUpdateMs.empty()) {
+    std::string updates;
+    for (double ms : timing.processUpdateMs)
+      updates += llvm::formatv("{0}{1:F3}", updates.empty() ? "" : "/", ms);
+    costs +=
+        ", updates as measured (" + updates + " ms CPU per update and process)";
+  }
   if (timing.allReduceGBps > 0)
     costs += llvm::formatv(", all-reduces at {0} GB/s: {1:F3} ms over the "
                            "processes",

@@ -18,6 +18,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <queue>
 
@@ -38,6 +39,12 @@ Error SimulatorConfig::validate() const {
   if (!replicas.replicas.empty() && orders.devices.empty())
     return makeError("simulator: replicas need the lists (orders) of "
                      "replicateSchedule");
+  if (!updateMs.empty() && orders.devices.empty())
+    return makeError("simulator: update times need the lists (orders)");
+  for (double ms : updateMs)
+    if (!(ms >= 0) || !std::isfinite(ms))
+      return makeError("simulator: an update time must be finite and at "
+                       "least 0");
   for (uint32_t node : sharedCores.node)
     if (node >= sharedCores.cores.size())
       return makeError(llvm::formatv(
@@ -182,6 +189,8 @@ std::string SimEvent::label() const {
         .str();
   case Kind::AllReduce:
     return llvm::formatv("AR s{0} U{1}", stage, microBatch).str();
+  case Kind::Update:
+    return llvm::formatv("U{0}", microBatch).str();
   }
   llvm_unreachable("unknown event kind");
 }
@@ -239,7 +248,9 @@ private:
     PassedGradient,
     /// A replicated device's replicas may leave an update (`task`: its
     /// index in joinedUpdates).
-    AllReduceEnd
+    AllReduceEnd,
+    /// Device `task`'s update (SimulatorConfig::updateMs) has ended.
+    UpdateEnd
   };
 
   struct Event {
@@ -301,6 +312,9 @@ private:
   /// every replica has, they leave it when its all-reduces are done.
   void reachUpdate(DeviceId d, uint32_t k, double t);
   void endAllReduce(uint32_t index, double t);
+  /// Device d runs its update from time t (SimulatorConfig::updateMs), or
+  /// leaves it at once when it takes no time.
+  void runUpdate(DeviceId d, double t);
   /// Per replicated device and update, one all-reduce per stage of the
   /// device, and which of the processes' tasks ready them (the last
   /// backward of the stage before the update in each replica's order).
@@ -487,7 +501,13 @@ void Simulation::dispatch(DeviceId d, double t) {
       return;
     const Task &next = order[orderPos[d]];
     if (next.part == kUpdate) {
-      reachUpdate(d, next.microBatch, t);
+      if (config.replicas.replicas.empty() ||
+          config.replicas.replicas[config.replicas.replicaOf(d).first] < 2)
+        runUpdate(d, t);
+      else
+        reachUpdate(d, next.microBatch, t);
+      if (!deviceBusy[d])
+        dispatch(d, t);
       return;
     }
     uint32_t task = taskId(next.stage, next.microBatch, next.part);
@@ -603,9 +623,27 @@ void Simulation::reachUpdate(DeviceId d, uint32_t k, double t) {
 }
 
 void Simulation::endAllReduce(uint32_t index, double t) {
-  for (DeviceId member : joinedUpdates[index]) {
-    deviceBusy[member] = 0;
-    ++orderPos[member];
+  for (DeviceId member : joinedUpdates[index])
+    runUpdate(member, t);
+}
+
+void Simulation::runUpdate(DeviceId d, double t) {
+  double duration = config.updateMs.empty() ? 0.0 : config.updateMs[d];
+  if (duration <= 0.0) {
+    deviceBusy[d] = 0;
+    ++orderPos[d];
+    return;
+  }
+  deviceBusy[d] = 1;
+  push(t + duration, d, EventKind::UpdateEnd);
+  if (config.recordEvents) {
+    SimEvent ev;
+    ev.kind = SimEvent::Kind::Update;
+    ev.microBatch = lists[d][orderPos[d]].microBatch;
+    ev.device = ev.toDevice = d;
+    ev.startMs = t;
+    ev.endMs = t + duration;
+    result.events.push_back(ev);
   }
 }
 
@@ -787,6 +825,10 @@ Expected<SimResult> Simulation::run() {
       case EventKind::AllReduceEnd:
         endAllReduce(ev.task, ev.time);
         break;
+      case EventKind::UpdateEnd:
+        deviceBusy[ev.task] = 0;
+        ++orderPos[ev.task];
+        break;
       }
     }
     for (DeviceId d = 0; d < P; ++d)
@@ -862,7 +904,7 @@ static Expected<TaskLists> checkOrders(const TimedStageGraph &sg,
                                        const Links &links,
                                        const Schedule &orders,
                                        const ReplicaLayout &replicas,
-                                       uint32_t &K) {
+                                       bool timedUpdates, uint32_t &K) {
   if (orders.devices.size() != links.devices)
     return makeError(
         llvm::formatv("simulator: orders for {0} devices, the hardware has {1}",
@@ -881,9 +923,11 @@ static Expected<TaskLists> checkOrders(const TimedStageGraph &sg,
   for (DeviceId d = 0; d < orders.devices.size(); ++d)
     for (const Action &action : orders.devices[d]) {
       if (action.kind == ActionKind::Update) {
-        // A replicated device's update is its all-reduce.
-        if (!replicas.replicas.empty() &&
-            replicas.replicas[replicas.replicaOf(d).first] > 1)
+        // A replicated device's update is its all-reduce; an update may
+        // take time of its own.
+        if (timedUpdates ||
+            (!replicas.replicas.empty() &&
+             replicas.replicas[replicas.replicaOf(d).first] > 1))
           lists[d].push_back(
               {0, uint32_t(std::max<int64_t>(action.index, 0)), kUpdate});
         continue;
@@ -1075,6 +1119,10 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
     return makeError(llvm::formatv(
         "simulator: shared cores place {0} devices, the hardware has {1}",
         config.sharedCores.node.size(), links.devices));
+  if (!config.updateMs.empty() && config.updateMs.size() != links.devices)
+    return makeError(llvm::formatv(
+        "simulator: update times of {0} devices, the hardware has {1}",
+        config.updateMs.size(), links.devices));
   if (!config.stageGradientBytes.empty() &&
       config.stageGradientBytes.size() != S)
     return makeError(llvm::formatv(
@@ -1104,8 +1152,8 @@ Expected<SimResult> ftpipe::schedule::simulate(const TimedStageGraph &sg,
   }
   if (!config.orders.devices.empty()) {
     uint32_t K = 0;
-    Expected<TaskLists> lists =
-        checkOrders(sg, links, config.orders, config.replicas, K);
+    Expected<TaskLists> lists = checkOrders(
+        sg, links, config.orders, config.replicas, !config.updateMs.empty(), K);
     if (!lists)
       return lists.takeError();
     return Simulation(sg, links, config, K, std::move(*lists),
@@ -1163,6 +1211,7 @@ llvm::json::Value ftpipe::schedule::simulationToChromeTrace(
                       : e.kind == SimEvent::Kind::InputBackward  ? "input"
                       : e.kind == SimEvent::Kind::WeightBackward ? "weight"
                       : e.kind == SimEvent::Kind::AllReduce      ? "allreduce"
+                      : e.kind == SimEvent::Kind::Update         ? "update"
                       : e.backward                               ? "gradient"
                                                                  : "activation";
     llvm::json::Object args{{"stage", int64_t(e.stage)},

@@ -5,6 +5,8 @@
 // actions that receive): the simulator, given the costs read off the
 // timeline, predicts the same makespan; the updates and the time inside
 // actions that is neither stage code nor waiting count as overhead.
+// Updates with CPU time: each process's mean goes to the simulator as its
+// update time, and the costs line names them.
 // Processes sharing cores: nodes from hosts and affinities, and a timeline
 // of processor sharing predicted exactly from its CPU times.
 //
@@ -72,6 +74,57 @@ TEST(RunTiming, ExactTimelineMatchesTheSimulator) {
   EXPECT_DOUBLE_EQ(timing->measuredMs, 10.0);
   EXPECT_NEAR(timing->updateShare, 0.05, 1e-12);
   EXPECT_NEAR(timing->bookkeepingShare, 0.05, 1e-12);
+}
+
+/// GPipe on a two-stage chain, 2 micro-batches and 2 steps (F 1 ms, B 2 ms
+/// as above), whose updates took CPU time: 1 ms on device 0 (the mean of
+/// 0.5 and 1.5) and 0.25 ms on device 1. Device 0's first update delays its
+/// second step's forwards by 1 ms: the simulated run is 9 + 1 + 9 + 1 ms.
+TEST(RunTiming, UpdatesTakeTheirMeasuredCpuTime) {
+  schedule::StageGraph graph = schedule::StageGraph::chain({0, 1});
+  schedule::ScheduleConfig config{schedule::Kind::GPipe, 2, 2};
+  auto lists = schedule::generate(graph, config);
+  ASSERT_TRUE(bool(lists)) << llvm::toString(lists.takeError());
+  std::vector<std::vector<TraceEvent>> traces(2);
+  for (int64_t step = 0; step < 2; ++step) {
+    double at = step * 10;
+    int64_t m = 2 * step;
+    traces[0].push_back(event(Action::forward(0, m), at, at + 1, 1));
+    traces[0].push_back(event(Action::forward(0, m + 1), at + 1, at + 2, 1));
+    traces[0].push_back(event(Action::backward(0, m), at + 2, at + 7, 2, 3));
+    traces[0].push_back(event(Action::backward(0, m + 1), at + 7, at + 9, 2));
+    traces[0].push_back(event(Action::update(step), at + 9, at + 10, 0));
+    traces[0].back().cpuSeconds = step == 0 ? 0.5e-3 : 1.5e-3;
+    traces[1].push_back(event(Action::forward(1, m), at + 1, at + 2, 1));
+    traces[1].push_back(event(Action::forward(1, m + 1), at + 2, at + 3, 1));
+    traces[1].push_back(event(Action::backward(1, m), at + 3, at + 5, 2));
+    traces[1].push_back(event(Action::backward(1, m + 1), at + 5, at + 7, 2));
+    traces[1].push_back(event(Action::update(step), at + 7, at + 8, 0));
+    traces[1].back().cpuSeconds = 0.25e-3;
+  }
+  auto timing = compareWithSimulator(graph, config, *lists, traces);
+  ASSERT_TRUE(bool(timing)) << llvm::toString(timing.takeError());
+  ASSERT_EQ(timing->processUpdateMs.size(), 2u);
+  EXPECT_NEAR(timing->processUpdateMs[0], 1.0, 1e-12);
+  EXPECT_NEAR(timing->processUpdateMs[1], 0.25, 1e-12);
+  EXPECT_NEAR(timing->measuredMs, 20.0, 1e-9);
+  EXPECT_NEAR(timing->simulatedMs, 20.0, 1e-6);
+  EXPECT_NE(formatRunTiming(*timing).find(
+                "updates as measured (1.000/0.250 ms CPU per update and "
+                "process)"),
+            std::string::npos)
+      << formatRunTiming(*timing);
+
+  // Updates without CPU time: the simulated ones take none (9 ms a step).
+  for (auto &events : traces)
+    for (TraceEvent &e : events)
+      e.cpuSeconds = 0;
+  timing = compareWithSimulator(graph, config, *lists, traces);
+  ASSERT_TRUE(bool(timing));
+  EXPECT_TRUE(timing->processUpdateMs.empty());
+  EXPECT_NEAR(timing->simulatedMs, 18.0, 1e-6);
+  EXPECT_EQ(formatRunTiming(*timing).find("updates as measured"),
+            std::string::npos);
 }
 
 /// A zero-bubble run whose timeline is the simulator's own (F = 1, I = 2,

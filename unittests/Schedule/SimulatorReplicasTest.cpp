@@ -8,7 +8,9 @@
 // graphs, placements and layouts run to the end with one all-reduce per
 // replica, stage and step, never shorter than stepLowerBound of the
 // layout (by hand: equal to it on a chain whose first device is doubled);
-// refusals.
+// refusals. Updates that take time (SimulatorConfig::updateMs), by hand:
+// after a replicated device's all-reduce, and holding an unreplicated
+// device before its next step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +63,60 @@ TEST(SimulatorReplicas, RingAllReduceByHand) {
 // 12 ms on one device; replicated twice, each replica runs 2 micro-batches
 // (6 ms) and then the all-reduce of 2 MB over a 1 GB/s link: 2 (r - 1) / r
 // x 2 MB = 2 MB, 2 ms.
+// The same stage (F 1 ms, B 2 ms), 2 micro-batches and 2 steps on one
+// device: 12 ms with free updates, 12 + 2 x 0.5 with 0.5 ms updates (the
+// first one delays the second step), and the updates are not busy time.
+// Replicated twice (one micro-batch per replica and step, 2 MB all-reduced
+// at 1 GB/s: 2 ms), replica 0's update of 0.5 ms and replica 1's of 1.5 ms
+// follow the all-reduce: each step 3 + 2 + 1.5 ms.
+TEST(SimulatorReplicas, UpdatesTakeTheirGivenTime) {
+  StageGraph graph = StageGraph::chain({0});
+  TimedStageGraph sg = TimedStageGraph::withCosts(graph, {1.0}, {1.0}, {1.0},
+                                                  /*edgeBytes=*/0);
+  SimulatorConfig plain;
+  plain.kind = Kind::GPipe;
+  plain.microBatches = 2;
+  plain.orders = unwrap(generate(graph, {Kind::GPipe, 2, 2}));
+  Links one = Links::uniform(1, 1.0, 0.0);
+  SimResult free = unwrap(simulate(sg, one, plain));
+  EXPECT_NEAR(free.makespanMs, 12.0, 1e-9);
+  EXPECT_NEAR(free.idleFraction, 0.0, 1e-12);
+  plain.updateMs = {0.5};
+  SimResult timed = unwrap(simulate(sg, one, plain));
+  EXPECT_NEAR(timed.makespanMs, 13.0, 1e-9);
+  EXPECT_NEAR(timed.deviceBusyMs[0], 12.0, 1e-9);
+  EXPECT_NEAR(timed.idleFraction, 1.0 / 13.0, 1e-12);
+  std::vector<std::string> updates;
+  for (const SimEvent &event : timed.events) {
+    if (event.stage == 0 && event.microBatch == 2 &&
+        event.kind == SimEvent::Kind::Forward)
+      EXPECT_NEAR(event.startMs, 6.5, 1e-9);
+    if (event.kind == SimEvent::Kind::Update)
+      updates.push_back(event.label() + " " + std::to_string(event.startMs));
+  }
+  EXPECT_EQ(updates, (std::vector<std::string>{"U0 6.000000", "U1 12.500000"}));
+
+  SimulatorConfig config =
+      replicatedConfig(graph, Kind::GPipe, 2, 2, ReplicaLayout{{2}});
+  config.stageGradientBytes = {2000000};
+  config.updateMs = {0.5, 1.5};
+  SimResult two = unwrap(simulate(sg, Links::uniform(2, 1.0, 0.0), config));
+  EXPECT_NEAR(two.makespanMs, 2 * 6.5, 1e-9);
+
+  // One time per device, each finite and at least 0, and only with lists.
+  config.updateMs = {0.5};
+  EXPECT_FALSE(bool(simulate(sg, Links::uniform(2, 1.0, 0.0), config)));
+  config.updateMs = {0.5, -1.0};
+  EXPECT_FALSE(bool(simulate(sg, Links::uniform(2, 1.0, 0.0), config)));
+  SimulatorConfig listless;
+  listless.kind = Kind::GPipe;
+  listless.updateMs = {0.5};
+  llvm::Expected<SimResult> refused = simulate(sg, one, listless);
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("need the lists"),
+            std::string::npos);
+}
+
 TEST(SimulatorReplicas, TwiceHalvesTheStepPlusTheAllReduce) {
   StageGraph graph = StageGraph::chain({0});
   TimedStageGraph sg = TimedStageGraph::withCosts(graph, {1.0}, {1.0}, {1.0},

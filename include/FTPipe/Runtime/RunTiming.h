@@ -10,10 +10,13 @@
 // or, given the ring link rate of the processes' all-reduce
 // (ftpipe-bench-allreduce), priced as the planner prices them: each stage's
 // gradient bytes, ring all-reduced over its device's replicas when its last
-// backward has ended. The runtime's own overhead is the time a device spends
-// neither in stage code nor waiting for a message: optimizer updates (and
-// their tied-gradient exchange) and bookkeeping (data slices, gradient sums,
-// copies of results, the loop between actions).
+// backward has ended. Each process's updates take, in the simulation, the
+// mean CPU time of its measured updates (the optimizer step and gradient
+// sums; a process waiting in an update sleeps, and what it waits for, other
+// processes and all-reduces, the simulation runs itself). The runtime's own
+// overhead is the time a device spends neither in stage code nor waiting for a
+// message: optimizer updates (and their tied-gradient exchange) and bookkeeping
+// (data slices, gradient sums, copies of results, the loop between actions).
 //
 // Processes (or a process's device threads) that share a node's cores with
 // more of them than it has (4 MPI processes on 2 cores) are simulated
@@ -67,6 +70,10 @@ struct RunTiming {
   /// Largest share of measuredMs that one device spends in updates, and in
   /// bookkeeping (data slices, gradient sums, result copies, the loop).
   double updateShare = 0, bookkeepingShare = 0;
+  /// Per process, the mean CPU time of its updates, given to
+  /// the simulator as its update time (empty: no update took time; the
+  /// simulated updates then take none).
+  std::vector<double> processUpdateMs;
   /// The per-stage costs given to the simulator (ms).
   std::vector<double> stageForwardMs, stageBackwardMs;
   /// The simulated timeline (per process, as the simulator records it).
@@ -109,11 +116,11 @@ double median(std::vector<double> values);
 /// gives its per-process lists and timelines and its `replicas`; its
 /// simulated all-reduces of `gradientBytes` (per stage: stageGradientBytes)
 /// take the ring all-reduce's time on links of `allReduceGBps` (ms = 2 (r -
-/// 1) / r x bytes over the rate), or nothing when the rate is 0 (their
-/// measured time is then in the updates). `cores` places the processes on
-/// nodes (sharedCoresOf); where a node has fewer cores than processes the
-/// simulation shares them. Fails on a negative rate, a rate without one
-/// byte count per stage, or cores of another number of processes.
+/// 1) / r x bytes over the rate), or nothing when the rate is 0. Each
+/// process's simulated updates take its processUpdateMs. `cores` places the
+/// processes on nodes (sharedCoresOf); where a node has fewer cores than
+/// processes the simulation shares them. Fails on a negative rate, a rate
+/// without one byte count per stage, or cores of another number of processes.
 llvm::Expected<RunTiming> compareWithSimulator(
     const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
     const schedule::Schedule &lists,

@@ -16,7 +16,8 @@
 // next task is ready at that instant, backward before forward, then the
 // older micro-batch, then the earlier stage. Or, given a Schedule (the
 // per-device lists that generate() builds and the runtime executes), each
-// device runs exactly its list (updates take no time).
+// device runs exactly its list (updates take no time, or each device's
+// SimulatorConfig::updateMs).
 // A split backward (zero-bubble kinds, or lists with I and W) runs as I,
 // which sends the gradients, and W, which waits for its I, each with its
 // own cost. zb-h1 is simulated on the lists generate() builds, zb-auto on
@@ -215,6 +216,11 @@ struct SimulatorConfig {
   /// backward completes it (empty: the all-reduces take no time, they only
   /// synchronize).
   std::vector<uint64_t> stageGradientBytes;
+  /// With orders: per device (process), the time each of its updates holds
+  /// it, after a replicated device's all-reduces (empty: updates take no
+  /// time). Not counted as busy (not a stage's compute); on shared cores it
+  /// takes no share of them.
+  std::vector<double> updateMs;
   /// Devices sharing a node's cores (empty: each its own). A task's time
   /// on the timeline and in the device's busy time is then from its start
   /// to its end, however slowly it progressed.
@@ -233,7 +239,10 @@ struct SimEvent {
     Transfer,
     /// A replicated device's all-reduce of stage `stage`'s gradients for
     /// update `microBatch`, on each member process (`device`).
-    AllReduce
+    AllReduce,
+    /// Update `microBatch` of `device` when it takes time
+    /// (SimulatorConfig::updateMs).
+    Update
   };
   Kind kind = Kind::Forward;
   /// For Transfer: true for gradients flowing backward.
@@ -250,7 +259,7 @@ struct SimEvent {
   /// Whether the event is on a link track (a transfer) rather than a device.
   bool onLink() const { return kind == Kind::Transfer; }
   /// Short label for a trace, e.g. "F s3 mb5", "B s0 mb1", "W s0 mb1",
-  /// "act s1->s2 mb0".
+  /// "act s1->s2 mb0", "U1".
   std::string label() const;
 };
 
