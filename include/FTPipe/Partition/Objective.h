@@ -56,8 +56,7 @@ struct ObjectiveConfig {
   /// The schedule whose micro-batches in flight and weight versions memory
   /// is checked under, when it is not `schedule`: a plan made for a
   /// synchronous step (sync-schedule) is checked for what that schedule
-  /// keeps, as ftpipe-run checks it (schedule::deviceMemory), while its
-  /// objective stays the async time.
+  /// keeps (memoryScheduleFor), while its objective stays the async time.
   std::optional<Kind> memorySchedule;
   Optimizer optimizer = Optimizer::Adam;
   WeightVersions versioning = WeightVersions::Stash;
