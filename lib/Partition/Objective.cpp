@@ -33,7 +33,7 @@ Error ObjectiveConfig::validate() const {
 ftpipe::schedule::TrainingSetup
 ftpipe::partition::trainingSetupOf(const ObjectiveConfig &config) {
   schedule::TrainingSetup setup;
-  setup.schedule = config.schedule;
+  setup.schedule = config.memoryKind();
   setup.microBatches = config.microBatches;
   setup.optimizer = config.optimizer;
   setup.weightVersions = config.versioning;
@@ -474,7 +474,7 @@ ftpipe::partition::evaluatePlan(const Graph &graph, const Hardware &hw,
     st.activationBytes = schedule::stageActivationBytes(
                              st.inFlight, sg.keptBytesPerMicroBatch[s],
                              sg.weightBufferBytesPerMicroBatch[s],
-                             config.schedule, config.microBatches) +
+                             config.memoryKind(), config.microBatches) +
                          sg.recomputePeakBytes[s];
   }
   for (const StageEdge &e : sg.edges) {

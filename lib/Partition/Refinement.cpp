@@ -330,7 +330,7 @@ void IncrementalObjective::moveNodes(llvm::ArrayRef<NodeId> nodes, StageId to) {
   // Heights decide stash counts only for async schedules with weight
   // versions (extraWeightVersions is 0 otherwise); when they change then,
   // every parameter is recounted.
-  bool stashesFollowHeights = config.schedule == Kind::Async &&
+  bool stashesFollowHeights = config.memoryKind() == Kind::Async &&
                               config.versioning != WeightVersions::None;
   bool recount = false;
   if (edgeSetChanged) {

@@ -243,11 +243,13 @@ Error ftpipe::partition::verifyPlan(const Graph &graph, const Hardware &hw,
         // A device runs one task at a time, so only one of its stages holds
         // a recomputed micro-batch at any moment.
         activations += schedule::stageActivationBytes(
-            inFlight, in, weightBuffer, config.schedule, config.microBatches);
+            inFlight, in, weightBuffer, config.memoryKind(),
+            config.microBatches);
         recomputePeak = std::max(recomputePeak, act);
       } else {
         activations += schedule::stageActivationBytes(
-            inFlight, act, weightBuffer, config.schedule, config.microBatches);
+            inFlight, act, weightBuffer, config.memoryKind(),
+            config.microBatches);
       }
     }
     activations += recomputePeak;

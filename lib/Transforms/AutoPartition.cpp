@@ -115,6 +115,10 @@ void AutoPartitionPass::runOnOperation() {
       return std::nullopt;
     return syncSchedule.getValue();
   };
+  // A plan for a synchronous step is checked for the memory of that
+  // schedule, not async's.
+  if (std::optional<::ftpipe::schedule::Kind> kind = sync())
+    objective.memorySchedule = partition::memoryScheduleFor(*kind);
 
   PartitionerSetup partitionerSetup;
   partitionerSetup.recompute = setup.recompute;

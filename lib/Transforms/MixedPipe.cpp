@@ -93,8 +93,13 @@ void MixedPipePass::runOnOperation() {
   PartitionProblem &problem = inputs->problem;
   partition::MixedPipeConfig config;
   config.objective = partition::objectiveConfigOf(setup);
-  if (syncSchedule != ::ftpipe::schedule::Kind::Async)
+  // A plan for a synchronous step is checked for the memory of that
+  // schedule, not async's.
+  if (syncSchedule != ::ftpipe::schedule::Kind::Async) {
     config.syncSchedule = syncSchedule.getValue();
+    config.objective.memorySchedule =
+        partition::memoryScheduleFor(*config.syncSchedule);
+  }
   // Candidates run in parallel unless the context's threading is off
   // (`--mlir-disable-threading`).
   if (!module.getContext()->isMultithreadingEnabled())

@@ -19,6 +19,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+
 using namespace ftpipe::partition;
 using namespace ftpipe::partition::test;
 
@@ -327,6 +329,43 @@ TEST(MixedPipe, SyncScheduleChoosesTheShortestStep) {
         differs += !(async.plan == sync.plan);
       }
   EXPECT_GT(differs, 0);
+}
+
+TEST(MixedPipe, SyncPlansFitTheMemoryOfTheirSchedule) {
+  // A plan for a synchronous step is checked for the memory of that
+  // schedule (ObjectiveConfig::memorySchedule; for zb-auto, 1F1B's
+  // micro-batches in flight): budgets where async's fit no plan give one,
+  // which fits (verified independently), would not under async, and has a
+  // zb-auto step (lists within its memory).
+  int rescued = 0;
+  for (uint64_t seed = 1; seed <= 2; ++seed)
+    for (uint64_t mib = 256; mib <= 4096; mib *= 2) {
+      SCOPED_TRACE(testing::Message() << "seed=" << seed << " MiB=" << mib);
+      Graph g = makeGraph(GraphFamily::Layered, 160, seed);
+      Hardware hw = makeHardware(8, mib << 20);
+      MixedPipeConfig config;
+      config.objective.microBatches = 2;
+      config.syncSchedule = Kind::ZeroBubbleAuto;
+      llvm::Expected<MixedPipeResult> async = runMixedPipe(g, hw, config);
+      config.objective.memorySchedule = memoryScheduleFor(Kind::ZeroBubbleAuto);
+      llvm::Expected<MixedPipeResult> sync = runMixedPipe(g, hw, config);
+      if (sync) {
+        EXPECT_EQ(message(verifyPlan(g, hw, sync->plan, config.objective)), "");
+        EXPECT_TRUE(sync->metrics.memoryFits);
+      }
+      if (!async && sync) {
+        ++rescued;
+        ObjectiveConfig asyncMemory = config.objective;
+        asyncMemory.memorySchedule.reset();
+        EXPECT_NE(message(verifyPlan(g, hw, sync->plan, asyncMemory)), "");
+        EXPECT_TRUE(std::isfinite(sync->stepMs));
+      }
+      if (!async)
+        llvm::consumeError(async.takeError());
+      if (!sync)
+        llvm::consumeError(sync.takeError());
+    }
+  EXPECT_GT(rescued, 0);
 }
 
 } // namespace

@@ -223,6 +223,30 @@ TEST(Objective, MemoryBudgetAndReserve) {
   EXPECT_EQ(m.devices[0].budgetBytes, 810u);
 }
 
+TEST(Objective, MemoryScheduleCountsWhatThatScheduleKeeps) {
+  // Async keeps stage 0's two micro-batches and a stashed version (810 B on
+  // device 0); a plan for GPipe with one micro-batch keeps one and no stash
+  // (150 + 150 + 300 + 30 = 630 B), with the same async objective.
+  Graph g = smallGraph();
+  Hardware hw = uniformHardware(2, 1.0, 0.0, /*memory=*/700);
+  ObjectiveConfig config;
+  config.microBatches = 1;
+  PlanMetrics async = unwrap(evaluatePlan(g, hw, twoStages(), config));
+  EXPECT_EQ(async.devices[0].memoryBytes, 810u);
+  EXPECT_FALSE(async.memoryFits);
+  EXPECT_NE(message(verifyPlan(g, hw, twoStages(), config)), "");
+
+  config.memorySchedule = Kind::GPipe;
+  PlanMetrics sync = unwrap(evaluatePlan(g, hw, twoStages(), config));
+  EXPECT_EQ(sync.stages[0].inFlight, 1u);
+  EXPECT_EQ(sync.devices[0].stashBytes, 0u);
+  EXPECT_EQ(sync.devices[0].memoryBytes, 630u);
+  EXPECT_TRUE(sync.memoryFits);
+  EXPECT_EQ(message(verifyPlan(g, hw, twoStages(), config)), "");
+  EXPECT_DOUBLE_EQ(sync.asyncMsPerMicroBatch, async.asyncMsPerMicroBatch);
+  EXPECT_EQ(trainingSetupOf(config).schedule, Kind::GPipe);
+}
+
 TEST(Objective, HeterogeneousDevicesScaleCompute) {
   Graph g = smallGraph();
   HardwareSpec spec = uniformHardware(2).spec();

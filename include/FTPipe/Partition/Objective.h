@@ -36,6 +36,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace ftpipe {
@@ -52,6 +53,11 @@ using schedule::optimizerStateFactor;
 /// stashing, Adam, no recomputation, 8 micro-batches per mini-batch).
 struct ObjectiveConfig {
   Kind schedule = Kind::Async;
+  /// The schedule whose micro-batches in flight and weight versions memory
+  /// is checked under, when it is not `schedule`: a plan made for a
+  /// synchronous step (sync-schedule) is checked for what that schedule
+  /// keeps (memoryScheduleFor), while its objective stays the async time.
+  std::optional<Kind> memorySchedule;
   Optimizer optimizer = Optimizer::Adam;
   WeightVersions versioning = WeightVersions::Stash;
   /// Keep only stage inputs in forward and recompute the stage's forward
@@ -69,6 +75,9 @@ struct ObjectiveConfig {
 
   /// Fails when microBatches is 0.
   llvm::Error validate() const;
+
+  /// The schedule memory is checked under: memorySchedule, else schedule.
+  Kind memoryKind() const { return memorySchedule.value_or(schedule); }
 };
 
 /// Whether stage `s` of `plan` recomputes its forward: the plan's own
@@ -154,11 +163,11 @@ llvm::Expected<StageGraph> buildStageGraph(const Graph &graph,
 // Metrics
 //===----------------------------------------------------------------------===//
 
-/// Micro-batches in flight on a stage of the given height under `config`
-/// (schedule::microBatchesInFlight).
+/// Micro-batches in flight on a stage of the given height under `config`'s
+/// memory schedule (schedule::microBatchesInFlight).
 inline uint32_t microBatchesInFlight(uint32_t height,
                                      const ObjectiveConfig &config) {
-  return schedule::microBatchesInFlight(height, config.schedule,
+  return schedule::microBatchesInFlight(height, config.memoryKind(),
                                         config.microBatches);
 }
 
@@ -166,12 +175,20 @@ inline uint32_t microBatchesInFlight(uint32_t height,
 /// (schedule::extraWeightVersions).
 inline uint32_t extraWeightVersions(uint32_t inFlight,
                                     const ObjectiveConfig &config) {
-  return schedule::extraWeightVersions(inFlight, config.schedule,
+  return schedule::extraWeightVersions(inFlight, config.memoryKind(),
                                        config.versioning);
 }
 
-/// The training setup `config` scores for (recomputation as the config
-/// says it, without a plan's per-stage choice).
+/// The schedule whose memory a plan for synchronous `schedule` is checked
+/// under (ObjectiveConfig::memorySchedule): the schedule itself, but zb-h1's
+/// (1F1B's micro-batches in flight) for zb-auto, whose lists adapt to the
+/// memory and include zb-h1's and 1F1B's, which fit within that.
+inline Kind memoryScheduleFor(Kind schedule) {
+  return schedule == Kind::ZeroBubbleAuto ? Kind::ZeroBubbleH1 : schedule;
+}
+
+/// The training setup `config` checks memory for (its memory schedule;
+/// recomputation as the config says it, without a plan's per-stage choice).
 schedule::TrainingSetup trainingSetupOf(const ObjectiveConfig &config);
 
 /// The objective configuration of `setup`. Under recompute=auto plans are

@@ -301,7 +301,8 @@ defvar SharedValueOptions = [
 
 /// The option of the passes that choose among candidate plans: the
 /// synchronous schedule the plan will run under when the training setup's
-/// `schedule` plans its memory (FTPipe's async). Candidates then compete by
+/// `schedule` is FTPipe's async; memory is checked under it instead
+/// (partition::memoryScheduleFor). Candidates then compete by
 /// their simulated step under it first, as ftpipe-run runs it
 /// (partition::simulateSynchronousStep: zb-auto within each device's
 /// memory), then by the time under `schedule`.
@@ -461,11 +462,14 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
     every candidate's step under that schedule as ftpipe-run runs it
     (zb-auto: its lists within each device's memory) and keeps the
     candidate with the shortest step, the time under `schedule` breaking
-    ties; memory is still planned under `schedule`. For a plan made with
-    FTPipe's setup (async) that will be trained synchronously. The chosen
+    ties; memory is checked under that schedule, not `schedule`
+    (zb-auto: 1F1B's micro-batches in flight, `memoryScheduleFor`), so
+    the plan may not fit the async schedule. For a plan made with FTPipe's
+    setup (async) that will be trained synchronously. The chosen
     plan's stage boundaries are then moved where that step gets shorter
     (`refineForSyncStep`, lib/Partition/SyncRefinement.cpp; `verbose`
-    prints what it did): its async time may rise, its memory still fits.
+    prints what it did): its async time may rise, its memory still fits
+    that schedule.
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"verbose", "verbose", "bool", /*default=*/"false",
@@ -495,8 +499,8 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
     candidate is also simulated under that schedule as ftpipe-run runs it
     (zb-auto: its lists within each device's memory; Mixed-Pipe compares
     its own candidates the same way), and the shortest step wins, the time
-    under `schedule` breaking ties; memory is still planned under
-    `schedule`. The chosen plan's stage boundaries are then moved where
+    under `schedule` breaking ties; memory is checked under that schedule
+    (zb-auto: 1F1B's micro-batches in flight), not `schedule`. The chosen plan's stage boundaries are then moved where
     that step gets shorter (`refineForSyncStep`; not with `replicas=auto`).
 
     With `replicas=auto` each partitioner's plans also go through the
