@@ -182,8 +182,6 @@ HeldBytes DeviceExecutor::held() const {
   held.weights = bytesOf(live);
   for (const auto &entry : gradients)
     held.gradients += bytesOf(entry.second);
-  for (const TensorMap &spare : spareGradients)
-    held.gradients += bytesOf(spare);
   held.optimizer = optimizer.stateBytes();
   for (const auto &entry : stashed)
     held.stash += bytesOf(entry.second);
@@ -244,27 +242,12 @@ llvm::Error DeviceExecutor::resume(int64_t updates,
   return llvm::Error::success();
 }
 
-void DeviceExecutor::setFrozen(std::set<std::string> names) {
-  config.frozen = std::move(names);
-  // A parameter frozen from now on has no gradient sum.
-  for (TensorMap &spare : spareGradients)
-    for (const std::string &name : config.frozen)
-      spare.erase(name);
-}
-
-TensorMap DeviceExecutor::openGradients() {
-  if (spareGradients.empty()) {
-    TensorMap zeros;
-    for (const ParameterInfo &param : params)
-      if (!isFrozen(param.name))
-        zeros[param.name] = Tensor(param.type, param.shape);
-    return zeros;
-  }
-  TensorMap sums = std::move(spareGradients.back());
-  spareGradients.pop_back();
-  for (auto &entry : sums)
-    std::fill(entry.second.bytes.begin(), entry.second.bytes.end(), 0);
-  return sums;
+TensorMap DeviceExecutor::zeroGradients() const {
+  TensorMap zeros;
+  for (const ParameterInfo &param : params)
+    if (!isFrozen(param.name))
+      zeros[param.name] = Tensor(param.type, param.shape);
+  return zeros;
 }
 
 Transport *DeviceExecutor::timedTransport() const { return waitTimer.get(); }
@@ -349,7 +332,7 @@ std::vector<Tensor *> DeviceExecutor::gradientSums(const StageProgram &stage,
                                                    int64_t mb) {
   auto [sums, fresh] = gradients.try_emplace(mb / config.schedule.microBatches);
   if (fresh)
-    sums->second = openGradients();
+    sums->second = zeroGradients();
   return gradientSumsOf(stage, sums->second);
 }
 
@@ -523,7 +506,7 @@ DeviceExecutor::update(int64_t k,
   }
   auto [stepGradients, fresh] = gradients.try_emplace(k);
   if (fresh)
-    stepGradients->second = openGradients();
+    stepGradients->second = zeroGradients();
   TensorMap sums = std::move(stepGradients->second);
   gradients.erase(stepGradients);
   // A replicated device's replicas each summed their own micro-batches:
@@ -602,8 +585,6 @@ DeviceExecutor::update(int64_t k,
     }
   }
   ++version;
-  // The next step's sums reuse the set.
-  spareGradients.push_back(std::move(sums));
 
   if (replicated) {
     // The step's loss once, over all replicas' micro-batches.

@@ -87,7 +87,6 @@ DeviceExecutor::predictMemory(llvm::ArrayRef<Action> actions,
   device.versions = config.stashing;
   device.firstVersion = version;
   device.stateAllocated = optimizer.stateBytes() > 0;
-  device.gradientSets = int64_t(gradients.size() + spareGradients.size());
   std::optional<schedule::ReplayPeak> peak =
       schedule::replayMemory(actions, sendsHeldUntil, device);
   if (!peak)

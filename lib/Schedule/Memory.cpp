@@ -6,10 +6,9 @@
 // stages, recomputation peaks (working sets) do not (a device runs one task
 // at a time). runtimeMemory applies the runtime's rules for the async
 // schedule (Executor.cpp; DeviceExecutor::predictMemory replays them action
-// by action, and the figure bounds that replay): a set of gradient sums per
-// step whose backwards have started and whose update has not run (two at
-// once under async on a device of several stages), each kept once made, and
-// whole copies of the
+// by action, and the figure bounds that replay): one set of gradient sums
+// per step whose backwards have started and whose update has not run (two
+// at once under async on a device of several stages), and whole copies of the
 // device's weights for each older version a micro-batch in flight still reads
 // (updates come once per step of M micro-batches).
 //

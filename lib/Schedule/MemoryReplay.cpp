@@ -179,8 +179,6 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
   // Steps whose gradient set is open; the version each micro-batch in
   // flight (F ran, B or I did not) read; versions kept as copies.
   std::set<int64_t> openSteps;
-  // Gradient sets made so far: a closed one stays for the next step.
-  int64_t gradientSets = device.gradientSets;
   std::map<std::pair<int64_t, int64_t>, int64_t> inFlight;
   std::set<int64_t> stashed;
   ReplayHeld held;
@@ -205,8 +203,7 @@ ftpipe::schedule::replayMemory(llvm::ArrayRef<Action> actions,
   std::vector<int64_t> totals(actions.size()), generated(actions.size());
   auto consider = [&](size_t index, int64_t running, int64_t messages,
                       int64_t generatedBytes) {
-    gradientSets = std::max(gradientSets, int64_t(openSteps.size()));
-    held.gradients = gradientSets * device.trained;
+    held.gradients = int64_t(openSteps.size()) * device.trained;
     held.optimizer = stateAllocated ? device.optimizer : 0;
     held.stash = int64_t(stashed.size()) * device.trained;
     int64_t total = held.total() + running + messages + pending;

@@ -108,34 +108,6 @@ TEST(MemoryReplay, StashedCopyLivesUntilItsLastReader) {
   EXPECT_EQ(drained->held.stash, 0);
 }
 
-TEST(MemoryReplay, AGradientSetStaysForTheNextStep) {
-  // A forward larger than the backward: step 1's forward holds the set that
-  // step 0's backward made (the runtime zeroes it in place, Executor.cpp).
-  ReplayDevice device = oneStage(1, WeightVersions::None);
-  device.stages[0].forward = 50;
-  std::vector<Action> list = parse({"0F0", "0B0", "U0", "0F1", "0B1", "U1"});
-  std::optional<ReplayPeak> peak = replay(list, device);
-  ASSERT_TRUE(peak);
-  EXPECT_EQ(peak->action, 3u);
-  EXPECT_EQ(peak->held.gradients, 80);
-  EXPECT_EQ(peak->bytes, 100 + 80 + 160 + 50);
-  // A device that holds a set already counts it from its first action.
-  device.gradientSets = 1;
-  std::optional<ReplayPeak> held = replay(parse({"0F0", "0B0", "U0"}), device);
-  ASSERT_TRUE(held);
-  EXPECT_EQ(held->action, 0u);
-  EXPECT_EQ(held->held.gradients, 80);
-  // Async: two steps' sets open at once stay two.
-  device.gradientSets = 0;
-  device.stages[0].forward = 5;
-  std::optional<ReplayPeak> async =
-      replay(parse({"0F0", "0F1", "0B0", "0B1", "U0", "0F2", "0F3", "0B2", "U1",
-                    "0B3", "U2"}),
-             device);
-  ASSERT_TRUE(async);
-  EXPECT_EQ(async->held.gradients, 160);
-}
-
 TEST(MemoryReplay, WeightBufferLivesFromInputToWeightPart) {
   std::optional<ReplayPeak> peak =
       replay(parse({"0F0", "0F1", "0I0", "0I1", "0W0", "0W1", "U0"}),

@@ -166,7 +166,9 @@ public:
   bool owns(llvm::StringRef name) const;
   /// Freezes `names` (ExecutorConfig::frozen) from now on: call at a step
   /// boundary. A parameter frozen later keeps its optimizer state unused.
-  void setFrozen(std::set<std::string> names);
+  void setFrozen(std::set<std::string> names) {
+    config.frozen = std::move(names);
+  }
   const std::set<std::string> &frozen() const { return config.frozen; }
   /// Replays the cached stages' forwards from `use`'s cache where it holds
   /// the micro-batch's samples, and skips their backwards
@@ -279,14 +281,8 @@ private:
   /// Per step, the sum of its micro-batches' gradients so far (an async
   /// schedule may run backwards of the next step before this one's update).
   std::map<int64_t, TensorMap> gradients;
-  /// Gradient sets that updates consumed, kept for later steps' sums: each
-  /// is allocated once (until 2026-11-28 every step's set came fresh and
-  /// went after its update: BERT-base QA's 253 and 162 MiB of page faults a
-  /// step).
-  std::vector<TensorMap> spareGradients;
-  /// A zero gradient for every trained parameter: a spare set zeroed in
-  /// place, else a new one.
-  TensorMap openGradients();
+  /// A zero gradient for every trained parameter.
+  TensorMap zeroGradients() const;
   const TensorMap *dataset = nullptr;
   /// Updates done: the live weights' version.
   int64_t version = 0;

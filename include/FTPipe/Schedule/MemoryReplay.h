@@ -1,9 +1,8 @@
 //===- MemoryReplay.h - A device's memory over its action list --*- C++ -*-===//
 //
-// The one replay of what a device holds action by action: weights, as many
-// sets of gradient sums as steps whose backwards began and whose update has
-// not run were ever open at once (a set stays for the next steps), the
-// optimizer's state, a whole copy of the trained weights per older
+// The one replay of what a device holds action by action: weights, one set
+// of gradient sums per step whose backwards began and whose update has not
+// run, the optimizer's state, a whole copy of the trained weights per older
 // version a micro-batch in flight still reads (stashing and 2BW), each
 // micro-batch's kept bytes from its F to its B or I and its W buffer from
 // its I to its W, what the running action adds, and the messages its earlier
@@ -69,9 +68,6 @@ struct ReplayDevice {
   /// state exists before the first update (the runtime allocates it there).
   int64_t firstVersion = 0;
   bool stateAllocated = true;
-  /// Gradient sets the device holds before the list: a set, once made,
-  /// stays for later steps (the runtime zeroes it in place).
-  int64_t gradientSets = 0;
 };
 
 /// What a device holds between actions.
@@ -138,9 +134,8 @@ std::vector<std::vector<size_t>> sendsHeldUntil(const Schedule &lists,
 /// from sendsHeldUntil; an action i whose entry is i + 1 frees its sends
 /// as it ends); then
 /// F keeps its stage's bytes, B or I releases them (I keeps the W buffer),
-/// W releases the W buffer, B and W open their step's gradient set (one
-/// made earlier and closed, else a new one, held from then on), an update
-/// (counting the allocator's cache the task before it left: what it
+/// W releases the W buffer, B and W open their step's gradient set, an
+/// update (counting the allocator's cache the task before it left: what it
 /// added beyond its transient bytes, less the adopted bytes it kept and
 /// plus those it released) closes it and, when a micro-batch in flight read the
 /// version it replaces and versions are kept, stashes a copy, which goes with
