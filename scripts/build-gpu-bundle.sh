@@ -28,6 +28,9 @@
 #             and the QA head (a loss): its artifact, config.json and
 #             inputs.safetensors (no weights: 50 MB; gpu-check.sh takes
 #             PyTorch's initialisation there and feeds both sides the same);
+#   tests/    FTPipeDeviceTests (the unit tests that need a GPU: the device
+#             optimizers against PyTorch) and the optimizer-reference.json
+#             it reads;
 #   run_cuda_artifacts.py, bert_large_layer.py, memref_abi.py, gpu-check.sh,
 #             BUNDLE.json (what was built, from which commit, sizes).
 # Fails if OUT exceeds 64 MiB. Needs a build with the CUDA toolkit and,
@@ -63,6 +66,11 @@ if [ ! -f "$runtime" ]; then
        "CUDA toolkit and build FTPipeCUDARuntime" >&2
   exit 1
 fi
+tests=$build/bin/FTPipeDeviceTests
+if [ ! -x "$tests" ]; then
+  echo "build-gpu-bundle: $tests is missing: build FTPipeDeviceTests" >&2
+  exit 1
+fi
 python=$build/.venv-ref/bin/python
 if [ $reference = 1 ] && [ ! -x "$python" ]; then
   echo "build-gpu-bundle: no reference environment at $build/.venv-ref" \
@@ -75,11 +83,12 @@ start=$(date +%s)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$out"
-mkdir -p "$out/lib" "$out/models"
+mkdir -p "$out/lib" "$out/models" "$out/tests"
 
 cp "$runtime" "$build/lib/libFTPipeStageABI.so" "$out/lib/"
 cudart=$(ldd "$runtime" | awk '/libcudart\.so/ {print $3}')
 cp -L "$cudart" "$out/lib/$(basename "$cudart")"
+cp "$tests" "$root/unittests/Runtime/optimizer-reference.json" "$out/tests/"
 cp "$root/scripts/gpu/run_cuda_artifacts.py" "$root/scripts/gpu/bert_large_layer.py" \
    "$root/tools/ftpipe-reference/memref_abi.py" "$root/scripts/gpu-check.sh" "$out/"
 

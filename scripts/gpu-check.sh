@@ -6,6 +6,9 @@
 #
 # On the GPU (budget: under 8 minutes; each step has its own time limit):
 #   1. the GPU, its driver, PyTorch's version, where cuBLAS 13 comes from;
+#      the unit tests that need a GPU (tests/FTPipeDeviceTests: the device
+#      optimizers against PyTorch's trajectories): passed, failed or skipped
+#      (a skip is no pass);
 #   2. per tiny model (BERT, GPT-2, T5, LLaMA): one micro-batch forward and
 #      backward of its CUDA artifact (run_cuda_artifacts.py), loss and every
 #      gradient against the reference computed on the build machine's CPU
@@ -24,11 +27,13 @@
 # the BERT-large figures to $OUT/bert-large-layer.json, and a table last.
 #
 # --dry (no GPU needed): says what it would run and checks the bundle: its
-# files, its size (under 64 MiB), and that every library it loads is in its
-# lib/ or is libc, libm, libstdc++, libgcc_s, the dynamic loader, or cuBLAS 13
-# (600 MB, taken from the GPU machine: its CUDA 13 toolkit or PyTorch's
-# nvidia-cublas wheel), under `ldd` in a clean environment. Exit status 1 if
-# the bundle is incomplete or not self-contained.
+# files, its size (under 64 MiB), and that every library and executable it
+# loads is in its lib/ or is libc, libm, libstdc++, libgcc_s, the dynamic
+# loader, or cuBLAS 13 (600 MB, taken from the GPU machine: its CUDA 13
+# toolkit or PyTorch's nvidia-cublas wheel), under `ldd` in a clean
+# environment; where cuBLAS 13 is found it runs FTPipeDeviceTests too (here:
+# skipped, no GPU). Exit status 1 if the bundle is incomplete or not
+# self-contained.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -65,6 +70,9 @@ for lib in libFTPipeCUDARuntime.so libFTPipeStageABI.so; do
   [ -f "$bundle/lib/$lib" ] || fail "lib/$lib is missing"
 done
 ls "$bundle"/lib/libcudart.so.* > /dev/null 2>&1 || fail "lib/libcudart.so.* is missing"
+for f in FTPipeDeviceTests optimizer-reference.json; do
+  [ -f "$bundle/tests/$f" ] || fail "tests/$f is missing"
+done
 for model in $models; do
   dir=$bundle/models/$model
   [ -f "$dir/manifest.json" ] && [ -f "$dir/device0.so" ] ||
@@ -102,14 +110,54 @@ while IFS= read -r so; do
       fail "$(basename "$so") needs $name (${path:-not found}), neither in the bundle nor allowed"
     fi
   done < <(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$bundle/lib" ldd "$so" 2>&1)
-done < <(find "$bundle" -name '*.so' -o -name '*.so.*' | sort)
+done < <(find "$bundle" -name '*.so' -o -name '*.so.*' -o -path '*/tests/FTPipeDeviceTests' | sort)
 [ $failures = 0 ] && say "gpu-check: bundle self-contained (ldd, clean environment): every library is in lib/ or is libc/libm/libstdc++/libgcc_s/the loader, and cuBLAS 13 from the GPU machine"
 for script in run_cuda_artifacts.py bert_large_layer.py memref_abi.py; do
   python3 -m py_compile "$bundle/$script" 2>> "$log" || fail "$script does not compile"
 done
 
+# The directory of this machine's libcublas.so.13 (its toolkit's or
+# PyTorch's nvidia-cublas wheel's), or nothing.
+find_cublas() {
+  local dir found
+  for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+      $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+    found=$(find -L "$dir" -maxdepth 4 -name 'libcublas.so.13*' 2>/dev/null | head -1)
+    if [ -n "$found" ]; then dirname "$found"; return; fi
+  done
+}
+
+# FTPipeDeviceTests (LD_LIBRARY_PATH set): a row saying passed, failed or
+# skipped, with GoogleTest's counts; its output goes to the log.
+device_tests() {
+  local result status count
+  result=$(FTPIPE_OPTIMIZER_REFERENCE=$bundle/tests/optimizer-reference.json \
+    timeout 120 "$bundle/tests/FTPipeDeviceTests" 2>&1)
+  status=$?
+  echo "$result" >> "$log"
+  count() { echo "$result" | sed -n "s/^\[  $1 *\] \([0-9]*\) tests\{0,1\}[.,].*/\1/p" | head -1; }
+  local passed skipped failed
+  passed=$(count PASSED) skipped=$(count SKIPPED) failed=$(count FAILED)
+  local name="device optimizers vs PyTorch"
+  if [ $status != 0 ] || [ -n "$failed" ]; then
+    row "$name" "FAIL" "exit $status, ${failed:-?} failed, ${passed:-0} passed (FTPipeDeviceTests; see log)"
+  elif [ -n "$skipped" ]; then
+    row "$name" "skipped" "$skipped skipped, ${passed:-0} passed: $(echo "$result" | grep -m1 -o 'no CUDA device[^"]*' || echo 'see log')"
+  else
+    row "$name" "passed" "${passed:-?} tests (FTPipeDeviceTests)"
+  fi
+  say "gpu-check: FTPipeDeviceTests: ${rows[-1]}"
+}
+
 if [ $dry = 1 ]; then
+  cublas=$(find_cublas)
+  if [ -n "$cublas" ]; then
+    LD_LIBRARY_PATH=$bundle/lib:$cublas device_tests
+  else
+    say "gpu-check: FTPipeDeviceTests not run here: no libcublas.so.13"
+  fi
   say "gpu-check: dry mode: on a GPU this would run"
+  say "  tests/FTPipeDeviceTests: the device optimizers against PyTorch's trajectories"
   for model in $models; do
     if [ "$model" = bert-large-layer ]; then
       say "  bert_large_layer.py: ours vs PyTorch eager, fwd+bwd, medians of 20 (CUDA events), floor, peaks"
@@ -130,15 +178,11 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,nohea
 say "gpu-check: GPU: $gpu"
 row "GPU, driver, memory" "info" "$gpu"
 say "gpu-check: $(python3 -c 'import torch; print("PyTorch", torch.__version__, "CUDA", torch.version.cuda)' 2>&1)"
-cublas=""
-for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
-    $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
-  found=$(find "$dir" -name 'libcublas.so.13*' 2>/dev/null | head -1)
-  if [ -n "$found" ]; then cublas=$(dirname "$found"); break; fi
-done
+cublas=$(find_cublas)
 [ -n "$cublas" ] || { say "gpu-check: no libcublas.so.13 on this machine"; exit 1; }
 say "gpu-check: cuBLAS 13 from $cublas; NVIDIA_TF32_OVERRIDE=${NVIDIA_TF32_OVERRIDE:-unset} (cuBLAS default math: no TF32)"
 export LD_LIBRARY_PATH=$bundle/lib:$cublas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+device_tests
 
 for model in $models; do
   [ "$model" = bert-large-layer ] && continue
