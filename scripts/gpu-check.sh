@@ -20,9 +20,15 @@
 #      against PyTorch eager on the same GPU (f32, TF32 off, both warmed up,
 #      medians of 20 steps timed with CUDA events), the floor from its FLOPs
 #      and bytes, both peaks of device memory (bert_large_layer.py);
-#   4. 10 training steps of GPipe and 1F1B against the CPU run's weights:
-#      NOT RUN, reported as such (ftpipe-run's executor does not drive CUDA
-#      artifacts or call the device optimizers yet; docs/GPU.md).
+#   4. per model with a train/ folder (the tiny BERT, GPT-2 with its tied
+#      embeddings, bert-tiny-2dev): 10 training steps of 4 micro-batches in
+#      GPipe's order and in 1F1B's (the schedule model's lists), gradients
+#      summed on the device, AdamW by the device optimizer
+#      (train_cuda_artifacts.py), against PyTorch's run on the build
+#      machine's CPU: each step's loss and the final weights at 1e-4
+#      relative (train_reference.py weights: per tensor, against its largest
+#      value; the elements of zero gradient in exact arithmetic within the
+#      bound of train.json instead).
 # The full log goes to $OUT/gpu-check.log (or ./gpu-check.log without OUT),
 # the BERT-large figures to $OUT/bert-large-layer.json, and a table last.
 #
@@ -112,7 +118,16 @@ while IFS= read -r so; do
   done < <(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$bundle/lib" ldd "$so" 2>&1)
 done < <(find "$bundle" -name '*.so' -o -name '*.so.*' -o -path '*/tests/FTPipeDeviceTests' | sort)
 [ $failures = 0 ] && say "gpu-check: bundle self-contained (ldd, clean environment): every library is in lib/ or is libc/libm/libstdc++/libgcc_s/the loader, and cuBLAS 13 from the GPU machine"
-for script in run_cuda_artifacts.py bert_large_layer.py memref_abi.py; do
+for model in $models; do
+  train=$bundle/models/$model/train
+  [ -d "$train" ] || continue
+  for f in weights.safetensors data.safetensors expected.safetensors \
+      expected.log train.json schedule-gpipe.txt schedule-1f1b.txt; do
+    [ -f "$train/$f" ] || fail "$model: no train/$f"
+  done
+done
+for script in run_cuda_artifacts.py train_cuda_artifacts.py \
+    bert_large_layer.py memref_abi.py train_reference.py hf_reference.py; do
   python3 -m py_compile "$bundle/$script" 2>> "$log" || fail "$script does not compile"
 done
 
@@ -164,8 +179,10 @@ if [ $dry = 1 ]; then
     else
       say "  run_cuda_artifacts.py models/$model: one micro-batch, loss + gradients vs expected.safetensors at 1e-4"
     fi
+    if [ -d "$bundle/models/$model/train" ]; then
+      say "  train_cuda_artifacts.py models/$model: 10 steps GPipe and 1F1B, device AdamW, losses + weights vs PyTorch at 1e-4"
+    fi
   done
-  say "  10 GPipe / 1F1B training steps: not run (the executor does not drive CUDA artifacts yet)"
   if [ $failures = 0 ]; then say "gpu-check: dry run ok"; else say "gpu-check: dry run: $failures failures"; fi
   [ $failures = 0 ]
   exit
@@ -198,7 +215,55 @@ for model in $models; do
   if [ $status = 0 ]; then row "$model loss+grads (f32, 1e-4)" "ok" "$line; $peak"
   else row "$model loss+grads (f32, 1e-4)" "FAIL" "${line:-exit $status, see log}"; fi
 done
-row "10 steps GPipe / 1F1B vs CPU" "not run" "the executor does not drive CUDA artifacts yet"
+trained=0
+for model in $models; do
+  dir=$bundle/models/$model
+  train=$dir/train
+  [ -d "$train" ] || continue
+  trained=1
+  setup=$(python3 -c "import json, sys; t = json.load(open(sys.argv[1])); print(t['micro_batch_size'], t['lr'], t['bound'], ' '.join('--zero-gradient=' + z for z in t['zero_gradient']))" "$train/train.json")
+  read -r batch lr bound zero <<< "$setup"
+  for schedule in gpipe 1f1b; do
+    say "gpu-check: $model: 10 steps, $schedule"
+    ours=$out/$model.$schedule.safetensors
+    timeout 150 python3 "$bundle/train_cuda_artifacts.py" "$dir" \
+      --weights "$train/weights.safetensors" --data "$train/data.safetensors" \
+      --schedule "$train/schedule-$schedule.txt" --micro-batch-size "$batch" \
+      --lr "$lr" --losses "$train/expected.log" --rtol 1e-4 -o "$ours" \
+      > "$out/$model.$schedule.log" 2> "$out/$model.$schedule.err"
+    status=$?
+    cat "$out/$model.$schedule.log" >> "$log"
+    # The actions' progress: the last lines say where a failure happened.
+    tail -5 "$out/$model.$schedule.err" >> "$log"
+    losses=$(grep -o 'losses vs the reference: .*' "$out/$model.$schedule.log")
+    peak=$(grep -o 'peak device memory [0-9]* bytes' "$out/$model.$schedule.log")
+    if [ $status != 0 ]; then
+      row "$model 10 steps $schedule" "FAIL" "${losses:-exit $status, see log}"
+      continue
+    fi
+    # shellcheck disable=SC2086
+    weights=$(timeout 90 python3 "$bundle/train_reference.py" weights "$ours" \
+      "$train/expected.safetensors" --initial "$train/weights.safetensors" \
+      --rtol 1e-4 --bound "$bound" $zero 2>&1)
+    status=$?
+    echo "$weights" >> "$log"
+    worst=$(echo "$weights" | grep -o 'max rel. error [0-9.e+-]*' |
+      awk '{ if ($4 + 0 > max) max = $4 + 0 } END { printf "%.3g", max }')
+    summary="$(echo "$weights" | tail -1) (worst ${worst}); $losses; $peak"
+    if [ $status = 0 ]; then row "$model 10 steps $schedule" "ok" "$summary"
+    else row "$model 10 steps $schedule" "FAIL" "$summary"; fi
+  done
+  python3 - "$out/$model.gpipe.safetensors" "$out/$model.1f1b.safetensors" >> "$log" 2>&1 <<'PY'
+import os, sys
+if all(os.path.exists(p) for p in sys.argv[1:]):
+    from safetensors.numpy import load_file
+    a, b = (load_file(p) for p in sys.argv[1:])
+    same = sum(a[k].tobytes() == b[k].tobytes() for k in a)
+    print("gpu-check: GPipe and 1F1B weights bit-identical in %d of %d "
+          "tensors" % (same, len(a)))
+PY
+done
+[ $trained = 1 ] || row "10 steps GPipe / 1F1B vs CPU" "not run" "no model of the bundle has train/ (built without the reference)"
 
 if [[ " $models " == *" bert-large-layer "* ]]; then
   say "gpu-check: bert-large-layer"
