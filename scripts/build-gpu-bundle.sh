@@ -41,8 +41,9 @@
 #   tests/    FTPipeDeviceTests (the unit tests that need a GPU: the device
 #             optimizers against PyTorch) and the optimizer-reference.json
 #             it reads;
-#   run_cuda_artifacts.py, train_cuda_artifacts.py, bert_large_layer.py,
-#             memref_abi.py, train_reference.py, hf_reference.py, gpu-check.sh,
+#   run_cuda_artifacts.py, train_cuda_artifacts.py, schedule_order.py,
+#             bert_large_layer.py, memref_abi.py, train_reference.py,
+#             hf_reference.py, gpu-check.sh,
 #             BUNDLE.json (what was built, from which commit, sizes).
 # Fails if OUT exceeds 64 MiB. Needs a build with the CUDA toolkit and,
 # unless --no-reference, the reference environment (BUILD/.venv-ref).
@@ -102,6 +103,7 @@ cp -L "$cudart" "$out/lib/$(basename "$cudart")"
 cp "$tests" "$root/unittests/Runtime/optimizer-reference.json" "$out/tests/"
 cp "$root/scripts/gpu/run_cuda_artifacts.py" \
    "$root/scripts/gpu/train_cuda_artifacts.py" \
+   "$root/scripts/gpu/schedule_order.py" \
    "$root/scripts/gpu/bert_large_layer.py" \
    "$root/tools/ftpipe-reference/memref_abi.py" \
    "$root/tools/ftpipe-reference/train_reference.py" \

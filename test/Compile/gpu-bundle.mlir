@@ -26,7 +26,7 @@
 // DRY: gpu-check: dry mode: on a GPU this would run
 // DRY: tests/FTPipeDeviceTests: the device optimizers
 // DRY: run_cuda_artifacts.py models/bert-tiny
-// DRY: 10 GPipe / 1F1B training steps: not run
+// DRY: 10 GPipe / 1F1B training steps: not run (no model has train/
 // DRY: gpu-check: dry run ok
 // RUN: FileCheck %s --check-prefix=DRY < %t.out/gpu-check.log
 
