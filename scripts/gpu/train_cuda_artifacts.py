@@ -212,7 +212,8 @@ def reference_losses(path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    parser = argparse.ArgumentParser(
+        description="training steps of CUDA artifacts in a schedule's order")
     parser.add_argument("dir")
     parser.add_argument("--weights", required=True)
     parser.add_argument("--data", required=True)
