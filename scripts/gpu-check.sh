@@ -19,7 +19,9 @@
 #      and bytes, both peaks of device memory (bert_large_layer.py);
 #   4. 10 training steps of GPipe and 1F1B against the CPU run's weights:
 #      NOT RUN, reported as such (ftpipe-run's executor does not drive CUDA
-#      artifacts or call the device optimizers yet; docs/GPU.md).
+#      artifacts or call the device optimizers yet; docs/GPU.md);
+#   5. the tiny BERT once more under compute-sanitizer's memcheck, where the
+#      tool is there (its full output in $OUT/sanitizer.log).
 # The full log goes to $OUT/gpu-check.log (or ./gpu-check.log without OUT),
 # the BERT-large figures to $OUT/bert-large-layer.json, and a table last.
 #
@@ -144,7 +146,7 @@ for model in $models; do
   [ "$model" = bert-large-layer ] && continue
   dir=$bundle/models/$model
   say "gpu-check: $model"
-  result=$(timeout 90 python3 "$bundle/run_cuda_artifacts.py" "$dir" \
+  result=$(timeout 60 python3 "$bundle/run_cuda_artifacts.py" "$dir" \
     --weights "$dir/weights.safetensors" --inputs "$dir/inputs.safetensors" \
     --expected "$dir/expected.safetensors" --rtol 1e-4 2>&1)
   status=$?
@@ -158,7 +160,7 @@ row "10 steps GPipe / 1F1B vs CPU" "not run" "the executor does not drive CUDA a
 
 if [[ " $models " == *" bert-large-layer "* ]]; then
   say "gpu-check: bert-large-layer"
-  timeout 240 python3 "$bundle/bert_large_layer.py" "$bundle" \
+  timeout 180 python3 "$bundle/bert_large_layer.py" "$bundle" \
     --json "$out/bert-large-layer.json" >> "$log" 2>&1
   status=$?
   if [ $status = 0 ]; then
@@ -166,6 +168,28 @@ if [[ " $models " == *" bert-large-layer "* ]]; then
   else
     row "BERT-large layer fwd+bwd" "FAIL" "exit $status, see log"
   fi
+fi
+
+# The tiny BERT again under compute-sanitizer's memcheck (out-of-bounds and
+# misaligned device accesses, leaks of the pool, API errors), where the tool is
+# there; results are not compared again.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+if [[ " $models " == *" bert-tiny "* ]] && [ -n "$sanitizer" ]; then
+  say "gpu-check: bert-tiny under compute-sanitizer memcheck"
+  dir=$bundle/models/bert-tiny
+  timeout 120 "$sanitizer" --tool memcheck --error-exitcode 3 \
+    python3 "$bundle/run_cuda_artifacts.py" "$dir" \
+    --weights "$dir/weights.safetensors" --inputs "$dir/inputs.safetensors" \
+    > "$out/sanitizer.log" 2>&1
+  status=$?
+  tail -5 "$out/sanitizer.log" | tee -a "$log"
+  case $status in
+    0) row "bert-tiny memcheck" "ok" "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$out/sanitizer.log" | tail -1)" ;;
+    3) row "bert-tiny memcheck" "FAIL" "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$out/sanitizer.log" | tail -1); see sanitizer.log" ;;
+    *) row "bert-tiny memcheck" "FAIL" "exit $status, see sanitizer.log" ;;
+  esac
+else
+  row "bert-tiny memcheck" "not run" "no compute-sanitizer on this machine"
 fi
 
 say "gpu-check: $(( $(date +%s) - start )) s on the GPU"
