@@ -31,6 +31,8 @@
 #             and schedule-1f1b.txt (the schedule model's action lists,
 #             ftpipe-run --print-schedule), train.json (the setup and the
 #             tensors whose gradient is zero in exact arithmetic);
+#   models/gpt2-tiny-keep/: the tiny GPT-2 with --recompute=false (saved
+#             values cross from forward to backward on the device);
 #   models/bert-tiny-2dev/: the tiny BERT for two devices (several stages
 #             on one GPU), with bert-tiny's weights, inputs and expected
 #             results (unless --no-two-devices);
@@ -38,7 +40,8 @@
 #             heads, FFN 4096) at 4 x 384 tokens with a 128-token vocabulary
 #             and the QA head (a loss): its artifact, config.json and
 #             inputs.safetensors (no weights: 50 MB; gpu-check.sh takes
-#             PyTorch's initialisation there and feeds both sides the same);
+#             PyTorch's initialisation there and feeds both sides the same),
+#             and in keep/ the layer compiled with --recompute=false;
 #   tests/    FTPipeDeviceTests (the unit tests that need a GPU: the device
 #             optimizers against PyTorch) and the optimizer-reference.json
 #             it reads;
@@ -111,10 +114,13 @@ cp "$root/scripts/gpu/run_cuda_artifacts.py" \
    "$root/tools/ftpipe-reference/hf_reference.py" \
    "$root/scripts/gpu-check.sh" "$out/"
 
-compile() {  # compile NAME MLIR OPT DEVICES
-  "$bin/ftpipe-compile" "$2" --target=cuda --cuda-chip=sm_90 "--devices=$4" \
-    "-O$3" -o "$out/models/$1" > "$tmp/$1.compile.log" 2>&1 || {
-    cat "$tmp/$1.compile.log" >&2; exit 1; }
+compile() {  # compile NAME MLIR OPT DEVICES [FLAGS...]
+  local name=$1 mlir=$2 opt=$3 devices=$4
+  shift 4
+  "$bin/ftpipe-compile" "$mlir" --target=cuda --cuda-chip=sm_90 \
+    "--devices=$devices" "-O$opt" "$@" -o "$out/models/$name" \
+    > "$tmp/${name//\//-}.compile.log" 2>&1 || {
+    cat "$tmp/${name//\//-}.compile.log" >&2; exit 1; }
 }
 
 # The schedule model's action lists for DIR (GPipe and 1F1B with flush, 10
@@ -208,6 +214,20 @@ if [ $two = 1 ] && [[ " $models " == *" bert-tiny "* ]]; then
   echo "build-gpu-bundle: bert-tiny-2dev in $(( $(date +%s) - t0 )) s"
 fi
 
+# The CUDA target recomputes every forward by default (FTPipe's setup); the
+# tiny GPT-2 (tied weights) again with every activation kept, so values saved
+# by a forward cross to its backward in device memory.
+if [[ " $models " == *" gpt2-tiny "* ]]; then
+  t0=$(date +%s)
+  compile gpt2-tiny-keep "$tmp/gpt2-tiny.mlir" 1 1 --recompute=false
+  for f in weights inputs expected; do
+    [ -f "$out/models/gpt2-tiny/$f.safetensors" ] &&
+      cp "$out/models/gpt2-tiny/$f.safetensors" "$out/models/gpt2-tiny-keep/"
+  done
+  models="$models gpt2-tiny-keep"
+  echo "build-gpu-bundle: gpt2-tiny-keep in $(( $(date +%s) - t0 )) s"
+fi
+
 if [ $large = 1 ]; then
   t0=$(date +%s)
   dir=$out/models/bert-large-layer
@@ -225,6 +245,10 @@ PY
     --micro-batch-size=4 --quiet -o "$tmp/bert-large-layer.mlir"
   compile bert-large-layer "$tmp/bert-large-layer.mlir" 2 1
   cp "$tmp/bert-large-layer.json" "$dir/config.json"
+  # The same layer with every activation kept (no recomputation), as PyTorch
+  # eager runs it; bert_large_layer.py times both.
+  compile bert-large-layer/keep "$tmp/bert-large-layer.mlir" 2 1 \
+    --recompute=false
   if [ $reference = 1 ]; then
     "$python" "$root/tools/ftpipe-reference/hf_reference.py" reference \
       "$tmp/bert-large-layer.mlir" "$tmp/bert-large-layer.json" --seed 11 \

@@ -28,8 +28,10 @@
 #      machine's CPU: each step's loss and the final weights at 1e-4
 #      relative (train_reference.py weights: per tensor, against its largest
 #      value; the elements of zero gradient in exact arithmetic within the
-#      bound of train.json instead).
-# The steps share a budget (GPU_CHECK_BUDGET, 420 s by default: the table
+#      bound of train.json instead);
+#   5. the tiny BERT once more under compute-sanitizer's memcheck, where the
+#      tool is there (its full output in $OUT/sanitizer.log).
+# The steps share a budget (GPU_CHECK_BUDGET, 450 s by default: the table
 # comes within the 8 minutes): each runs under the smaller of its own limit
 # and what is left, and a step with under 20 s left is reported "not run".
 # The full log goes to $OUT/gpu-check.log (or ./gpu-check.log without OUT),
@@ -196,7 +198,7 @@ fi
 
 # --- on the GPU -------------------------------------------------------------
 start=$(date +%s)
-budget=${GPU_CHECK_BUDGET:-420}
+budget=${GPU_CHECK_BUDGET:-450}
 # The time limit of a step whose own is $1: that, or what is left of the
 # budget; 0 when under 20 s are left.
 limit() {
@@ -218,7 +220,7 @@ for model in $models; do
   [ "$model" = bert-large-layer ] && continue
   dir=$bundle/models/$model
   say "gpu-check: $model"
-  t=$(limit 90)
+  t=$(limit 60)
   [ "$t" = 0 ] && { row "$model loss+grads (f32, 1e-4)" "not run" "$spent"; continue; }
   result=$(timeout "$t" python3 "$bundle/run_cuda_artifacts.py" "$dir" \
     --weights "$dir/weights.safetensors" --inputs "$dir/inputs.safetensors" \
@@ -284,7 +286,7 @@ done
 
 if [[ " $models " == *" bert-large-layer "* ]]; then
   say "gpu-check: bert-large-layer"
-  t=$(limit 240)
+  t=$(limit 180)
   if [ "$t" = 0 ]; then
     row "BERT-large layer fwd+bwd" "not run" "$spent"
   else
@@ -297,6 +299,31 @@ if [[ " $models " == *" bert-large-layer "* ]]; then
       row "BERT-large layer fwd+bwd" "FAIL" "exit $status, see log"
     fi
   fi
+fi
+
+# The tiny BERT again under compute-sanitizer's memcheck (out-of-bounds and
+# misaligned device accesses, leaks of the pool, API errors), where the tool is
+# there; results are not compared again.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+if [[ " $models " == *" bert-tiny "* ]] && [ -n "$sanitizer" ] &&
+    [ "$(limit 120)" = 0 ]; then
+  row "bert-tiny memcheck" "not run" "$spent"
+elif [[ " $models " == *" bert-tiny "* ]] && [ -n "$sanitizer" ]; then
+  say "gpu-check: bert-tiny under compute-sanitizer memcheck"
+  dir=$bundle/models/bert-tiny
+  timeout "$(limit 120)" "$sanitizer" --tool memcheck --error-exitcode 3 \
+    python3 "$bundle/run_cuda_artifacts.py" "$dir" \
+    --weights "$dir/weights.safetensors" --inputs "$dir/inputs.safetensors" \
+    > "$out/sanitizer.log" 2>&1
+  status=$?
+  tail -5 "$out/sanitizer.log" | tee -a "$log"
+  case $status in
+    0) row "bert-tiny memcheck" "ok" "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$out/sanitizer.log" | tail -1)" ;;
+    3) row "bert-tiny memcheck" "FAIL" "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$out/sanitizer.log" | tail -1); see sanitizer.log" ;;
+    *) row "bert-tiny memcheck" "FAIL" "exit $status, see sanitizer.log" ;;
+  esac
+else
+  row "bert-tiny memcheck" "not run" "no compute-sanitizer on this machine"
 fi
 
 say "gpu-check: $(( $(date +%s) - start )) s on the GPU"

@@ -2,7 +2,8 @@
 //
 // buildCUDALoweringPipeline (CUDAPipeline.h): the CPU lowering's stages up to
 // buffers with cuBLAS contractions and heap copies of constants, then
-// linalg -> scf.parallel -> gpu.launch, kernel outlining into one module
+// linalg -> scf.parallel -> gpu.launch, the host's remaining buffer accesses
+// in one-thread launches, kernel outlining into one module
 // (one ptxas run per artifact), host-side copies as device copy calls, NVVM,
 // the host code to the LLVM dialect with generic allocation functions (device
 // memory in lib/Runtime), and gpu-module-to-binary (fatbin) last.
@@ -53,6 +54,9 @@ void mlir::ftpipe::buildCUDALoweringPipeline(
   loops.addPass(createMapParallelLoopsToGPUPass(
       MapParallelLoopsToGPUPassOptions{options.blockSize}));
   loops.addPass(createParallelLoopToGpuPass());
+  // Loads and stores left in host code (ops without a parallel dimension)
+  // run in one-thread kernels; the host reads what it needs by copies.
+  pm.addPass(createHostAccessesToDevicePass());
   // math.fpowi would become llvm.powi, which NVPTX cannot select: integer
   // powers become calls of generated functions (a loop of multiplications)
   // that kernel outlining copies into the GPU module.

@@ -1,8 +1,9 @@
 //===- CopyGlobalsToHeap.cpp - Constant buffers read from heap copies -----===//
 //
-// ftpipe-copy-globals-to-heap: every memref.get_global becomes an allocation
-// and a copy of the global, so that the CUDA target, whose allocations are
-// device memory, never hands a kernel a pointer into the host's data segment.
+// ftpipe-copy-globals-to-heap: every memref.get_global that code other than
+// host calls reads becomes an allocation and a copy of the global, so that
+// the CUDA target, whose allocations are device memory, never hands a kernel
+// a pointer into the host's data segment.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,10 +27,27 @@ struct CopyGlobalsToHeapPass
 
 } // namespace
 
+/// Whether every use of `value` (through casts) is an operand of a call.
+static bool readOnlyByCalls(Value value) {
+  for (Operation *user : value.getUsers()) {
+    if (auto cast = dyn_cast<memref::CastOp>(user)) {
+      if (!readOnlyByCalls(cast.getResult()))
+        return false;
+    } else if (!isa<func::CallOp>(user)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void CopyGlobalsToHeapPass::runOnOperation() {
   SmallVector<memref::GetGlobalOp> reads;
   getOperation().walk([&](memref::GetGlobalOp op) { reads.push_back(op); });
   for (memref::GetGlobalOp read : reads) {
+    // A constant that only host calls read (the site text of
+    // ftpipe_rt_index_error) stays in the host's data segment.
+    if (readOnlyByCalls(read.getResult()))
+      continue;
     auto type = cast<MemRefType>(read.getType());
     if (!type.hasStaticShape() || !type.getLayout().isIdentity()) {
       read.emitError("constant buffer with a dynamic shape or a layout: "

@@ -218,7 +218,9 @@ def CopyGlobalsToHeapPass : Pass<"ftpipe-copy-globals-to-heap",
     global into it. The CUDA target allocates every buffer in device memory,
     which kernels can read; a global lives in the host's data segment, which
     they cannot (`ftpipe-device-copies` then makes the copy a host-to-device
-    one). Run before the deallocation pipeline, which then frees the copies.
+    one). A global that only calls read (through casts), such as the site
+    text handed to `ftpipe_rt_index_error`, is host data and stays. Run
+    before the deallocation pipeline, which then frees the copies.
 
     Before:
     ```mlir
@@ -232,6 +234,52 @@ def CopyGlobalsToHeapPass : Pass<"ftpipe-copy-globals-to-heap",
     ```
   }];
   let dependentDialects = ["memref::MemRefDialect"];
+}
+
+def HostAccessesToDevicePass : Pass<"ftpipe-host-accesses-to-device",
+                                    "ModuleOp"> {
+  let summary = "Moves what host code still reads or writes of buffers to "
+                "the device";
+  let description = [{
+    For the CUDA target, whose buffers all live in device memory: after
+    `convert-parallel-loops-to-gpu`, the code that linalg ops without a
+    parallel dimension leave on the host (the store of a 0-d fill, the
+    `scf.for` of a full reduction: index guards' minimum and maximum, a
+    loss's sum) would load and store device memory from the host. Each run
+    of consecutive such operations (`memref.load` / `memref.store`, and
+    region operations holding them and nothing that must stay on the host:
+    calls, launches, allocations, copies) moves into a `gpu.launch` of one
+    block of one thread, in order, on the runtime's stream. A
+    `memref.load` whose value the host needs (an index guard's condition)
+    becomes a copy of that element into a host scalar (`memref.alloca`),
+    `ftpipe_cuda_synchronize`, and a load of the scalar.
+
+    Afterwards no host code reads or writes a buffer other than its own
+    scalars; the pass fails, naming the operation, where one still does.
+
+    Before:
+    ```mlir
+    memref.store %init, %acc[] : memref<f32>
+    scf.for %i = %c0 to %n step %c1 {
+      %x = memref.load %in[%i] : memref<?xf32>
+      ...
+    }
+    %v = memref.load %acc[] : memref<f32>
+    ```
+    After:
+    ```mlir
+    gpu.launch blocks(...) in (%c1, %c1, %c1) threads(...) in (%c1, %c1, %c1) {
+      memref.store %init, %acc[] : memref<f32>
+      scf.for %i = %c0 to %n step %c1 { ... }
+      gpu.terminator
+    }
+    memref.copy %acc, %scalar : memref<f32> to memref<f32>
+    call @ftpipe_cuda_synchronize() : () -> ()
+    %v = memref.load %scalar[] : memref<f32>
+    ```
+  }];
+  let dependentDialects = ["func::FuncDialect", "gpu::GPUDialect",
+                           "memref::MemRefDialect", "arith::ArithDialect"];
 }
 
 def DeviceCopiesPass : Pass<"ftpipe-device-copies", "ModuleOp"> {

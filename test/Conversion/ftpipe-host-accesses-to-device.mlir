@@ -1,0 +1,98 @@
+// RUN: ftpipe-opt %s --ftpipe-host-accesses-to-device --split-input-file --verify-diagnostics | FileCheck %s
+
+// What a 0-d fill and a full reduction leave in host code (a store and a
+// serial loop) runs in one one-thread launch; the guard's read of the result
+// becomes a copy into a host scalar, a synchronisation and a load of it.
+// Launches already made and host-only ops (calls, allocations) stay.
+// CHECK-LABEL: func.func @reduction
+// CHECK-SAME: (%[[IN:.*]]: memref<8xi32>)
+// CHECK: %[[SCALAR:.*]] = memref.alloca() : memref<i32>
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<1xi32>
+// CHECK: %[[VIEW:.*]] = memref.collapse_shape %[[ACC]]
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]]) threads({{.*}}) in ({{.*}} = %[[ONE]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]])
+// CHECK-NEXT: memref.store %{{.*}}, %[[VIEW]][] : memref<i32>
+// CHECK-NEXT: scf.for
+// CHECK: memref.load %[[IN]]
+// CHECK: arith.minsi
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: %[[ELEMENT:.*]] = memref.subview %[[ACC]][%{{.*}}] [1] [1] : memref<1xi32> to memref<i32, strided<[], offset: ?>>
+// CHECK-NEXT: memref.copy %[[ELEMENT]], %[[SCALAR]]
+// CHECK-NEXT: call @ftpipe_cuda_synchronize() : () -> ()
+// CHECK-NEXT: %[[MIN:.*]] = memref.load %[[SCALAR]][] : memref<i32>
+// CHECK: arith.cmpi slt, %[[MIN]]
+// CHECK: scf.if
+// CHECK-NEXT: call @report
+// CHECK: func.func private @ftpipe_cuda_synchronize()
+module attributes {gpu.container_module} {
+  func.func private @report(i32)
+  func.func @reduction(%in: memref<8xi32>) -> i1 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %max = arith.constant 2147483647 : i32
+    %zero = arith.constant 0 : i32
+    %acc = memref.alloc() : memref<1xi32>
+    %view = memref.collapse_shape %acc [] : memref<1xi32> into memref<i32>
+    memref.store %max, %view[] : memref<i32>
+    scf.for %i = %c0 to %c8 step %c1 {
+      %x = memref.load %in[%i] : memref<8xi32>
+      %y = memref.load %view[] : memref<i32>
+      %z = arith.minsi %x, %y : i32
+      memref.store %z, %view[] : memref<i32>
+    }
+    %min = memref.load %acc[%c0] : memref<1xi32>
+    %bad = arith.cmpi slt, %min, %zero : i32
+    scf.if %bad {
+      func.call @report(%min) : (i32) -> ()
+    }
+    memref.dealloc %acc : memref<1xi32>
+    return %bad : i1
+  }
+}
+
+// -----
+
+// A loaded value that both device work and the host use: the load stays out
+// of the launch (read on the host), the store that uses it goes in; loops
+// that call functions stay on the host with their loads read one by one.
+// CHECK-LABEL: func.func @shared
+// CHECK: memref.copy
+// CHECK-NEXT: call @ftpipe_cuda_synchronize()
+// CHECK-NEXT: %[[V:.*]] = memref.load
+// CHECK: gpu.launch
+// CHECK-NEXT: memref.store %[[V]]
+// CHECK-NEXT: gpu.terminator
+// CHECK: scf.for
+// CHECK: memref.copy
+// CHECK: call @ftpipe_cuda_synchronize()
+// CHECK: call @use
+module attributes {gpu.container_module} {
+  func.func private @use(f32)
+  func.func @shared(%a: memref<4xf32>, %b: memref<f32>) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %v = memref.load %a[%c0] : memref<4xf32>
+    memref.store %v, %b[] : memref<f32>
+    scf.for %i = %c0 to %c4 step %c1 {
+      %x = memref.load %a[%i] : memref<4xf32>
+      func.call @use(%x) : (f32) -> ()
+    }
+    return %v : f32
+  }
+}
+
+// -----
+
+// Host code that would still touch a buffer is refused: an atomic update.
+module attributes {gpu.container_module} {
+  func.func @atomic(%a: memref<4xf32>, %v: f32) {
+    %c0 = arith.constant 0 : index
+    // expected-error @below {{host code would access a device buffer here}}
+    %old = memref.atomic_rmw addf %v, %a[%c0] : (f32, memref<4xf32>) -> f32
+    return
+  }
+}
