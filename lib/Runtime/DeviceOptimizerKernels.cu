@@ -219,7 +219,7 @@ void cuda::accumulate(float *sum, const float *value, int64_t n, float scale,
                       bool first) {
   if (n == 0)
     return;
-  accumulateKernel<<<blocks(n), blockSize, 0, runtimeStream()>>>(
-      sum, value, n, scale, first);
+  accumulateKernel<<<blocks(n), blockSize, 0, runtimeStream()>>>(sum, value, n,
+                                                                 scale, first);
   checkLaunch();
 }
