@@ -43,6 +43,7 @@ from run_cuda_artifacts import DTYPES, Program, dense_address  # noqa: E402
 from memref_abi import memref_struct  # noqa: E402
 from schedule_order import in_turn, parse_schedule  # noqa: E402
 
+
 class Trainer:
     """A Program with its data set on the device, the step's gradient sums
     and the device optimizer."""
