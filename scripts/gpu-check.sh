@@ -141,6 +141,8 @@ done
 [ -n "$cublas" ] || { say "gpu-check: no libcublas.so.13 on this machine"; exit 1; }
 say "gpu-check: cuBLAS 13 from $cublas; NVIDIA_TF32_OVERRIDE=${NVIDIA_TF32_OVERRIDE:-unset} (cuBLAS default math: no TF32)"
 export LD_LIBRARY_PATH=$bundle/lib:$cublas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# A crash in an artifact prints the Python stack: which entry point died.
+export PYTHONFAULTHANDLER=1
 
 for model in $models; do
   [ "$model" = bert-large-layer ] && continue
