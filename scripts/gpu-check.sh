@@ -162,7 +162,7 @@ row "10 steps GPipe / 1F1B vs CPU" "not run" "the executor does not drive CUDA a
 
 if [[ " $models " == *" bert-large-layer "* ]]; then
   say "gpu-check: bert-large-layer"
-  timeout 180 python3 "$bundle/bert_large_layer.py" "$bundle" \
+  timeout 180 python3 "$bundle/bert_large_layer.py" "$bundle" --profile 15 \
     --json "$out/bert-large-layer.json" >> "$log" 2>&1
   status=$?
   if [ $status = 0 ]; then
