@@ -20,6 +20,17 @@
 #             expected.safetensors: loss and every gradient from Hugging Face
 #             transformers' loss.backward() on this machine's CPU, f32
 #             (stage_programs.py hf-grads, the reference environment);
+#   models/M/train/ for the tiny BERT and GPT-2 (tied embeddings) and
+#             bert-tiny-2dev: 10 training steps of 4 micro-batches of 2
+#             samples, AdamW lr 1e-4 (test/Reference/train-tiny-models.test's
+#             setup): weights.safetensors and data.safetensors
+#             (train_reference.py init, 24 samples, the seeds of
+#             train-tiny-models.test),
+#             expected.safetensors and expected.log (train_reference.py
+#             train: PyTorch on this machine's CPU, f32), schedule-gpipe.txt
+#             and schedule-1f1b.txt (the schedule model's action lists,
+#             ftpipe-run --print-schedule), train.json (the setup and the
+#             tensors whose gradient is zero in exact arithmetic);
 #   models/gpt2-tiny-keep/: the tiny GPT-2 with --recompute=false (saved
 #             values cross from forward to backward on the device);
 #   models/bert-tiny-2dev/: the tiny BERT for two devices (several stages
@@ -31,7 +42,12 @@
 #             inputs.safetensors (no weights: 50 MB; gpu-check.sh takes
 #             PyTorch's initialisation there and feeds both sides the same),
 #             and in keep/ the layer compiled with --recompute=false;
-#   run_cuda_artifacts.py, bert_large_layer.py, memref_abi.py, gpu-check.sh,
+#   tests/    FTPipeDeviceTests (the unit tests that need a GPU: the device
+#             optimizers against PyTorch) and the optimizer-reference.json
+#             it reads;
+#   run_cuda_artifacts.py, train_cuda_artifacts.py, schedule_order.py,
+#             bert_large_layer.py, memref_abi.py, train_reference.py,
+#             hf_reference.py, gpu-check.sh,
 #             BUNDLE.json (what was built, from which commit, sizes).
 # Fails if OUT exceeds 64 MiB. Needs a build with the CUDA toolkit and,
 # unless --no-reference, the reference environment (BUILD/.venv-ref).
@@ -66,6 +82,11 @@ if [ ! -f "$runtime" ]; then
        "CUDA toolkit and build FTPipeCUDARuntime" >&2
   exit 1
 fi
+tests=$build/bin/FTPipeDeviceTests
+if [ ! -x "$tests" ]; then
+  echo "build-gpu-bundle: $tests is missing: build FTPipeDeviceTests" >&2
+  exit 1
+fi
 python=$build/.venv-ref/bin/python
 if [ $reference = 1 ] && [ ! -x "$python" ]; then
   echo "build-gpu-bundle: no reference environment at $build/.venv-ref" \
@@ -78,13 +99,20 @@ start=$(date +%s)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rm -rf "$out"
-mkdir -p "$out/lib" "$out/models"
+mkdir -p "$out/lib" "$out/models" "$out/tests"
 
 cp "$runtime" "$build/lib/libFTPipeStageABI.so" "$out/lib/"
 cudart=$(ldd "$runtime" | awk '/libcudart\.so/ {print $3}')
 cp -L "$cudart" "$out/lib/$(basename "$cudart")"
-cp "$root/scripts/gpu/run_cuda_artifacts.py" "$root/scripts/gpu/bert_large_layer.py" \
-   "$root/tools/ftpipe-reference/memref_abi.py" "$root/scripts/gpu-check.sh" "$out/"
+cp "$tests" "$root/unittests/Runtime/optimizer-reference.json" "$out/tests/"
+cp "$root/scripts/gpu/run_cuda_artifacts.py" \
+   "$root/scripts/gpu/train_cuda_artifacts.py" \
+   "$root/scripts/gpu/schedule_order.py" \
+   "$root/scripts/gpu/bert_large_layer.py" \
+   "$root/tools/ftpipe-reference/memref_abi.py" \
+   "$root/tools/ftpipe-reference/train_reference.py" \
+   "$root/tools/ftpipe-reference/hf_reference.py" \
+   "$root/scripts/gpu-check.sh" "$out/"
 
 compile() {  # compile NAME MLIR OPT DEVICES [FLAGS...]
   local name=$1 mlir=$2 opt=$3 devices=$4
@@ -93,6 +121,57 @@ compile() {  # compile NAME MLIR OPT DEVICES [FLAGS...]
     "--devices=$devices" "-O$opt" "$@" -o "$out/models/$name" \
     > "$tmp/${name//\//-}.compile.log" 2>&1 || {
     cat "$tmp/${name//\//-}.compile.log" >&2; exit 1; }
+}
+
+# The schedule model's action lists for DIR (GPipe and 1F1B with flush, 10
+# steps of 4 micro-batches) into DIR/train/. ftpipe-run opens CPU artifacts
+# only; the lists depend on the plan and the setup, not on the target, so it
+# reads a copy of the manifest that names the cpu target.
+schedules() {  # schedules DIR
+  local plan=$tmp/plan-$(basename "$1")
+  mkdir -p "$plan"
+  python3 - "$1/manifest.json" "$plan/manifest.json" <<'PY'
+import json, sys
+manifest = json.load(open(sys.argv[1]))
+manifest["target"] = "cpu"
+json.dump(manifest, open(sys.argv[2], "w"))
+PY
+  ln -sf "$1"/device*.so "$plan/"
+  for schedule in gpipe 1f1b; do
+    "$bin/ftpipe-run" "$plan" --schedule $schedule --steps 10 \
+      --micro-batches 4 --print-schedule > "$1/train/schedule-$schedule.txt"
+  done
+}
+
+# 10 training steps of MODEL (MLIR) by PyTorch on the CPU into DIR/train/:
+# the weights, the data, the expected weights and losses, the setup.
+training() {  # training MODEL MLIR DIR
+  local train=$3/train zero seed
+  mkdir -p "$train"
+  # test/Reference/train-tiny-models.test's seeds, whose runs ftpipe-run
+  # reproduces on the CPU within the tolerance (with others, an element of
+  # small gradient can reach it on the CPU already: seed 11 gave 1.06e-4 on
+  # BERT), and the tensors of zero gradient it names: the attention key
+  # biases, the QA head's bias, the last LayerNorm bias (BERT), GPT-2's key
+  # biases.
+  case $1 in
+    bert-tiny) seed=1 zero='["key\\.bias", "qa_outputs\\.bias", "layer\\.1\\.output\\.LayerNorm\\.bias"]' ;;
+    gpt2-tiny) seed=2 zero='["c_attn\\.bias:64:128"]' ;;
+  esac
+  "$python" "$root/tools/ftpipe-reference/train_reference.py" init "$2" \
+    "$root/models/$1.json" --seed $seed --samples 24 \
+    --weights "$train/weights.safetensors" --data "$train/data.safetensors" \
+    > /dev/null
+  "$python" "$root/tools/ftpipe-reference/train_reference.py" train \
+    "$root/models/$1.json" --weights "$train/weights.safetensors" \
+    --data "$train/data.safetensors" --steps 10 --micro-batches 4 \
+    --micro-batch-size 2 --lr 1e-4 -o "$train/expected.safetensors" \
+    > "$train/expected.log"
+  # The bound of a zero-gradient element: 2 x 10 steps x lr.
+  echo "{\"steps\": 10, \"microbatches\": 4, \"micro_batch_size\": 2," \
+       "\"lr\": 1e-4, \"bound\": 2e-3, \"zero_gradient\": $zero}" \
+    > "$train/train.json"
+  schedules "$3"
 }
 
 for model in $models; do
@@ -109,6 +188,9 @@ for model in $models; do
       "$tmp/$model.mlir" "$root/models/$model.json" \
       --weights "$dir/weights.safetensors" --inputs "$dir/inputs.safetensors" \
       -o "$dir/expected.safetensors" > /dev/null
+    case $model in
+      bert-tiny|gpt2-tiny) training "$model" "$tmp/$model.mlir" "$dir" ;;
+    esac
   fi
   echo "build-gpu-bundle: $model in $(( $(date +%s) - t0 )) s"
 done
@@ -123,6 +205,11 @@ if [ $two = 1 ] && [[ " $models " == *" bert-tiny "* ]]; then
     [ -f "$out/models/bert-tiny/$f.safetensors" ] &&
       cp "$out/models/bert-tiny/$f.safetensors" "$out/models/bert-tiny-2dev/"
   done
+  # The same training on the two devices' plan: its own schedules.
+  if [ -d "$out/models/bert-tiny/train" ]; then
+    cp -r "$out/models/bert-tiny/train" "$out/models/bert-tiny-2dev/"
+    schedules "$out/models/bert-tiny-2dev"
+  fi
   models="$models bert-tiny-2dev"
   echo "build-gpu-bundle: bert-tiny-2dev in $(( $(date +%s) - t0 )) s"
 fi

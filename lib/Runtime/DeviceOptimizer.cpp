@@ -3,7 +3,8 @@
 // DeviceOptimizer.h: the per-step constants (learning rate with warm-up,
 // bias corrections, Adafactor's decay) as Optimizer.cpp computes them, the
 // state in device memory (zeroed at a parameter's first update), and one
-// kernel sequence per parameter (DeviceOptimizerKernels.h).
+// kernel sequence per parameter (DeviceOptimizerKernels.h); and its C
+// functions. Part of FTPipeCUDARuntime: no symbol of an LLVM library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,15 +12,16 @@
 
 #include "CudaCheck.h"
 #include "DeviceOptimizerKernels.h"
-#include "FTPipe/Runtime/CudaRuntimeWrappers.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <cuda_runtime_api.h>
 
 using namespace ftpipe::runtime;
 
 DeviceOptimizer::DeviceOptimizer(OptimizerConfig config) : config(config) {
-  assert(!llvm::errorToBool(checkImplemented(config.kind)) &&
+  assert(isImplemented(config.kind) &&
          "an optimizer the runtime does not implement");
 }
 
@@ -70,8 +72,8 @@ void DeviceOptimizer::step(llvm::ArrayRef<DeviceParameter> params) {
         counts = matrix ? std::vector<int64_t>{matrices * rows, matrices * cols}
                         : std::vector<int64_t>{n};
         break;
-      case schedule::Optimizer::Momentum:
-        llvm_unreachable("an optimizer the runtime does not implement");
+      case schedule::Optimizer::Momentum: // refused by the constructor
+        break;
       }
       for (int64_t count : counts) {
         Slot slot{
@@ -102,8 +104,8 @@ void DeviceOptimizer::step(llvm::ArrayRef<DeviceParameter> params) {
         cuda::adafactorVectorUpdate(param.values, param.grad, slots[0].data, n,
                                     rule);
       break;
-    case schedule::Optimizer::Momentum:
-      llvm_unreachable("an optimizer the runtime does not implement");
+    case schedule::Optimizer::Momentum: // refused by the constructor
+      break;
     }
   }
   ++done;
@@ -117,7 +119,7 @@ int64_t DeviceOptimizer::stateBytes() const {
   return bytes;
 }
 
-std::vector<float> DeviceOptimizer::stateSlot(llvm::StringRef name,
+std::vector<float> DeviceOptimizer::stateSlot(const std::string &name,
                                               unsigned index) const {
   auto it = state.find(name);
   if (it == state.end() || index >= it->second.size())
@@ -126,4 +128,50 @@ std::vector<float> DeviceOptimizer::stateSlot(llvm::StringRef name,
   std::vector<float> host(slot.count);
   ftpipe_cuda_copy_to_host(host.data(), slot.data, sizeof(float) * slot.count);
   return host;
+}
+
+void *ftpipe_cuda_optimizer_create(const char *kind, double lr,
+                                   int64_t warmup_steps, double weight_decay) {
+  for (const auto &spelling :
+       ftpipe::schedule::SetupEnum<ftpipe::schedule::Optimizer>::values) {
+    if (std::strcmp(spelling.name.data(), kind) != 0)
+      continue;
+    if (!isImplemented(spelling.value))
+      break;
+    OptimizerConfig config;
+    config.kind = spelling.value;
+    config.lr = lr;
+    config.warmupSteps = warmup_steps;
+    config.weightDecay = weight_decay;
+    return new DeviceOptimizer(config);
+  }
+  std::fprintf(stderr,
+               "ftpipe_cuda_optimizer_create: no device optimizer '%s' (sgd, "
+               "adam, adamw or adafactor)\n",
+               kind);
+  return nullptr;
+}
+
+void ftpipe_cuda_optimizer_step(void *optimizer, int64_t count,
+                                const char *const *names, const int64_t *ranks,
+                                const int64_t *dims, float *const *values,
+                                const float *const *grads) {
+  std::vector<DeviceParameter> params(count);
+  for (int64_t i = 0; i < count; ++i) {
+    params[i].name = names[i];
+    params[i].shape.assign(dims, dims + ranks[i]);
+    dims += ranks[i];
+    params[i].values = values[i];
+    params[i].grad = grads[i];
+  }
+  static_cast<DeviceOptimizer *>(optimizer)->step(params);
+}
+
+void ftpipe_cuda_optimizer_destroy(void *optimizer) {
+  delete static_cast<DeviceOptimizer *>(optimizer);
+}
+
+void ftpipe_cuda_accumulate_f32(float *sum, const float *value, int64_t n,
+                                float scale, int first) {
+  ftpipe::cuda::accumulate(sum, value, n, scale, first != 0);
 }

@@ -1,6 +1,7 @@
 //===- DeviceOptimizerKernels.cu - Optimizer updates on the GPU -----------===//
 //
-// DeviceOptimizerKernels.h: one thread per element for SGD and Adam(W); for
+// DeviceOptimizerKernels.h: one thread per element for SGD, Adam(W) and the
+// sum of gradients; for
 // Adafactor, one thread per row (row means, in the host's order), one per
 // column, one per matrix (mean row state), one per element (the update),
 // then one block that sums the update's squares (a fixed tree: the same
@@ -137,6 +138,13 @@ __global__ void applyKernel(float *p, const double *u, int64_t n,
     p[i] = rules::adafactorApply(p[i], u[i], rule.lr, rule.weightDecay, *scale);
 }
 
+__global__ void accumulateKernel(float *sum, const float *value, int64_t n,
+                                 float scale, bool first) {
+  int64_t i = globalIndex();
+  if (i < n)
+    sum[i] = (first ? 0.0f : sum[i]) + scale * value[i];
+}
+
 void checkLaunch() { FTPIPE_CUDA_CHECK(cudaGetLastError()); }
 
 /// The update's scale and its application, then the scratch goes back.
@@ -205,4 +213,13 @@ void cuda::adafactorVectorUpdate(float *param, const float *grad, float *v,
                                                              rule);
   checkLaunch();
   clipAndApply(param, u, n, rule);
+}
+
+void cuda::accumulate(float *sum, const float *value, int64_t n, float scale,
+                      bool first) {
+  if (n == 0)
+    return;
+  accumulateKernel<<<blocks(n), blockSize, 0, runtimeStream()>>>(
+      sum, value, n, scale, first);
+  checkLaunch();
 }

@@ -49,6 +49,10 @@ __attribute__((visibility("default"))) void
 adafactorVectorUpdate(float *param, const float *grad, float *v, int64_t n,
                       const UpdateRule &rule);
 
+/// sum = (first ? 0 : sum) + scale * value over `n` elements.
+__attribute__((visibility("default"))) void
+accumulate(float *sum, const float *value, int64_t n, float scale, bool first);
+
 } // namespace cuda
 } // namespace ftpipe
 

@@ -15,27 +15,13 @@
 using namespace ftpipe::runtime;
 
 llvm::Error ftpipe::runtime::checkImplemented(schedule::Optimizer kind) {
-  switch (kind) {
-  case schedule::Optimizer::SGD:
-  case schedule::Optimizer::Adam:
-  case schedule::Optimizer::AdamW:
-  case schedule::Optimizer::Adafactor:
+  if (isImplemented(kind))
     return llvm::Error::success();
-  case schedule::Optimizer::Momentum:
-    break;
-  }
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
       "optimizer '" + schedule::nameOf(kind) +
           "' is planned for but the runtime does not implement it (sgd "
           "with --momentum, adam, adamw or adafactor)");
-}
-
-double ftpipe::runtime::learningRate(const OptimizerConfig &config,
-                                     int64_t step) {
-  if (step < config.warmupSteps)
-    return config.lr * static_cast<double>(step) / config.warmupSteps;
-  return config.lr;
 }
 
 double Optimizer::learningRate(int64_t step) const {

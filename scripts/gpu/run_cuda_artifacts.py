@@ -83,19 +83,28 @@ class Device:
 
     def download(self, desc, result):
         shape, dtype = result["shape"], np.dtype(DTYPES[result["dtype"]])
-        stride = 1
-        for i in reversed(range(len(shape))):
-            if shape[i] != 1 and desc.strides[i] != stride:
-                raise SystemExit("error: a result with a non-dense layout")
-            stride *= shape[i]
         out = np.empty(shape, dtype=dtype)
-        self.rt.ftpipe_cuda_copy_to_host(
-            out.ctypes.data, desc.aligned + desc.offset * dtype.itemsize,
-            out.nbytes)
+        self.rt.ftpipe_cuda_copy_to_host(out.ctypes.data,
+                                         dense_address(desc, result),
+                                         out.nbytes)
         return out
 
     def free(self, pointer):
         self.rt.ftpipe_cuda_free(pointer)
+
+
+def dense_address(desc, result):
+    """The device address of the first element of a result descriptor, which
+    must be dense (row-major)."""
+    shape = result["shape"]
+    stride = 1
+    for i in reversed(range(len(shape))):
+        if shape[i] != 1 and desc.strides[i] != stride:
+            raise SystemExit("error: result %s has a non-dense layout" %
+                             result.get("name", "?"))
+        stride *= shape[i]
+    return desc.aligned + desc.offset * np.dtype(DTYPES[result["dtype"]]
+                                                 ).itemsize
 
 
 def call(library, entry, descs):
@@ -131,13 +140,17 @@ class Program:
             for name, value in source.items():
                 self.uploaded[name] = self.device.upload(value)
 
-    def arguments(self, entry, saved):
+    def arguments(self, entry, saved, microbatch=0, inputs=None):
+        """`entry`'s argument descriptors: parameters (and, without
+        `inputs`, data inputs) from the uploaded ones by name, data inputs
+        from `inputs` by name, `saved` values, the micro-batch index."""
         descs = []
         for arg in entry["arguments"]:
             kind = arg["kind"]
-            descs.append(0 if kind == "microbatch" else
+            descs.append(microbatch if kind == "microbatch" else
                          saved[arg["saved"]] if kind == "saved" else
-                         self.uploaded[arg["name"]])
+                         inputs[arg["name"]] if kind == "input" and inputs
+                         else self.uploaded[arg["name"]])
         return descs
 
     def owned(self, descs):
@@ -149,20 +162,27 @@ class Program:
                 pointers.append(p)
         return pointers
 
+    def run(self, stage, part, saved=(), microbatch=0, inputs=None):
+        """Runs `stage`'s entry point `part` ("forward" or "backward") on its
+        device, for `microbatch` (data inputs from `inputs` when given);
+        returns its (result, descriptor) pairs and the buffers it allocated
+        (device memory, the caller's to free)."""
+        entry = self.entries[self.stages[stage][part]]
+        self.abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
+        descs = call(self.libraries[entry["device"]], entry,
+                     self.arguments(entry, saved, microbatch, inputs))
+        return list(zip(entry["results"], descs)), self.owned(descs)
+
     def step(self, keep):
         """One forward and backward; with `keep`, the loss, outputs and
         gradients come back to the host."""
         out, saved, owned = {}, {}, []
         self.abi.ftpipe_rt_local_begin(ctypes.c_int64(len(self.libraries)))
         for stage in self.manifest["stage_order"]:
-            entry = self.entries[self.stages[stage]["forward"]]
-            self.abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
-            descs = call(self.libraries[entry["device"]], entry,
-                         self.arguments(entry, []))
-            owned += self.owned(descs)
-            saved[stage] = [d for r, d in zip(entry["results"], descs)
-                            if r["kind"] == "saved"]
-            for i, (r, d) in enumerate(zip(entry["results"], descs)):
+            results, allocated = self.run(stage, "forward")
+            owned += allocated
+            saved[stage] = [d for r, d in results if r["kind"] == "saved"]
+            for i, (r, d) in enumerate(results):
                 if keep and r["kind"] == "loss":
                     out["loss"] = self.device.download(d, r)
                 elif keep and r["kind"] == "output":
@@ -170,12 +190,9 @@ class Program:
         for stage in reversed(self.manifest["stage_order"]):
             if "backward" not in self.stages[stage]:
                 continue
-            entry = self.entries[self.stages[stage]["backward"]]
-            self.abi.ftpipe_rt_local_select(ctypes.c_int64(entry["device"]))
-            descs = call(self.libraries[entry["device"]], entry,
-                         self.arguments(entry, saved[stage]))
-            owned += self.owned(descs)
-            for r, d in zip(entry["results"], descs):
+            results, allocated = self.run(stage, "backward", saved[stage])
+            owned += allocated
+            for r, d in results:
                 if keep:
                     key = "grad." + r["name"]
                     value = self.device.download(d, r)

@@ -2,8 +2,9 @@
 // to the tiny BERT without the reference results, and the dry mode of
 // scripts/gpu-check.sh on it: the files are there, the size is under 64 MiB,
 // and every library the bundle loads, under ldd in a clean environment, is in
-// its lib/ or is a system library or cuBLAS 13. Then a bundle that lacks the
-// CUDA runtime is refused. No GPU needed. (The full bundle takes minutes:
+// its lib/ or is a system library or cuBLAS 13; the unit tests that need a
+// GPU run from the bundle and say they were skipped, not passed. Then a
+// bundle that lacks the CUDA runtime is refused. No GPU needed. (The full bundle takes minutes:
 // docs/GPU.md; it is not built here.)
 // REQUIRES: cuda
 
@@ -21,9 +22,11 @@
 // DRY-NOT: FAIL
 // DRY: gpu-check: bundle size {{[0-9]+}} bytes (limit 67108864)
 // DRY: gpu-check: bundle self-contained
+// DRY: gpu-check: FTPipeDeviceTests: device optimizers vs PyTorch {{ *}}skipped {{ *}}2 skipped, 0 passed: no CUDA device
 // DRY: gpu-check: dry mode: on a GPU this would run
+// DRY: tests/FTPipeDeviceTests: the device optimizers
 // DRY: run_cuda_artifacts.py models/bert-tiny
-// DRY: 10 GPipe / 1F1B training steps: not run
+// DRY: 10 GPipe / 1F1B training steps: not run (no model has train/
 // DRY: gpu-check: dry run ok
 // RUN: FileCheck %s --check-prefix=DRY < %t.out/gpu-check.log
 

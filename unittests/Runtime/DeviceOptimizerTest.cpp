@@ -4,7 +4,8 @@
 // replayed through DeviceOptimizer on device memory must end where PyTorch
 // ended, as the host optimizers do (OptimizerTest.cpp); the device state must
 // have the host optimizer's slots. Needs a GPU: without one every test is
-// reported skipped (GTEST_SKIP), never passed.
+// reported skipped (GTEST_SKIP), never passed. Built into FTPipeDeviceTests,
+// which scripts/gpu-check.sh runs on a lent GPU.
 //
 //===----------------------------------------------------------------------===//
 

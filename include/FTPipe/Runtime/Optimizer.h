@@ -31,9 +31,15 @@
 namespace ftpipe {
 namespace runtime {
 
-/// Succeeds for the optimizers the runtime implements (sgd, adam, adamw,
-/// adafactor); `momentum` is only planned for (the runtime's sgd takes a
-/// momentum option).
+/// Whether the runtime implements `kind` (sgd, adam, adamw, adafactor);
+/// `momentum` is only planned for (the runtime's sgd takes a momentum
+/// option).
+inline bool isImplemented(schedule::Optimizer kind) {
+  return kind != schedule::Optimizer::Momentum;
+}
+
+/// Succeeds for the optimizers the runtime implements (isImplemented), or
+/// says what to use instead.
 llvm::Error checkImplemented(schedule::Optimizer kind);
 
 struct OptimizerConfig {
@@ -50,8 +56,13 @@ struct OptimizerConfig {
 };
 
 /// The learning rate of update `step` (0-based) under `config`, warm-up
-/// included.
-double learningRate(const OptimizerConfig &config, int64_t step);
+/// included. Inline: the device optimizers (FTPipeCUDARuntime, which links no
+/// LLVM library) compute it too.
+inline double learningRate(const OptimizerConfig &config, int64_t step) {
+  if (step < config.warmupSteps)
+    return config.lr * static_cast<double>(step) / config.warmupSteps;
+  return config.lr;
+}
 
 /// One slot of a parameter's state, charged to the device's memory ledger.
 using StateVector = std::vector<float, LedgerAllocator<float>>;
