@@ -214,6 +214,8 @@ cublas=$(find_cublas)
 [ -n "$cublas" ] || { say "gpu-check: no libcublas.so.13 on this machine"; exit 1; }
 say "gpu-check: cuBLAS 13 from $cublas; NVIDIA_TF32_OVERRIDE=${NVIDIA_TF32_OVERRIDE:-unset} (cuBLAS default math: no TF32)"
 export LD_LIBRARY_PATH=$bundle/lib:$cublas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# A crash in an artifact prints the Python stack: which entry point died.
+export PYTHONFAULTHANDLER=1
 device_tests
 
 for model in $models; do
@@ -290,7 +292,7 @@ if [[ " $models " == *" bert-large-layer "* ]]; then
   if [ "$t" = 0 ]; then
     row "BERT-large layer fwd+bwd" "not run" "$spent"
   else
-    timeout "$t" python3 "$bundle/bert_large_layer.py" "$bundle" \
+    timeout "$t" python3 "$bundle/bert_large_layer.py" "$bundle" --profile 15 \
       --json "$out/bert-large-layer.json" >> "$log" 2>&1
     status=$?
     if [ $status = 0 ]; then

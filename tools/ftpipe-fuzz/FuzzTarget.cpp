@@ -218,6 +218,7 @@ static const char *const kPipelines[] = {
     "func.func(ftpipe-clamp-gather-indices),ftpipe-trap-computed-indices,"
     "ftpipe-record-entry-abi",
     "ftpipe-outline-layers{min-ops=2},ftpipe-device-copies",
+    "ftpipe-host-accesses-to-device",
 };
 
 /// The pipeline that exports the graph of an IR input to `path`.
