@@ -20,10 +20,11 @@
 #             expected.safetensors: loss and every gradient from Hugging Face
 #             transformers' loss.backward() on this machine's CPU, f32
 #             (stage_programs.py hf-grads, the reference environment);
-#   models/M/train/ for the tiny BERT and GPT-2 (tied embeddings) and
-#             bert-tiny-2dev: 10 training steps of 4 micro-batches of 2
-#             samples, AdamW lr 1e-4 (test/Reference/train-tiny-models.test's
-#             setup): weights.safetensors and data.safetensors
+#   models/M/train/ for the tiny BERT, GPT-2 (tied embeddings) and T5, and
+#             bert-tiny-2dev and gpt2-tiny-keep: 10 training steps of 4
+#             micro-batches of 2 samples, AdamW lr 1e-4
+#             (test/Reference/train-tiny-models.test's setup):
+#             weights.safetensors and data.safetensors
 #             (train_reference.py init, 24 samples, the seeds of
 #             train-tiny-models.test),
 #             expected.safetensors and expected.log (train_reference.py
@@ -157,6 +158,7 @@ training() {  # training MODEL MLIR DIR
   case $1 in
     bert-tiny) seed=1 zero='["key\\.bias", "qa_outputs\\.bias", "layer\\.1\\.output\\.LayerNorm\\.bias"]' ;;
     gpt2-tiny) seed=2 zero='["c_attn\\.bias:64:128"]' ;;
+    t5-tiny) seed=3 zero='[]' ;;
   esac
   "$python" "$root/tools/ftpipe-reference/train_reference.py" init "$2" \
     "$root/models/$1.json" --seed $seed --samples 24 \
@@ -189,7 +191,7 @@ for model in $models; do
       --weights "$dir/weights.safetensors" --inputs "$dir/inputs.safetensors" \
       -o "$dir/expected.safetensors" > /dev/null
     case $model in
-      bert-tiny|gpt2-tiny) training "$model" "$tmp/$model.mlir" "$dir" ;;
+      bert-tiny|gpt2-tiny|t5-tiny) training "$model" "$tmp/$model.mlir" "$dir" ;;
     esac
   fi
   echo "build-gpu-bundle: $model in $(( $(date +%s) - t0 )) s"
@@ -224,6 +226,12 @@ if [[ " $models " == *" gpt2-tiny "* ]]; then
     [ -f "$out/models/gpt2-tiny/$f.safetensors" ] &&
       cp "$out/models/gpt2-tiny/$f.safetensors" "$out/models/gpt2-tiny-keep/"
   done
+  # The same training with every activation kept: a GPipe step holds four
+  # micro-batches' saved values on the device.
+  if [ -d "$out/models/gpt2-tiny/train" ]; then
+    cp -r "$out/models/gpt2-tiny/train" "$out/models/gpt2-tiny-keep/"
+    schedules "$out/models/gpt2-tiny-keep"
+  fi
   models="$models gpt2-tiny-keep"
   echo "build-gpu-bundle: gpt2-tiny-keep in $(( $(date +%s) - t0 )) s"
 fi

@@ -21,7 +21,7 @@
 #      medians of 20 steps timed with CUDA events), the floor from its FLOPs
 #      and bytes, both peaks of device memory (bert_large_layer.py);
 #   4. per model with a train/ folder (the tiny BERT, GPT-2 with its tied
-#      embeddings, bert-tiny-2dev): 10 training steps of 4 micro-batches in
+#      embeddings, T5, bert-tiny-2dev, gpt2-tiny-keep): 10 training steps of 4 micro-batches in
 #      GPipe's order and in 1F1B's (the schedule model's lists), gradients
 #      summed on the device, AdamW by the device optimizer
 #      (train_cuda_artifacts.py), against PyTorch's run on the build
