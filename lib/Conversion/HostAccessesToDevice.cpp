@@ -103,8 +103,8 @@ static size_t runEnd(ArrayRef<Operation *> ops, ArrayRef<Role> roles,
     for (size_t i = first; i <= end && !changed; ++i)
       for (Operation *user : ops[i]->getUsers()) {
         Operation *ancestor = block->findAncestorOpInBlock(*user);
-        if (ancestor && ancestor->isBeforeInBlock(ops[end]) ||
-            ancestor == ops[end])
+        if (ancestor &&
+            (ancestor == ops[end] || ancestor->isBeforeInBlock(ops[end])))
           continue;
         // ops[i] is used after the run: the run ends at the last Device
         // op before it (ops[first] is a Device op without results).

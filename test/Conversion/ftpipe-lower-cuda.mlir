@@ -6,7 +6,7 @@
 // with a constant: the matmul calls cuBLAS, each chain is a kernel (tanh
 // from libdevice), both compiled by one ptxas run into one fatbin, the
 // constant is copied to the heap, and every buffer comes from the generic
-// allocation functions (managed memory in FTPipeCUDARuntime), never malloc.
+// allocation functions (device memory in FTPipeCUDARuntime), never malloc.
 
 // CHECK-NOT: @malloc
 // CHECK-LABEL: llvm.func @f(
@@ -15,10 +15,17 @@
 // CHECK: llvm.call @ftpipe_cublas_gemm_f32(
 // 2 x 300 elements: 2 blocks of 256 threads along x, 2 along y.
 // CHECK: gpu.launch_func @ftpipe_kernels::@f_kernel blocks in (%[[B:[0-9]+]], %[[B]], %[[O:[0-9]+]]) threads in (%[[T]], %[[O]], %[[O]])
-// CHECK: gpu.launch_func @ftpipe_kernels::@f_kernel_0 blocks in (%[[B]], %[[B]], %[[O]]) threads in (%[[T]], %[[O]], %[[O]])
+// The constant's copy is dead after the first chain: freed there (early
+// deallocation), ordered after that kernel on the stream.
 // CHECK: llvm.call @_mlir_memref_to_llvm_free
+// CHECK: gpu.launch_func @ftpipe_kernels::@f_kernel_0 blocks in (%[[B]], %[[B]], %[[O]]) threads in (%[[T]], %[[O]], %[[O]])
 // CHECK-LABEL: llvm.func @_mlir_ciface_f(
 // CHECK: gpu.binary @ftpipe_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90">, "{{.+}}">]
+// The recorded peak: the bias copy (8 B), the matmul's and the first
+// chain's 2 x 300 results (2,400 B each; the second chain writes over the
+// matmul's), each with the 64 B alignment and rounded as the allocator does:
+// 128 + 2 x 2,496 B.
+// CHECK: llvm.mlir.global external constant @ftpipe_peak_bytes_f(5120 : i64)
 // CHECK-NOT: gpu.binary
 // CHECK-NOT: gpu.module
 

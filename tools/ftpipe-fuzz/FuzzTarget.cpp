@@ -219,6 +219,7 @@ static const char *const kPipelines[] = {
     "ftpipe-record-entry-abi",
     "ftpipe-outline-layers{min-ops=2},ftpipe-device-copies",
     "ftpipe-host-accesses-to-device",
+    "func.func(ftpipe-reductions-innermost)",
 };
 
 /// The pipeline that exports the graph of an IR input to `path`.
