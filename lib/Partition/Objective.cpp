@@ -50,6 +50,11 @@ ftpipe::partition::objectiveConfigOf(const schedule::TrainingSetup &setup) {
   config.versioning = setup.weightVersions;
   config.recompute = setup.recompute != schedule::RecomputeMode::Never;
   config.microBatches = setup.microBatches;
+  // zb-auto's memory is checked as a plan made for its step is
+  // (memoryScheduleFor): a module whose setup records zb-auto (a
+  // sync-schedule plan's) is re-checked for what it was checked for.
+  if (memoryScheduleFor(setup.schedule) != setup.schedule)
+    config.memorySchedule = memoryScheduleFor(setup.schedule);
   return config;
 }
 

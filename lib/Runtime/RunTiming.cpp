@@ -11,6 +11,8 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <tuple>
 
 #include <sched.h>
 #include <unistd.h>
@@ -113,6 +115,54 @@ ftpipe::runtime::stageGradientBytes(const schedule::StageGraph &graph,
   return bytes;
 }
 
+std::vector<std::vector<double>> ftpipe::runtime::receiveOverheadMs(
+    const schedule::StageGraph &graph,
+    const std::vector<std::vector<TraceEvent>> &traces) {
+  // When each task ended (kind, stage, micro-batch -> ms); a task run twice
+  // (replicas of one stage) counts its last end.
+  std::map<std::tuple<ActionKind, int64_t, int64_t>, double> ended;
+  for (const std::vector<TraceEvent> &events : traces)
+    for (const TraceEvent &event : events) {
+      if (event.migration || event.action.kind == ActionKind::Update)
+        continue;
+      double &end =
+          ended[{event.action.kind, event.action.stage, event.action.index}];
+      end = std::max(end, event.endSeconds * 1e3);
+    }
+  std::vector<std::vector<int64_t>> consumers = graph.consumers();
+  static constexpr ActionKind forwards[] = {ActionKind::Forward};
+  static constexpr ActionKind backwards[] = {ActionKind::Backward,
+                                             ActionKind::InputBackward};
+  std::vector<std::vector<double>> overhead;
+  for (const std::vector<TraceEvent> &events : traces) {
+    std::vector<double> &process = overhead.emplace_back(events.size(), 0.0);
+    for (auto [i, event] : llvm::enumerate(events)) {
+      const schedule::Action &action = event.action;
+      if (event.migration || action.kind == ActionKind::Update ||
+          action.stage < 0 || action.stage >= graph.stages())
+        continue;
+      // The tasks whose messages this one receives: its producers'
+      // forwards, or its consumers' backwards (whole or input part); a
+      // weight part receives none.
+      bool forward = action.kind == ActionKind::Forward;
+      double sent = 0;
+      if (action.kind != ActionKind::WeightBackward)
+        for (int64_t peer :
+             forward ? graph.producers[action.stage] : consumers[action.stage])
+          for (ActionKind kind :
+               forward ? llvm::ArrayRef(forwards) : llvm::ArrayRef(backwards))
+            if (auto end = ended.find({kind, peer, action.index});
+                end != ended.end())
+              sent = std::max(sent, end->second);
+      // Of the wait, the last sender explains the time until its end.
+      double startMs = event.startSeconds * 1e3;
+      process[i] = std::max(0.0, event.waitSeconds * 1e3 -
+                                     std::max(0.0, sent - startMs));
+    }
+  }
+  return overhead;
+}
+
 llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
     const schedule::StageGraph &graph, const schedule::ScheduleConfig &config,
     const schedule::Schedule &lists,
@@ -139,13 +189,14 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   RunTiming timing;
   timing.microBatches = config.microBatches * config.steps;
   int64_t stages = graph.stages();
-  // Per stage, the samples of each part: the wall time in its code, and
-  // the CPU time of the whole action.
+  // Per stage, the samples of each part: the wall time in its code, that
+  // and its receives' overhead (receiveOverheadMs), and the CPU time of the
+  // whole action.
   struct PartSamples {
     std::vector<std::vector<double>> forward, backward, input, weight;
   };
-  PartSamples wall, cpu;
-  for (PartSamples *samples : {&wall, &cpu})
+  PartSamples wall, received, cpu;
+  for (PartSamples *samples : {&wall, &received, &cpu})
     for (auto *part : {&samples->forward, &samples->backward, &samples->input,
                        &samples->weight})
       part->resize(stages);
@@ -161,10 +212,12 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   // trace counts no waits inside an update; a waiting process sleeps, and
   // what it waits for, other processes, the simulation runs itself).
   timing.processUpdateMs.assign(size_t(processes), 0.0);
+  std::vector<std::vector<double>> overhead = receiveOverheadMs(graph, traces);
+  std::vector<double> receives;
   for (auto [process, events] : llvm::enumerate(traces)) {
     double updateMs = 0, actionsMs = 0, bookkeepingMs = 0;
     int64_t updates = 0;
-    for (const TraceEvent &event : events) {
+    for (auto [i, event] : llvm::enumerate(events)) {
       double duration = (event.endSeconds - event.startSeconds) * 1e3;
       actionsMs += duration;
       if (event.action.kind == ActionKind::Update) {
@@ -178,7 +231,11 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
       bookkeepingMs +=
           std::max(0.0, duration - compute - event.waitSeconds * 1e3);
       ActionKind kind = event.action.kind;
+      double receiving = overhead[process][i];
+      if (event.waitSeconds > 0)
+        receives.push_back(receiving);
       for (auto [samples, ms] : {std::make_pair(&wall, compute),
+                                 std::make_pair(&received, compute + receiving),
                                  std::make_pair(&cpu, event.cpuSeconds * 1e3)})
         (kind == ActionKind::Forward         ? samples->forward
          : kind == ActionKind::InputBackward ? samples->input
@@ -201,6 +258,8 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   }
   if (timing.measuredMs > 0)
     timing.measuredIdle = 1.0 - computeMs / (processes * timing.measuredMs);
+  timing.receives = receives.size();
+  timing.receiveMs = median(receives);
 
   // The simulator's stage graph: measured costs, free transfers that carry
   // the dependencies both ways.
@@ -264,7 +323,8 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
   else
     timing.processUpdateMs.clear();
   // The transfers carry no bytes: free on any link; the links' rate prices
-  // the all-reduces alone.
+  // the all-reduces alone. What a message costs its receiver beyond its
+  // sender's task is in the receiver's costs (`received`).
   double linkGBps = 1e15;
   if (replicas.replicated()) {
     simulator.replicas = replicas;
@@ -276,27 +336,37 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
     }
   }
   schedule::Links links = schedule::Links::uniform(processes, linkGBps, 0.0);
+  auto simulateWith =
+      [&](const PartSamples &samples) -> llvm::Expected<schedule::SimResult> {
+    setCosts(samples);
+    return schedule::simulate(simulated, links, simulator);
+  };
+  // The stage code's wall times alone: transfers free.
+  llvm::Expected<schedule::SimResult> free = simulateWith(wall);
+  if (!free)
+    return free.takeError();
+  timing.freeTransfersMs = free->makespanMs;
+  timing.freeTransfersIdle = free->idleFraction;
   timing.cores = cores.str();
   timing.sharedCores = cores.shares();
   if (timing.sharedCores) {
-    // Each process on a core of its own, with the wall times: beside the
-    // shared cores' figure.
-    setCosts(wall);
-    llvm::Expected<schedule::SimResult> own =
-        schedule::simulate(simulated, links, simulator);
+    // Each process on a core of its own, with the wall times and the
+    // receives: beside the shared cores' figure.
+    llvm::Expected<schedule::SimResult> own = simulateWith(received);
     if (!own)
       return own.takeError();
     timing.ownCoresMs = own->makespanMs;
     timing.ownCoresIdle = own->idleFraction;
     simulator.sharedCores = cores;
   }
-  setCosts(timing.sharedCores ? cpu : wall);
-  timing.stageForwardMs = simulated.fwdMs;
-  timing.stageBackwardMs = simulated.bwdMs;
+  // Shared cores: the CPU times, which hold the receives' own work (their
+  // copies and polls; their waits for a core are the sharing's).
   llvm::Expected<schedule::SimResult> result =
-      schedule::simulate(simulated, links, simulator);
+      simulateWith(timing.sharedCores ? cpu : received);
   if (!result)
     return result.takeError();
+  timing.stageForwardMs = simulated.fwdMs;
+  timing.stageBackwardMs = simulated.bwdMs;
   for (const schedule::SimEvent &event : result->events)
     if (event.kind == schedule::SimEvent::Kind::AllReduce)
       timing.simulatedAllReduceMs += event.endMs - event.startMs;
@@ -307,7 +377,8 @@ llvm::Expected<RunTiming> ftpipe::runtime::compareWithSimulator(
 }
 
 llvm::json::Value ftpipe::runtime::simulatedTrace(const RunTiming &timing) {
-  // Transfers are free in this simulation: only the devices' tracks.
+  // Only the devices' tracks, as the measured trace has (a transfer shows as
+  // its receiver's wait).
   schedule::SimResult simulated;
   for (const schedule::SimEvent &event : timing.simulatedEvents)
     if (!event.onLink())
@@ -325,12 +396,19 @@ std::string ftpipe::runtime::formatRunTiming(const RunTiming &timing) {
   double micro = double(std::max<int64_t>(1, timing.microBatches));
   double perMeasured = timing.measuredMs / micro;
   double perSimulated = timing.simulatedMs / micro;
-  std::string costs = timing.sharedCores
-                          ? "per-stage CPU times measured in this run, free "
-                            "transfers, " +
-                                timing.cores + " shared"
-                          : "per-stage costs measured in this run, free "
-                            "transfers";
+  std::string receives =
+      timing.receives == 0
+          ? std::string("no task waited for a message")
+          : llvm::formatv("receives as measured: median {0:F3} ms beyond "
+                          "their senders, {1} tasks waited",
+                          timing.receiveMs, timing.receives)
+                .str();
+  std::string costs =
+      timing.sharedCores
+          ? "per-stage CPU times measured in this run (with their receives' "
+            "own work), " +
+                timing.cores + " shared"
+          : "per-stage costs measured in this run, " + receives;
   if (!timing.processUpdateMs.empty()) {
     std::string updates;
     for (double ms : timing.processUpdateMs)
@@ -354,13 +432,18 @@ std::string ftpipe::runtime::formatRunTiming(const RunTiming &timing) {
       timing.cores.empty() ? "" : " (processes: " + timing.cores + ")",
       perMeasured, timing.measuredIdle, perSimulated, timing.simulatedIdle,
       costs, perSimulated > 0 ? perMeasured / perSimulated : 0.0);
-  if (timing.sharedCores) {
-    double perOwn = timing.ownCoresMs / micro;
-    text += llvm::formatv(
-        "  simulated on cores of their own (wall times): {0:F3} ms per "
-        "micro-batch, idle {1:F3}, measured / simulated {2:F3}\n",
-        perOwn, timing.ownCoresIdle, perOwn > 0 ? perMeasured / perOwn : 0.0);
-  }
+  auto line = [&](llvm::StringRef what, double ms, double idle) {
+    double per = ms / micro;
+    text += llvm::formatv("  simulated {0}: {1:F3} ms per micro-batch, idle "
+                          "{2:F3}, measured / simulated {3:F3}\n",
+                          what, per, idle, per > 0 ? perMeasured / per : 0.0);
+  };
+  if (timing.sharedCores)
+    line("on cores of their own (wall times; " + receives + ")",
+         timing.ownCoresMs, timing.ownCoresIdle);
+  line(timing.sharedCores ? "on cores of their own with free transfers"
+                          : "with free transfers",
+       timing.freeTransfersMs, timing.freeTransfersIdle);
   return text + llvm::formatv("  runtime overhead (outside stage code and "
                               "waits, busiest device): updates {0:F1}%, "
                               "bookkeeping {1:F1}% of the run\n",

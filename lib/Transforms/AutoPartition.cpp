@@ -116,9 +116,11 @@ void AutoPartitionPass::runOnOperation() {
     return syncSchedule.getValue();
   };
   // A plan for a synchronous step is checked for the memory of that
-  // schedule, not async's.
-  if (std::optional<::ftpipe::schedule::Kind> kind = sync())
+  // schedule, not async's, and the module records that it runs under it.
+  if (std::optional<::ftpipe::schedule::Kind> kind = sync()) {
     objective.memorySchedule = partition::memoryScheduleFor(*kind);
+    recordSyncSchedule(module, setup, *kind);
+  }
 
   PartitionerSetup partitionerSetup;
   partitionerSetup.recompute = setup.recompute;

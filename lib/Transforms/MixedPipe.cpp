@@ -94,11 +94,12 @@ void MixedPipePass::runOnOperation() {
   partition::MixedPipeConfig config;
   config.objective = partition::objectiveConfigOf(setup);
   // A plan for a synchronous step is checked for the memory of that
-  // schedule, not async's.
+  // schedule, not async's, and the module records that it runs under it.
   if (syncSchedule != ::ftpipe::schedule::Kind::Async) {
     config.syncSchedule = syncSchedule.getValue();
     config.objective.memorySchedule =
         partition::memoryScheduleFor(*config.syncSchedule);
+    recordSyncSchedule(module, setup, *config.syncSchedule);
   }
   // Candidates run in parallel unless the context's threading is off
   // (`--mlir-disable-threading`).

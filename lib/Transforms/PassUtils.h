@@ -42,6 +42,15 @@ FailureOr<::ftpipe::schedule::TrainingSetup>
 resolveTrainingSetup(ModuleOp module, StringRef pass,
                      const SetupOptions &options);
 
+/// Records on `module` that its plan will run under the synchronous schedule
+/// `sync` (the planners' `sync-schedule`), whose step chose it and whose
+/// memory it was checked for: `#ftpipe.training` becomes `setup` with that
+/// schedule, so that ftpipe-compile's manifest, ftpipe-run's default and its
+/// messages name it.
+void recordSyncSchedule(ModuleOp module,
+                        const ::ftpipe::schedule::TrainingSetup &setup,
+                        ::ftpipe::schedule::Kind sync);
+
 /// Opens `path` for writing ("-" is stdout); emits an error at `loc` and
 /// returns null when it cannot. Call keep() on the result once written.
 inline std::unique_ptr<llvm::ToolOutputFile> openOutput(StringRef path,

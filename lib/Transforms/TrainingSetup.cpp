@@ -2,7 +2,8 @@
 //
 // The training setup is recorded once on the module; every pass that plans
 // or reports reads it from there, and its own options only fill it in the
-// first time (or must agree with it).
+// first time (or must agree with it). A plan made for a synchronous step
+// (`sync-schedule`) records that schedule as the setup's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,4 +63,13 @@ mlir::ftpipe::resolveTrainingSetup(ModuleOp module, StringRef pass,
       !agrees(options.recompute, given.recompute, setup.recompute))
     return failure();
   return setup;
+}
+
+void mlir::ftpipe::recordSyncSchedule(ModuleOp module,
+                                      const setup::TrainingSetup &setup,
+                                      setup::Kind sync) {
+  setup::TrainingSetup planned = setup;
+  planned.schedule = sync;
+  module->setAttr(TrainingAttr::kName,
+                  TrainingAttr::get(module.getContext(), planned));
 }

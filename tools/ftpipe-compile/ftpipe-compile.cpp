@@ -115,8 +115,9 @@ cl::opt<ft::PartitionMethod> method(
 cl::opt<::ftpipe::schedule::Kind> syncSchedule(
     cl::cat(category), "sync-schedule",
     cl::desc("Synchronous schedule whose simulated step chooses among the "
-             "partitioner's candidate plans (--method auto or mixed-pipe; "
-             "none: the time under --schedule decides)"),
+             "partitioner's candidate plans (--method auto or mixed-pipe), "
+             "recorded as the setup's schedule (ftpipe-run's default; none: "
+             "the time under --schedule decides)"),
     cl::init(ft::PartitionPipelineOptions().syncSchedule),
     ft::syncScheduleOptionValues());
 // The training setup, as the partitioning passes take it; recorded in the
@@ -354,10 +355,10 @@ readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
   return facts;
 }
 
-/// Partitions `module` and turns it into per-device stage programs.
+/// Partitions `module` and turns it into per-device stage programs; `setup`
+/// becomes what the plan records (with --sync-schedule, that schedule).
 LogicalResult
-buildStagePrograms(ModuleOp module,
-                   const ::ftpipe::schedule::TrainingSetup &setup,
+buildStagePrograms(ModuleOp module, ::ftpipe::schedule::TrainingSetup &setup,
                    std::vector<::ftpipe::schedule::DeviceMemoryInputs> &memory,
                    std::vector<PlannedStage> &stages, Progress &progress) {
   if (!module->hasAttr("ftpipe.plan")) {
@@ -375,6 +376,8 @@ buildStagePrograms(ModuleOp module,
           ft::buildPartitionPipeline(pm, options);
         })))
       return failure();
+    setup = module->getAttrOfType<ft::TrainingAttr>(ft::TrainingAttr::kName)
+                .getSetup();
     progress.done();
   }
   progress.start("memory of the plan");

@@ -247,6 +247,23 @@ TEST(Objective, MemoryScheduleCountsWhatThatScheduleKeeps) {
   EXPECT_EQ(trainingSetupOf(config).schedule, Kind::GPipe);
 }
 
+TEST(Objective, ASetupOfZbAutoIsCheckedAsItsPlansAre) {
+  // A module whose setup records zb-auto (a sync-schedule plan's) is read
+  // back with zb-h1's counts, as the planner checked it: with M = 4, stage
+  // 0 (height 1) keeps min(2, 4) micro-batches, not zb-auto's formula's 4.
+  ftpipe::schedule::TrainingSetup setup;
+  setup.schedule = Kind::ZeroBubbleAuto;
+  setup.microBatches = 4;
+  ObjectiveConfig config = objectiveConfigOf(setup);
+  EXPECT_EQ(config.schedule, Kind::ZeroBubbleAuto);
+  EXPECT_EQ(config.memoryKind(), Kind::ZeroBubbleH1);
+  PlanMetrics m = unwrap(
+      evaluatePlan(smallGraph(), uniformHardware(2), twoStages(), config));
+  EXPECT_EQ(m.stages[0].inFlight, 2u);
+  setup.schedule = Kind::OneFOneB;
+  EXPECT_FALSE(objectiveConfigOf(setup).memorySchedule.has_value());
+}
+
 TEST(Objective, HeterogeneousDevicesScaleCompute) {
   Graph g = smallGraph();
   HardwareSpec spec = uniformHardware(2).spec();

@@ -191,7 +191,8 @@ inline Kind memoryScheduleFor(Kind schedule) {
 /// recomputation as the config says it, without a plan's per-stage choice).
 schedule::TrainingSetup trainingSetupOf(const ObjectiveConfig &config);
 
-/// The objective configuration of `setup`. Under recompute=auto plans are
+/// The objective configuration of `setup` (zb-auto's memory checked under
+/// memoryScheduleFor, zb-h1's counts). Under recompute=auto plans are
 /// first solved with recomputation everywhere (and a plan carries its own
 /// choice per stage, which overrides this).
 ObjectiveConfig objectiveConfigOf(const schedule::TrainingSetup &setup);

@@ -4,9 +4,14 @@
 // lib/Partition's simulator predicts for the same run: the same action lists
 // (SimulatorConfig::deviceOrders) with per-stage forward and backward times
 // measured in the run (the median over its micro-batches of the time spent
-// in the stage's code, waits for messages excluded). Transfers are modelled
-// as free (the devices share one machine's memory); their real cost shows in
-// the measured waits. A replicated run's gradient all-reduces are free too,
+// in the stage's code, waits for messages excluded) plus what its receives
+// cost it (receiveOverheadMs): the part of its waits that its senders' tasks
+// do not explain. A sender's copy into its message runs in its stage code,
+// so its cost holds it; the rest of a transfer (transport, the receiver's
+// copy, its waking from a poll) holds up the receiver, whether the message
+// came before it waited or while it did, so it is the receiver's. The
+// simulation with the stage code alone (free transfers) is printed beside
+// it. A replicated run's gradient all-reduces are free,
 // or, given the ring link rate of the processes' all-reduce
 // (ftpipe-bench-allreduce), priced as the planner prices them: each stage's
 // gradient bytes, ring all-reduced over its device's replicas when its last
@@ -22,7 +27,8 @@
 // more of them than it has (4 MPI processes on 2 cores) are simulated
 // sharing them (schedule::SharedCores: each of k tasks at once runs at C / k
 // of its speed), with each task's CPU time as its cost: its wall time
-// already holds the waits for a core that the sharing then models.
+// already holds the waits for a core that the sharing then models, and its
+// CPU time its receives' own work (their copies and polls).
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +65,19 @@ struct ProcessCpus {
 /// core each, more to the socket); for partial overlaps it takes the union.
 schedule::SharedCores sharedCoresOf(llvm::ArrayRef<ProcessCpus> processes);
 
+/// Per process and task of `traces` (a timeline per process, on one
+/// clock; aligned with them), what its receives cost it beyond its senders
+/// (ms): a task that receives (a forward from its producers, a backward or
+/// its input part from its consumers; not a weight part or an update) waited
+/// `wait` from its start `start`; its last sender, ending at `end`, explains
+/// max(0, end - start) of that, and the rest, at least 0, is the receives'
+/// own time: the transport, the receiver's copy out of the message and its
+/// waking from a poll, whether the message came before the task started or
+/// while it waited.
+std::vector<std::vector<double>>
+receiveOverheadMs(const schedule::StageGraph &graph,
+                  const std::vector<std::vector<TraceEvent>> &traces);
+
 struct RunTiming {
   int64_t microBatches = 0;
   /// Measured: first action's start to last action's end, over devices.
@@ -67,6 +86,13 @@ struct RunTiming {
   double measuredIdle = 0;
   /// The simulator's makespan and idle share for the same lists.
   double simulatedMs = 0, simulatedIdle = 0;
+  /// The tasks that waited for a message (`receives`) and the median of
+  /// their receiveOverheadMs (`receiveMs`), which each task's wall-time
+  /// cost includes; the simulation with the stage code's wall times alone
+  /// (free transfers).
+  size_t receives = 0;
+  double receiveMs = 0;
+  double freeTransfersMs = 0, freeTransfersIdle = 0;
   /// Largest share of measuredMs that one device spends in updates, and in
   /// bookkeeping (data slices, gradient sums, result copies, the loop).
   double updateShare = 0, bookkeepingShare = 0;
@@ -130,8 +156,8 @@ llvm::Expected<RunTiming> compareWithSimulator(
     const schedule::SharedCores &cores = {});
 
 /// Lines for a person: measured and simulated time per micro-batch, idle
-/// shares, their ratio (and with shared cores the simulation on cores of
-/// their own beside it), and the overhead.
+/// shares, their ratio (with shared cores, the simulation on cores of their
+/// own beside it), the simulation with free transfers, and the overhead.
 std::string formatRunTiming(const RunTiming &timing);
 
 } // namespace runtime

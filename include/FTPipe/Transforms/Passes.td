@@ -305,13 +305,15 @@ defvar SharedValueOptions = [
 /// (partition::memoryScheduleFor). Candidates then compete by
 /// their simulated step under it first, as ftpipe-run runs it
 /// (partition::simulateSynchronousStep: zb-auto within each device's
-/// memory), then by the time under `schedule`.
+/// memory), then by the time under `schedule`. The module's
+/// `#ftpipe.training` then records it as the setup's schedule.
 defvar SyncScheduleOptions = [
   Option<"syncSchedule", "sync-schedule", "::ftpipe::schedule::Kind",
          /*default=*/"::ftpipe::schedule::Kind::Async",
          "Synchronous schedule the plan will run under: candidate plans "
-         "compete by its simulated step first (none: by the time under "
-         "'schedule' alone)",
+         "compete by its simulated step first, and #ftpipe.training records "
+         "it as the setup's schedule (none: the time under 'schedule' "
+         "alone decides)",
          "::mlir::ftpipe::syncScheduleOptionValues()">,
 ];
 
