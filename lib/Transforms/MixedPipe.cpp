@@ -2,7 +2,8 @@
 //
 // Coarsening, assignment and refinement for L in {P, 2P, 3P, 4P}, keeping the
 // best feasible plan (lib/Partition/MixedPipe); with replicas=auto, for each
-// pipeline depth x data-parallel width (lib/Partition/ReplicaSearch).
+// pipeline depth x data-parallel width, with replicas=W for W identical
+// pipelines (lib/Partition/ReplicaSearch).
 //
 //===----------------------------------------------------------------------===//
 
@@ -125,7 +126,7 @@ void MixedPipePass::runOnOperation() {
         setup.recompute, replicate, forward, graph, hw, config.objective, solve,
         /*tryKeeping=*/true, config.syncSchedule);
   };
-  if (replicas == ReplicasMode::None) {
+  if (replicas.isNone()) {
     llvm::Expected<partition::Plan> plan = planOn(problem.hardware);
     if (!plan) {
       emitError(module.getLoc())
@@ -158,10 +159,12 @@ void MixedPipePass::runOnOperation() {
 
   llvm::Expected<partition::ReplicaSearchResult> search =
       partition::searchReplicas(graph, problem.hardware, config.objective,
-                                planOn, /*maxWidth=*/0, config.syncSchedule);
+                                planOn, replicas.searchWidth(),
+                                config.syncSchedule);
   if (!search) {
     emitError(module.getLoc())
-        << "mixed-pipe replicas=auto: " << llvm::toString(search.takeError());
+        << "mixed-pipe replicas=" << replicas.str() << ": "
+        << llvm::toString(search.takeError());
     return signalPassFailure();
   }
   if (verbose)

@@ -87,11 +87,11 @@ Partitioners::all(unsigned dpMaxOps) const {
 
 void mlir::ftpipe::printReplicaChoice(
     StringRef pass, const partition::ReplicaChoice &choice, size_t numNodes,
-    const partition::Hardware &hw,
+    const partition::Hardware &hw, const ReplicasOption &replicas,
     ArrayRef<std::pair<std::string, std::string>> skipped) {
   llvm::errs() << llvm::formatv(
-      "{0}: {1} ops on {2} devices of '{3}', replicas=auto\n", pass, numNodes,
-      hw.numDevices(), hw.name());
+      "{0}: {1} ops on {2} devices of '{3}', replicas={4}\n", pass, numNodes,
+      hw.numDevices(), hw.name(), replicas.str());
   for (const auto &[method, why] : skipped)
     llvm::errs() << llvm::formatv("  {0,-10} {1}\n", method, why);
   auto describe = [](const partition::ReplicaOption &option) {

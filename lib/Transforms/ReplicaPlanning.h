@@ -16,6 +16,7 @@
 #include "PartitionProblem.h"
 
 #include "FTPipe/Partition/ReplicaChoice.h"
+#include "FTPipe/Transforms/Passes.h"
 
 #include <functional>
 #include <optional>
@@ -66,13 +67,14 @@ private:
   Solver seqDP, seqGreedy, mixedPipe;
 };
 
-/// The searches of replicas=auto on `hw`, a line per partitioner on
+/// The searches of `replicas` (auto or W) on `hw`, a line per partitioner on
 /// stderr (its pure pipeline and its fastest option with replicas,
 /// simulated ms per mini-batch, and the step under the sync schedule where
 /// the options competed by it; `skipped` names a partitioner left out and
 /// why), then the choice; `pass` heads it.
 void printReplicaChoice(StringRef pass, const partition::ReplicaChoice &choice,
                         size_t numNodes, const partition::Hardware &hw,
+                        const ReplicasOption &replicas,
                         ArrayRef<std::pair<std::string, std::string>> skipped);
 
 /// Commits `option` (planned on pipelineHardware(problem.hardware, its

@@ -4,11 +4,15 @@
 // that plans or reports (and the planners' `sync-schedule`) take their
 // spellings and help lines from FTPipe/Schedule/TrainingSetup.h, so the
 // runtime, the report and the options name each value once. The planners'
-// `replicas` values live here too.
+// `replicas` (none, auto or W) is parsed and printed here too.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Transforms/Passes.h"
+
+#include "FTPipe/Schedule/Replicas.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace ::ftpipe::schedule;
 
@@ -51,11 +55,48 @@ llvm::cl::ValuesClass mlir::ftpipe::recomputeModeOptionValues() {
                                 value(RecomputeMode::Auto)});
 }
 
-llvm::cl::ValuesClass mlir::ftpipe::replicasOptionValues() {
-  return llvm::cl::ValuesClass(
-      {{"none", int(mlir::ftpipe::ReplicasMode::None),
-        "one pipeline over every device"},
-       {"auto", int(mlir::ftpipe::ReplicasMode::Auto),
-        "also choose the pipeline's depth and each device's data-parallel "
-        "replicas"}});
+llvm::Expected<mlir::ftpipe::ReplicasOption>
+mlir::ftpipe::ReplicasOption::parse(llvm::StringRef text) {
+  if (text == "none")
+    return none();
+  if (text == "auto")
+    return automatic();
+  uint64_t width = 0;
+  if (text.getAsInteger(10, width) || width < 1 ||
+      width > uint64_t(ReplicaLayout::kMaxReplicas))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("'{0}' is not none, auto or a number of identical "
+                      "pipelines W from 1 to {1}",
+                      text, ReplicaLayout::kMaxReplicas));
+  return identical(unsigned(width));
+}
+
+std::string mlir::ftpipe::ReplicasOption::str() const {
+  if (isAutomatic)
+    return "auto";
+  return fixedWidth ? std::to_string(fixedWidth) : "none";
+}
+
+llvm::raw_ostream &mlir::ftpipe::operator<<(llvm::raw_ostream &os,
+                                            const ReplicasOption &option) {
+  return os << option.str();
+}
+
+bool llvm::cl::parser<mlir::ftpipe::ReplicasOption>::parse(
+    Option &option, StringRef, StringRef arg,
+    mlir::ftpipe::ReplicasOption &value) {
+  llvm::Expected<mlir::ftpipe::ReplicasOption> parsed =
+      mlir::ftpipe::ReplicasOption::parse(arg);
+  if (!parsed)
+    return option.error(llvm::toString(parsed.takeError()));
+  value = *parsed;
+  return false;
+}
+
+void llvm::cl::parser<mlir::ftpipe::ReplicasOption>::printOptionDiff(
+    const Option &option, const mlir::ftpipe::ReplicasOption &value,
+    const OptVal &, size_t globalWidth) const {
+  printOptionName(option, globalWidth);
+  llvm::outs() << "= " << value << "\n";
 }

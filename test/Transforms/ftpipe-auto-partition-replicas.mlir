@@ -5,7 +5,7 @@
 // RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=auto schedule=async sync-schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.sync.err | FileCheck %s --check-prefix=SYNC
 // RUN: FileCheck %s --check-prefix=SYNC-SEARCHES < %t.sync.err
 // RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-mixed-pipe="replicas=auto schedule=async sync-schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>/dev/null | FileCheck %s --check-prefix=SYNC-MIXED
-// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Tests replicas=auto over every partitioner (lib/Partition/ReplicaChoice.h)
 // on the chains of ftpipe-mixed-pipe-replicas.mlir (four ops of F = 1 ms
@@ -58,10 +58,11 @@
 // SYNC-MIXED-LABEL: func.func @chain
 
 // replicas=none (the default) keeps one pipeline over the four devices,
-// which the replicas beat on the first chain; `replicas` takes none or auto
-// only (MLIR's option parser refuses the rest).
+// which the replicas beat on the first chain; `replicas` takes none, auto
+// or a number W (test/Transforms/ftpipe-replicas-width.mlir); its parser
+// refuses the rest.
 // NONE: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1, 2, 3], recompute = [false, false, false, false], objective_ms
 // NONE-NOT: replicas =
 // NONE-LABEL: func.func @chain
 
-// BAD: for the --replicas option: Cannot find option named '2'!
+// BAD: for the --replicas option: '0' is not none, auto or a number of identical pipelines W from 1 to 65536
