@@ -139,17 +139,16 @@ void AutoPartitionPass::runOnOperation() {
                                       partitioners.all(dpMaxOps),
                                       replicas.searchWidth(), sync());
     if (!choice) {
-      emitError(module.getLoc())
-          << "auto-partition replicas=" << replicas.str() << ": "
-          << llvm::toString(choice.takeError());
+      emitError(module.getLoc()) << "auto-partition replicas=" << replicas.str()
+                                 << ": " << llvm::toString(choice.takeError());
       return signalPassFailure();
     }
     if (!quiet) {
       std::vector<std::pair<std::string, std::string>> skipped;
       if (!dpAffordable)
         skipped.push_back({"seq-dp", dpSkipped});
-      printReplicaChoice(getArgument(), *choice, graph.numNodes(), hw,
-                         replicas, skipped);
+      printReplicaChoice(getArgument(), *choice, graph.numNodes(), hw, replicas,
+                         skipped);
     }
     if (failed(commitReplicaOption(module, problem, choice->chosenOption(),
                                    choice->chosenMethod(), objective,

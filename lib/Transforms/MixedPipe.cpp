@@ -162,9 +162,8 @@ void MixedPipePass::runOnOperation() {
                                 planOn, replicas.searchWidth(),
                                 config.syncSchedule);
   if (!search) {
-    emitError(module.getLoc())
-        << "mixed-pipe replicas=" << replicas.str() << ": "
-        << llvm::toString(search.takeError());
+    emitError(module.getLoc()) << "mixed-pipe replicas=" << replicas.str()
+                               << ": " << llvm::toString(search.takeError());
     return signalPassFailure();
   }
   if (verbose)

@@ -54,14 +54,12 @@ void SeqPipePass::runOnOperation() {
     // The depth x replicas search (or W identical pipelines) with this
     // method's plans alone.
     llvm::Expected<partition::ReplicaChoice> choice =
-        partition::searchReplicasOver(problem.opGraph.graph, problem.hardware,
-                                      partitionerSetup.objective,
-                                      {partitioners.named(name)},
-                                      replicas.searchWidth());
+        partition::searchReplicasOver(
+            problem.opGraph.graph, problem.hardware, partitionerSetup.objective,
+            {partitioners.named(name)}, replicas.searchWidth());
     if (!choice) {
-      emitError(module.getLoc())
-          << name << " replicas=" << replicas.str() << ": "
-          << llvm::toString(choice.takeError());
+      emitError(module.getLoc()) << name << " replicas=" << replicas.str()
+                                 << ": " << llvm::toString(choice.takeError());
       return signalPassFailure();
     }
     if (verbose)

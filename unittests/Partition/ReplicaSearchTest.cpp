@@ -501,7 +501,8 @@ TEST(ReplicaSearch, AWidthTriesItsIdenticalPipelinesAlone) {
             "/ 3 of them");
   EXPECT_NE(message(searchReplicas(g, hw, config, plan, 8).takeError()), "");
   Hardware small = uniformHardware(4, 1000.0, 0.0, 6000);
-  EXPECT_TRUE(unwrap(searchReplicas(g, small, config, plan, 1)).chosen().feasible);
+  EXPECT_TRUE(
+      unwrap(searchReplicas(g, small, config, plan, 1)).chosen().feasible);
   std::string tooLarge =
       message(searchReplicas(g, small, config, plan, 2).takeError());
   EXPECT_EQ(tooLarge.rfind("2 identical pipelines of depth 2 are not "
@@ -544,8 +545,8 @@ TEST(ReplicaSearch, ZeroBubbleAutoStepsRunListsWithinMemory) {
       continue;
     }
     const ReplicaOption &pure = search->chosen();
-    double step = synchronousStepMs(g, hw, pure.plan, config,
-                                    Kind::ZeroBubbleAuto);
+    double step =
+        synchronousStepMs(g, hw, pure.plan, config, Kind::ZeroBubbleAuto);
     EXPECT_EQ(pure.syncStepMs, step) << budget;
     double unbounded =
         unwrap(simulatePlan(g, hw, pure.plan, zbAuto, false)).msPerMiniBatch;
