@@ -150,6 +150,17 @@ void AutoPartitionPass::runOnOperation() {
       printReplicaChoice(getArgument(), *choice, graph.numNodes(), hw, replicas,
                          skipped);
     }
+    if (verbose)
+      for (auto [m, method] : llvm::enumerate(choice->searches)) {
+        llvm::errs() << "options of " << method.method << ":\n";
+        if (!method.search) {
+          llvm::errs() << "  no option: " << method.failure << "\n";
+          continue;
+        }
+        printReplicaSearch(*method.search, hw, sync(),
+                           choice->chosen.method == m ? &choice->chosenOption()
+                                                      : nullptr);
+      }
     if (failed(commitReplicaOption(module, problem, choice->chosenOption(),
                                    choice->chosenMethod(), objective,
                                    stopwatch.seconds())))

@@ -529,13 +529,20 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
     gives its pure pipeline and its fastest option with replicas; the plan
     records its replicas as `ftpipe-mixed-pipe` does. `replicas=W` makes
     the same choice among every partitioner's W identical pipelines of
-    depth P / W alone (`ftpipe-mixed-pipe`'s `replicas=W`).
+    depth P / W alone (`ftpipe-mixed-pipe`'s `replicas=W`). `verbose` also
+    prints every option of each partitioner's search and its bounds, as
+    `ftpipe-mixed-pipe verbose` prints Mixed-Pipe's ("options of METHOD:",
+    then a line per option, the one chosen over all marked): one run gives
+    every search's figures (bench/replica_planning.sh).
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"dpMaxOps", "dp-max-ops", "unsigned", /*default=*/"20000",
            "Largest graph on which Seq-Pipe dp is tried">,
     Option<"quiet", "quiet", "bool", /*default=*/"false",
            "Do not print the candidates">,
+    Option<"verbose", "verbose", "bool", /*default=*/"false",
+           "With replicas: also print every option of every partitioner's "
+           "search and its bounds on stderr">,
     Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasOption",
            /*default=*/"::mlir::ftpipe::ReplicasOption::none()",
            "none; auto: also choose pipeline depth x data-parallel "
