@@ -1,5 +1,6 @@
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-mixed-pipe="replicas=2 verbose=true schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.err | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MIXED < %t.err
+// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-mixed-pipe="replicas=2 verbose=true schedule=async sync-schedule=zb-auto microbatches=4 optimizer=sgd recompute=false" 2>&1 >/dev/null | FileCheck %s --check-prefix=SYNC
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=2 schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.auto.err | FileCheck %s --check-prefix=AUTO
 // RUN: FileCheck %s --check-prefix=AUTO-SEARCHES < %t.auto.err
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-seq-pipe="replicas=4 method=greedy schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>/dev/null | FileCheck %s --check-prefix=SEQ
@@ -48,6 +49,11 @@
 // MIXED-NEXT: 2 x 2: mixed-pipe found no plan that fits in memory
 // MIXED-NOT: depth {{[134]}},
 // MIXED: depth  2, replicas 2: simulated 24.000 ms per mini-batch{{.*}}<- chosen
+
+// With sync-schedule=zb-auto the options of width 2 compete by their step
+// under zb-auto (its lists within each device's memory).
+// SYNC-NOT: depth {{[134]}},
+// SYNC: depth 2, replicas 2 uneven: simulated 15.000 ms per mini-batch{{.*}}, zb-auto step 15.000 ms <- chosen
 
 // AUTO: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [0, 1, 0, 1], recompute = [false, false, false, false], replicas = [2, 2],
 // AUTO: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1], recompute = [false, false], replicas = [2, 2],
