@@ -60,6 +60,9 @@ Expected<ReplicaChoice> ftpipe::partition::searchReplicasOver(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
     llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t width,
     std::optional<schedule::Kind> syncSchedule) {
+  // A width that does not divide the devices fails every search alike.
+  if (llvm::Error wrong = checkReplicaWidth(width, uint32_t(hw.numDevices())))
+    return std::move(wrong);
   std::vector<MethodSearch> searches;
   for (const NamedPartitioner &named : partitioners) {
     MethodSearch method;

@@ -464,6 +464,15 @@ static void setBounds(const Graph &graph, const Hardware &hw,
   }
 }
 
+Error ftpipe::partition::checkReplicaWidth(uint32_t width, uint32_t devices) {
+  if (width && devices % width != 0)
+    return makeError(llvm::formatv("{0} identical pipelines do not divide the "
+                                   "{1} devices: each needs {1} / {0} of them",
+                                   width, devices)
+                         .str());
+  return Error::success();
+}
+
 Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
     ReplicaPartitioner partitioner, uint32_t width,
@@ -472,11 +481,8 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
   bool found = false;
   std::string reasons;
   uint32_t p = uint32_t(hw.numDevices());
-  if (width && p % width != 0)
-    return makeError(llvm::formatv("{0} identical pipelines do not divide the "
-                                   "{1} devices: each needs {1} / {0} of them",
-                                   width, p)
-                         .str());
+  if (Error wrong = checkReplicaWidth(width, p))
+    return std::move(wrong);
   auto add = [&](ReplicaOption option) {
     if (!option.feasible)
       reasons += llvm::formatv("\n  {0} x {1}: {2}", option.depth(),

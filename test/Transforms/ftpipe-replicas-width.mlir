@@ -6,6 +6,7 @@
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-seq-pipe="replicas=4 method=greedy schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>/dev/null | FileCheck %s --check-prefix=SEQ
 // RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-seq-pipe="replicas=1 method=greedy schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-mixed-pipe="replicas=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE
+// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE-AUTO
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-mixed-pipe="replicas=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-auto-partition="replicas=two" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WORD
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-seq-pipe="replicas=65537" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE
@@ -77,6 +78,9 @@
 
 
 // DIVIDE: error: mixed-pipe replicas=3: 3 identical pipelines do not divide the 4 devices: each needs 4 / 3 of them
+
+// DIVIDE-AUTO: error: auto-partition replicas=8: 8 identical pipelines do not divide the 4 devices: each needs 4 / 8 of them
+// DIVIDE-AUTO-NOT: seq-dp:
 
 // ZERO: for the --replicas option: '0' is not none, auto or a number of identical pipelines W from 1 to 65536
 // WORD: for the --replicas option: 'two' is not none, auto or a number of identical pipelines W from 1 to 65536

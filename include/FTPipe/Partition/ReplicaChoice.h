@@ -76,7 +76,8 @@ chooseReplicas(std::vector<MethodSearch> searches);
 /// pipelines; the options ranked by their step under `syncSchedule` where
 /// one is given)
 /// with each of `partitioners`, a failure kept with its search, then
-/// chooseReplicas.
+/// chooseReplicas. Fails at once when the width does not divide the
+/// devices (checkReplicaWidth).
 llvm::Expected<ReplicaChoice> searchReplicasOver(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
     llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t width = 0,

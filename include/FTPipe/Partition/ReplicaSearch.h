@@ -283,6 +283,10 @@ scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
 /// on 8 x RTX 2080 Ti: 1.048x) does not pay for them.
 constexpr double kReplicaMinGain = 0.05;
 
+/// Refuses a `width` W (W identical pipelines, 0: any layout) that does not
+/// divide the `devices` devices.
+llvm::Error checkReplicaWidth(uint32_t width, uint32_t devices);
+
 /// Tries every depth from `hw`'s device count P down to 1, planning each
 /// pipeline with `partitioner`; with a `width` W, only W identical pipelines
 /// of depth P / W (the even layout of that depth, its cuts and its uneven
@@ -294,7 +298,8 @@ constexpr double kReplicaMinGain = 0.05;
 /// `syncSchedule` (a synchronous kind the plan will run under, the passes'
 /// `sync-schedule`) options compete by their step under it (syncStepMs);
 /// memory is still checked under `config`'s memory schedule. Fails when W
-/// does not divide P, and when no option is feasible (naming each reason).
+/// does not divide P (checkReplicaWidth), and when no option is feasible
+/// (naming each reason).
 llvm::Expected<ReplicaSearchResult>
 searchReplicas(const Graph &graph, const Hardware &hw,
                const ObjectiveConfig &config, ReplicaPartitioner partitioner,
