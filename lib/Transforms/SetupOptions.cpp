@@ -12,7 +12,6 @@
 
 #include "FTPipe/Schedule/Replicas.h"
 
-#include "llvm/Support/FormatVariadic.h"
 
 using namespace ::ftpipe::schedule;
 
@@ -57,19 +56,25 @@ llvm::cl::ValuesClass mlir::ftpipe::recomputeModeOptionValues() {
 
 llvm::Expected<mlir::ftpipe::ReplicasOption>
 mlir::ftpipe::ReplicasOption::parse(llvm::StringRef text) {
-  if (text == "none")
-    return none();
-  if (text == "auto")
-    return automatic();
-  uint64_t width = 0;
-  if (text.getAsInteger(10, width) || width < 1 ||
-      width > uint64_t(ReplicaLayout::kMaxReplicas))
+  auto fail = [&](const llvm::Twine &why) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        llvm::formatv("'{0}' is not none, auto or a number of identical "
-                      "pipelines W from 1 to {1}",
-                      text, ReplicaLayout::kMaxReplicas));
-  return identical(unsigned(width));
+        why + "; the passes take none, auto or a number of identical "
+              "pipelines W");
+  };
+  if (text == "auto")
+    return automatic();
+  // none and W as ftpipe-compile's and ftpipe-run's --replicas spell them
+  // (schedule::parseReplicas, its bounds included); factors per device fix
+  // a plan's layout, which these passes make.
+  if (text.contains(','))
+    return fail("'" + text +
+                "' gives a factor per device, a layout for a plan made "
+                "already (ftpipe-compile and ftpipe-run --replicas)");
+  llvm::Expected<ReplicaLayout> layout = parseReplicas(text, /*devices=*/1);
+  if (!layout)
+    return fail(llvm::toString(layout.takeError()));
+  return identical(unsigned(layout->replicas.front()));
 }
 
 std::string mlir::ftpipe::ReplicasOption::str() const {

@@ -9,6 +9,7 @@
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE-AUTO
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-mixed-pipe="replicas=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-auto-partition="replicas=two" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WORD
+// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-seq-pipe="replicas=2,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LIST
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-seq-pipe="replicas=65537" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE
 
 // Tests replicas=W (W identical pipelines of depth P / W, PipeDream-2BW's)
@@ -26,8 +27,10 @@
 //  - The third chain's processes share 2 cores: the pure pipeline ties, but
 //    replicas=2 is what was asked for.
 // replicas=4 is one replica of the whole chain per device; replicas=1 is
-// replicas=none. W must divide the devices; 0 and words are refused by the
-// option's parser.
+// replicas=none. W must divide the devices; 0, words, numbers beyond
+// ReplicaLayout::kMaxReplicas and factors per device (ftpipe-compile's and
+// ftpipe-run's --replicas spell a plan's layout so) are refused by the
+// option's parser, which spells none and W as those tools do.
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-NOT: name = "g1"
@@ -82,6 +85,7 @@
 // DIVIDE-AUTO: error: auto-partition replicas=8: 8 identical pipelines do not divide the 4 devices: each needs 4 / 8 of them
 // DIVIDE-AUTO-NOT: seq-dp:
 
-// ZERO: for the --replicas option: '0' is not none, auto or a number of identical pipelines W from 1 to 65536
-// WORD: for the --replicas option: 'two' is not none, auto or a number of identical pipelines W from 1 to 65536
-// LARGE: for the --replicas option: '65537' is not none, auto or a number of identical pipelines W from 1 to 65536
+// ZERO: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
+// WORD: for the --replicas option: replicas: 'two' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
+// LIST: for the --replicas option: '2,1' gives a factor per device, a layout for a plan made already (ftpipe-compile and ftpipe-run --replicas); the passes take none, auto or a number of identical pipelines W
+// LARGE: for the --replicas option: replicas: '65537' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W

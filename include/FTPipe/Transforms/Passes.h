@@ -46,8 +46,9 @@ public:
     option.fixedWidth = width > 1 ? width : 0;
     return option;
   }
-  /// Parses `none`, `auto` or W (1 <= W <= ReplicaLayout::kMaxReplicas);
-  /// the message says what is wrong.
+  /// Parses `none`, `auto` or W, none and W as ftpipe-compile's and
+  /// ftpipe-run's --replicas (schedule::parseReplicas: 1 <= W <=
+  /// ReplicaLayout::kMaxReplicas); the message says what is wrong.
   static llvm::Expected<ReplicasOption> parse(llvm::StringRef text);
 
   bool isNone() const { return !isAutomatic && fixedWidth == 0; }
