@@ -12,7 +12,6 @@
 
 #include "FTPipe/Schedule/Replicas.h"
 
-
 using namespace ::ftpipe::schedule;
 
 /// The option value of `e`: its spelling and its line for a person.
