@@ -7,6 +7,7 @@
 // RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-seq-pipe="replicas=1 method=greedy schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-mixed-pipe="replicas=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE-AUTO
+// RUN: echo "module {}" | not ftpipe-opt --pass-pipeline='builtin.module(ftpipe-mixed-pipe{replicas=2},ftpipe-seq-pipe{replicas=auto},ftpipe-auto-partition{replicas=1})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRINT
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-mixed-pipe="replicas=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-auto-partition="replicas=two" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WORD
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-seq-pipe="replicas=2,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LIST
@@ -84,6 +85,10 @@
 
 // DIVIDE-AUTO: error: auto-partition replicas=8: 8 identical pipelines do not divide the 4 devices: each needs 4 / 8 of them
 // DIVIDE-AUTO-NOT: seq-dp:
+
+// The option prints as it is spelled (a pipeline printed and parsed back
+// keeps it); replicas=1 is none.
+// PRINT: ftpipe-mixed-pipe{{.*}} replicas=2 {{.*}}ftpipe-seq-pipe{{.*}} replicas=auto {{.*}}ftpipe-auto-partition{{.*}} replicas=none
 
 // ZERO: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
 // WORD: for the --replicas option: replicas: 'two' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W

@@ -52,18 +52,10 @@ public:
   static llvm::Expected<ReplicasOption> parse(llvm::StringRef text);
 
   bool isNone() const { return !isAutomatic && fixedWidth == 0; }
-  bool isAuto() const { return isAutomatic; }
   /// What partition::searchReplicas takes: W, or 0 (any layout) for auto.
   unsigned searchWidth() const { return fixedWidth; }
   /// "none", "auto" or W.
   std::string str() const;
-
-  friend bool operator==(const ReplicasOption &a, const ReplicasOption &b) {
-    return a.isAutomatic == b.isAutomatic && a.fixedWidth == b.fixedWidth;
-  }
-  friend bool operator!=(const ReplicasOption &a, const ReplicasOption &b) {
-    return !(a == b);
-  }
 
 private:
   bool isAutomatic = false;
