@@ -58,14 +58,17 @@ ftpipe::partition::chooseReplicas(std::vector<MethodSearch> searches) {
 
 Expected<ReplicaChoice> ftpipe::partition::searchReplicasOver(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
-    llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t maxWidth,
+    llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t width,
     std::optional<schedule::Kind> syncSchedule) {
+  // A width that does not divide the devices fails every search alike.
+  if (llvm::Error wrong = checkReplicaWidth(width, uint32_t(hw.numDevices())))
+    return std::move(wrong);
   std::vector<MethodSearch> searches;
   for (const NamedPartitioner &named : partitioners) {
     MethodSearch method;
     method.method = named.method;
     Expected<ReplicaSearchResult> search = searchReplicas(
-        graph, hw, config, named.partitioner, maxWidth, syncSchedule);
+        graph, hw, config, named.partitioner, width, syncSchedule);
     if (search)
       method.search = std::move(*search);
     else

@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Partition/ReplicaSearch.h"
+#include "FTPipe/Partition/ZeroBubbleLists.h"
 #include "FTPipe/Schedule/MemoryReplay.h"
 #include "FTPipe/Schedule/StepBound.h"
-#include "FTPipe/Schedule/ZeroBubble.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -337,10 +337,13 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
                                      ? sg->splitStages()
                                      : std::vector<bool>(),
                                  layout.replicas};
+  // zb-auto's lists within each device's memory, as the unreplicated
+  // plans' steps (simulateSynchronousStep) and ftpipe-run's.
   Expected<schedule::Schedule> steps =
       config.schedule == Kind::ZeroBubbleAuto
-          ? schedule::generateZeroBubbleAuto(topology, *sg, linksOf(*pipeline),
-                                             lists)
+          ? zeroBubbleAutoLists(*sg, *pipeline, metrics->memoryInputs,
+                                trainingSetupOf(config), config.microBatches,
+                                {}, layout.replicas)
           : schedule::generate(topology, lists);
   if (!steps)
     return steps.takeError();
@@ -461,19 +464,25 @@ static void setBounds(const Graph &graph, const Hardware &hw,
   }
 }
 
+Error ftpipe::partition::checkReplicaWidth(uint32_t width, uint32_t devices) {
+  if (width && devices % width != 0)
+    return makeError(llvm::formatv("{0} identical pipelines do not divide the "
+                                   "{1} devices: each needs {1} / {0} of them",
+                                   width, devices)
+                         .str());
+  return Error::success();
+}
+
 Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
-    ReplicaPartitioner partitioner, uint32_t maxWidth,
+    ReplicaPartitioner partitioner, uint32_t width,
     std::optional<Kind> syncSchedule) {
   ReplicaSearchResult search;
   bool found = false;
   std::string reasons;
   uint32_t p = uint32_t(hw.numDevices());
-  auto tooWide = [&](const ReplicaLayout &layout) {
-    return maxWidth && llvm::any_of(layout.replicas, [&](int64_t r) {
-             return r > int64_t(maxWidth);
-           });
-  };
+  if (Error wrong = checkReplicaWidth(width, p))
+    return std::move(wrong);
   auto add = [&](ReplicaOption option) {
     if (!option.feasible)
       reasons += llvm::formatv("\n  {0} x {1}: {2}", option.depth(),
@@ -568,9 +577,10 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
   };
 
   for (uint32_t depth = p; depth >= 1; --depth) {
-    ReplicaLayout even = evenLayout(depth, p);
-    if (tooWide(even))
+    // W identical pipelines: their depth's even layout alone.
+    if (width && depth * width != p)
       continue;
+    ReplicaLayout even = evenLayout(depth, p);
     ReplicaOption option;
     option.layout = even;
     auto infeasible = [&](Error error) {
@@ -609,7 +619,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
       loads.push_back(device.loadMs);
     ReplicaLayout spread = spreadByLoad(loads, deviceGradients(*sg, *metrics),
                                         linksOf(hw), p, config.microBatches);
-    if (spread.replicas == even.replicas || tooWide(spread))
+    if (spread.replicas == even.replicas || width)
       continue;
     ReplicaOption perStage;
     perStage.layout = spread;
@@ -622,8 +632,14 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     tryUneven(spread);
   }
   if (!found)
-    return makeError("no pipeline depth x replicas option is feasible:" +
-                     reasons);
+    return makeError(
+        (width ? llvm::formatv("{0} identical pipelines of depth {1} are not "
+                               "feasible:",
+                               width, p / width)
+                     .str()
+               : std::string("no pipeline depth x replicas option is "
+                             "feasible:")) +
+        reasons);
   // The pure pipeline (the first option, every device one stage group)
   // stays unless replicas beat it by kReplicaMinGain.
   const ReplicaOption &pure = search.options.front();

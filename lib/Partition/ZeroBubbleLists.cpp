@@ -42,10 +42,11 @@ ftpipe::partition::zeroBubbleAutoLists(
     const StageGraph &stages, const Hardware &hw,
     llvm::ArrayRef<schedule::DeviceMemoryInputs> inputs,
     const schedule::TrainingSetup &setup, uint32_t microBatches,
-    const schedule::ZeroBubbleSearch &search) {
+    const schedule::ZeroBubbleSearch &search,
+    llvm::ArrayRef<int64_t> replicas) {
   schedule::StageGraph topology = stages.topology(int64_t(hw.numDevices()));
   schedule::ScheduleConfig config{schedule::Kind::ZeroBubbleAuto, microBatches,
-                                  1, stages.splitStages()};
+                                  1, stages.splitStages(), replicas.vec()};
   llvm::Expected<schedule::ZeroBubbleLimits> limits =
       schedule::zeroBubbleLimits(topology, inputs, setup);
   if (!limits)

@@ -4,9 +4,9 @@
 // affordable), Seq-Pipe greedy and Mixed-Pipe; every feasible plan is scored
 // by the simulator under the chosen schedule and the fastest one is kept
 // (with `sync-schedule`: the shortest simulated step under that schedule).
-// With `replicas=auto`, each partitioner's plans go through the depth x
-// replicas search and one choice is made over every option
-// (lib/Partition/ReplicaChoice.h).
+// With `replicas=auto` (or W), each partitioner's plans go through the depth
+// x replicas search (or W identical pipelines) and one choice is made over
+// every option (lib/Partition/ReplicaChoice.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,22 +135,34 @@ void AutoPartitionPass::runOnOperation() {
                                         graph.numNodes(), dpMaxOps.getValue())
                               .str();
 
-  if (replicas == ReplicasMode::Auto) {
+  if (!replicas.isNone()) {
     llvm::Expected<partition::ReplicaChoice> choice =
         partition::searchReplicasOver(graph, hw, objective,
                                       partitioners.all(dpMaxOps),
-                                      /*maxWidth=*/0, sync());
+                                      replicas.searchWidth(), sync());
     if (!choice) {
-      emitError(module.getLoc()) << "auto-partition replicas=auto: "
-                                 << llvm::toString(choice.takeError());
+      emitError(module.getLoc()) << "auto-partition replicas=" << replicas.str()
+                                 << ": " << llvm::toString(choice.takeError());
       return signalPassFailure();
     }
     if (!quiet) {
       std::vector<std::pair<std::string, std::string>> skipped;
       if (!dpAffordable)
         skipped.push_back({"seq-dp", dpSkipped});
-      printReplicaChoice(getArgument(), *choice, graph.numNodes(), hw, skipped);
+      printReplicaChoice(getArgument(), *choice, graph.numNodes(), hw, replicas,
+                         skipped);
     }
+    if (verbose)
+      for (auto [m, method] : llvm::enumerate(choice->searches)) {
+        llvm::errs() << "options of " << method.method << ":\n";
+        if (!method.search) {
+          llvm::errs() << "  no option: " << method.failure << "\n";
+          continue;
+        }
+        printReplicaSearch(*method.search, hw, sync(),
+                           choice->chosen.method == m ? &choice->chosenOption()
+                                                      : nullptr);
+      }
     if (failed(commitReplicaOption(module, problem, choice->chosenOption(),
                                    choice->chosenMethod(), objective,
                                    stopwatch.seconds())))

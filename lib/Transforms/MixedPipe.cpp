@@ -2,7 +2,8 @@
 //
 // Coarsening, assignment and refinement for L in {P, 2P, 3P, 4P}, keeping the
 // best feasible plan (lib/Partition/MixedPipe); with replicas=auto, for each
-// pipeline depth x data-parallel width (lib/Partition/ReplicaSearch).
+// pipeline depth x data-parallel width, with replicas=W for W identical
+// pipelines (lib/Partition/ReplicaSearch).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,28 +59,6 @@ static void printCandidates(const partition::MixedPipeResult &result) {
             : "infeasible: " + candidate.failure);
 }
 
-/// ", fullest device D: X of Y GiB": the plan device whose memory under the
-/// schedule (its replicas' lists replayed where larger) is the largest share
-/// of its own.
-static std::string describeMemory(const partition::ReplicaOption &option,
-                                  const partition::Hardware &hw) {
-  double fullest = -1.0;
-  std::string text;
-  for (auto [d, bytes] : llvm::enumerate(option.memoryBytes)) {
-    double budget = double(
-        hw.device(partition::DeviceId(option.layout.group(int64_t(d)).front()))
-            .memoryBytes);
-    if (budget <= 0.0 || double(bytes) / budget <= fullest)
-      continue;
-    fullest = double(bytes) / budget;
-    text = llvm::formatv(", fullest device {0}: {1:f2} of {2:f2} GiB", d,
-                         double(bytes) / double(1ull << 30),
-                         budget / double(1ull << 30))
-               .str();
-  }
-  return text;
-}
-
 void MixedPipePass::runOnOperation() {
   ModuleOp module = getOperation();
   Stopwatch stopwatch;
@@ -126,7 +105,7 @@ void MixedPipePass::runOnOperation() {
         setup.recompute, replicate, forward, graph, hw, config.objective, solve,
         /*tryKeeping=*/true, config.syncSchedule);
   };
-  if (replicas == ReplicasMode::None) {
+  if (replicas.isNone()) {
     llvm::Expected<partition::Plan> plan = planOn(problem.hardware);
     if (!plan) {
       emitError(module.getLoc())
@@ -159,83 +138,16 @@ void MixedPipePass::runOnOperation() {
 
   llvm::Expected<partition::ReplicaSearchResult> search =
       partition::searchReplicas(graph, problem.hardware, config.objective,
-                                planOn, /*maxWidth=*/0, config.syncSchedule);
+                                planOn, replicas.searchWidth(),
+                                config.syncSchedule);
   if (!search) {
-    emitError(module.getLoc())
-        << "mixed-pipe replicas=auto: " << llvm::toString(search.takeError());
+    emitError(module.getLoc()) << "mixed-pipe replicas=" << replicas.str()
+                               << ": " << llvm::toString(search.takeError());
     return signalPassFailure();
   }
   if (verbose)
-    for (const partition::ReplicaOption &option : search->options)
-      llvm::errs() << llvm::formatv(
-          "  depth {0,2}, replicas {1}: {2}{3}\n", option.depth(),
-          partition::describeOption(option),
-          option.feasible
-              ? llvm::formatv(
-                    "simulated {0:f3} ms per mini-batch, all-reduce "
-                    "{1:f3} ms, idle {2:p}, objective {3:f3} ms "
-                    "per micro-batch{4}{5}{6}{7}",
-                    option.simulatedMsPerMiniBatch, option.allReduceMs,
-                    option.idleFraction, option.objectiveMs,
-                    describeMemory(option, problem.hardware),
-                    option.boundMs > 0
-                        ? llvm::formatv(", bound (this plan) {0:f3} ms "
-                                        "(device {1} busy {2:f3} ms)",
-                                        option.boundMs, option.boundDevice,
-                                        option.boundBusyMs)
-                              .str()
-                        : std::string(),
-                    option.sharedCoresMs > 0
-                        ? llvm::formatv(", shared cores {0:f3} ms",
-                                        option.sharedCoresMs)
-                              .str()
-                        : std::string(),
-                    option.syncStepMs > 0
-                        ? llvm::formatv(", {0} step {1:f3} ms",
-                                        ::ftpipe::schedule::nameOf(
-                                            syncSchedule.getValue()),
-                                        option.syncStepMs)
-                              .str()
-                        : std::string())
-                    .str()
-              : "infeasible: " + option.failure,
-          &option == &search->chosen() ? "  <- chosen" : "");
-  if (verbose)
-    llvm::errs() << llvm::formatv(
-        "  bound (chain, compute only): pure pipeline {0:f3} ms per "
-        "mini-batch, replicated {1}; compute {2:f3} ms per micro-batch, at "
-        "least "
-        "{3} devices, gradients {4:f3} GiB, all-reduce over 2 {5:f3} ms{6}\n",
-        search->pureBoundMs,
-        std::isfinite(search->replicatedBound.ms)
-            ? llvm::formatv("{0:f3} ms (depth {1}, replicas {2})",
-                            search->replicatedBound.ms,
-                            search->replicatedBound.layout.devices(),
-                            search->replicatedBound.layout.str())
-                  .str()
-            : std::string("- (none fits)"),
-        search->computeMs, search->minDepth,
-        double(search->gradientBytes) / double(1ull << 30),
-        search->allReduceTwoMs,
-        std::isfinite(search->capMs)
-            ? llvm::formatv(", at most {0:f3} ms per micro-batch a device "
-                            "(its weights' state)",
-                            search->capMs)
-                  .str()
-            : std::string());
-  if (verbose)
-    llvm::errs() << llvm::formatv(
-        "  bound (any plan): replicated {0}; one micro-batch's path {1:f3} "
-        "ms; at most {2:f3} ms for a layout tried\n",
-        !std::isfinite(search->stepBound.ms) ? std::string("- (none fits)")
-        : search->stepBound.ms <= 0.0
-            ? std::string("- (none under async)")
-            : llvm::formatv("{0:f3} ms (depth {1}, replicas {2})",
-                            search->stepBound.ms,
-                            search->stepBound.layout.devices(),
-                            search->stepBound.layout.str())
-                  .str(),
-        search->pathMs, search->highestLayoutBoundMs);
+    printReplicaSearch(*search, problem.hardware, config.syncSchedule,
+                       &search->chosen());
   if (failed(commitReplicaOption(module, problem, search->chosen(),
                                  "mixed-pipe", config.objective,
                                  stopwatch.seconds())))

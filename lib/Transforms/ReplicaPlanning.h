@@ -4,9 +4,10 @@
 // partitioner on given devices as the partitioning passes run it
 // (solvePartitioning), the searches of replicas=auto over them
 // (lib/Partition/ReplicaChoice.h) with the line per partitioner they
-// print, and the commit of the option chosen (its pipeline's hardware and
-// replicas). ftpipe-auto-partition, ftpipe-seq-pipe and ftpipe-report use
-// it.
+// print, every option of a search as the verbose passes print it, and the
+// commit of the option chosen (its pipeline's hardware and replicas).
+// ftpipe-auto-partition, ftpipe-mixed-pipe, ftpipe-seq-pipe and
+// ftpipe-report use it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "PartitionProblem.h"
 
 #include "FTPipe/Partition/ReplicaChoice.h"
+#include "FTPipe/Transforms/Passes.h"
 
 #include <functional>
 #include <optional>
@@ -66,14 +68,28 @@ private:
   Solver seqDP, seqGreedy, mixedPipe;
 };
 
-/// The searches of replicas=auto on `hw`, a line per partitioner on
+/// The searches of `replicas` (auto or W) on `hw`, a line per partitioner on
 /// stderr (its pure pipeline and its fastest option with replicas,
 /// simulated ms per mini-batch, and the step under the sync schedule where
 /// the options competed by it; `skipped` names a partitioner left out and
 /// why), then the choice; `pass` heads it.
 void printReplicaChoice(StringRef pass, const partition::ReplicaChoice &choice,
                         size_t numNodes, const partition::Hardware &hw,
+                        const ReplicasOption &replicas,
                         ArrayRef<std::pair<std::string, std::string>> skipped);
+
+/// Every option of `search` on stderr, a line each (depth, layout,
+/// simulated mini-batch, all-reduce, idle share, objective, fullest device,
+/// its plan's bound, shared cores, the step under `syncSchedule`; or why it
+/// is infeasible), `marked` (if one of them) as "<- chosen" and the
+/// search's own choice, where it is another, as "<- its search's choice",
+/// then the
+/// search's chain bound and step bound (ReplicaBound.h): what
+/// `ftpipe-mixed-pipe verbose` and `ftpipe-auto-partition verbose` print.
+void printReplicaSearch(const partition::ReplicaSearchResult &search,
+                        const partition::Hardware &hw,
+                        std::optional<::ftpipe::schedule::Kind> syncSchedule,
+                        const partition::ReplicaOption *marked);
 
 /// Commits `option` (planned on pipelineHardware(problem.hardware, its
 /// layout)): the module then holds that pipeline, its plan and its replicas

@@ -686,7 +686,7 @@ void ReportPass::runOnOperation() {
   data.stepBound = ::ftpipe::schedule::stepLowerBound(
       data.stages, data.stages.splitStages(), data.config.microBatches, &links);
 
-  if (replicas == ReplicasMode::Auto) {
+  if (!replicas.isNone()) {
     // The partitioners ftpipe-auto-partition replicas=auto runs, with its
     // defaults, on the module's devices.
     PartitionerSetup partitionerSetup;
@@ -697,7 +697,8 @@ void ReportPass::runOnOperation() {
     llvm::Expected<partition::ReplicaChoice> choice =
         partition::searchReplicasOver(
             opGraph->graph, *hw, data.config,
-            partitioners.all(AutoPartitionPassOptions().dpMaxOps));
+            partitioners.all(AutoPartitionPassOptions().dpMaxOps),
+            replicas.searchWidth());
     if (!choice)
       return fail(choice.takeError());
     data.replicaChoice = std::move(*choice);

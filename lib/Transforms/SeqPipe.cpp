@@ -2,7 +2,8 @@
 //
 // The Seq-Pipe baselines: contiguous stages over program order, solved
 // exactly by dynamic programming or greedily (lib/Partition/SeqPipe); with
-// replicas=auto, the depth x replicas search with the method's plans.
+// replicas=auto (or W), the depth x replicas search (or W identical
+// pipelines) with the method's plans.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,21 +50,22 @@ void SeqPipePass::runOnOperation() {
   partitionerSetup.forward = forward;
   Partitioners partitioners(problem.opGraph.graph, partitionerSetup);
   StringRef name = method == SeqPipeMethod::DP ? "seq-dp" : "seq-greedy";
-  if (replicas == ReplicasMode::Auto) {
-    // The depth x replicas search with this method's plans alone.
+  if (!replicas.isNone()) {
+    // The depth x replicas search (or W identical pipelines) with this
+    // method's plans alone.
     llvm::Expected<partition::ReplicaChoice> choice =
-        partition::searchReplicasOver(problem.opGraph.graph, problem.hardware,
-                                      partitionerSetup.objective,
-                                      {partitioners.named(name)});
+        partition::searchReplicasOver(
+            problem.opGraph.graph, problem.hardware, partitionerSetup.objective,
+            {partitioners.named(name)}, replicas.searchWidth());
     if (!choice) {
-      emitError(module.getLoc())
-          << name << " replicas=auto: " << llvm::toString(choice.takeError());
+      emitError(module.getLoc()) << name << " replicas=" << replicas.str()
+                                 << ": " << llvm::toString(choice.takeError());
       return signalPassFailure();
     }
     if (verbose)
       printReplicaChoice(getArgument(), *choice,
                          problem.opGraph.graph.numNodes(), problem.hardware,
-                         {});
+                         replicas, {});
     if (failed(commitReplicaOption(module, problem, choice->chosenOption(),
                                    name, partitionerSetup.objective,
                                    stopwatch.seconds())))

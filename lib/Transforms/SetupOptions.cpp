@@ -4,11 +4,13 @@
 // that plans or reports (and the planners' `sync-schedule`) take their
 // spellings and help lines from FTPipe/Schedule/TrainingSetup.h, so the
 // runtime, the report and the options name each value once. The planners'
-// `replicas` values live here too.
+// `replicas` (none, auto or W) is parsed and printed here too.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Transforms/Passes.h"
+
+#include "FTPipe/Schedule/Replicas.h"
 
 using namespace ::ftpipe::schedule;
 
@@ -51,11 +53,54 @@ llvm::cl::ValuesClass mlir::ftpipe::recomputeModeOptionValues() {
                                 value(RecomputeMode::Auto)});
 }
 
-llvm::cl::ValuesClass mlir::ftpipe::replicasOptionValues() {
-  return llvm::cl::ValuesClass(
-      {{"none", int(mlir::ftpipe::ReplicasMode::None),
-        "one pipeline over every device"},
-       {"auto", int(mlir::ftpipe::ReplicasMode::Auto),
-        "also choose the pipeline's depth and each device's data-parallel "
-        "replicas"}});
+llvm::Expected<mlir::ftpipe::ReplicasOption>
+mlir::ftpipe::ReplicasOption::parse(llvm::StringRef text) {
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        why + "; the passes take none, auto or a number of identical "
+              "pipelines W");
+  };
+  if (text == "auto")
+    return automatic();
+  // none and W as ftpipe-compile's and ftpipe-run's --replicas spell them
+  // (schedule::parseReplicas, its bounds included); factors per device fix
+  // a plan's layout, which these passes make.
+  if (text.contains(','))
+    return fail("'" + text +
+                "' gives a factor per device, a layout for a plan made "
+                "already (ftpipe-compile and ftpipe-run --replicas)");
+  llvm::Expected<ReplicaLayout> layout = parseReplicas(text, /*devices=*/1);
+  if (!layout)
+    return fail(llvm::toString(layout.takeError()));
+  return identical(unsigned(layout->replicas.front()));
+}
+
+std::string mlir::ftpipe::ReplicasOption::str() const {
+  if (isAutomatic)
+    return "auto";
+  return fixedWidth ? std::to_string(fixedWidth) : "none";
+}
+
+llvm::raw_ostream &mlir::ftpipe::operator<<(llvm::raw_ostream &os,
+                                            const ReplicasOption &option) {
+  return os << option.str();
+}
+
+bool llvm::cl::parser<mlir::ftpipe::ReplicasOption>::parse(
+    Option &option, StringRef, StringRef arg,
+    mlir::ftpipe::ReplicasOption &value) {
+  llvm::Expected<mlir::ftpipe::ReplicasOption> parsed =
+      mlir::ftpipe::ReplicasOption::parse(arg);
+  if (!parsed)
+    return option.error(llvm::toString(parsed.takeError()));
+  value = *parsed;
+  return false;
+}
+
+void llvm::cl::parser<mlir::ftpipe::ReplicasOption>::printOptionDiff(
+    const Option &option, const mlir::ftpipe::ReplicasOption &value,
+    const OptVal &, size_t globalWidth) const {
+  printOptionName(option, globalWidth);
+  llvm::outs() << "= " << value << "\n";
 }

@@ -12,6 +12,10 @@
 // RUN: ftpipe-opt %t.mlir --ftpipe-annotate-costs=hardware=v100-nvlink-x8 --ftpipe-seq-pipe='devices=4 method=greedy replicas=auto optimizer=sgd microbatches=4' | sed -e 's/seconds = [0-9.e+-]*//' > %t.replicas.passes
 // RUN: diff %t.replicas.pipeline %t.replicas.passes
 // RUN: FileCheck %s --check-prefix=REPLICAS < %t.replicas.pipeline
+// RUN: ftpipe-opt %t.mlir --pass-pipeline='builtin.module(ftpipe-partition-pipeline{hardware=v100-nvlink-x8 devices=4 method=seq-greedy replicas=2 optimizer=sgd microbatches=4})' | sed -e 's/seconds = [0-9.e+-]*//' > %t.width.pipeline
+// RUN: ftpipe-opt %t.mlir --ftpipe-annotate-costs=hardware=v100-nvlink-x8 --ftpipe-seq-pipe='devices=4 method=greedy replicas=2 optimizer=sgd microbatches=4' | sed -e 's/seconds = [0-9.e+-]*//' > %t.width.passes
+// RUN: diff %t.width.pipeline %t.width.passes
+// RUN: FileCheck %s --check-prefix=WIDTH < %t.width.pipeline
 // RUN: not ftpipe-opt %t.mlir --pass-pipeline='builtin.module(ftpipe-partition-pipeline{method=bogus})' 2>&1 | FileCheck %s --check-prefix=INVALID
 
 // Tests the named partitioning pipeline (Pipelines.h): cost annotation for
@@ -20,8 +24,8 @@
 // every op; contiguous methods never go back to an earlier stage. The
 // pipeline is exactly the passes run by hand (the last RUN lines), and a bad
 // option is an error. `sync-schedule` and `replicas` reach the partitioner
-// (replicas=auto with Seq-Pipe greedy: the same plan and replicas as
-// ftpipe-seq-pipe's).
+// (replicas=auto and replicas=2 with Seq-Pipe greedy: the same plan and
+// replicas as ftpipe-seq-pipe's; 2 identical pipelines of 2 devices).
 
 // SEQDP: ftpipe.hardware = #ftpipe.hardware<name = "rtx2080ti-pcie-x8", devices = [<name = "RTX2080Ti:0"
 // SEQDP-SAME: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1], objective_ms = {{[0-9.e+-]+}}, memory_bytes = [{{[0-9]+}}, {{[0-9]+}}]
@@ -57,5 +61,6 @@
 
 // INVALID: failed to add `ftpipe-partition-pipeline` with options `method=bogus`
 // REPLICAS: ftpipe.plan = #ftpipe.plan<method = "seq-greedy", stage_device = [{{[0-9, ]+}}], replicas = [{{[0-9, ]+}}],
+// WIDTH: ftpipe.plan = #ftpipe.plan<method = "seq-greedy", stage_device = [{{[0-9, ]+}}], {{.*}}replicas = [2, 2],
 
 // SYNC: mixed-pipe {{.*}} zb-auto step {{[0-9.]+}} ms/mini-batch

@@ -5,7 +5,8 @@
 // RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=auto schedule=async sync-schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.sync.err | FileCheck %s --check-prefix=SYNC
 // RUN: FileCheck %s --check-prefix=SYNC-SEARCHES < %t.sync.err
 // RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-mixed-pipe="replicas=auto schedule=async sync-schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>/dev/null | FileCheck %s --check-prefix=SYNC-MIXED
-// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=auto verbose=true schedule=1f1b microbatches=4 optimizer=sgd recompute=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERBOSE
+// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Tests replicas=auto over every partitioner (lib/Partition/ReplicaChoice.h)
 // on the chains of ftpipe-mixed-pipe-replicas.mlir (four ops of F = 1 ms
@@ -57,11 +58,27 @@
 // SYNC-MIXED: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [0], recompute = [false], replicas = [4],
 // SYNC-MIXED-LABEL: func.func @chain
 
+// verbose=true also prints every option of each partitioner's search and
+// its bounds (as ftpipe-mixed-pipe verbose does Mixed-Pipe's): the option
+// chosen over all of them marked, each other search's own choice too.
+// VERBOSE: ftpipe-auto-partition: 4 ops on 4 devices of 'quad', replicas=auto
+// VERBOSE: chosen: seq-dp
+// VERBOSE-NEXT: options of seq-dp:
+// VERBOSE-NEXT: depth 4, replicas 1: simulated 21.000 ms per mini-batch
+// VERBOSE: depth 1, replicas 4: simulated 12.000 ms per mini-batch{{.*}} <- chosen
+// VERBOSE: bound (chain, compute only)
+// VERBOSE-NEXT: bound (any plan)
+// VERBOSE-NEXT: options of seq-greedy:
+// VERBOSE: depth 1, replicas 4: simulated 12.000 ms per mini-batch{{.*}} <- its search's choice
+// VERBOSE: options of mixed-pipe:
+// VERBOSE: depth 1, replicas 4: simulated 12.000 ms per mini-batch{{.*}} <- its search's choice
+
 // replicas=none (the default) keeps one pipeline over the four devices,
-// which the replicas beat on the first chain; `replicas` takes none or auto
-// only (MLIR's option parser refuses the rest).
+// which the replicas beat on the first chain; `replicas` takes none, auto
+// or a number W (test/Transforms/ftpipe-replicas-width.mlir); its parser
+// refuses the rest.
 // NONE: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0, 1, 2, 3], recompute = [false, false, false, false], objective_ms
 // NONE-NOT: replicas =
 // NONE-LABEL: func.func @chain
 
-// BAD: for the --replicas option: Cannot find option named '2'!
+// BAD: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W

@@ -1,6 +1,6 @@
 // RUN: ftpipe-opt %s -split-input-file --ftpipe-mixed-pipe="replicas=auto verbose=true schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.err | FileCheck %s
 // RUN: FileCheck %s --check-prefix=VERBOSE < %t.err
-// RUN: not ftpipe-opt %s -split-input-file --ftpipe-mixed-pipe="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not ftpipe-opt %s -split-input-file --ftpipe-mixed-pipe="replicas=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Tests replicas=auto (lib/Partition/ReplicaSearch.h) on a chain of four ops
 // of F = 1 ms and B = 2 ms on four alike devices with free links, 1F1B, M = 4:
@@ -56,7 +56,7 @@
 // CHECK-NOT: replicas
 // CHECK-LABEL: func.func @chain
 
-// BAD: for the --replicas option: Cannot find option named '2'!
+// BAD: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
 
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [

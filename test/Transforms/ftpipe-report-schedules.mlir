@@ -3,7 +3,8 @@
 // RUN: ftpipe-opt %s --ftpipe-report="schedule=zb-auto microbatches=4 optimizer=sgd recompute=false" -o /dev/null | FileCheck %s --check-prefix=AUTO
 // RUN: ftpipe-opt %s --ftpipe-report="replicas=auto schedule=1f1b microbatches=4 optimizer=sgd recompute=false json=%t.replicas.json" -o /dev/null | FileCheck %s --check-prefix=REPLICAS
 // RUN: FileCheck %s --check-prefix=REPLICAS-JSON < %t.replicas.json
-// RUN: not ftpipe-opt %s --ftpipe-report="replicas=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: ftpipe-opt %s --ftpipe-report="replicas=2 schedule=1f1b microbatches=4 optimizer=sgd recompute=false" -o /dev/null | FileCheck %s --check-prefix=WIDTH
+// RUN: not ftpipe-opt %s --ftpipe-report="replicas=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: sed 's/memory_bytes = 1000000/memory_bytes = 6000/' %s | ftpipe-opt --ftpipe-report="schedule=1f1b microbatches=4 optimizer=sgd recompute=false json=%t.bounded.json" -o /dev/null | FileCheck %s --check-prefix=BOUNDED
 // RUN: FileCheck %s --check-prefix=BOUNDED-JSON < %t.bounded.json
 
@@ -90,6 +91,12 @@
 // REPLICAS-NEXT: seq-dp 2 1 3.000 0.000 15.000 20.0 {{$}}
 // REPLICAS-NEXT: seq-dp 1 2 3.000 0.000 12.000 0.0 chosen
 // REPLICAS: mixed-pipe 1 2 3.000 0.000 12.000 0.0 {{$}}
+// replicas=2: the options of 2 identical pipelines (of depth 1) alone.
+// WIDTH: method depth replicas objective_ms allreduce_ms ms_per_minibatch idle_%
+// WIDTH-NEXT: seq-dp 1 2 3.000 0.000 12.000 0.0 chosen
+// WIDTH-NOT: {{^}}seq-dp 2
+// WIDTH: mixed-pipe 1 2 3.000 0.000 12.000 0.0 {{$}}
+// WIDTH-NOT: {{^[a-z-]+ +2 }}
 // REPLICAS-JSON: "replica_options": [
 // REPLICAS-JSON: "chosen": false,
 // REPLICAS-JSON-NEXT: "depth": 2,
@@ -117,7 +124,7 @@
 // BOUNDED-JSON-NEXT: "memory_fits": true,
 // BOUNDED-JSON-NEXT: "ms_per_minibatch": 13.0000{{[0-9]*}},
 // BOUNDED-JSON-NEXT: "schedule": "zb-auto"
-// BAD: for the --replicas option: Cannot find option named '2'!
+// BAD: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
 
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "pair", devices = [

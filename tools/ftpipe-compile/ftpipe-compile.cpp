@@ -367,8 +367,10 @@ buildStagePrograms(ModuleOp module, ::ftpipe::schedule::TrainingSetup &setup,
     options.hardware = hardware;
     options.devices = devices;
     options.method = method;
-    options.replicas =
-        replicas == "auto" ? ft::ReplicasMode::Auto : ft::ReplicasMode::None;
+    // A fixed layout (W, or a factor per device) is not planned: the plan
+    // is made for the pipeline's devices and run on their replicas.
+    options.replicas = replicas == "auto" ? ft::ReplicasOption::automatic()
+                                          : ft::ReplicasOption::none();
     options.syncSchedule = syncSchedule;
     options.setup = setup;
     options.profile = profile;

@@ -16,7 +16,8 @@
 // partitioners (ReplicaChoice.h): another partitioner's pure pipeline beats
 // a replicated option that beats its own; the rule holds over Seq-Pipe's
 // and Mixed-Pipe's searches of random DAGs; with a sync schedule its step
-// ranks the options.
+// ranks the options. A width W tries W identical pipelines alone; zb-auto's
+// steps run lists within memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,7 @@
 #include "FTPipe/Partition/MixedPipe.h"
 #include "FTPipe/Partition/ReplicaChoice.h"
 #include "FTPipe/Partition/SeqPipe.h"
+#include "FTPipe/Partition/Simulator.h"
 
 #include "MixedPipeTestUtil.h"
 
@@ -464,6 +466,94 @@ TEST(ReplicaSearch, OneStageReplicasAreCutSoTheirAllReduceOverlaps) {
   EXPECT_LT(cut->simulatedMsPerMiniBatch, pure->simulatedMsPerMiniBatch);
   EXPECT_LT(cut->objectiveMs, uncut.objectiveMs);
   EXPECT_EQ(result.chosen().cutParts, 4u);
+}
+
+TEST(ReplicaSearch, AWidthTriesItsIdenticalPipelinesAlone) {
+  // 8 layers of 1 + 2 ms on 4 devices, 1F1B, M = 4. With a width of 2 every
+  // option is 2 pipelines of depth 2 (the even layout, its cuts and its
+  // uneven plans; no other depth, no per-device layout), and the fastest of
+  // them is chosen although the search over every layout chooses another.
+  Graph g = layers(8, 1.0, 2.0, 1000, 1000);
+  Hardware hw = uniformHardware(4, 1000.0);
+  ObjectiveConfig config = sgdOneFOneB(4);
+  auto plan = [&](const Hardware &pipeline) {
+    return greedyPlan(g, pipeline, config);
+  };
+  ReplicaSearchResult two = unwrap(searchReplicas(g, hw, config, plan, 2));
+  ASSERT_FALSE(two.options.empty());
+  for (const ReplicaOption &option : two.options) {
+    EXPECT_EQ(option.layout.replicas, (std::vector<int64_t>{2, 2}));
+    if (option.feasible)
+      EXPECT_GE(option.rankMs(), two.chosen().rankMs());
+  }
+  EXPECT_TRUE(two.chosen().feasible);
+  ReplicaSearchResult any = unwrap(searchReplicas(g, hw, config, plan));
+  EXPECT_NE(any.chosen().layout.replicas, two.chosen().layout.replicas);
+  // Width 1 is the pure pipeline alone.
+  ReplicaSearchResult one = unwrap(searchReplicas(g, hw, config, plan, 1));
+  ASSERT_EQ(one.options.size(), 1u);
+  EXPECT_EQ(one.chosen().layout.replicas, (std::vector<int64_t>(4, 1)));
+  // A width that does not divide the devices is refused, as is one whose
+  // pipelines do not fit: 4 layers' weights and gradients (8000 bytes) on a
+  // device of 6000, where the pure pipeline's 2 layers (4000) fit.
+  EXPECT_EQ(message(searchReplicas(g, hw, config, plan, 3).takeError()),
+            "3 identical pipelines do not divide the 4 devices: each needs 4 "
+            "/ 3 of them");
+  EXPECT_NE(message(searchReplicas(g, hw, config, plan, 8).takeError()), "");
+  Hardware small = uniformHardware(4, 1000.0, 0.0, 6000);
+  EXPECT_TRUE(
+      unwrap(searchReplicas(g, small, config, plan, 1)).chosen().feasible);
+  std::string tooLarge =
+      message(searchReplicas(g, small, config, plan, 2).takeError());
+  EXPECT_EQ(tooLarge.rfind("2 identical pipelines of depth 2 are not "
+                           "feasible:\n  2 x 2: ",
+                           0),
+            0u)
+      << tooLarge;
+}
+
+TEST(ReplicaSearch, ZeroBubbleAutoStepsRunListsWithinMemory) {
+  // The step of an option under sync-schedule zb-auto is that of zb-auto's
+  // lists within each device's memory, as the unreplicated candidates'
+  // (synchronousStepMs) and ftpipe-run's: on 8 layers that split their
+  // backward (I 1 ms, W 1 ms) with 1000 bytes of activations each, on 4
+  // devices, M = 8, over budgets from ample to tight, the pure pipeline's
+  // step equals synchronousStepMs of its plan, and under some budget it is
+  // longer than that of zb-auto's lists with no memory bound (which the
+  // search ranked by before).
+  GraphBuilder b;
+  for (int i = 0; i < 8; ++i)
+    b.addNode("layer" + std::to_string(i), "test.op",
+              {1.0, 2.0, 1000, 1000, 1.0});
+  for (int i = 0; i + 1 < 8; ++i)
+    b.addValue(NodeId(i), 1000, {NodeId(i + 1)}, true);
+  Graph g = unwrap(b.build());
+  ObjectiveConfig config = sgdOneFOneB(8);
+  ObjectiveConfig zbAuto = config;
+  zbAuto.schedule = Kind::ZeroBubbleAuto;
+  int bound = 0;
+  for (uint64_t budget = 4000; budget <= 40000; budget += 2000) {
+    Hardware hw = uniformHardware(4, 1000.0, 0.0, budget);
+    llvm::Expected<ReplicaSearchResult> search = searchReplicas(
+        g, hw, config,
+        [&](const Hardware &pipeline) {
+          return greedyPlan(g, pipeline, config);
+        },
+        /*width=*/1, Kind::ZeroBubbleAuto);
+    if (!search) {
+      llvm::consumeError(search.takeError());
+      continue;
+    }
+    const ReplicaOption &pure = search->chosen();
+    double step =
+        synchronousStepMs(g, hw, pure.plan, config, Kind::ZeroBubbleAuto);
+    EXPECT_EQ(pure.syncStepMs, step) << budget;
+    double unbounded =
+        unwrap(simulatePlan(g, hw, pure.plan, zbAuto, false)).msPerMiniBatch;
+    EXPECT_GE(pure.syncStepMs, unbounded - 1e-9) << budget;
+    bound += pure.syncStepMs > unbounded + 1e-9;
+  }
+  EXPECT_GT(bound, 0);
 }
 
 TEST(ReplicaSearch, PipelineHardwareTakesReplicaZeroOfEachDevice) {

@@ -72,13 +72,15 @@ struct ReplicaChoice {
 llvm::Expected<ReplicaChoice>
 chooseReplicas(std::vector<MethodSearch> searches);
 
-/// Runs searchReplicas (at most `maxWidth` replicas a device, 0: any; the
-/// options ranked by their step under `syncSchedule` where one is given)
+/// Runs searchReplicas (every layout, or with a `width` W only W identical
+/// pipelines; the options ranked by their step under `syncSchedule` where
+/// one is given)
 /// with each of `partitioners`, a failure kept with its search, then
-/// chooseReplicas.
+/// chooseReplicas. Fails at once when the width does not divide the
+/// devices (checkReplicaWidth).
 llvm::Expected<ReplicaChoice> searchReplicasOver(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
-    llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t maxWidth = 0,
+    llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t width = 0,
     std::optional<schedule::Kind> syncSchedule = std::nullopt);
 
 } // namespace partition

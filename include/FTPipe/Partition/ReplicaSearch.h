@@ -283,20 +283,27 @@ scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
 /// on 8 x RTX 2080 Ti: 1.048x) does not pay for them.
 constexpr double kReplicaMinGain = 0.05;
 
-/// Tries every depth from `hw`'s device count down to 1 (with at most
-/// `maxWidth` replicas of a device, 0: any), planning each pipeline with
-/// `partitioner`; an option whose pipeline cannot be planned, does not fit
-/// or runs on unlike replicas is kept as infeasible with the reason. The
-/// fastest feasible option (ReplicaOption::rankMs) is chosen, except that
-/// the pure pipeline stays where no option with replicas beats it by
-/// kReplicaMinGain. With a `syncSchedule` (a synchronous kind the plan will
-/// run under, the passes' `sync-schedule`) options compete by their step
-/// under it (syncStepMs); memory is still checked under `config`'s
-/// schedule. Fails when no option is feasible (naming each reason).
+/// Refuses a `width` W (W identical pipelines, 0: any layout) that does not
+/// divide the `devices` devices.
+llvm::Error checkReplicaWidth(uint32_t width, uint32_t devices);
+
+/// Tries every depth from `hw`'s device count P down to 1, planning each
+/// pipeline with `partitioner`; with a `width` W, only W identical pipelines
+/// of depth P / W (the even layout of that depth, its cuts and its uneven
+/// plans; PipeDream-2BW's, the passes' `replicas=W`). An option whose
+/// pipeline cannot be planned, does not fit or runs on unlike replicas is
+/// kept as infeasible with the reason. The fastest feasible option
+/// (ReplicaOption::rankMs) is chosen, except that the pure pipeline stays
+/// where no option with replicas beats it by kReplicaMinGain. With a
+/// `syncSchedule` (a synchronous kind the plan will run under, the passes'
+/// `sync-schedule`) options compete by their step under it (syncStepMs);
+/// memory is still checked under `config`'s memory schedule. Fails when W
+/// does not divide P (checkReplicaWidth), and when no option is feasible
+/// (naming each reason).
 llvm::Expected<ReplicaSearchResult>
 searchReplicas(const Graph &graph, const Hardware &hw,
                const ObjectiveConfig &config, ReplicaPartitioner partitioner,
-               uint32_t maxWidth = 0,
+               uint32_t width = 0,
                std::optional<schedule::Kind> syncSchedule = std::nullopt);
 
 } // namespace partition

@@ -38,13 +38,17 @@ zeroBubbleH1Lists(const StageGraph &stages, int64_t devices,
 /// its weights, gradients, optimizer state and reserved bytes are counted
 /// (`inputs`: evaluatePlan's memoryInputs; schedule::zeroBubbleLimits, as
 /// ftpipe-run bounds its own), its shortest lists searched further as
-/// `search` says. Fails as schedule::generateZeroBubbleAuto does, e.g. when
-/// no list fits.
+/// `search` says. With `replicas` (ScheduleConfig::replicas: the processes
+/// of each device), the lists of the replicated run, as ftpipe-run makes
+/// them: each device within the same budget, since each replica keeps a
+/// part of its device's list. Fails as schedule::generateZeroBubbleAuto
+/// does, e.g. when no list fits.
 llvm::Expected<schedule::Schedule>
 zeroBubbleAutoLists(const StageGraph &stages, const Hardware &hw,
                     llvm::ArrayRef<schedule::DeviceMemoryInputs> inputs,
                     const schedule::TrainingSetup &setup, uint32_t microBatches,
-                    const schedule::ZeroBubbleSearch &search = {});
+                    const schedule::ZeroBubbleSearch &search = {},
+                    llvm::ArrayRef<int64_t> replicas = {});
 
 } // namespace partition
 } // namespace ftpipe

@@ -26,15 +26,44 @@ enum class SeqPipeMethod {
   Greedy,
 };
 
-/// The partitioning passes' `replicas`: whether they also choose the
-/// pipeline's depth and data-parallel replicas of its devices
-/// (docs/Replicas.md).
-enum class ReplicasMode {
-  /// One pipeline over every device.
-  None,
-  /// The depth x replicas search (lib/Partition/ReplicaSearch.h).
-  Auto,
+/// The partitioning passes' `replicas` (docs/Replicas.md), spelled `none`
+/// (one pipeline over every device), `auto` (the pipeline's depth and each
+/// device's data-parallel replicas chosen by the depth x replicas search,
+/// lib/Partition/ReplicaSearch.h) or a number W: W identical pipelines of
+/// depth P / W on the P devices (PipeDream-2BW's), planned, priced and
+/// checked for memory as the search does that layout. W = 1 is `none`.
+class ReplicasOption {
+public:
+  static ReplicasOption none() { return ReplicasOption(); }
+  static ReplicasOption automatic() {
+    ReplicasOption option;
+    option.isAutomatic = true;
+    return option;
+  }
+  /// W identical pipelines; `none` when W is 1.
+  static ReplicasOption identical(unsigned width) {
+    ReplicasOption option;
+    option.fixedWidth = width > 1 ? width : 0;
+    return option;
+  }
+  /// Parses `none`, `auto` or W, none and W as ftpipe-compile's and
+  /// ftpipe-run's --replicas (schedule::parseReplicas: 1 <= W <=
+  /// ReplicaLayout::kMaxReplicas); the message says what is wrong.
+  static llvm::Expected<ReplicasOption> parse(llvm::StringRef text);
+
+  bool isNone() const { return !isAutomatic && fixedWidth == 0; }
+  /// What partition::searchReplicas takes: W, or 0 (any layout) for auto.
+  unsigned searchWidth() const { return fixedWidth; }
+  /// "none", "auto" or W.
+  std::string str() const;
+
+private:
+  bool isAutomatic = false;
+  unsigned fixedWidth = 0;
 };
+
+llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
+                              const ReplicasOption &option);
 
 /// The values of the training setup's options (Passes.td), spelled and
 /// described by FTPipe/Schedule/TrainingSetup.h.
@@ -44,8 +73,31 @@ llvm::cl::ValuesClass weightVersionsOptionValues();
 llvm::cl::ValuesClass recomputeModeOptionValues();
 /// The synchronous kinds, and `none` (Kind::Async): no synchronous step.
 llvm::cl::ValuesClass syncScheduleOptionValues();
-/// The values of the partitioning passes' `replicas`.
-llvm::cl::ValuesClass replicasOptionValues();
+
+} // namespace ftpipe
+} // namespace mlir
+
+/// The option parser of `replicas` (ReplicasOption::parse), which MLIR's pass
+/// options and llvm::cl use for the type.
+namespace llvm {
+namespace cl {
+template <>
+class parser<mlir::ftpipe::ReplicasOption>
+    : public basic_parser<mlir::ftpipe::ReplicasOption> {
+public:
+  using basic_parser::basic_parser;
+  bool parse(Option &option, StringRef argName, StringRef arg,
+             mlir::ftpipe::ReplicasOption &value);
+  StringRef getValueName() const override { return "none|auto|W"; }
+  void printOptionDiff(const Option &option,
+                       const mlir::ftpipe::ReplicasOption &value,
+                       const OptVal &defaultValue, size_t globalWidth) const;
+};
+} // namespace cl
+} // namespace llvm
+
+namespace mlir {
+namespace ftpipe {
 
 #define GEN_PASS_DECL
 #include "FTPipe/Transforms/Passes.h.inc"

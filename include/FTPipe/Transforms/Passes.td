@@ -254,7 +254,8 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
     `ftpipe-auto-partition replicas=auto` runs (Seq-Pipe dp, Seq-Pipe
     greedy, Mixed-Pipe, with that pass's defaults), every option by
     objective and by simulation, a row each with its partitioner, and the
-    option chosen over all of them (lib/Partition/ReplicaChoice.h).
+    option chosen over all of them (lib/Partition/ReplicaChoice.h);
+    `replicas=W` the table of W identical pipelines alone.
   }];
   let options = !listconcat([
     Option<"json", "json", "std::string", /*default=*/"\"\"",
@@ -265,11 +266,11 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
            "Write the stage graph in Graphviz format to this file">,
     Option<"function", "function", "std::string", /*default=*/"\"\"",
            "Model function (default: the only function with a body)">,
-    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
-           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
-           "none, or auto: also plan pipeline depth x data-parallel replicas "
-           "on the hardware's devices and print the planning table",
-           "::mlir::ftpipe::replicasOptionValues()">,
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasOption",
+           /*default=*/"::mlir::ftpipe::ReplicasOption::none()",
+           "none; auto: also plan pipeline depth x data-parallel replicas "
+           "on the hardware's devices and print the planning table; W: the "
+           "table of W identical pipelines alone">,
   ], ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
@@ -347,8 +348,11 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
     pipeline kept unless an option with replicas takes at least 5 %
     (`kReplicaMinGain`) less (lib/Partition/ReplicaChoice.h). The module
     then holds the pipeline's plan and hardware and each device's replicas
-    in `#ftpipe.plan`. `verbose` prints the method's fastest pure and
-    replicated options and the choice on stderr.
+    in `#ftpipe.plan`. `replicas=W` runs W identical pipelines of depth
+    P / W instead (PipeDream-2BW's: the search's options of that layout
+    alone, the fastest kept; W must divide P, and their plans must fit).
+    `verbose` prints the method's fastest pure and replicated options and
+    the choice on stderr.
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"method", "method", "::mlir::ftpipe::SeqPipeMethod",
@@ -358,11 +362,11 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
                         "exact dynamic programming"),
              clEnumValN(::mlir::ftpipe::SeqPipeMethod::Greedy, "greedy",
                         "binary search on the stage time, greedy cuts"))}]>,
-    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
-           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
-           "none, or auto: also choose pipeline depth x data-parallel "
-           "replicas for the devices, with this method's plans",
-           "::mlir::ftpipe::replicasOptionValues()">,
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasOption",
+           /*default=*/"::mlir::ftpipe::ReplicasOption::none()",
+           "none; auto: also choose pipeline depth x data-parallel "
+           "replicas for the devices, with this method's plans; W: W "
+           "identical pipelines of depth devices / W">,
     Option<"verbose", "verbose", "bool", /*default=*/"false",
            "With replicas=auto, print the options and the choice on stderr">,
   ], SharedValueOptions, ObjectiveOptions);
@@ -458,7 +462,15 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
     pipeline's plan and hardware and `replicas = w` in `#ftpipe.plan`;
     `ftpipe-compile` writes the replica layout into `manifest.json`. With
     `verbose`, every width tried is printed. With `sync-schedule` the
-    options compete by their step under it, as the candidates do.
+    options compete by their step under it, as the candidates do (zb-auto:
+    its lists within each device's memory).
+
+    `replicas=W` (a number) plans W identical pipelines of depth P / W
+    (PipeDream-2BW's) on the `devices` devices: the search's options of that
+    layout alone (its plan, cut for overlap, uneven), the fastest kept even
+    where another layout or the pure pipeline would be faster. W must
+    divide P, and the pipelines must fit in memory as replicas; otherwise
+    the pass fails, naming why. `replicas=1` is `replicas=none`.
 
     `sync-schedule=zb-auto` (or another synchronous kind) also simulates
     every candidate's step under that schedule as ftpipe-run runs it
@@ -476,11 +488,11 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
   let options = !listconcat(PartitionOptions, [
     Option<"verbose", "verbose", "bool", /*default=*/"false",
            "Print every candidate L on stderr">,
-    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
-           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
-           "none, or auto: also choose pipeline depth x data-parallel "
-           "replicas for the devices",
-           "::mlir::ftpipe::replicasOptionValues()">,
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasOption",
+           /*default=*/"::mlir::ftpipe::ReplicasOption::none()",
+           "none; auto: also choose pipeline depth x data-parallel "
+           "replicas for the devices; W: W identical pipelines of depth "
+           "devices / W">,
   ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
@@ -503,7 +515,7 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
     its own candidates the same way), and the shortest step wins, the time
     under `schedule` breaking ties; memory is checked under that schedule
     (zb-auto: 1F1B's micro-batches in flight), not `schedule`. The chosen plan's stage boundaries are then moved where
-    that step gets shorter (`refineForSyncStep`; not with `replicas=auto`).
+    that step gets shorter (`refineForSyncStep`; not with `replicas`).
 
     With `replicas=auto` each partitioner's plans also go through the
     pipeline depth x data-parallel replicas search (docs/Replicas.md) that
@@ -517,18 +529,28 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
     replicas only where it takes at least 5 % (`kReplicaMinGain`) less than
     the fastest pure pipeline of any partitioner. A line per partitioner
     gives its pure pipeline and its fastest option with replicas; the plan
-    records its replicas as `ftpipe-mixed-pipe` does.
+    records its replicas as `ftpipe-mixed-pipe` does. `replicas=W` makes
+    the same choice among every partitioner's W identical pipelines of
+    depth P / W alone (`ftpipe-mixed-pipe`'s `replicas=W`). `verbose` also
+    prints every option of each partitioner's search and its bounds, as
+    `ftpipe-mixed-pipe verbose` prints Mixed-Pipe's ("options of METHOD:",
+    then a line per option, the one chosen over all marked): one run gives
+    every search's figures (bench/replica_planning.sh).
   }];
   let options = !listconcat(PartitionOptions, [
     Option<"dpMaxOps", "dp-max-ops", "unsigned", /*default=*/"20000",
            "Largest graph on which Seq-Pipe dp is tried">,
     Option<"quiet", "quiet", "bool", /*default=*/"false",
            "Do not print the candidates">,
-    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasMode",
-           /*default=*/"::mlir::ftpipe::ReplicasMode::None",
-           "none, or auto: also choose pipeline depth x data-parallel "
-           "replicas for the devices, over every partitioner's plans",
-           "::mlir::ftpipe::replicasOptionValues()">,
+    Option<"verbose", "verbose", "bool", /*default=*/"false",
+           "With replicas: also print every option of every partitioner's "
+           "search and its bounds on stderr">,
+    Option<"replicas", "replicas", "::mlir::ftpipe::ReplicasOption",
+           /*default=*/"::mlir::ftpipe::ReplicasOption::none()",
+           "none; auto: also choose pipeline depth x data-parallel "
+           "replicas for the devices, over every partitioner's plans; W: W "
+           "identical pipelines of depth devices / W, with every "
+           "partitioner's plans">,
   ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }

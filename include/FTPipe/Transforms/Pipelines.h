@@ -55,11 +55,11 @@ struct PartitionPipelineOptions {
   std::string function;
   /// The partitioner.
   PartitionMethod method = PartitionMethod::Auto;
-  /// None, or Auto: also choose the pipeline depth x data-parallel replicas
-  /// of the devices (Auto: over every partitioner's plans,
-  /// ftpipe-auto-partition replicas=auto; the others over their own, their
-  /// pass's replicas=auto).
-  ReplicasMode replicas = ReplicasMode::None;
+  /// None; auto: also choose the pipeline depth x data-parallel replicas
+  /// of the devices; W: W identical pipelines of depth devices / W (method
+  /// Auto: over every partitioner's plans, ftpipe-auto-partition's
+  /// `replicas`; the others over their own, their pass's `replicas`).
+  ReplicasOption replicas = ReplicasOption::none();
   /// Auto only: the largest graph on which Seq-Pipe dp is tried.
   unsigned dpMaxOps = AutoPartitionPassOptions().dpMaxOps;
   /// Auto: do not print the candidates; MixedPipe and the Seq-Pipe ones: the
@@ -193,12 +193,13 @@ struct PartitionPipelineTextOptions
                      "contiguous stages, exact dynamic programming"),
           clEnumValN(PartitionMethod::SeqGreedy, "seq-greedy",
                      "contiguous stages, greedy cuts"))};
-  PassOptions::Option<ReplicasMode> replicas{
+  PassOptions::Option<ReplicasOption> replicas{
       *this, "replicas",
-      llvm::cl::desc("none, or auto: also choose the pipeline depth x "
-                     "data-parallel replicas (auto: over every partitioner's "
-                     "plans; the others: their own)"),
-      llvm::cl::init(ReplicasMode::None), replicasOptionValues()};
+      llvm::cl::desc("none; auto: also choose the pipeline depth x "
+                     "data-parallel replicas; W: W identical pipelines of "
+                     "depth devices / W (method auto: over every "
+                     "partitioner's plans; the others: their own)"),
+      llvm::cl::init(ReplicasOption::none())};
   PassOptions::Option<unsigned> dpMaxOps{
       *this, "dp-max-ops",
       llvm::cl::desc("auto: largest graph on which Seq-Pipe dp is tried"),
