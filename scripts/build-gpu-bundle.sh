@@ -197,43 +197,40 @@ for model in $models; do
   echo "build-gpu-bundle: $model in $(( $(date +%s) - t0 )) s"
 done
 
+# variant NAME BASE DEVICES [FLAGS...]: BASE's model compiled again (for
+# DEVICES, with FLAGS), with BASE's weights, inputs, expected results and
+# training, and the schedules of its own plan.
+variant() {
+  local name=$1 base=$2 devices=$3 t0
+  shift 3
+  t0=$(date +%s)
+  compile "$name" "$tmp/$base.mlir" 1 "$devices" "$@"
+  for f in weights inputs expected; do
+    if [ -f "$out/models/$base/$f.safetensors" ]; then
+      cp "$out/models/$base/$f.safetensors" "$out/models/$name/"
+    fi
+  done
+  if [ -d "$out/models/$base/train" ]; then
+    cp -r "$out/models/$base/train" "$out/models/$name/"
+    schedules "$out/models/$name"
+  fi
+  models="$models $name"
+  echo "build-gpu-bundle: $name in $(( $(date +%s) - t0 )) s"
+}
+
 # Several stages on one GPU: the tiny BERT for two devices, run in turn over
 # the in-process mailbox (its transfers staged through host memory), against
-# the same expected results.
+# the same expected results and training.
 if [ $two = 1 ] && [[ " $models " == *" bert-tiny "* ]]; then
-  t0=$(date +%s)
-  compile bert-tiny-2dev "$tmp/bert-tiny.mlir" 1 2
-  for f in weights inputs expected; do
-    [ -f "$out/models/bert-tiny/$f.safetensors" ] &&
-      cp "$out/models/bert-tiny/$f.safetensors" "$out/models/bert-tiny-2dev/"
-  done
-  # The same training on the two devices' plan: its own schedules.
-  if [ -d "$out/models/bert-tiny/train" ]; then
-    cp -r "$out/models/bert-tiny/train" "$out/models/bert-tiny-2dev/"
-    schedules "$out/models/bert-tiny-2dev"
-  fi
-  models="$models bert-tiny-2dev"
-  echo "build-gpu-bundle: bert-tiny-2dev in $(( $(date +%s) - t0 )) s"
+  variant bert-tiny-2dev bert-tiny 2
 fi
 
 # The CUDA target recomputes every forward by default (FTPipe's setup); the
 # tiny GPT-2 (tied weights) again with every activation kept, so values saved
-# by a forward cross to its backward in device memory.
+# by a forward cross to its backward in device memory (a GPipe training step
+# holds four micro-batches' saved values there).
 if [[ " $models " == *" gpt2-tiny "* ]]; then
-  t0=$(date +%s)
-  compile gpt2-tiny-keep "$tmp/gpt2-tiny.mlir" 1 1 --recompute=false
-  for f in weights inputs expected; do
-    [ -f "$out/models/gpt2-tiny/$f.safetensors" ] &&
-      cp "$out/models/gpt2-tiny/$f.safetensors" "$out/models/gpt2-tiny-keep/"
-  done
-  # The same training with every activation kept: a GPipe step holds four
-  # micro-batches' saved values on the device.
-  if [ -d "$out/models/gpt2-tiny/train" ]; then
-    cp -r "$out/models/gpt2-tiny/train" "$out/models/gpt2-tiny-keep/"
-    schedules "$out/models/gpt2-tiny-keep"
-  fi
-  models="$models gpt2-tiny-keep"
-  echo "build-gpu-bundle: gpt2-tiny-keep in $(( $(date +%s) - t0 )) s"
+  variant gpt2-tiny-keep gpt2-tiny 1 --recompute=false
 fi
 
 if [ $large = 1 ]; then
