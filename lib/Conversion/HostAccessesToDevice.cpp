@@ -79,11 +79,14 @@ private:
   void visit(Block &block, func::FuncOp func);
   void moveToDevice(ArrayRef<Operation *> ops);
   void readOnHost(memref::LoadOp load, func::FuncOp func);
+  Value hostCopyOf(Value buffer, func::FuncOp func);
   func::FuncOp synchronizeFunction();
   LogicalResult verify();
 
   ModuleOp module;
   func::FuncOp synchronize;
+  /// The host copies of arguments, by argument.
+  DenseMap<Value, Value> hostCopies;
 };
 
 } // namespace
@@ -197,9 +200,65 @@ func::FuncOp Mover::synchronizeFunction() {
   return synchronize;
 }
 
+/// Whether nothing writes `buffer`: every use, through views, is a load or
+/// the source of a copy (kernels' bodies are still inline in their
+/// launches, so their accesses count too).
+static bool onlyRead(Value buffer) {
+  SmallVector<Value> views{buffer};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (OpOperand &use : view.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<memref::SubViewOp, memref::CastOp, memref::CollapseShapeOp,
+              memref::ExpandShapeOp, memref::ReinterpretCastOp>(user)) {
+        views.push_back(user->getResult(0));
+        continue;
+      }
+      if (isa<memref::LoadOp>(user))
+        continue;
+      if (auto copy = dyn_cast<memref::CopyOp>(user);
+          copy && use.getOperandNumber() == 0)
+        continue;
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A small dense argument of `func` that nothing in it writes, copied to the
+/// host once, at entry: the index reads of a gather adjoint's loop then cost
+/// one synchronisation, not one per iteration. Null for other buffers.
+Value Mover::hostCopyOf(Value buffer, func::FuncOp func) {
+  constexpr int64_t kMaxBytes = 64 * 1024;
+  auto argument = dyn_cast<BlockArgument>(buffer);
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  if (!argument || argument.getOwner() != &func.getBody().front() || !type ||
+      !type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8) >
+          kMaxBytes ||
+      !onlyRead(buffer))
+    return {};
+  Value &copy = hostCopies[buffer];
+  if (!copy) {
+    Location loc = func.getLoc();
+    OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
+    copy = builder.create<memref::AllocaOp>(loc, type);
+    builder.create<memref::CopyOp>(loc, buffer, copy);
+    builder.create<func::CallOp>(loc, synchronizeFunction(), ValueRange{});
+  }
+  return copy;
+}
+
 void Mover::readOnHost(memref::LoadOp load, func::FuncOp func) {
   MemRefType type = load.getMemRefType();
   Location loc = load.getLoc();
+  if (Value copy = hostCopyOf(load.getMemRef(), func)) {
+    OpBuilder builder(load);
+    Value value = builder.create<memref::LoadOp>(loc, copy, load.getIndices());
+    load.getResult().replaceAllUsesWith(value);
+    load.erase();
+    return;
+  }
   OpBuilder builder = OpBuilder::atBlockBegin(&func.getBody().front());
   Value scalar = builder.create<memref::AllocaOp>(
       loc, MemRefType::get({}, type.getElementType()));

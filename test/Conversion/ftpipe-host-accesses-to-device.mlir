@@ -56,19 +56,24 @@ module attributes {gpu.container_module} {
 // -----
 
 // A loaded value that both device work and the host use: the load stays out
-// of the launch (read on the host), the store that uses it goes in; loops
-// that call functions stay on the host with their loads read one by one.
+// of the launch (read on the host), the store that uses it goes in. %a is an
+// argument that nothing writes: it is copied to the host once, at entry, and
+// every read of it (also in the loop that calls functions, which stays on
+// the host) loads that copy, with no synchronisation per iteration.
 // CHECK-LABEL: func.func @shared
-// CHECK: memref.copy
+// CHECK-SAME: (%[[A:.*]]: memref<4xf32>, %[[B:.*]]: memref<f32>)
+// CHECK-NEXT: %[[HOST:.*]] = memref.alloca() : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[A]], %[[HOST]]
 // CHECK-NEXT: call @ftpipe_cuda_synchronize()
-// CHECK-NEXT: %[[V:.*]] = memref.load
+// CHECK: %[[V:.*]] = memref.load %[[HOST]][
 // CHECK: gpu.launch
-// CHECK-NEXT: memref.store %[[V]]
+// CHECK-NEXT: memref.store %[[V]], %[[B]][]
 // CHECK-NEXT: gpu.terminator
-// CHECK: scf.for
-// CHECK: memref.copy
-// CHECK: call @ftpipe_cuda_synchronize()
-// CHECK: call @use
+// CHECK: scf.for %[[I:.*]] =
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[HOST]][%[[I]]]
+// CHECK-NEXT: func.call @use(%[[X]])
+// CHECK-NOT: ftpipe_cuda_synchronize
+// CHECK: return
 module attributes {gpu.container_module} {
   func.func private @use(f32)
   func.func @shared(%a: memref<4xf32>, %b: memref<f32>) -> f32 {
@@ -82,6 +87,34 @@ module attributes {gpu.container_module} {
       func.call @use(%x) : (f32) -> ()
     }
     return %v : f32
+  }
+}
+
+// -----
+
+// An argument that a kernel writes is read where it is read, one element at
+// a time: a copy taken at entry would miss the kernel's write.
+// CHECK-LABEL: func.func @written
+// CHECK-SAME: (%[[A:.*]]: memref<4xf32>, %{{.*}}: f32)
+// CHECK-NEXT: %[[SCALAR:.*]] = memref.alloca() : memref<f32>
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[A]][
+// CHECK: gpu.terminator
+// CHECK: %[[ELEMENT:.*]] = memref.subview %[[A]]
+// CHECK-NEXT: memref.copy %[[ELEMENT]], %[[SCALAR]]
+// CHECK-NEXT: call @ftpipe_cuda_synchronize()
+// CHECK-NEXT: memref.load %[[SCALAR]][]
+module attributes {gpu.container_module} {
+  func.func @written(%a: memref<4xf32>, %f: f32) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+               threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+      memref.store %f, %a[%c0] : memref<4xf32>
+      gpu.terminator
+    }
+    %r = memref.load %a[%c0] : memref<4xf32>
+    return %r : f32
   }
 }
 

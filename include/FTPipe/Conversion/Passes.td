@@ -252,7 +252,12 @@ def HostAccessesToDevicePass : Pass<"ftpipe-host-accesses-to-device",
     block of one thread, in order, on the runtime's stream. A
     `memref.load` whose value the host needs (an index guard's condition)
     becomes a copy of that element into a host scalar (`memref.alloca`),
-    `ftpipe_cuda_synchronize`, and a load of the scalar.
+    `ftpipe_cuda_synchronize`, and a load of the scalar; where it reads a
+    small dense argument (at most 64 KiB) that nothing in the function
+    writes (every use a load or a copy's source, kernels' bodies included),
+    the whole argument is copied to the host once, at the function's entry,
+    and every read loads that copy (a gather adjoint's loop over tokens then
+    synchronises once, not once per token).
 
     Afterwards no host code reads or writes a buffer other than its own
     scalars; the pass fails, naming the operation, where one still does.
