@@ -32,7 +32,8 @@ struct HostAccessesToDevicePass
 /// What an operation of host code is to this pass.
 enum class Role {
   Device,  // runs on the device: a store, or a region of buffer accesses
-  Load,    // a load: on the device if only device work uses it
+  Load,    // a load: inside a run of device work if only that run uses
+           // its value, else read on the host
   Pure,    // no memory effects: may go along with device work
   Host,    // stays on the host
 };
@@ -40,7 +41,7 @@ enum class Role {
 bool isAccess(Operation *op) { return isa<memref::LoadOp, memref::StoreOp>(op); }
 
 /// Whether `op` must run on the host: calls, launches, allocations, copies
-/// and views of constants.
+/// and constants' globals.
 bool isHostOnly(Operation *op) {
   return isa<func::CallOp, gpu::LaunchOp, gpu::LaunchFuncOp, memref::AllocOp,
              memref::AllocaOp, memref::DeallocOp, memref::CopyOp,

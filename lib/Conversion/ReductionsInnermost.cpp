@@ -47,36 +47,6 @@ parallelFirst(ArrayRef<utils::IteratorType> iterators) {
   return {};
 }
 
-/// The linalg.generic that `reduce` is: the input indexed by every
-/// dimension, the init by the kept ones, the combiner as its body.
-static linalg::GenericOp generalize(RewriterBase &rewriter,
-                                    linalg::ReduceOp reduce) {
-  MLIRContext *context = reduce.getContext();
-  int64_t rank = cast<ShapedType>(reduce.getInputs()[0].getType()).getRank();
-  ArrayRef<int64_t> reduced = reduce.getDimensions();
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  SmallVector<AffineExpr> kept;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (llvm::is_contained(reduced, d))
-      iterators[d] = utils::IteratorType::reduction;
-    else
-      kept.push_back(getAffineDimExpr(d, context));
-  }
-  SmallVector<AffineMap> maps(reduce.getInputs().size(),
-                              AffineMap::getMultiDimIdentityMap(rank, context));
-  maps.append(reduce.getInits().size(),
-              AffineMap::get(rank, 0, kept, context));
-  rewriter.setInsertionPoint(reduce);
-  auto generic = rewriter.create<linalg::GenericOp>(
-      reduce.getLoc(), reduce->getResultTypes(), reduce.getInputs(),
-      reduce.getInits(), maps, iterators);
-  rewriter.inlineRegionBefore(reduce.getCombiner(), generic.getRegion(),
-                              generic.getRegion().end());
-  rewriter.replaceOp(reduce, generic->getResults());
-  return generic;
-}
-
 void ReductionsInnermostPass::runOnOperation() {
   IRRewriter rewriter(&getContext());
   SmallVector<linalg::LinalgOp> ops;
@@ -88,8 +58,16 @@ void ReductionsInnermostPass::runOnOperation() {
   for (linalg::LinalgOp op : ops) {
     SmallVector<unsigned> order = parallelFirst(op.getIteratorTypesArray());
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-    if (auto reduce = dyn_cast<linalg::ReduceOp>(op.getOperation()))
-      generic = generalize(rewriter, reduce);
+    if (!generic) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::GenericOp> generalized =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generalized)) {
+        op.emitError("cannot write this reduction as a linalg.generic");
+        return signalPassFailure();
+      }
+      generic = *generalized;
+    }
     if (failed(linalg::interchangeGenericOp(rewriter, generic, order))) {
       generic.emitError("cannot move this op's reductions inside");
       return signalPassFailure();

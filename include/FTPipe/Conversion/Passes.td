@@ -331,7 +331,7 @@ def ReductionsInnermostPass : Pass<"ftpipe-reductions-innermost",
     reduction before a parallel dimension so that the parallel dimensions
     come first, in their order, then the reductions, in theirs
     (`linalg::interchangeGenericOp`); a `linalg.reduce` becomes the
-    equivalent `linalg.generic` first. The loops become one kernel whose
+    equivalent `linalg.generic` first (`linalg::generalizeNamedOp`). The loops become one kernel whose
     threads each sum their element's reduction; every element is summed in
     the same order as before, so results are bit for bit the same.
 
