@@ -389,29 +389,41 @@ static LogicalResult gatherAdjoint(tosa::GatherOp op, OpBuilder &b, Value dy,
                   ib.create<tensor::ExtractOp>(il, indices, ValueRange{n, w});
               Value k = ib.create<arith::IndexCastOp>(il, ib.getIndexType(),
                                                       index);
-              SmallVector<OpFoldResult> sizes{ib.getIndexAttr(1),
-                                              ib.getIndexAttr(1),
-                                              ib.getIndexAttr(channels)};
-              SmallVector<OpFoldResult> strides(3, ib.getIndexAttr(1));
-              SmallVector<OpFoldResult> from{n, w, ib.getIndexAttr(0)};
-              SmallVector<OpFoldResult> to{n, k, ib.getIndexAttr(0)};
-              Value row = ib.create<tensor::ExtractSliceOp>(
-                  il, rowType, dy, from, sizes, strides);
-              Value current = ib.create<tensor::ExtractSliceOp>(
-                  il, rowType, acc[0], to, sizes, strides);
-              Value sum =
-                  ib.create<tosa::AddOp>(il, rowType, current, row);
-              if (paddingRow) {
-                Value padding = ib.create<arith::ConstantOp>(
-                    il, IntegerAttr::get(index.getType(),
-                                         paddingRow.getValue().getSExtValue()));
-                Value isPadding = ib.create<arith::CmpIOp>(
-                    il, arith::CmpIPredicate::eq, index, padding);
-                sum = ib.create<arith::SelectOp>(il, isPadding, current, sum);
+              // acc[n, k, :] += dy[n, w, :].
+              auto addRow = [&](OpBuilder &rb, Location rl) {
+                SmallVector<OpFoldResult> sizes{rb.getIndexAttr(1),
+                                                rb.getIndexAttr(1),
+                                                rb.getIndexAttr(channels)};
+                SmallVector<OpFoldResult> strides(3, rb.getIndexAttr(1));
+                SmallVector<OpFoldResult> from{n, w, rb.getIndexAttr(0)};
+                SmallVector<OpFoldResult> to{n, k, rb.getIndexAttr(0)};
+                Value row = rb.create<tensor::ExtractSliceOp>(
+                    rl, rowType, dy, from, sizes, strides);
+                Value current = rb.create<tensor::ExtractSliceOp>(
+                    rl, rowType, acc[0], to, sizes, strides);
+                Value sum = rb.create<tosa::AddOp>(rl, rowType, current, row);
+                Value updated = rb.create<tensor::InsertSliceOp>(
+                    rl, sum, acc[0], to, sizes, strides);
+                rb.create<scf::YieldOp>(rl, updated);
+              };
+              if (!paddingRow) {
+                addRow(ib, il);
+                return;
               }
-              Value updated = ib.create<tensor::InsertSliceOp>(
-                  il, sum, acc[0], to, sizes, strides);
-              ib.create<scf::YieldOp>(il, updated);
+              // The padding row is left untouched (an scf.if rather than a
+              // select of rows: the update stays in place once bufferized).
+              Value padding = ib.create<arith::ConstantOp>(
+                  il, IntegerAttr::get(index.getType(),
+                                       paddingRow.getValue().getSExtValue()));
+              Value isPadding = ib.create<arith::CmpIOp>(
+                  il, arith::CmpIPredicate::eq, index, padding);
+              auto update = ib.create<scf::IfOp>(
+                  il, isPadding,
+                  [&](OpBuilder &tb, Location tl) {
+                    tb.create<scf::YieldOp>(tl, acc[0]);
+                  },
+                  addRow);
+              ib.create<scf::YieldOp>(il, update.getResults());
             });
         ob.create<scf::YieldOp>(l, inner.getResults());
       });

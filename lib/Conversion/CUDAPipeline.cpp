@@ -1,13 +1,14 @@
 //===- CUDAPipeline.cpp - Tensor IR to host code and a CUDA binary --------===//
 //
 // buildCUDALoweringPipeline (CUDAPipeline.h): the CPU lowering's stages up to
-// buffers with cuBLAS contractions and heap copies of constants, early
-// deallocation and the recorded peaks, then
-// linalg -> scf.parallel -> gpu.launch, the host's remaining buffer accesses
-// in one-thread launches, kernel outlining into one module
-// (one ptxas run per artifact), host-side copies as device copy calls, NVVM,
-// the host code to the LLVM dialect with generic allocation functions (device
-// memory in lib/Runtime), and gpu-module-to-binary (fatbin) last.
+// buffers with cuBLAS contractions and heap copies of constants, element-wise
+// updates in place, early deallocation and the recorded peaks, then
+// linalg -> scf.parallel (host loops around them moved inside) -> gpu.launch,
+// the host's remaining buffer accesses in one-thread launches, kernel
+// outlining into one module (one ptxas run per artifact), host-side copies as
+// device copy calls, NVVM, the host code to the LLVM dialect with generic
+// allocation functions (device memory in lib/Runtime), and gpu-module-to-binary
+// (fatbin) last.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +45,9 @@ void mlir::ftpipe::buildCUDALoweringPipeline(
   buffers.library = GemmLibrary::CuBLAS;
   buffers.copyGlobalsToHeap = true;
   addTensorToBufferStages(pm, buffers);
+  // Element-wise updates of a slice write it, not a temporary then copied
+  // (a gather adjoint's per-token row; before the peaks are recorded).
+  pm.addNestedPass<func::FuncOp>(createElementwiseInPlacePass());
   // As on the CPU: buffers go as soon as they are dead (cudaFreeAsync is
   // ordered after the kernels queued before it), and each entry point's peak
   // is recorded for the plan's memory count (the H200's pool measured within
@@ -61,6 +65,9 @@ void mlir::ftpipe::buildCUDALoweringPipeline(
   // launches.
   loops.addPass(createReductionsInnermostPass());
   loops.addPass(createConvertLinalgToParallelLoopsPass());
+  // A host loop around a kernel's loop (a gather adjoint's over tokens)
+  // goes inside it, where different threads touch different elements.
+  loops.addPass(createParallelLoopsOutsidePass());
   loops.addPass(createMapParallelLoopsToGPUPass(
       MapParallelLoopsToGPUPassOptions{options.blockSize}));
   loops.addPass(createParallelLoopToGpuPass());

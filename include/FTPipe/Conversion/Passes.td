@@ -352,6 +352,102 @@ def ReductionsInnermostPass : Pass<"ftpipe-reductions-innermost",
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def ElementwiseInPlacePass : Pass<"ftpipe-elementwise-in-place",
+                                  "func::FuncOp"> {
+  let summary = "Makes an element-wise linalg op write the buffer its "
+                "result is copied into";
+  let description = [{
+    Bufferization gives an element-wise op on a slice that is then inserted
+    back (a gather adjoint's `acc[k, :] += dy[t, :]` per token) a new buffer
+    for its result and a `memref.copy` of it into the slice. For an
+    element-wise `linalg.generic` (all iterators parallel, all indexing maps
+    the identity, its output's value unused) whose output is a
+    `memref.alloc` used only by it, one `memref.copy` into a buffer `X` and
+    deallocations, with nothing but side-effect-free ops between the op and
+    the copy, this pass makes the op write `X` and drops the temporary, the
+    copy and the deallocations. Each element is read and written by the
+    same iteration, so an input that is `X` itself (the same value, or a
+    view equivalent to it) is read before it is written; any other input
+    must be a different buffer from `X`'s (its root, through views, a
+    different allocation, one of them a `memref.alloc`), otherwise the op is
+    left alone. The values computed are the same, in the same order.
+
+    On the CUDA target this saves a copy per iteration and leaves a loop
+    body that `ftpipe-parallel-loops-outside` can turn inside out.
+
+    Before:
+    ```mlir
+    %row = memref.subview %acc[%k, 0] [1, 1024] [1, 1] : ...
+    %tmp = memref.alloc() : memref<1024xf32>
+    linalg.generic {...} ins(%row, %dy : ...) outs(%tmp : memref<1024xf32>) {...}
+    memref.copy %tmp, %row : memref<1024xf32> to memref<1024xf32, strided<...>>
+    memref.dealloc %tmp : memref<1024xf32>
+    ```
+    After:
+    ```mlir
+    %row = memref.subview %acc[%k, 0] [1, 1024] [1, 1] : ...
+    linalg.generic {...} ins(%row, %dy : ...) outs(%row : ...) {...}
+    ```
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "memref::MemRefDialect"];
+}
+
+def ParallelLoopsOutsidePass : Pass<"ftpipe-parallel-loops-outside",
+                                    "func::FuncOp"> {
+  let summary = "Interchanges an scf.for with the scf.parallel it holds";
+  let description = [{
+    A gather adjoint adds each token's row of dy into the row of the
+    gradient that the token's index names: `scf.for` over the tokens around
+    an `scf.parallel` over the row's channels. On the CUDA target the
+    `scf.for` stays on the host and launches one kernel per token (1,536
+    per gather of a 4 x 384-token batch). This pass turns
+    `scf.for %t { A; scf.parallel %c { B } }` into
+    `scf.parallel %c { scf.for %t { A; B } }`: one kernel over the channels
+    whose threads each loop over the tokens in order. The `scf.parallel`
+    may sit inside `scf.if`s of the loop's body (the padding row's test),
+    which move along.
+
+    Legal, and done, only when proven so, conservatively: the `scf.for`
+    carries no values; the `scf.parallel` is the only one in it, has no
+    reductions and bounds defined outside the `scf.for`; everything else in
+    the body is side-effect free or a `memref.load`; every buffer written
+    (`memref.store`, only inside the `scf.parallel`) is a `memref.alloc`
+    of identity layout, accessed only inside the `scf.parallel` and, for
+    each parallel induction variable, always at the same dimension of that
+    allocation with exactly that variable as index (through `memref.subview`s
+    of offset 0 and stride 1 in that dimension), so different parallel
+    iterations touch different elements; every buffer read is such a
+    written one or traced through views to a `memref.alloc`, a
+    `memref.alloca`, a `memref.get_global` or an argument of the function.
+    Each element then sees the same operations in the same order (duplicate
+    indices still accumulate, one token after the other): results are bit
+    for bit the same. Loops nested in loops are handled inside out.
+
+    Before:
+    ```mlir
+    scf.for %t = %c0 to %c1536 step %c1 {
+      %i = memref.load %indices[%c0, %t] : memref<1x1536xi32>
+      %k = arith.index_cast %i : i32 to index
+      %row = memref.subview %acc[%k, 0] [1, 1024] [1, 1] : ...
+      scf.parallel (%c) = (%c0) to (%c1024) step (%c1) {
+        ... memref.store %s, %row[%c] ...
+      }
+    }
+    ```
+    After:
+    ```mlir
+    scf.parallel (%c) = (%c0) to (%c1024) step (%c1) {
+      scf.for %t = %c0 to %c1536 step %c1 {
+        %i = memref.load %indices[%c0, %t] : memref<1x1536xi32>
+        ...
+        memref.store %s, %row[%c] ...
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["scf::SCFDialect"];
+}
+
 def MapParallelLoopsToGPUPass : Pass<"ftpipe-map-parallel-loops-to-gpu",
                                      "func::FuncOp"> {
   let summary = "Tiles and maps outermost scf.parallel loops to GPU blocks "
