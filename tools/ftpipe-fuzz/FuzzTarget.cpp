@@ -222,6 +222,7 @@ static const char *const kPipelines[] = {
     "ftpipe-outline-layers{min-ops=2},ftpipe-device-copies",
     "ftpipe-host-accesses-to-device",
     "func.func(ftpipe-reductions-innermost)",
+    "func.func(ftpipe-elementwise-in-place,ftpipe-parallel-loops-outside)",
 };
 
 /// The pipeline that exports the graph of an IR input to `path`.
