@@ -551,9 +551,6 @@ CompiledModel::open(llvm::StringRef directory) {
   llvm::Expected<ArtifactManifest> manifest = readManifest(directory);
   if (!manifest)
     return manifest.takeError();
-  if (manifest->target != "cpu")
-    return fail(directory + ": artifacts for target '" + manifest->target +
-                "'; this runtime runs the cpu target");
   for (auto check : {checkEntryValues, checkPlacement})
     if (llvm::Error error = check(*manifest))
       return fail(directory +
@@ -602,8 +599,17 @@ TensorMap CompiledModel::randomWeights(uint64_t seed) const {
   return weights;
 }
 
+llvm::Error CompiledModel::checkRunnable() const {
+  if (info.target != "cpu")
+    return fail(info.directory + ": artifacts for target '" + info.target +
+                "'; this runtime runs the cpu target");
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::vector<std::unique_ptr<StageProgram>>>
 CompiledModel::loadStages(int64_t device) {
+  if (llvm::Error error = checkRunnable())
+    return std::move(error);
   if (device < 0 || device >= info.devices())
     return fail("device " + llvm::Twine(device) + " is not in the manifest");
   llvm::SmallString<256> path(info.directory);

@@ -395,6 +395,8 @@ static llvm::Error checkActivationCache(const TrainingRun &run,
 llvm::Error ftpipe::runtime::loadTraining(TrainingRun &run,
                                           const ModelOptions &model,
                                           const RunOptions &options) {
+  if (llvm::Error error = run.model->checkRunnable())
+    return error;
   std::string origin =
       options.weightsPath.empty() ? "random init" : options.weightsPath;
   LoadedWeights loaded;

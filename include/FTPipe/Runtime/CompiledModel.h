@@ -26,7 +26,7 @@ class CompiledModel : public PipelineModel {
 public:
   /// Reads `directory`/manifest.json and checks that every artifact exists
   /// and that it is a model for training (forward and backward entry
-  /// points, one loss).
+  /// points, one loss). Any target's: opening loads no device code.
   static llvm::Expected<std::unique_ptr<CompiledModel>>
   open(llvm::StringRef directory);
   ~CompiledModel() override;
@@ -44,7 +44,10 @@ public:
   /// Hugging Face's initialisation by name: biases 0, norm weights 1, every
   /// other tensor N(0, 0.02) (initializer_range of BERT, GPT-2 and T5).
   TensorMap randomWeights(uint64_t seed) const override;
-  /// Opens the device's artifact (the first call for a device).
+  /// Fails unless the artifacts are the cpu target's.
+  llvm::Error checkRunnable() const override;
+  /// Opens the device's artifact (the first call for a device; refused
+  /// unless checkRunnable).
   llvm::Expected<std::vector<std::unique_ptr<StageProgram>>>
   loadStages(int64_t device) override;
 

@@ -34,6 +34,9 @@ public:
   virtual int64_t microBatchSize() const = 0;
   /// Seeded initial weights of every parameter.
   virtual TensorMap randomWeights(uint64_t seed) const = 0;
+  /// Whether this runtime can run the stage programs (a model compiled for
+  /// another target can still be planned and its schedule printed).
+  virtual llvm::Error checkRunnable() const { return llvm::Error::success(); }
   /// The stage programs of `device`, ready to run on the calling process.
   virtual llvm::Expected<std::vector<std::unique_ptr<StageProgram>>>
   loadStages(int64_t device) = 0;
