@@ -3,12 +3,12 @@
 // buildCUDALoweringPipeline (CUDAPipeline.h): the CPU lowering's stages up to
 // buffers with cuBLAS contractions and heap copies of constants, element-wise
 // updates in place, early deallocation and the recorded peaks, then
-// linalg -> scf.parallel (host loops around them moved inside) -> gpu.launch,
-// the host's remaining buffer accesses in one-thread launches, kernel
-// outlining into one module (one ptxas run per artifact), host-side copies as
-// device copy calls, NVVM, the host code to the LLVM dialect with generic
-// allocation functions (device memory in lib/Runtime), and gpu-module-to-binary
-// (fatbin) last.
+// linalg -> scf.parallel (host loops around them moved inside, adjacent ones
+// fused) -> gpu.launch, the host's remaining buffer accesses in one-thread
+// launches, kernel outlining into one module (one ptxas run per artifact),
+// host-side copies as device copy calls, NVVM, the host code to the LLVM
+// dialect with generic allocation functions (device memory in lib/Runtime),
+// and gpu-module-to-binary (fatbin) last.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +27,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -68,6 +69,10 @@ void mlir::ftpipe::buildCUDALoweringPipeline(
   // A host loop around a kernel's loop (a gather adjoint's over tokens)
   // goes inside it, where different threads touch different elements.
   loops.addPass(createParallelLoopsOutsidePass());
+  // Adjacent parallel loops of the same bounds as one kernel where upstream's
+  // dependence check allows it (a fill and the reduction it initialises):
+  // each element sees the same operations in the same order.
+  loops.addPass(createParallelLoopFusionPass());
   loops.addPass(createMapParallelLoopsToGPUPass(
       MapParallelLoopsToGPUPassOptions{options.blockSize}));
   loops.addPass(createParallelLoopToGpuPass());

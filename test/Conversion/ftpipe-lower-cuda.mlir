@@ -75,3 +75,28 @@ func.func @powi(%x: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Tests a bias gradient's sum over the batch (a zero fill, then a
+// linalg.reduce over the leading dimension): one kernel, whose threads each
+// set their element to the fill's value and then add the batch into it
+// (ftpipe-reductions-innermost, then the fusion of the two parallel loops),
+// not a fill kernel and a reduction kernel.
+
+// CHECK-LABEL: llvm.func @bias_grad(
+// CHECK: gpu.launch_func @{{[a-z_]+}}::@bias_grad_kernel
+// CHECK-NOT: gpu.launch_func
+// CHECK-LABEL: llvm.func @_mlir_ciface_bias_grad(
+// NOBLAS-LABEL: llvm.func @bias_grad(
+func.func @bias_grad(%a: tensor<4x8x16xf32>) -> tensor<8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %r = linalg.reduce ins(%a : tensor<4x8x16xf32>) outs(%f : tensor<8x16xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<8x16xf32>
+}
