@@ -8,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferViews.h"
 #include "FTPipe/Conversion/Passes.h"
 
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #define DEBUG_TYPE "ftpipe-elementwise-in-place"
 
@@ -34,13 +34,6 @@ struct ElementwiseInPlacePass
 
 } // namespace
 
-/// The buffer `view` is a view of, through view-like ops.
-static Value rootOf(Value view) {
-  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
-    view = viewLike.getViewSource();
-  return view;
-}
-
 /// Whether `a` and `b` are the same view: the same value, or equivalent
 /// side-effect-free ops of the same operands.
 static bool sameView(Value a, Value b) {
@@ -56,7 +49,7 @@ static bool sameView(Value a, Value b) {
 static bool disjointOrSame(Value input, Value target) {
   if (!isa<MemRefType>(input.getType()) || sameView(input, target))
     return true;
-  Value a = rootOf(input), b = rootOf(target);
+  Value a = ftpipe::rootBufferOf(input), b = ftpipe::rootBufferOf(target);
   return a != b && (a.getDefiningOp<memref::AllocOp>() ||
                     b.getDefiningOp<memref::AllocOp>());
 }

@@ -9,12 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferViews.h"
 #include "FTPipe/Conversion/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #define DEBUG_TYPE "ftpipe-parallel-loops-outside"
 
@@ -35,13 +35,6 @@ struct ParallelLoopsOutsidePass
 };
 
 } // namespace
-
-/// The buffer `view` is a view of, through view-like ops.
-static Value rootOf(Value view) {
-  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
-    view = viewLike.getViewSource();
-  return view;
-}
 
 /// Whether `root` is a buffer whose origin is known: an allocation, a
 /// global, or an argument of the function (which no allocation of the
@@ -64,7 +57,7 @@ static std::optional<unsigned> rootDimension(Value view, ValueRange indices,
   if (found == indices.end())
     return std::nullopt;
   unsigned dim = found - indices.begin();
-  for (Value root = rootOf(view); view != root;) {
+  for (Value root = ftpipe::rootBufferOf(view); view != root;) {
     if (auto cast = view.getDefiningOp<memref::CastOp>()) {
       view = cast.getSource();
       continue;
@@ -128,7 +121,7 @@ static bool interchangeable(scf::ForOp loop, scf::ParallelOp parallel) {
       return WalkResult::advance();
     }
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      Value root = rootOf(store.getMemRef());
+      Value root = ftpipe::rootBufferOf(store.getMemRef());
       auto type = cast<MemRefType>(root.getType());
       if (!inParallel || !root.getDefiningOp<memref::AllocOp>() ||
           !type.getLayout().isIdentity())
@@ -149,7 +142,7 @@ static bool interchangeable(scf::ForOp loop, scf::ParallelOp parallel) {
   // that variable indexes in every access.
   DenseMap<std::pair<Value, unsigned>, unsigned> dimensions;
   for (const Access &access : accesses) {
-    Value root = rootOf(access.view);
+    Value root = ftpipe::rootBufferOf(access.view);
     if (!written.contains(root)) {
       if (!knownOrigin(root))
         return false;
