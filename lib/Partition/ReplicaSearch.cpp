@@ -296,12 +296,20 @@ ReplicatedMemory ftpipe::partition::replicatedMemory(
     result.bytes[d] = bytes;
     if (bytes <= memory.budgetBytes || !result.failure.empty())
       continue;
-    result.failure = llvm::formatv(
-        "does not fit in memory as replicas: device {0} needs {1} of its {2} "
-        "({3} with its replica's list replayed, {4} while its all-reduce's "
-        "buffer is held)",
-        d, describeBytes(bytes), describeBytes(memory.budgetBytes),
-        describeBytes(memory.totalBytes()), describeBytes(reducing));
+    result.failure =
+        layout.replicated()
+            ? llvm::formatv(
+                  "does not fit in memory as replicas: device {0} needs {1} "
+                  "of its {2} ({3} with its replica's list replayed, {4} "
+                  "while its all-reduce's buffer is held)",
+                  d, describeBytes(bytes), describeBytes(memory.budgetBytes),
+                  describeBytes(memory.totalBytes()), describeBytes(reducing))
+                  .str()
+            : llvm::formatv("does not fit in memory: device {0} needs {1} of "
+                            "its {2} (its list replayed)",
+                            d, describeBytes(bytes),
+                            describeBytes(memory.budgetBytes))
+                  .str();
   }
   return result;
 }

@@ -367,8 +367,10 @@ readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup,
             setup, layout, std::move(planned));
     if (!replicated.failure.empty()) {
       emitError(module.getLoc())
-          << "ftpipe-compile: --replicas=" << replicas.str() << ": the plan's "
-          << hw->numDevices() << " devices run as replicas " << layout.str()
+          << "ftpipe-compile: the plan's " << hw->numDevices()
+          << " devices run as replicas " << layout.str()
+          << (replicas.isNone() ? " (its own)"
+                                : " (--replicas=" + replicas.str() + ")")
           << ": " << replicated.failure;
       return failure();
     }
@@ -695,6 +697,19 @@ recordCompiledMemory(::ftpipe::runtime::ManifestFile manifest,
   if (failed(writeManifest(manifest, progress)))
     return failure();
   progress.done();
+  // The plan was checked on the cost model's figures; ftpipe-run checks
+  // these, by the same rule, before it starts.
+  ::ftpipe::schedule::ReplicaLayout layout =
+      manifest.replicas
+          ? *manifest.replicas
+          : ::ftpipe::schedule::ReplicaLayout::none(int64_t(memory.size()));
+  ::ftpipe::partition::ReplicatedMemory compiled =
+      ::ftpipe::partition::replicatedMemory(graph, memory, setup, layout, {});
+  if (!compiled.failure.empty())
+    llvm::errs() << "ftpipe-compile: warning: the compiled code " +
+                        compiled.failure +
+                        "; ftpipe-run refuses it without "
+                        "--allow-over-budget\n";
   return success();
 }
 

@@ -284,8 +284,9 @@ scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
 /// weights' state with its all-reduce's buffer (schedule::replicatedBytes,
 /// as ftpipe-run checks it); `failure` says why the first device over its
 /// budget does not fit (empty when every one fits). What scoreReplicated
-/// checks every option of the search by, and ftpipe-compile a layout given
-/// for a plan made already.
+/// checks every option of the search by, ftpipe-compile a layout given for
+/// a plan made already, and the compiled code's figures (any layout: without
+/// replicas, the lists replayed).
 struct ReplicatedMemory {
   std::vector<uint64_t> bytes;
   std::string failure;
