@@ -33,7 +33,8 @@
 # Measured times depend on the machine's load: the script prints `uptime`
 # before each run; the simulated part does not. Environment: EPOCHS
 # (default 6), SAMPLES (1024), ALPHA (0.3333), SIM_EPOCHS (6), REPACK (auto;
-# none: the re-compiles keep 4 devices without replicas), CACHE_MIB (1024).
+# none: the re-compiles keep 4 devices without replicas; W or r0,r1,...: that
+# layout on the 4 processes, ftpipe-compile's --replicas), CACHE_MIB (1024).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$(cd "${1:-$root/build}" && pwd)/bin"

@@ -58,17 +58,21 @@ ftpipe::partition::chooseReplicas(std::vector<MethodSearch> searches) {
 
 Expected<ReplicaChoice> ftpipe::partition::searchReplicasOver(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
-    llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t width,
+    llvm::ArrayRef<NamedPartitioner> partitioners,
+    llvm::ArrayRef<int64_t> replicas,
     std::optional<schedule::Kind> syncSchedule) {
-  // A width that does not divide the devices fails every search alike.
-  if (llvm::Error wrong = checkReplicaWidth(width, uint32_t(hw.numDevices())))
-    return std::move(wrong);
+  // A layout that does not fit the devices fails every search alike.
+  if (!replicas.empty())
+    if (Expected<schedule::ReplicaLayout> layout =
+            requestedLayout(replicas, uint32_t(hw.numDevices()));
+        !layout)
+      return layout.takeError();
   std::vector<MethodSearch> searches;
   for (const NamedPartitioner &named : partitioners) {
     MethodSearch method;
     method.method = named.method;
     Expected<ReplicaSearchResult> search = searchReplicas(
-        graph, hw, config, named.partitioner, width, syncSchedule);
+        graph, hw, config, named.partitioner, replicas, syncSchedule);
     if (search)
       method.search = std::move(*search);
     else

@@ -256,6 +256,64 @@ static double sharedCoresMs(const Hardware &hw, const ReplicaLayout &layout,
   return longest;
 }
 
+/// "11.81 GiB", or "2080372 bytes" below a hundredth of a GiB.
+static std::string describeBytes(uint64_t bytes) {
+  constexpr double kGiB = double(1ull << 30);
+  if (double(bytes) < kGiB / 100)
+    return llvm::formatv("{0} bytes", bytes).str();
+  return llvm::formatv("{0:F2} GiB", double(bytes) / kGiB).str();
+}
+
+ReplicatedMemory ftpipe::partition::replicatedMemory(
+    const schedule::StageGraph &topology,
+    llvm::ArrayRef<schedule::DeviceMemoryInputs> inputs,
+    const schedule::TrainingSetup &setup, const ReplicaLayout &layout,
+    std::vector<uint64_t> planned) {
+  // A replicated device holds more than its plan's device: 1F1B's lists,
+  // made for the layout, start more micro-batches upstream of a replicated
+  // device (as many as there are processes on the stage's path), so each
+  // device is also checked on a replay of its busiest replica's list, as
+  // ftpipe-run checks it (schedule::replayedMemory). And its replicas
+  // all-reduce each stage's gradients from a copy of them (NCCL: a device
+  // buffer per all-reduce, one at a time on the group's stream; MPI and
+  // threads: every stage's flattened until the update,
+  // runtime::ReplicaReductions) once the stage's last backward has ended:
+  // beside the device's weights, gradients, optimizer state and stashes,
+  // not necessarily beside its activations at their peak, so at least its
+  // largest stage's gradient bytes on top of those
+  // (schedule::replicatedBytes, as ftpipe-run checks it).
+  ReplicatedMemory result;
+  result.bytes = std::move(planned);
+  result.bytes.resize(inputs.size(), 0);
+  std::vector<schedule::DeviceMemory> replayed =
+      schedule::replayedMemory(topology, inputs, setup, layout.replicas);
+  for (auto [d, memory] : llvm::enumerate(replayed)) {
+    uint64_t reducing =
+        schedule::reducingBytes(memory, inputs[d], layout.replicas[d]);
+    uint64_t bytes = std::max(
+        result.bytes[d],
+        schedule::replicatedBytes(memory, inputs[d], layout.replicas[d]));
+    result.bytes[d] = bytes;
+    if (bytes <= memory.budgetBytes || !result.failure.empty())
+      continue;
+    result.failure =
+        layout.replicated()
+            ? llvm::formatv(
+                  "does not fit in memory as replicas: device {0} needs {1} "
+                  "of its {2} ({3} with its replica's list replayed, {4} "
+                  "while its all-reduce's buffer is held)",
+                  d, describeBytes(bytes), describeBytes(memory.budgetBytes),
+                  describeBytes(memory.totalBytes()), describeBytes(reducing))
+                  .str()
+            : llvm::formatv("does not fit in memory: device {0} needs {1} of "
+                            "its {2} (its list replayed)",
+                            d, describeBytes(bytes),
+                            describeBytes(memory.budgetBytes))
+                  .str();
+  }
+  return result;
+}
+
 Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
     const Graph &graph, const Hardware &hw, const Plan &plan,
     const ReplicaLayout &layout, const ObjectiveConfig &config) {
@@ -292,42 +350,14 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
 
   // The plan's lists for its pipeline, then one per process.
   schedule::StageGraph topology = sg->topology(depth);
-  // A replicated device holds more than its plan's device: 1F1B's lists,
-  // made for the layout, start more micro-batches upstream of a replicated
-  // device (as many as there are processes on the stage's path), so each
-  // device is also checked on a replay of its busiest replica's list, as
-  // ftpipe-run checks it (schedule::replayedMemory). And its replicas
-  // all-reduce each stage's gradients from a copy of them (NCCL: a device
-  // buffer per all-reduce, one at a time on the group's stream; MPI and
-  // threads: every stage's flattened until the update,
-  // runtime::ReplicaReductions) once the stage's last backward has ended:
-  // beside the device's weights, gradients, optimizer state and stashes,
-  // not necessarily beside its activations at their peak, so at least its
-  // largest stage's gradient bytes on top of those
-  // (schedule::replicatedBytes, as ftpipe-run checks it).
   if (layout.replicated()) {
-    std::vector<schedule::DeviceMemory> replayed =
-        schedule::replayedMemory(topology, metrics->memoryInputs,
-                                 trainingSetupOf(config), layout.replicas);
-    for (auto [d, memory] : llvm::enumerate(replayed)) {
-      const schedule::DeviceMemoryInputs &inputs = metrics->memoryInputs[d];
-      uint64_t reducing =
-          schedule::reducingBytes(memory, inputs, layout.replicas[d]);
-      uint64_t bytes = std::max(
-          option.memoryBytes[d],
-          schedule::replicatedBytes(memory, inputs, layout.replicas[d]));
-      option.memoryBytes[d] = bytes;
-      if (bytes <= memory.budgetBytes)
-        continue;
+    ReplicatedMemory memory =
+        replicatedMemory(topology, metrics->memoryInputs,
+                         trainingSetupOf(config), layout, option.memoryBytes);
+    option.memoryBytes = std::move(memory.bytes);
+    if (!memory.failure.empty()) {
       if (option.feasible)
-        option.failure = llvm::formatv(
-            "does not fit in memory as replicas: device {0} needs {1:F2} GiB "
-            "of its {2:F2} GiB ({3:F2} GiB with its replica's list replayed, "
-            "{4:F2} GiB while its all-reduce's buffer is held)",
-            d, double(bytes) / double(1ull << 30),
-            double(memory.budgetBytes) / double(1ull << 30),
-            double(memory.totalBytes()) / double(1ull << 30),
-            double(reducing) / double(1ull << 30));
+        option.failure = std::move(memory.failure);
       option.feasible = false;
     }
   }
@@ -464,25 +494,48 @@ static void setBounds(const Graph &graph, const Hardware &hw,
   }
 }
 
-Error ftpipe::partition::checkReplicaWidth(uint32_t width, uint32_t devices) {
-  if (width && devices % width != 0)
-    return makeError(llvm::formatv("{0} identical pipelines do not divide the "
-                                   "{1} devices: each needs {1} / {0} of them",
-                                   width, devices)
+Expected<ReplicaLayout>
+ftpipe::partition::requestedLayout(llvm::ArrayRef<int64_t> replicas,
+                                   uint32_t devices) {
+  assert(!replicas.empty() && "no layout requested");
+  ReplicaLayout layout;
+  layout.replicas.assign(replicas.begin(), replicas.end());
+  // Factors between 1 and ReplicaLayout::kMaxReplicas.
+  if (Error wrong = layout.verify(layout.devices(), layout.processes()))
+    return std::move(wrong);
+  if (replicas.size() == 1) {
+    int64_t width = replicas.front();
+    if (devices % width != 0)
+      return makeError(
+          llvm::formatv("{0} identical pipelines do not divide the {1} "
+                        "devices: each needs {1} / {0} of them",
+                        width, devices)
+              .str());
+    return ReplicaLayout::uniform(devices / width, width);
+  }
+  if (layout.processes() != int64_t(devices))
+    return makeError(llvm::formatv("the layout {0} runs {1} processes, not "
+                                   "the {2} devices",
+                                   layout.str(), layout.processes(), devices)
                          .str());
-  return Error::success();
+  return layout;
 }
 
 Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
     const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
-    ReplicaPartitioner partitioner, uint32_t width,
+    ReplicaPartitioner partitioner, llvm::ArrayRef<int64_t> replicas,
     std::optional<Kind> syncSchedule) {
   ReplicaSearchResult search;
   bool found = false;
   std::string reasons;
   uint32_t p = uint32_t(hw.numDevices());
-  if (Error wrong = checkReplicaWidth(width, p))
-    return std::move(wrong);
+  std::optional<ReplicaLayout> requested;
+  if (!replicas.empty()) {
+    Expected<ReplicaLayout> layout = requestedLayout(replicas, p);
+    if (!layout)
+      return layout.takeError();
+    requested = std::move(*layout);
+  }
   auto add = [&](ReplicaOption option) {
     if (!option.feasible)
       reasons += llvm::formatv("\n  {0} x {1}: {2}", option.depth(),
@@ -577,10 +630,11 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
   };
 
   for (uint32_t depth = p; depth >= 1; --depth) {
-    // W identical pipelines: their depth's even layout alone.
-    if (width && depth * width != p)
+    // A requested layout alone (W identical pipelines: their depth's even
+    // layout).
+    if (requested && depth != uint32_t(requested->devices()))
       continue;
-    ReplicaLayout even = evenLayout(depth, p);
+    ReplicaLayout even = requested ? *requested : evenLayout(depth, p);
     ReplicaOption option;
     option.layout = even;
     auto infeasible = [&](Error error) {
@@ -619,7 +673,7 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
       loads.push_back(device.loadMs);
     ReplicaLayout spread = spreadByLoad(loads, deviceGradients(*sg, *metrics),
                                         linksOf(hw), p, config.microBatches);
-    if (spread.replicas == even.replicas || width)
+    if (spread.replicas == even.replicas || requested)
       continue;
     ReplicaOption perStage;
     perStage.layout = spread;
@@ -633,12 +687,16 @@ Expected<ReplicaSearchResult> ftpipe::partition::searchReplicas(
   }
   if (!found)
     return makeError(
-        (width ? llvm::formatv("{0} identical pipelines of depth {1} are not "
-                               "feasible:",
-                               width, p / width)
-                     .str()
-               : std::string("no pipeline depth x replicas option is "
-                             "feasible:")) +
+        (!requested ? std::string("no pipeline depth x replicas option is "
+                                  "feasible:")
+         : replicas.size() == 1
+             ? llvm::formatv("{0} identical pipelines of depth {1} are not "
+                             "feasible:",
+                             replicas.front(), requested->devices())
+                   .str()
+             : llvm::formatv("the layout {0} is not feasible:",
+                             requested->str())
+                   .str()) +
         reasons);
   // The pure pipeline (the first option, every device one stage group)
   // stays unless replicas beat it by kReplicaMinGain.

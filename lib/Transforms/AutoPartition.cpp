@@ -139,7 +139,7 @@ void AutoPartitionPass::runOnOperation() {
     llvm::Expected<partition::ReplicaChoice> choice =
         partition::searchReplicasOver(graph, hw, objective,
                                       partitioners.all(dpMaxOps),
-                                      replicas.searchWidth(), sync());
+                                      replicas.requested(), sync());
     if (!choice) {
       emitError(module.getLoc()) << "auto-partition replicas=" << replicas.str()
                                  << ": " << llvm::toString(choice.takeError());

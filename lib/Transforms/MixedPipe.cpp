@@ -138,7 +138,7 @@ void MixedPipePass::runOnOperation() {
 
   llvm::Expected<partition::ReplicaSearchResult> search =
       partition::searchReplicas(graph, problem.hardware, config.objective,
-                                planOn, replicas.searchWidth(),
+                                planOn, replicas.requested(),
                                 config.syncSchedule);
   if (!search) {
     emitError(module.getLoc()) << "mixed-pipe replicas=" << replicas.str()

@@ -698,7 +698,7 @@ void ReportPass::runOnOperation() {
         partition::searchReplicasOver(
             opGraph->graph, *hw, data.config,
             partitioners.all(AutoPartitionPassOptions().dpMaxOps),
-            replicas.searchWidth());
+            replicas.requested());
     if (!choice)
       return fail(choice.takeError());
     data.replicaChoice = std::move(*choice);

@@ -56,7 +56,7 @@ void SeqPipePass::runOnOperation() {
     llvm::Expected<partition::ReplicaChoice> choice =
         partition::searchReplicasOver(
             problem.opGraph.graph, problem.hardware, partitionerSetup.objective,
-            {partitioners.named(name)}, replicas.searchWidth());
+            {partitioners.named(name)}, replicas.requested());
     if (!choice) {
       emitError(module.getLoc()) << name << " replicas=" << replicas.str()
                                  << ": " << llvm::toString(choice.takeError());

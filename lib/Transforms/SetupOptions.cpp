@@ -4,13 +4,16 @@
 // that plans or reports (and the planners' `sync-schedule`) take their
 // spellings and help lines from FTPipe/Schedule/TrainingSetup.h, so the
 // runtime, the report and the options name each value once. The planners'
-// `replicas` (none, auto or W) is parsed and printed here too.
+// `replicas` (none, auto, W or a factor per device) is parsed and printed
+// here too.
 //
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Transforms/Passes.h"
 
 #include "FTPipe/Schedule/Replicas.h"
+
+#include "llvm/ADT/StringExtras.h"
 
 using namespace ::ftpipe::schedule;
 
@@ -55,31 +58,33 @@ llvm::cl::ValuesClass mlir::ftpipe::recomputeModeOptionValues() {
 
 llvm::Expected<mlir::ftpipe::ReplicasOption>
 mlir::ftpipe::ReplicasOption::parse(llvm::StringRef text) {
-  auto fail = [&](const llvm::Twine &why) {
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        why + "; the passes take none, auto or a number of identical "
-              "pipelines W");
-  };
   if (text == "auto")
     return automatic();
-  // none and W as ftpipe-compile's and ftpipe-run's --replicas spell them
-  // (schedule::parseReplicas, its bounds included); factors per device fix
-  // a plan's layout, which these passes make.
-  if (text.contains(','))
-    return fail("'" + text +
-                "' gives a factor per device, a layout for a plan made "
-                "already (ftpipe-compile and ftpipe-run --replicas)");
-  llvm::Expected<ReplicaLayout> layout = parseReplicas(text, /*devices=*/1);
+  // none, W and factors per device as ftpipe-run's --replicas spells them
+  // (schedule::parseReplicas, its bounds included).
+  llvm::Expected<ReplicaLayout> layout =
+      parseReplicas(text, /*devices=*/text.count(',') + 1);
   if (!layout)
-    return fail(llvm::toString(layout.takeError()));
-  return identical(unsigned(layout->replicas.front()));
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::toString(layout.takeError()) +
+            "; the passes take none, auto, a number of identical pipelines "
+            "W or a factor per plan device r0,r1,...");
+  if (layout->devices() == 1)
+    return identical(unsigned(layout->replicas.front()));
+  ReplicasOption option;
+  option.factors = std::move(layout->replicas);
+  return option;
 }
 
 std::string mlir::ftpipe::ReplicasOption::str() const {
-  if (isAutomatic)
+  if (automaticLayout)
     return "auto";
-  return fixedWidth ? std::to_string(fixedWidth) : "none";
+  if (factors.empty())
+    return "none";
+  return llvm::join(
+      llvm::map_range(factors, [](int64_t r) { return std::to_string(r); }),
+      ",");
 }
 
 llvm::raw_ostream &mlir::ftpipe::operator<<(llvm::raw_ostream &os,

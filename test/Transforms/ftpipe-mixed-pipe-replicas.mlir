@@ -56,7 +56,7 @@
 // CHECK-NOT: replicas
 // CHECK-LABEL: func.func @chain
 
-// BAD: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
+// BAD: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto, a number of identical pipelines W or a factor per plan device r0,r1,...
 
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [

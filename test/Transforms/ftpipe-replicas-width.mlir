@@ -7,10 +7,12 @@
 // RUN: ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-seq-pipe="replicas=1 method=greedy schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>&1 | FileCheck %s --check-prefix=ONE
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-mixed-pipe="replicas=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-auto-partition="replicas=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=DIVIDE-AUTO
-// RUN: echo "module {}" | not ftpipe-opt --pass-pipeline='builtin.module(ftpipe-mixed-pipe{replicas=2},ftpipe-seq-pipe{replicas=auto},ftpipe-auto-partition{replicas=1})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRINT
+// RUN: echo "module {}" | not ftpipe-opt --pass-pipeline='builtin.module(ftpipe-mixed-pipe{replicas=2},ftpipe-seq-pipe{replicas=auto},ftpipe-auto-partition{replicas=1},ftpipe-seq-pipe{replicas=1,2,1})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRINT
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-mixed-pipe="replicas=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-auto-partition="replicas=two" -o /dev/null 2>&1 | FileCheck %s --check-prefix=WORD
-// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-seq-pipe="replicas=2,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LIST
+// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-mixed-pipe="replicas=1,2,1 verbose=true schedule=1f1b microbatches=4 optimizer=sgd recompute=false" 2>%t.list.err | FileCheck %s --check-prefix=LIST
+// RUN: FileCheck %s --check-prefix=LIST-SEARCH < %t.list.err
+// RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir -split-input-file --ftpipe-seq-pipe="replicas=2,1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUM
 // RUN: not ftpipe-opt %S/ftpipe-mixed-pipe-replicas.mlir --ftpipe-seq-pipe="replicas=65537" -o /dev/null 2>&1 | FileCheck %s --check-prefix=LARGE
 
 // Tests replicas=W (W identical pipelines of depth P / W, PipeDream-2BW's)
@@ -28,10 +30,15 @@
 //  - The third chain's processes share 2 cores: the pure pipeline ties, but
 //    replicas=2 is what was asked for.
 // replicas=4 is one replica of the whole chain per device; replicas=1 is
-// replicas=none. W must divide the devices; 0, words, numbers beyond
-// ReplicaLayout::kMaxReplicas and factors per device (ftpipe-compile's and
-// ftpipe-run's --replicas spell a plan's layout so) are refused by the
-// option's parser, which spells none and W as those tools do.
+// replicas=none. W must divide the devices; 0, words and numbers beyond
+// ReplicaLayout::kMaxReplicas are refused by the option's parser, which
+// spells none, W and factors per device as ftpipe-compile's and
+// ftpipe-run's --replicas do.
+// replicas=1,2,1 (a factor per plan device, PipeDream's per-stage
+// replication) plans that layout alone the same way: the pipeline on the
+// devices of each plan device's replica 0 (g0, g1 and g3), its uneven
+// plans; the chain that fills the devices is refused, and factors that do
+// not add up to the devices are refused by the pass.
 
 // CHECK: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
 // CHECK-NOT: name = "g1"
@@ -81,6 +88,23 @@
 // ONE-SAME: >
 
 
+// LIST: ftpipe.hardware = #ftpipe.hardware<name = "quad", devices = [<name = "g0"
+// LIST-SAME: name = "g1"
+// LIST-NOT: name = "g2"
+// LIST-SAME: name = "g3"
+// LIST-SAME: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [{{[0-9, ]+}}], recompute = [{{[a-z, ]+}}], replicas = [1, 2, 1],
+// LIST-LABEL: func.func @chain
+// LIST: ftpipe.hardware = #ftpipe.hardware<name = "shared", devices = [<name = "c0"
+// LIST-SAME: ftpipe.plan = #ftpipe.plan<method = "mixed-pipe", stage_device = [{{[0-9, ]+}}], recompute = [{{[a-z, ]+}}], replicas = [1, 2, 1],
+
+// LIST-SEARCH-NOT: {{^ +}}depth {{[124]}},
+// LIST-SEARCH: depth  3, replicas 1,2,1: simulated 23.000 ms per mini-batch{{.*}}<- chosen
+// LIST-SEARCH-NOT: {{^ +}}depth {{[124]}},
+// LIST-SEARCH: error: mixed-pipe replicas=1,2,1: the layout 1,2,1 is not feasible:
+// LIST-SEARCH-NEXT: 3 x 1,2,1: mixed-pipe found no plan that fits in memory
+// LIST-SEARCH-NOT: {{^ +}}depth {{[124]}},
+// LIST-SEARCH: depth  3, replicas 1,2,1: simulated 24.000 ms per mini-batch{{.*}}<- chosen
+
 // DIVIDE: error: mixed-pipe replicas=3: 3 identical pipelines do not divide the 4 devices: each needs 4 / 3 of them
 
 // DIVIDE-AUTO: error: auto-partition replicas=8: 8 identical pipelines do not divide the 4 devices: each needs 4 / 8 of them
@@ -88,9 +112,9 @@
 
 // The option prints as it is spelled (a pipeline printed and parsed back
 // keeps it); replicas=1 is none.
-// PRINT: ftpipe-mixed-pipe{{.*}} replicas=2 {{.*}}ftpipe-seq-pipe{{.*}} replicas=auto {{.*}}ftpipe-auto-partition{{.*}} replicas=none
+// PRINT: ftpipe-mixed-pipe{{.*}} replicas=2 {{.*}}ftpipe-seq-pipe{{.*}} replicas=auto {{.*}}ftpipe-auto-partition{{.*}} replicas=none {{.*}}ftpipe-seq-pipe{{.*}} replicas=1,2,1 
 
-// ZERO: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
-// WORD: for the --replicas option: replicas: 'two' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
-// LIST: for the --replicas option: '2,1' gives a factor per device, a layout for a plan made already (ftpipe-compile and ftpipe-run --replicas); the passes take none, auto or a number of identical pipelines W
-// LARGE: for the --replicas option: replicas: '65537' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
+// ZERO: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto, a number of identical pipelines W or a factor per plan device r0,r1,...
+// WORD: for the --replicas option: replicas: 'two' is not a replication factor (1 to 65536); the passes take none, auto, a number of identical pipelines W or a factor per plan device r0,r1,...
+// SUM: error: seq-dp replicas=2,1: the layout 2,1 runs 3 processes, not the 4 devices
+// LARGE: for the --replicas option: replicas: '65537' is not a replication factor (1 to 65536); the passes take none, auto, a number of identical pipelines W or a factor per plan device r0,r1,...

@@ -124,7 +124,7 @@
 // BOUNDED-JSON-NEXT: "memory_fits": true,
 // BOUNDED-JSON-NEXT: "ms_per_minibatch": 13.0000{{[0-9]*}},
 // BOUNDED-JSON-NEXT: "schedule": "zb-auto"
-// BAD: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
+// BAD: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto, a number of identical pipelines W or a factor per plan device r0,r1,...
 
 module attributes {
   ftpipe.hardware = #ftpipe.hardware<name = "pair", devices = [

@@ -35,4 +35,4 @@
 // DP-NOT: ftpipe-seq-pipe:
 // DP: ftpipe.plan = #ftpipe.plan<method = "seq-dp", stage_device = [0], recompute = [false], replicas = [4],
 
-// BAD: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto or a number of identical pipelines W
+// BAD: for the --replicas option: replicas: '0' is not a replication factor (1 to 65536); the passes take none, auto, a number of identical pipelines W or a factor per plan device r0,r1,...

@@ -1,7 +1,7 @@
 //===- ftpipe-compile.cpp - Model IR to per-device artifacts --------------===//
 //
-// ftpipe-compile MODEL.mlir --target=cpu|cuda --devices=N [--hardware=...]
-//   [--method=auto|mixed-pipe|seq-dp] -o DIR
+// ftpipe-compile MODEL.mlir --target=cpu|cuda --devices=P [--hardware=...]
+//   [--method=auto|mixed-pipe|seq-dp] [--replicas=none|auto|W|r0,r1,...] -o DIR
 //
 // Partitions the model (unless it is partitioned already), turns the plan into
 // per-device stage programs (docs/StagePrograms.md), lowers every device's
@@ -26,6 +26,7 @@
 #include "FTPipe/InitAllFTPipe.h"
 #include "FTPipe/ParseGuard.h"
 #include "FTPipe/Partition/Objective.h"
+#include "FTPipe/Partition/ReplicaSearch.h"
 #include "FTPipe/Runtime/ArtifactManifest.h"
 #include "FTPipe/Runtime/MemoryNeeds.h"
 #include "FTPipe/Schedule/Memory.h"
@@ -77,16 +78,24 @@ cl::opt<Target>
                                  "host CPU, contractions on OpenBLAS"),
                       clEnumValN(Target::CUDA, "cuda",
                                  "NVIDIA GPUs, contractions on cuBLAS")));
-cl::opt<unsigned> devices(cl::cat(category), "devices",
-                          cl::desc("Number of devices"), cl::init(1));
-cl::opt<std::string> replicas(
+cl::opt<unsigned>
+    devices(cl::cat(category), "devices",
+            cl::desc("Number of devices: the processes ftpipe-run starts (a "
+                     "plan with replicas has fewer, each run by several)"),
+            cl::init(1));
+cl::opt<ft::ReplicasOption> replicas(
     cl::cat(category), "replicas",
-    cl::desc("Processes per device that ftpipe-run starts: none, W (every "
-             "device) or one factor per device, e.g. 1,2,1 (manifest.json's "
-             "replicas); auto: the partitioner (--method=auto: every one's "
-             "plans; the others: their own) chooses the pipeline's depth "
-             "and each device's replicas, adding up to --devices"),
-    cl::init("none"));
+    cl::desc("Data-parallel replicas of the plan's devices on the --devices "
+             "devices (the partitioning passes' replicas, manifest.json's "
+             "replicas): none; auto: the partitioner (--method=auto: every "
+             "one's plans; the others: their own) chooses the pipeline's "
+             "depth and each device's replicas; W: W identical pipelines of "
+             "depth --devices / W; r0,r1,...: one factor per plan device, "
+             "adding up to --devices. Planned, priced and checked for "
+             "memory as replicas; for a model partitioned already, W or the "
+             "factors apply to its plan's devices and are checked for "
+             "memory"),
+    cl::init(ft::ReplicasOption::none()));
 cl::opt<std::string>
     hardware(cl::cat(category), "hardware",
              cl::desc("Hardware preset name or cluster JSON file"),
@@ -280,14 +289,15 @@ FailureOr<::ftpipe::schedule::TrainingSetup> resolveSetup(ModuleOp module) {
   return setup;
 }
 
-/// The hardware the plan in `module` was made for, cut to its `devices`
-/// devices.
-FailureOr<::ftpipe::partition::Hardware> planHardware(ModuleOp module) {
+/// The hardware the plan in `module` was made for, cut to its
+/// `planDevices` devices.
+FailureOr<::ftpipe::partition::Hardware> planHardware(ModuleOp module,
+                                                      int64_t planDevices) {
   FailureOr<::ftpipe::partition::Hardware> hw = ft::readHardware(module);
-  if (failed(hw) || devices >= hw->numDevices())
+  if (failed(hw) || planDevices >= int64_t(hw->numDevices()))
     return hw;
   llvm::Expected<::ftpipe::partition::Hardware> first =
-      hw->firstDevices(devices);
+      hw->firstDevices(planDevices);
   if (!first) {
     module.emitError() << llvm::toString(first.takeError());
     return failure();
@@ -308,20 +318,26 @@ struct PlannedStage {
 };
 
 /// What the plan in `module` fixes before the model function is outlined:
-/// the memory of each of its `devices` devices and what each stage holds.
+/// the memory of each of its devices (`layout`'s) and what each stage holds.
+/// With `checkReplicas`, fails where the plan does not fit in memory run as
+/// `layout` (partition::replicatedMemory, the check of every option of the
+/// passes' replicas search).
 struct PlanFacts {
   std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
   std::vector<PlannedStage> stages;
 };
 FailureOr<PlanFacts>
-readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
+readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup,
+              const ::ftpipe::schedule::ReplicaLayout &layout,
+              bool checkReplicas) {
   FailureOr<func::FuncOp> function = ft::getModelFunction(module, "");
   if (failed(function))
     return failure();
   FailureOr<ft::OpGraph> opGraph = ft::buildOpGraph(*function);
   if (failed(opGraph))
     return failure();
-  FailureOr<::ftpipe::partition::Hardware> hw = planHardware(module);
+  FailureOr<::ftpipe::partition::Hardware> hw =
+      planHardware(module, layout.devices());
   if (failed(hw))
     return failure();
   FailureOr<::ftpipe::partition::Plan> plan = ft::readPlan(module, *opGraph);
@@ -341,6 +357,24 @@ readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
       ::ftpipe::partition::buildStageGraph(opGraph->graph, *hw, *plan, config);
   if (!timed)
     return fail(timed.takeError());
+  if (checkReplicas && layout.replicated()) {
+    std::vector<uint64_t> planned;
+    for (const ::ftpipe::partition::DeviceMetrics &device : metrics->devices)
+      planned.push_back(device.memoryBytes);
+    ::ftpipe::partition::ReplicatedMemory replicated =
+        ::ftpipe::partition::replicatedMemory(
+            timed->topology(uint32_t(hw->numDevices())), metrics->memoryInputs,
+            setup, layout, std::move(planned));
+    if (!replicated.failure.empty()) {
+      emitError(module.getLoc())
+          << "ftpipe-compile: the plan's " << hw->numDevices()
+          << " devices run as replicas " << layout.str()
+          << (replicas.isNone() ? " (its own)"
+                                : " (--replicas=" + replicas.str() + ")")
+          << ": " << replicated.failure;
+      return failure();
+    }
+  }
   PlanFacts facts;
   facts.memory = std::move(metrics->memoryInputs);
   facts.stages.resize(plan->numStages());
@@ -355,35 +389,135 @@ readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup) {
   return facts;
 }
 
-/// Partitions `module` and turns it into per-device stage programs; `setup`
-/// becomes what the plan records (with --sync-schedule, that schedule).
+/// What --replicas=W or r0,r1,... asks of the --devices devices, for a
+/// partitioning that failed (they were plan devices before).
+std::string describeRequest() {
+  llvm::ArrayRef<int64_t> factors = replicas.requested();
+  std::string request =
+      "--devices counts processes: --replicas=" + replicas.str() + " on " +
+      std::to_string(devices) + " devices ";
+  if (factors.size() == 1)
+    return request +
+           (devices % factors.front() != 0
+                ? "does not divide them into identical pipelines"
+                : "plans " + std::to_string(factors.front()) +
+                      " identical pipelines of " +
+                      std::to_string(devices / factors.front()) + " device(s)");
+  ::ftpipe::schedule::ReplicaLayout layout;
+  layout.replicas.assign(factors.begin(), factors.end());
+  if (layout.processes() != devices)
+    return request + "cannot run it: the factors add up to " +
+           std::to_string(layout.processes()) +
+           "; use --devices=" + std::to_string(layout.processes());
+  return request + "plans " + std::to_string(layout.devices()) +
+         " devices run as those processes";
+}
+
+/// The replicas the plan in `module` records (none when it records none).
+::ftpipe::schedule::ReplicaLayout plannedReplicas(ModuleOp module,
+                                                  int64_t planDevices) {
+  auto plan = module->getAttrOfType<ft::PlanAttr>("ftpipe.plan");
+  if (!plan || plan.getReplicas().empty())
+    return ::ftpipe::schedule::ReplicaLayout::none(planDevices);
+  ::ftpipe::schedule::ReplicaLayout layout;
+  layout.replicas.assign(plan.getReplicas().begin(), plan.getReplicas().end());
+  return layout;
+}
+
+/// The layout of a module not partitioned here, on --devices processes: its
+/// plan's own replicas, or --replicas (W or a factor per device) for its
+/// plan's devices (its hardware's; without a plan, --devices / W or one
+/// per factor).
+FailureOr<::ftpipe::schedule::ReplicaLayout> givenLayout(ModuleOp module) {
+  using ::ftpipe::schedule::ReplicaLayout;
+  auto plan = module->getAttrOfType<ft::PlanAttr>("ftpipe.plan");
+  auto fail = [&](const llvm::Twine &why) {
+    emitError(module.getLoc()) << "ftpipe-compile: " << why;
+    return failure();
+  };
+  if (plan && !plan.getReplicas().empty()) {
+    ReplicaLayout own = plannedReplicas(module, 0);
+    if (!replicas.isNone())
+      return fail("--replicas=" + replicas.str() +
+                  " but the plan has its own replicas " + own.str());
+    if (devices.getNumOccurrences() && devices != own.processes())
+      return fail("--devices counts processes: the plan's replicas " +
+                  own.str() + " run " + llvm::Twine(own.processes()) +
+                  "; use --devices=" + llvm::Twine(own.processes()));
+    return own;
+  }
+  if (replicas.isNone())
+    return ReplicaLayout::none(devices);
+  llvm::ArrayRef<int64_t> factors = replicas.requested();
+  int64_t planDevices = 0;
+  if (plan) {
+    FailureOr<::ftpipe::partition::Hardware> hw = ft::readHardware(module);
+    if (failed(hw))
+      return failure();
+    planDevices = hw->numDevices();
+  } else if (factors.size() == 1) {
+    if (devices % factors.front() != 0)
+      return fail("--devices counts processes: " + llvm::Twine(devices) +
+                  " devices cannot run " + llvm::Twine(factors.front()) +
+                  " identical pipelines");
+    planDevices = devices / factors.front();
+  } else {
+    planDevices = int64_t(factors.size());
+  }
+  llvm::Expected<ReplicaLayout> layout =
+      ::ftpipe::schedule::parseReplicas(replicas.str(), planDevices);
+  if (!layout)
+    return fail("--" + llvm::toString(layout.takeError()));
+  if (layout->processes() == devices)
+    return std::move(*layout);
+  if (factors.size() == 1)
+    return fail(
+        "--devices counts processes: " + llvm::Twine(devices) +
+        " devices cannot hold " + llvm::Twine(factors.front()) +
+        " replicas of a " + llvm::Twine(planDevices) +
+        "-device pipeline; use --devices=" + llvm::Twine(layout->processes()));
+  return fail("--devices counts processes: the replicas " + layout->str() +
+              " of the plan's " + llvm::Twine(planDevices) + " devices run " +
+              llvm::Twine(layout->processes()) +
+              " processes; use --devices=" + llvm::Twine(layout->processes()));
+}
+
+/// Partitions `module` (on --devices devices, with --replicas: then
+/// `layout` becomes the plan's) unless it has a plan, and turns it into
+/// per-device stage programs; `setup` becomes what the plan records (with
+/// --sync-schedule, that schedule). A plan made already is checked for
+/// memory as `layout` (the passes check their own).
 LogicalResult
 buildStagePrograms(ModuleOp module, ::ftpipe::schedule::TrainingSetup &setup,
+                   ::ftpipe::schedule::ReplicaLayout &layout,
                    std::vector<::ftpipe::schedule::DeviceMemoryInputs> &memory,
                    std::vector<PlannedStage> &stages, Progress &progress) {
-  if (!module->hasAttr("ftpipe.plan")) {
+  bool partitioned = !module->hasAttr("ftpipe.plan");
+  if (partitioned) {
     progress.start("partition (" + std::to_string(devices) + " devices)");
     ft::PartitionPipelineOptions options;
     options.hardware = hardware;
     options.devices = devices;
     options.method = method;
-    // A fixed layout (W, or a factor per device) is not planned: the plan
-    // is made for the pipeline's devices and run on their replicas.
-    options.replicas = replicas == "auto" ? ft::ReplicasOption::automatic()
-                                          : ft::ReplicasOption::none();
+    options.replicas = replicas;
     options.syncSchedule = syncSchedule;
     options.setup = setup;
     options.profile = profile;
     if (failed(runPipeline(module, progress, [&](OpPassManager &pm) {
           ft::buildPartitionPipeline(pm, options);
-        })))
+        }))) {
+      if (!replicas.requested().empty())
+        llvm::errs() << "ftpipe-compile: note: " + describeRequest() + "\n";
       return failure();
+    }
     setup = module->getAttrOfType<ft::TrainingAttr>(ft::TrainingAttr::kName)
                 .getSetup();
+    layout = plannedReplicas(module, devices);
     progress.done();
   }
   progress.start("memory of the plan");
-  FailureOr<PlanFacts> facts = readPlanFacts(module, setup);
+  FailureOr<PlanFacts> facts =
+      readPlanFacts(module, setup, layout, /*checkReplicas=*/!partitioned);
   if (failed(facts))
     return progress.fail();
   memory = std::move(facts->memory);
@@ -563,6 +697,19 @@ recordCompiledMemory(::ftpipe::runtime::ManifestFile manifest,
   if (failed(writeManifest(manifest, progress)))
     return failure();
   progress.done();
+  // The plan was checked on the cost model's figures; ftpipe-run checks
+  // these, by the same rule, before it starts.
+  ::ftpipe::schedule::ReplicaLayout layout =
+      manifest.replicas
+          ? *manifest.replicas
+          : ::ftpipe::schedule::ReplicaLayout::none(int64_t(memory.size()));
+  ::ftpipe::partition::ReplicatedMemory compiled =
+      ::ftpipe::partition::replicatedMemory(graph, memory, setup, layout, {});
+  if (!compiled.failure.empty())
+    llvm::errs() << "ftpipe-compile: warning: the compiled code " +
+                        compiled.failure +
+                        "; ftpipe-run refuses it without "
+                        "--allow-over-budget\n";
   return success();
 }
 
@@ -624,20 +771,24 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   FailureOr<::ftpipe::schedule::TrainingSetup> setup = resolveSetup(*module);
   if (failed(setup))
     return progress.fail();
-  // A partitioner partitions the model here: then --replicas=auto may plan
+  // A partitioner partitions the model here: then --replicas plans
   // replicas (recorded for a re-compile: the manifest's plans_replicas).
   compileCommand.plansReplicas = !forwardOnly &&
                                  !(*module)->hasAttr("ftpipe.plan") &&
                                  !hasEntryPoints(*module);
-  if (replicas == "auto" && !compileCommand.plansReplicas)
+  if (replicas.isAutomatic() && !compileCommand.plansReplicas)
     return progress.fail("--replicas=auto plans while partitioning, and this "
                          "model is not partitioned here (it has a plan "
                          "already, or --forward-only)");
-  llvm::Expected<::ftpipe::schedule::ReplicaLayout> layout =
-      replicas == "auto" ? ::ftpipe::schedule::ReplicaLayout::none(devices)
-                         : ::ftpipe::schedule::parseReplicas(replicas, devices);
-  if (!layout)
-    return progress.fail("--" + llvm::toString(layout.takeError()));
+  // The processes each plan device runs as: the passes' choice when they
+  // partition here, else the plan's own or --replicas for its devices.
+  progress.start("replicas");
+  FailureOr<::ftpipe::schedule::ReplicaLayout> layout =
+      compileCommand.plansReplicas
+          ? ::ftpipe::schedule::ReplicaLayout::none(devices)
+          : givenLayout(*module);
+  if (failed(layout))
+    return progress.fail();
   if (!freeze.empty()) {
     progress.start("freeze " + freeze);
     if (hasEntryPoints(*module))
@@ -650,25 +801,10 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
   std::vector<PlannedStage> stages;
   if (!forwardOnly && !hasEntryPoints(*module))
-    if (failed(buildStagePrograms(*module, *setup, memory, stages, progress)))
+    if (failed(buildStagePrograms(*module, *setup, *layout, memory, stages,
+                                  progress)))
       return failure();
-  // With --replicas=auto the plan's devices and their replicas add up to
-  // --devices.
-  if (auto plan = (*module)->getAttrOfType<ft::PlanAttr>("ftpipe.plan");
-      plan && !plan.getReplicas().empty()) {
-    ::ftpipe::schedule::ReplicaLayout planned;
-    planned.replicas.assign(plan.getReplicas().begin(),
-                            plan.getReplicas().end());
-    if (layout->replicated())
-      return progress.fail("--replicas=" + replicas +
-                           " but the plan has its own replicas " +
-                           planned.str());
-    FailureOr<::ftpipe::partition::Hardware> hw = ft::readHardware(*module);
-    if (failed(hw))
-      return progress.fail();
-    devices = hw->numDevices();
-    layout = std::move(planned);
-  }
+  int64_t planDevices = layout->devices();
 
   if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
     progress.start("create " + outputDir);
@@ -676,7 +812,7 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   }
   progress.start("manifest");
   FailureOr<::ftpipe::runtime::ManifestFile> manifest =
-      ft::buildManifest(*module, targetName(), devices,
+      ft::buildManifest(*module, targetName(), planDevices,
                         [](int64_t d) { return artifactName(d); });
   if (failed(manifest))
     return progress.fail();
@@ -702,8 +838,8 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
   progress.done();
 
   // Each device's module travels as bytecode to a context of its own.
-  std::vector<std::string> bytecode(devices);
-  for (int64_t device = 0; device < devices; ++device) {
+  std::vector<std::string> bytecode(planDevices);
+  for (int64_t device = 0; device < planDevices; ++device) {
     OwningOpRef<ModuleOp> deviceModule = extractDevice(*module, device);
     if (keepIR) {
       std::string path =
@@ -719,9 +855,9 @@ LogicalResult compile(MLIRContext &context, const DialectRegistry &registry) {
     }
   }
   llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
-  std::vector<char> failed(devices, 0);
-  std::vector<std::map<std::string, int64_t>> peaks(devices);
-  for (int64_t device = 0; device < devices; ++device)
+  std::vector<char> failed(planDevices, 0);
+  std::vector<std::map<std::string, int64_t>> peaks(planDevices);
+  for (int64_t device = 0; device < planDevices; ++device)
     pool.async([&, device] {
       failed[device] = mlir::failed(
           compileDevice(registry, bytecode[device], device, peaks[device]));

@@ -192,6 +192,8 @@ static const char *const kPipelines[] = {
     "ftpipe-annotate-costs,ftpipe-seq-pipe{method=greedy},ftpipe-report",
     "ftpipe-annotate-costs,ftpipe-seq-pipe{devices=2 method=greedy "
     "replicas=2},ftpipe-report",
+    "ftpipe-annotate-costs,ftpipe-seq-pipe{devices=3 method=greedy "
+    "replicas=1,2},ftpipe-report",
     "ftpipe-annotate-costs,ftpipe-auto-partition{quiet=true},ftpipe-report",
     "ftpipe-annotate-costs,ftpipe-coarsen,ftpipe-mixed-pipe,ftpipe-refine,"
     "ftpipe-assign-devices",

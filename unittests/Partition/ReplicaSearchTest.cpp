@@ -468,18 +468,26 @@ TEST(ReplicaSearch, OneStageReplicasAreCutSoTheirAllReduceOverlaps) {
   EXPECT_EQ(result.chosen().cutParts, 4u);
 }
 
-TEST(ReplicaSearch, AWidthTriesItsIdenticalPipelinesAlone) {
-  // 8 layers of 1 + 2 ms on 4 devices, 1F1B, M = 4. With a width of 2 every
-  // option is 2 pipelines of depth 2 (the even layout, its cuts and its
-  // uneven plans; no other depth, no per-device layout), and the fastest of
-  // them is chosen although the search over every layout chooses another.
+/// searchReplicas over 8 layers of 1 + 2 ms (1000 bytes of weights each) on
+/// 4 alike devices of `memoryBytes`, 1F1B, M = 4, SGD, with Seq-Pipe
+/// greedy's plans and the `replicas` requested.
+static llvm::Expected<ReplicaSearchResult>
+searchEightLayers(llvm::ArrayRef<int64_t> replicas,
+                  uint64_t memoryBytes = 1ull << 50) {
   Graph g = layers(8, 1.0, 2.0, 1000, 1000);
-  Hardware hw = uniformHardware(4, 1000.0);
   ObjectiveConfig config = sgdOneFOneB(4);
-  auto plan = [&](const Hardware &pipeline) {
-    return greedyPlan(g, pipeline, config);
-  };
-  ReplicaSearchResult two = unwrap(searchReplicas(g, hw, config, plan, 2));
+  return searchReplicas(
+      g, uniformHardware(4, 1000.0, 0.0, memoryBytes), config,
+      [&](const Hardware &pipeline) { return greedyPlan(g, pipeline, config); },
+      replicas);
+}
+
+TEST(ReplicaSearch, AWidthTriesItsIdenticalPipelinesAlone) {
+  // With a width of 2 every option is 2 pipelines of depth 2 (the even
+  // layout, its cuts and its uneven plans; no other depth, no per-device
+  // layout), and the fastest of them is chosen although the search over
+  // every layout chooses another.
+  ReplicaSearchResult two = unwrap(searchEightLayers({2}));
   ASSERT_FALSE(two.options.empty());
   for (const ReplicaOption &option : two.options) {
     EXPECT_EQ(option.layout.replicas, (std::vector<int64_t>{2, 2}));
@@ -487,29 +495,102 @@ TEST(ReplicaSearch, AWidthTriesItsIdenticalPipelinesAlone) {
       EXPECT_GE(option.rankMs(), two.chosen().rankMs());
   }
   EXPECT_TRUE(two.chosen().feasible);
-  ReplicaSearchResult any = unwrap(searchReplicas(g, hw, config, plan));
+  ReplicaSearchResult any = unwrap(searchEightLayers({}));
   EXPECT_NE(any.chosen().layout.replicas, two.chosen().layout.replicas);
   // Width 1 is the pure pipeline alone.
-  ReplicaSearchResult one = unwrap(searchReplicas(g, hw, config, plan, 1));
+  ReplicaSearchResult one = unwrap(searchEightLayers({1}));
   ASSERT_EQ(one.options.size(), 1u);
   EXPECT_EQ(one.chosen().layout.replicas, (std::vector<int64_t>(4, 1)));
   // A width that does not divide the devices is refused, as is one whose
   // pipelines do not fit: 4 layers' weights and gradients (8000 bytes) on a
   // device of 6000, where the pure pipeline's 2 layers (4000) fit.
-  EXPECT_EQ(message(searchReplicas(g, hw, config, plan, 3).takeError()),
+  EXPECT_EQ(message(searchEightLayers({3}).takeError()),
             "3 identical pipelines do not divide the 4 devices: each needs 4 "
             "/ 3 of them");
-  EXPECT_NE(message(searchReplicas(g, hw, config, plan, 8).takeError()), "");
-  Hardware small = uniformHardware(4, 1000.0, 0.0, 6000);
-  EXPECT_TRUE(
-      unwrap(searchReplicas(g, small, config, plan, 1)).chosen().feasible);
-  std::string tooLarge =
-      message(searchReplicas(g, small, config, plan, 2).takeError());
+  EXPECT_NE(message(searchEightLayers({8}).takeError()), "");
+  EXPECT_TRUE(unwrap(searchEightLayers({1}, 6000)).chosen().feasible);
+  std::string tooLarge = message(searchEightLayers({2}, 6000).takeError());
   EXPECT_EQ(tooLarge.rfind("2 identical pipelines of depth 2 are not "
                            "feasible:\n  2 x 2: ",
                            0),
             0u)
       << tooLarge;
+}
+
+TEST(ReplicaSearch, AFactorPerDeviceTriesThatLayoutAlone) {
+  // Factors per plan device (the passes' replicas=1,2,1) try that layout
+  // alone: its pipeline of 3 devices, its cuts and its uneven plans, each
+  // checked for memory as those replicas; 2,2 is the width 2's layout.
+  // Factors that do not add up to the devices, or a factor of 0, are
+  // refused, as is a layout whose pipeline does not fit (8 layers' weights
+  // and gradients, 16000 bytes, on 2 devices of 6000).
+  ReplicaSearchResult spread = unwrap(searchEightLayers({1, 2, 1}));
+  ASSERT_FALSE(spread.options.empty());
+  for (const ReplicaOption &option : spread.options) {
+    EXPECT_EQ(option.layout.replicas, (std::vector<int64_t>{1, 2, 1}));
+    EXPECT_FALSE(option.memoryBytes.empty());
+  }
+  EXPECT_TRUE(spread.chosen().feasible);
+  ReplicaSearchResult even = unwrap(searchEightLayers({2, 2}));
+  ReplicaSearchResult width = unwrap(searchEightLayers({2}));
+  ASSERT_EQ(even.options.size(), width.options.size());
+  for (auto [a, b] : llvm::zip(even.options, width.options)) {
+    EXPECT_EQ(a.layout.replicas, b.layout.replicas);
+    EXPECT_EQ(a.simulatedMsPerMiniBatch, b.simulatedMsPerMiniBatch);
+  }
+  EXPECT_EQ(message(searchEightLayers({1, 2}).takeError()),
+            "the layout 1,2 runs 3 processes, not the 4 devices");
+  EXPECT_NE(message(searchEightLayers({0, 4}).takeError()), "");
+  std::string tooLarge = message(searchEightLayers({3, 1}, 6000).takeError());
+  EXPECT_EQ(tooLarge.rfind("the layout 3,1 is not feasible:\n  2 x 3,1: ", 0),
+            0u)
+      << tooLarge;
+}
+
+TEST(ReplicaSearch, ReplicatedMemoryIsTheSearchsCheck) {
+  // replicatedMemory, which ftpipe-compile applies to a layout given for a
+  // plan made already, is the memory every option of the search is scored
+  // by: the largest of the plan's, the replayed lists' and the weights'
+  // state with the all-reduce buffer, and the first device over its
+  // budget named.
+  Graph g = layers(8, 1.0, 2.0, 1000, 1000);
+  ObjectiveConfig config = sgdOneFOneB(4);
+  Hardware hw = uniformHardware(4, 1000.0);
+  ReplicaLayout layout;
+  layout.replicas = {1, 2, 1};
+  Hardware pipeline = unwrap(pipelineHardware(hw, layout));
+  Plan p = unwrap(greedyPlan(g, pipeline, config));
+  ReplicaOption scored = unwrap(scoreReplicated(g, hw, p, layout, config));
+  PlanMetrics metrics = unwrap(evaluatePlan(g, pipeline, p, config));
+  StageGraph sg = unwrap(buildStageGraph(g, pipeline, p, config));
+  std::vector<uint64_t> planned;
+  for (const DeviceMetrics &device : metrics.devices)
+    planned.push_back(device.memoryBytes);
+  ReplicatedMemory memory =
+      replicatedMemory(sg.topology(3), metrics.memoryInputs,
+                       trainingSetupOf(config), layout, planned);
+  EXPECT_EQ(memory.bytes, scored.memoryBytes);
+  EXPECT_TRUE(memory.failure.empty());
+  for (auto [d, bytes] : llvm::enumerate(memory.bytes))
+    EXPECT_GE(bytes, planned[d]);
+  // Under a budget one byte below the fullest device's figure, that device
+  // is named.
+  uint64_t fullest = *llvm::max_element(memory.bytes);
+  size_t device = llvm::find(memory.bytes, fullest) - memory.bytes.begin();
+  std::vector<ftpipe::schedule::DeviceMemoryInputs> tight =
+      metrics.memoryInputs;
+  for (ftpipe::schedule::DeviceMemoryInputs &inputs : tight)
+    inputs.budgetBytes = fullest - 1;
+  ReplicatedMemory refused = replicatedMemory(
+      sg.topology(3), tight, trainingSetupOf(config), layout, planned);
+  EXPECT_EQ(
+      refused.failure.rfind("does not fit in memory as replicas: device " +
+                                std::to_string(device) + " needs " +
+                                std::to_string(fullest) + " bytes of its " +
+                                std::to_string(fullest - 1) + " bytes",
+                            0),
+      0u)
+      << refused.failure;
 }
 
 TEST(ReplicaSearch, ZeroBubbleAutoStepsRunListsWithinMemory) {

@@ -72,16 +72,16 @@ struct ReplicaChoice {
 llvm::Expected<ReplicaChoice>
 chooseReplicas(std::vector<MethodSearch> searches);
 
-/// Runs searchReplicas (every layout, or with a `width` W only W identical
-/// pipelines; the options ranked by their step under `syncSchedule` where
-/// one is given)
-/// with each of `partitioners`, a failure kept with its search, then
-/// chooseReplicas. Fails at once when the width does not divide the
-/// devices (checkReplicaWidth).
-llvm::Expected<ReplicaChoice> searchReplicasOver(
-    const Graph &graph, const Hardware &hw, const ObjectiveConfig &config,
-    llvm::ArrayRef<NamedPartitioner> partitioners, uint32_t width = 0,
-    std::optional<schedule::Kind> syncSchedule = std::nullopt);
+/// Runs searchReplicas (every layout, or with `replicas` requestedLayout's
+/// one; the options ranked by their step under `syncSchedule` where one is
+/// given) with each of `partitioners`, a failure kept with its search, then
+/// chooseReplicas. Fails at once when requestedLayout refuses `replicas`.
+llvm::Expected<ReplicaChoice>
+searchReplicasOver(const Graph &graph, const Hardware &hw,
+                   const ObjectiveConfig &config,
+                   llvm::ArrayRef<NamedPartitioner> partitioners,
+                   llvm::ArrayRef<int64_t> replicas = {},
+                   std::optional<schedule::Kind> syncSchedule = std::nullopt);
 
 } // namespace partition
 } // namespace ftpipe

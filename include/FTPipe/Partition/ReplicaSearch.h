@@ -42,6 +42,7 @@
 #include "FTPipe/Partition/Objective.h"
 #include "FTPipe/Partition/ReplicaBound.h"
 #include "FTPipe/Partition/Simulator.h"
+#include "FTPipe/Schedule/Memory.h"
 #include "FTPipe/Schedule/Replicas.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -275,6 +276,28 @@ scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
                 const schedule::ReplicaLayout &layout,
                 const ObjectiveConfig &config);
 
+/// Per plan device of a plan run as `layout`, its memory as replicas: the
+/// largest of `planned` (the plan device's under the setup, evaluatePlan's
+/// DeviceMetrics::memoryBytes), its busiest replica's list replayed
+/// (schedule::replayedMemory with the layout: 1F1B's lists made for the
+/// layout start more micro-batches upstream of a replicated device) and its
+/// weights' state with its all-reduce's buffer (schedule::replicatedBytes,
+/// as ftpipe-run checks it); `failure` says why the first device over its
+/// budget does not fit (empty when every one fits). What scoreReplicated
+/// checks every option of the search by, ftpipe-compile a layout given for
+/// a plan made already, and the compiled code's figures (any layout: without
+/// replicas, the lists replayed).
+struct ReplicatedMemory {
+  std::vector<uint64_t> bytes;
+  std::string failure;
+};
+ReplicatedMemory
+replicatedMemory(const schedule::StageGraph &topology,
+                 llvm::ArrayRef<schedule::DeviceMemoryInputs> inputs,
+                 const schedule::TrainingSetup &setup,
+                 const schedule::ReplicaLayout &layout,
+                 std::vector<uint64_t> planned);
+
 /// The least gain (as a share of the pure pipeline's simulated step) for
 /// which searchReplicas chooses a layout with replicas over the pure pipeline
 /// of every device: a replicated plan keeps a second copy of its stages'
@@ -283,27 +306,32 @@ scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
 /// on 8 x RTX 2080 Ti: 1.048x) does not pay for them.
 constexpr double kReplicaMinGain = 0.05;
 
-/// Refuses a `width` W (W identical pipelines, 0: any layout) that does not
-/// divide the `devices` devices.
-llvm::Error checkReplicaWidth(uint32_t width, uint32_t devices);
+/// The one layout that `replicas` asks of `devices` devices (processes), as
+/// the passes' `replicas` spells it: a single W is W identical pipelines of
+/// depth devices / W (PipeDream-2BW's; refused where W does not divide the
+/// devices), several factors are one per plan device (refused where they
+/// do not add up to the devices). `replicas` is not empty.
+llvm::Expected<schedule::ReplicaLayout>
+requestedLayout(llvm::ArrayRef<int64_t> replicas, uint32_t devices);
 
 /// Tries every depth from `hw`'s device count P down to 1, planning each
-/// pipeline with `partitioner`; with a `width` W, only W identical pipelines
-/// of depth P / W (the even layout of that depth, its cuts and its uneven
-/// plans; PipeDream-2BW's, the passes' `replicas=W`). An option whose
+/// pipeline with `partitioner`; with `replicas` (the passes' `replicas=W`
+/// or `replicas=r0,r1,...`), only requestedLayout's one layout (its
+/// pipeline, its cuts and its uneven plans; no other depth, no per-stage
+/// spread). An option whose
 /// pipeline cannot be planned, does not fit or runs on unlike replicas is
 /// kept as infeasible with the reason. The fastest feasible option
 /// (ReplicaOption::rankMs) is chosen, except that the pure pipeline stays
 /// where no option with replicas beats it by kReplicaMinGain. With a
 /// `syncSchedule` (a synchronous kind the plan will run under, the passes'
 /// `sync-schedule`) options compete by their step under it (syncStepMs);
-/// memory is still checked under `config`'s memory schedule. Fails when W
-/// does not divide P (checkReplicaWidth), and when no option is feasible
+/// memory is still checked under `config`'s memory schedule. Fails when
+/// requestedLayout refuses `replicas`, and when no option is feasible
 /// (naming each reason).
 llvm::Expected<ReplicaSearchResult>
 searchReplicas(const Graph &graph, const Hardware &hw,
                const ObjectiveConfig &config, ReplicaPartitioner partitioner,
-               uint32_t width = 0,
+               llvm::ArrayRef<int64_t> replicas = {},
                std::optional<schedule::Kind> syncSchedule = std::nullopt);
 
 } // namespace partition

@@ -29,37 +29,43 @@ enum class SeqPipeMethod {
 /// The partitioning passes' `replicas` (docs/Replicas.md), spelled `none`
 /// (one pipeline over every device), `auto` (the pipeline's depth and each
 /// device's data-parallel replicas chosen by the depth x replicas search,
-/// lib/Partition/ReplicaSearch.h) or a number W: W identical pipelines of
-/// depth P / W on the P devices (PipeDream-2BW's), planned, priced and
-/// checked for memory as the search does that layout. W = 1 is `none`.
+/// lib/Partition/ReplicaSearch.h), a number W (W identical pipelines of
+/// depth P / W on the P devices, PipeDream-2BW's) or one factor per plan
+/// device `r0,r1,...` (adding up to P: PipeDream's per-stage replication),
+/// the last two planned, priced and checked for memory as the search does
+/// that layout (partition::requestedLayout). W = 1 is `none`.
+/// ftpipe-compile's --replicas is this option.
 class ReplicasOption {
 public:
   static ReplicasOption none() { return ReplicasOption(); }
   static ReplicasOption automatic() {
     ReplicasOption option;
-    option.isAutomatic = true;
+    option.automaticLayout = true;
     return option;
   }
   /// W identical pipelines; `none` when W is 1.
   static ReplicasOption identical(unsigned width) {
     ReplicasOption option;
-    option.fixedWidth = width > 1 ? width : 0;
+    if (width > 1)
+      option.factors = {int64_t(width)};
     return option;
   }
-  /// Parses `none`, `auto` or W, none and W as ftpipe-compile's and
-  /// ftpipe-run's --replicas (schedule::parseReplicas: 1 <= W <=
-  /// ReplicaLayout::kMaxReplicas); the message says what is wrong.
+  /// Parses `none`, `auto`, W or `r0,r1,...` (schedule::parseReplicas: each
+  /// factor 1 to ReplicaLayout::kMaxReplicas); the message says what is
+  /// wrong.
   static llvm::Expected<ReplicasOption> parse(llvm::StringRef text);
 
-  bool isNone() const { return !isAutomatic && fixedWidth == 0; }
-  /// What partition::searchReplicas takes: W, or 0 (any layout) for auto.
-  unsigned searchWidth() const { return fixedWidth; }
-  /// "none", "auto" or W.
+  bool isNone() const { return !automaticLayout && factors.empty(); }
+  bool isAutomatic() const { return automaticLayout; }
+  /// What partition::searchReplicas takes: W, the factors per plan device,
+  /// or nothing (any layout) for auto.
+  llvm::ArrayRef<int64_t> requested() const { return factors; }
+  /// "none", "auto", W or the factors.
   std::string str() const;
 
 private:
-  bool isAutomatic = false;
-  unsigned fixedWidth = 0;
+  bool automaticLayout = false;
+  std::vector<int64_t> factors;
 };
 
 llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
@@ -88,7 +94,7 @@ public:
   using basic_parser::basic_parser;
   bool parse(Option &option, StringRef argName, StringRef arg,
              mlir::ftpipe::ReplicasOption &value);
-  StringRef getValueName() const override { return "none|auto|W"; }
+  StringRef getValueName() const override { return "none|auto|W|r0,r1,..."; }
   void printOptionDiff(const Option &option,
                        const mlir::ftpipe::ReplicasOption &value,
                        const OptVal &defaultValue, size_t globalWidth) const;

@@ -255,7 +255,8 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
     greedy, Mixed-Pipe, with that pass's defaults), every option by
     objective and by simulation, a row each with its partitioner, and the
     option chosen over all of them (lib/Partition/ReplicaChoice.h);
-    `replicas=W` the table of W identical pipelines alone.
+    `replicas=W` the table of W identical pipelines alone, `replicas=r0,r1,...`
+    that of one factor per plan device.
   }];
   let options = !listconcat([
     Option<"json", "json", "std::string", /*default=*/"\"\"",
@@ -270,7 +271,7 @@ def ReportPass : Pass<"ftpipe-report", "ModuleOp"> {
            /*default=*/"::mlir::ftpipe::ReplicasOption::none()",
            "none; auto: also plan pipeline depth x data-parallel replicas "
            "on the hardware's devices and print the planning table; W: the "
-           "table of W identical pipelines alone">,
+           "table of W identical pipelines alone; r0,r1,...: of that layout">,
   ], ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
@@ -350,7 +351,9 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
     then holds the pipeline's plan and hardware and each device's replicas
     in `#ftpipe.plan`. `replicas=W` runs W identical pipelines of depth
     P / W instead (PipeDream-2BW's: the search's options of that layout
-    alone, the fastest kept; W must divide P, and their plans must fit).
+    alone, the fastest kept; W must divide P, and their plans must fit),
+    `replicas=r0,r1,...` that layout of one factor per plan device (adding
+    up to P).
     `verbose` prints the method's fastest pure and replicated options and
     the choice on stderr.
   }];
@@ -366,7 +369,8 @@ def SeqPipePass : Pass<"ftpipe-seq-pipe", "ModuleOp"> {
            /*default=*/"::mlir::ftpipe::ReplicasOption::none()",
            "none; auto: also choose pipeline depth x data-parallel "
            "replicas for the devices, with this method's plans; W: W "
-           "identical pipelines of depth devices / W">,
+           "identical pipelines of depth devices / W; r0,r1,...: that "
+           "layout, one factor per plan device, adding up to devices">,
     Option<"verbose", "verbose", "bool", /*default=*/"false",
            "With replicas=auto, print the options and the choice on stderr">,
   ], SharedValueOptions, ObjectiveOptions);
@@ -471,6 +475,11 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
     where another layout or the pure pipeline would be faster. W must
     divide P, and the pipelines must fit in memory as replicas; otherwise
     the pass fails, naming why. `replicas=1` is `replicas=none`.
+    `replicas=r0,r1,...` plans that layout the same way (PipeDream's
+    per-stage replication: one factor per plan device, adding up to P;
+    the pipeline planned on the devices of each plan device's replica 0,
+    checked for memory as those replicas), and fails where the factors do
+    not add up to P or the layout does not fit.
 
     `sync-schedule=zb-auto` (or another synchronous kind) also simulates
     every candidate's step under that schedule as ftpipe-run runs it
@@ -492,7 +501,8 @@ def MixedPipePass : Pass<"ftpipe-mixed-pipe", "ModuleOp"> {
            /*default=*/"::mlir::ftpipe::ReplicasOption::none()",
            "none; auto: also choose pipeline depth x data-parallel "
            "replicas for the devices; W: W identical pipelines of depth "
-           "devices / W">,
+           "devices / W; r0,r1,...: that layout, one factor per plan "
+           "device, adding up to devices">,
   ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }
@@ -531,7 +541,8 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
     gives its pure pipeline and its fastest option with replicas; the plan
     records its replicas as `ftpipe-mixed-pipe` does. `replicas=W` makes
     the same choice among every partitioner's W identical pipelines of
-    depth P / W alone (`ftpipe-mixed-pipe`'s `replicas=W`). `verbose` also
+    depth P / W alone (`ftpipe-mixed-pipe`'s `replicas=W`), and
+    `replicas=r0,r1,...` among their options of that layout. `verbose` also
     prints every option of each partitioner's search and its bounds, as
     `ftpipe-mixed-pipe verbose` prints Mixed-Pipe's ("options of METHOD:",
     then a line per option, the one chosen over all marked): one run gives
@@ -550,7 +561,8 @@ def AutoPartitionPass : Pass<"ftpipe-auto-partition", "ModuleOp"> {
            "none; auto: also choose pipeline depth x data-parallel "
            "replicas for the devices, over every partitioner's plans; W: W "
            "identical pipelines of depth devices / W, with every "
-           "partitioner's plans">,
+           "partitioner's plans; r0,r1,...: that layout, one factor per "
+           "plan device, adding up to devices">,
   ], SyncScheduleOptions, SharedValueOptions, ObjectiveOptions);
   let dependentDialects = ["ftpipe::FTPipeDialect"];
 }

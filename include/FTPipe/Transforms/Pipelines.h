@@ -56,7 +56,8 @@ struct PartitionPipelineOptions {
   /// The partitioner.
   PartitionMethod method = PartitionMethod::Auto;
   /// None; auto: also choose the pipeline depth x data-parallel replicas
-  /// of the devices; W: W identical pipelines of depth devices / W (method
+  /// of the devices; W: W identical pipelines of depth devices / W;
+  /// r0,r1,...: that layout, one factor per plan device (method
   /// Auto: over every partitioner's plans, ftpipe-auto-partition's
   /// `replicas`; the others over their own, their pass's `replicas`).
   ReplicasOption replicas = ReplicasOption::none();
@@ -197,7 +198,8 @@ struct PartitionPipelineTextOptions
       *this, "replicas",
       llvm::cl::desc("none; auto: also choose the pipeline depth x "
                      "data-parallel replicas; W: W identical pipelines of "
-                     "depth devices / W (method auto: over every "
+                     "depth devices / W; r0,r1,...: that layout, one factor "
+                     "per plan device (method auto: over every "
                      "partitioner's plans; the others: their own)"),
       llvm::cl::init(ReplicasOption::none())};
   PassOptions::Option<unsigned> dpMaxOps{
