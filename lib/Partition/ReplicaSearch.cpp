@@ -9,7 +9,7 @@
 
 #include "FTPipe/Partition/ReplicaSearch.h"
 #include "FTPipe/Partition/ZeroBubbleLists.h"
-#include "FTPipe/Schedule/MemoryReplay.h"
+#include "FTPipe/Schedule/MemoryCheck.h"
 #include "FTPipe/Schedule/StepBound.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -256,64 +256,6 @@ static double sharedCoresMs(const Hardware &hw, const ReplicaLayout &layout,
   return longest;
 }
 
-/// "11.81 GiB", or "2080372 bytes" below a hundredth of a GiB.
-static std::string describeBytes(uint64_t bytes) {
-  constexpr double kGiB = double(1ull << 30);
-  if (double(bytes) < kGiB / 100)
-    return llvm::formatv("{0} bytes", bytes).str();
-  return llvm::formatv("{0:F2} GiB", double(bytes) / kGiB).str();
-}
-
-ReplicatedMemory ftpipe::partition::replicatedMemory(
-    const schedule::StageGraph &topology,
-    llvm::ArrayRef<schedule::DeviceMemoryInputs> inputs,
-    const schedule::TrainingSetup &setup, const ReplicaLayout &layout,
-    std::vector<uint64_t> planned) {
-  // A replicated device holds more than its plan's device: 1F1B's lists,
-  // made for the layout, start more micro-batches upstream of a replicated
-  // device (as many as there are processes on the stage's path), so each
-  // device is also checked on a replay of its busiest replica's list, as
-  // ftpipe-run checks it (schedule::replayedMemory). And its replicas
-  // all-reduce each stage's gradients from a copy of them (NCCL: a device
-  // buffer per all-reduce, one at a time on the group's stream; MPI and
-  // threads: every stage's flattened until the update,
-  // runtime::ReplicaReductions) once the stage's last backward has ended:
-  // beside the device's weights, gradients, optimizer state and stashes,
-  // not necessarily beside its activations at their peak, so at least its
-  // largest stage's gradient bytes on top of those
-  // (schedule::replicatedBytes, as ftpipe-run checks it).
-  ReplicatedMemory result;
-  result.bytes = std::move(planned);
-  result.bytes.resize(inputs.size(), 0);
-  std::vector<schedule::DeviceMemory> replayed =
-      schedule::replayedMemory(topology, inputs, setup, layout.replicas);
-  for (auto [d, memory] : llvm::enumerate(replayed)) {
-    uint64_t reducing =
-        schedule::reducingBytes(memory, inputs[d], layout.replicas[d]);
-    uint64_t bytes = std::max(
-        result.bytes[d],
-        schedule::replicatedBytes(memory, inputs[d], layout.replicas[d]));
-    result.bytes[d] = bytes;
-    if (bytes <= memory.budgetBytes || !result.failure.empty())
-      continue;
-    result.failure =
-        layout.replicated()
-            ? llvm::formatv(
-                  "does not fit in memory as replicas: device {0} needs {1} "
-                  "of its {2} ({3} with its replica's list replayed, {4} "
-                  "while its all-reduce's buffer is held)",
-                  d, describeBytes(bytes), describeBytes(memory.budgetBytes),
-                  describeBytes(memory.totalBytes()), describeBytes(reducing))
-                  .str()
-            : llvm::formatv("does not fit in memory: device {0} needs {1} of "
-                            "its {2} (its list replayed)",
-                            d, describeBytes(bytes),
-                            describeBytes(memory.budgetBytes))
-                  .str();
-  }
-  return result;
-}
-
 Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
     const Graph &graph, const Hardware &hw, const Plan &plan,
     const ReplicaLayout &layout, const ObjectiveConfig &config) {
@@ -350,12 +292,17 @@ Expected<ReplicaOption> ftpipe::partition::scoreReplicated(
 
   // The plan's lists for its pipeline, then one per process.
   schedule::StageGraph topology = sg->topology(depth);
+  // A replicated device holds more than its plan's device (1F1B's lists,
+  // made for the layout, start more micro-batches upstream of it; its
+  // all-reduce's buffer): checked by ftpipe-run's rule (schedule::checkMemory),
+  // at least the plan's figure.
   if (layout.replicated()) {
-    ReplicatedMemory memory =
-        replicatedMemory(topology, metrics->memoryInputs,
-                         trainingSetupOf(config), layout, option.memoryBytes);
-    option.memoryBytes = std::move(memory.bytes);
-    if (!memory.failure.empty()) {
+    schedule::MemoryCheck memory = schedule::checkMemory(
+        topology, metrics->memoryInputs, trainingSetupOf(config), layout,
+        option.memoryBytes);
+    for (auto [d, need] : llvm::enumerate(memory.devices))
+      option.memoryBytes[d] = need.bytes;
+    if (!memory.fits()) {
       if (option.feasible)
         option.failure = std::move(memory.failure);
       option.feasible = false;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FTPipe/Runtime/SetupCheck.h"
+#include "FTPipe/Schedule/MemoryCheck.h"
 #include "FTPipe/Schedule/MemoryReplay.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -37,34 +38,18 @@ llvm::Error
 ftpipe::runtime::checkRunMemory(const ArtifactManifest &manifest,
                                 const schedule::TrainingSetup &run,
                                 const schedule::ReplicaLayout &replicas) {
-  for (auto [device, memory] :
-       llvm::enumerate(plannedMemory(manifest, run, replicas))) {
-    int64_t processes =
-        device < replicas.replicas.size() ? replicas.replicas[device] : 1;
-    const schedule::DeviceMemoryInputs &inputs = manifest.deviceMemory[device];
-    uint64_t needed = schedule::replicatedBytes(memory, inputs, processes);
-    if (needed <= memory.budgetBytes)
-      continue;
-    std::string planned =
-        manifest.training ? describeSetup(*manifest.training) : "unknown";
-    std::string reducing;
-    if (needed > memory.totalBytes())
-      reducing = llvm::formatv(
-          "; {0} bytes while its replicas' all-reduce buffer of {1} bytes "
-          "is held",
-          needed, schedule::allReduceBufferBytes(inputs, processes));
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        llvm::formatv(
-            "device {0} needs {1} bytes for {2} (weights {3}, gradients {4}, "
-            "optimizer state {5}, stashed versions {6}, activations {7}, "
-            "reserved {8}{9}) but its budget is {10} bytes; the plan was made "
-            "for {11} (--allow-over-budget runs it anyway)",
-            device, memory.totalBytes(), describeSetup(run), memory.weightBytes,
-            memory.gradientBytes, memory.optimizerBytes, memory.stashBytes,
-            memory.activationBytes, memory.reservedBytes, reducing,
-            memory.budgetBytes, planned)
-            .str());
-  }
-  return llvm::Error::success();
+  if (manifest.deviceMemory.empty())
+    return llvm::Error::success();
+  schedule::MemoryCheck check = schedule::checkMemory(
+      manifest.stageGraph(), manifest.deviceMemory, run, replicas);
+  if (check.fits())
+    return llvm::Error::success();
+  std::string planned =
+      manifest.training ? describeSetup(*manifest.training) : "unknown";
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      llvm::formatv("{0} {1}; the plan was made for {2} "
+                    "(--allow-over-budget runs it anyway)",
+                    describeSetup(run), check.failure, planned)
+          .str());
 }

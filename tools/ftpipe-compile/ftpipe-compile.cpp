@@ -30,6 +30,7 @@
 #include "FTPipe/Runtime/ArtifactManifest.h"
 #include "FTPipe/Runtime/MemoryNeeds.h"
 #include "FTPipe/Schedule/Memory.h"
+#include "FTPipe/Schedule/MemoryCheck.h"
 #include "FTPipe/Schedule/MemoryReplay.h"
 #include "FTPipe/Schedule/Replicas.h"
 #include "FTPipe/Target/HostObject.h"
@@ -320,8 +321,8 @@ struct PlannedStage {
 /// What the plan in `module` fixes before the model function is outlined:
 /// the memory of each of its devices (`layout`'s) and what each stage holds.
 /// With `checkReplicas`, fails where the plan does not fit in memory run as
-/// `layout` (partition::replicatedMemory, the check of every option of the
-/// passes' replicas search).
+/// `layout` (schedule::checkMemory, by which the passes' replicas search
+/// checks every option and ftpipe-run its setup).
 struct PlanFacts {
   std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
   std::vector<PlannedStage> stages;
@@ -361,15 +362,14 @@ readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup,
     std::vector<uint64_t> planned;
     for (const ::ftpipe::partition::DeviceMetrics &device : metrics->devices)
       planned.push_back(device.memoryBytes);
-    ::ftpipe::partition::ReplicatedMemory replicated =
-        ::ftpipe::partition::replicatedMemory(
+    ::ftpipe::schedule::MemoryCheck replicated =
+        ::ftpipe::schedule::checkMemory(
             timed->topology(uint32_t(hw->numDevices())), metrics->memoryInputs,
-            setup, layout, std::move(planned));
-    if (!replicated.failure.empty()) {
+            setup, layout, planned);
+    if (!replicated.fits()) {
       emitError(module.getLoc())
-          << "ftpipe-compile: the plan's " << hw->numDevices()
-          << " devices run as replicas " << layout.str()
-          << (replicas.isNone() ? " (its own)"
+          << "ftpipe-compile: the plan's " << hw->numDevices() << " devices"
+          << (replicas.isNone() ? " (its own replicas)"
                                 : " (--replicas=" + replicas.str() + ")")
           << ": " << replicated.failure;
       return failure();
@@ -703,9 +703,9 @@ recordCompiledMemory(::ftpipe::runtime::ManifestFile manifest,
       manifest.replicas
           ? *manifest.replicas
           : ::ftpipe::schedule::ReplicaLayout::none(int64_t(memory.size()));
-  ::ftpipe::partition::ReplicatedMemory compiled =
-      ::ftpipe::partition::replicatedMemory(graph, memory, setup, layout, {});
-  if (!compiled.failure.empty())
+  ::ftpipe::schedule::MemoryCheck compiled =
+      ::ftpipe::schedule::checkMemory(graph, memory, setup, layout);
+  if (!compiled.fits())
     llvm::errs() << "ftpipe-compile: warning: the compiled code " +
                         compiled.failure +
                         "; ftpipe-run refuses it without "

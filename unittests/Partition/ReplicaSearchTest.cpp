@@ -26,6 +26,7 @@
 #include "FTPipe/Partition/ReplicaChoice.h"
 #include "FTPipe/Partition/SeqPipe.h"
 #include "FTPipe/Partition/Simulator.h"
+#include "FTPipe/Schedule/MemoryCheck.h"
 
 #include "MixedPipeTestUtil.h"
 
@@ -384,7 +385,7 @@ TEST(ReplicaSearch, ReplicasHoldTheirAllReducesBuffer) {
                                                         2'000'000));
     }
     if (!option.feasible)
-      EXPECT_NE(option.failure.find("all-reduce's buffer"), std::string::npos)
+      EXPECT_NE(option.failure.find("all-reduce buffer"), std::string::npos)
           << option.failure;
   }
 }
@@ -547,12 +548,12 @@ TEST(ReplicaSearch, AFactorPerDeviceTriesThatLayoutAlone) {
       << tooLarge;
 }
 
-TEST(ReplicaSearch, ReplicatedMemoryIsTheSearchsCheck) {
-  // replicatedMemory, which ftpipe-compile applies to a layout given for a
-  // plan made already, is the memory every option of the search is scored
-  // by: the largest of the plan's, the replayed lists' and the weights'
-  // state with the all-reduce buffer, and the first device over its
-  // budget named.
+TEST(ReplicaSearch, MemoryCheckIsTheSearchsCheck) {
+  // schedule::checkMemory, which ftpipe-compile applies to a layout given
+  // for a plan made already and ftpipe-run to its setup, is the memory every
+  // option of the search is scored by: the largest of the plan's, the
+  // replayed lists' and the weights' state with the all-reduce buffer, and
+  // the first device over its budget named.
   Graph g = layers(8, 1.0, 2.0, 1000, 1000);
   ObjectiveConfig config = sgdOneFOneB(4);
   Hardware hw = uniformHardware(4, 1000.0);
@@ -566,30 +567,33 @@ TEST(ReplicaSearch, ReplicatedMemoryIsTheSearchsCheck) {
   std::vector<uint64_t> planned;
   for (const DeviceMetrics &device : metrics.devices)
     planned.push_back(device.memoryBytes);
-  ReplicatedMemory memory =
-      replicatedMemory(sg.topology(3), metrics.memoryInputs,
-                       trainingSetupOf(config), layout, planned);
-  EXPECT_EQ(memory.bytes, scored.memoryBytes);
-  EXPECT_TRUE(memory.failure.empty());
-  for (auto [d, bytes] : llvm::enumerate(memory.bytes))
-    EXPECT_GE(bytes, planned[d]);
+  ftpipe::schedule::MemoryCheck memory =
+      ftpipe::schedule::checkMemory(sg.topology(3), metrics.memoryInputs,
+                                    trainingSetupOf(config), layout, planned);
+  std::vector<uint64_t> bytes;
+  for (const ftpipe::schedule::DeviceNeed &need : memory.devices)
+    bytes.push_back(need.bytes);
+  EXPECT_EQ(bytes, scored.memoryBytes);
+  EXPECT_TRUE(memory.fits());
+  for (auto [d, figure] : llvm::enumerate(bytes))
+    EXPECT_GE(figure, planned[d]);
   // Under a budget one byte below the fullest device's figure, that device
   // is named.
-  uint64_t fullest = *llvm::max_element(memory.bytes);
-  size_t device = llvm::find(memory.bytes, fullest) - memory.bytes.begin();
+  uint64_t fullest = *llvm::max_element(bytes);
+  size_t device = llvm::find(bytes, fullest) - bytes.begin();
   std::vector<ftpipe::schedule::DeviceMemoryInputs> tight =
       metrics.memoryInputs;
   for (ftpipe::schedule::DeviceMemoryInputs &inputs : tight)
     inputs.budgetBytes = fullest - 1;
-  ReplicatedMemory refused = replicatedMemory(
+  ftpipe::schedule::MemoryCheck refused = ftpipe::schedule::checkMemory(
       sg.topology(3), tight, trainingSetupOf(config), layout, planned);
-  EXPECT_EQ(
-      refused.failure.rfind("does not fit in memory as replicas: device " +
-                                std::to_string(device) + " needs " +
-                                std::to_string(fullest) + " bytes of its " +
-                                std::to_string(fullest - 1) + " bytes",
-                            0),
-      0u)
+  EXPECT_EQ(refused.failure.rfind(
+                "does not fit in memory as replicas 1,2,1: device " +
+                    std::to_string(device) + " needs " +
+                    std::to_string(fullest) + " bytes of its " +
+                    std::to_string(fullest - 1) + " bytes",
+                0),
+            0u)
       << refused.failure;
 }
 

@@ -276,28 +276,6 @@ scoreReplicated(const Graph &graph, const Hardware &hw, const Plan &plan,
                 const schedule::ReplicaLayout &layout,
                 const ObjectiveConfig &config);
 
-/// Per plan device of a plan run as `layout`, its memory as replicas: the
-/// largest of `planned` (the plan device's under the setup, evaluatePlan's
-/// DeviceMetrics::memoryBytes), its busiest replica's list replayed
-/// (schedule::replayedMemory with the layout: 1F1B's lists made for the
-/// layout start more micro-batches upstream of a replicated device) and its
-/// weights' state with its all-reduce's buffer (schedule::replicatedBytes,
-/// as ftpipe-run checks it); `failure` says why the first device over its
-/// budget does not fit (empty when every one fits). What scoreReplicated
-/// checks every option of the search by, ftpipe-compile a layout given for
-/// a plan made already, and the compiled code's figures (any layout: without
-/// replicas, the lists replayed).
-struct ReplicatedMemory {
-  std::vector<uint64_t> bytes;
-  std::string failure;
-};
-ReplicatedMemory
-replicatedMemory(const schedule::StageGraph &topology,
-                 llvm::ArrayRef<schedule::DeviceMemoryInputs> inputs,
-                 const schedule::TrainingSetup &setup,
-                 const schedule::ReplicaLayout &layout,
-                 std::vector<uint64_t> planned);
-
 /// The least gain (as a share of the pure pipeline's simulated step) for
 /// which searchReplicas chooses a layout with replicas over the pure pipeline
 /// of every device: a replicated plan keeps a second copy of its stages'

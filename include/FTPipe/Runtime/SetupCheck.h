@@ -5,7 +5,8 @@
 // micro-batches in flight, more weight versions, an optimizer with more
 // state); before it starts, the runtime counts each device's memory for the
 // run's setup by replaying the plan's lists for it (schedule::replayedMemory)
-// and refuses a setup that does not fit. No MLIR here.
+// and refuses a setup that does not fit by the planner's rule
+// (schedule::checkMemory). No MLIR here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,12 +35,13 @@ plannedMemory(const ArtifactManifest &manifest,
               const schedule::TrainingSetup &run,
               const schedule::ReplicaLayout &replicas);
 
-/// Fails when a device needs more memory under `run` than its budget (with
-/// replicas, also while its all-reduce's buffer is held:
-/// schedule::replicatedBytes, the planner's rule), naming the device, the
-/// bytes needed (with their breakdown), the budget and the setup the plan
-/// was made for. Succeeds when the manifest records no
-/// memory (artifacts of an older ftpipe-compile, or a forward-only build).
+/// Fails when a device does not fit in memory under `run` on `replicas` by
+/// the planner's rule (schedule::checkMemory: its busiest replica's list
+/// replayed, with replicas also while its all-reduce's buffer is held):
+/// "SETUP does not fit in memory[ as replicas L]: device D needs ... ; the
+/// plan was made for SETUP (--allow-over-budget runs it anyway)". Succeeds
+/// when the manifest records no memory (artifacts of an older
+/// ftpipe-compile, or a forward-only build).
 llvm::Error checkRunMemory(const ArtifactManifest &manifest,
                            const schedule::TrainingSetup &run,
                            const schedule::ReplicaLayout &replicas);
