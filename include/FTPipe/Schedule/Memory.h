@@ -176,8 +176,8 @@ uint64_t reducingBytes(const DeviceMemory &memory,
                        const DeviceMemoryInputs &inputs, int64_t replicas);
 
 /// The memory a device of `replicas` needs: the larger of `memory`'s total
-/// and reducingBytes; the planner's check of a replicated plan and
-/// ftpipe-run's (runtime::checkRunMemory) alike.
+/// and reducingBytes; applied to every device by checkMemory
+/// (MemoryCheck.h), the planner's, ftpipe-compile's and ftpipe-run's check.
 uint64_t replicatedBytes(const DeviceMemory &memory,
                          const DeviceMemoryInputs &inputs, int64_t replicas);
 
