@@ -97,6 +97,11 @@ cl::opt<ft::ReplicasOption> replicas(
              "factors apply to its plan's devices and are checked for "
              "memory"),
     cl::init(ft::ReplicasOption::none()));
+cl::opt<bool> allowOverBudget(
+    cl::cat(category), "allow-over-budget",
+    cl::desc("Compile a model partitioned already whose plan does not fit a "
+             "device's memory (checked as ftpipe-run checks its setup); a "
+             "warning then"));
 cl::opt<std::string>
     hardware(cl::cat(category), "hardware",
              cl::desc("Hardware preset name or cluster JSON file"),
@@ -320,17 +325,17 @@ struct PlannedStage {
 
 /// What the plan in `module` fixes before the model function is outlined:
 /// the memory of each of its devices (`layout`'s) and what each stage holds.
-/// With `checkReplicas`, fails where the plan does not fit in memory run as
-/// `layout` (schedule::checkMemory, by which the passes' replicas search
-/// checks every option and ftpipe-run its setup).
+/// With `checkPlan`, fails where the plan does not fit in memory run as
+/// `layout`, with or without replicas (schedule::checkMemory, by which the
+/// passes' replicas search checks every option and ftpipe-run its setup),
+/// unless --allow-over-budget, which makes it a warning.
 struct PlanFacts {
   std::vector<::ftpipe::schedule::DeviceMemoryInputs> memory;
   std::vector<PlannedStage> stages;
 };
 FailureOr<PlanFacts>
 readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup,
-              const ::ftpipe::schedule::ReplicaLayout &layout,
-              bool checkReplicas) {
+              const ::ftpipe::schedule::ReplicaLayout &layout, bool checkPlan) {
   FailureOr<func::FuncOp> function = ft::getModelFunction(module, "");
   if (failed(function))
     return failure();
@@ -358,21 +363,27 @@ readPlanFacts(ModuleOp module, const ::ftpipe::schedule::TrainingSetup &setup,
       ::ftpipe::partition::buildStageGraph(opGraph->graph, *hw, *plan, config);
   if (!timed)
     return fail(timed.takeError());
-  if (checkReplicas && layout.replicated()) {
+  if (checkPlan) {
     std::vector<uint64_t> planned;
     for (const ::ftpipe::partition::DeviceMetrics &device : metrics->devices)
       planned.push_back(device.memoryBytes);
-    ::ftpipe::schedule::MemoryCheck replicated =
-        ::ftpipe::schedule::checkMemory(
-            timed->topology(uint32_t(hw->numDevices())), metrics->memoryInputs,
-            setup, layout, planned);
-    if (!replicated.fits()) {
-      emitError(module.getLoc())
-          << "ftpipe-compile: the plan's " << hw->numDevices() << " devices"
-          << (replicas.isNone() ? " (its own replicas)"
-                                : " (--replicas=" + replicas.str() + ")")
-          << ": " << replicated.failure;
-      return failure();
+    ::ftpipe::schedule::MemoryCheck checked = ::ftpipe::schedule::checkMemory(
+        timed->topology(uint32_t(hw->numDevices())), metrics->memoryInputs,
+        setup, layout, planned);
+    if (!checked.fits()) {
+      std::string which = !layout.replicated() ? ""
+                          : replicas.isNone()
+                              ? " (its own replicas)"
+                              : " (--replicas=" + replicas.str() + ")";
+      std::string message = "ftpipe-compile: the plan's " +
+                            std::to_string(hw->numDevices()) + " devices" +
+                            which + ": " + checked.failure;
+      if (!allowOverBudget) {
+        emitError(module.getLoc())
+            << message << " (--allow-over-budget compiles it anyway)";
+        return failure();
+      }
+      emitWarning(module.getLoc()) << message;
     }
   }
   PlanFacts facts;
@@ -517,7 +528,7 @@ buildStagePrograms(ModuleOp module, ::ftpipe::schedule::TrainingSetup &setup,
   }
   progress.start("memory of the plan");
   FailureOr<PlanFacts> facts =
-      readPlanFacts(module, setup, layout, /*checkReplicas=*/!partitioned);
+      readPlanFacts(module, setup, layout, /*checkPlan=*/!partitioned);
   if (failed(facts))
     return progress.fail();
   memory = std::move(facts->memory);
