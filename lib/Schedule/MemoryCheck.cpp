@@ -22,8 +22,11 @@ static std::string describeBytes(uint64_t bytes) {
   return llvm::formatv("{0:F2} GiB", double(bytes) / kGiB).str();
 }
 
-/// "device D needs X bytes of its Y bytes (parts ...)".
-static std::string describeNeed(size_t device, const DeviceNeed &need) {
+/// "device D needs X bytes of its Y bytes (parts ...)", for a device run as
+/// `replicas` replicas with `inputs`.
+static std::string describeNeed(size_t device, const DeviceNeed &need,
+                                const DeviceMemoryInputs &inputs,
+                                int64_t replicas) {
   const DeviceMemory &m = need.memory;
   std::string message = llvm::formatv(
       "device {0} needs {1} bytes of its {2} bytes (weights {3}, gradients "
@@ -33,16 +36,12 @@ static std::string describeNeed(size_t device, const DeviceNeed &need) {
       describeBytes(m.gradientBytes), describeBytes(m.optimizerBytes),
       describeBytes(m.stashBytes), describeBytes(m.activationBytes),
       describeBytes(m.reservedBytes));
-  uint64_t ruled = m.totalBytes();
-  if (need.allReduceBytes) {
-    uint64_t reducing =
-        m.totalBytes() - m.activationBytes + need.allReduceBytes;
-    ruled = std::max(ruled, reducing);
+  if (need.allReduceBytes)
     message += llvm::formatv(
         "; {0} while its replicas' all-reduce buffer of {1} is held",
-        describeBytes(reducing), describeBytes(need.allReduceBytes));
-  }
-  if (need.countedBytes > ruled)
+        describeBytes(reducingBytes(m, inputs, replicas)),
+        describeBytes(need.allReduceBytes));
+  if (need.countedBytes > replicatedBytes(m, inputs, replicas))
     message += llvm::formatv("; {0} by the plan's count",
                              describeBytes(need.countedBytes));
   return message + ")";
@@ -68,7 +67,7 @@ MemoryCheck ftpipe::schedule::checkMemory(
           (layout.replicated()
                ? "does not fit in memory as replicas " + layout.str() + ": "
                : std::string("does not fit in memory: ")) +
-          describeNeed(d, need);
+          describeNeed(d, need, inputs[d], replicas);
     check.devices.push_back(std::move(need));
   }
   return check;
